@@ -1,0 +1,932 @@
+"""The tile dialect: ThunderKittens-style tiles as SSA values at thread-block scope.
+
+Types
+  !tile.gl<[M, K], bf16>            global tensor; dims are symbolic names or integers
+  !tile.st<128x64xbf16>             shared tile; `, swizzle 128` once tile-swizzle-select decided
+  !tile.rt<128x256xf32>             register tile, distributed over the consumer warpgroups
+  !tile.rv<128xf32>                 register vector (one value per row or per column of a tile)
+  !tile.sv<128xf32>                 shared vector
+
+Every op computes on whole tiles with value semantics. Control flow is `scf`, index and
+scalar math is `arith`/`math`. Decisions that passes make are `#tile.decision<value, "reason">`
+attributes, so IR dumps explain the compiled kernel.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from enum import auto
+from typing import ClassVar
+
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    BFloat16Type,
+    DictionaryAttr,
+    Float8E4M3FNType,
+    Float16Type,
+    Float32Type,
+    FloatAttr,
+    FunctionType,
+    IndexType,
+    IntAttr,
+    IntegerAttr,
+    IntegerType,
+    StringAttr,
+    SymbolNameConstraint,
+    UnitAttr,
+)
+from xdsl.dialects.utils import EnumAttribute, parse_func_op_like, print_func_op_like
+from xdsl.ir import (
+    Attribute,
+    Dialect,
+    ParametrizedAttribute,
+    Region,
+    SpacedOpaqueSyntaxAttribute,
+    SSAValue,
+    TypeAttribute,
+)
+from xdsl.irdl import (
+    VarConstraint,
+    base,
+    IRDLOperation,
+    irdl_attr_definition,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    opt_prop_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.parser import AttrParser, Parser
+from xdsl.printer import Printer
+from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, Pure, SymbolOpInterface
+from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.str_enum import StrEnum
+
+ElementType = BFloat16Type | Float16Type | Float32Type | Float8E4M3FNType
+"""Element types a tile can hold."""
+
+TILE_QUANTUM = 16
+"""Every tile dimension is a multiple of 16 (the wgmma/ldmatrix granule)."""
+
+
+def element_bytes(element_type: Attribute) -> int:
+    if isinstance(element_type, Float32Type | IntegerType):
+        return 4
+    if isinstance(element_type, BFloat16Type | Float16Type):
+        return 2
+    if isinstance(element_type, Float8E4M3FNType):
+        return 1
+    raise ValueError(f"no byte size for {element_type}")
+
+
+def element_name(element_type: Attribute) -> str:
+    """The dtype as the .tk language spells it."""
+    names = {BFloat16Type: "bf16", Float16Type: "f16", Float32Type: "f32", Float8E4M3FNType: "fp8e4m3"}
+    return names.get(type(element_type), str(element_type))
+
+
+def _print_shape_and_element(printer: Printer, shape: Sequence[int], element_type: Attribute) -> None:
+    printer.print_string("x".join(str(d) for d in shape) + "x")
+    printer.print_attribute(element_type)
+
+
+def _shape_attr(shape: Sequence[int]) -> ArrayAttr[IntAttr]:
+    return ArrayAttr(IntAttr(d) for d in shape)
+
+
+# --------------------------------------------------------------------------- attributes
+
+
+@irdl_attr_definition
+class DecisionAttr(ParametrizedAttribute):
+    """A value a pass chose (or an annotation pinned), with the reason, for dumps and reports."""
+
+    name = "tile.decision"
+    value: Attribute
+    reason: StringAttr
+
+    def __init__(self, value: Attribute | int, reason: str):
+        if isinstance(value, int):
+            value = IntegerAttr(value, 64)
+        super().__init__(value, StringAttr(reason))
+
+    @property
+    def int_value(self) -> int:
+        assert isinstance(self.value, IntegerAttr)
+        return self.value.value.data
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            if isinstance(self.value, IntegerAttr) and self.value.type == IntegerType(64):
+                printer.print_string(str(self.value.value.data))
+            else:
+                printer.print_attribute(self.value)
+            printer.print_string(", ")
+            printer.print_string_literal(self.reason.data)
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            number = parser.parse_optional_integer()
+            value = IntegerAttr(number, 64) if number is not None else parser.parse_attribute()
+            parser.parse_punctuation(",")
+            reason = parser.parse_str_literal()
+        return (value, StringAttr(reason))
+
+
+class UnaryFn(StrEnum):
+    EXP = auto()
+    EXP2 = auto()
+    LOG = auto()
+    LOG2 = auto()
+    SQRT = auto()
+    RSQRT = auto()
+    ABS = auto()
+    NEG = auto()
+    RELU = auto()
+
+
+class BinaryFn(StrEnum):
+    ADD = auto()
+    SUB = auto()
+    MUL = auto()
+    DIV = auto()
+    MAX = auto()
+    MIN = auto()
+
+
+class ReduceFn(StrEnum):
+    MAX = auto()
+    MIN = auto()
+    SUM = auto()
+
+
+class Axis(StrEnum):
+    """`row`: one value per row (length = rows); `col`: one value per column (length = cols)."""
+
+    ROW = auto()
+    COL = auto()
+
+
+class MaskKind(StrEnum):
+    CAUSAL = auto()
+
+
+@irdl_attr_definition
+class UnaryFnAttr(EnumAttribute[UnaryFn], SpacedOpaqueSyntaxAttribute):
+    name = "tile.unary_fn"
+
+
+@irdl_attr_definition
+class BinaryFnAttr(EnumAttribute[BinaryFn], SpacedOpaqueSyntaxAttribute):
+    name = "tile.binary_fn"
+
+
+@irdl_attr_definition
+class ReduceFnAttr(EnumAttribute[ReduceFn], SpacedOpaqueSyntaxAttribute):
+    name = "tile.reduce_fn"
+
+
+@irdl_attr_definition
+class AxisAttr(EnumAttribute[Axis], SpacedOpaqueSyntaxAttribute):
+    name = "tile.axis"
+
+
+@irdl_attr_definition
+class MaskKindAttr(EnumAttribute[MaskKind], SpacedOpaqueSyntaxAttribute):
+    name = "tile.mask_kind"
+
+
+# --------------------------------------------------------------------------- types
+
+
+@irdl_attr_definition
+class GlobalType(ParametrizedAttribute, TypeAttribute):
+    """A global tensor; each dim is a symbolic name bound at launch, or a fixed size."""
+
+    name = "tile.gl"
+    dims: ArrayAttr[StringAttr | IntAttr]
+    element_type: ElementType
+
+    def __init__(self, dims: Sequence[str | int], element_type: Attribute):
+        super().__init__(
+            ArrayAttr(IntAttr(d) if isinstance(d, int) else StringAttr(d) for d in dims), element_type
+        )
+
+    @property
+    def rank(self) -> int:
+        return len(self.dims.data)
+
+    def get_dims(self) -> tuple[str | int, ...]:
+        return tuple(d.data for d in self.dims.data)
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            printer.print_string("[" + ", ".join(str(d) for d in self.get_dims()) + "], ")
+            printer.print_attribute(self.element_type)
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        def parse_dim() -> StringAttr | IntAttr:
+            number = parser.parse_optional_integer()
+            if number is not None:
+                return IntAttr(number)
+            return StringAttr(parser.parse_identifier())
+
+        with parser.in_angle_brackets():
+            dims = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parse_dim)
+            parser.parse_punctuation(",")
+            element_type = parser.parse_type()
+        return (ArrayAttr(dims), element_type)
+
+    def verify(self) -> None:
+        if not 1 <= self.rank <= 5:
+            raise VerifyException(f"a global tensor has rank 1 to 5 (TMA's limit), got {self.rank}")
+
+
+class _ShapedTileType(ParametrizedAttribute, TypeAttribute):
+    """Shared by register/shared tiles and vectors: a static shape of 16-multiples and a dtype."""
+
+    shape: ArrayAttr[IntAttr]
+    element_type: ElementType
+    EXPECTED_RANK: ClassVar[int] = 2
+
+    def get_shape(self) -> tuple[int, ...]:
+        return tuple(d.data for d in self.shape.data)
+
+    @property
+    def rows(self) -> int:
+        return self.get_shape()[0]
+
+    @property
+    def cols(self) -> int:
+        return self.get_shape()[-1]
+
+    @property
+    def num_elements(self) -> int:
+        count = 1
+        for d in self.get_shape():
+            count *= d
+        return count
+
+    @property
+    def num_bytes(self) -> int:
+        return self.num_elements * element_bytes(self.element_type)
+
+    def verify(self) -> None:
+        shape = self.get_shape()
+        if len(shape) != self.EXPECTED_RANK:
+            raise VerifyException(f"{self.name} must have rank {self.EXPECTED_RANK}, got shape {shape}")
+        for d in shape:
+            if d <= 0 or d % TILE_QUANTUM:
+                raise VerifyException(
+                    f"{self.name} dimensions must be positive multiples of {TILE_QUANTUM}, got {shape}"
+                )
+
+
+@irdl_attr_definition
+class RegisterTileType(_ShapedTileType):
+    name = "tile.rt"
+
+    def __init__(self, shape: Sequence[int], element_type: Attribute):
+        super().__init__(_shape_attr(shape), element_type)
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            _print_shape_and_element(printer, self.get_shape(), self.element_type)
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            dims, element_type = parser.parse_ranked_shape()
+        return (_shape_attr(dims), element_type)
+
+
+@irdl_attr_definition
+class SharedTileType(_ShapedTileType):
+    """A shared tile. `swizzle` is -1 until tile-swizzle-select chooses 0, 32, 64 or 128 bytes."""
+
+    name = "tile.st"
+    swizzle: IntAttr
+
+    def __init__(self, shape: Sequence[int], element_type: Attribute, swizzle: int = -1):
+        super().__init__(_shape_attr(shape), element_type, IntAttr(swizzle))
+
+    def with_swizzle(self, swizzle: int) -> SharedTileType:
+        return SharedTileType(self.get_shape(), self.element_type, swizzle)
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            _print_shape_and_element(printer, self.get_shape(), self.element_type)
+            if self.swizzle.data >= 0:
+                printer.print_string(f", swizzle {self.swizzle.data}")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            dims, element_type = parser.parse_ranked_shape()
+            swizzle = -1
+            if parser.parse_optional_punctuation(","):
+                parser.parse_keyword("swizzle")
+                swizzle = parser.parse_integer()
+        return (_shape_attr(dims), element_type, IntAttr(swizzle))
+
+    def verify(self) -> None:
+        super().verify()
+        if self.swizzle.data not in (-1, 0, 32, 64, 128):
+            raise VerifyException(f"swizzle must be 0, 32, 64 or 128 bytes, got {self.swizzle.data}")
+
+
+class _VectorType(_ShapedTileType):
+    EXPECTED_RANK: ClassVar[int] = 1
+
+    def __init__(self, length: int, element_type: Attribute):
+        super().__init__(_shape_attr([length]), element_type)
+
+    @property
+    def length(self) -> int:
+        return self.get_shape()[0]
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            _print_shape_and_element(printer, self.get_shape(), self.element_type)
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            dims, element_type = parser.parse_ranked_shape()
+        return (_shape_attr(dims), element_type)
+
+
+@irdl_attr_definition
+class RegisterVectorType(_VectorType):
+    name = "tile.rv"
+
+
+@irdl_attr_definition
+class SharedVectorType(_VectorType):
+    name = "tile.sv"
+
+
+RegisterValue = RegisterTileType | RegisterVectorType
+"""Values that element-wise ops compute on."""
+AnyTile = RegisterTileType | SharedTileType | RegisterVectorType | SharedVectorType
+
+
+def same_kind(type_: Attribute, element_type: Attribute) -> Attribute:
+    """`type_` with another element type (for conversions)."""
+    if isinstance(type_, RegisterTileType):
+        return RegisterTileType(type_.get_shape(), element_type)
+    if isinstance(type_, SharedTileType):
+        return SharedTileType(type_.get_shape(), element_type, type_.swizzle.data)
+    if isinstance(type_, RegisterVectorType):
+        return RegisterVectorType(type_.length, element_type)
+    if isinstance(type_, SharedVectorType):
+        return SharedVectorType(type_.length, element_type)
+    raise ValueError(f"not a tile type: {type_}")
+
+
+# --------------------------------------------------------------------------- structure
+
+
+@irdl_op_definition
+class KernelOp(IRDLOperation):
+    """A kernel: global tensors in, nothing out (results are stores).
+
+    `params` holds the compile-time parameters with their final values; `annotations` the
+    user's pins (`@consumers(2)`, `@registers(40, 232)`, `@persistent`, ...), which passes obey.
+    """
+
+    name = "tile.kernel"
+    body = region_def("single_block")
+    sym_name = prop_def(SymbolNameConstraint())
+    function_type = prop_def(FunctionType)
+    params = prop_def(DictionaryAttr, default_value=DictionaryAttr({}))
+    annotations = prop_def(DictionaryAttr, default_value=DictionaryAttr({}))
+    traits = traits_def(IsolatedFromAbove(), SymbolOpInterface())
+
+    def __init__(
+        self,
+        name: str,
+        arg_types: Sequence[Attribute],
+        body: Region,
+        params: dict[str, Attribute] | None = None,
+        annotations: dict[str, Attribute] | None = None,
+    ):
+        super().__init__(
+            regions=[body],
+            properties={
+                "sym_name": StringAttr(name),
+                "function_type": FunctionType.from_lists(arg_types, []),
+                "params": DictionaryAttr(params or {}),
+                "annotations": DictionaryAttr(annotations or {}),
+            },
+        )
+
+    @property
+    def arg_names(self) -> list[str]:
+        return [arg.name_hint or f"arg{i}" for i, arg in enumerate(self.body.block.args)]
+
+    def print(self, printer: Printer) -> None:
+        attributes = dict(self.attributes)
+        if self.params.data:
+            attributes["params"] = self.params
+        if self.annotations.data:
+            attributes["annotations"] = self.annotations
+        print_func_op_like(
+            printer,
+            self.sym_name,
+            self.function_type,
+            self.body,
+            attributes,
+            reserved_attr_names=("sym_name", "function_type"),
+            print_empty_outputs=False,
+        )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> KernelOp:
+        name, input_types, _, region, extra_attrs, _, _ = parse_func_op_like(
+            parser, reserved_attr_names=("sym_name", "function_type")
+        )
+        attributes = dict(extra_attrs.data) if extra_attrs is not None else {}
+        params = attributes.pop("params", DictionaryAttr({}))
+        annotations = attributes.pop("annotations", DictionaryAttr({}))
+        assert isinstance(params, DictionaryAttr) and isinstance(annotations, DictionaryAttr)
+        kernel = KernelOp(name, input_types, region, dict(params.data), dict(annotations.data))
+        kernel.attributes |= attributes
+        return kernel
+
+    def verify_(self) -> None:
+        block = self.body.block
+        if tuple(a.type for a in block.args) != self.function_type.inputs.data:
+            raise VerifyException("kernel block arguments must match the kernel's argument types")
+        for arg in block.args:
+            if not isinstance(arg.type, GlobalType):
+                raise VerifyException(f"kernel arguments are global tensors, got {arg.type}")
+        grids = [op for op in block.ops if isinstance(op, GridOp)]
+        if len(grids) != 1:
+            raise VerifyException(f"a kernel has exactly one tile.grid, found {len(grids)}")
+
+
+@irdl_op_definition
+class ReturnOp(IRDLOperation):
+    name = "tile.return"
+    traits = traits_def(IsTerminator(), HasParent(KernelOp))
+    assembly_format = "attr-dict"
+
+
+@irdl_op_definition
+class DimOp(IRDLOperation):
+    """The size of one dimension of a global tensor (a symbolic dim, bound at launch)."""
+
+    name = "tile.dim"
+    tensor = operand_def(GlobalType)
+    axis = prop_def(IntegerAttr[IndexType])
+    result = result_def(IndexType)
+    traits = traits_def(Pure())
+    assembly_format = "$tensor `[` $axis `]` attr-dict `:` type($tensor)"
+
+    def __init__(self, tensor: SSAValue, axis: int):
+        super().__init__(
+            operands=[tensor], properties={"axis": IntegerAttr(axis, IndexType())}, result_types=[IndexType()]
+        )
+
+    def verify_(self) -> None:
+        assert isinstance(self.tensor.type, GlobalType)
+        if not 0 <= self.axis.value.data < self.tensor.type.rank:
+            raise VerifyException(f"axis {self.axis.value.data} out of range for {self.tensor.type}")
+
+
+@irdl_op_definition
+class GridOp(IRDLOperation):
+    """The launch grid: one extent per named block index (at most 3), computed from dims."""
+
+    name = "tile.grid"
+    extents = var_operand_def(IndexType)
+    names = prop_def(ArrayAttr[StringAttr])
+    traits = traits_def(HasParent(KernelOp))
+    assembly_format = "`(` $extents `)` `as` $names attr-dict"
+
+    def __init__(self, extents: Sequence[SSAValue], names: Sequence[str]):
+        super().__init__(operands=[extents], properties={"names": ArrayAttr(StringAttr(n) for n in names)})
+
+    def verify_(self) -> None:
+        if not 1 <= len(self.extents) <= 3 or len(self.names.data) != len(self.extents):
+            raise VerifyException("tile.grid takes 1 to 3 extents, each with a name")
+
+
+@irdl_op_definition
+class BlockIdOp(IRDLOperation):
+    """This block's index along one grid axis."""
+
+    name = "tile.block_id"
+    axis = prop_def(IntegerAttr[IndexType])
+    result = result_def(IndexType)
+    traits = traits_def(Pure())
+    assembly_format = "$axis attr-dict"
+
+    def __init__(self, axis: int):
+        super().__init__(properties={"axis": IntegerAttr(axis, IndexType())}, result_types=[IndexType()])
+
+
+# --------------------------------------------------------------------------- memory
+
+
+def _check_coords(tensor_type: GlobalType, coords: Sequence[SSAValue], tile_rank: int, what: str) -> None:
+    if len(coords) != tensor_type.rank:
+        raise VerifyException(
+            f"{what} of a rank-{tensor_type.rank} tensor needs {tensor_type.rank} tile coordinates, got {len(coords)}"
+        )
+    if tile_rank > tensor_type.rank:
+        raise VerifyException(f"a rank-{tile_rank} tile does not fit a rank-{tensor_type.rank} tensor")
+
+
+@irdl_op_definition
+class LoadOp(IRDLOperation):
+    """Global → shared: the tile at tile coordinates `coords` (a TMA box).
+
+    Coordinates count in units of the tile's extent along each dimension; the leading
+    dimensions of the tensor beyond the tile's rank have extent 1.
+    """
+
+    name = "tile.load"
+    tensor = operand_def(GlobalType)
+    coords = var_operand_def(IndexType)
+    result = result_def(SharedTileType | SharedVectorType)
+    traits = traits_def(Pure())
+    assembly_format = "$tensor `[` $coords `]` attr-dict `:` type($tensor) `->` type($result)"
+
+    def __init__(self, tensor: SSAValue, coords: Sequence[SSAValue], result_type: Attribute):
+        super().__init__(operands=[tensor, coords], result_types=[result_type])
+
+    def verify_(self) -> None:
+        assert isinstance(self.tensor.type, GlobalType)
+        assert isinstance(self.result.type, SharedTileType | SharedVectorType)
+        _check_coords(self.tensor.type, self.coords, len(self.result.type.get_shape()), "tile.load")
+        if self.tensor.type.element_type != self.result.type.element_type:
+            raise VerifyException(
+                f"tile.load cannot convert: tensor holds {element_name(self.tensor.type.element_type)}, "
+                f"tile holds {element_name(self.result.type.element_type)}"
+            )
+
+
+@irdl_op_definition
+class StoreOp(IRDLOperation):
+    """A tile (register or shared) → global, at tile coordinates."""
+
+    name = "tile.store"
+    tensor = operand_def(GlobalType)
+    coords = var_operand_def(IndexType)
+    value = operand_def(AnyTile)
+    assembly_format = "$value `,` $tensor `[` $coords `]` attr-dict `:` type($value) `,` type($tensor)"
+
+    def __init__(self, value: SSAValue, tensor: SSAValue, coords: Sequence[SSAValue]):
+        super().__init__(operands=[tensor, coords, value])
+
+    def verify_(self) -> None:
+        assert isinstance(self.tensor.type, GlobalType)
+        assert isinstance(self.value.type, _ShapedTileType)
+        _check_coords(self.tensor.type, self.coords, len(self.value.type.get_shape()), "tile.store")
+        if self.tensor.type.element_type != self.value.type.element_type:
+            raise VerifyException(
+                f"tile.store needs matching dtypes: tensor holds {element_name(self.tensor.type.element_type)}, "
+                f"value holds {element_name(self.value.type.element_type)} (convert it first)"
+            )
+
+
+@irdl_op_definition
+class ToRegOp(IRDLOperation):
+    """Shared → register (ldmatrix / vector loads in the lowering)."""
+
+    name = "tile.to_reg"
+    source = operand_def(SharedTileType | SharedVectorType)
+    result = result_def(RegisterTileType | RegisterVectorType)
+    traits = traits_def(Pure())
+    assembly_format = "$source attr-dict `:` type($source) `->` type($result)"
+
+    def __init__(self, source: SSAValue):
+        t = source.type
+        assert isinstance(t, SharedTileType | SharedVectorType)
+        result = (
+            RegisterTileType(t.get_shape(), t.element_type)
+            if isinstance(t, SharedTileType)
+            else RegisterVectorType(t.length, t.element_type)
+        )
+        super().__init__(operands=[source], result_types=[result])
+
+    def verify_(self) -> None:
+        assert isinstance(self.source.type, _ShapedTileType) and isinstance(self.result.type, _ShapedTileType)
+        if (self.source.type.get_shape(), self.source.type.element_type) != (
+            self.result.type.get_shape(),
+            self.result.type.element_type,
+        ):
+            raise VerifyException("tile.to_reg keeps shape and dtype")
+
+
+@irdl_op_definition
+class ToSharedOp(IRDLOperation):
+    """Register → shared (stmatrix / vector stores in the lowering)."""
+
+    name = "tile.to_shared"
+    source = operand_def(RegisterTileType | RegisterVectorType)
+    result = result_def(SharedTileType | SharedVectorType)
+    traits = traits_def(Pure())
+    assembly_format = "$source attr-dict `:` type($source) `->` type($result)"
+
+    def __init__(self, source: SSAValue):
+        t = source.type
+        assert isinstance(t, RegisterTileType | RegisterVectorType)
+        result = (
+            SharedTileType(t.get_shape(), t.element_type)
+            if isinstance(t, RegisterTileType)
+            else SharedVectorType(t.length, t.element_type)
+        )
+        super().__init__(operands=[source], result_types=[result])
+
+    def verify_(self) -> None:
+        assert isinstance(self.source.type, _ShapedTileType) and isinstance(self.result.type, _ShapedTileType)
+        if (self.source.type.get_shape(), self.source.type.element_type) != (
+            self.result.type.get_shape(),
+            self.result.type.element_type,
+        ):
+            raise VerifyException("tile.to_shared keeps shape and dtype")
+
+
+# --------------------------------------------------------------------------- compute
+
+
+@irdl_op_definition
+class MmaOp(IRDLOperation):
+    """result = acc + op(a) @ op(b), f32 accumulation; op transposes when the flag is set.
+
+    mma_AB: a [M,K], b [K,N]; mma_ABt: b [N,K]; mma_AtB: a [K,M]; mma_AtBt: both.
+    Without `acc` the product starts from zero. `a` may be a register tile (A from registers).
+    """
+
+    name = "tile.mma"
+    a = operand_def(SharedTileType | RegisterTileType)
+    b = operand_def(SharedTileType)
+    acc = opt_operand_def(RegisterTileType)
+    result = result_def(RegisterTileType)
+    transpose_a = opt_prop_def(UnitAttr)
+    transpose_b = opt_prop_def(UnitAttr)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$a `,` $b (`,` $acc^)? (`transpose_a` $transpose_a^)? (`transpose_b` $transpose_b^)? attr-dict"
+        " `:` type($a) `,` type($b) (`,` type($acc)^)? `->` type($result)"
+    )
+
+    def __init__(
+        self,
+        a: SSAValue,
+        b: SSAValue,
+        acc: SSAValue | None,
+        result_type: Attribute,
+        transpose_a: bool = False,
+        transpose_b: bool = False,
+    ):
+        super().__init__(
+            operands=[a, b, [acc] if acc is not None else []],
+            result_types=[result_type],
+            properties={
+                **({"transpose_a": UnitAttr()} if transpose_a else {}),
+                **({"transpose_b": UnitAttr()} if transpose_b else {}),
+            },
+        )
+
+    def problem_shape(self) -> tuple[int, int, int]:
+        """(M, N, K) after applying the transpose flags."""
+        assert isinstance(self.a.type, _ShapedTileType) and isinstance(self.b.type, _ShapedTileType)
+        ar, ac = self.a.type.get_shape()
+        br, bc = self.b.type.get_shape()
+        m, ka = (ac, ar) if self.transpose_a else (ar, ac)
+        kb, n = (bc, br) if self.transpose_b else (br, bc)
+        if ka != kb:
+            raise VerifyException(f"tile.mma inner dimensions differ: {ka} (a) vs {kb} (b)")
+        return m, n, ka
+
+    def verify_(self) -> None:
+        assert isinstance(self.a.type, _ShapedTileType) and isinstance(self.b.type, _ShapedTileType)
+        assert isinstance(self.result.type, RegisterTileType)
+        m, n, _ = self.problem_shape()
+        if self.result.type.get_shape() != (m, n):
+            raise VerifyException(f"tile.mma result must be {m}x{n}, got {self.result.type.get_shape()}")
+        if not isinstance(self.result.type.element_type, Float32Type):
+            raise VerifyException("tile.mma accumulates in f32")
+        if self.acc is not None and self.acc.type != self.result.type:
+            raise VerifyException("tile.mma accumulator and result types must match")
+        in_types = {self.a.type.element_type, self.b.type.element_type}
+        if len(in_types) != 1 or isinstance(self.a.type.element_type, Float32Type):
+            raise VerifyException("tile.mma operands must share one 16- or 8-bit dtype (bf16, f16, fp8e4m3)")
+        if isinstance(self.a.type, RegisterTileType) and self.transpose_a:
+            raise VerifyException("an A operand in registers cannot be transposed (wgmma reads it K-major)")
+
+
+@irdl_op_definition
+class FillOp(IRDLOperation):
+    """A register tile or vector with every element set to `value` (0, 1, ±inf, or any f32)."""
+
+    name = "tile.fill"
+    value = prop_def(FloatAttr)
+    result = result_def(RegisterValue)
+    traits = traits_def(Pure())
+    assembly_format = "$value attr-dict `:` type($result)"
+
+    def __init__(self, value: float, result_type: Attribute):
+        super().__init__(properties={"value": FloatAttr(value, Float32Type())}, result_types=[result_type])
+
+
+@irdl_op_definition
+class UnaryOp(IRDLOperation):
+    name = "tile.unary"
+    T: ClassVar = VarConstraint("T", base(RegisterTileType) | base(RegisterVectorType))
+    fn = prop_def(UnaryFnAttr)
+    source = operand_def(T)
+    result = result_def(T)
+    traits = traits_def(Pure())
+    assembly_format = "$fn $source attr-dict `:` type($result)"
+
+    def __init__(self, fn: UnaryFn, source: SSAValue):
+        super().__init__(operands=[source], result_types=[source.type], properties={"fn": UnaryFnAttr(fn)})
+
+
+def _is_scalar(type_: Attribute) -> bool:
+    return isinstance(type_, Float32Type)
+
+
+@irdl_op_definition
+class BinaryOp(IRDLOperation):
+    """Element-wise lhs ⊙ rhs; one side may be an f32 scalar, broadcast to every element."""
+
+    name = "tile.binary"
+    fn = prop_def(BinaryFnAttr)
+    lhs = operand_def(RegisterValue | Float32Type)
+    rhs = operand_def(RegisterValue | Float32Type)
+    result = result_def(RegisterValue)
+    traits = traits_def(Pure())
+    assembly_format = "$fn $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
+
+    def __init__(self, fn: BinaryFn, lhs: SSAValue, rhs: SSAValue):
+        result_type = rhs.type if _is_scalar(lhs.type) else lhs.type
+        super().__init__(operands=[lhs, rhs], result_types=[result_type], properties={"fn": BinaryFnAttr(fn)})
+
+    def verify_(self) -> None:
+        lhs, rhs = self.lhs.type, self.rhs.type
+        if _is_scalar(lhs) and _is_scalar(rhs):
+            raise VerifyException("tile.binary needs at least one tile operand (scalars use arith)")
+        tiles = [t for t in (lhs, rhs) if not _is_scalar(t)]
+        if any(t != self.result.type for t in tiles):
+            raise VerifyException(
+                f"tile.binary operands must have the result's shape and dtype: {lhs}, {rhs} -> {self.result.type}"
+            )
+
+
+@irdl_op_definition
+class ReduceOp(IRDLOperation):
+    """Reduce a register tile along rows (one value per row) or columns (one per column)."""
+
+    name = "tile.reduce"
+    fn = prop_def(ReduceFnAttr)
+    axis = prop_def(AxisAttr)
+    source = operand_def(RegisterTileType)
+    result = result_def(RegisterVectorType)
+    traits = traits_def(Pure())
+    assembly_format = "$fn $axis $source attr-dict `:` type($source) `->` type($result)"
+
+    def __init__(self, fn: ReduceFn, axis: Axis, source: SSAValue):
+        t = source.type
+        assert isinstance(t, RegisterTileType)
+        length = t.rows if axis == Axis.ROW else t.cols
+        super().__init__(
+            operands=[source],
+            result_types=[RegisterVectorType(length, t.element_type)],
+            properties={"fn": ReduceFnAttr(fn), "axis": AxisAttr(axis)},
+        )
+
+    def verify_(self) -> None:
+        assert isinstance(self.source.type, RegisterTileType) and isinstance(self.result.type, RegisterVectorType)
+        expected = self.source.type.rows if self.axis.data == Axis.ROW else self.source.type.cols
+        if self.result.type.length != expected:
+            raise VerifyException(f"a {self.axis.data} reduction of {self.source.type} has length {expected}")
+        if self.result.type.element_type != self.source.type.element_type:
+            raise VerifyException("tile.reduce keeps the dtype")
+
+
+@irdl_op_definition
+class BroadcastOp(IRDLOperation):
+    """tile ⊙ vector, the vector broadcast along `axis`: `row` uses vec[r] for every element of
+    row r (sub_row, mul_row, ...); `col` uses vec[c] for every element of column c."""
+
+    name = "tile.broadcast"
+    T: ClassVar = VarConstraint("T", base(RegisterTileType))
+    fn = prop_def(BinaryFnAttr)
+    axis = prop_def(AxisAttr)
+    source = operand_def(T)
+    vector = operand_def(RegisterVectorType)
+    result = result_def(T)
+    traits = traits_def(Pure())
+    assembly_format = "$fn $axis $source `,` $vector attr-dict `:` type($source) `,` type($vector)"
+
+    def __init__(self, fn: BinaryFn, axis: Axis, source: SSAValue, vector: SSAValue):
+        super().__init__(
+            operands=[source, vector],
+            result_types=[source.type],
+            properties={"fn": BinaryFnAttr(fn), "axis": AxisAttr(axis)},
+        )
+
+    def verify_(self) -> None:
+        assert isinstance(self.source.type, RegisterTileType) and isinstance(self.vector.type, RegisterVectorType)
+        expected = self.source.type.rows if self.axis.data == Axis.ROW else self.source.type.cols
+        if self.vector.type.length != expected:
+            raise VerifyException(
+                f"a {self.axis.data} broadcast over {self.source.type} needs a vector of length {expected}, "
+                f"got {self.vector.type.length}"
+            )
+        if self.vector.type.element_type != self.source.type.element_type:
+            raise VerifyException("tile.broadcast operands must share a dtype")
+
+
+@irdl_op_definition
+class MaskOp(IRDLOperation):
+    """Set the elements a mask excludes to `fill`. Causal: element (r, c) is excluded when
+    col_offset + c > row_offset + r (offsets are the tile's position in elements)."""
+
+    name = "tile.mask"
+    T: ClassVar = VarConstraint("T", base(RegisterTileType))
+    kind = prop_def(MaskKindAttr)
+    fill = prop_def(FloatAttr)
+    source = operand_def(T)
+    row_offset = operand_def(IndexType)
+    col_offset = operand_def(IndexType)
+    result = result_def(T)
+    traits = traits_def(Pure())
+    assembly_format = "$kind $source `,` $row_offset `,` $col_offset `fill` $fill attr-dict `:` type($source)"
+
+    def __init__(self, kind: MaskKind, source: SSAValue, row_offset: SSAValue, col_offset: SSAValue, fill: float):
+        super().__init__(
+            operands=[source, row_offset, col_offset],
+            result_types=[source.type],
+            properties={"kind": MaskKindAttr(kind), "fill": FloatAttr(fill, Float32Type())},
+        )
+
+
+@irdl_op_definition
+class ConvertOp(IRDLOperation):
+    """Change the dtype of a register tile or vector (round to nearest even)."""
+
+    name = "tile.convert"
+    source = operand_def(RegisterValue)
+    result = result_def(RegisterValue)
+    traits = traits_def(Pure())
+    assembly_format = "$source attr-dict `:` type($source) `->` type($result)"
+
+    def __init__(self, source: SSAValue, element_type: Attribute):
+        super().__init__(operands=[source], result_types=[same_kind(source.type, element_type)])
+
+    def verify_(self) -> None:
+        assert isinstance(self.source.type, _ShapedTileType) and isinstance(self.result.type, _ShapedTileType)
+        if type(self.source.type) is not type(self.result.type) or (
+            self.source.type.get_shape() != self.result.type.get_shape()
+        ):
+            raise VerifyException("tile.convert changes only the dtype")
+
+
+Tile = Dialect(
+    "tile",
+    [
+        KernelOp,
+        ReturnOp,
+        DimOp,
+        GridOp,
+        BlockIdOp,
+        LoadOp,
+        StoreOp,
+        ToRegOp,
+        ToSharedOp,
+        MmaOp,
+        FillOp,
+        UnaryOp,
+        BinaryOp,
+        ReduceOp,
+        BroadcastOp,
+        MaskOp,
+        ConvertOp,
+    ],
+    [
+        DecisionAttr,
+        UnaryFnAttr,
+        BinaryFnAttr,
+        ReduceFnAttr,
+        AxisAttr,
+        MaskKindAttr,
+        GlobalType,
+        RegisterTileType,
+        SharedTileType,
+        RegisterVectorType,
+        SharedVectorType,
+    ],
+)
