@@ -1,0 +1,72 @@
+"""User-facing errors: `file:line:col: error: message`, the source line, and a caret.
+
+Any part of the compiler that finds a mistake in the user's program (the parser, the builder,
+a pass that cannot honour an annotation, the runtime checking arguments) raises `TkError`.
+The CLI prints it and exits with status 1. Anything else escaping is a bug in tkc (status 2).
+Ops carry `FileLineColLoc` locations, so `error_at(op, ...)` points a late pass's complaint at
+the `.tk` line that caused it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from xdsl.dialects.builtin import FileLineColLoc
+from xdsl.ir import Operation
+
+
+class TkError(Exception):
+    """A mistake in the user's input, with the place it was found when one is known."""
+
+    def __init__(
+        self,
+        message: str,
+        filename: str | None = None,
+        line: int | None = None,
+        col: int | None = None,
+        source: str | None = None,
+    ):
+        super().__init__(message)
+        self.message = message
+        self.filename = filename
+        self.line = line
+        self.col = col
+        self.source = source
+
+    def render(self, source: str | None = None) -> str:
+        """The diagnostic as printed: location, message, then the line and a caret under `col`."""
+        source = source if source is not None else self.source
+        if source is None and self.filename and self.line:
+            try:
+                source = Path(self.filename).read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                source = None
+        where = self.filename or "<input>"
+        if self.line is not None:
+            where += f":{self.line}"
+            if self.col is not None:
+                where += f":{self.col}"
+        text = f"{where}: error: {self.message}"
+        if source is not None and self.line is not None:
+            lines = source.splitlines()
+            if 1 <= self.line <= len(lines):
+                line_text = lines[self.line - 1].replace("\t", " ")
+                caret_col = max(1, self.col or 1)
+                text += f"\n{line_text}\n{' ' * (caret_col - 1)}^"
+        return text
+
+    def __str__(self) -> str:
+        return self.render()
+
+
+def location_of(op: Operation) -> tuple[str | None, int | None, int | None]:
+    loc = op.location
+    if isinstance(loc, FileLineColLoc):
+        return loc.filename.data, loc.line.data, loc.column.data
+    return None, None, None
+
+
+def error_at(op: Operation, message: str) -> TkError:
+    """A TkError located at the `.tk` construct that produced `op` (use: `raise error_at(op, ...)`)."""
+    filename, line, col = location_of(op)
+    return TkError(message, filename, line, col)
