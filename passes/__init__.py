@@ -1,0 +1,76 @@
+"""The pass registry: every pass tkc knows, by its kebab-case name, as a lazy factory.
+
+A factory imports its module only when called, so `import tkc.passes` stays cheap and a pass
+whose file has not been written yet breaks nothing until someone asks for it by name.
+`is_available(name)` says whether a pass's module exists without importing it; the driver's
+default pipeline skips the missing ones.
+
+A tkc pass lives in `passes/<name with underscores>.py` and is the `ModulePass` subclass there
+whose `name` equals the registered name, so the registry does not depend on class names.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from collections.abc import Callable
+
+from xdsl.passes import ModulePass
+
+TKC_PASS_NAMES = (
+    "tile-swizzle-select",
+    "tile-bank-conflicts",
+    "tile-occupancy-plan",
+    "tile-pipeline",
+    "convert-tile-to-sm90",
+    "sm90-verify-barriers",
+    "convert-sm90-to-ptx",
+)
+"""Passes implemented in this package, one module each."""
+
+
+def module_name(pass_name: str) -> str:
+    return f"{__name__}.{pass_name.replace('-', '_')}"
+
+
+def _tkc_pass(pass_name: str) -> Callable[[], type[ModulePass]]:
+    def load() -> type[ModulePass]:
+        module = importlib.import_module(module_name(pass_name))
+        for value in vars(module).values():
+            if isinstance(value, type) and issubclass(value, ModulePass) and value.name == pass_name:
+                return value
+        raise ImportError(f"{module.__name__} defines no ModulePass named {pass_name!r}")
+
+    return load
+
+
+def _canonicalize() -> type[ModulePass]:
+    from xdsl.transforms.canonicalize import CanonicalizePass
+
+    return CanonicalizePass
+
+
+def _cse() -> type[ModulePass]:
+    from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
+
+    return CommonSubexpressionElimination
+
+
+XDSL_PASSES: dict[str, Callable[[], type[ModulePass]]] = {"canonicalize": _canonicalize, "cse": _cse}
+"""xDSL passes the tkc pipeline uses (tkc-opt and xdsl-opt have all of xDSL's anyway)."""
+
+ALL_PASSES: dict[str, Callable[[], type[ModulePass]]] = XDSL_PASSES | {
+    name: _tkc_pass(name) for name in TKC_PASS_NAMES
+}
+
+
+def is_available(pass_name: str) -> bool:
+    """Whether the pass can be loaded: xDSL's always, tkc's once its module exists."""
+    if pass_name in XDSL_PASSES:
+        return True
+    return pass_name in ALL_PASSES and importlib.util.find_spec(module_name(pass_name)) is not None
+
+
+def available_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    """The registry restricted to passes whose modules exist (what plugins should expose)."""
+    return {name: factory for name, factory in ALL_PASSES.items() if is_available(name)}

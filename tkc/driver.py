@@ -1,0 +1,300 @@
+"""The compilation driver: load a `.tk` or `.mlir` file, run the pass pipeline, emit a stage.
+
+`PIPELINE` is the fixed order of passes. `compile_module` runs a prefix of it, chosen by the
+stage to emit, through an xDSL `PassPipeline` whose callback verifies the IR after every pass
+(a pass that leaves invalid IR is a compiler bug, reported with the pass's name) and feeds an
+`Observer`, which is how the IR dumps and `ir_after_each_pass` (the interpreter's --bisect)
+see the module between passes.
+
+Parts of the compiler written by others are imported lazily: a tile-level pass whose module
+does not exist yet is skipped; a stage the requested output needs (a lowering, the printer,
+ptxas) raises `StageUnavailable`, which the CLI reports in one line.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass, PassPipeline
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import ParseError, VerifyException
+
+from tkc.diagnostics import TkError
+from tkc.passes import ALL_PASSES, is_available
+
+TILE_PASSES = (
+    "canonicalize",
+    "cse",
+    "tile-swizzle-select",
+    "tile-bank-conflicts",
+    "tile-occupancy-plan",
+    "tile-pipeline",
+)
+SM90_PASSES = ("convert-tile-to-sm90", "sm90-verify-barriers")
+PTX_PASSES = ("convert-sm90-to-ptx",)
+PIPELINE = TILE_PASSES + SM90_PASSES + PTX_PASSES
+"""Every pass of a full compilation, in order."""
+
+REQUIRED = frozenset({"convert-tile-to-sm90", "convert-sm90-to-ptx"})
+"""Passes without which a stage cannot be produced; the others are skipped while absent."""
+
+EMITS = ("tile", "sm90", "ptx", "cubin", "sass")
+"""Stages `--emit` can stop at; the first two print MLIR, the rest go through the backend."""
+
+_LAST_PASS = {"tile": TILE_PASSES[-1], "sm90": SM90_PASSES[-1]}
+
+
+class StageUnavailable(Exception):
+    """A stage of the compiler the request needs is not part of this build (yet)."""
+
+
+class PassVerifyError(Exception):
+    """A pass left IR that does not verify: a bug in that pass, not in the user's program."""
+
+
+def load_stage(module: str, attribute: str, what: str) -> Any:
+    """`module.attribute`, imported now; StageUnavailable if the module does not exist."""
+    try:
+        return getattr(importlib.import_module(module), attribute)
+    except ModuleNotFoundError as e:
+        if e.name is None or not module.startswith(e.name):
+            raise  # the stage exists but one of its own imports is missing: a real bug
+        raise StageUnavailable(f"{what} ({module}) is not available in this build of tkc") from None
+
+
+def pipeline_for(emit: str) -> list[str]:
+    """The passes that produce `emit`, leaving out optional ones whose module is missing."""
+    if emit not in EMITS:
+        raise TkError(f"unknown --emit stage {emit!r}; choose one of {', '.join(EMITS)}")
+    last = _LAST_PASS.get(emit, PIPELINE[-1])
+    names = PIPELINE[: PIPELINE.index(last) + 1]
+    for name in names:
+        if name in REQUIRED and not is_available(name):
+            raise StageUnavailable(f"--emit={emit} needs the pass {name}, which is not available in this build of tkc")
+    return [name for name in names if is_available(name)]
+
+
+def check_pass_names(names: Iterable[str], option: str) -> None:
+    """A user error naming the valid passes if `names` holds one that is not in PIPELINE."""
+    for name in names:
+        if name not in PIPELINE:
+            raise TkError(f"unknown pass {name!r} in {option}; valid passes: {', '.join(PIPELINE)}")
+
+
+def make_context() -> Context:
+    """A context with every xDSL dialect and every tkc dialect registered (loaded on first use)."""
+    from xdsl.dialects import get_all_dialects
+
+    from tkc.universe import available_dialects
+
+    ctx = Context()
+    for name, factory in (get_all_dialects() | available_dialects()).items():
+        ctx.register_dialect(name, factory)
+    return ctx
+
+
+def read_text(path: str | Path) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+        raise TkError(f"cannot read {path}: {reason}") from None
+
+
+def parse_mlir(text: str, filename: str, ctx: Context | None = None) -> ModuleOp:
+    """Parse and verify MLIR text; mistakes in it are the user's (TkError)."""
+    from xdsl.parser import Parser
+
+    try:
+        module = Parser(ctx or make_context(), text, filename).parse_module()
+    except ParseError as e:
+        loc = e.span.get_location()
+        raise TkError(e.msg, filename, loc.line, loc.col, text) from None
+    try:
+        module.verify()
+    except VerifyException as e:
+        raise TkError(f"the input IR does not verify: {e}", filename) from None
+    return module
+
+
+def load_module(
+    path: str | Path, kernel: str | None = None, params: dict[str, int] | None = None, ctx: Context | None = None
+) -> ModuleOp:
+    """The tile IR of a `.tk` file (through the frontend) or of an `.mlir` file, verified."""
+    path = str(path)
+    if path.endswith(".mlir"):
+        if params:
+            raise TkError(f"-D parameters apply to .tk sources only, not to {path}")
+        return parse_mlir(read_text(path), path, ctx)
+    frontend = importlib.import_module("tkc.frontend")
+    source = frontend.read_source(path) if hasattr(frontend, "read_source") else read_text(path)
+    if not hasattr(frontend, "parse_tk"):
+        raise StageUnavailable("the .tk frontend (tkc.frontend.parse_tk) is not available in this build of tkc")
+    module: ModuleOp = frontend.parse_tk(source, path, params or {}, kernel)
+    module.verify()  # a frontend that builds invalid IR is a compiler bug, not a user error
+    return module
+
+
+class Observer:
+    """Sees the module around every pass of `compile_module`; override what you need."""
+
+    def before(self, pass_name: str, module: ModuleOp) -> None:
+        pass
+
+    def after(self, pass_name: str, module: ModuleOp) -> None:
+        pass
+
+
+def print_ir(module: ModuleOp, stream: IO[str]) -> None:
+    Printer(stream=stream).print_op(module)
+    stream.write("\n")
+
+
+def ir_text(module: ModuleOp) -> str:
+    return str(module) + "\n"
+
+
+@dataclass
+class DumpOptions(Observer):
+    """The IR dump flags: headers plus MLIR to `stream`, and/or numbered files in `dump_dir`.
+
+    Every dump parses back (the header is an MLIR comment), and the header begins with
+    `// -----`, so `tkc-opt --split-input-file` takes a whole stderr dump apart again.
+    """
+
+    stream: IO[str]
+    after_all: bool = False
+    after_passes: frozenset[str] = frozenset()
+    before_passes: frozenset[str] = frozenset()
+    dump_dir: Path | None = None
+    _count: int = field(default=0, init=False)
+
+    def __post_init__(self) -> None:
+        check_pass_names(self.after_passes, "--print-ir-after")
+        check_pass_names(self.before_passes, "--print-ir-before")
+
+    def write_input(self, module: ModuleOp) -> None:
+        if self.dump_dir is not None:
+            self._write_file("00-input.mlir", module)
+
+    def before(self, pass_name: str, module: ModuleOp) -> None:
+        if pass_name in self.before_passes:
+            self._print(f"IR before {pass_name}", module)
+
+    def after(self, pass_name: str, module: ModuleOp) -> None:
+        self._count += 1
+        if self.after_all or pass_name in self.after_passes:
+            self._print(f"IR after {pass_name}", module)
+        if self.dump_dir is not None:
+            self._write_file(f"{self._count:02d}-{pass_name}.mlir", module)
+
+    def _print(self, title: str, module: ModuleOp) -> None:
+        self.stream.write(f"// -----// {title} //----- //\n")
+        print_ir(module, self.stream)
+        self.stream.flush()
+
+    def _write_file(self, name: str, module: ModuleOp) -> None:
+        assert self.dump_dir is not None
+        try:
+            self.dump_dir.mkdir(parents=True, exist_ok=True)
+            (self.dump_dir / name).write_text(ir_text(module), encoding="utf-8")
+        except OSError as e:
+            raise TkError(f"cannot write IR dump to {self.dump_dir / name}: {e.strerror or e}") from None
+
+
+def instantiate(names: Iterable[str]) -> tuple[ModulePass, ...]:
+    return tuple(ALL_PASSES[name]()() for name in names)
+
+
+def compile_module(
+    module: ModuleOp, emit: str = "tile", observer: Observer | None = None, ctx: Context | None = None
+) -> ModuleOp:
+    """Run the passes that produce `emit` on `module` in place and return it.
+
+    The IR is verified after every pass; invalid IR raises PassVerifyError naming the pass.
+    Any other exception escaping a pass gets a note saying which pass was running.
+    """
+    observer = observer or Observer()
+    running: list[str] = []
+
+    def callback(prev: ModulePass | None, op: ModuleOp, next_pass: ModulePass | None) -> None:
+        if prev is not None:
+            try:
+                op.verify()
+            except VerifyException as e:
+                raise PassVerifyError(f"the IR does not verify after pass {prev.name}: {e}") from e
+            observer.after(prev.name, op)
+        if next_pass is not None:
+            observer.before(next_pass.name, op)
+            running[:] = [next_pass.name]
+
+    pipeline = PassPipeline(instantiate(pipeline_for(emit)), callback)
+    try:
+        pipeline.apply(ctx or make_context(), module)
+    except (TkError, PassVerifyError, StageUnavailable):
+        raise
+    except Exception as e:
+        if running:
+            e.add_note(f"while running pass {running[0]}")
+        raise
+    return module
+
+
+def ir_after_each_pass(module: ModuleOp, emit: str = "tile") -> list[tuple[str, ModuleOp]]:
+    """("input", clone) followed by (pass name, clone of the IR after it) for each pass.
+
+    `module` itself is left untouched. This is what `tkc run --bisect` compares stage by stage.
+    """
+
+    class Collect(Observer):
+        def after(self, pass_name: str, op: ModuleOp) -> None:
+            snapshots.append((pass_name, op.clone()))
+
+    snapshots: list[tuple[str, ModuleOp]] = [("input", module.clone())]
+    compile_module(module.clone(), emit, Collect())
+    return snapshots
+
+
+def emit_output(module: ModuleOp, emit: str) -> str | bytes:
+    """The final artefact of a compiled module: MLIR text, PTX text, cubin bytes or SASS text."""
+    if emit in ("tile", "sm90"):
+        return ir_text(module)
+    print_ptx: Callable[[ModuleOp], str] = load_stage("tkc.backends.ptx_printer", "print_ptx", "the PTX printer")
+    ptx = print_ptx(module)
+    if emit == "ptx":
+        return ptx
+    assemble = load_stage("tkc.backends.ptxas", "assemble", "ptxas")
+    cubin = assemble(ptx)
+    if emit == "cubin":
+        return cubin_bytes(cubin)
+    return load_stage("tkc.backends.ptxas", "sass", "SASS disassembly")(cubin)
+
+
+def cubin_bytes(cubin: object) -> bytes:
+    """The ELF image of what `ptxas.assemble` returns (`Cubin(bytes, report)`)."""
+    if isinstance(cubin, bytes):
+        return cubin
+    if isinstance(cubin, tuple):
+        return bytes(cubin[0])
+    return bytes(getattr(cubin, "data"))
+
+
+def compile_file(
+    path: str | Path,
+    kernel: str | None = None,
+    params: dict[str, int] | None = None,
+    emit: str = "tile",
+    observer: Observer | None = None,
+) -> str | bytes:
+    """Load, compile and emit in one call (what `tkc compile` does)."""
+    ctx = make_context()
+    module = load_module(path, kernel, params, ctx)
+    if isinstance(observer, DumpOptions):
+        observer.write_input(module)
+    return emit_output(compile_module(module, emit, observer, ctx), emit)
