@@ -1,0 +1,761 @@
+"""The sm90 dialect: the Hopper machine model that tile programs lower to.
+
+Tiles are gone here. What remains is what a Hopper CTA really has:
+  - warpgroup roles (`sm90.roles`: one producer warpgroup, N consumer warpgroups) and
+    `setmaxnreg` budgets per role;
+  - shared memory as addresses (`index`), typed views of tiles in it (`!sm90.smem<...>`: shape,
+    dtype and swizzle, which fix TMA boxes and wgmma descriptors), and mbarriers at addresses;
+  - TMA copies between tensor maps and shared memory, completing on mbarriers;
+  - wgmma on shared-memory descriptors or register fragments;
+  - register fragments (`!sm90.frag<64x256xf32>`): one warpgroup's slice of a register tile in
+    the wgmma accumulator layout (rank 2), or of a row vector (rank 1: the values for the rows
+    the warpgroup's threads hold);
+  - quad-shuffle row reductions, broadcasts and element-wise math on fragments.
+Scalars stay in `arith` (index is a 32-bit register in PTX), control flow in `scf`.
+convert-sm90-to-ptx expands every op into PTX instructions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    Float32Type,
+    FloatAttr,
+    IndexType,
+    IntAttr,
+    IntegerAttr,
+    IntegerType,
+    StringAttr,
+    SymbolNameConstraint,
+    UnitAttr,
+)
+from xdsl.ir import Attribute, Block, Dialect, ParametrizedAttribute, Region, SSAValue, TypeAttribute
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    IRDLOperation,
+    VarConstraint,
+    base,
+    irdl_attr_definition,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    opt_prop_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.parser import AttrParser
+from xdsl.printer import Printer
+from xdsl.traits import IsolatedFromAbove, NoTerminator, Pure, SymbolOpInterface
+from xdsl.utils.exceptions import VerifyException
+
+from tkc.dialects.tile import (
+    AxisAttr,
+    BinaryFnAttr,
+    ElementType,
+    MaskKindAttr,
+    ReduceFnAttr,
+    UnaryFnAttr,
+    element_bytes,
+)
+
+I32 = IntegerType(32)
+
+# --------------------------------------------------------------------------- types
+
+
+@irdl_attr_definition
+class FragmentType(ParametrizedAttribute, TypeAttribute):
+    """One warpgroup's registers of a tile (rows x cols) or row vector (rows), wgmma layout."""
+
+    name = "sm90.frag"
+    shape: ArrayAttr[IntAttr]
+    element_type: ElementType
+
+    def __init__(self, shape: Sequence[int], element_type: Attribute):
+        super().__init__(ArrayAttr(IntAttr(d) for d in shape), element_type)
+
+    def get_shape(self) -> tuple[int, ...]:
+        return tuple(d.data for d in self.shape.data)
+
+    @property
+    def rows(self) -> int:
+        return self.get_shape()[0]
+
+    @property
+    def is_vector(self) -> bool:
+        return len(self.shape.data) == 1
+
+    def registers_per_thread(self) -> int:
+        """32-bit registers each of the 128 threads holds (bf16/f16 pack two per register)."""
+        if self.is_vector:
+            return self.rows // 32
+        rows, cols = self.get_shape()
+        per_thread = rows * cols // 128
+        return per_thread if element_bytes(self.element_type) == 4 else per_thread // 2
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            printer.print_string("x".join(map(str, self.get_shape())) + "x")
+            printer.print_attribute(self.element_type)
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            dims, element_type = parser.parse_ranked_shape()
+        return (ArrayAttr(IntAttr(d) for d in dims), element_type)
+
+    def verify(self) -> None:
+        shape = self.get_shape()
+        if len(shape) not in (1, 2) or shape[0] % 64:
+            raise VerifyException(f"a fragment has 64*k rows (and 16*k cols), got {shape}")
+        if len(shape) == 2 and shape[1] % 16:
+            raise VerifyException(f"fragment columns are a multiple of 16, got {shape}")
+
+
+@irdl_attr_definition
+class SharedRefType(ParametrizedAttribute, TypeAttribute):
+    """The address of a tile in shared memory, with the layout TMA wrote and wgmma reads.
+
+    A tile whose rows are wider than the swizzle span is stored as column panels of
+    `swizzle` bytes, each covering all rows (the layout TMA boxes of span-wide columns give).
+    """
+
+    name = "sm90.smem"
+    shape: ArrayAttr[IntAttr]
+    element_type: ElementType
+    swizzle: IntAttr
+
+    def __init__(self, shape: Sequence[int], element_type: Attribute, swizzle: int):
+        super().__init__(ArrayAttr(IntAttr(d) for d in shape), element_type, IntAttr(swizzle))
+
+    def get_shape(self) -> tuple[int, ...]:
+        return tuple(d.data for d in self.shape.data)
+
+    @property
+    def panel_cols(self) -> int:
+        """Elements per row of one panel: the swizzle span, or the whole row when unswizzled."""
+        cols = self.get_shape()[-1]
+        if self.swizzle.data == 0:
+            return cols
+        return min(cols, self.swizzle.data // element_bytes(self.element_type))
+
+    @property
+    def num_bytes(self) -> int:
+        count = 1
+        for d in self.get_shape():
+            count *= d
+        return count * element_bytes(self.element_type)
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            printer.print_string("x".join(map(str, self.get_shape())) + "x")
+            printer.print_attribute(self.element_type)
+            printer.print_string(f", swizzle {self.swizzle.data}")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            dims, element_type = parser.parse_ranked_shape()
+            parser.parse_punctuation(",")
+            parser.parse_keyword("swizzle")
+            swizzle = parser.parse_integer()
+        return (ArrayAttr(IntAttr(d) for d in dims), element_type, IntAttr(swizzle))
+
+
+@irdl_attr_definition
+class TensorMapType(ParametrizedAttribute, TypeAttribute):
+    """The generic address of a CUtensorMap kernel parameter."""
+
+    name = "sm90.tmap"
+
+
+Fragment = base(FragmentType)
+
+# --------------------------------------------------------------------------- structure
+
+
+@irdl_op_definition
+class KernelOp(IRDLOperation):
+    """A kernel entry: `abi` (JSON, tkc.abi.KernelABI) says how to launch it."""
+
+    name = "sm90.kernel"
+    body = region_def("single_block")
+    sym_name = prop_def(SymbolNameConstraint())
+    abi = prop_def(StringAttr)
+    threads = prop_def(IntegerAttr)
+    smem_bytes = prop_def(IntegerAttr)
+    min_ctas_per_sm = prop_def(IntegerAttr)
+    traits = traits_def(IsolatedFromAbove(), SymbolOpInterface(), NoTerminator())
+    assembly_format = (
+        "$sym_name `threads` $threads `smem` $smem_bytes `min_ctas` $min_ctas_per_sm `abi` $abi attr-dict-with-keyword $body"
+    )
+
+    def __init__(self, name: str, abi: str, threads: int, smem_bytes: int, min_ctas_per_sm: int = 1):
+        super().__init__(
+            regions=[Region(Block())],
+            properties={
+                "sym_name": StringAttr(name),
+                "abi": StringAttr(abi),
+                "threads": IntegerAttr(threads, 32),
+                "smem_bytes": IntegerAttr(smem_bytes, 32),
+                "min_ctas_per_sm": IntegerAttr(min_ctas_per_sm, 32),
+            },
+        )
+
+
+@irdl_op_definition
+class TensorMapParamOp(IRDLOperation):
+    """The generic address of the tensor-map parameter `param` (mov + cvta.param)."""
+
+    name = "sm90.tensormap"
+    param = prop_def(StringAttr)
+    result = result_def(TensorMapType)
+    traits = traits_def(Pure())
+    assembly_format = "$param attr-dict"
+
+    def __init__(self, param: str):
+        super().__init__(properties={"param": StringAttr(param)}, result_types=[TensorMapType()])
+
+
+@irdl_op_definition
+class DimParamOp(IRDLOperation):
+    """A u32 kernel parameter holding a symbolic dim."""
+
+    name = "sm90.dim"
+    param = prop_def(StringAttr)
+    result = result_def(IndexType)
+    traits = traits_def(Pure())
+    assembly_format = "$param attr-dict"
+
+    def __init__(self, param: str):
+        super().__init__(properties={"param": StringAttr(param)}, result_types=[IndexType()])
+
+
+@irdl_op_definition
+class PointerParamOp(IRDLOperation):
+    """A u64 kernel parameter holding a global address (converted with cvta.to.global)."""
+
+    name = "sm90.pointer"
+    param = prop_def(StringAttr)
+    result = result_def(IntegerType(64))
+    traits = traits_def(Pure())
+    assembly_format = "$param attr-dict"
+
+    def __init__(self, param: str):
+        super().__init__(properties={"param": StringAttr(param)}, result_types=[IntegerType(64)])
+
+
+@irdl_op_definition
+class BlockIdOp(IRDLOperation):
+    name = "sm90.block_id"
+    axis = prop_def(IntegerAttr)
+    result = result_def(IndexType)
+    traits = traits_def(Pure())
+    assembly_format = "$axis attr-dict"
+
+    def __init__(self, axis: int):
+        super().__init__(properties={"axis": IntegerAttr(axis, 32)}, result_types=[IndexType()])
+
+
+@irdl_op_definition
+class GridDimOp(IRDLOperation):
+    name = "sm90.grid_dim"
+    axis = prop_def(IntegerAttr)
+    result = result_def(IndexType)
+    traits = traits_def(Pure())
+    assembly_format = "$axis attr-dict"
+
+    def __init__(self, axis: int):
+        super().__init__(properties={"axis": IntegerAttr(axis, 32)}, result_types=[IndexType()])
+
+
+@irdl_op_definition
+class SmemBaseOp(IRDLOperation):
+    """The 1024-aligned shared address where the kernel's shared-memory plan starts."""
+
+    name = "sm90.smem_base"
+    result = result_def(IndexType)
+    traits = traits_def(Pure())
+    assembly_format = "attr-dict"
+
+    def __init__(self):
+        super().__init__(result_types=[IndexType()])
+
+
+@irdl_op_definition
+class SmemViewOp(IRDLOperation):
+    """A typed view of the tile at shared address `addr`."""
+
+    name = "sm90.smem_view"
+    addr = operand_def(IndexType)
+    result = result_def(SharedRefType)
+    traits = traits_def(Pure())
+    assembly_format = "$addr attr-dict `:` type($result)"
+
+    def __init__(self, addr: SSAValue, ref_type: SharedRefType):
+        super().__init__(operands=[addr], result_types=[ref_type])
+
+
+@irdl_op_definition
+class RolesOp(IRDLOperation):
+    """Warp specialisation: warpgroup 0 runs `producer`, warpgroups 1..consumers run `consumer`
+    with their consumer index (0-based) as block argument. Register budgets are set on entry
+    with setmaxnreg (0 = leave the allocation alone)."""
+
+    name = "sm90.roles"
+    consumers = prop_def(IntegerAttr)
+    producer_registers = prop_def(IntegerAttr)
+    consumer_registers = prop_def(IntegerAttr)
+    producer = region_def("single_block")
+    consumer = region_def("single_block")
+    traits = traits_def(NoTerminator())
+    assembly_format = (
+        "`consumers` $consumers `registers` `(` $producer_registers `,` $consumer_registers `)` "
+        "attr-dict-with-keyword `producer` $producer `consumer` $consumer"
+    )
+
+    def __init__(self, consumers: int, producer_registers: int, consumer_registers: int):
+        super().__init__(
+            regions=[Region(Block()), Region(Block(arg_types=[IndexType()]))],
+            properties={
+                "consumers": IntegerAttr(consumers, 32),
+                "producer_registers": IntegerAttr(producer_registers, 32),
+                "consumer_registers": IntegerAttr(consumer_registers, 32),
+            },
+        )
+
+
+@irdl_op_definition
+class SingleThreadOp(IRDLOperation):
+    """The body runs on one thread: thread 0 of the block (`block`), or one elected lane of the
+    warpgroup's first warp (`warpgroup`)."""
+
+    name = "sm90.single_thread"
+    scope = prop_def(StringAttr)
+    body = region_def("single_block")
+    traits = traits_def(NoTerminator())
+    assembly_format = "$scope attr-dict-with-keyword $body"
+
+    def __init__(self, scope: str):
+        super().__init__(regions=[Region(Block())], properties={"scope": StringAttr(scope)})
+
+    def verify_(self) -> None:
+        if self.scope.data not in ("block", "warpgroup"):
+            raise VerifyException("sm90.single_thread scope is 'block' or 'warpgroup'")
+
+
+def _no_operand_op(op_name: str, doc: str) -> type[IRDLOperation]:
+    @irdl_op_definition
+    class _Op(IRDLOperation):
+        name = op_name
+        assembly_format = "attr-dict"
+
+        def __init__(self):
+            super().__init__()
+
+    _Op.__doc__ = doc
+    return _Op
+
+
+SyncBlockOp = _no_operand_op("sm90.sync_block", "bar.sync 0: every thread of the block.")
+FenceBarrierInitOp = _no_operand_op(
+    "sm90.fence_barrier_init", "Make mbarrier inits visible (fence.mbarrier_init.release.cluster)."
+)
+FenceProxyAsyncOp = _no_operand_op(
+    "sm90.fence_proxy_async", "Order this thread's generic-proxy shared writes before async-proxy (TMA, wgmma) reads."
+)
+TmaStoreCommitOp = _no_operand_op("sm90.tma_store_commit", "cp.async.bulk.commit_group.")
+
+
+@irdl_op_definition
+class NamedBarrierOp(IRDLOperation):
+    """bar.sync id, threads: synchronise a subset of warps (e.g. one consumer warpgroup)."""
+
+    name = "sm90.named_barrier"
+    barrier_id = operand_def(IndexType)
+    threads = prop_def(IntegerAttr)
+    assembly_format = "$barrier_id `,` $threads attr-dict"
+
+    def __init__(self, barrier_id: SSAValue, threads: int):
+        super().__init__(operands=[barrier_id], properties={"threads": IntegerAttr(threads, 32)})
+
+
+@irdl_op_definition
+class MbarrierInitOp(IRDLOperation):
+    name = "sm90.mbarrier_init"
+    barrier = operand_def(IndexType)
+    count = prop_def(IntegerAttr)
+    assembly_format = "$barrier `,` $count attr-dict"
+
+    def __init__(self, barrier: SSAValue, count: int):
+        super().__init__(operands=[barrier], properties={"count": IntegerAttr(count, 32)})
+
+
+@irdl_op_definition
+class MbarrierArriveOp(IRDLOperation):
+    """One arrival on the barrier; with `tx_bytes`, also expect that many TMA bytes (expect_tx)."""
+
+    name = "sm90.mbarrier_arrive"
+    barrier = operand_def(IndexType)
+    tx_bytes = opt_prop_def(IntegerAttr)
+    assembly_format = "$barrier (`expect_tx` $tx_bytes^)? attr-dict"
+
+    def __init__(self, barrier: SSAValue, tx_bytes: int | None = None):
+        props = {"tx_bytes": IntegerAttr(tx_bytes, 32)} if tx_bytes is not None else {}
+        super().__init__(operands=[barrier], properties=props)
+
+
+@irdl_op_definition
+class MbarrierWaitOp(IRDLOperation):
+    """Spin until the barrier's phase with parity `parity` (0/1) has completed."""
+
+    name = "sm90.mbarrier_wait"
+    barrier = operand_def(IndexType)
+    parity = operand_def(IndexType)
+    assembly_format = "$barrier `,` $parity attr-dict"
+
+    def __init__(self, barrier: SSAValue, parity: SSAValue):
+        super().__init__(operands=[barrier, parity])
+
+
+@irdl_op_definition
+class TmaLoadOp(IRDLOperation):
+    """One TMA box from the tensor map at element `coords` (innermost first) into shared `dst`,
+    completing `box_bytes` on `barrier`."""
+
+    name = "sm90.tma_load"
+    tensor_map = operand_def(TensorMapType)
+    dst = operand_def(IndexType)
+    barrier = operand_def(IndexType)
+    coords = var_operand_def(IndexType)
+    box_bytes = prop_def(IntegerAttr)
+    assembly_format = "$tensor_map `[` $coords `]` `->` $dst `bar` $barrier `bytes` $box_bytes attr-dict"
+
+    def __init__(self, tensor_map: SSAValue, dst: SSAValue, barrier: SSAValue, coords: Sequence[SSAValue], box_bytes: int):
+        super().__init__(
+            operands=[tensor_map, dst, barrier, coords], properties={"box_bytes": IntegerAttr(box_bytes, 32)}
+        )
+
+    def verify_(self) -> None:
+        if not 1 <= len(self.coords) <= 5:
+            raise VerifyException("a TMA copy has 1 to 5 coordinates")
+
+
+@irdl_op_definition
+class TmaStoreOp(IRDLOperation):
+    """One TMA box from shared `src` to the tensor map at element `coords` (bulk group)."""
+
+    name = "sm90.tma_store"
+    tensor_map = operand_def(TensorMapType)
+    src = operand_def(IndexType)
+    coords = var_operand_def(IndexType)
+    assembly_format = "$src `->` $tensor_map `[` $coords `]` attr-dict"
+
+    def __init__(self, tensor_map: SSAValue, src: SSAValue, coords: Sequence[SSAValue]):
+        super().__init__(operands=[tensor_map, src, coords])
+
+
+@irdl_op_definition
+class TmaStoreWaitOp(IRDLOperation):
+    """Wait until at most `pending` bulk store groups are outstanding; `read` only waits until
+    their shared memory has been read (so it can be overwritten)."""
+
+    name = "sm90.tma_store_wait"
+    pending = prop_def(IntegerAttr)
+    read = opt_prop_def(UnitAttr)
+    assembly_format = "$pending (`read` $read^)? attr-dict"
+
+    def __init__(self, pending: int = 0, read: bool = True):
+        props: dict[str, Attribute] = {"pending": IntegerAttr(pending, 32)}
+        if read:
+            props["read"] = UnitAttr()
+        super().__init__(properties=props)
+
+
+# --------------------------------------------------------------------------- tensor cores
+
+
+@irdl_op_definition
+class WgmmaOp(IRDLOperation):
+    """Issue acc (+)= op(a) @ op(b) for one warpgroup as a wgmma group (fence, K/16 mma_async,
+    commit). `a` is the whole shared A tile, of which this warpgroup uses the M-rows (columns
+    when transposed) from `a_offset` on, or a bf16/f16 fragment (`a_offset` then absent); `b` is
+    a shared tile. The result is valid only after `sm90.wgmma_wait`."""
+
+    name = "sm90.wgmma"
+    a = operand_def(SharedRefType | FragmentType)
+    b = operand_def(SharedRefType)
+    acc = opt_operand_def(FragmentType)
+    a_offset = opt_operand_def(IndexType)
+    result = result_def(FragmentType)
+    transpose_a = opt_prop_def(UnitAttr)
+    transpose_b = opt_prop_def(UnitAttr)
+    assembly_format = (
+        "$a (`[` $a_offset^ `]`)? `,` $b (`,` $acc^)? (`transpose_a` $transpose_a^)? (`transpose_b` $transpose_b^)?"
+        " attr-dict `:` type($a) `,` type($b) (`,` type($acc)^)? `->` type($result)"
+    )
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    def __init__(
+        self,
+        a: SSAValue,
+        b: SSAValue,
+        acc: SSAValue | None,
+        result_type: Attribute,
+        transpose_a: bool,
+        transpose_b: bool,
+        a_offset: SSAValue | None = None,
+    ):
+        props: dict[str, Attribute] = {}
+        if transpose_a:
+            props["transpose_a"] = UnitAttr()
+        if transpose_b:
+            props["transpose_b"] = UnitAttr()
+        super().__init__(
+            operands=[a, b, [acc] if acc else [], [a_offset] if a_offset else []],
+            result_types=[result_type],
+            properties=props,
+        )
+
+    def problem_shape(self) -> tuple[int, int, int]:
+        """(M, N, K) of this warpgroup's product (M from the result: the warpgroup's rows)."""
+        assert isinstance(self.result.type, FragmentType)
+        a_shape = self.a.type.get_shape()  # type: ignore[union-attr]
+        b_shape = self.b.type.get_shape()  # type: ignore[union-attr]
+        k = a_shape[0] if self.transpose_a else a_shape[1]
+        n = b_shape[0] if self.transpose_b else b_shape[1]
+        return self.result.type.rows, n, k
+
+    def verify_(self) -> None:
+        m, n, k = self.problem_shape()
+        assert isinstance(self.result.type, FragmentType)
+        k_b = self.b.type.get_shape()[1 if self.transpose_b else 0]  # type: ignore[union-attr]
+        if self.result.type.get_shape() != (m, n) or m % 64 or not 8 <= n <= 256 or k != k_b:
+            raise VerifyException(f"wgmma of {self.a.type} and {self.b.type} cannot produce {self.result.type}")
+        if isinstance(self.a.type, SharedRefType) != (self.a_offset is not None):
+            raise VerifyException("a shared A operand takes an offset; a fragment A operand does not")
+
+
+@irdl_op_definition
+class WgmmaWaitOp(IRDLOperation):
+    """wgmma.wait_group `pending`: afterwards `acc` (issued by an earlier wgmma) may be read."""
+
+    name = "sm90.wgmma_wait"
+    T: ClassVar = VarConstraint("T", Fragment)
+    acc = operand_def(T)
+    result = result_def(T)
+    pending = prop_def(IntegerAttr)
+    assembly_format = "$acc `,` $pending attr-dict `:` type($acc)"
+
+    def __init__(self, acc: SSAValue, pending: int = 0):
+        super().__init__(operands=[acc], result_types=[acc.type], properties={"pending": IntegerAttr(pending, 32)})
+
+
+# --------------------------------------------------------------------------- fragments
+
+
+@irdl_op_definition
+class FillOp(IRDLOperation):
+    name = "sm90.fill"
+    value = prop_def(FloatAttr)
+    result = result_def(FragmentType)
+    traits = traits_def(Pure())
+    assembly_format = "$value attr-dict `:` type($result)"
+
+    def __init__(self, value: float, result_type: Attribute):
+        super().__init__(properties={"value": FloatAttr(value, Float32Type())}, result_types=[result_type])
+
+
+@irdl_op_definition
+class UnaryOp(IRDLOperation):
+    name = "sm90.unary"
+    T: ClassVar = VarConstraint("T", Fragment)
+    fn = prop_def(UnaryFnAttr)
+    source = operand_def(T)
+    result = result_def(T)
+    traits = traits_def(Pure())
+    assembly_format = "$fn $source attr-dict `:` type($result)"
+
+    def __init__(self, fn: Attribute, source: SSAValue):
+        super().__init__(operands=[source], result_types=[source.type], properties={"fn": fn})
+
+
+@irdl_op_definition
+class BinaryOp(IRDLOperation):
+    """Element-wise on fragments of one type; either side may be an f32 scalar."""
+
+    name = "sm90.binary"
+    fn = prop_def(BinaryFnAttr)
+    lhs = operand_def(FragmentType | Float32Type)
+    rhs = operand_def(FragmentType | Float32Type)
+    result = result_def(FragmentType)
+    traits = traits_def(Pure())
+    assembly_format = "$fn $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
+
+    def __init__(self, fn: Attribute, lhs: SSAValue, rhs: SSAValue):
+        result_type = rhs.type if isinstance(lhs.type, Float32Type) else lhs.type
+        super().__init__(operands=[lhs, rhs], result_types=[result_type], properties={"fn": fn})
+
+
+@irdl_op_definition
+class RowReduceOp(IRDLOperation):
+    """Reduce each row of a rank-2 fragment: thread-local, then shfl.bfly over the quad."""
+
+    name = "sm90.row_reduce"
+    fn = prop_def(ReduceFnAttr)
+    source = operand_def(FragmentType)
+    result = result_def(FragmentType)
+    traits = traits_def(Pure())
+    assembly_format = "$fn $source attr-dict `:` type($source) `->` type($result)"
+
+    def __init__(self, fn: Attribute, source: SSAValue):
+        t = source.type
+        assert isinstance(t, FragmentType)
+        super().__init__(
+            operands=[source], result_types=[FragmentType([t.rows], t.element_type)], properties={"fn": fn}
+        )
+
+
+@irdl_op_definition
+class RowBroadcastOp(IRDLOperation):
+    """tile[r, c] ⊙ vec[r] for a rank-2 fragment and the matching rank-1 fragment."""
+
+    name = "sm90.row_broadcast"
+    T: ClassVar = VarConstraint("T", Fragment)
+    fn = prop_def(BinaryFnAttr)
+    source = operand_def(T)
+    vector = operand_def(FragmentType)
+    result = result_def(T)
+    traits = traits_def(Pure())
+    assembly_format = "$fn $source `,` $vector attr-dict `:` type($source) `,` type($vector)"
+
+    def __init__(self, fn: Attribute, source: SSAValue, vector: SSAValue):
+        super().__init__(operands=[source, vector], result_types=[source.type], properties={"fn": fn})
+
+
+@irdl_op_definition
+class ConvertOp(IRDLOperation):
+    """Change a fragment's dtype; f32 → bf16 packs neighbouring columns into one register, which is
+    exactly the register-A layout of the next wgmma."""
+
+    name = "sm90.convert"
+    source = operand_def(FragmentType)
+    result = result_def(FragmentType)
+    traits = traits_def(Pure())
+    assembly_format = "$source attr-dict `:` type($source) `->` type($result)"
+
+    def __init__(self, source: SSAValue, result_type: Attribute):
+        super().__init__(operands=[source], result_types=[result_type])
+
+
+@irdl_op_definition
+class MaskOp(IRDLOperation):
+    """Set element (r, c) to `fill` when it is masked out: causal masks `col0 + c > row0 + r`,
+    with row0/col0 this fragment's position in the kernel's index space (elements)."""
+
+    name = "sm90.mask"
+    T: ClassVar = VarConstraint("T", Fragment)
+    kind = prop_def(MaskKindAttr)
+    fill = prop_def(FloatAttr)
+    source = operand_def(T)
+    row0 = operand_def(IndexType)
+    col0 = operand_def(IndexType)
+    result = result_def(T)
+    traits = traits_def(Pure())
+    assembly_format = "$kind $source `,` $row0 `,` $col0 `fill` $fill attr-dict `:` type($source)"
+
+    def __init__(self, kind: Attribute, source: SSAValue, row0: SSAValue, col0: SSAValue, fill: FloatAttr):
+        super().__init__(
+            operands=[source, row0, col0], result_types=[source.type], properties={"kind": kind, "fill": fill}
+        )
+
+
+@irdl_op_definition
+class StoreFragmentOp(IRDLOperation):
+    """Write a fragment into the rows of a shared tile from row `row_offset` on (st.shared under
+    the tile's swizzle and panel layout)."""
+
+    name = "sm90.store_fragment"
+    source = operand_def(FragmentType)
+    dst = operand_def(SharedRefType)
+    row_offset = operand_def(IndexType)
+    assembly_format = "$source `,` $dst `[` $row_offset `]` attr-dict `:` type($source) `,` type($dst)"
+
+    def __init__(self, source: SSAValue, dst: SSAValue, row_offset: SSAValue):
+        super().__init__(operands=[source, dst, row_offset])
+
+
+@irdl_op_definition
+class LoadFragmentOp(IRDLOperation):
+    """Read the rows of a shared tile (or vector) from `row_offset` on into a fragment."""
+
+    name = "sm90.load_fragment"
+    source = operand_def(SharedRefType)
+    row_offset = operand_def(IndexType)
+    result = result_def(FragmentType)
+    assembly_format = "$source `[` $row_offset `]` attr-dict `:` type($source) `->` type($result)"
+
+    def __init__(self, source: SSAValue, row_offset: SSAValue, result_type: Attribute):
+        super().__init__(operands=[source, row_offset], result_types=[result_type])
+
+
+@irdl_op_definition
+class StoreVectorGlobalOp(IRDLOperation):
+    """Store a rank-1 fragment (one value per row) to global memory at `base` + row * elem_size,
+    starting at element `offset` (one lane per row writes)."""
+
+    name = "sm90.store_vector_global"
+    source = operand_def(FragmentType)
+    base = operand_def(IntegerType(64))
+    offset = operand_def(IndexType)
+    assembly_format = "$source `,` $base `[` $offset `]` attr-dict `:` type($source)"
+
+    def __init__(self, source: SSAValue, base: SSAValue, offset: SSAValue):
+        super().__init__(operands=[source, base, offset])
+
+
+Sm90 = Dialect(
+    "sm90",
+    [
+        KernelOp,
+        TensorMapParamOp,
+        DimParamOp,
+        PointerParamOp,
+        BlockIdOp,
+        GridDimOp,
+        SmemBaseOp,
+        SmemViewOp,
+        RolesOp,
+        SingleThreadOp,
+        SyncBlockOp,
+        FenceBarrierInitOp,
+        FenceProxyAsyncOp,
+        NamedBarrierOp,
+        MbarrierInitOp,
+        MbarrierArriveOp,
+        MbarrierWaitOp,
+        TmaLoadOp,
+        TmaStoreOp,
+        TmaStoreCommitOp,
+        TmaStoreWaitOp,
+        WgmmaOp,
+        WgmmaWaitOp,
+        FillOp,
+        UnaryOp,
+        BinaryOp,
+        RowReduceOp,
+        RowBroadcastOp,
+        ConvertOp,
+        MaskOp,
+        StoreFragmentOp,
+        LoadFragmentOp,
+        StoreVectorGlobalOp,
+    ],
+    [FragmentType, SharedRefType, TensorMapType],
+)
