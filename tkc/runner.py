@@ -1,0 +1,259 @@
+"""`tkc run`: run a kernel on seeded random inputs, on the GPU or in the reference interpreter.
+
+    tkc run FILE -k KERNEL --size M=256,N=256,K=128 [-D NAME=VALUE ...] [--seed S]
+            [--interpret] [--check] [--bisect]
+
+Every argument the kernel only reads gets standard-normal values (rounded to its dtype);
+every argument it stores to is poisoned with NaN first, so an element the kernel forgets to
+write shows up. Each output is printed with its shape and checksums.
+
+`--check` compares against `reference(inputs, params) -> {name: array}` from `X_ref.py` beside
+`X.tk`, with the relative error ‖out − ref‖ / ‖ref‖ that bf16 inputs allow (DESIGN.md §7).
+`--bisect` interprets the IR before and after each tile-level pass on the same inputs and names
+the first pass whose outputs move: a miscompile pinned to one pass.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+import numpy as np
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+from xdsl.passes import ModulePass
+
+from tkc.diagnostics import TkError
+from tkc.dialects import tile
+from tkc.interpreter import find_kernel, interpret, round_to, shape_of, stored_arguments
+
+CHECK_TOLERANCE = 1e-2
+"""Relative error allowed against the reference: what bf16 inputs and bf16 outputs allow."""
+
+BISECT_TOLERANCE = 1e-3
+"""Relative change a tile-level pass may cause. The same interpreter runs both sides, so a
+correct pass changes nothing beyond f32 reassociation, which bf16 roundings can amplify a little;
+a miscompile moves the outputs by far more."""
+
+Arrays = dict[str, np.ndarray]
+
+
+def _assignments(value: Mapping[str, int] | Sequence[str] | str | None) -> dict[str, int]:
+    """-D / --size values as the CLI parses them (a dict) or as raw "NAME=VALUE" items."""
+    if value is None:
+        return {}
+    if isinstance(value, Mapping):
+        return {name: int(number) for name, number in value.items()}
+    result = {}
+    for item in value.split(",") if isinstance(value, str) else value:
+        name, sep, number = item.strip().partition("=")
+        if not sep:
+            raise TkError(f"expected NAME=VALUE, got {item!r}")
+        if number.strip().lower() in ("true", "false"):
+            result[name.strip()] = int(number.strip().lower() == "true")
+            continue
+        try:
+            result[name.strip()] = int(number, 0)
+        except ValueError:
+            raise TkError(f"the value of {name} must be an integer, got {number!r}") from None
+    return result
+
+
+def kernel_params(kernel: tile.KernelOp) -> dict[str, int]:
+    """The compile-time parameters with their final values, as plain integers."""
+    return {
+        name: attr.value.data for name, attr in kernel.params.data.items() if isinstance(attr, IntegerAttr)
+    }
+
+
+def write_only(kernel: tile.KernelOp) -> set[str]:
+    """Arguments the kernel stores to and never loads from: the ones to poison."""
+    loaded = {op.tensor for op in kernel.walk() if isinstance(op, tile.LoadOp)}
+    stored = set(stored_arguments(kernel))
+    args = zip(kernel.arg_names, kernel.body.block.args, strict=True)
+    return {name for name, arg in args if name in stored and arg not in loaded}
+
+
+def make_inputs(kernel: tile.KernelOp, dims: Mapping[str, int], seed: int) -> Arrays:
+    """Seeded standard-normal inputs rounded to their dtypes (as f32), NaN for write-only outputs."""
+    rng = np.random.default_rng(seed)
+    poisoned = write_only(kernel)
+    arrays: Arrays = {}
+    for name, arg in zip(kernel.arg_names, kernel.body.block.args, strict=True):
+        assert isinstance(arg.type, tile.GlobalType)
+        shape = shape_of(arg.type, dims, name)
+        if name in poisoned:
+            arrays[name] = np.full(shape, np.nan, np.float32)
+        else:
+            arrays[name] = round_to(rng.standard_normal(shape, np.float32), arg.type.element_type)
+    return arrays
+
+
+def checksum_line(name: str, array: np.ndarray) -> str:
+    values = np.asarray(array, np.float64)
+    nans = int(np.isnan(values).sum())
+    finite = np.where(np.isnan(values), 0, values)
+    return (
+        f"{name}: {array.dtype} {list(array.shape)}  sum {finite.sum():.6e}  abs-sum {np.abs(finite).sum():.6e}"
+        + (f"  NaN {nans}" if nans else "")
+    )
+
+
+def relative_error(out: np.ndarray, ref: np.ndarray) -> tuple[float, float]:
+    """(max abs error, ‖out − ref‖ / ‖ref‖); a NaN in one but not the other makes both infinite."""
+    out, ref = np.asarray(out, np.float64), np.asarray(ref, np.float64)
+    if out.shape != ref.shape:
+        raise TkError(f"the reference has shape {list(ref.shape)}, the output {list(out.shape)}")
+    nan_out, nan_ref = np.isnan(out), np.isnan(ref)
+    if (nan_out != nan_ref).any():
+        return float("inf"), float("inf")
+    # NaN where the reference has NaN, and equal infinities, are no error
+    diff = np.where((out == ref) | nan_out, 0, out - ref)
+    norm = float(np.linalg.norm(np.where(np.isfinite(ref), ref, 0)))
+    max_abs = float(np.abs(diff).max(initial=0))
+    error = float(np.linalg.norm(diff))
+    return max_abs, error / norm if norm else error
+
+
+def load_reference(tk_file: str) -> Callable[[Arrays, dict[str, int]], Arrays]:
+    """`reference` from `X_ref.py` beside `X.tk`."""
+    path = Path(tk_file).with_name(Path(tk_file).stem + "_ref.py")
+    if not path.is_file():
+        raise TkError(f"--check needs a reference: {path} does not exist (it defines reference(inputs, params))")
+    spec = importlib.util.spec_from_file_location(f"tkc_ref_{path.stem}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    reference = getattr(module, "reference", None)
+    if not callable(reference):
+        raise TkError(f"{path} defines no function reference(inputs, params)")
+    return reference
+
+
+def check(outputs: Arrays, expected: Arrays, out: TextIO, tolerance: float = CHECK_TOLERANCE) -> bool:
+    """Print each output's error against the reference and PASS/FAIL; True when all pass."""
+    missing = set(outputs) - set(expected)
+    if missing:
+        raise TkError(f"the reference returns no {', '.join(sorted(missing))}")
+    passed = True
+    for name, value in outputs.items():
+        max_abs, rel = relative_error(value, expected[name])
+        ok = rel <= tolerance
+        passed &= ok
+        print(f"{name}: max abs error {max_abs:.3e}  rel error {rel:.3e}  {'PASS' if ok else 'FAIL'}", file=out)
+    print("PASS" if passed else f"FAIL (tolerance rel {tolerance:g})", file=out)
+    return passed
+
+
+# --------------------------------------------------------------------------- bisect
+
+
+def snapshots(module: ModuleOp, passes: Sequence[ModulePass] | None = None) -> list[tuple[str, ModuleOp]]:
+    """("input", IR) then (pass, IR after it) for each tile-level pass; `module` is untouched.
+
+    By default the driver's tile pipeline; `passes` runs an explicit list instead (tests inject
+    a deliberately broken pass this way).
+    """
+    if passes is None:
+        from tkc.driver import ir_after_each_pass
+
+        return ir_after_each_pass(module, "tile")
+    from tkc.driver import make_context
+
+    ctx, current = make_context(), module.clone()
+    stages = [("input", module.clone())]
+    for each in passes:
+        each.apply(ctx, current)
+        current.verify()
+        stages.append((each.name, current.clone()))
+    return stages
+
+
+@dataclass
+class BisectResult:
+    culprit: str | None
+    """The first pass whose outputs differ from the input IR's, or None."""
+    errors: list[tuple[str, float]]
+    """(pass, largest relative change of any output) for each pass interpreted."""
+
+
+def bisect(
+    stages: Sequence[tuple[str, ModuleOp]],
+    kernel: str | None,
+    inputs: Arrays,
+    params: Mapping[str, int],
+    out: TextIO,
+    tolerance: float = BISECT_TOLERANCE,
+) -> BisectResult:
+    """Interpret every stage on the same inputs; the first whose outputs move names the pass."""
+    (_, first), rest = stages[0], stages[1:]
+    baseline = interpret(first, kernel, inputs, params)
+    print(f"{'input':<24} reference", file=out)
+    errors: list[tuple[str, float]] = []
+    for name, module in rest:
+        try:
+            result = interpret(module, kernel, inputs, params)
+        except TkError as e:
+            print(f"{name:<24} cannot be interpreted: {e.message}", file=out)
+            print(f"first pass whose IR the interpreter cannot run: {name}", file=out)
+            return BisectResult(name, errors)
+        worst = max(relative_error(result[k], baseline[k])[1] for k in baseline)
+        errors.append((name, worst))
+        if worst > tolerance:
+            print(f"{name:<24} rel change {worst:.3e}  DIFFERS", file=out)
+            print(f"first pass whose outputs differ: {name}", file=out)
+            return BisectResult(name, errors)
+        print(f"{name:<24} rel change {worst:.3e}  same", file=out)
+    print("no pass changes the outputs", file=out)
+    return BisectResult(None, errors)
+
+
+# --------------------------------------------------------------------------- the command
+
+
+def _run_on_gpu(path: str, kernel: str, inputs: Arrays, params: dict[str, int]) -> Arrays | None:
+    """The GPU path (the runtime's), or None with a message when this build has none."""
+    try:
+        from tkc.runtime import run_on_gpu  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    result: Arrays = run_on_gpu(path=path, kernel=kernel, inputs=inputs, params=params)
+    return result
+
+
+def run_command(args: Any, out: TextIO = sys.stdout) -> int:
+    """`tkc run`; returns the exit status (1: --check failed, bisect found a pass, no GPU path)."""
+    from tkc.driver import load_module
+
+    params = _assignments(getattr(args, "params", None) or getattr(args, "define", None))
+    sizes = _assignments(args.size)
+    module = load_module(args.file, args.kernel, params)
+    kernel_op = find_kernel(module, args.kernel)
+    kernel = kernel_op.sym_name.data
+    final_params = kernel_params(kernel_op)
+    inputs = make_inputs(kernel_op, final_params | sizes, args.seed)
+
+    if args.bisect:
+        culprit = bisect(snapshots(module), kernel, inputs, sizes, out).culprit
+        return 1 if culprit else 0
+
+    if args.interpret:
+        outputs = interpret(module, kernel, inputs, sizes)
+    else:
+        gpu_outputs = _run_on_gpu(args.file, kernel, inputs, params)
+        if gpu_outputs is None:
+            print("tkc: error: the GPU path (tkc.runtime.run_on_gpu) is not available in this build; "
+                  "use --interpret to run the reference interpreter", file=sys.stderr)
+            return 1
+        outputs = gpu_outputs
+    for name, value in outputs.items():
+        print(checksum_line(name, value), file=out)
+    if not args.check:
+        return 0
+    poisoned = write_only(kernel_op)
+    read = {name: array for name, array in inputs.items() if name not in poisoned}
+    expected = load_reference(args.file)(read, final_params | sizes)
+    return 0 if check(outputs, expected, out) else 1
