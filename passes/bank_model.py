@@ -1,0 +1,136 @@
+"""The exact shared-memory bank model (hopper-ptx.md §7) and the address maps of tkc's shared layouts.
+
+Shared memory has 32 banks of 4 bytes. A warp request is served in 128-byte phases (32 lanes
+of 4 bytes, 16 of 8, 8 of 16); a phase costs the largest number of distinct 4-byte words that
+fall into one bank (identical words broadcast). `wavefronts` is that model, verbatim.
+
+A shared tile is stored as column panels `span` bytes wide, row-major within a panel (the
+ThunderKittens layout, which TMA writes and wgmma reads), then XOR-swizzled on absolute
+address bits: `phys = o ^ (((o >> 7) & m) << 4)`. Unswizzled tiles are plain row-major and
+may pad each row. The warp-level accesses the lowering emits (stmatrix/ldmatrix rows,
+accumulator-fragment pairs, row vectors) are enumerated lane by lane, instruction by
+instruction, so `conflicts` is exact for the whole tile, not a sample.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+
+BANKS = 32
+WARP = 32
+SWIZZLE_MASK = {0: 0, 32: 1, 64: 3, 128: 7}
+"""Swizzle span in bytes -> the mask m of the row bits XORed into the 16-byte chunk index."""
+
+
+def wavefronts(addrs: Sequence[int], width: int) -> tuple[int, int]:
+    """(actual, ideal) wavefronts of one warp request: 32 byte addresses in lane order, `width` bytes each."""
+    per = 128 // width
+    total = 0
+    for p in range(0, WARP, per):
+        banks: dict[int, set[int]] = {}
+        for a in addrs[p : p + per]:
+            for w in range(a // 4, (a + width) // 4):
+                banks.setdefault(w % BANKS, set()).add(w)
+        total += max(len(s) for s in banks.values())
+    return total, WARP * width // 128
+
+
+def swizzle_address(offset: int, swizzle: int) -> int:
+    """Where the byte at dense offset `offset` (from an aligned base) lands under `swizzle`."""
+    return offset ^ (((offset >> 7) & SWIZZLE_MASK[swizzle]) << 4)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Placement of a rows x cols tile: swizzle span in bytes (0 = none) and row padding (unswizzled only)."""
+
+    rows: int
+    cols: int
+    elem_bytes: int
+    swizzle: int
+    pad: int = 0
+
+    @property
+    def pitch(self) -> int:
+        """Bytes between consecutive rows of a panel."""
+        return self.swizzle if self.swizzle else self.cols * self.elem_bytes + self.pad
+
+    @property
+    def panel_cols(self) -> int:
+        return self.swizzle // self.elem_bytes if self.swizzle else self.cols
+
+    @property
+    def num_bytes(self) -> int:
+        return self.cols // self.panel_cols * self.rows * self.pitch
+
+    def address(self, row: int, col: int) -> int:
+        panel, col = divmod(col, self.panel_cols)
+        return swizzle_address(panel * self.rows * self.pitch + row * self.pitch + col * self.elem_bytes, self.swizzle)
+
+    def describe(self) -> str:
+        if self.swizzle:
+            return f"{self.swizzle}B swizzle"
+        return f"no swizzle, rows padded by {self.pad} B" if self.pad else "no swizzle"
+
+
+@dataclass(frozen=True)
+class Access:
+    """A warp-level shared access: `lane(t, r0, c0)` is lane t's (row, col) in the instruction at
+    (r0, c0); each instruction covers `rows` x `cols` elements, `width` bytes per lane."""
+
+    instruction: str
+    width: int
+    rows: int
+    cols: int
+    lane: Callable[[int, int, int], tuple[int, int]]
+
+
+def matrix_rows(instruction: str, elem_bytes: int) -> Access:
+    """stmatrix/ldmatrix .x4: lane t gives 16-byte row t%8 of matrix t/8; matrix j covers rows
+    8(j&1).. and columns 8(j>>1).. of a 16x16 (b16) block."""
+    per_row = 16 // elem_bytes
+    return Access(
+        instruction,
+        16,
+        16,
+        2 * per_row,
+        lambda t, r0, c0: (r0 + t % 8 + 8 * ((t // 8) & 1), c0 + per_row * (t // 16)),
+    )
+
+
+def fragment_pairs(instruction: str, elem_bytes: int) -> Access:
+    """Accumulator fragment (hopper-ptx.md §5): lane l holds columns 2(l%4), +1 of row l/4; one
+    instruction stores that pair for the warp's 8 rows x 8 columns."""
+    return Access(instruction, 2 * elem_bytes, 8, 8, lambda t, r0, c0: (r0 + t // 4, c0 + 2 * (t % 4)))
+
+
+def row_vector(instruction: str, elem_bytes: int) -> Access:
+    """A row vector as the fragments hold it: lane l has row l/4 (the quad shares it), 8 rows a warp."""
+    return Access(instruction, elem_bytes, 8, 1, lambda t, r0, c0: (r0 + t // 4, c0))
+
+
+def warp_requests(layout: Layout, access: Access) -> Iterator[list[int]]:
+    """The 32 lane addresses of every instruction that covers the tile."""
+    for r0 in range(0, layout.rows, access.rows):
+        for c0 in range(0, layout.cols, access.cols):
+            yield [layout.address(*access.lane(t, r0, c0)) for t in range(WARP)]
+
+
+@dataclass(frozen=True)
+class Conflicts:
+    ways: int
+    """Worst instruction: its wavefronts over the ideal (1 = conflict-free)."""
+    actual: int
+    """Wavefronts of all instructions over the tile."""
+    ideal: int
+
+
+def conflicts(layout: Layout, access: Access) -> Conflicts:
+    ways = actual = ideal = 0
+    for addrs in warp_requests(layout, access):
+        a, i = wavefronts(addrs, access.width)
+        ways = max(ways, -(-a // i))
+        actual += a
+        ideal += i
+    return Conflicts(ways, actual, ideal)

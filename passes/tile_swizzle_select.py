@@ -1,0 +1,209 @@
+"""tile-swizzle-select: the swizzle of every shared tile, its alignment, and the wgmma descriptors.
+
+A shared tile (the result of `tile.load`, written by TMA, or of `tile.to_shared`, written by
+stmatrix) is stored as column panels `span` bytes wide, one TMA box each, so the inner box is
+exactly the span as TMA requires when it swizzles. The span is the widest of 128/64/32 bytes
+that divides the row bytes: K-major rows of 128 B (64 bf16, 128 fp8, 32 fp32) get 128B swizzle,
+narrower rows 64B or 32B, the rule ThunderKittens uses for every dtype. wgmma reads exactly
+that layout with its swizzle mode 1/2/3, so TMA feeds wgmma with no conversion and neither
+side conflicts on banks. Rows narrower than 32 B stay unswizzled (wgmma cannot read those here).
+
+Written on the defining op:
+  swizzle = #tile.decision<S, "why">       S in bytes, also in the type `!tile.st<..., swizzle S>`
+  smem_align = 1024|512|256|128 : i64       the swizzle repeat (8 rows x span) the base needs
+and on each `tile.mma`, for each operand read from shared memory:
+  a_desc / b_desc = #tile.decision<C, "0x...: K-major|MN-major ...">
+where C (layout bits 62-63, SBO >> 4 at bit 32, LBO >> 4 at bit 16; an i64 in two's complement,
+spelled in hex in the reason) is ORed with `(addr >> 4) & 0x3FFF` (hopper-ptx.md §4);
+`wgmma_descriptor` also gives the k-step advance and the panel stride.
+A pinned `swizzle = N : i64` (@swizzle(N)) is checked and kept; tile-bank-conflicts may
+re-swizzle a tile through `set_swizzle`, which keeps types and descriptors consistent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import scf
+from xdsl.dialects.builtin import Float8E4M3FNType, IntegerAttr, ModuleOp
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+
+from tkc.diagnostics import error_at
+from tkc.dialects.tile import (
+    DecisionAttr,
+    LoadOp,
+    MmaOp,
+    SharedTileType,
+    StoreOp,
+    ToRegOp,
+    ToSharedOp,
+    element_bytes,
+    element_name,
+)
+
+SPANS = (128, 64, 32)
+LAYOUT_CODE = {128: 1, 64: 2, 32: 3}
+"""Descriptor bits 62-63 for each swizzle span."""
+
+
+@dataclass(frozen=True)
+class Descriptor:
+    """A wgmma shared-memory matrix descriptor for one operand tile."""
+
+    major: str
+    """"K": rows are M/N indices, K contiguous; "MN": rows are K indices, M/N contiguous."""
+    swizzle: int
+    lbo: int
+    sbo: int
+    k_step: int
+    """Bytes the start address advances per wgmma k-step (32 bytes of K) inside one panel."""
+    panel_bytes: int
+    """Distance between the span-wide column panels (K-major: next K panel; MN-major: = LBO)."""
+
+    @property
+    def constant(self) -> int:
+        return (LAYOUT_CODE[self.swizzle] << 62) | ((self.sbo >> 4) << 32) | ((self.lbo >> 4) << 16)
+
+    def describe(self) -> str:
+        lbo = "LBO 16 (unused)" if self.major == "K" else f"LBO {self.lbo} (next {self.swizzle}-byte MN panel)"
+        return (
+            f"{self.constant:#018x}: {self.major}-major, {self.swizzle}B swizzle (layout {LAYOUT_CODE[self.swizzle]}): {lbo}, "
+            f"SBO {self.sbo} (8 rows x {self.swizzle} B), k-step +{self.k_step} B, panels {self.panel_bytes} B apart"
+        )
+
+
+def wgmma_descriptor(tile: SharedTileType, major: str) -> Descriptor:
+    span = tile.swizzle.data
+    panel = tile.rows * span
+    if major == "K":
+        return Descriptor("K", span, 16, 8 * span, 32, panel)
+    return Descriptor("MN", span, panel, 8 * span, 32 // element_bytes(tile.element_type) * span, panel)
+
+
+def operand_major(mma: MmaOp, operand: SSAValue) -> str:
+    """How wgmma reads a shared operand: A is K-major unless transposed; mma_AB reads B MN-major."""
+    if operand is mma.a:
+        return "MN" if mma.transpose_a else "K"
+    return "K" if mma.transpose_b else "MN"
+
+
+def connected(value: SSAValue) -> list[SSAValue]:
+    """The value and every block argument / result it flows into through scf iter_args and yields."""
+    found: list[SSAValue] = []
+    todo = [value]
+    while todo:
+        v = todo.pop()
+        if any(v is f for f in found):
+            continue
+        found.append(v)
+        for use in v.uses:
+            user = use.operation
+            if isinstance(user, scf.ForOp) and use.index >= 3:
+                todo += [user.body.block.args[use.index - 2], user.results[use.index - 3]]
+            elif isinstance(user, scf.YieldOp) and isinstance(parent := user.parent_op(), scf.ForOp | scf.IfOp):
+                todo.append(parent.results[use.index])
+                if isinstance(parent, scf.ForOp):
+                    todo.append(parent.body.block.args[use.index + 1])
+    return found
+
+
+def users(value: SSAValue) -> list[tuple[Operation, SSAValue]]:
+    """(op, operand value) for every tile op that reads the tile, through loop-carried copies."""
+    return [
+        (use.operation, v)
+        for v in connected(value)
+        for use in v.uses
+        if not isinstance(use.operation, scf.ForOp | scf.YieldOp)
+    ]
+
+
+def shared_tile_ops(module: ModuleOp) -> list[LoadOp | ToSharedOp]:
+    return [
+        op
+        for op in module.walk()
+        if isinstance(op, LoadOp | ToSharedOp) and isinstance(op.result.type, SharedTileType)
+    ]
+
+
+def read_by_wgmma(op: LoadOp | ToSharedOp) -> list[tuple[MmaOp, str]]:
+    return [(user, operand_major(user, v)) for user, v in users(op.result) if isinstance(user, MmaOp)]
+
+
+def role_names(op: LoadOp | ToSharedOp) -> list[str]:
+    """How the tile is written and read, for reasons and the report."""
+    roles = ["written by TMA" if isinstance(op, LoadOp) else "written by stmatrix"]
+    for user, v in users(op.result):
+        if isinstance(user, MmaOp):
+            roles.append(f"read {operand_major(user, v)}-major by wgmma as {'A' if v is user.a else 'B'}")
+        elif isinstance(user, ToRegOp):
+            roles.append("read by ldmatrix")
+        elif isinstance(user, StoreOp):
+            roles.append("stored by TMA")
+    return list(dict.fromkeys(roles))
+
+
+def set_swizzle(op: LoadOp | ToSharedOp, swizzle: int, reason: str) -> None:
+    """Give the tile `swizzle`: its type everywhere it flows, the decision, alignment and descriptors."""
+    for v in connected(op.result):
+        assert isinstance(v.type, SharedTileType)
+        Rewriter.replace_value_with_new_type(v, v.type.with_swizzle(swizzle))
+    op.attributes["swizzle"] = DecisionAttr(swizzle, reason)
+    op.attributes["smem_align"] = IntegerAttr(max(8 * swizzle, 128), 64)
+    for user, v in users(op.result):
+        if isinstance(user, MmaOp):
+            assert isinstance(v.type, SharedTileType)
+            desc = wgmma_descriptor(v.type, operand_major(user, v))
+            name = "a_desc" if v is user.a else "b_desc"
+            user.attributes[name] = DecisionAttr(IntegerAttr(desc.constant, 64), desc.describe())
+
+
+def widest_span(row_bytes: int) -> int:
+    return next((s for s in SPANS if row_bytes % s == 0), 0)
+
+
+def check_and_choose(op: LoadOp | ToSharedOp) -> tuple[int, str]:
+    tile = op.result.type
+    assert isinstance(tile, SharedTileType)
+    row_bytes = tile.cols * element_bytes(tile.element_type)
+    shape = f"{tile.rows}x{tile.cols}x{element_name(tile.element_type)}"
+    wgmma = read_by_wgmma(op)
+    for mma, major in wgmma:
+        if major == "MN" and isinstance(tile.element_type, Float8E4M3FNType):
+            raise error_at(mma, "fp8 wgmma reads both operands K-major only: store B as [N, K] and use mma_ABt")
+    roles = ", ".join(role_names(op))
+    pin = op.attributes.get("swizzle")
+    if isinstance(pin, IntegerAttr):
+        value = pin.value.data
+        if value not in (0, *SPANS):
+            raise error_at(op, f"@swizzle({value}): the swizzle is 0, 32, 64 or 128 bytes")
+        if value and row_bytes % value:
+            raise error_at(
+                op,
+                f"@swizzle({value}) needs rows of a multiple of {value} bytes (TMA box = one {value}-byte panel); "
+                f"the {shape} tile has {row_bytes}-byte rows",
+            )
+        if not value and wgmma:
+            raise error_at(op, f"@swizzle(0): wgmma reads the {shape} tile, and tkc feeds wgmma only swizzled tiles")
+        return value, f"pinned by @swizzle({value}); {roles}"
+    span = widest_span(row_bytes)
+    if not span:
+        if wgmma:
+            raise error_at(op, f"the {shape} tile has {row_bytes}-byte rows: wgmma needs rows of 32 bytes or more")
+        return 0, f"rows of {row_bytes} B are narrower than the 32B swizzle span; {roles}"
+    panels = row_bytes // span
+    layout = f"{panels} panels of {span} B (one TMA box each)" if panels > 1 else f"one {span}-byte panel (one TMA box)"
+    return span, f"{row_bytes}-byte rows ({tile.cols} x {element_name(tile.element_type)}) as {layout}; {roles}"
+
+
+@dataclass(frozen=True)
+class TileSwizzleSelectPass(ModulePass):
+    name = "tile-swizzle-select"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for tile_op in shared_tile_ops(op):
+            if isinstance(tile_op.attributes.get("swizzle"), DecisionAttr):
+                continue
+            set_swizzle(tile_op, *check_and_choose(tile_op))
