@@ -1,0 +1,407 @@
+"""Runtime checks without a GPU: argument validation, dim binding, grid, tensor maps, params.
+
+The arrays are fakes exposing `__cuda_array_interface__` (or posing as torch tensors), so none
+of this touches the driver: every check must happen before the first driver call.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import subprocess
+import sys
+from types import SimpleNamespace
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from tkc.abi import ArgSpec, DimParam, KernelABI, PointerParam, TensorMapParam
+from tkc.diagnostics import TkError
+from tkc.runtime import load, plan_launch
+from tkc.runtime.arrays import adapt, row_major
+from tkc.runtime.launch import PackedParams, ParamSlot, bind, slot_bytes, stream_handle
+from tkc.runtime.tensormap import spec_for
+
+BASE = 0x7F00_0000_0000
+
+
+class FakeCuda:
+    """A device array as CuPy or Numba would describe it."""
+
+    def __init__(self, shape, typestr="<f2", ptr=BASE, strides=None):
+        self.__cuda_array_interface__ = {
+            "shape": tuple(shape),
+            "typestr": typestr,
+            "data": (ptr, False),
+            "strides": strides,
+            "version": 3,
+        }
+
+
+class FakeTorchDtype:
+    def __init__(self, name):
+        self.name = name
+
+    def __str__(self):
+        return f"torch.{self.name}"
+
+
+def fake_torch(shape, dtype="bfloat16", device="cuda", index=0, itemsize=2, ptr=BASE):
+    """An object the runtime takes for a torch.Tensor (recognised by its type's module)."""
+    cls = type("Tensor", (), {"__module__": "torch"})
+    t = cls()
+    t.shape = tuple(shape)
+    t.dtype = FakeTorchDtype(dtype)
+    t.device = SimpleNamespace(type=device, index=index if device == "cuda" else None)
+    t.element_size = lambda: itemsize
+    t.stride = lambda: tuple(s // itemsize for s in row_major(tuple(shape), itemsize))
+    t.data_ptr = lambda: ptr
+    return t
+
+
+GEMM = KernelABI(
+    entry="gemm",
+    args=(
+        ArgSpec("A", "f16", ("M", "K")),
+        ArgSpec("B", "f16", ("K", "N")),
+        ArgSpec("C", "f32", ("M", "N")),
+    ),
+    params=(
+        TensorMapParam("tma_A", "A", (64, 128), 128),
+        TensorMapParam("tma_B", "B", (64, 64), 128),
+        PointerParam("C_ptr", "C"),
+        DimParam("K_dim", "K"),
+        DimParam("N_dim", "N"),
+    ),
+    grid=(("div", "N", 256), ("div", "M", 128), 1),
+    block=384,
+    smem_bytes=160 * 1024,
+    divisibility=(("M", 128), ("N", 256), ("K", 64)),
+)
+
+# No divisibility and a pointer only: lets the layout checks be reached with odd shapes.
+COPY = KernelABI(
+    entry="copy",
+    args=(ArgSpec("X", "f16", ("R", "W")),),
+    params=(PointerParam("x", "X"), DimParam("w", "W")),
+    grid=("R", 1, 1),
+    block=128,
+    smem_bytes=0,
+)
+
+
+def gemm_args(M=256, N=512, K=128):
+    return (
+        FakeCuda((M, K), ptr=BASE),
+        FakeCuda((K, N), ptr=BASE + 0x100000),
+        FakeCuda((M, N), "<f4", ptr=BASE + 0x200000),
+    )
+
+
+def error(abi, *args, **named) -> str:
+    with pytest.raises(TkError) as e:
+        plan_launch(abi, args, named, num_sms=132)
+    return e.value.message
+
+
+# ---- a launch that fits ----
+
+
+def test_plan_binds_dims_grid_and_params():
+    A, B, C = gemm_args(M=256, N=512, K=128)
+    cfg = plan_launch(GEMM, (A, B, C), {}, num_sms=132)
+    assert cfg.dims == {"M": 256, "K": 128, "N": 512}
+    assert cfg.grid == (2, 2, 1)
+    assert cfg.block == (384, 1, 1)
+    assert cfg.smem_bytes == 160 * 1024
+    assert [(p.name, p.kind, p.nbytes) for p in cfg.params] == [
+        ("tma_A", "tensormap", 128),
+        ("tma_B", "tensormap", 128),
+        ("C_ptr", "pointer", 8),
+        ("K_dim", "dim", 4),
+        ("N_dim", "dim", 4),
+    ]
+    ta, tb, pc, dk, dn = (p.value for p in cfg.params)
+    assert pc == BASE + 0x200000 and dk == 128 and dn == 512
+    assert ta.address == BASE and tb.address == BASE + 0x100000
+    # innermost first: A is [M=256][K=128] f16
+    assert ta.global_dims == (128, 256) and ta.global_strides == (256,)
+    assert ta.box == (64, 128) and ta.element_strides == (1, 1)
+    assert (ta.data_type, ta.swizzle, ta.interleave, ta.l2_promotion, ta.oob_fill) == (6, 3, 0, 3, 0)
+
+
+def test_named_and_positional_arguments_mix():
+    A, B, C = gemm_args()
+    cfg = plan_launch(GEMM, (A,), {"C": C, "B": B}, num_sms=132)
+    assert cfg.params[2].value == BASE + 0x200000
+
+
+def test_num_sms_in_grid():
+    abi = KernelABI(
+        entry="p",
+        args=COPY.args,
+        params=COPY.params,
+        grid=(("min", "num_sms", ("ceildiv", "R", 4)), 1, 1),
+        block=128,
+        smem_bytes=0,
+    )
+    assert plan_launch(abi, (FakeCuda((1000, 64)),), {}, num_sms=132).grid == (132, 1, 1)
+    assert plan_launch(abi, (FakeCuda((40, 64)),), {}, num_sms=132).grid == (10, 1, 1)
+
+
+def test_fixed_dims_accepted_and_checked():
+    abi = KernelABI("f", (ArgSpec("X", "f32", ("R", 128)),), (PointerParam("x", "X"),), ("R", 1, 1), 128, 0)
+    assert plan_launch(abi, (FakeCuda((4, 128), "<f4"),), {}, 132).dims == {"R": 4}
+    assert error(abi, FakeCuda((4, 64), "<f4")) == "argument X: dim 1 must be 128, got 64"
+
+
+# ---- argument count and names ----
+
+
+def test_too_many_arguments():
+    msg = error(GEMM, *gemm_args(), FakeCuda((1, 1)))
+    assert "gemm(A, B, C) takes 3 arguments, 4 were given" in msg
+
+
+def test_missing_argument():
+    A, B, _ = gemm_args()
+    assert "missing argument C" in error(GEMM, A, B)
+
+
+def test_unknown_named_argument():
+    msg = error(GEMM, *gemm_args(), D=FakeCuda((1, 1)))
+    assert "unknown argument 'D'" in msg and "gemm(A, B, C)" in msg
+
+
+def test_argument_given_twice():
+    A, B, C = gemm_args()
+    assert "argument A is given twice" in error(GEMM, A, B, C, A=A)
+
+
+def test_not_an_array():
+    A, B, _ = gemm_args()
+    assert error(GEMM, A, B, [1, 2, 3]).startswith("argument C: a list is not an array")
+
+
+# ---- dtype, rank, dims ----
+
+
+def test_wrong_dtype_names_argument():
+    A, B, _ = gemm_args()
+    msg = error(GEMM, A, B, FakeCuda((256, 512), "<f2"))
+    assert msg == "argument C: expected dtype f32, got <f2"
+
+
+def test_bf16_through_cuda_array_interface_gets_a_hint():
+    abi = KernelABI("b", (ArgSpec("X", "bf16", ("R", "W")),), (PointerParam("x", "X"),), ("R", 1, 1), 32, 0)
+    assert "cannot express it" in error(abi, FakeCuda((8, 64), "<V2"))
+
+
+def test_wrong_rank():
+    A, B, _ = gemm_args()
+    msg = error(GEMM, A, B, FakeCuda((256, 512, 1), "<f4"))
+    assert msg == "argument C: expected rank 2 [M, N], got shape [256, 512, 1]"
+
+
+def test_inconsistent_symbolic_dim():
+    A = FakeCuda((256, 128))
+    B = FakeCuda((192, 512))
+    msg = error(GEMM, A, B, FakeCuda((256, 512), "<f4"))
+    assert msg == "argument B: dim K is 192 here (dim 0) but 128 in A (dim 1)"
+
+
+def test_divisibility():
+    msg = error(GEMM, *gemm_args(M=1000))
+    assert msg == "M = 1000 (from A (dim 0)) is not a multiple of 128, the tile size along M"
+
+
+def test_empty_dim():
+    assert "argument X: dim 0 is empty" in error(COPY, FakeCuda((0, 64)))
+
+
+def test_dim_must_fit_u32():
+    assert "does not fit in 32 bits" in error(COPY, FakeCuda((1 << 32, 64)))
+
+
+# ---- layout ----
+
+
+def test_misaligned_base():
+    msg = error(COPY, FakeCuda((4, 64), ptr=BASE + 8))
+    assert msg.startswith("argument X: address 0x7f0000000008 is not 16-byte aligned")
+
+
+def test_stride_not_multiple_of_16():
+    msg = error(COPY, FakeCuda((4, 12)))
+    assert msg.startswith("argument X: the stride of dim 0 is 24 bytes, not a multiple of 16")
+
+
+def test_not_contiguous():
+    transposed = FakeCuda((64, 32), strides=(2, 128))
+    assert "argument X is not contiguous row-major" in error(COPY, transposed)
+
+
+def test_padded_rows_are_not_contiguous():
+    assert "not contiguous" in error(COPY, FakeCuda((4, 64), strides=(256, 2)))
+
+
+def test_extent_one_dims_may_have_any_stride():
+    assert plan_launch(COPY, (FakeCuda((1, 64), strides=(12345, 2)),), {}, 132).grid == (1, 1, 1)
+
+
+# ---- devices ----
+
+
+def test_cpu_torch_tensor_is_refused():
+    t = fake_torch((4, 64), dtype="float16", device="cpu")
+    assert error(COPY, t).startswith("argument X is in host memory (torch)")
+
+
+def test_tensor_on_another_gpu_is_refused():
+    t = fake_torch((4, 64), dtype="float16", index=1)
+    assert error(COPY, t) == "argument X is on cuda:1; tkc launches on cuda:0"
+
+
+def test_torch_tensor_accepted():
+    t = fake_torch((4, 64), dtype="float16")
+    cfg = plan_launch(COPY, (t,), {}, 132)
+    assert cfg.params[0].value == BASE and cfg.dims == {"R": 4, "W": 64}
+
+
+def test_torch_dtype_checked():
+    assert error(COPY, fake_torch((4, 64), dtype="bfloat16")) == (
+        "argument X: expected dtype f16, got bfloat16"
+    )
+
+
+def test_numpy_is_staged_later():
+    host = np.zeros((4, 12), np.float16)  # odd strides are fine: it gets a fresh packed copy
+    cfg = plan_launch(COPY, (host,), {}, 132)
+    assert cfg.params[0].value is None and cfg.params[1].value == 12
+
+
+def test_numpy_bf16_through_ml_dtypes_and_tensor_map_address_pending():
+    abi = KernelABI(
+        "t", (ArgSpec("X", "bf16", ("R", "W")),), (TensorMapParam("tx", "X", (64, 64), 128),),
+        ("R", 1, 1), 128, 0,
+    )
+    cfg = plan_launch(abi, (np.zeros((64, 64), ml_dtypes.bfloat16),), {}, 132)
+    assert cfg.params[0].value.address is None and cfg.params[0].value.data_type == 9
+
+
+def test_numpy_wrong_dtype():
+    assert error(COPY, np.zeros((4, 64), np.float64)) == "argument X: expected dtype f16, got float64"
+
+
+class DLPackOnly:
+    """An array reachable only through DLPack (as a JAX array would be)."""
+
+    def __init__(self, array):
+        self.array = array
+
+    def __dlpack__(self, **kw):
+        return self.array.__dlpack__(**kw)
+
+    def __dlpack_device__(self):
+        return self.array.__dlpack_device__()
+
+
+def test_dlpack_capsule_is_read():
+    a = np.arange(24, dtype=np.float32).reshape(4, 6)[:, 1:5]
+    info = adapt(DLPackOnly(a))
+    assert info.dtype == "f32" and info.shape == (4, 4) and info.strides == (24, 4)
+    assert info.ptr == a.ctypes.data and info.location == "cpu"
+
+
+def test_dlpack_host_array_is_refused():
+    assert "argument X is in host memory (dlpack)" in error(COPY, DLPackOnly(np.zeros((4, 64), np.float16)))
+
+
+# ---- grid ----
+
+
+def test_grid_extent_zero():
+    abi = KernelABI("g", COPY.args, COPY.params, (("div", "R", 256), 1, 1), 128, 0)
+    msg = error(abi, FakeCuda((128, 64)))
+    assert msg == "grid x = ('div', 'R', 256) is 0 with R = 128, W = 64; it must be in 1..2147483647"
+
+
+def test_grid_y_limit():
+    abi = KernelABI("g", COPY.args, COPY.params, (1, "R", 1), 128, 0)
+    assert "it must be in 1..65535" in error(abi, FakeCuda((70000, 64)))
+
+
+# ---- tensor map parameters ----
+
+
+def test_tensor_map_spec_dtypes_and_swizzles():
+    p = TensorMapParam("t", "X", (128, 64, 1), 128)
+    s = spec_for(p, "fp8e4m3", (3, 256, 512), BASE)
+    assert s.data_type == 0  # fp8 travels as UINT8
+    assert s.global_dims == (512, 256, 3) and s.global_strides == (512, 512 * 256)
+    for span, enum in [(0, 0), (32, 1), (64, 2), (128, 3)]:
+        q = TensorMapParam("t", "X", (16, 8), span)
+        assert spec_for(q, "bf16", (64, 64), BASE).swizzle == enum
+    assert spec_for(TensorMapParam("t", "X", (32, 8), 128), "f32", (8, 32), BASE).data_type == 7
+
+
+@pytest.mark.parametrize(
+    "box, swizzle, why",
+    [
+        ((128, 64), 128, "exceeds the 128B swizzle span"),
+        ((4, 64), 0, "not 16-aligned"),
+        ((64, 512), 128, "outside 1..256"),
+        ((64,), 128, "has not rank 2"),
+        ((64, 64), 16, "not 0/32/64/128"),
+    ],
+)
+def test_tensor_map_box_rules(box, swizzle, why):
+    with pytest.raises(ValueError, match=why):
+        spec_for(TensorMapParam("t", "X", box, swizzle), "bf16", (256, 256), BASE)
+
+
+# ---- parameter packing and streams ----
+
+
+def test_packed_params_are_a_void_pointer_array():
+    tmap = bytes(range(128))
+    slots = [
+        ParamSlot("t", "tensormap", 128, None),
+        ParamSlot("p", "pointer", 8, 0x1122334455667788),
+        ParamSlot("n", "dim", 4, 4096),
+    ]
+    values = [slot_bytes(slots[0], tmap), slot_bytes(slots[1]), slot_bytes(slots[2])]
+    packed = PackedParams(values)
+    ptrs = (ctypes.c_uint64 * 3).from_address(packed.address)
+    assert ctypes.string_at(ptrs[0], 128) == tmap
+    assert ctypes.c_uint64.from_address(ptrs[1]).value == 0x1122334455667788
+    assert ctypes.c_uint32.from_address(ptrs[2]).value == 4096
+
+
+def test_stream_forms():
+    binding = bind(COPY, (FakeCuda((4, 64)),), {})
+    assert stream_handle(None, binding) == 0  # the legacy default stream
+    assert stream_handle(0xABC, binding) == 0xABC
+    assert stream_handle(SimpleNamespace(cuda_stream=7), binding) == 7  # torch.cuda.Stream
+    assert stream_handle(SimpleNamespace(ptr=9), binding) == 9  # cupy.cuda.Stream
+    proto = SimpleNamespace(__cuda_stream__=lambda: (0, 11))
+    assert stream_handle(proto, binding) == 11
+
+
+# ---- no GPU needed to import or to be told what is wrong ----
+
+
+def test_load_needs_exactly_one_image():
+    with pytest.raises(ValueError, match="exactly one"):
+        load(abi=COPY)
+    with pytest.raises(ValueError, match="exactly one"):
+        load("x", b"y", abi=COPY)
+
+
+def test_import_does_not_touch_cuda():
+    code = (
+        "import sys, tkc.runtime as r\n"
+        "from tkc.runtime.launch import plan_launch\n"
+        "assert not any(m.startswith('cuda') for m in sys.modules), sorted(sys.modules)\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

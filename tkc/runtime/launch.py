@@ -1,0 +1,396 @@
+"""Checking arguments against a KernelABI, planning a launch, and launching.
+
+Everything up to `plan_launch` is pure Python over `ArrayInfo`s, so each check runs (and is
+tested) without a GPU: a call that does not fit the ABI raises `TkError` naming the argument
+before any driver call. `Kernel.__call__` then does the driver work: device checks the driver
+alone can answer, numpy staging, tensor maps (cached), the `void**` params and `cuLaunchKernelEx`.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from tkc.abi import DimParam, KernelABI, PointerParam, TensorMapParam, evaluate
+from tkc.diagnostics import TkError
+from tkc.runtime.arrays import ITEMSIZE, ArrayInfo, adapt, row_major
+from tkc.runtime.device import CudaError, Device, check, device, driver, get_function, load_module
+from tkc.runtime.tensormap import TensorMapSpec, encode, spec_for
+
+ALIGN = 16  # TMA: global address and every byte stride a multiple of 16
+GRID_LIMITS = (2**31 - 1, 65535, 65535)
+TMAP_CACHE_SIZE = 1024
+
+
+@dataclass(frozen=True)
+class Binding:
+    """The arguments by ABI name (in ABI order) and the value of every symbolic dim."""
+
+    arrays: dict[str, ArrayInfo]
+    dims: dict[str, int]
+
+
+@dataclass(frozen=True)
+class ParamSlot:
+    """One kernel parameter: `value` is a TensorMapSpec, a device address or a dim value.
+
+    A pointer (or tensor map address) is None for a numpy argument not yet on the device.
+    """
+
+    name: str
+    kind: str
+    nbytes: int
+    value: TensorMapSpec | int | None
+
+
+@dataclass(frozen=True)
+class LaunchConfig:
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    smem_bytes: int
+    dims: dict[str, int]
+    params: tuple[ParamSlot, ...]
+
+
+def bind(abi: KernelABI, args: tuple[Any, ...], named: dict[str, Any]) -> Binding:
+    """Match the call's arguments to the ABI and check them; TkError on the first misfit."""
+    names = [a.name for a in abi.args]
+    signature = f"{abi.entry}({', '.join(names)})"
+    if len(args) > len(names):
+        raise TkError(f"{signature} takes {len(names)} arguments, {len(args)} were given")
+    given = dict(zip(names, args))
+    for name, value in named.items():
+        if name not in names:
+            raise TkError(f"unknown argument {name!r}: the kernel is {signature}")
+        if name in given:
+            raise TkError(f"argument {name} is given twice (by position and by name)")
+        given[name] = value
+    missing = [n for n in names if n not in given]
+    if missing:
+        raise TkError(f"missing argument {', '.join(missing)}: the kernel is {signature}")
+
+    arrays: dict[str, ArrayInfo] = {}
+    dims: dict[str, int] = {}
+    where: dict[str, str] = {}  # dim name -> which argument and axis bound it
+    for spec in abi.args:
+        obj = given[spec.name]
+        try:
+            info = adapt(obj)
+        except ValueError as e:
+            raise TkError(f"argument {spec.name}: {e}") from e
+        if info is None:
+            raise TkError(
+                f"argument {spec.name}: a {type(obj).__name__} is not an array; pass a torch "
+                "tensor, a CuPy array, a numpy array, or anything with __cuda_array_interface__ "
+                "or __dlpack__"
+            )
+        _check_device(spec.name, info)
+        if info.dtype != spec.dtype:
+            hint = ""
+            if info.source == "cuda_array_interface" and spec.dtype in ("bf16", "fp8e4m3"):
+                hint = " (__cuda_array_interface__ cannot express it: pass a torch or DLPack array)"
+            raise TkError(
+                f"argument {spec.name}: expected dtype {spec.dtype}, got {info.dtype_desc}{hint}"
+            )
+        if len(info.shape) != len(spec.dims):
+            raise TkError(
+                f"argument {spec.name}: expected rank {len(spec.dims)} "
+                f"[{', '.join(map(str, spec.dims))}], got shape {list(info.shape)}"
+            )
+        for axis, (want, got) in enumerate(zip(spec.dims, info.shape)):
+            if got < 1:
+                raise TkError(f"argument {spec.name}: dim {axis} is empty (shape {list(info.shape)})")
+            if isinstance(want, int):
+                if got != want:
+                    raise TkError(f"argument {spec.name}: dim {axis} must be {want}, got {got}")
+            elif want in dims:
+                if dims[want] != got:
+                    raise TkError(
+                        f"argument {spec.name}: dim {want} is {got} here (dim {axis}) but "
+                        f"{dims[want]} in {where[want]}"
+                    )
+            else:
+                dims[want] = got
+                where[want] = f"{spec.name} (dim {axis})"
+        arrays[spec.name] = info
+
+    for dim, divisor in abi.divisibility:
+        if dims[dim] % divisor:
+            raise TkError(
+                f"{dim} = {dims[dim]} (from {where[dim]}) is not a multiple of {divisor}, "
+                f"the tile size along {dim}"
+            )
+    for dim, value in dims.items():
+        if value >= 1 << 32:
+            raise TkError(f"{dim} = {value} (from {where[dim]}) does not fit in 32 bits")
+    for spec in abi.args:
+        info = arrays[spec.name]
+        if info.location == "cuda":  # numpy arguments are staged into fresh, packed buffers
+            _check_layout(spec.name, info, ITEMSIZE[spec.dtype])
+    return Binding(arrays, dims)
+
+
+def _check_device(name: str, info: ArrayInfo) -> None:
+    if info.location == "cpu":
+        raise TkError(
+            f"argument {name} is in host memory ({info.source}); move it to the GPU "
+            "or pass a numpy array, which tkc copies to the device and back"
+        )
+    if info.location == "cuda" and info.device_index not in (None, 0):
+        raise TkError(
+            f"argument {name} is on cuda:{info.device_index}; tkc launches on cuda:0"
+        )
+
+
+def _check_layout(name: str, info: ArrayInfo, itemsize: int) -> None:
+    packed = row_major(info.shape, itemsize)
+    # A dim of extent 1 may carry any stride: it is never stepped over.
+    if any(s != p for s, p, d in zip(info.strides, packed, info.shape) if d != 1):
+        raise TkError(
+            f"argument {name} is not contiguous row-major: strides {list(info.strides)} bytes, "
+            f"expected {list(packed)} for shape {list(info.shape)} (use .contiguous())"
+        )
+    if info.ptr % ALIGN:
+        raise TkError(
+            f"argument {name}: address {info.ptr:#x} is not {ALIGN}-byte aligned "
+            "(TMA needs a 16-byte aligned base; a sliced view may be misaligned)"
+        )
+    for axis, stride in enumerate(packed[:-1]):
+        if stride % ALIGN:
+            raise TkError(
+                f"argument {name}: the stride of dim {axis} is {stride} bytes, not a multiple "
+                f"of {ALIGN} (TMA needs 16-byte aligned strides: the innermost dim "
+                f"{info.shape[-1]} times {itemsize} bytes must be a multiple of 16)"
+            )
+
+
+def grid_of(abi: KernelABI, dims: dict[str, int], num_sms: int) -> tuple[int, int, int]:
+    """The grid, each extent checked to be in 1..the hardware limit."""
+    env = {**dims, "num_sms": num_sms}
+    grid = []
+    for axis, expr, limit in zip("xyz", abi.grid, GRID_LIMITS):
+        try:
+            extent = evaluate(expr, env)
+        except KeyError as e:
+            raise ValueError(f"grid {axis} = {expr!r} names an unbound dim {e}") from e
+        if not 1 <= extent <= limit:
+            bound = ", ".join(f"{k} = {v}" for k, v in dims.items())
+            raise TkError(
+                f"grid {axis} = {expr!r} is {extent} with {bound}; it must be in 1..{limit}"
+            )
+        grid.append(extent)
+    return grid[0], grid[1], grid[2]
+
+
+def param_slots(
+    abi: KernelABI, binding: Binding, pointers: dict[str, int | None]
+) -> tuple[ParamSlot, ...]:
+    """The kernel parameters in `abi.params` order; `pointers` are the device addresses."""
+    slots = []
+    for p in abi.params:
+        if isinstance(p, TensorMapParam):
+            info = binding.arrays[p.arg]
+            spec = spec_for(p, info.dtype or "", info.shape, pointers[p.arg])
+            slots.append(ParamSlot(p.name, "tensormap", 128, spec))
+        elif isinstance(p, PointerParam):
+            slots.append(ParamSlot(p.name, "pointer", 8, pointers[p.arg]))
+        elif isinstance(p, DimParam):
+            if p.dim not in binding.dims:
+                raise ValueError(f"param {p.name} reads dim {p.dim}, which no argument binds")
+            slots.append(ParamSlot(p.name, "dim", 4, binding.dims[p.dim]))
+        else:
+            raise ValueError(f"unknown kernel parameter {p!r}")
+    return tuple(slots)
+
+
+def plan_launch(
+    abi: KernelABI, args: tuple[Any, ...], named: dict[str, Any], num_sms: int
+) -> LaunchConfig:
+    """The launch the call would make, without a GPU: checks, dims, grid, parameter layout."""
+    binding = bind(abi, args, named)
+    return _config(abi, binding, num_sms, _device_pointers(binding))
+
+
+def _device_pointers(binding: Binding) -> dict[str, int | None]:
+    return {n: (a.ptr if a.location == "cuda" else None) for n, a in binding.arrays.items()}
+
+
+def _config(
+    abi: KernelABI, binding: Binding, num_sms: int, pointers: dict[str, int | None]
+) -> LaunchConfig:
+    return LaunchConfig(
+        grid=grid_of(abi, binding.dims, num_sms),
+        block=(abi.block, 1, 1),
+        smem_bytes=abi.smem_bytes,
+        dims=dict(binding.dims),
+        params=param_slots(abi, binding, pointers),
+    )
+
+
+class PackedParams:
+    """The `void**` kernelParams: one host buffer per parameter and an array of their addresses.
+
+    The driver copies the values at launch, so the buffers need to live only until
+    cuLaunchKernelEx returns.
+    """
+
+    def __init__(self, values: list[bytes]):
+        self.buffers = [np.frombuffer(v, dtype=np.uint8).copy() for v in values]
+        self.pointers = np.array([b.ctypes.data for b in self.buffers], dtype=np.uint64)
+
+    @property
+    def address(self) -> int:
+        return int(self.pointers.ctypes.data)
+
+
+def slot_bytes(slot: ParamSlot, tensor_map: bytes | None = None) -> bytes:
+    """The little-endian bytes a parameter receives (a tensor map's 128 bytes are given)."""
+    if slot.kind == "tensormap":
+        assert tensor_map is not None and len(tensor_map) == 128
+        return tensor_map
+    assert isinstance(slot.value, int), f"param {slot.name} has no value"
+    return slot.value.to_bytes(slot.nbytes, "little")
+
+
+def stream_handle(stream: Any, binding: Binding) -> int:
+    """The CUstream to launch on: the caller's, else torch's current one, else the legacy 0."""
+    if stream is None:
+        for info in binding.arrays.values():
+            if info.source == "torch" and info.location == "cuda":
+                import torch  # the argument is a torch tensor, so torch is there
+
+                return int(torch.cuda.current_stream(info.obj.device).cuda_stream)
+        return 0
+    if isinstance(stream, int):
+        return stream
+    if hasattr(stream, "__cuda_stream__"):  # the CUDA stream protocol: (version, handle)
+        return int(stream.__cuda_stream__()[1])
+    for attr in ("cuda_stream", "ptr"):  # torch.cuda.Stream, cupy.cuda.Stream
+        if hasattr(stream, attr):
+            return int(getattr(stream, attr))
+    return int(stream)  # a cuda.bindings CUstream
+
+
+class Kernel:
+    """A loaded kernel: call it with the arrays of its ABI, by position or by name."""
+
+    def __init__(self, abi: KernelABI, device: Device, module: Any, function: Any):
+        self.abi = abi
+        self.device = device
+        self.module = module
+        self.function = function
+        self._tensor_maps: OrderedDict[tuple, bytes] = OrderedDict()
+
+    def launch_config(self, *arrays: Any, **named: Any) -> LaunchConfig:
+        """What `self(*arrays)` would launch (grid, block, smem, params), launching nothing."""
+        return plan_launch(self.abi, arrays, named, self.device.num_sms)
+
+    def __call__(self, *arrays: Any, stream: Any = None, **named: Any) -> None:
+        """Launch on the caller's stream; numpy arguments make the call synchronous."""
+        cu = driver()
+        binding = bind(self.abi, arrays, named)
+        self.device.activate()
+        for name, info in binding.arrays.items():
+            if info.location == "cuda" and info.device_index is None:
+                _check_pointer_device(name, info.ptr)
+        grid_of(self.abi, binding.dims, self.device.num_sms)  # checked before allocating
+        handle = stream_handle(stream, binding)
+        hstream = cu.CUstream(handle)
+        pointers = _device_pointers(binding)
+        staged: dict[str, tuple[np.ndarray, Any]] = {}
+        try:
+            for name, info in binding.arrays.items():
+                if info.location == "host":
+                    host = np.ascontiguousarray(info.obj)
+                    dptr = check("cuMemAlloc", cu.cuMemAlloc(max(host.nbytes, 1)))
+                    staged[name] = (host, dptr)
+                    pointers[name] = int(dptr)
+                    check(
+                        "cuMemcpyHtoDAsync",
+                        cu.cuMemcpyHtoDAsync(dptr, host, host.nbytes, hstream),
+                    )
+            self._launch(_config(self.abi, binding, self.device.num_sms, pointers), hstream)
+            if staged:
+                self._copy_back(binding, staged, hstream)
+        finally:
+            for _, dptr in staged.values():
+                cu.cuMemFree(dptr)  # not checked: a launch fault must not be masked by this
+
+    def _launch(self, config: LaunchConfig, hstream: Any) -> None:
+        cu = driver()
+        values = []
+        for slot in config.params:
+            tmap = self._tensor_map(slot) if slot.kind == "tensormap" else None
+            values.append(slot_bytes(slot, tmap))
+        packed = PackedParams(values)
+        cfg = cu.CUlaunchConfig()
+        cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ = config.grid
+        cfg.blockDimX, cfg.blockDimY, cfg.blockDimZ = config.block
+        cfg.sharedMemBytes = config.smem_bytes
+        cfg.hStream = hstream
+        cfg.numAttrs = 0
+        check("cuLaunchKernelEx", cu.cuLaunchKernelEx(cfg, self.function, packed.address, 0))
+
+    def _tensor_map(self, slot: ParamSlot) -> bytes:
+        spec = slot.value
+        assert isinstance(spec, TensorMapSpec)
+        # The spec holds everything the map depends on: address, dims, strides, box, swizzle.
+        raw = self._tensor_maps.get(spec)
+        if raw is None:
+            raw = encode(spec)
+            self._tensor_maps[spec] = raw
+            if len(self._tensor_maps) > TMAP_CACHE_SIZE:
+                self._tensor_maps.popitem(last=False)
+        else:
+            self._tensor_maps.move_to_end(spec)
+        return raw
+
+    def _copy_back(
+        self, binding: Binding, staged: dict[str, tuple[np.ndarray, Any]], hstream: Any
+    ) -> None:
+        cu = driver()
+        for host, dptr in staged.values():
+            check("cuMemcpyDtoHAsync", cu.cuMemcpyDtoHAsync(host, dptr, host.nbytes, hstream))
+        check("cuStreamSynchronize", cu.cuStreamSynchronize(hstream))
+        for name, (host, _) in staged.items():
+            user = binding.arrays[name].obj
+            # Read-only arrays cannot be outputs; a non-contiguous one got a packed copy.
+            if host is not user and user.flags.writeable:
+                user[...] = host
+
+
+def _check_pointer_device(name: str, ptr: int) -> None:
+    cu = driver()
+    attr = cu.CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
+    try:
+        ordinal = check("cuPointerGetAttribute", cu.cuPointerGetAttribute(attr, ptr))
+    except CudaError as e:
+        raise TkError(f"argument {name}: address {ptr:#x} is not CUDA device memory") from e
+    if int(ordinal) != 0:
+        raise TkError(f"argument {name} is on cuda:{int(ordinal)}; tkc launches on cuda:0")
+
+
+def synchronize(stream: Any = None) -> None:
+    """Wait for `stream` (any form `Kernel.__call__` accepts), or for the whole context."""
+    cu = driver()
+    if stream is None:
+        check("cuCtxSynchronize", cu.cuCtxSynchronize())
+    else:
+        handle = stream_handle(stream, Binding({}, {}))
+        check("cuStreamSynchronize", cu.cuStreamSynchronize(cu.CUstream(handle)))
+
+
+def load(
+    ptx: str | None = None, cubin: bytes | None = None, *, abi: KernelABI
+) -> Kernel:
+    """Load a kernel from PTX text (driver JIT) or a cubin, ready to be called."""
+    if (ptx is None) == (cubin is None):
+        raise ValueError("load() takes exactly one of ptx= and cubin=")
+    dev = device()
+    module = load_module(ptx, cubin)
+    function = get_function(module, abi.entry, abi.smem_bytes, abi.block)
+    return Kernel(abi, dev, module, function)
+

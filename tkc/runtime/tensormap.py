@@ -1,0 +1,118 @@
+"""Tensor maps: the `cuTensorMapEncodeTiled` arguments for a TensorMapParam, and the encoding.
+
+`spec_for` is pure (testable without a GPU): it turns the argument's shape and the param's box and
+swizzle into the driver's arguments, innermost dimension first, and checks the encoder's rules
+(hopper-ptx.md §3) so that a bad map is reported by tkc rather than as CUDA_ERROR_INVALID_VALUE.
+`encode` calls the driver and returns the 128 bytes the kernel parameter receives.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from tkc.abi import TensorMapParam
+from tkc.diagnostics import TkError
+from tkc.runtime.arrays import ITEMSIZE, row_major
+from tkc.runtime.device import check, driver
+
+# CUtensorMapDataType: fp8 has no tensor-map type, its bytes travel as UINT8.
+DATA_TYPE = {"bf16": 9, "f16": 6, "f32": 7, "fp8e4m3": 0}
+# CUtensorMapSwizzle by span in bytes.
+SWIZZLE = {0: 0, 32: 1, 64: 2, 128: 3}
+INTERLEAVE_NONE = 0
+L2_PROMOTION_256B = 3
+OOB_FILL_NONE = 0
+
+
+@dataclass(frozen=True)
+class TensorMapSpec:
+    """The arguments of one cuTensorMapEncodeTiled call (enums as their integer values)."""
+
+    data_type: int
+    rank: int
+    address: int | None
+    """None until a host (numpy) argument has been copied to the device."""
+    global_dims: tuple[int, ...]
+    global_strides: tuple[int, ...]
+    """Bytes, dims 1..rank-1 (the innermost stride is the element size, implied)."""
+    box: tuple[int, ...]
+    element_strides: tuple[int, ...]
+    interleave: int
+    swizzle: int
+    l2_promotion: int
+    oob_fill: int
+
+
+def spec_for(
+    param: TensorMapParam, dtype: str, shape: tuple[int, ...], address: int | None
+) -> TensorMapSpec:
+    """The encoder arguments for `param` over a row-major `dtype` tensor of `shape`."""
+    rank = len(shape)
+    es = ITEMSIZE[dtype]
+    box = tuple(param.box)
+    # The ABI is the compiler's promise: a box that breaks the encoder's rules is a tkc bug.
+    if not 1 <= rank <= 5:
+        raise ValueError(f"tensor map {param.name}: rank {rank} is outside 1..5")
+    if len(box) != rank:
+        raise ValueError(f"tensor map {param.name}: box {box} has not rank {rank}")
+    if param.swizzle not in SWIZZLE:
+        raise ValueError(f"tensor map {param.name}: swizzle {param.swizzle} is not 0/32/64/128")
+    if any(not 1 <= b <= 256 for b in box):
+        raise ValueError(f"tensor map {param.name}: box {box} has an extent outside 1..256")
+    inner_bytes = box[0] * es
+    if inner_bytes % 16:
+        raise ValueError(f"tensor map {param.name}: inner box {inner_bytes} B is not 16-aligned")
+    if param.swizzle and inner_bytes > param.swizzle:
+        raise ValueError(
+            f"tensor map {param.name}: inner box {inner_bytes} B exceeds the "
+            f"{param.swizzle}B swizzle span"
+        )
+    dims = tuple(reversed(shape))
+    strides = tuple(reversed(row_major(shape, es)))[1:]
+    for d in dims:
+        if not 1 <= d <= 1 << 32:
+            raise TkError(f"argument {param.arg}: dim {d} cannot be described by a TMA tensor map")
+    for s in strides:
+        if s >= 1 << 40:
+            raise TkError(f"argument {param.arg}: stride {s} B is too large for a TMA tensor map")
+    return TensorMapSpec(
+        data_type=DATA_TYPE[dtype],
+        rank=rank,
+        address=address,
+        global_dims=dims,
+        global_strides=strides,
+        box=box,
+        element_strides=(1,) * rank,
+        interleave=INTERLEAVE_NONE,
+        swizzle=SWIZZLE[param.swizzle],
+        l2_promotion=L2_PROMOTION_256B,
+        oob_fill=OOB_FILL_NONE,
+    )
+
+
+def encode(spec: TensorMapSpec) -> bytes:
+    """The 128-byte CUtensorMap for `spec` (the value of the `.param .b8 [128]`)."""
+    assert spec.address is not None
+    cu = driver()
+    u64, u32 = cu.cuuint64_t, cu.cuuint32_t  # the bindings refuse plain ints in these lists
+    tmap = check(
+        "cuTensorMapEncodeTiled",
+        cu.cuTensorMapEncodeTiled(
+            cu.CUtensorMapDataType(spec.data_type),
+            spec.rank,
+            spec.address,
+            [u64(d) for d in spec.global_dims],
+            [u64(s) for s in spec.global_strides],
+            [u32(b) for b in spec.box],
+            [u32(e) for e in spec.element_strides],
+            cu.CUtensorMapInterleave(spec.interleave),
+            cu.CUtensorMapSwizzle(spec.swizzle),
+            cu.CUtensorMapL2promotion(spec.l2_promotion),
+            cu.CUtensorMapFloatOOBfill(spec.oob_fill),
+        ),
+    )
+    raw = np.array(tmap.opaque, dtype=np.uint64).tobytes()
+    assert len(raw) == 128
+    return raw
