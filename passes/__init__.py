@@ -37,7 +37,7 @@ def _tkc_pass(pass_name: str) -> Callable[[], type[ModulePass]]:
     def load() -> type[ModulePass]:
         module = importlib.import_module(module_name(pass_name))
         for value in vars(module).values():
-            if isinstance(value, type) and issubclass(value, ModulePass) and value.name == pass_name:
+            if isinstance(value, type) and issubclass(value, ModulePass) and getattr(value, "name", None) == pass_name:
                 return value
         raise ImportError(f"{module.__name__} defines no ModulePass named {pass_name!r}")
 

@@ -1,0 +1,4 @@
+builtin.module {
+  // the next line is not a tile op
+  "tile.nonsense"() : () -> ()
+}

@@ -1,0 +1,28 @@
+builtin.module {
+  tile.kernel @gemm(%A: !tile.gl<[M, K], bf16>, %B: !tile.gl<[K, N], bf16>, %C: !tile.gl<[M, N], bf16>) attributes {params = {BM = 128 : i64, BN = 256 : i64, BK = 64 : i64}} {
+    %0 = tile.dim %A[0] : !tile.gl<[M, K], bf16>
+    %1 = tile.dim %B[1] : !tile.gl<[K, N], bf16>
+    %2 = tile.dim %A[1] : !tile.gl<[M, K], bf16>
+    %3 = arith.constant 128 : index
+    %4 = arith.constant 256 : index
+    %5 = arith.constant 64 : index
+    %6 = arith.divui %0, %3 : index
+    %7 = arith.divui %1, %4 : index
+    %8 = arith.divui %2, %5 : index
+    tile.grid(%6, %7) as ["i", "j"]
+    %9 = tile.block_id 0
+    %10 = tile.block_id 1
+    %11 = tile.fill 0.000000e+00 : f32 : !tile.rt<128x256xf32>
+    %12 = arith.constant 0 : index
+    %13 = arith.constant 1 : index
+    %14 = scf.for %15 = %12 to %8 step %13 iter_args(%16 = %11) -> (!tile.rt<128x256xf32>) {
+      %17 = tile.load %A[%9, %15] : !tile.gl<[M, K], bf16> -> !tile.st<128x64xbf16>
+      %18 = tile.load %B[%15, %10] : !tile.gl<[K, N], bf16> -> !tile.st<64x256xbf16>
+      %19 = tile.mma %17, %18, %16 : !tile.st<128x64xbf16>, !tile.st<64x256xbf16>, !tile.rt<128x256xf32> -> !tile.rt<128x256xf32>
+      scf.yield %19 : !tile.rt<128x256xf32>
+    }
+    %20 = tile.convert %14 : !tile.rt<128x256xf32> -> !tile.rt<128x256xbf16>
+    tile.store %20, %C[%9, %10] : !tile.rt<128x256xbf16>, !tile.gl<[M, N], bf16>
+    tile.return
+  }
+}

@@ -1,0 +1,185 @@
+"""The `tkc` command: `tkc compile`, `tkc run`, `tkc report`.
+
+Exit status: 0 success; 1 a mistake in the user's input (a TkError, printed with its source
+line and a caret; bad command-line usage; a file that cannot be read); 2 the compiler failed:
+an internal error (one line naming the exception, a request to report it, and a traceback only
+with TKC_TRACEBACK=1) or a stage this build does not have yet.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+import traceback
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NoReturn
+
+from tkc.diagnostics import TkError
+
+EXIT_OK, EXIT_USER, EXIT_INTERNAL = 0, 1, 2
+
+
+class UsageError(Exception):
+    """Bad command-line usage; argparse has already printed the usage line."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that raises instead of exiting, so usage errors get tkc's exit status 1."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        raise UsageError(f"{self.prog}: error: {message}")
+
+
+def _param(text: str) -> tuple[str, int]:
+    """-D NAME=VALUE: an integer, or true/false for flags such as CAUSAL."""
+    name, sep, value = text.partition("=")
+    if not sep or not name.isidentifier():
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
+    if value.lower() in ("true", "false"):
+        return name, value.lower() == "true"
+    try:
+        return name, int(value, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"the value of {name} must be an integer, got {value!r}") from None
+
+
+def _sizes(text: str) -> dict[str, int]:
+    """--size M=256,N=256,K=128"""
+    return dict(_param(item) for item in text.split(",") if item)
+
+
+def _add_source_args(parser: argparse.ArgumentParser, kernel_required: bool = False) -> None:
+    parser.add_argument("file", help="a .tk program or tile-dialect .mlir")
+    parser.add_argument("-k", "--kernel", required=kernel_required, help="the kernel to compile (default: the only one)")
+    parser.add_argument(
+        "-D", dest="params", metavar="NAME=VALUE", type=_param, action="append", default=[],
+        help="override a compile-time parameter (repeatable)",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from tkc.driver import EMITS, PIPELINE
+
+    parser = _Parser(prog="tkc", description="Compile ThunderKittens-style tile programs to PTX for Hopper.")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    compile_ = commands.add_parser("compile", help="compile to a stage and print it")
+    _add_source_args(compile_)
+    compile_.add_argument("--emit", choices=EMITS, default="ptx", help="stage to stop at (default: ptx)")
+    compile_.add_argument("-o", "--output", help="write the result here instead of stdout")
+    dumps = compile_.add_argument_group("IR dumps (to stderr; pass names: " + ", ".join(PIPELINE) + ")")
+    dumps.add_argument("--print-ir-after-all", action="store_true", help="print the IR after every pass")
+    dumps.add_argument("--print-ir-after", metavar="PASS", action="append", default=[], help="print the IR after PASS")
+    dumps.add_argument("--print-ir-before", metavar="PASS", action="append", default=[], help="print the IR before PASS")
+    dumps.add_argument("--dump-dir", metavar="DIR", type=Path, help="write 00-input.mlir, 01-<pass>.mlir, ... to DIR")
+
+    run = commands.add_parser("run", help="run a kernel on random inputs (GPU or interpreter)")
+    _add_source_args(run)
+    run.add_argument("--size", type=_sizes, default={}, metavar="M=256,N=256,...", help="symbolic dims of the inputs")
+    run.add_argument("--interpret", action="store_true", help="run the reference interpreter instead of the GPU")
+    run.add_argument("--check", action="store_true", help="compare the result against the reference")
+    run.add_argument("--bisect", action="store_true", help="interpret after each pass to find a miscompiling pass")
+    run.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+
+    report = commands.add_parser("report", help="explain the decisions the passes made for a kernel")
+    _add_source_args(report, kernel_required=True)
+    return parser
+
+
+def _compile(args: argparse.Namespace) -> int:
+    from tkc.driver import DumpOptions, compile_file
+
+    dumps = DumpOptions(
+        sys.stderr,
+        after_all=args.print_ir_after_all,
+        after_passes=frozenset(args.print_ir_after),
+        before_passes=frozenset(args.print_ir_before),
+        dump_dir=args.dump_dir,
+    )
+    result = compile_file(args.file, args.kernel, args.params, args.emit, dumps)
+    if args.output is None:
+        if isinstance(result, bytes):
+            sys.stdout.buffer.write(result)
+        else:
+            sys.stdout.write(result)
+        return EXIT_OK
+    try:
+        if isinstance(result, bytes):
+            Path(args.output).write_bytes(result)
+        else:
+            Path(args.output).write_text(result, encoding="utf-8")
+    except OSError as e:
+        raise TkError(f"cannot write {args.output}: {e.strerror or e}") from None
+    return EXIT_OK
+
+
+def _run(args: argparse.Namespace) -> int:
+    from tkc.driver import load_stage
+
+    return load_stage("tkc.runner", "run_command", "tkc run")(args)
+
+
+def _report(args: argparse.Namespace) -> int:
+    from tkc.driver import compile_module, load_module, load_stage, make_context
+
+    report = load_stage("tkc.report", "report", "tkc report")
+    ctx = make_context()
+    module = compile_module(load_module(args.file, args.kernel, args.params, ctx), "tile", ctx=ctx)
+    sys.stdout.write(report(module).rstrip("\n") + "\n")
+    return EXIT_OK
+
+
+COMMANDS = {"compile": _compile, "run": _run, "report": _report}
+
+
+def render_user_error(error: TkError) -> str:
+    if error.filename is None and error.line is None:
+        return f"tkc: error: {error.message}"
+    return error.render()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of `tkc`; returns the exit status (the console script exits with it)."""
+    from tkc.driver import StageUnavailable
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        args = build_parser().parse_args(argv)
+        args.params = dict(args.params)
+        return COMMANDS[args.command](args)
+    except UsageError as e:
+        print(e, file=sys.stderr)
+        return EXIT_USER
+    except TkError as e:
+        print(render_user_error(e), file=sys.stderr)
+        return EXIT_USER
+    except StageUnavailable as e:
+        print(f"tkc: error: {e}", file=sys.stderr)
+        return EXIT_INTERNAL
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        # `tkc compile ... | head`: the reader left; not an error worth a report
+        sys.stderr.close()
+        return EXIT_OK
+    except Exception as e:
+        if os.environ.get("TKC_TRACEBACK") == "1":
+            traceback.print_exc()
+        print(f"tkc: internal compiler error: {type(e).__name__}: {e}", file=sys.stderr)
+        for note in getattr(e, "__notes__", []):
+            print(f"  ({note})", file=sys.stderr)
+        print(
+            "Please report this bug with the command line that caused it:\n"
+            f"  tkc {shlex.join(argv)}\n"
+            "(set TKC_TRACEBACK=1 to see the traceback)",
+            file=sys.stderr,
+        )
+        return EXIT_INTERNAL
+
+
+if __name__ == "__main__":
+    sys.exit(main())

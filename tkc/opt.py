@@ -1,0 +1,108 @@
+"""`tkc-opt`: xDSL's `xdsl-opt` with tkc built in.
+
+It knows the tile (and sm90/ptx) dialects and tkc's passes through the `xdsl.universe` plugin
+(tkc.universe), registered here directly as well so that it also works from a source tree that
+was never installed. On top of xdsl-opt it reads `.tk` files (the `tk` frontend, with `-k` and
+`-D` as in `tkc`) and prints PTX (`-t ptx`); any file not named `.tk` is read as MLIR. User mistakes (bad input, unknown pass, bad pass
+option) print one diagnostic and exit 1 instead of a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from io import BytesIO
+from collections.abc import Sequence
+from typing import IO
+
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.utils.exceptions import DiagnosticException, ParseError
+from xdsl.xdsl_opt_main import xDSLOptMain
+
+from tkc.cli import render_user_error
+from tkc.diagnostics import TkError
+from tkc.driver import StageUnavailable
+from tkc.universe import TKC_UNIVERSE
+
+
+class TkcOptMain(xDSLOptMain):
+    def register_all_dialects(self) -> None:
+        super().register_all_dialects()
+        for name, factory in TKC_UNIVERSE.all_dialects.items():
+            if name not in self.ctx.registered_dialect_names:
+                self.ctx.register_dialect(name, factory)
+
+    def register_all_passes(self) -> None:
+        super().register_all_passes()
+        for name, factory in TKC_UNIVERSE.all_passes.items():
+            self.available_passes.setdefault(name, factory)
+
+    def register_all_targets(self) -> None:
+        super().register_all_targets()
+        for name, factory in TKC_UNIVERSE.all_targets.items():
+            self.available_targets.setdefault(name, factory)
+
+    def register_all_frontends(self) -> None:
+        super().register_all_frontends()
+        self.available_frontends["tk"] = self._parse_tk
+
+    def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
+        from tkc.cli import _param
+
+        super().register_all_arguments(arg_parser)
+        arg_parser.add_argument("-k", "--kernel", help="the kernel of a .tk file to compile")
+        arg_parser.add_argument(
+            "-D", dest="params", metavar="NAME=VALUE", type=_param, action="append", default=[],
+            help="override a compile-time parameter of a .tk file (repeatable)",
+        )
+
+    def get_input_stream(self) -> tuple[IO[bytes], str]:
+        # Dumps and temporaries (`x.dump`, `x.tmp`) are MLIR: only `.tk` needs another frontend.
+        stream, extension = super().get_input_stream()
+        return stream, extension if extension in self.available_frontends else "mlir"
+
+    def parse_chunk(self, chunk: IO[bytes], file_extension: str, start_offset: int = 0) -> ModuleOp | None:
+        # An IR dump starts with its first `// -----` header, so --split-input-file sees an empty
+        # first chunk: skip blank chunks instead of failing on them.
+        data = chunk.read()
+        if not data.strip():
+            return None
+        return super().parse_chunk(BytesIO(data), file_extension, start_offset)
+
+    def _parse_tk(self, io: IO[bytes]) -> ModuleOp:
+        from tkc.frontend import parse_tk
+
+        name = self.get_input_name()
+        return parse_tk(io.read().decode("utf-8"), name, dict(self.args.params), self.args.kernel)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        tool = TkcOptMain(description="tkc's modular optimizer driver (xdsl-opt with the tkc dialects)", args=argv)
+    except ValueError as e:  # unknown pass or bad pass option in -p
+        print(f"tkc-opt: error: {e}", file=sys.stderr)
+        return 1
+    except TkError as e:
+        print(render_user_error(e), file=sys.stderr)
+        return 1
+    try:
+        tool.run()
+    except TkError as e:
+        print(render_user_error(e), file=sys.stderr)
+        return 1
+    except (ParseError, DiagnosticException) as e:
+        print(e, file=sys.stderr)
+        return 1
+    except BrokenPipeError:  # `tkc-opt ... | head`
+        sys.stderr.close()
+    except OSError as e:
+        print(f"tkc-opt: error: {e}", file=sys.stderr)
+        return 1
+    except StageUnavailable as e:
+        print(f"tkc-opt: error: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
