@@ -67,7 +67,8 @@ def round_to(x: np.ndarray, element_type: Attribute) -> np.ndarray:
         return np.asarray(x, np.float32)
     if isinstance(element_type, Float8E4M3FNType):
         x = np.clip(x, -FP8_E4M3_MAX, FP8_E4M3_MAX)
-    return np.asarray(x, np.float32).astype(numpy_dtype(element_type)).astype(np.float32)
+    with np.errstate(over="ignore"):  # overflow to ±inf is the f16 conversion's defined result
+        return np.asarray(x, np.float32).astype(numpy_dtype(element_type)).astype(np.float32)
 
 
 def _lift(x: np.ndarray, rank: int) -> np.ndarray:

@@ -175,3 +175,25 @@ def attention_reference(q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: boo
 def rel_error(out: np.ndarray, ref: np.ndarray) -> float:
     out, ref = np.asarray(out, np.float64), np.asarray(ref, np.float64)
     return float(np.linalg.norm(out - ref) / np.linalg.norm(ref))
+
+
+def per_block_kernel(
+    inputs: dict[str, tile.RegisterTileType], output: tile.RegisterTileType | tile.RegisterVectorType,
+    compute: Callable[..., SSAValue],
+) -> ModuleOp:
+    """One register tile per block from each input `X: gl[B, rows, cols]` (grid (B) as (i)),
+    `compute(i, *tiles)` → the value stored to `Y: gl[B, rows, cols]` (a vector: `gl[B, n]`)."""
+    out_dims = ["B", *output.get_shape()]
+
+    def body(*args: SSAValue) -> None:
+        tile.GridOp([tile.DimOp(args[0], 0).result], ["i"])
+        i = tile.BlockIdOp(0).result
+        tiles = []
+        for arg, t in zip(args, inputs.values()):
+            shared = tile.LoadOp(arg, [i, idx(0), idx(0)], tile.SharedTileType(t.get_shape(), t.element_type)).result
+            tiles.append(tile.ToRegOp(shared).result)
+        coords = [i] + [idx(0)] * len(output.get_shape())
+        tile.StoreOp(compute(i, *tiles), args[-1], coords)
+
+    gl_args = {name: tile.GlobalType(["B", *t.get_shape()], t.element_type) for name, t in inputs.items()}
+    return kernel("k", gl_args | {"Y": tile.GlobalType(out_dims, output.element_type)}, body)

@@ -1,0 +1,175 @@
+"""The reference interpreter on whole kernels (GEMM, attention) built with the tile dialect's
+constructors, its launch checks, and its speed."""
+
+from __future__ import annotations
+
+import time
+
+import ml_dtypes
+import numpy as np
+import pytest
+from interpreter_support import (
+    attention,
+    attention_reference,
+    bf16,
+    bf16_round,
+    f32,
+    for_loop,
+    gemm,
+    idx,
+    if_else,
+    kernel,
+    rel_error,
+)
+from xdsl.dialects import arith, test
+from xdsl.dialects.builtin import Float16Type, IndexType
+
+from tkc.diagnostics import TkError
+from tkc.dialects import tile
+from tkc.driver import compile_module
+from tkc.interpreter import interpret
+
+
+def normal(seed: int, *shape: int) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+@pytest.mark.parametrize("m, n, k", [(128, 128, 64), (256, 384, 192), (384, 128, 512)])
+@pytest.mark.parametrize("dtype", [bf16, Float16Type()])
+def test_gemm_matches_numpy(m: int, n: int, k: int, dtype) -> None:
+    a, b = normal(1, m, k), normal(2, k, n)
+    out = interpret(gemm(128, 128, 64, dtype), "gemm", {"A": a, "B": b})
+    assert set(out) == {"C"}
+    assert out["C"].dtype == (ml_dtypes.bfloat16 if dtype == bf16 else np.float16)
+    dt = ml_dtypes.bfloat16 if dtype == bf16 else np.float16
+    ref = a.astype(dt).astype(np.float64) @ b.astype(dt).astype(np.float64)
+    assert rel_error(out["C"], ref) < (4e-3 if dtype == bf16 else 1e-3)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("d, n", [(64, 256), (128, 384)])
+def test_attention_matches_numpy(causal: bool, d: int, n: int) -> None:
+    q, k, v = (normal(seed, 2, 2, n, d) for seed in (3, 4, 5))
+    out = interpret(attention(d, causal=causal), None, {"Q": q, "K": k, "V": v})
+    o, lse = attention_reference(q, k, v, causal)
+    assert rel_error(out["O"], o) < 1e-2
+    assert rel_error(out["LSE"], lse) < 1e-5
+
+
+def test_attention_with_small_kv_tiles_runs_more_iterations() -> None:
+    q, k, v = (normal(seed, 1, 2, 256, 64) for seed in (6, 7, 8))
+    out = interpret(attention(64, bq=128, bkv=64), None, {"Q": q, "K": k, "V": v})
+    assert rel_error(out["O"], attention_reference(q, k, v, False)[0]) < 1e-2
+
+
+def test_results_survive_the_tile_pipeline() -> None:
+    module = attention(64, causal=True)
+    q, k, v = (normal(seed, 1, 2, 256, 64) for seed in (9, 10, 11))
+    before = interpret(module, None, {"Q": q, "K": k, "V": v})
+    after = interpret(compile_module(module.clone(), "tile"), None, {"Q": q, "K": k, "V": v})
+    for name in before:
+        np.testing.assert_array_equal(before[name], after[name])
+
+
+def masked_store_kernel():
+    """Y[i] = X[i] + 1 only in blocks with i == 1 (a per-block scf.if around a store), and a
+    loop to i + 1 that counts its own iterations into Z."""
+    vec = tile.RegisterVectorType(16, f32)
+
+    def body(x_arg, y_arg, z_arg):
+        tile.GridOp([tile.DimOp(x_arg, 0).result], ["i"])
+        i = tile.BlockIdOp(0).result
+        x = tile.ToRegOp(tile.LoadOp(x_arg, [i, idx(0)], tile.SharedVectorType(16, f32)).result).result
+
+        def then():
+            plus = tile.BinaryOp(tile.BinaryFn.ADD, x, tile.FillOp(1.0, vec).result).result
+            tile.StoreOp(plus, y_arg, [i, idx(0)])
+            return []
+
+        if_else(arith.CmpiOp(i, idx(1), "eq").result, [], then, lambda: [])
+        (count,) = for_loop(
+            idx(0),
+            arith.AddiOp(i, idx(1)).result,
+            [tile.FillOp(0.0, vec).result],
+            lambda kk, c: [tile.BinaryOp(tile.BinaryFn.ADD, c, tile.FillOp(1.0, vec).result).result],
+        )
+        tile.StoreOp(count, z_arg, [i, idx(0)])
+
+    g = tile.GlobalType(["B", 16], f32)
+    return kernel("k", {"X": g, "Y": g, "Z": g}, body)
+
+
+def test_per_block_if_and_loop_bounds() -> None:
+    x = normal(12, 3, 16)
+    out = interpret(masked_store_kernel(), None, {"X": x})
+    assert np.isnan(out["Y"][[0, 2]]).all()  # never written: still the poison
+    np.testing.assert_array_equal(out["Y"][1], x[1] + 1)
+    np.testing.assert_array_equal(out["Z"], np.repeat([[1.0], [2.0], [3.0]], 16, 1))
+
+
+def test_a_box_outside_the_tensor_reads_zeros() -> None:
+    def body(x_arg, y_arg):
+        tile.GridOp([tile.DimOp(x_arg, 0).result], ["i"])
+        i1 = arith.AddiOp(tile.BlockIdOp(0).result, idx(1)).result
+        x = tile.LoadOp(x_arg, [i1, idx(0)], tile.SharedVectorType(16, f32)).result
+        tile.StoreOp(tile.ToRegOp(x).result, y_arg, [tile.BlockIdOp(0).result, idx(0)])
+
+    g = tile.GlobalType(["B", 16], f32)
+    x = normal(13, 2, 16)
+    out = interpret(kernel("k", {"X": g, "Y": g}, body), None, {"X": x})
+    np.testing.assert_array_equal(out["Y"], [x[1], np.zeros(16)])
+
+
+def test_inputs_are_rounded_to_their_dtype() -> None:
+    a = np.full((128, 64), 1 + 2**-10, np.float32)  # not a bf16 value: rounds to 1
+    b = np.eye(64, 128, dtype=np.float32)
+    out = interpret(gemm(128, 128, 64), None, {"A": a, "B": b})
+    np.testing.assert_array_equal(out["C"].astype(np.float32), bf16_round(a) @ b)
+
+
+@pytest.mark.parametrize(
+    "shapes, message",
+    [
+        ({"A": (128, 64), "B": (128, 128)}, "K is 64 in A axis 1 but 128 in B axis 0"),
+        ({"A": (100, 64), "B": (64, 128)}, "M = 100 .* not a multiple of the tile extent 128"),
+        ({"A": (128, 64, 1), "B": (64, 128)}, "A has rank 2"),
+        ({"A": (128, 64)}, "no array for B"),
+        ({"A": (128, 64), "B": (64, 128), "Q": (1,)}, "has no argument Q"),
+    ],
+)
+def test_launch_checks(shapes: dict[str, tuple[int, ...]], message: str) -> None:
+    with pytest.raises(TkError, match=message):
+        interpret(gemm(), None, {name: np.zeros(shape, np.float32) for name, shape in shapes.items()})
+
+
+def test_params_bind_dims_too() -> None:
+    with pytest.raises(TkError, match="M is 256 in the parameters but 128 in A axis 0"):
+        interpret(gemm(), None, {"A": np.zeros((128, 64)), "B": np.zeros((64, 128))}, {"M": 256})
+
+
+def test_unknown_kernel_and_unknown_op() -> None:
+    with pytest.raises(TkError, match="no kernel 'nope' in the module \\(it has gemm\\)"):
+        interpret(gemm(), "nope", {})
+
+    def body(x_arg):
+        tile.GridOp([test.TestOp(result_types=[IndexType()]).results[0]], ["i"])
+
+    module = kernel("k", {"X": tile.GlobalType(["B", 16], f32)}, body)
+    with pytest.raises(TkError, match="cannot execute 'test.op'"):
+        interpret(module, None, {"X": np.zeros((1, 16))})
+
+
+def test_speed_gemm_512() -> None:
+    a, b = normal(14, 512, 512), normal(15, 512, 512)
+    start = time.perf_counter()
+    out = interpret(gemm(128, 256, 64), None, {"A": a, "B": b})
+    assert time.perf_counter() - start < 10
+    assert rel_error(out["C"], bf16_round(a).astype(np.float64) @ bf16_round(b)) < 1e-2
+
+
+def test_speed_attention_b1_h4_n512_d64() -> None:
+    q, k, v = (normal(seed, 1, 4, 512, 64) for seed in (16, 17, 18))
+    start = time.perf_counter()
+    out = interpret(attention(64, causal=True), None, {"Q": q, "K": k, "V": v})
+    assert time.perf_counter() - start < 10
+    assert rel_error(out["O"], attention_reference(q, k, v, True)[0]) < 1e-2

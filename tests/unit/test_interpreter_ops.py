@@ -1,0 +1,202 @@
+"""Property tests of the interpreter's tile ops against plain numpy, special values included.
+
+Each kernel gives every block one tile (`per_block_kernel`), so the grid axis is exercised too.
+Max/min follow PTX `max.f32`/`min.f32` (a NaN operand loses); everything else is IEEE f32.
+"""
+
+from __future__ import annotations
+
+import math
+
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+from interpreter_support import bf16, f32, idx, per_block_kernel, scalar
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import Float8E4M3FNType, Float16Type
+
+from tkc.dialects import tile
+from tkc.interpreter import interpret
+
+settings.register_profile("tkc", max_examples=25, deadline=None)
+settings.load_profile("tkc")
+
+SPECIAL = st.sampled_from([0.0, -0.0, 1.0, -1.0, math.inf, -math.inf, math.nan, 3.0e38, 1.0e-40])
+FLOATS = st.floats(width=32) | SPECIAL
+
+
+@st.composite
+def tiles(draw: st.DrawFn, count: int = 1) -> tuple[np.ndarray, ...]:
+    blocks, rows, cols = draw(st.integers(1, 3)), draw(st.sampled_from([16, 32])), draw(st.sampled_from([16, 48]))
+    return tuple(draw(arrays(np.float32, (blocks, rows, cols), elements=FLOATS)) for _ in range(count))
+
+
+def run(module, **inputs: np.ndarray) -> np.ndarray:
+    return interpret(module, None, inputs)["Y"]
+
+
+def rounded(x: np.ndarray, dtype) -> np.ndarray:
+    return np.asarray(x, np.float32) if dtype is f32 else np.asarray(x, np.float32).astype(ml_dtypes.bfloat16).astype(np.float32)
+
+
+UNARY = {
+    tile.UnaryFn.EXP: np.exp,
+    tile.UnaryFn.EXP2: np.exp2,
+    tile.UnaryFn.LOG: np.log,
+    tile.UnaryFn.LOG2: np.log2,
+    tile.UnaryFn.SQRT: np.sqrt,
+    tile.UnaryFn.RSQRT: lambda x: np.float32(1) / np.sqrt(x),
+    tile.UnaryFn.ABS: np.abs,
+    tile.UnaryFn.NEG: np.negative,
+    tile.UnaryFn.RELU: lambda x: np.where(x > 0, x, np.float32(0)),
+}
+BINARY = {
+    tile.BinaryFn.ADD: np.add,
+    tile.BinaryFn.SUB: np.subtract,
+    tile.BinaryFn.MUL: np.multiply,
+    tile.BinaryFn.DIV: np.divide,
+    tile.BinaryFn.MAX: np.fmax,
+    tile.BinaryFn.MIN: np.fmin,
+}
+REDUCE = {tile.ReduceFn.MAX: np.fmax.reduce, tile.ReduceFn.MIN: np.fmin.reduce, tile.ReduceFn.SUM: np.add.reduce}
+
+
+def assert_same(actual: np.ndarray, expected: np.ndarray) -> None:
+    np.testing.assert_array_equal(np.asarray(actual, np.float32), np.asarray(expected, np.float32))
+
+
+@pytest.mark.parametrize("fn", list(UNARY))
+@given(data=tiles(), dtype=st.sampled_from([f32, bf16]))
+def test_unary(fn: tile.UnaryFn, data: tuple[np.ndarray], dtype) -> None:
+    (x,) = data
+    t = tile.RegisterTileType(x.shape[1:], dtype)
+    module = per_block_kernel({"X": t}, t, lambda i, a: tile.UnaryOp(fn, a).result)
+    with np.errstate(all="ignore"):
+        expected = rounded(UNARY[fn](rounded(x, dtype)), dtype)
+    assert_same(run(module, X=x), expected)
+
+
+@pytest.mark.parametrize("fn", list(BINARY))
+@given(data=tiles(2), dtype=st.sampled_from([f32, bf16]))
+def test_binary(fn: tile.BinaryFn, data: tuple[np.ndarray, np.ndarray], dtype) -> None:
+    x, y = data
+    t = tile.RegisterTileType(x.shape[1:], dtype)
+    module = per_block_kernel({"X": t, "W": t}, t, lambda i, a, b: tile.BinaryOp(fn, a, b).result)
+    with np.errstate(all="ignore"):
+        expected = rounded(BINARY[fn](rounded(x, dtype), rounded(y, dtype)), dtype)
+    assert_same(run(module, X=x, W=y), expected)
+
+
+@pytest.mark.parametrize("fn", [tile.BinaryFn.SUB, tile.BinaryFn.DIV, tile.BinaryFn.MAX])
+@given(data=tiles(), c=FLOATS, scalar_left=st.booleans())
+def test_binary_with_scalar(fn: tile.BinaryFn, data: tuple[np.ndarray], c: float, scalar_left: bool) -> None:
+    (x,) = data
+    t = tile.RegisterTileType(x.shape[1:], f32)
+
+    def compute(i, a):
+        s = scalar(c)
+        return tile.BinaryOp(fn, s, a).result if scalar_left else tile.BinaryOp(fn, a, s).result
+
+    c32 = np.float32(c)
+    with np.errstate(all="ignore"):
+        expected = BINARY[fn](c32, x) if scalar_left else BINARY[fn](x, c32)
+    assert_same(run(per_block_kernel({"X": t}, t, compute), X=x), expected)
+
+
+@pytest.mark.parametrize("fn", list(REDUCE))
+@pytest.mark.parametrize("axis", [tile.Axis.ROW, tile.Axis.COL])
+@given(data=tiles())
+def test_reduce(fn: tile.ReduceFn, axis: tile.Axis, data: tuple[np.ndarray]) -> None:
+    (x,) = data
+    t = tile.RegisterTileType(x.shape[1:], f32)
+    length = t.rows if axis == tile.Axis.ROW else t.cols
+    module = per_block_kernel(
+        {"X": t}, tile.RegisterVectorType(length, f32), lambda i, a: tile.ReduceOp(fn, axis, a).result
+    )
+    with np.errstate(all="ignore"):
+        expected = REDUCE[fn](x, axis=-1 if axis == tile.Axis.ROW else -2)
+    if fn == tile.ReduceFn.SUM:  # summation order is free; compare as f32 sums of the same terms
+        np.testing.assert_allclose(run(module, X=x), expected, rtol=1e-5, atol=1e-30)
+    else:
+        assert_same(run(module, X=x), expected)
+
+
+@pytest.mark.parametrize("fn", list(BINARY))
+@pytest.mark.parametrize("axis", [tile.Axis.ROW, tile.Axis.COL])
+@given(data=tiles(2))
+def test_broadcast(fn: tile.BinaryFn, axis: tile.Axis, data: tuple[np.ndarray, np.ndarray]) -> None:
+    x, y = data
+    t = tile.RegisterTileType(x.shape[1:], f32)
+    # the vector is the first row (col broadcast) or first column (row broadcast) of the second input
+    vector = y[:, :, 0] if axis == tile.Axis.ROW else y[:, 0, :]
+
+    def compute(i, a, b):
+        v = tile.ReduceOp(tile.ReduceFn.MAX, axis, b).result
+        return tile.BroadcastOp(fn, axis, a, v).result
+
+    y_uniform = np.repeat(vector[:, :, None], t.cols, 2) if axis == tile.Axis.ROW else np.repeat(vector[:, None, :], t.rows, 1)
+    with np.errstate(all="ignore"):
+        expected = BINARY[fn](x, vector[:, :, None] if axis == tile.Axis.ROW else vector[:, None, :])
+    assert_same(run(per_block_kernel({"X": t, "W": t}, t, compute), X=x, W=y_uniform), expected)
+
+
+@given(data=tiles(), row=st.integers(-40, 40), col=st.integers(-40, 40), fill=SPECIAL)
+def test_causal_mask(data: tuple[np.ndarray], row: int, col: int, fill: float) -> None:
+    (x,) = data
+    t = tile.RegisterTileType(x.shape[1:], f32)
+
+    def compute(i, a):
+        # the row offset differs per block: block i sits i * rows further down
+        r = arith.AddiOp(arith.MuliOp(i, idx(t.rows)).result, idx(row + 100)).result
+        return tile.MaskOp(tile.MaskKind.CAUSAL, a, arith.SubiOp(r, idx(100)).result, idx(col), fill).result
+
+    g = np.arange(x.shape[0])[:, None, None]
+    r = np.arange(t.rows)[None, :, None]
+    c = np.arange(t.cols)[None, None, :]
+    expected = np.where(col + c > row + g * t.rows + r, np.float32(fill), x)
+    assert_same(run(per_block_kernel({"X": t}, t, compute), X=x), expected)
+
+
+@pytest.mark.parametrize(
+    "target, numpy_type",
+    [(bf16, ml_dtypes.bfloat16), (Float16Type(), np.float16), (Float8E4M3FNType(), ml_dtypes.float8_e4m3fn)],
+)
+@given(data=tiles())
+def test_convert_rounds_to_nearest_even(target, numpy_type, data: tuple[np.ndarray]) -> None:
+    (x,) = data
+    t = tile.RegisterTileType(x.shape[1:], f32)
+    module = per_block_kernel(
+        {"X": t}, tile.RegisterTileType(t.get_shape(), target), lambda i, a: tile.ConvertOp(a, target).result
+    )
+    source = np.clip(x, -448, 448) if numpy_type is ml_dtypes.float8_e4m3fn else x  # satfinite
+    out = run(module, X=x)
+    assert out.dtype == numpy_type
+    with np.errstate(over="ignore"):
+        assert_same(out.astype(np.float32), source.astype(numpy_type).astype(np.float32))
+
+
+@pytest.mark.parametrize("transpose_a", [False, True])
+@pytest.mark.parametrize("transpose_b", [False, True])
+@given(seed=st.integers(0, 2**16), with_acc=st.booleans())
+def test_mma(transpose_a: bool, transpose_b: bool, seed: int, with_acc: bool) -> None:
+    rng = np.random.default_rng(seed)
+    m, n, k = 32, 48, 16
+    a = rng.standard_normal((2, k, m) if transpose_a else (2, m, k)).astype(np.float32)
+    b = rng.standard_normal((2, n, k) if transpose_b else (2, k, n)).astype(np.float32)
+    acc = rng.standard_normal((2, m, n)).astype(np.float32)
+    out_t = tile.RegisterTileType([m, n], f32)
+
+    def compute(i, ra, rb, racc):
+        sa = tile.ToSharedOp(ra).result if transpose_a else ra  # A may come from registers unless transposed
+        sb = tile.ToSharedOp(rb).result
+        return tile.MmaOp(sa, sb, racc if with_acc else None, out_t, transpose_a, transpose_b).result
+
+    inputs = {"X": tile.RegisterTileType(a.shape[1:], bf16), "W": tile.RegisterTileType(b.shape[1:], bf16), "Z": out_t}
+    ra, rb = rounded(a, bf16), rounded(b, bf16)
+    op_a = np.swapaxes(ra, 1, 2) if transpose_a else ra
+    op_b = np.swapaxes(rb, 1, 2) if transpose_b else rb
+    expected = op_a.astype(np.float64) @ op_b + (acc if with_acc else 0)
+    np.testing.assert_allclose(run(per_block_kernel(inputs, out_t, compute), X=a, W=b, Z=acc), expected, rtol=1e-4, atol=1e-4)
