@@ -1,0 +1,1835 @@
+"""The ptx dialect: one op per PTX instruction, on typed virtual registers.
+
+Registers are SSA values of type `!ptx.reg<pred|b16|b32|b64|f32>`; ptxas allocates the physical
+registers. PTX has no phis, so a value is a *register*, not a single assignment: `ptx.assign`
+writes an existing register (printed as `mov`), and instructions with in/out operands (wgmma
+accumulators) take them as operands and write them in place. Control flow is flat, inside the
+single block of a `ptx.entry`: `ptx.label` and `ptx.bra` (optionally predicated).
+
+Every instruction op shares one shape, so one syntax serves them all and the printer is a loop:
+  - `args`: register operands, in a fixed order per op (documented on the op),
+  - `outs`: result registers,
+  - properties: the PTX type suffix `ty`, modifiers `mods` ("lo", "rn", "approx.ftz", ...),
+    immediates (`imm` replaces the last register source where an op allows it; for float
+    types `imm` holds the IEEE-754 bits of the f32 value so every value round-trips exactly).
+MLIR syntax: `%r = ptx.add(%a, %b) {ty = "u32"} : b32`; `ptx.wgmma_fence`.
+
+Each op renders its own PTX line in `ptx(names)`; `backends/ptx_printer.py` adds the module,
+entry, register declarations and register names. `PtxBuilder` (end of file) is the API the
+lowering writes code with.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import ClassVar
+
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DenseArrayBase,
+    IntegerAttr,
+    StringAttr,
+    UnitAttr,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Dialect, Operation, ParametrizedAttribute, Region, SSAValue, TypeAttribute
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_attr_definition,
+    irdl_op_definition,
+    opt_prop_def,
+    prop_def,
+    region_def,
+    traits_def,
+    var_operand_def,
+    var_result_def,
+)
+from xdsl.parser import AttrParser, Parser
+from xdsl.printer import Printer
+from xdsl.traits import NoTerminator
+from xdsl.utils.exceptions import VerifyException
+
+# --------------------------------------------------------------------------- types
+
+REG_KINDS = ("pred", "b16", "b32", "b64", "f32")
+"""Register classes; the printer declares one `.reg` array per class."""
+
+REG_PREFIX = {"pred": "%p", "b16": "%rs", "b32": "%r", "b64": "%rd", "f32": "%f"}
+
+_KIND_BITS = {"pred": 1, "b16": 16, "b32": 32, "b64": 64, "f32": 32}
+
+_TYPE_KIND = {
+    "pred": "pred",
+    **dict.fromkeys(("b16", "u16", "s16", "f16", "bf16", "e4m3x2", "e5m2x2"), "b16"),
+    **dict.fromkeys(("b32", "u32", "s32", "f16x2", "bf16x2"), "b32"),
+    **dict.fromkeys(("b64", "u64", "s64"), "b64"),
+    "f32": "f32",
+}
+"""The register class that holds a value of each PTX instruction type."""
+
+
+def kind_of_type(ty: str) -> str:
+    """Register class for a PTX type suffix (`u32` -> `b32`, `f32` -> `f32`, `bf16` -> `b16`)."""
+    try:
+        return _TYPE_KIND[ty]
+    except KeyError:
+        raise VerifyException(f"unknown PTX type '{ty}'") from None
+
+
+def type_bits(ty: str) -> int:
+    return _KIND_BITS[kind_of_type(ty)]
+
+
+@irdl_attr_definition
+class RegType(ParametrizedAttribute, TypeAttribute):
+    """A virtual register of one class: `!ptx.reg<b32>`."""
+
+    name = "ptx.reg"
+    kind: StringAttr
+
+    def __init__(self, kind: str):
+        super().__init__(StringAttr(kind))
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(f"<{self.kind.data}>")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            return (StringAttr(parser.parse_identifier()),)
+
+    def verify(self) -> None:
+        if self.kind.data not in REG_KINDS:
+            raise VerifyException(f"register class must be one of {REG_KINDS}, got '{self.kind.data}'")
+
+
+REG = {k: RegType(k) for k in REG_KINDS}
+"""The register types, shared (attributes are immutable)."""
+
+
+def _kind(v: SSAValue) -> str:
+    assert isinstance(v.type, RegType)
+    return v.type.kind.data
+
+
+def _bits(v: SSAValue) -> int:
+    return _KIND_BITS[_kind(v)]
+
+
+@irdl_attr_definition
+class ParamAttr(ParametrizedAttribute):
+    """A kernel parameter: `#ptx.param<"A", tensormap>`; kinds `tensormap`, `u64`, `u32`, ..."""
+
+    name = "ptx.param"
+    param_name: StringAttr
+    kind: StringAttr
+
+    KINDS: ClassVar = ("tensormap", "u64", "u32", "s32", "f32", "b64", "b32")
+
+    def __init__(self, name: str, kind: str):
+        super().__init__(StringAttr(name), StringAttr(kind))
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string("<")
+        printer.print_string_literal(self.param_name.data)
+        printer.print_string(f", {self.kind.data}>")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            name = parser.parse_str_literal()
+            parser.parse_punctuation(",")
+            return (StringAttr(name), StringAttr(parser.parse_identifier()))
+
+    def verify(self) -> None:
+        if self.kind.data not in self.KINDS:
+            raise VerifyException(f"parameter kind must be one of {self.KINDS}, got '{self.kind.data}'")
+
+    def declaration(self) -> str:
+        if self.kind.data == "tensormap":
+            return f".param .align 64 .b8 {self.param_name.data}[128]"
+        return f".param .{self.kind.data} {self.param_name.data}"
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def f32_bits(value: float) -> int:
+    """The IEEE-754 bits of `value` rounded to f32: how float immediates are stored."""
+    return struct.unpack("<I", struct.pack("<f", value))[0]
+
+
+def format_imm(ty: str, value: int) -> str:
+    """An immediate as PTX spells it: floats as exact hex bits (`0f3F800000`), bit types in hex."""
+    if ty == "f32":
+        return f"0f{value & 0xFFFFFFFF:08X}"
+    if ty.startswith("b") and value >= 0:
+        return hex(value)  # masks and descriptor constants read better in hex
+    return str(value)
+
+
+def _int(value: int) -> IntegerAttr:
+    return IntegerAttr(value, i64)
+
+
+def _check(cond: bool, op: Operation, msg: str) -> None:
+    if not cond:
+        raise VerifyException(f"{op.name}: {msg}")
+
+
+def _check_type_fits(op: Operation, ty: str, values: Sequence[SSAValue], what: str) -> None:
+    """Register size must match the instruction type (f32 and b32 registers are interchangeable)."""
+    bits = type_bits(ty)
+    for v in values:
+        _check(_bits(v) == bits, op, f"{what} is !ptx.reg<{_kind(v)}>, expected a {bits}-bit register for .{ty}")
+
+
+Names = dict[SSAValue, str]
+"""Register names assigned by the printer."""
+
+
+def _vec(names: Names, values: Sequence[SSAValue]) -> str:
+    return "{" + ", ".join(names[v] for v in values) + "}"
+
+
+def _addr(names: Names, base: SSAValue, offset: int) -> str:
+    return f"[{names[base]}+{offset}]" if offset else f"[{names[base]}]"
+
+
+# --------------------------------------------------------------------------- instruction base
+
+
+class PtxInst(IRDLOperation):
+    """Base of every instruction op: register operands, register results, properties.
+
+    Syntax: `%r = ptx.op(%a, %b) {props} : b32` (parentheses and types only when non-empty).
+    """
+
+    args = var_operand_def(RegType)
+    outs = var_result_def(RegType)
+
+    def ptx(self, names: Names) -> str:
+        """The PTX line (without indentation), or several lines joined by newlines."""
+        raise NotImplementedError
+
+    def print(self, printer: Printer) -> None:
+        if self.args:
+            printer.print_string("(")
+            printer.print_list(self.args, printer.print_operand)
+            printer.print_string(")")
+        extra = {**self.properties, **self.attributes}
+        if extra:
+            printer.print_string(" ")
+            printer.print_attr_dict(extra)
+        if self.outs:
+            printer.print_string(" : " + ", ".join(_kind(r) for r in self.outs))
+
+    @classmethod
+    def parse(cls, parser: Parser) -> PtxInst:
+        args: list[SSAValue] = []
+        if parser.parse_optional_punctuation("("):
+            if not parser.parse_optional_punctuation(")"):
+                args = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_operand)
+                parser.parse_punctuation(")")
+        extra = parser.parse_optional_attr_dict()
+        kinds: list[str] = []
+        if parser.parse_optional_punctuation(":"):
+            kinds = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_identifier)
+        prop_names = cls.get_irdl_definition().properties
+        props = {k: v for k, v in extra.items() if k in prop_names}
+        attrs = {k: v for k, v in extra.items() if k not in prop_names}
+        for k in kinds:
+            if k not in REG:
+                parser.raise_error(f"unknown register class '{k}'")
+        return cls.create(operands=args, result_types=[REG[k] for k in kinds], properties=props, attributes=attrs)
+
+    def _arity(self, nargs: int | tuple[int, ...], nouts: int) -> None:
+        counts = (nargs,) if isinstance(nargs, int) else nargs
+        _check(len(self.args) in counts, self, f"expected {' or '.join(map(str, counts))} operands, got {len(self.args)}")
+        _check(len(self.outs) == nouts, self, f"expected {nouts} results, got {len(self.outs)}")
+
+
+def _mods(op: Operation) -> str:
+    """`.mods` or ''."""
+    m = op.properties.get("mods")
+    return f".{m.data}" if isinstance(m, StringAttr) and m.data else ""
+
+
+def _imm_or_reg(op: PtxInst, names: Names, ty: str, index: int) -> str:
+    """Operand `index` of the sources, or the immediate when the register is absent."""
+    if len(op.args) > index:
+        return names[op.args[index]]
+    imm = op.properties["imm"]
+    assert isinstance(imm, IntegerAttr)
+    return format_imm(ty, imm.value.data)
+
+
+# --------------------------------------------------------------------------- registers and moves
+
+
+@irdl_op_definition
+class RegOp(PtxInst):
+    """Declares a register without writing it (e.g. accumulators that `scale-d = false` overwrites)."""
+
+    name = "ptx.reg"
+
+    def verify_(self) -> None:
+        self._arity(0, 1)
+
+    def ptx(self, names: Names) -> str:
+        return ""
+
+
+@irdl_op_definition
+class MovOp(PtxInst):
+    """`mov.ty d, a` or `mov.ty d, imm`. args: [a]?"""
+
+    name = "ptx.mov"
+    ty = prop_def(StringAttr)
+    imm = opt_prop_def(IntegerAttr)
+
+    def verify_(self) -> None:
+        self._arity((0, 1), 1)
+        _check((len(self.args) == 1) != (self.imm is not None), self, "needs exactly one of a register or imm")
+        _check_type_fits(self, self.ty.data, [*self.args, *self.outs], "operand")
+
+    def ptx(self, names: Names) -> str:
+        ty = self.ty.data
+        return f"mov.{ty} {names[self.outs[0]]}, {_imm_or_reg(self, names, ty, 0)};"
+
+
+_MOV_TYPE = {"pred": "pred", "b16": "b16", "b32": "b32", "b64": "b64", "f32": "f32"}
+
+
+@irdl_op_definition
+class AssignOp(PtxInst):
+    """Writes an existing register: `mov dst, src` (or an immediate). args: [dst, src?]"""
+
+    name = "ptx.assign"
+    imm = opt_prop_def(IntegerAttr)
+
+    def verify_(self) -> None:
+        self._arity((1, 2), 0)
+        _check((len(self.args) == 2) != (self.imm is not None), self, "needs exactly one of a source register or imm")
+        if len(self.args) == 2:
+            _check(_bits(self.args[0]) == _bits(self.args[1]), self, "source and destination differ in size")
+
+    def ptx(self, names: Names) -> str:
+        ty = _MOV_TYPE[_kind(self.args[0])]
+        return f"mov.{ty} {names[self.args[0]]}, {_imm_or_reg(self, names, ty, 1)};"
+
+
+@irdl_op_definition
+class PackOp(PtxInst):
+    """`mov.bN d, {lo, hi}`: two half-size registers into one. args: [lo, hi]"""
+
+    name = "ptx.pack"
+
+    def verify_(self) -> None:
+        self._arity(2, 1)
+        _check(_bits(self.args[0]) == _bits(self.args[1]) and 2 * _bits(self.args[0]) == _bits(self.outs[0]),
+               self, "operands must be two halves of the result")
+
+    def ptx(self, names: Names) -> str:
+        return f"mov.b{_bits(self.outs[0])} {names[self.outs[0]]}, {_vec(names, self.args)};"
+
+
+@irdl_op_definition
+class UnpackOp(PtxInst):
+    """`mov.bN {lo, hi}, a`: one register into two halves. args: [a]"""
+
+    name = "ptx.unpack"
+
+    def verify_(self) -> None:
+        self._arity(1, 2)
+        _check(_bits(self.outs[0]) == _bits(self.outs[1]) and 2 * _bits(self.outs[0]) == _bits(self.args[0]),
+               self, "results must be two halves of the operand")
+
+    def ptx(self, names: Names) -> str:
+        return f"mov.b{_bits(self.args[0])} {_vec(names, self.outs)}, {names[self.args[0]]};"
+
+
+@irdl_op_definition
+class ParamAddrOp(PtxInst):
+    """`mov.b64 d, param`: the param-space address of a kernel parameter."""
+
+    name = "ptx.param_addr"
+    param = prop_def(StringAttr)
+
+    def verify_(self) -> None:
+        self._arity(0, 1)
+        _check(_kind(self.outs[0]) == "b64", self, "result must be b64")
+
+    def ptx(self, names: Names) -> str:
+        return f"mov.b64 {names[self.outs[0]]}, {self.param.data};"
+
+
+@irdl_op_definition
+class CvtaOp(PtxInst):
+    """`cvta.param.u64 d, a` (to generic) or `cvta.to.global.u64 d, a` (`to`). args: [a]"""
+
+    name = "ptx.cvta"
+    space = prop_def(StringAttr)
+    to = opt_prop_def(UnitAttr)
+
+    def verify_(self) -> None:
+        self._arity(1, 1)
+        _check(self.space.data in ("param", "global", "shared"), self, "space must be param, global or shared")
+        _check(_kind(self.args[0]) == "b64" and _kind(self.outs[0]) == "b64", self, "operands must be b64")
+
+    def ptx(self, names: Names) -> str:
+        to = ".to" if self.to is not None else ""
+        return f"cvta{to}.{self.space.data}.u64 {names[self.outs[0]]}, {names[self.args[0]]};"
+
+
+@irdl_op_definition
+class LdParamOp(PtxInst):
+    """`ld.param.ty d, [param]`."""
+
+    name = "ptx.ld_param"
+    param = prop_def(StringAttr)
+    ty = prop_def(StringAttr)
+
+    def verify_(self) -> None:
+        self._arity(0, 1)
+        _check_type_fits(self, self.ty.data, self.outs, "result")
+
+    def ptx(self, names: Names) -> str:
+        return f"ld.param.{self.ty.data} {names[self.outs[0]]}, [{self.param.data}];"
+
+
+@irdl_op_definition
+class SmemBaseOp(PtxInst):
+    """`mov.u32 d, smem`: shared::cta address of the dynamic shared memory (declares `smem[]`)."""
+
+    name = "ptx.smem_base"
+
+    def verify_(self) -> None:
+        self._arity(0, 1)
+        _check(_kind(self.outs[0]) == "b32", self, "result must be b32")
+
+    def ptx(self, names: Names) -> str:
+        return f"mov.u32 {names[self.outs[0]]}, smem;"
+
+
+SPECIAL_REGS = {
+    **dict.fromkeys(
+        ("tid.x", "tid.y", "tid.z", "ntid.x", "ctaid.x", "ctaid.y", "ctaid.z", "nctaid.x", "nctaid.y", "nctaid.z",
+         "laneid", "warpid", "smid", "nsmid", "cluster_ctarank", "clusterid.x", "cluster_nctarank"), "b32"),
+    **dict.fromkeys(("clock64", "globaltimer"), "b64"),
+}
+
+
+@irdl_op_definition
+class SregOp(PtxInst):
+    """`mov.u32 d, %tid.x`: a special register (`SPECIAL_REGS`)."""
+
+    name = "ptx.sreg"
+    reg = prop_def(StringAttr)
+
+    def verify_(self) -> None:
+        self._arity(0, 1)
+        kind = SPECIAL_REGS.get(self.reg.data)
+        _check(kind is not None, self, f"unknown special register '%{self.reg.data}'")
+        _check(_kind(self.outs[0]) == kind, self, f"%{self.reg.data} needs a {kind} result")
+
+    def ptx(self, names: Names) -> str:
+        ty = "u64" if _kind(self.outs[0]) == "b64" else "u32"
+        return f"mov.{ty} {names[self.outs[0]]}, %{self.reg.data};"
+
+
+# --------------------------------------------------------------------------- arithmetic
+
+
+class _Arith(PtxInst):
+    """`op{.mods}.ty d, a, b...`; the last source may be `imm` instead of a register."""
+
+    ty = prop_def(StringAttr)
+    mods = opt_prop_def(StringAttr)
+    imm = opt_prop_def(IntegerAttr)
+
+    SOURCES: ClassVar[int] = 2
+    OPCODE: ClassVar[str] = ""
+
+    def verify_(self) -> None:
+        n = self.SOURCES
+        self._arity((n - 1, n) if self.imm is not None else n, 1)
+        _check((len(self.args) == n) != (self.imm is not None), self, "needs exactly one of a last register or imm")
+        ty = self.ty.data
+        wide = self.mods is not None and self.mods.data == "wide"
+        # mul.wide/mad.wide write (and mad.wide adds) a double-width value
+        _check(_bits(self.outs[0]) == type_bits(ty) * (2 if wide else 1), self, "result size does not match the type")
+        srcs = self.args[:2] if wide else self.args
+        _check_type_fits(self, ty, srcs, "source")
+        if wide and len(self.args) == 3:
+            _check(_bits(self.args[2]) == 2 * type_bits(ty), self, "mad.wide addend must be double width")
+
+    def ptx(self, names: Names) -> str:
+        ty = self.ty.data
+        srcs = [names[a] for a in self.args]
+        if len(srcs) < self.SOURCES:
+            srcs.append(_imm_or_reg(self, names, ty, len(srcs)))
+        return f"{self.OPCODE}{_mods(self)}.{ty} {names[self.outs[0]]}, {', '.join(srcs)};"
+
+
+class _Shift(_Arith):
+    def verify_(self) -> None:
+        n = 2
+        self._arity((1, 2) if self.imm is not None else 2, 1)
+        _check((len(self.args) == n) != (self.imm is not None), self, "needs exactly one of a shift register or imm")
+        _check_type_fits(self, self.ty.data, [self.args[0], self.outs[0]], "operand")
+        if len(self.args) == 2:
+            _check(_bits(self.args[1]) == 32, self, "shift amount is a 32-bit register")
+
+
+@irdl_op_definition
+class AddOp(_Arith):
+    name = "ptx.add"
+    OPCODE: ClassVar[str] = "add"
+
+
+@irdl_op_definition
+class SubOp(_Arith):
+    name = "ptx.sub"
+    OPCODE: ClassVar[str] = "sub"
+
+
+@irdl_op_definition
+class MulOp(_Arith):
+    """mods: `lo`, `hi` or `wide` for integers (required by PTX); optional rounding for floats."""
+
+    name = "ptx.mul"
+    OPCODE: ClassVar[str] = "mul"
+
+
+@irdl_op_definition
+class DivOp(_Arith):
+    """mods for f32: `rn`, `approx`, `full` (required by PTX)."""
+
+    name = "ptx.div"
+    OPCODE: ClassVar[str] = "div"
+
+
+@irdl_op_definition
+class RemOp(_Arith):
+    name = "ptx.rem"
+    OPCODE: ClassVar[str] = "rem"
+
+
+@irdl_op_definition
+class AndOp(_Arith):
+    name = "ptx.and"
+    OPCODE: ClassVar[str] = "and"
+
+
+@irdl_op_definition
+class OrOp(_Arith):
+    name = "ptx.or"
+    OPCODE: ClassVar[str] = "or"
+
+
+@irdl_op_definition
+class XorOp(_Arith):
+    name = "ptx.xor"
+    OPCODE: ClassVar[str] = "xor"
+
+
+@irdl_op_definition
+class MinOp(_Arith):
+    name = "ptx.min"
+    OPCODE: ClassVar[str] = "min"
+
+
+@irdl_op_definition
+class MaxOp(_Arith):
+    name = "ptx.max"
+    OPCODE: ClassVar[str] = "max"
+
+
+@irdl_op_definition
+class ShlOp(_Shift):
+    name = "ptx.shl"
+    OPCODE: ClassVar[str] = "shl"
+
+
+@irdl_op_definition
+class ShrOp(_Shift):
+    """Arithmetic for `s32`/`s64`, logical for `u32`/`b32`."""
+
+    name = "ptx.shr"
+    OPCODE: ClassVar[str] = "shr"
+
+
+@irdl_op_definition
+class MadOp(_Arith):
+    """`mad.{lo,hi,wide}.ty d, a, b, c`."""
+
+    name = "ptx.mad"
+    OPCODE: ClassVar[str] = "mad"
+    SOURCES: ClassVar[int] = 3
+
+
+@irdl_op_definition
+class FmaOp(_Arith):
+    """`fma.rn.f32 d, a, b, c` (mods carries the rounding, `rn` by default in the builder)."""
+
+    name = "ptx.fma"
+    OPCODE: ClassVar[str] = "fma"
+    SOURCES: ClassVar[int] = 3
+
+
+class _Unary(_Arith):
+    SOURCES: ClassVar[int] = 1
+
+
+@irdl_op_definition
+class NotOp(_Unary):
+    name = "ptx.not"
+    OPCODE: ClassVar[str] = "not"
+
+
+@irdl_op_definition
+class NegOp(_Unary):
+    name = "ptx.neg"
+    OPCODE: ClassVar[str] = "neg"
+
+
+@irdl_op_definition
+class AbsOp(_Unary):
+    name = "ptx.abs"
+    OPCODE: ClassVar[str] = "abs"
+
+
+@irdl_op_definition
+class RcpOp(_Unary):
+    """mods: `approx.ftz`, `approx`, `rn`."""
+
+    name = "ptx.rcp"
+    OPCODE: ClassVar[str] = "rcp"
+
+
+@irdl_op_definition
+class SqrtOp(_Unary):
+    name = "ptx.sqrt"
+    OPCODE: ClassVar[str] = "sqrt"
+
+
+@irdl_op_definition
+class RsqrtOp(_Unary):
+    name = "ptx.rsqrt"
+    OPCODE: ClassVar[str] = "rsqrt"
+
+
+@irdl_op_definition
+class Ex2Op(_Unary):
+    name = "ptx.ex2"
+    OPCODE: ClassVar[str] = "ex2"
+
+
+@irdl_op_definition
+class Lg2Op(_Unary):
+    name = "ptx.lg2"
+    OPCODE: ClassVar[str] = "lg2"
+
+
+@irdl_op_definition
+class TanhOp(_Unary):
+    name = "ptx.tanh"
+    OPCODE: ClassVar[str] = "tanh"
+
+
+@irdl_op_definition
+class PopcOp(_Unary):
+    """Result is always a 32-bit count."""
+
+    name = "ptx.popc"
+    OPCODE: ClassVar[str] = "popc"
+
+    def verify_(self) -> None:
+        self._arity(1, 1)
+        _check_type_fits(self, self.ty.data, self.args, "source")
+        _check(_bits(self.outs[0]) == 32, self, "result must be 32-bit")
+
+
+COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs",
+               "equ", "neu", "ltu", "leu", "gtu", "geu", "num", "nan")
+
+
+@irdl_op_definition
+class SetpOp(PtxInst):
+    """`setp.cmp.ty p, a, b|imm` -> pred. args: [a, b?]"""
+
+    name = "ptx.setp"
+    cmp = prop_def(StringAttr)
+    ty = prop_def(StringAttr)
+    imm = opt_prop_def(IntegerAttr)
+
+    def verify_(self) -> None:
+        self._arity((1, 2), 1)
+        _check((len(self.args) == 2) != (self.imm is not None), self, "needs exactly one of b or imm")
+        _check(self.cmp.data in COMPARISONS, self, f"unknown comparison '{self.cmp.data}'")
+        _check_type_fits(self, self.ty.data, self.args, "source")
+        _check(_kind(self.outs[0]) == "pred", self, "result must be pred")
+
+    def ptx(self, names: Names) -> str:
+        ty = self.ty.data
+        return (f"setp.{self.cmp.data}.{ty} {names[self.outs[0]]}, {names[self.args[0]]}, "
+                f"{_imm_or_reg(self, names, ty, 1)};")
+
+
+@irdl_op_definition
+class SelpOp(PtxInst):
+    """`selp.ty d, a, b, p`: d = p ? a : b. args: [a, b, p]"""
+
+    name = "ptx.selp"
+    ty = prop_def(StringAttr)
+
+    def verify_(self) -> None:
+        self._arity(3, 1)
+        _check_type_fits(self, self.ty.data, [*self.args[:2], *self.outs], "operand")
+        _check(_kind(self.args[2]) == "pred", self, "selector must be pred")
+
+    def ptx(self, names: Names) -> str:
+        a, b, p = (names[v] for v in self.args)
+        return f"selp.{self.ty.data} {names[self.outs[0]]}, {a}, {b}, {p};"
+
+
+@irdl_op_definition
+class CvtOp(PtxInst):
+    """`cvt{.mods}.dst.src d, a{, b}`; packing forms (`bf16x2`, `e4m3x2`) take two f32 sources,
+    the first going to the upper half. args: [a, b?]"""
+
+    name = "ptx.cvt"
+    dst = prop_def(StringAttr)
+    src = prop_def(StringAttr)
+    mods = opt_prop_def(StringAttr)
+
+    def verify_(self) -> None:
+        packs = self.dst.data.endswith("x2") and self.src.data == "f32"
+        self._arity(2 if packs else 1, 1)
+        _check_type_fits(self, self.src.data, self.args, "source")
+        _check_type_fits(self, self.dst.data, self.outs, "result")
+
+    def ptx(self, names: Names) -> str:
+        srcs = ", ".join(names[a] for a in self.args)
+        return f"cvt{_mods(self)}.{self.dst.data}.{self.src.data} {names[self.outs[0]]}, {srcs};"
+
+
+# --------------------------------------------------------------------------- memory
+
+
+def _vec_suffix(n: int) -> str:
+    return "" if n == 1 else f".v{n}"
+
+
+class _Memory(PtxInst):
+    space = prop_def(StringAttr)
+    ty = prop_def(StringAttr)
+    offset = prop_def(IntegerAttr, default_value=_int(0))
+    mods = opt_prop_def(StringAttr)
+
+    def _check_space(self, nvals: int, vals: Sequence[SSAValue]) -> None:
+        space = self.space.data
+        _check(space in ("global", "shared"), self, "space must be global or shared")
+        _check(_kind(self.args[0]) == ("b64" if space == "global" else "b32"), self,
+               "address must be b64 for global and b32 for shared")
+        _check(nvals in (1, 2, 4), self, "vector width must be 1, 2 or 4")
+        _check_type_fits(self, self.ty.data, vals, "value")
+
+
+@irdl_op_definition
+class LdOp(_Memory):
+    """`ld.space{.mods}{.vN}.ty d|{d...}, [addr+offset]`. args: [addr]; 1, 2 or 4 results."""
+
+    name = "ptx.ld"
+
+    def verify_(self) -> None:
+        _check(len(self.args) == 1, self, "expected one address operand")
+        self._check_space(len(self.outs), self.outs)
+
+    def ptx(self, names: Names) -> str:
+        outs = self.outs
+        dst = names[outs[0]] if len(outs) == 1 else _vec(names, outs)
+        return (f"ld.{self.space.data}{_mods(self)}{_vec_suffix(len(outs))}.{self.ty.data} {dst}, "
+                f"{_addr(names, self.args[0], self.offset.value.data)};")
+
+
+@irdl_op_definition
+class StOp(_Memory):
+    """`st.space{.vN}.ty [addr+offset], v|{v...}`. args: [addr, v...]"""
+
+    name = "ptx.st"
+
+    def verify_(self) -> None:
+        _check(not self.outs, self, "has no results")
+        self._check_space(len(self.args) - 1, self.args[1:])
+
+    def ptx(self, names: Names) -> str:
+        vals = self.args[1:]
+        src = names[vals[0]] if len(vals) == 1 else _vec(names, vals)
+        return (f"st.{self.space.data}{_mods(self)}{_vec_suffix(len(vals))}.{self.ty.data} "
+                f"{_addr(names, self.args[0], self.offset.value.data)}, {src};")
+
+
+@irdl_op_definition
+class ShflOp(PtxInst):
+    """`shfl.sync.mode.b32 d, a, b, clamp, membermask`; b is `imm` or a register. args: [a, b?]"""
+
+    name = "ptx.shfl"
+    mode = prop_def(StringAttr)
+    imm = opt_prop_def(IntegerAttr)
+    clamp = prop_def(IntegerAttr)
+    membermask = prop_def(IntegerAttr)
+
+    def verify_(self) -> None:
+        self._arity((1, 2), 1)
+        _check((len(self.args) == 2) != (self.imm is not None), self, "needs exactly one of b or imm")
+        _check(self.mode.data in ("bfly", "idx", "up", "down"), self, "mode must be bfly, idx, up or down")
+        _check(all(_bits(v) == 32 for v in [*self.args, *self.outs]), self, "operands must be 32-bit")
+
+    def ptx(self, names: Names) -> str:
+        b = _imm_or_reg(self, names, "b32", 1)
+        return (f"shfl.sync.{self.mode.data}.b32 {names[self.outs[0]]}, {names[self.args[0]]}, {b}, "
+                f"{self.clamp.value.data:#x}, {self.membermask.value.data & 0xFFFFFFFF:#x};")
+
+
+@irdl_op_definition
+class StmatrixOp(PtxInst):
+    """`stmatrix.sync.aligned.m8n8.xN{.trans}.shared.b16 [addr], {r...}`. args: [addr, r...]"""
+
+    name = "ptx.stmatrix"
+    trans = opt_prop_def(UnitAttr)
+
+    def verify_(self) -> None:
+        _check(len(self.args) - 1 in (1, 2, 4) and not self.outs, self, "takes an address and 1, 2 or 4 registers")
+        _check(all(_bits(v) == 32 for v in self.args), self, "operands must be 32-bit")
+
+    def ptx(self, names: Names) -> str:
+        trans = ".trans" if self.trans is not None else ""
+        regs = self.args[1:]
+        return f"stmatrix.sync.aligned.m8n8.x{len(regs)}{trans}.shared.b16 [{names[self.args[0]]}], {_vec(names, regs)};"
+
+
+@irdl_op_definition
+class LdmatrixOp(PtxInst):
+    """`ldmatrix.sync.aligned.m8n8.xN{.trans}.shared.b16 {d...}, [addr]`. args: [addr]"""
+
+    name = "ptx.ldmatrix"
+    trans = opt_prop_def(UnitAttr)
+
+    def verify_(self) -> None:
+        _check(len(self.args) == 1 and len(self.outs) in (1, 2, 4), self, "takes an address, gives 1, 2 or 4 registers")
+        _check(all(_bits(v) == 32 for v in [*self.args, *self.outs]), self, "operands must be 32-bit")
+
+    def ptx(self, names: Names) -> str:
+        trans = ".trans" if self.trans is not None else ""
+        return (f"ldmatrix.sync.aligned.m8n8.x{len(self.outs)}{trans}.shared.b16 {_vec(names, self.outs)}, "
+                f"[{names[self.args[0]]}];")
+
+
+# --------------------------------------------------------------------------- synchronisation
+
+
+def _check_barrier_id(op: Operation, bar_id: int, count: int | None) -> None:
+    _check(0 <= bar_id <= 15, op, f"barrier id must be in 0..15, got {bar_id}")
+    _check(count is None or (count > 0 and count % 32 == 0), op, f"thread count must be a multiple of 32, got {count}")
+
+
+@irdl_op_definition
+class BarSyncOp(PtxInst):
+    """`bar.sync id{, count}`: named barrier (0 is the whole CTA)."""
+
+    name = "ptx.bar_sync"
+    id = prop_def(IntegerAttr)
+    count = opt_prop_def(IntegerAttr)
+
+    def verify_(self) -> None:
+        self._arity(0, 0)
+        _check_barrier_id(self, self.id.value.data, self.count.value.data if self.count else None)
+
+    def ptx(self, names: Names) -> str:
+        count = f", {self.count.value.data}" if self.count is not None else ""
+        return f"bar.sync {self.id.value.data}{count};"
+
+
+@irdl_op_definition
+class BarArriveOp(PtxInst):
+    """`bar.arrive id, count`: signal a named barrier without waiting."""
+
+    name = "ptx.bar_arrive"
+    id = prop_def(IntegerAttr)
+    count = prop_def(IntegerAttr)
+
+    def verify_(self) -> None:
+        self._arity(0, 0)
+        _check_barrier_id(self, self.id.value.data, self.count.value.data)
+
+    def ptx(self, names: Names) -> str:
+        return f"bar.arrive {self.id.value.data}, {self.count.value.data};"
+
+
+FENCES = ("proxy.async.shared::cta", "proxy.async", "mbarrier_init.release.cluster",
+          "acq_rel.cta", "acq_rel.cluster", "acq_rel.gpu", "sc.cta", "sc.gpu")
+
+
+@irdl_op_definition
+class FenceOp(PtxInst):
+    """`fence.<kind>;` for a kind in `FENCES`."""
+
+    name = "ptx.fence"
+    kind = prop_def(StringAttr)
+
+    def verify_(self) -> None:
+        self._arity(0, 0)
+        _check(self.kind.data in FENCES, self, f"unknown fence '{self.kind.data}'")
+
+    def ptx(self, names: Names) -> str:
+        return f"fence.{self.kind.data};"
+
+
+def _check_mbar(op: PtxInst, nargs: int | tuple[int, ...], nouts: int) -> None:
+    op._arity(nargs, nouts)
+    _check(_kind(op.args[0]) == "b32", op, "mbarrier address must be a b32 shared address")
+
+
+@irdl_op_definition
+class MbarInitOp(PtxInst):
+    """`mbarrier.init.shared::cta.b64 [addr], count`. args: [addr]"""
+
+    name = "ptx.mbar_init"
+    count = prop_def(IntegerAttr)
+
+    def verify_(self) -> None:
+        _check_mbar(self, 1, 0)
+        _check(1 <= self.count.value.data < 1 << 20, self, "arrival count must be in 1..2^20-1")
+
+    def ptx(self, names: Names) -> str:
+        return f"mbarrier.init.shared::cta.b64 [{names[self.args[0]]}], {self.count.value.data};"
+
+
+@irdl_op_definition
+class MbarArriveOp(PtxInst):
+    """`mbarrier.arrive.shared::cta.b64 _, [addr]{, count}`. args: [addr]"""
+
+    name = "ptx.mbar_arrive"
+    count = opt_prop_def(IntegerAttr)
+
+    def verify_(self) -> None:
+        _check_mbar(self, 1, 0)
+
+    def ptx(self, names: Names) -> str:
+        count = f", {self.count.value.data}" if self.count is not None else ""
+        return f"mbarrier.arrive.shared::cta.b64 _, [{names[self.args[0]]}]{count};"
+
+
+@irdl_op_definition
+class MbarArriveExpectTxOp(PtxInst):
+    """`mbarrier.arrive.expect_tx.shared::cta.b64 _, [addr], bytes`. args: [addr]"""
+
+    name = "ptx.mbar_arrive_expect_tx"
+    bytes = prop_def(IntegerAttr)
+
+    def verify_(self) -> None:
+        _check_mbar(self, 1, 0)
+        _check(self.bytes.value.data > 0, self, "byte count must be positive")
+
+    def ptx(self, names: Names) -> str:
+        return f"mbarrier.arrive.expect_tx.shared::cta.b64 _, [{names[self.args[0]]}], {self.bytes.value.data};"
+
+
+@irdl_op_definition
+class MbarExpectTxOp(PtxInst):
+    """`mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [addr], bytes` (no arrive). args: [addr]"""
+
+    name = "ptx.mbar_expect_tx"
+    bytes = prop_def(IntegerAttr)
+
+    def verify_(self) -> None:
+        _check_mbar(self, 1, 0)
+
+    def ptx(self, names: Names) -> str:
+        return f"mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [{names[self.args[0]]}], {self.bytes.value.data};"
+
+
+@irdl_op_definition
+class MbarTryWaitOp(PtxInst):
+    """`mbarrier.try_wait.parity.shared::cta.b64 p, [addr], parity` -> pred; parity a register
+    or `imm`. args: [addr, parity?]"""
+
+    name = "ptx.mbar_try_wait"
+    imm = opt_prop_def(IntegerAttr)
+
+    def verify_(self) -> None:
+        _check_mbar(self, (1, 2), 1)
+        _check((len(self.args) == 2) != (self.imm is not None), self, "needs exactly one of a parity register or imm")
+        _check(_kind(self.outs[0]) == "pred", self, "result must be pred")
+
+    def ptx(self, names: Names) -> str:
+        parity = _imm_or_reg(self, names, "u32", 1)
+        return f"mbarrier.try_wait.parity.shared::cta.b64 {names[self.outs[0]]}, [{names[self.args[0]]}], {parity};"
+
+
+@irdl_op_definition
+class MbarInvalOp(PtxInst):
+    """`mbarrier.inval.shared::cta.b64 [addr]`. args: [addr]"""
+
+    name = "ptx.mbar_inval"
+
+    def verify_(self) -> None:
+        _check_mbar(self, 1, 0)
+
+    def ptx(self, names: Names) -> str:
+        return f"mbarrier.inval.shared::cta.b64 [{names[self.args[0]]}];"
+
+
+# --------------------------------------------------------------------------- TMA
+
+
+def _coords(names: Names, coords: Sequence[SSAValue]) -> str:
+    return "{" + ", ".join(names[c] for c in coords) + "}"
+
+
+@irdl_op_definition
+class TmaLoadOp(PtxInst):
+    """`cp.async.bulk.tensor.Nd.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+    [dst], [tmap, {c...}], [mbar]`. args: [dst(b32), tmap(b64 generic), mbar(b32), c0..c(N-1)]"""
+
+    name = "ptx.tma_load"
+
+    def verify_(self) -> None:
+        _check(4 <= len(self.args) <= 8 and not self.outs, self, "takes dst, tmap, mbar and 1..5 coordinates")
+        dst, tmap, mbar, *coords = self.args
+        _check(_kind(dst) == "b32" and _kind(mbar) == "b32", self, "dst and mbar must be b32 shared addresses")
+        _check(_kind(tmap) == "b64", self, "tensor map address must be b64")
+        _check(all(_kind(c) == "b32" for c in coords), self, "coordinates must be b32")
+
+    def ptx(self, names: Names) -> str:
+        dst, tmap, mbar, *coords = self.args
+        return (f"cp.async.bulk.tensor.{len(coords)}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
+                f"[{names[dst]}], [{names[tmap]}, {_coords(names, coords)}], [{names[mbar]}];")
+
+
+@irdl_op_definition
+class TmaStoreOp(PtxInst):
+    """`cp.async.bulk.tensor.Nd.global.shared::cta.bulk_group [tmap, {c...}], [src]`, or with
+    `reduce` ("add", "min", ...) the `cp.reduce.async.bulk.tensor` form. args: [tmap, src, c...]"""
+
+    name = "ptx.tma_store"
+    reduce = opt_prop_def(StringAttr)
+
+    def verify_(self) -> None:
+        _check(3 <= len(self.args) <= 7 and not self.outs, self, "takes tmap, src and 1..5 coordinates")
+        tmap, src, *coords = self.args
+        _check(_kind(tmap) == "b64" and _kind(src) == "b32", self, "tmap must be b64, src a b32 shared address")
+        _check(all(_kind(c) == "b32" for c in coords), self, "coordinates must be b32")
+
+    def ptx(self, names: Names) -> str:
+        tmap, src, *coords = self.args
+        head = f"cp.reduce.async.bulk.tensor.{len(coords)}d.global.shared::cta.{self.reduce.data}" if self.reduce \
+            else f"cp.async.bulk.tensor.{len(coords)}d.global.shared::cta"
+        return f"{head}.bulk_group [{names[tmap]}, {_coords(names, coords)}], [{names[src]}];"
+
+
+@irdl_op_definition
+class BulkCommitOp(PtxInst):
+    name = "ptx.bulk_commit"
+
+    def verify_(self) -> None:
+        self._arity(0, 0)
+
+    def ptx(self, names: Names) -> str:
+        return "cp.async.bulk.commit_group;"
+
+
+@irdl_op_definition
+class BulkWaitOp(PtxInst):
+    """`cp.async.bulk.wait_group{.read} n`."""
+
+    name = "ptx.bulk_wait"
+    n = prop_def(IntegerAttr)
+    read = opt_prop_def(UnitAttr)
+
+    def verify_(self) -> None:
+        self._arity(0, 0)
+        _check(0 <= self.n.value.data <= 63, self, "group count must be in 0..63")
+
+    def ptx(self, names: Names) -> str:
+        read = ".read" if self.read is not None else ""
+        return f"cp.async.bulk.wait_group{read} {self.n.value.data};"
+
+
+@irdl_op_definition
+class PrefetchTensormapOp(PtxInst):
+    """`prefetch.tensormap [tmap]`. args: [tmap(b64 generic)]"""
+
+    name = "ptx.prefetch_tensormap"
+
+    def verify_(self) -> None:
+        self._arity(1, 0)
+        _check(_kind(self.args[0]) == "b64", self, "tensor map address must be b64")
+
+    def ptx(self, names: Names) -> str:
+        return f"prefetch.tensormap [{names[self.args[0]]}];"
+
+
+# --------------------------------------------------------------------------- wgmma
+
+
+@irdl_op_definition
+class WgmmaFenceOp(PtxInst):
+    name = "ptx.wgmma_fence"
+
+    def verify_(self) -> None:
+        self._arity(0, 0)
+
+    def ptx(self, names: Names) -> str:
+        return "wgmma.fence.sync.aligned;"
+
+
+@irdl_op_definition
+class WgmmaCommitOp(PtxInst):
+    name = "ptx.wgmma_commit"
+
+    def verify_(self) -> None:
+        self._arity(0, 0)
+
+    def ptx(self, names: Names) -> str:
+        return "wgmma.commit_group.sync.aligned;"
+
+
+@irdl_op_definition
+class WgmmaWaitOp(PtxInst):
+    """`wgmma.wait_group.sync.aligned n`: wait until at most n groups are in flight."""
+
+    name = "ptx.wgmma_wait"
+    n = prop_def(IntegerAttr)
+
+    def verify_(self) -> None:
+        self._arity(0, 0)
+        _check(0 <= self.n.value.data <= 7, self, "pending group count must be in 0..7")
+
+    def ptx(self, names: Names) -> str:
+        return f"wgmma.wait_group.sync.aligned {self.n.value.data};"
+
+
+WGMMA_K = {"bf16": 16, "f16": 16, "e4m3": 32, "e5m2": 32}
+
+
+@irdl_op_definition
+class WgmmaOp(PtxInst):
+    """`wgmma.mma_async.sync.aligned.m64nNkK.f32.T.T {d...}, a, descB, scaleD, sa, sb{, ta}{, tb}`.
+
+    args: [d0..d(N/2-1) (f32, read and written in place), A (one b64 descriptor, or `a_regs`:
+    four b32), descB (b64), scale_d (pred)?]. Without the scale-d register, `scale_d` (0/1) is
+    the immediate. Transposes exist only for 16-bit types, trans_a only with A in shared memory.
+    """
+
+    name = "ptx.wgmma"
+    n = prop_def(IntegerAttr)
+    dtype = prop_def(StringAttr)
+    a_regs = opt_prop_def(UnitAttr)
+    scale_d = opt_prop_def(IntegerAttr)
+    scale_a = prop_def(IntegerAttr, default_value=_int(1))
+    scale_b = prop_def(IntegerAttr, default_value=_int(1))
+    trans_a = prop_def(IntegerAttr, default_value=_int(0))
+    trans_b = prop_def(IntegerAttr, default_value=_int(0))
+
+    def _split(self) -> tuple[Sequence[SSAValue], Sequence[SSAValue], SSAValue, SSAValue | None]:
+        nacc = self.n.value.data // 2
+        na = 4 if self.a_regs is not None else 1
+        args = self.args
+        acc, a, b = args[:nacc], args[nacc:nacc + na], args[nacc + na]
+        return acc, a, b, (args[nacc + na + 1] if len(args) > nacc + na + 1 else None)
+
+    def verify_(self) -> None:
+        n, dtype = self.n.value.data, self.dtype.data
+        _check(n % 8 == 0 and 8 <= n <= 256, self, f"N must be a multiple of 8 in 8..256, got {n}")
+        _check(dtype in WGMMA_K, self, f"dtype must be one of {tuple(WGMMA_K)}")
+        na = 4 if self.a_regs is not None else 1
+        base = n // 2 + na + 1
+        _check(len(self.args) in (base, base + 1) and not self.outs, self,
+               f"m64n{n} takes {n // 2} accumulators, {'4 A registers' if na == 4 else 'an A descriptor'}, "
+               f"a B descriptor and an optional scale-d predicate; got {len(self.args)} operands")
+        acc, a, b, scale_d = self._split()
+        _check(all(_kind(d) == "f32" for d in acc), self, "accumulators must be f32 registers")
+        _check(all(_kind(r) == ("b32" if na == 4 else "b64") for r in a), self,
+               "A must be four b32 registers or one b64 descriptor")
+        _check(_kind(b) == "b64", self, "B descriptor must be b64")
+        _check((scale_d is None) != (self.scale_d is None), self, "needs exactly one of a scale-d predicate or imm")
+        _check(scale_d is None or _kind(scale_d) == "pred", self, "scale-d must be pred")
+        _check(self.scale_d is None or self.scale_d.value.data in (0, 1), self, "scale-d imm must be 0 or 1")
+        for s in (self.scale_a, self.scale_b):
+            _check(s.value.data in (1, -1), self, "imm-scale-a/b must be 1 or -1")
+        for t in (self.trans_a, self.trans_b):
+            _check(t.value.data in (0, 1), self, "imm-trans-a/b must be 0 or 1")
+        if WGMMA_K[dtype] == 32:
+            _check(self.trans_a.value.data == 0 and self.trans_b.value.data == 0, self, "fp8 operands must be K-major")
+        if na == 4:
+            _check(self.trans_a.value.data == 0, self, "A in registers cannot be transposed")
+
+    def ptx(self, names: Names) -> str:
+        acc, a, b, scale_d = self._split()
+        n, dtype = self.n.value.data, self.dtype.data
+        a_text = _vec(names, a) if self.a_regs is not None else names[a[0]]
+        d_text = names[scale_d] if scale_d is not None else str(self.scale_d.value.data)  # type: ignore[union-attr]
+        tail = [d_text, str(self.scale_a.value.data), str(self.scale_b.value.data)]
+        if WGMMA_K[dtype] == 16:
+            if self.a_regs is None:
+                tail.append(str(self.trans_a.value.data))
+            tail.append(str(self.trans_b.value.data))
+        return (f"wgmma.mma_async.sync.aligned.m64n{n}k{WGMMA_K[dtype]}.f32.{dtype}.{dtype} "
+                f"{_vec(names, acc)}, {a_text}, {names[b]}, {', '.join(tail)};")
+
+
+# --------------------------------------------------------------------------- warp-level control
+
+
+@irdl_op_definition
+class SetmaxnregOp(PtxInst):
+    """`setmaxnreg.{inc,dec}.sync.aligned.u32 n`."""
+
+    name = "ptx.setmaxnreg"
+    action = prop_def(StringAttr)
+    n = prop_def(IntegerAttr)
+
+    def verify_(self) -> None:
+        self._arity(0, 0)
+        n = self.n.value.data
+        _check(self.action.data in ("inc", "dec"), self, "action must be inc or dec")
+        _check(n % 8 == 0 and 24 <= n <= 256, self, f"register count must be a multiple of 8 in 24..256, got {n}")
+
+    def ptx(self, names: Names) -> str:
+        return f"setmaxnreg.{self.action.data}.sync.aligned.u32 {self.n.value.data};"
+
+
+@irdl_op_definition
+class ElectOp(PtxInst):
+    """`elect.sync _|p, membermask` -> pred, true in exactly one active lane."""
+
+    name = "ptx.elect"
+    membermask = prop_def(IntegerAttr, default_value=_int(0xFFFFFFFF))
+
+    def verify_(self) -> None:
+        self._arity(0, 1)
+        _check(_kind(self.outs[0]) == "pred", self, "result must be pred")
+
+    def ptx(self, names: Names) -> str:
+        return f"elect.sync _|{names[self.outs[0]]}, {self.membermask.value.data & 0xFFFFFFFF:#x};"
+
+
+@irdl_op_definition
+class LabelOp(PtxInst):
+    """`name:` a branch target."""
+
+    name = "ptx.label"
+    label = prop_def(StringAttr)
+
+    def verify_(self) -> None:
+        self._arity(0, 0)
+
+    def ptx(self, names: Names) -> str:
+        return f"{self.label.data}:"
+
+
+@irdl_op_definition
+class BraOp(PtxInst):
+    """`{@{!}p} bra target`. args: [p?]"""
+
+    name = "ptx.bra"
+    target = prop_def(StringAttr)
+    negate = opt_prop_def(UnitAttr)
+
+    def verify_(self) -> None:
+        self._arity((0, 1), 0)
+        _check(not self.args or _kind(self.args[0]) == "pred", self, "guard must be pred")
+        _check(self.negate is None or bool(self.args), self, "negate needs a guard predicate")
+
+    def ptx(self, names: Names) -> str:
+        if not self.args:
+            return f"bra.uni {self.target.data};"
+        neg = "!" if self.negate is not None else ""
+        return f"@{neg}{names[self.args[0]]} bra {self.target.data};"
+
+
+@irdl_op_definition
+class RetOp(PtxInst):
+    name = "ptx.ret"
+
+    def verify_(self) -> None:
+        self._arity(0, 0)
+
+    def ptx(self, names: Names) -> str:
+        return "ret;"
+
+
+# --------------------------------------------------------------------------- structure
+
+
+def _print_props_and_region(op: Operation, printer: Printer, region: Region) -> None:
+    extra = {**op.properties, **op.attributes}
+    extra.pop("sym_name", None)
+    if extra:
+        printer.print_string(" ")
+        printer.print_attr_dict(extra)
+    printer.print_string(" ")
+    printer.print_region(region, print_entry_block_args=False, print_empty_block=False)
+
+
+def _parse_props_and_region(cls: type[IRDLOperation], parser: Parser, props: dict[str, Attribute]) -> IRDLOperation:
+    extra = parser.parse_optional_attr_dict()
+    prop_names = cls.get_irdl_definition().properties
+    props |= {k: v for k, v in extra.items() if k in prop_names}
+    attrs = {k: v for k, v in extra.items() if k not in prop_names}
+    region = parser.parse_region()
+    if not region.blocks:
+        region.add_block(Block())
+    return cls.create(properties=props, attributes=attrs, regions=[region])
+
+
+@irdl_op_definition
+class EntryOp(IRDLOperation):
+    """`.visible .entry @name(params)` with its directives; one block of instructions.
+
+    Syntax: `ptx.entry @gemm {params = [#ptx.param<"A", tensormap>], maxntid = array<i64: 384, 1, 1>,
+    minnctapersm = 1 : i64} { ... }`.
+    """
+
+    name = "ptx.entry"
+    sym_name = prop_def(StringAttr)
+    params = prop_def(ArrayAttr[ParamAttr], default_value=ArrayAttr(()))
+    maxntid = opt_prop_def(DenseArrayBase)
+    minnctapersm = opt_prop_def(IntegerAttr)
+    maxnreg = opt_prop_def(IntegerAttr)
+    reqnctapercluster = opt_prop_def(DenseArrayBase)
+    body = region_def("single_block")
+    traits = traits_def(NoTerminator())
+
+    def __init__(self, name: str, params: Sequence[ParamAttr] = (), *, maxntid: Sequence[int] | None = None,
+                 minnctapersm: int | None = None, maxnreg: int | None = None,
+                 reqnctapercluster: Sequence[int] | None = None):
+        props: dict[str, Attribute] = {"sym_name": StringAttr(name), "params": ArrayAttr(params)}
+        if maxntid is not None:
+            props["maxntid"] = DenseArrayBase.from_list(i64, _xyz(maxntid))
+        if minnctapersm is not None:
+            props["minnctapersm"] = _int(minnctapersm)
+        if maxnreg is not None:
+            props["maxnreg"] = _int(maxnreg)
+        if reqnctapercluster is not None:
+            props["reqnctapercluster"] = DenseArrayBase.from_list(i64, _xyz(reqnctapercluster))
+        super().__init__(properties=props, regions=[Region(Block())])
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_symbol_name(self.sym_name.data)
+        _print_props_and_region(self, printer, self.body)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> EntryOp:
+        name = parser.parse_symbol_name()
+        op = _parse_props_and_region(cls, parser, {"sym_name": name})
+        assert isinstance(op, EntryOp)
+        return op
+
+    def verify_(self) -> None:
+        names = [p.param_name.data for p in self.params]
+        _check(len(set(names)) == len(names), self, "duplicate parameter names")
+        labels: set[str] = set()
+        targets: list[str] = []
+        params = set(names)
+        for op in self.body.block.ops:
+            _check(isinstance(op, PtxInst), self, f"'{op.name}' is not a PTX instruction")
+            if isinstance(op, LabelOp):
+                _check(op.label.data not in labels, op, f"label '{op.label.data}' defined twice")
+                labels.add(op.label.data)
+            elif isinstance(op, BraOp):
+                targets.append(op.target.data)
+            elif isinstance(op, ParamAddrOp | LdParamOp):
+                _check(op.param.data in params, op, f"no kernel parameter '{op.param.data}'")
+        for t in targets:
+            _check(t in labels, self, f"branch to undefined label '{t}'")
+        if self.maxnreg is not None:
+            _check(24 <= self.maxnreg.value.data <= 255, self, "maxnreg must be in 24..255")
+
+
+def _xyz(dims: Sequence[int]) -> list[int]:
+    return [*dims, *[1] * (3 - len(dims))]
+
+
+@irdl_op_definition
+class ModuleOp(IRDLOperation):
+    """A PTX module: `.version`, `.target`, `.address_size` and its entries."""
+
+    name = "ptx.module"
+    version = prop_def(StringAttr, default_value=StringAttr("8.0"))
+    target = prop_def(StringAttr, default_value=StringAttr("sm_90a"))
+    address_size = prop_def(IntegerAttr, default_value=_int(64))
+    body = region_def("single_block")
+    traits = traits_def(NoTerminator())
+
+    def __init__(self, entries: Sequence[EntryOp] = (), version: str = "8.0", target: str = "sm_90a"):
+        super().__init__(properties={"version": StringAttr(version), "target": StringAttr(target),
+                                     "address_size": _int(64)},
+                         regions=[Region(Block(entries))])
+
+    def print(self, printer: Printer) -> None:
+        _print_props_and_region(self, printer, self.body)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ModuleOp:
+        op = _parse_props_and_region(cls, parser, {})
+        assert isinstance(op, ModuleOp)
+        return op
+
+    def verify_(self) -> None:
+        major, _, minor = self.version.data.partition(".")
+        _check(major.isdigit() and minor.isdigit() and (8, 0) <= (int(major), int(minor)) <= (9, 0), self,
+               f"version must be in 8.0..9.0 (the Hopper async features need 8.0, driver 580 takes 9.0), "
+               f"got {self.version.data}")
+        _check(self.address_size.value.data == 64, self, "address_size must be 64")
+        _check(all(isinstance(op, EntryOp) for op in self.body.block.ops), self, "may contain only ptx.entry")
+
+
+Ptx = Dialect(
+    "ptx",
+    [ModuleOp, EntryOp, RegOp, MovOp, AssignOp, PackOp, UnpackOp, ParamAddrOp, CvtaOp, LdParamOp, SmemBaseOp,
+     SregOp, AddOp, SubOp, MulOp, DivOp, RemOp, AndOp, OrOp, XorOp, MinOp, MaxOp, ShlOp, ShrOp, MadOp, FmaOp,
+     NotOp, NegOp, AbsOp, RcpOp, SqrtOp, RsqrtOp, Ex2Op, Lg2Op, TanhOp, PopcOp, SetpOp, SelpOp, CvtOp, LdOp, StOp,
+     ShflOp, StmatrixOp, LdmatrixOp, BarSyncOp, BarArriveOp, FenceOp, MbarInitOp, MbarArriveOp,
+     MbarArriveExpectTxOp, MbarExpectTxOp, MbarTryWaitOp, MbarInvalOp, TmaLoadOp, TmaStoreOp, BulkCommitOp,
+     BulkWaitOp, PrefetchTensormapOp, WgmmaFenceOp, WgmmaCommitOp, WgmmaWaitOp, WgmmaOp, SetmaxnregOp, ElectOp,
+     LabelOp, BraOp, RetOp],
+    [RegType, ParamAttr],
+)
+
+
+# --------------------------------------------------------------------------- builder
+
+Src = SSAValue | int | float
+"""A source operand: a register, or a number the builder turns into an immediate (or a `mov`)."""
+
+_STR: dict[str, StringAttr] = {}
+_INT: dict[int, IntegerAttr] = {}
+
+
+def _s(text: str) -> StringAttr:
+    attr = _STR.get(text)
+    if attr is None:
+        attr = _STR[text] = StringAttr(text)
+    return attr
+
+
+def _i(value: int) -> IntegerAttr:
+    attr = _INT.get(value)
+    if attr is None:
+        attr = _INT[value] = IntegerAttr(value, i64)
+    return attr
+
+
+_UNIT = UnitAttr()
+
+
+def _imm_bits(ty: str, value: int | float) -> int:
+    """What `imm` stores: f32 values as their bits, integers as they are."""
+    return f32_bits(float(value)) if ty == "f32" else int(value)
+
+
+class PtxBuilder:
+    """Appends PTX instructions to the body of one `ptx.entry`; every method returns the new
+    register(s). Types are PTX type strings ("u32", "s32", "b32", "f32", "u64", "bf16", ...);
+    a source may be a number wherever PTX takes an immediate (elsewhere the builder `mov`s it).
+
+    Module and registers
+      PtxBuilder.kernel(name, params=[("A", "tensormap"), ("out", "u64"), ("n", "u32")],
+                        maxntid=384, minnctapersm=1, maxnreg=None, reqnctapercluster=None)
+                                -> builder; `.module`, `.entry`
+      reg(kind) / regs(kind, n) undeclared register(s) of class pred|b16|b32|b64|f32
+      mov(ty, src)  mov_imm(ty, value)  assign(dst, src)   (assign writes an existing register)
+      pack(lo, hi) -> reg twice the size    unpack(v) -> (lo, hi)
+      tmap_addr(param) -> generic b64 (mov.b64 + cvta.param)   global_ptr(param) -> b64 global
+      ld_param(ty, param)  smem_base() -> b32   sreg("tid.x"|"ctaid.x"|"laneid"|...)
+    Arithmetic (b may be a number)
+      add sub mul div rem and_ or_ xor min max shl shr  (ty, a, b, mods=None)
+      mul (integers default to .lo)   mul_wide / mul_hi (ty, a, b)   mad(ty, a, b, c, mods="lo")
+      fma(ty, a, b, c, mods="rn")     neg abs not_ popc (ty, a)
+      rcp sqrt rsqrt ex2 lg2 (ty, a, mods="approx.ftz")    tanh(ty, a, mods="approx")
+      setp(cmp, ty, a, b) -> pred     selp(ty, a, b, p)
+      cvt(dst_ty, src_ty, a, mods=None)    cvt_pack(dst_ty, lo, hi, mods="rn") -> b32/b16
+    Memory
+      ld(space, ty, addr, offset=0, vec=1, mods=None) -> reg or [regs]
+      st(space, ty, addr, value_or_values, offset=0, mods=None)
+      shfl(mode, a, b, clamp=None, mask=0xFFFFFFFF)    stmatrix(addr, regs, trans=False)
+      ldmatrix(addr, count=4, trans=False) -> [b32]
+    Synchronisation
+      bar_sync(id=0, count=None)  bar_arrive(id, count)  fence(kind="proxy.async.shared::cta")
+      mbar_init(addr, count)  mbar_arrive(addr, count=None)  mbar_arrive_expect_tx(addr, bytes)
+      mbar_expect_tx(addr, bytes)  mbar_try_wait(addr, parity) -> pred  mbar_inval(addr)
+      mbar_wait(addr, parity)   the try_wait loop (label + try_wait + bra)
+    TMA
+      tma_load(dst, tmap, coords, mbar)   tma_store(tmap, coords, src, reduce=None)
+      bulk_commit()  bulk_wait(n=0, read=False)  prefetch_tensormap(tmap)
+    wgmma
+      wgmma_fence()  wgmma_commit()  wgmma_wait(n=0)
+      wgmma(acc, a, b, dtype="bf16", scale_d=1, scale_a=1, scale_b=1, trans_a=0, trans_b=0)
+        acc: N/2 f32 registers written in place; a: b64 descriptor or 4 b32 registers;
+        b: b64 descriptor; scale_d: 0/1 or a pred register (false: D = A*B)
+    Control
+      setmaxnreg("inc"|"dec", n)  elect() -> pred  ret()
+      label(name)  bra(name, pred=None, negate=False)  fresh_label(prefix) -> unique name
+      with if_(pred, negate=False): ...   body runs only where pred (or !pred) holds
+    """
+
+    def __init__(self, entry: EntryOp):
+        self.entry = entry
+        self.block = entry.body.block
+        self._label_counts: dict[str, int] = {}
+
+    @classmethod
+    def kernel(cls, name: str, params: Sequence[tuple[str, str]] = (), *, maxntid: int | Sequence[int] | None = None,
+               minnctapersm: int | None = None, maxnreg: int | None = None,
+               reqnctapercluster: Sequence[int] | None = None, version: str = "8.0") -> PtxBuilder:
+        """A new `ptx.module` holding one entry, and a builder at its start."""
+        ntid = [maxntid] if isinstance(maxntid, int) else maxntid
+        entry = EntryOp(name, [ParamAttr(n, k) for n, k in params], maxntid=ntid, minnctapersm=minnctapersm,
+                        maxnreg=maxnreg, reqnctapercluster=reqnctapercluster)
+        builder = cls(entry)
+        builder.module = ModuleOp([entry], version=version)
+        return builder
+
+    module: ModuleOp
+
+    # ----------------------------------------------------------------- plumbing
+
+    def _op(self, cls: type[PtxInst], args: Sequence[SSAValue], outs: Sequence[str] = (),
+            props: dict[str, Attribute] | None = None) -> PtxInst:
+        op = cls.create(operands=args, result_types=[REG[k] for k in outs], properties=props or {})
+        self.block.add_op(op)
+        return op
+
+    def _val(self, cls: type[PtxInst], args: Sequence[SSAValue], out: str,
+             props: dict[str, Attribute] | None = None) -> SSAValue:
+        return self._op(cls, args, (out,), props).results[0]
+
+    def _reg(self, ty: str, src: Src) -> SSAValue:
+        """A register holding src (`mov`s a number)."""
+        return src if isinstance(src, SSAValue) else self.mov(ty, src)
+
+    def _arith(self, cls: type[PtxInst], ty: str, srcs: Sequence[Src], mods: str | None = None,
+               out: str | None = None) -> SSAValue:
+        props: dict[str, Attribute] = {"ty": _s(ty)}
+        if mods:
+            props["mods"] = _s(mods)
+        *first, last = srcs
+        args = [self._reg(ty, s) for s in first]
+        if isinstance(last, SSAValue):
+            args.append(last)
+        else:
+            props["imm"] = _i(_imm_bits(ty, last))
+        return self._val(cls, args, out or kind_of_type(ty), props)
+
+    # ----------------------------------------------------------------- registers and moves
+
+    def reg(self, kind: str) -> SSAValue:
+        return self._val(RegOp, (), kind)
+
+    def regs(self, kind: str, n: int) -> list[SSAValue]:
+        return [self.reg(kind) for _ in range(n)]
+
+    def mov(self, ty: str, src: Src) -> SSAValue:
+        if isinstance(src, SSAValue):
+            return self._val(MovOp, (src,), kind_of_type(ty), {"ty": _s(ty)})
+        return self._val(MovOp, (), kind_of_type(ty), {"ty": _s(ty), "imm": _i(_imm_bits(ty, src))})
+
+    def mov_imm(self, ty: str, value: int | float) -> SSAValue:
+        return self.mov(ty, value)
+
+    def assign(self, dst: SSAValue, src: Src) -> None:
+        if isinstance(src, SSAValue):
+            self._op(AssignOp, (dst, src))
+        else:
+            self._op(AssignOp, (dst,), props={"imm": _i(_imm_bits(_kind(dst), src))})
+
+    def pack(self, lo: SSAValue, hi: SSAValue) -> SSAValue:
+        return self._val(PackOp, (lo, hi), {16: "b32", 32: "b64"}[_bits(lo)])
+
+    def unpack(self, value: SSAValue) -> tuple[SSAValue, SSAValue]:
+        half = {32: "b16", 64: "b32"}[_bits(value)]
+        lo, hi = self._op(UnpackOp, (value,), (half, half)).results
+        return lo, hi
+
+    def tmap_addr(self, param: str) -> SSAValue:
+        raw = self._val(ParamAddrOp, (), "b64", {"param": _s(param)})
+        return self._val(CvtaOp, (raw,), "b64", {"space": _s("param")})
+
+    def global_ptr(self, param: str) -> SSAValue:
+        raw = self.ld_param("u64", param)
+        return self._val(CvtaOp, (raw,), "b64", {"space": _s("global"), "to": _UNIT})
+
+    def ld_param(self, ty: str, param: str) -> SSAValue:
+        return self._val(LdParamOp, (), kind_of_type(ty), {"param": _s(param), "ty": _s(ty)})
+
+    def smem_base(self) -> SSAValue:
+        return self._val(SmemBaseOp, (), "b32")
+
+    def sreg(self, name: str) -> SSAValue:
+        return self._val(SregOp, (), SPECIAL_REGS[name], {"reg": _s(name)})
+
+    # ----------------------------------------------------------------- arithmetic
+
+    def add(self, ty: str, a: Src, b: Src, mods: str | None = None) -> SSAValue:
+        return self._arith(AddOp, ty, (a, b), mods)
+
+    def sub(self, ty: str, a: Src, b: Src, mods: str | None = None) -> SSAValue:
+        return self._arith(SubOp, ty, (a, b), mods)
+
+    def mul(self, ty: str, a: Src, b: Src, mods: str | None = None) -> SSAValue:
+        return self._arith(MulOp, ty, (a, b), mods or (None if ty.startswith("f") else "lo"))
+
+    def mul_wide(self, ty: str, a: Src, b: Src) -> SSAValue:
+        return self._arith(MulOp, ty, (a, b), "wide", {32: "b64", 16: "b32"}[type_bits(ty)])
+
+    def mul_hi(self, ty: str, a: Src, b: Src) -> SSAValue:
+        return self._arith(MulOp, ty, (a, b), "hi")
+
+    def mad(self, ty: str, a: Src, b: Src, c: Src, mods: str = "lo") -> SSAValue:
+        if mods == "wide":
+            return self._arith(MadOp, ty, (a, b, c), mods, "b64")
+        return self._arith(MadOp, ty, (a, b, c), mods)
+
+    def fma(self, ty: str, a: Src, b: Src, c: Src, mods: str = "rn") -> SSAValue:
+        return self._arith(FmaOp, ty, (a, b, c), mods)
+
+    def div(self, ty: str, a: Src, b: Src, mods: str | None = None) -> SSAValue:
+        return self._arith(DivOp, ty, (a, b), mods or ("rn" if ty == "f32" else None))
+
+    def rem(self, ty: str, a: Src, b: Src) -> SSAValue:
+        return self._arith(RemOp, ty, (a, b))
+
+    def and_(self, ty: str, a: Src, b: Src) -> SSAValue:
+        return self._arith(AndOp, ty, (a, b))
+
+    def or_(self, ty: str, a: Src, b: Src) -> SSAValue:
+        return self._arith(OrOp, ty, (a, b))
+
+    def xor(self, ty: str, a: Src, b: Src) -> SSAValue:
+        return self._arith(XorOp, ty, (a, b))
+
+    def min(self, ty: str, a: Src, b: Src, mods: str | None = None) -> SSAValue:
+        return self._arith(MinOp, ty, (a, b), mods)
+
+    def max(self, ty: str, a: Src, b: Src, mods: str | None = None) -> SSAValue:
+        return self._arith(MaxOp, ty, (a, b), mods)
+
+    def shl(self, ty: str, a: Src, b: Src) -> SSAValue:
+        return self._arith(ShlOp, ty, (a, b))
+
+    def shr(self, ty: str, a: Src, b: Src) -> SSAValue:
+        return self._arith(ShrOp, ty, (a, b))
+
+    def neg(self, ty: str, a: SSAValue) -> SSAValue:
+        return self._arith(NegOp, ty, (a,))
+
+    def abs(self, ty: str, a: SSAValue) -> SSAValue:
+        return self._arith(AbsOp, ty, (a,))
+
+    def not_(self, ty: str, a: SSAValue) -> SSAValue:
+        return self._arith(NotOp, ty, (a,))
+
+    def popc(self, ty: str, a: SSAValue) -> SSAValue:
+        return self._arith(PopcOp, ty, (a,), out="b32")
+
+    def rcp(self, ty: str, a: SSAValue, mods: str = "approx.ftz") -> SSAValue:
+        return self._arith(RcpOp, ty, (a,), mods)
+
+    def sqrt(self, ty: str, a: SSAValue, mods: str = "approx.ftz") -> SSAValue:
+        return self._arith(SqrtOp, ty, (a,), mods)
+
+    def rsqrt(self, ty: str, a: SSAValue, mods: str = "approx.ftz") -> SSAValue:
+        return self._arith(RsqrtOp, ty, (a,), mods)
+
+    def ex2(self, ty: str, a: SSAValue, mods: str = "approx.ftz") -> SSAValue:
+        return self._arith(Ex2Op, ty, (a,), mods)
+
+    def lg2(self, ty: str, a: SSAValue, mods: str = "approx.ftz") -> SSAValue:
+        return self._arith(Lg2Op, ty, (a,), mods)
+
+    def tanh(self, ty: str, a: SSAValue, mods: str = "approx") -> SSAValue:
+        return self._arith(TanhOp, ty, (a,), mods)
+
+    def setp(self, cmp: str, ty: str, a: Src, b: Src) -> SSAValue:
+        props: dict[str, Attribute] = {"cmp": _s(cmp), "ty": _s(ty)}
+        args = [self._reg(ty, a)]
+        if isinstance(b, SSAValue):
+            args.append(b)
+        else:
+            props["imm"] = _i(_imm_bits(ty, b))
+        return self._val(SetpOp, args, "pred", props)
+
+    def selp(self, ty: str, a: Src, b: Src, p: SSAValue) -> SSAValue:
+        return self._val(SelpOp, (self._reg(ty, a), self._reg(ty, b), p), kind_of_type(ty), {"ty": _s(ty)})
+
+    def cvt(self, dst_ty: str, src_ty: str, a: SSAValue, mods: str | None = None) -> SSAValue:
+        props = {"dst": _s(dst_ty), "src": _s(src_ty)}
+        if mods:
+            props["mods"] = _s(mods)
+        return self._val(CvtOp, (a,), kind_of_type(dst_ty), props)
+
+    def cvt_pack(self, dst_ty: str, lo: SSAValue, hi: SSAValue, mods: str = "rn") -> SSAValue:
+        """Two f32 into one bf16x2/f16x2 (b32) or e4m3x2/e5m2x2 (b16, needs mods="rn.satfinite");
+        `lo` lands in the low half (PTX takes the high source first)."""
+        props = {"dst": _s(dst_ty), "src": _s("f32"), "mods": _s(mods)}
+        return self._val(CvtOp, (hi, lo), kind_of_type(dst_ty), props)
+
+    # ----------------------------------------------------------------- memory
+
+    def ld(self, space: str, ty: str, addr: SSAValue, offset: int = 0, vec: int = 1,
+           mods: str | None = None) -> SSAValue | list[SSAValue]:
+        props = {"space": _s(space), "ty": _s(ty), "offset": _i(offset)}
+        if mods:
+            props["mods"] = _s(mods)
+        outs = self._op(LdOp, (addr,), [kind_of_type(ty)] * vec, props).results
+        return outs[0] if vec == 1 else list(outs)
+
+    def st(self, space: str, ty: str, addr: SSAValue, values: SSAValue | Sequence[SSAValue], offset: int = 0,
+           mods: str | None = None) -> None:
+        vals = [values] if isinstance(values, SSAValue) else list(values)
+        props = {"space": _s(space), "ty": _s(ty), "offset": _i(offset)}
+        if mods:
+            props["mods"] = _s(mods)
+        self._op(StOp, (addr, *vals), props=props)
+
+    def shfl(self, mode: str, a: SSAValue, b: SSAValue | int, clamp: int | None = None,
+             mask: int = 0xFFFFFFFF) -> SSAValue:
+        props = {"mode": _s(mode), "clamp": _i(clamp if clamp is not None else (0 if mode == "up" else 0x1F)),
+                 "membermask": _i(mask)}
+        args = [a]
+        if isinstance(b, SSAValue):
+            args.append(b)
+        else:
+            props["imm"] = _i(b)
+        return self._val(ShflOp, args, _kind(a), props)
+
+    def stmatrix(self, addr: SSAValue, regs: Sequence[SSAValue], trans: bool = False) -> None:
+        self._op(StmatrixOp, (addr, *regs), props={"trans": _UNIT} if trans else {})
+
+    def ldmatrix(self, addr: SSAValue, count: int = 4, trans: bool = False) -> list[SSAValue]:
+        return list(self._op(LdmatrixOp, (addr,), ["b32"] * count, {"trans": _UNIT} if trans else {}).results)
+
+    # ----------------------------------------------------------------- synchronisation
+
+    def bar_sync(self, id: int = 0, count: int | None = None) -> None:
+        props = {"id": _i(id)}
+        if count is not None:
+            props["count"] = _i(count)
+        self._op(BarSyncOp, (), props=props)
+
+    def bar_arrive(self, id: int, count: int) -> None:
+        self._op(BarArriveOp, (), props={"id": _i(id), "count": _i(count)})
+
+    def fence(self, kind: str = "proxy.async.shared::cta") -> None:
+        self._op(FenceOp, (), props={"kind": _s(kind)})
+
+    def mbar_init(self, addr: SSAValue, count: int) -> None:
+        self._op(MbarInitOp, (addr,), props={"count": _i(count)})
+
+    def mbar_arrive(self, addr: SSAValue, count: int | None = None) -> None:
+        self._op(MbarArriveOp, (addr,), props={"count": _i(count)} if count is not None else {})
+
+    def mbar_arrive_expect_tx(self, addr: SSAValue, nbytes: int) -> None:
+        self._op(MbarArriveExpectTxOp, (addr,), props={"bytes": _i(nbytes)})
+
+    def mbar_expect_tx(self, addr: SSAValue, nbytes: int) -> None:
+        self._op(MbarExpectTxOp, (addr,), props={"bytes": _i(nbytes)})
+
+    def mbar_try_wait(self, addr: SSAValue, parity: SSAValue | int) -> SSAValue:
+        if isinstance(parity, SSAValue):
+            return self._val(MbarTryWaitOp, (addr, parity), "pred")
+        return self._val(MbarTryWaitOp, (addr,), "pred", {"imm": _i(parity)})
+
+    def mbar_wait(self, addr: SSAValue, parity: SSAValue | int) -> None:
+        """Spin until the phase with `parity` has completed (try_wait can time out, so loop)."""
+        top = self.fresh_label("WAIT")
+        self.label(top)
+        done = self.mbar_try_wait(addr, parity)
+        self.bra(top, done, negate=True)
+
+    def mbar_inval(self, addr: SSAValue) -> None:
+        self._op(MbarInvalOp, (addr,))
+
+    # ----------------------------------------------------------------- TMA
+
+    def tma_load(self, dst: SSAValue, tmap: SSAValue, coords: Sequence[SSAValue], mbar: SSAValue) -> None:
+        self._op(TmaLoadOp, (dst, tmap, mbar, *coords))
+
+    def tma_store(self, tmap: SSAValue, coords: Sequence[SSAValue], src: SSAValue, reduce: str | None = None) -> None:
+        self._op(TmaStoreOp, (tmap, src, *coords), props={"reduce": _s(reduce)} if reduce else {})
+
+    def bulk_commit(self) -> None:
+        self._op(BulkCommitOp, ())
+
+    def bulk_wait(self, n: int = 0, read: bool = False) -> None:
+        self._op(BulkWaitOp, (), props={"n": _i(n), "read": _UNIT} if read else {"n": _i(n)})
+
+    def prefetch_tensormap(self, tmap: SSAValue) -> None:
+        self._op(PrefetchTensormapOp, (tmap,))
+
+    # ----------------------------------------------------------------- wgmma
+
+    def wgmma_fence(self) -> None:
+        self._op(WgmmaFenceOp, ())
+
+    def wgmma_commit(self) -> None:
+        self._op(WgmmaCommitOp, ())
+
+    def wgmma_wait(self, n: int = 0) -> None:
+        self._op(WgmmaWaitOp, (), props={"n": _i(n)})
+
+    def wgmma(self, acc: Sequence[SSAValue], a: SSAValue | Sequence[SSAValue], b: SSAValue, dtype: str = "bf16",
+              scale_d: SSAValue | int = 1, scale_a: int = 1, scale_b: int = 1, trans_a: int = 0,
+              trans_b: int = 0) -> None:
+        a_regs = [a] if isinstance(a, SSAValue) else list(a)
+        props: dict[str, Attribute] = {"n": _i(2 * len(acc)), "dtype": _s(dtype), "scale_a": _i(scale_a),
+                                       "scale_b": _i(scale_b), "trans_a": _i(trans_a), "trans_b": _i(trans_b)}
+        if len(a_regs) != 1:
+            props["a_regs"] = _UNIT
+        args = [*acc, *a_regs, b]
+        if isinstance(scale_d, SSAValue):
+            args.append(scale_d)
+        else:
+            props["scale_d"] = _i(scale_d)
+        self._op(WgmmaOp, args, props=props)
+
+    # ----------------------------------------------------------------- control
+
+    def setmaxnreg(self, action: str, n: int) -> None:
+        self._op(SetmaxnregOp, (), props={"action": _s(action), "n": _i(n)})
+
+    def elect(self) -> SSAValue:
+        return self._val(ElectOp, (), "pred")
+
+    def ret(self) -> None:
+        self._op(RetOp, ())
+
+    def label(self, name: str) -> None:
+        self._op(LabelOp, (), props={"label": _s(name)})
+
+    def bra(self, name: str, pred: SSAValue | None = None, negate: bool = False) -> None:
+        props: dict[str, Attribute] = {"target": _s(name)}
+        if negate:
+            props["negate"] = _UNIT
+        self._op(BraOp, (pred,) if pred is not None else (), props=props)
+
+    def fresh_label(self, prefix: str = "L") -> str:
+        """A label name not handed out before by this builder: `PREFIX_3`."""
+        n = self._label_counts.get(prefix, 0)
+        self._label_counts[prefix] = n + 1
+        return f"{prefix}_{n}"
+
+    @contextmanager
+    def if_(self, pred: SSAValue, negate: bool = False) -> Iterator[None]:
+        """The body runs where `pred` (or `!pred` with negate) holds; others jump past it."""
+        end = self.fresh_label("ENDIF")
+        self.bra(end, pred, negate=not negate)
+        yield
+        self.label(end)
