@@ -1,0 +1,134 @@
+"""`tkc run`: checksums, --check against an `X_ref.py`, the GPU fallback message, and --bisect
+naming a deliberately broken pass injected into the tile pipeline."""
+
+from __future__ import annotations
+
+import argparse
+import io
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+from interpreter_support import attention, gemm
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
+
+import tkc.driver
+import tkc.runtime
+from tkc.diagnostics import TkError
+from tkc.dialects import tile
+from tkc.runner import bisect, make_inputs, run_command, snapshots
+
+GEMM_REF = """
+import numpy as np
+
+def reference(inputs, params):
+    assert params["BM"] == 128 and params["M"] == 256
+    return {"C": inputs["A"].astype(np.float64) @ inputs["B"]}
+"""
+
+
+@dataclass(frozen=True)
+class BreakSub(ModulePass):
+    """A miscompile on purpose: every `tile.binary sub` becomes `add`."""
+
+    name = "test-break-sub"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for each in op.walk():
+            if isinstance(each, tile.BinaryOp) and each.fn.data == tile.BinaryFn.SUB:
+                each.fn = tile.BinaryFnAttr(tile.BinaryFn.ADD)
+
+
+def args(file: Path, **overrides) -> argparse.Namespace:
+    defaults = dict(
+        file=str(file), kernel=None, params={}, size={"M": 256, "N": 128, "K": 192},
+        interpret=True, check=False, bisect=False, seed=0,
+    )
+    return argparse.Namespace(**(defaults | overrides))
+
+
+@pytest.fixture
+def gemm_file(tmp_path: Path) -> Path:
+    path = tmp_path / "gemm.mlir"
+    path.write_text(str(gemm()))
+    return path
+
+
+def test_run_prints_checksums(gemm_file: Path) -> None:
+    out = io.StringIO()
+    assert run_command(args(gemm_file), out) == 0
+    assert out.getvalue().startswith("C: bfloat16 [256, 128]  sum ")
+    again = io.StringIO()
+    run_command(args(gemm_file), again)
+    assert again.getvalue() == out.getvalue()  # seeded
+
+
+def test_check_against_the_reference(gemm_file: Path) -> None:
+    gemm_file.with_name("gemm_ref.py").write_text(GEMM_REF)
+    out = io.StringIO()
+    assert run_command(args(gemm_file, check=True), out) == 0
+    assert "C: max abs error" in out.getvalue() and out.getvalue().rstrip().endswith("PASS")
+
+    gemm_file.with_name("gemm_ref.py").write_text(GEMM_REF.replace("@ inputs[\"B\"]", "@ inputs['B'] * 1.1"))
+    out = io.StringIO()
+    assert run_command(args(gemm_file, check=True), out) == 1
+    assert "FAIL" in out.getvalue()
+
+
+def test_check_without_a_reference_is_a_user_error(gemm_file: Path) -> None:
+    with pytest.raises(TkError, match="gemm_ref.py does not exist"):
+        run_command(args(gemm_file, check=True), io.StringIO())
+
+
+def test_unknown_size_is_a_user_error(gemm_file: Path) -> None:
+    with pytest.raises(TkError, match="the size of N .* is not known"):
+        run_command(args(gemm_file, size={"M": 128, "K": 64}), io.StringIO())
+
+
+def test_gpu_path_missing(gemm_file: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    monkeypatch.delattr(tkc.runtime, "run_on_gpu", raising=False)
+    assert run_command(args(gemm_file, interpret=False), io.StringIO()) == 1
+    assert "--interpret" in capsys.readouterr().err
+
+
+def test_outputs_are_poisoned() -> None:
+    kernel = next(op for op in attention(64).walk() if isinstance(op, tile.KernelOp))
+    inputs = make_inputs(kernel, {"B": 1, "H": 1, "N": 128}, seed=1)
+    assert np.isnan(inputs["O"]).all() and np.isnan(inputs["LSE"]).all()
+    assert not np.isnan(inputs["Q"]).any()
+
+
+def test_bisect_names_the_broken_pass() -> None:
+    module = attention(64, causal=True)
+    kernel = next(op for op in module.walk() if isinstance(op, tile.KernelOp))
+    inputs = make_inputs(kernel, {"B": 1, "H": 2, "N": 256}, seed=2)
+    stages = snapshots(module, [CommonSubexpressionElimination(), BreakSub(), CommonSubexpressionElimination()])
+    out = io.StringIO()
+    result = bisect(stages, None, inputs, {}, out)
+    assert result.culprit == "test-break-sub"
+    assert result.errors[0] == ("cse", 0.0)
+    assert "first pass whose outputs differ: test-break-sub" in out.getvalue()
+
+
+def test_bisect_through_the_driver_pipeline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`tkc run --bisect` with the broken pass slipped into the driver's real tile pipeline."""
+    instantiate = tkc.driver.instantiate
+    monkeypatch.setattr(tkc.driver, "instantiate", lambda names: (*instantiate(names), BreakSub()))
+    path = tmp_path / "attn.mlir"
+    path.write_text(str(attention(64)))
+    out = io.StringIO()
+    assert run_command(args(path, bisect=True, size={"B": 1, "H": 1, "N": 256}), out) == 1
+    assert "first pass whose outputs differ: test-break-sub" in out.getvalue()
+    assert "canonicalize" in out.getvalue()  # the real passes ran first and changed nothing
+
+
+def test_bisect_of_a_correct_pipeline_finds_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "attn.mlir"
+    path.write_text(str(attention(64, causal=True)))
+    out = io.StringIO()
+    assert run_command(args(path, bisect=True, size={"B": 1, "H": 1, "N": 256}), out) == 0
+    assert "no pass changes the outputs" in out.getvalue()
