@@ -1,0 +1,775 @@
+"""convert-tile-to-sm90: split a tile kernel into a producer and consumer warpgroups.
+
+What it decides, and why:
+- **Roles.** Warpgroup 0 produces: one elected thread walks the kernel's control flow keeping
+  only index math and loads, and issues each load as TMA boxes into shared memory. Warpgroups
+  1..C consume: they run everything else on register fragments, each owning R/C rows of every
+  register tile (the occupancy plan's `consumers`). Producer and consumers never share a
+  register, only shared memory and mbarriers, so neither waits on the other's latency.
+- **Rings.** The loads inside a loop form one stage of an S-stage ring (S from the pipeline
+  decision); loads outside loops form a one-stage ring that turns over once per output tile.
+  Each stage has a `full` barrier (the producer's expect_tx; TMA completes it) and an `empty`
+  barrier (every consumer thread arrives once the wgmmas reading the stage are done). Stage and
+  parity follow the iteration count `it`, which runs on across the tiles of a persistent CTA:
+  s = it % S, parity = (it / S) & 1; the producer waits `empty` with the opposite parity, so its
+  first lap passes at once.
+- **Shared memory.** Barriers first, then every ring's stages, then one staging tile per
+  register-tile store; every tile 1024-aligned (the 128B swizzle repeat), plus 1 KB slack for
+  aligning the dynamic base. Over 227 KB is a compile error naming the budget.
+- **Epilogue.** Each consumer writes its rows of the output tile into the staging tile,
+  fences the async proxy, syncs its own warpgroup (named barrier 1 + consumer) and one thread
+  stores its rows with TMA, so consumers never wait for each other; the wait for the store to
+  read shared memory comes before the staging tile is written again.
+- **Persistent grid.** With `persistent`, the grid is min(tiles, SMs x CTAs/SM) and each CTA walks
+  tiles t = blockIdx.x, += gridDim.x in grouped order (`group_m` tile rows at a time) so that
+  concurrently running CTAs share A and B panels in L2.
+The kernel's launch contract (tkc.abi.KernelABI) is computed here and kept on `sm90.kernel`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import cast
+
+from xdsl.context import Context
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp, StringAttr
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+
+from tkc import abi as kabi
+from tkc.diagnostics import error_at
+from tkc.dialects import sm90, tile
+from tkc.passes.plan import WARPGROUP_THREADS, WGMMA_ROWS, KernelPlan
+
+SMEM_LIMIT = 232448
+"""Shared memory a block may opt in to on H100/H200 (227 KB)."""
+TILE_ALIGN = 1024
+BARRIER_REGION = 1024
+
+
+def _align(value: int, to: int) -> int:
+    return (value + to - 1) // to * to
+
+
+def default_swizzle(shape: tuple[int, ...], element_type: Attribute) -> int:
+    """The widest swizzle span a row of the tile fills (used when tile-swizzle-select did not run)."""
+    row_bytes = shape[-1] * tile.element_bytes(element_type)
+    for span in (128, 64, 32):
+        if row_bytes % span == 0:
+            return span
+    return 0
+
+
+def _swizzle_of(t: tile.SharedTileType | tile.SharedVectorType) -> int:
+    if isinstance(t, tile.SharedTileType) and t.swizzle.data >= 0:
+        return t.swizzle.data
+    if isinstance(t, tile.SharedVectorType):
+        return 0
+    return default_swizzle(t.get_shape(), t.element_type)
+
+
+# --------------------------------------------------------------------------- planning
+
+
+@dataclass
+class SharedBuffer:
+    """A tile's place in shared memory (offset from the aligned base) and the layout it has."""
+
+    offset: int
+    ref_type: sm90.SharedRefType
+
+    @property
+    def panel_bytes(self) -> int:
+        shape = self.ref_type.get_shape()
+        rows = shape[0] if len(shape) == 2 else 1
+        return rows * self.ref_type.panel_cols * tile.element_bytes(self.ref_type.element_type)
+
+    @property
+    def panels(self) -> int:
+        return self.ref_type.get_shape()[-1] // self.ref_type.panel_cols
+
+
+@dataclass
+class Ring:
+    """Loads that complete together: one stage each time `it` advances."""
+
+    loads: list[tile.LoadOp]
+    stages: int
+    loop: scf.ForOp | None
+    """The loop whose iterations advance the ring; None: once per output tile."""
+    buffers: dict[tile.LoadOp, SharedBuffer] = field(default_factory=dict)
+    stage_bytes: int = 0
+    base: int = 0
+    full: int = 0
+    empty: int = 0
+
+    @property
+    def tx_bytes(self) -> int:
+        return sum(cast(tile.SharedTileType, load.result.type).num_bytes for load in self.loads)
+
+
+@dataclass
+class KernelLayout:
+    rings: list[Ring]
+    staging: dict[tile.StoreOp, SharedBuffer]
+    barriers: int
+    smem_bytes: int
+
+
+def _ref_type(t: tile.SharedTileType | tile.SharedVectorType | tile.RegisterTileType, swizzle: int) -> sm90.SharedRefType:
+    return sm90.SharedRefType(t.get_shape(), t.element_type, swizzle)
+
+
+def _plan_shared_memory(kernel: tile.KernelOp, plan: KernelPlan) -> KernelLayout:
+    body = kernel.body.block
+    rings: list[Ring] = []
+    hoisted = [op for op in body.ops if isinstance(op, tile.LoadOp)]
+    if hoisted:
+        rings.append(Ring(hoisted, 1, None))
+    for op in body.ops:
+        if isinstance(op, scf.ForOp):
+            loads = [inner for inner in op.body.block.ops if isinstance(inner, tile.LoadOp)]
+            if loads:
+                rings.append(Ring(loads, _stages_of(op, plan), op))
+    for op in kernel.walk():
+        if isinstance(op, tile.LoadOp) and not any(op in ring.loads for ring in rings):
+            raise error_at(op, "the GPU backend loads tiles only at kernel level or directly in a top-level loop")
+
+    barriers = 0
+    offset = BARRIER_REGION
+    for ring in rings:
+        stage_offset = 0
+        for load in ring.loads:
+            t = cast(tile.SharedTileType, load.result.type)
+            ring.buffers[load] = SharedBuffer(stage_offset, _ref_type(t, _swizzle_of(t)))
+            stage_offset = _align(stage_offset + t.num_bytes, TILE_ALIGN)
+        ring.stage_bytes = stage_offset
+        ring.base = offset
+        offset += ring.stages * stage_offset
+        ring.full, ring.empty = barriers, barriers + ring.stages
+        barriers += 2 * ring.stages
+    if barriers * 8 > BARRIER_REGION:
+        raise error_at(kernel, f"{barriers} mbarriers do not fit the {BARRIER_REGION}-byte barrier region")
+
+    staging: dict[tile.StoreOp, SharedBuffer] = {}
+    for op in kernel.walk():
+        if isinstance(op, tile.StoreOp) and isinstance(op.value.type, tile.RegisterTileType):
+            t = op.value.type
+            staging[op] = SharedBuffer(offset, _ref_type(t, default_swizzle(t.get_shape(), t.element_type)))
+            offset = _align(offset + t.num_bytes, TILE_ALIGN)
+    smem_bytes = offset + TILE_ALIGN
+    if smem_bytes > SMEM_LIMIT:
+        raise error_at(
+            kernel,
+            f"shared memory overflows: the plan needs {smem_bytes} bytes, a block may use {SMEM_LIMIT} "
+            f"(reduce @stages or the tile sizes)",
+        )
+    return KernelLayout(rings, staging, barriers, smem_bytes)
+
+
+def _stages_of(loop: scf.ForOp, plan: KernelPlan) -> int:
+    decision = loop.attributes.get("pipeline") or loop.attributes.get("stages")
+    if isinstance(decision, tile.DecisionAttr):
+        return decision.int_value
+    if isinstance(decision, IntegerAttr):
+        return decision.value.data
+    return plan.stages
+
+
+def _register_rows(kernel: tile.KernelOp) -> int:
+    rows = {
+        t.rows
+        for op in kernel.walk()
+        for t in (*op.result_types, *op.operand_types)
+        if isinstance(t, tile.RegisterTileType | tile.RegisterVectorType)
+    }
+    if len(rows) > 1:
+        raise error_at(
+            kernel, f"the GPU backend needs every register tile and vector to have the same rows, got {sorted(rows)}"
+        )
+    return rows.pop() if rows else WGMMA_ROWS
+
+
+def _consumers(kernel: tile.KernelOp, plan: KernelPlan, rows: int) -> int:
+    if "consumers" in kernel.attributes:
+        consumers = plan.consumers
+    else:
+        consumers = max(1, min(rows // WGMMA_ROWS, 4))
+        while (rows // WGMMA_ROWS) % consumers:
+            consumers -= 1
+    if rows % (consumers * WGMMA_ROWS):
+        raise error_at(
+            kernel,
+            f"{rows} register-tile rows cannot be split over {consumers} consumer warpgroups of 64-row multiples",
+        )
+    return consumers
+
+
+# --------------------------------------------------------------------------- ABI
+
+
+def _dim_name(kernel: tile.KernelOp, dim: tile.DimOp) -> str | int:
+    t = cast(tile.GlobalType, dim.tensor.type)
+    return t.get_dims()[dim.axis.value.data]
+
+
+def _grid_expr(value: SSAValue, kernel: tile.KernelOp) -> kabi.Expr:
+    op = value.owner
+    binary = {
+        arith.DivUIOp: "div",
+        arith.DivSIOp: "div",
+        arith.CeilDivUIOp: "ceildiv",
+        arith.CeilDivSIOp: "ceildiv",
+        arith.MuliOp: "mul",
+        arith.AddiOp: "add",
+        arith.SubiOp: "sub",
+        arith.MinUIOp: "min",
+        arith.MaxUIOp: "max",
+    }
+    if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
+        return op.value.value.data
+    if isinstance(op, tile.DimOp):
+        return _dim_name(kernel, op)
+    if isinstance(op, arith.IndexCastOp):
+        return _grid_expr(op.input, kernel)
+    if type(op) in binary:
+        operation = cast(arith.SignlessIntegerBinaryOperation, op)
+        return (binary[type(op)], _grid_expr(operation.lhs, kernel), _grid_expr(operation.rhs, kernel))
+    raise error_at(
+        op if isinstance(op, Operation) else kernel,
+        "a grid extent must be computed from dims and constants with + - * / ceildiv min max",
+    )
+
+
+def _product(exprs: list[kabi.Expr]) -> kabi.Expr:
+    result = exprs[0]
+    for e in exprs[1:]:
+        result = ("mul", result, e)
+    return result
+
+
+# --------------------------------------------------------------------------- emission
+
+
+class _Emitter:
+    """Builds one sm90.kernel from one tile.kernel."""
+
+    def __init__(self, kernel: tile.KernelOp):
+        self.kernel = kernel
+        self.plan = KernelPlan.of(kernel)
+        self.rows = _register_rows(kernel)
+        self.consumers = _consumers(kernel, self.plan, self.rows)
+        self.rows_per_consumer = self.rows // self.consumers
+        self.layout = _plan_shared_memory(kernel, self.plan)
+        self.arg_names = {arg: name for arg, name in zip(kernel.body.block.args, kernel.arg_names)}
+        self.tensor_maps: dict[tuple[str, tuple[int, ...], int], str] = {}
+        self.pointers: dict[str, str] = {}
+        self.grid_op = next(op for op in kernel.body.block.ops if isinstance(op, tile.GridOp))
+        self.symbolic_dims = sorted(
+            {
+                d
+                for arg in kernel.body.block.args
+                for d in cast(tile.GlobalType, arg.type).get_dims()
+                if isinstance(d, str)
+            }
+        )
+
+    # ----- small builders
+
+    def _insert(self, block: Block, op: Operation) -> Operation:
+        block.add_op(op)
+        return op
+
+    def _const(self, block: Block, value: int) -> SSAValue:
+        return self._insert(block, arith.ConstantOp(IntegerAttr(value, IndexType()))).results[0]
+
+    def _binop(self, block: Block, cls: type[Operation], lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+        return self._insert(block, cls(lhs, rhs)).results[0]  # type: ignore[call-arg]
+
+    def _tensor_map(self, tensor: SSAValue, box: tuple[int, ...], swizzle: int) -> str:
+        arg = self.arg_names[tensor]
+        key = (arg, box, swizzle)
+        if key not in self.tensor_maps:
+            self.tensor_maps[key] = f"tmap_{arg}_{len(self.tensor_maps)}"
+        return self.tensor_maps[key]
+
+    # ----- the kernel
+
+    def emit(self) -> sm90.KernelOp:
+        kernel = sm90.KernelOp(
+            self.kernel.sym_name.data,
+            "",
+            WARPGROUP_THREADS * (1 + self.consumers),
+            self.layout.smem_bytes,
+            max(1, self.plan.ctas_per_sm),
+        )
+        block = kernel.body.block
+        base = self._insert(block, sm90.SmemBaseOp()).results[0]
+        init = sm90.SingleThreadOp("block")
+        block.add_op(init)
+        for ring in self.layout.rings:
+            for stage in range(ring.stages):
+                full = self._binop(init.body.block, arith.AddiOp, base, self._const(init.body.block, 8 * (ring.full + stage)))
+                self._insert(init.body.block, sm90.MbarrierInitOp(full, 1))
+                empty = self._binop(
+                    init.body.block, arith.AddiOp, base, self._const(init.body.block, 8 * (ring.empty + stage))
+                )
+                self._insert(init.body.block, sm90.MbarrierInitOp(empty, WARPGROUP_THREADS * self.consumers))
+        self._insert(init.body.block, sm90.FenceBarrierInitOp())
+        self._insert(block, sm90.SyncBlockOp())
+        roles = sm90.RolesOp(self.consumers, self.plan.producer_registers, self.plan.consumer_registers)
+        block.add_op(roles)
+        producer_body = sm90.SingleThreadOp("warpgroup")
+        roles.producer.block.add_op(producer_body)
+        _RoleEmitter(self, "producer", producer_body.body.block, None).emit_kernel_body()
+        _RoleEmitter(self, "consumer", roles.consumer.block, roles.consumer.block.args[0]).emit_kernel_body()
+        kernel.properties["abi"] = _abi(self)
+        return kernel
+
+
+def _abi(emitter: _Emitter) -> StringAttr:
+    kernel = emitter.kernel
+    args = tuple(
+        kabi.ArgSpec(
+            name,
+            tile.element_name(cast(tile.GlobalType, arg.type).element_type),
+            cast(tile.GlobalType, arg.type).get_dims(),
+        )
+        for arg, name in emitter.arg_names.items()
+    )
+    params: list[kabi.Param] = [
+        kabi.TensorMapParam(name, arg, box, swizzle) for (arg, box, swizzle), name in emitter.tensor_maps.items()
+    ]
+    params += [kabi.PointerParam(name, arg) for arg, name in emitter.pointers.items()]
+    params += [kabi.DimParam(f"dim_{d}", d) for d in emitter.symbolic_dims]
+    extents = [_grid_expr(v, kernel) for v in emitter.grid_op.extents]
+    if emitter.plan.persistent:
+        grid: tuple[kabi.Expr, ...] = (
+            ("min", _product(extents), ("mul", "num_sms", max(1, emitter.plan.ctas_per_sm))),
+            1,
+            1,
+        )
+    else:
+        grid = tuple(extents) + (1,) * (3 - len(extents))
+    divisibility: dict[str, int] = {}
+    for op in kernel.walk():
+        if isinstance(op, tile.LoadOp | tile.StoreOp):
+            value_type = op.result.type if isinstance(op, tile.LoadOp) else op.value.type
+            tensor_type = cast(tile.GlobalType, op.tensor.type)
+            extents_per_axis = _tile_extents(tensor_type, cast(tile.SharedTileType, value_type))
+            for dim, extent in zip(tensor_type.get_dims(), extents_per_axis):
+                if isinstance(dim, str) and extent > 1:
+                    divisibility[dim] = max(divisibility.get(dim, 1), extent)
+    contract = kabi.KernelABI(
+        entry=kernel.sym_name.data,
+        args=args,
+        params=tuple(params),
+        grid=cast(tuple[kabi.Expr, kabi.Expr, kabi.Expr], grid),
+        block=WARPGROUP_THREADS * (1 + emitter.consumers),
+        smem_bytes=emitter.layout.smem_bytes,
+        divisibility=tuple(sorted(divisibility.items())),
+    )
+    return StringAttr(contract.to_json())
+
+
+def _tile_extents(tensor_type: tile.GlobalType, value_type: Attribute) -> tuple[int, ...]:
+    """The tile's extent along each tensor axis (1 for the leading axes the tile does not span)."""
+    shape = cast(tile.SharedTileType, value_type).get_shape()
+    return (1,) * (tensor_type.rank - len(shape)) + shape
+
+
+class _RoleEmitter:
+    """Emits one role's copy of the kernel body: the producer keeps index math and loads, the
+    consumers keep everything but loads (which become waits on the ring)."""
+
+    def __init__(self, emitter: _Emitter, role: str, block: Block, consumer_index: SSAValue | None):
+        self.e = emitter
+        self.role = role
+        self.block = block
+        self.values: dict[SSAValue, SSAValue] = {}
+        self.consumer_index = consumer_index
+        self.row0: SSAValue | None = None
+        self.smem_base: SSAValue | None = None
+        self.dims: dict[str, SSAValue] = {}
+
+    @property
+    def is_producer(self) -> bool:
+        return self.role == "producer"
+
+    def _const(self, value: int, block: Block | None = None) -> SSAValue:
+        return self.e._const(block or self.block, value)
+
+    def _op(self, op: Operation, block: Block | None = None) -> Operation:
+        (block or self.block).add_op(op)
+        return op
+
+    def _add(self, lhs: SSAValue, rhs: SSAValue, block: Block | None = None) -> SSAValue:
+        return self._op(arith.AddiOp(lhs, rhs), block).results[0]
+
+    def _mul(self, lhs: SSAValue, rhs: SSAValue, block: Block | None = None) -> SSAValue:
+        return self._op(arith.MuliOp(lhs, rhs), block).results[0]
+
+    # ----- the body, once per output tile
+
+    def emit_kernel_body(self) -> None:
+        self.smem_base = self._op(sm90.SmemBaseOp()).results[0]
+        for name in self.e.symbolic_dims:
+            self.dims[name] = self._op(sm90.DimParamOp(f"dim_{name}")).results[0]
+        if self.consumer_index is not None:
+            self.row0 = self._mul(self.consumer_index, self._const(self.e.rows_per_consumer))
+        kernel_ops = list(self.e.kernel.body.block.ops)
+        grid_at = kernel_ops.index(self.e.grid_op)
+        prologue, per_tile = kernel_ops[:grid_at], kernel_ops[grid_at + 1 :]
+        for op in prologue:
+            self._emit_op(op, self.block)
+        extents = [self.values[v] for v in self.e.grid_op.extents]
+        if not self.e.plan.persistent:
+            self.block_ids = [self._op(sm90.BlockIdOp(axis)).results[0] for axis in range(len(extents))]
+            self.tile_count = self._const(0)
+            self.ring_counts = {id(r): self._const(0) for r in self.e.layout.rings if r.loop is not None}
+            self._emit_tile(per_tile, self.block)
+            return
+        self._emit_persistent_loop(per_tile, extents)
+
+    def _emit_persistent_loop(self, per_tile: list[Operation], extents: list[SSAValue]) -> None:
+        num_tiles = extents[0]
+        for extent in extents[1:]:
+            num_tiles = self._mul(num_tiles, extent)
+        start = self._op(sm90.BlockIdOp(0)).results[0]
+        step = self._op(sm90.GridDimOp(0)).results[0]
+        loop_rings = [r for r in self.e.layout.rings if r.loop is not None]
+        carried = [self._const(0)] + [self._const(0) for _ in loop_rings]
+        body = Block(arg_types=[IndexType()] * (1 + len(carried)))
+        loop = scf.ForOp(start, num_tiles, step, carried, body)
+        self._op(loop)
+        tile_index, tile_count, *ring_bases = body.args
+        self.block_ids = self._tile_coordinates(tile_index, extents, body)
+        self.tile_count = tile_count
+        self.ring_counts = {id(r): base for r, base in zip(loop_rings, ring_bases)}
+        self._emit_tile(per_tile, body)
+        next_counts = [self._add(tile_count, self._const(1, body), body)]
+        for ring in loop_rings:
+            next_counts.append(self._add(self.ring_counts[id(ring)], self._trip_count(ring.loop, body), body))
+        body.add_op(scf.YieldOp(*next_counts))
+
+    def _trip_count(self, loop: scf.ForOp | None, block: Block) -> SSAValue:
+        assert loop is not None
+        lb, ub, step = (self.values[v] for v in (loop.lb, loop.ub, loop.step))
+        span = self._op(arith.SubiOp(ub, lb), block).results[0]
+        return self._op(arith.CeilDivUIOp(span, step), block).results[0]
+
+    def _tile_coordinates(self, t: SSAValue, extents: list[SSAValue], block: Block) -> list[SSAValue]:
+        """Block indices of tile t: grouped order over the first two axes (group_m rows of tiles
+        at a time sweep the columns), the third axis slowest."""
+        if len(extents) == 1:
+            return [t]
+        rows, cols = extents[0], extents[1]
+        plane = self._mul(rows, cols, block)
+        z = self._op(arith.DivUIOp(t, plane), block).results[0]
+        t2 = self._op(arith.RemUIOp(t, plane), block).results[0]
+        group_m = self._const(max(1, self.e.plan.group_m), block)
+        group_size = self._mul(group_m, cols, block)
+        group = self._op(arith.DivUIOp(t2, group_size), block).results[0]
+        first_row = self._mul(group, group_m, block)
+        rows_left = self._op(arith.SubiOp(rows, first_row), block).results[0]
+        group_rows = self._op(arith.MinUIOp(rows_left, group_m), block).results[0]
+        in_group = self._op(arith.RemUIOp(t2, group_size), block).results[0]
+        i = self._add(first_row, self._op(arith.RemUIOp(in_group, group_rows), block).results[0], block)
+        j = self._op(arith.DivUIOp(in_group, group_rows), block).results[0]
+        return [i, j, z][: len(extents)]
+
+    def _emit_tile(self, ops: list[Operation], block: Block) -> None:
+        hoisted = next((r for r in self.e.layout.rings if r.loop is None), None)
+        for op in ops:
+            if isinstance(op, tile.LoadOp):
+                # the whole ring is issued (or awaited) where its last load stood: every
+                # load's coordinates are computed by then
+                if hoisted is not None and op is hoisted.loads[-1]:
+                    self._ring_slot(hoisted, self.tile_count, block)
+                continue
+            self._emit_op(op, block)
+        if hoisted is not None and not self.is_producer:
+            self._release(hoisted, self.tile_count, block)
+
+    # ----- rings
+
+    def _slot(self, ring: Ring, it: SSAValue, block: Block) -> tuple[SSAValue, SSAValue, SSAValue, SSAValue]:
+        """(stage address, full barrier, empty barrier, parity) of iteration `it`."""
+        assert self.smem_base is not None
+        stages = self._const(ring.stages, block)
+        stage = self._op(arith.RemUIOp(it, stages), block).results[0]
+        lap = self._op(arith.DivUIOp(it, stages), block).results[0]
+        parity = self._op(arith.AndIOp(lap, self._const(1, block)), block).results[0]
+        stage_addr = self._add(
+            self._add(self.smem_base, self._const(ring.base, block), block),
+            self._mul(stage, self._const(ring.stage_bytes, block), block),
+            block,
+        )
+        stage8 = self._mul(stage, self._const(8, block), block)
+        full = self._add(self._add(self.smem_base, self._const(8 * ring.full, block), block), stage8, block)
+        empty = self._add(self._add(self.smem_base, self._const(8 * ring.empty, block), block), stage8, block)
+        return stage_addr, full, empty, parity
+
+    def _ring_slot(self, ring: Ring, it: SSAValue, block: Block) -> None:
+        stage_addr, full, empty, parity = self._slot(ring, it, block)
+        if self.is_producer:
+            flipped = self._op(arith.XOrIOp(parity, self._const(1, block)), block).results[0]
+            self._op(sm90.MbarrierWaitOp(empty, flipped), block)
+            self._op(sm90.MbarrierArriveOp(full, ring.tx_bytes), block)
+            for load in ring.loads:
+                self._issue_load(load, ring.buffers[load], stage_addr, full, block)
+            return
+        self._op(sm90.MbarrierWaitOp(full, parity), block)
+        for load in ring.loads:
+            buffer = ring.buffers[load]
+            addr = self._add(stage_addr, self._const(buffer.offset, block), block)
+            self.values[load.result] = self._op(sm90.SmemViewOp(addr, buffer.ref_type), block).results[0]
+
+    def _release(self, ring: Ring, it: SSAValue, block: Block) -> None:
+        _, _, empty, _ = self._slot(ring, it, block)
+        self._op(sm90.MbarrierArriveOp(empty), block)
+
+    def _element_coords(self, tensor_type: tile.GlobalType, value_type: Attribute, coords: list[SSAValue], block: Block) -> list[SSAValue]:
+        """TMA coordinates, innermost first, of the tile at tile coordinates `coords`."""
+        extents = _tile_extents(tensor_type, value_type)
+        elements = [
+            c if extent == 1 else self._mul(c, self._const(extent, block), block) for c, extent in zip(coords, extents)
+        ]
+        return list(reversed(elements))
+
+    def _box(self, buffer: SharedBuffer, rank: int, rows: int) -> tuple[int, ...]:
+        shape = buffer.ref_type.get_shape()
+        inner = (buffer.ref_type.panel_cols,) if len(shape) == 1 else (buffer.ref_type.panel_cols, rows)
+        return inner + (1,) * (rank - len(inner))
+
+    def _issue_load(self, load: tile.LoadOp, buffer: SharedBuffer, stage_addr: SSAValue, full: SSAValue, block: Block) -> None:
+        tensor_type = cast(tile.GlobalType, load.tensor.type)
+        shape = buffer.ref_type.get_shape()
+        box = self._box(buffer, tensor_type.rank, shape[0])
+        name = self.e._tensor_map(load.tensor, box, buffer.ref_type.swizzle.data)
+        tmap = self._op(sm90.TensorMapParamOp(name), block).results[0]
+        coords = self._element_coords(tensor_type, load.result.type, [self.values[c] for c in load.coords], block)
+        for panel in range(buffer.panels):
+            dst = self._add(stage_addr, self._const(buffer.offset + panel * buffer.panel_bytes, block), block)
+            panel_coords = [self._add(coords[0], self._const(panel * buffer.ref_type.panel_cols, block), block)] + coords[1:]
+            self._op(sm90.TmaLoadOp(tmap, dst, full, panel_coords, buffer.panel_bytes), block)
+
+    # ----- ops
+
+    def _frag_type(self, t: Attribute) -> Attribute:
+        if isinstance(t, tile.RegisterTileType):
+            return sm90.FragmentType([self.e.rows_per_consumer, t.cols], t.element_type)
+        if isinstance(t, tile.RegisterVectorType):
+            return sm90.FragmentType([self.e.rows_per_consumer], t.element_type)
+        return t
+
+    def _emit_op(self, op: Operation, block: Block) -> None:
+        if isinstance(op, tile.ReturnOp | tile.GridOp):
+            return
+        if isinstance(op, tile.DimOp):
+            dim = _dim_name(self.e.kernel, op)
+            self.values[op.result] = self.dims[dim] if isinstance(dim, str) else self._const(dim, block)
+            return
+        if isinstance(op, tile.BlockIdOp):
+            self.values[op.result] = self.block_ids[op.axis.value.data]
+            return
+        if isinstance(op, scf.ForOp):
+            self._emit_for(op, block)
+            return
+        if isinstance(op, scf.IfOp):
+            self._emit_if(op, block)
+            return
+        if op.dialect_name() in ("arith", "math"):
+            clone = op.clone_without_regions(value_mapper=self.values, clone_operands=True)
+            block.add_op(clone)
+            for old, new in zip(op.results, clone.results):
+                self.values[old] = new
+            return
+        if self.is_producer:
+            return  # compute and stores belong to the consumers
+        self._emit_compute(op, block)
+
+    def _emit_for(self, loop: scf.ForOp, block: Block) -> None:
+        ring = next((r for r in self.e.layout.rings if r.loop is loop), None)
+        lb, ub, step = (self.values[v] for v in (loop.lb, loop.ub, loop.step))
+        if self.is_producer:
+            if ring is None:
+                return
+            body = Block(arg_types=[IndexType()])
+            self._op(scf.ForOp(lb, ub, step, [], body), block)
+            self.values[loop.body.block.args[0]] = body.args[0]
+            it = self._iteration(ring, loop, body.args[0], body)
+            for op in loop.body.block.ops:
+                if op is ring.loads[-1]:
+                    self._ring_slot(ring, it, body)
+                elif op.dialect_name() in ("arith", "math") or isinstance(op, tile.DimOp | tile.BlockIdOp):
+                    self._emit_op(op, body)
+            body.add_op(scf.YieldOp())
+            return
+        init = [self.values[v] for v in loop.iter_args]
+        body = Block(arg_types=[IndexType(), *(self._frag_type(a.type) for a in loop.body.block.args[1:])])
+        new_loop = scf.ForOp(lb, ub, step, init, body)
+        self._op(new_loop, block)
+        for old, new in zip(loop.body.block.args, body.args):
+            self.values[old] = new
+        it = self._iteration(ring, loop, body.args[0], body) if ring else None
+        for op in loop.body.block.ops:
+            if isinstance(op, tile.LoadOp):
+                if ring is not None and it is not None and op is ring.loads[-1]:
+                    self._ring_slot(ring, it, body)
+                continue
+            if isinstance(op, scf.YieldOp):
+                if ring is not None and it is not None:
+                    self._release(ring, it, body)
+                body.add_op(scf.YieldOp(*(self.values[v] for v in op.operands)))
+                continue
+            self._emit_op(op, body)
+        for old, new in zip(loop.results, new_loop.results):
+            self.values[old] = new
+
+    def _iteration(self, ring: Ring, loop: scf.ForOp, iv: SSAValue, block: Block) -> SSAValue:
+        lb, step = self.values[loop.lb], self.values[loop.step]
+        local = self._op(arith.SubiOp(iv, lb), block).results[0]
+        local = self._op(arith.DivUIOp(local, step), block).results[0]
+        return self._add(self.ring_counts[id(ring)], local, block)
+
+    def _emit_if(self, op: scf.IfOp, block: Block) -> None:
+        if self.is_producer:
+            if any(isinstance(inner, tile.LoadOp) for inner in op.walk()):
+                raise error_at(op, "the GPU backend does not load tiles under an if")
+            return
+        regions = []
+        for region in (op.true_region, op.false_region):
+            if not region.blocks:
+                regions.append(Region())
+                continue
+            new_block = Block()
+            for inner in region.block.ops:
+                if isinstance(inner, scf.YieldOp):
+                    new_block.add_op(scf.YieldOp(*(self.values[v] for v in inner.operands)))
+                else:
+                    self._emit_op(inner, new_block)
+            regions.append(Region(new_block))
+        new_if = scf.IfOp(self.values[op.cond], [self._frag_type(t) for t in op.result_types], regions[0], regions[1])
+        self._op(new_if, block)
+        for old, new in zip(op.results, new_if.results):
+            self.values[old] = new
+
+    def _emit_compute(self, op: Operation, block: Block) -> None:
+        v = self.values
+        assert self.row0 is not None
+        match op:
+            case tile.FillOp():
+                new = sm90.FillOp(op.value.value.data, self._frag_type(op.result.type))
+            case tile.UnaryOp():
+                new = sm90.UnaryOp(op.fn, v[op.source])
+            case tile.BinaryOp():
+                new = sm90.BinaryOp(op.fn, v[op.lhs], v[op.rhs])
+            case tile.ConvertOp():
+                new = sm90.ConvertOp(v[op.source], self._frag_type(op.result.type))
+            case tile.ReduceOp() if op.axis.data == tile.Axis.ROW:
+                new = sm90.RowReduceOp(op.fn, v[op.source])
+            case tile.BroadcastOp() if op.axis.data == tile.Axis.ROW:
+                new = sm90.RowBroadcastOp(op.fn, v[op.source], v[op.vector])
+            case tile.MaskOp():
+                row0 = self._add(v[op.row_offset], self.row0, block)
+                new = sm90.MaskOp(op.kind, v[op.source], row0, v[op.col_offset], op.fill)
+            case tile.MmaOp():
+                self._emit_mma(op, block)
+                return
+            case tile.ToRegOp():
+                new = sm90.LoadFragmentOp(v[op.source], self.row0, self._frag_type(op.result.type))
+            case tile.StoreOp():
+                self._emit_store(op, block)
+                return
+            case _:
+                raise error_at(op, f"the GPU backend does not support {op.name} here yet")
+        self._op(new, block)
+        for old, result in zip(op.results, new.results):
+            self.values[old] = result
+
+    def _emit_mma(self, op: tile.MmaOp, block: Block) -> None:
+        a = self.values[op.a]
+        shared_a = isinstance(a.type, sm90.SharedRefType)
+        acc = self.values[op.acc] if op.acc is not None else None
+        result_type = self._frag_type(op.result.type)
+        mma = sm90.WgmmaOp(
+            a,
+            self.values[op.b],
+            acc,
+            result_type,
+            op.transpose_a is not None,
+            op.transpose_b is not None,
+            self.row0 if shared_a else None,
+        )
+        self._op(mma, block)
+        wait = self._op(sm90.WgmmaWaitOp(mma.result, 0), block)
+        self.values[op.result] = wait.results[0]
+
+    def _emit_store(self, op: tile.StoreOp, block: Block) -> None:
+        assert self.row0 is not None and self.consumer_index is not None and self.smem_base is not None
+        value_type = op.value.type
+        tensor_type = cast(tile.GlobalType, op.tensor.type)
+        coords = [self.values[c] for c in op.coords]
+        if isinstance(value_type, tile.RegisterVectorType):
+            self._emit_vector_store(op, tensor_type, coords, block)
+            return
+        if not isinstance(value_type, tile.RegisterTileType):
+            raise error_at(op, "the GPU backend stores register tiles and vectors; load shared tiles into registers first")
+        buffer = self.e.layout.staging[op]
+        addr = self._add(self.smem_base, self._const(buffer.offset, block), block)
+        staging = self._op(sm90.SmemViewOp(addr, buffer.ref_type), block).results[0]
+        barrier_id = self._add(self.consumer_index, self._const(1, block), block)
+        # the previous tile's TMA store must have read the staging rows before they are rewritten
+        self._op(sm90.NamedBarrierOp(barrier_id, WARPGROUP_THREADS), block)
+        self._op(sm90.StoreFragmentOp(self.values[op.value], staging, self.row0), block)
+        self._op(sm90.FenceProxyAsyncOp(), block)
+        self._op(sm90.NamedBarrierOp(barrier_id, WARPGROUP_THREADS), block)
+        issue = sm90.SingleThreadOp("warpgroup")
+        self._op(issue, block)
+        inner = issue.body.block
+        rows = self.e.rows_per_consumer
+        box = self._box(buffer, tensor_type.rank, rows)
+        name = self.e._tensor_map(op.tensor, box, buffer.ref_type.swizzle.data)
+        tmap = self._op(sm90.TensorMapParamOp(name), inner).results[0]
+        element_coords = self._element_coords(tensor_type, value_type, coords, inner)
+        element_coords[1] = self._add(element_coords[1], self.row0, inner)
+        row_bytes = buffer.ref_type.panel_cols * tile.element_bytes(buffer.ref_type.element_type)
+        first_row = self._mul(self.row0, self._const(row_bytes, inner), inner)
+        for panel in range(buffer.panels):
+            src = self._add(self._add(addr, first_row, inner), self._const(panel * buffer.panel_bytes, inner), inner)
+            panel_coords = [self._add(element_coords[0], self._const(panel * buffer.ref_type.panel_cols, inner), inner)]
+            self._op(sm90.TmaStoreOp(tmap, src, panel_coords + element_coords[1:]), inner)
+        self._op(sm90.TmaStoreCommitOp(), inner)
+        self._op(sm90.TmaStoreWaitOp(0, read=True), inner)
+
+    def _emit_vector_store(self, op: tile.StoreOp, tensor_type: tile.GlobalType, coords: list[SSAValue], block: Block) -> None:
+        assert self.row0 is not None
+        arg = self.e.arg_names[op.tensor]
+        if arg not in self.e.pointers:
+            self.e.pointers[arg] = f"ptr_{arg}"
+        base = self._op(sm90.PointerParamOp(self.e.pointers[arg]), block).results[0]
+        extents = _tile_extents(tensor_type, op.value.type)
+        offset: SSAValue | None = None
+        for axis, (coord, extent) in enumerate(zip(coords, extents)):
+            element = coord if extent == 1 else self._mul(coord, self._const(extent, block), block)
+            if offset is not None:
+                dim = tensor_type.get_dims()[axis]
+                size = self.dims[dim] if isinstance(dim, str) else self._const(dim, block)
+                offset = self._add(self._mul(offset, size, block), element, block)
+            else:
+                offset = element
+        assert offset is not None
+        offset = self._add(offset, self.row0, block)
+        self._op(sm90.StoreVectorGlobalOp(self.values[op.value], base, offset), block)
+
+
+class ConvertTileToSm90Pass(ModulePass):
+    name = "convert-tile-to-sm90"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for kernel in [k for k in op.body.block.ops if isinstance(k, tile.KernelOp)]:
+            lowered = _Emitter(kernel).emit()
+            op.body.block.insert_op_before(lowered, kernel)
+            op.body.block.erase_op(kernel)
