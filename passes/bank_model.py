@@ -33,7 +33,7 @@ def wavefronts(addrs: Sequence[int], width: int) -> tuple[int, int]:
             for w in range(a // 4, (a + width) // 4):
                 banks.setdefault(w % BANKS, set()).add(w)
         total += max(len(s) for s in banks.values())
-    return total, WARP * width // 128
+    return total, max(1, WARP * width // 128)
 
 
 def swizzle_address(offset: int, swizzle: int) -> int:

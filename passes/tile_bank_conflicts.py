@@ -1,0 +1,195 @@
+"""tile-bank-conflicts: the layout of every shared tile that warps touch, by the exact bank model.
+
+TMA and wgmma move whole swizzled rows and are conflict-free by construction. The accesses
+that can conflict are the ones threads issue themselves, and the lowering emits exactly these:
+  - `tile.store` of a register tile: the epilogue writes a shared staging tile (stmatrix.x4 rows
+    of 16 B for 8/16-bit data, st.shared.v2.f32 accumulator pairs for f32), then one TMA store;
+  - `tile.to_shared` (the same writes) and `tile.to_reg` (ldmatrix.x4 / ld.shared.v2.f32);
+  - row vectors through shared memory (`tile.store` of an rv, sv <-> rv moves): one 4-byte
+    word per quad, always conflict-free.
+For each tile, every instruction over the whole tile is enumerated lane by lane under each
+layout the tile's other users allow (swizzle 128/64/32 when wgmma reads it, also none when only
+TMA does, also rows padded by 16 B when neither does), and the layout with the fewest wavefronts
+wins; ties keep the layout TMA and wgmma prefer (tile-swizzle-select's widest span).
+
+Written:
+  on each access op       bank_conflicts = #tile.decision<ways, "why">   (1 = conflict-free)
+                          smem_access = "stmatrix.x4" | ...               the instruction modelled
+  on a store of registers staging = #tile.decision<S, "why">              the staging tile's swizzle
+  on a shared tile's op   swizzle re-decided (via set_swizzle) when another layout is better,
+                          pad = 16 : i64 when the rows are padded
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr
+from xdsl.ir import Operation
+from xdsl.passes import ModulePass
+
+from tkc.dialects.tile import (
+    DecisionAttr,
+    LoadOp,
+    RegisterTileType,
+    RegisterVectorType,
+    SharedTileType,
+    SharedVectorType,
+    StoreOp,
+    ToRegOp,
+    ToSharedOp,
+    element_bytes,
+    element_name,
+)
+from tkc.passes.bank_model import (
+    Access,
+    Layout,
+    conflicts,
+    fragment_pairs,
+    matrix_rows,
+    row_vector,
+)
+from tkc.passes.tile_swizzle_select import (
+    SPANS,
+    read_by_wgmma,
+    set_swizzle,
+    shared_tile_ops,
+    users,
+)
+
+PAD = 16
+"""Row padding tried for tiles no TMA box or wgmma descriptor constrains (shifts each row 4 banks)."""
+
+
+def write_access(elem_bytes: int) -> Access:
+    if elem_bytes <= 2:
+        return matrix_rows("stmatrix.x4", elem_bytes)
+    return fragment_pairs("st.shared.v2.f32", elem_bytes)
+
+
+def read_access(elem_bytes: int) -> Access:
+    if elem_bytes <= 2:
+        return matrix_rows("ldmatrix.x4", elem_bytes)
+    return fragment_pairs("ld.shared.v2.f32", elem_bytes)
+
+
+def layout_of(tile: SharedTileType, pad: int = 0) -> Layout:
+    return Layout(tile.rows, tile.cols, element_bytes(tile.element_type), max(tile.swizzle.data, 0), pad)
+
+
+def candidates(tile: SharedTileType, tma: bool, wgmma: bool) -> list[Layout]:
+    """Layouts the tile's TMA boxes and wgmma descriptors allow, the preferred (widest span) first."""
+    e = element_bytes(tile.element_type)
+    row_bytes = tile.cols * e
+    layouts = [Layout(tile.rows, tile.cols, e, s) for s in SPANS if row_bytes % s == 0]
+    if not wgmma:
+        layouts.append(Layout(tile.rows, tile.cols, e, 0))
+    if not wgmma and not tma:
+        layouts.append(Layout(tile.rows, tile.cols, e, 0, PAD))
+    return layouts
+
+
+@dataclass(frozen=True)
+class Choice:
+    layout: Layout
+    reason: str
+    """The chosen layout's wavefronts and the alternatives'."""
+    ways: dict[str, int]
+    """Instruction -> conflict ways under the chosen layout."""
+
+
+def choose(layouts: Sequence[Layout], accesses: Sequence[Access], current: Layout) -> Choice:
+    """The layout with the fewest wavefronts over all accesses; ties keep `current`."""
+    costs = {layout: [conflicts(layout, a) for a in accesses] for layout in layouts}
+    best = min(layouts, key=lambda layout: (sum(c.actual for c in costs[layout]), layout != current))
+
+    def summary(layout: Layout) -> str:
+        ways = max(c.ways for c in costs[layout])
+        return "conflict-free" if ways == 1 else f"{ways}-way"
+
+    actual = sum(c.actual for c in costs[best])
+    ideal = sum(c.ideal for c in costs[best])
+    instructions = " + ".join(dict.fromkeys(f"{a.instruction} ({a.width} B/lane)" for a in accesses))
+    reason = f"{instructions}: {best.describe()} {summary(best)}, {actual} wavefronts (ideal {ideal})"
+    others = [f"{layout.describe()} {summary(layout)}" for layout in layouts if layout != best]
+    if others:
+        reason += "; " + ", ".join(others)
+    return Choice(best, reason, {a.instruction: c.ways for a, c in zip(accesses, costs[best])})
+
+
+def record(op: Operation, instruction: str, ways: int, reason: str) -> None:
+    op.attributes["bank_conflicts"] = DecisionAttr(ways, reason)
+    op.attributes["smem_access"] = StringAttr(instruction)
+
+
+def plan_shared_tile(op: LoadOp | ToSharedOp) -> None:
+    """Pick the layout of one shared tile from its warp-level writes and reads."""
+    tile = op.result.type
+    assert isinstance(tile, SharedTileType)
+    e = element_bytes(tile.element_type)
+    accessors: list[tuple[Operation, Access]] = [(op, write_access(e))] if isinstance(op, ToSharedOp) else []
+    accessors += [(user, read_access(e)) for user, _ in users(op.result) if isinstance(user, ToRegOp)]
+    if not accessors:
+        return
+    decided = op.attributes["swizzle"]
+    assert isinstance(decided, DecisionAttr)
+    current = layout_of(tile)
+    pinned = decided.reason.data.startswith("pinned")
+    tma = isinstance(op, LoadOp) or any(isinstance(user, StoreOp) for user, _ in users(op.result))
+    layouts = [current] if pinned else candidates(tile, tma, bool(read_by_wgmma(op)))
+    choice = choose(layouts, [a for _, a in accessors], current)
+    if choice.layout != current:
+        set_swizzle(op, choice.layout.swizzle, choice.reason)
+    if choice.layout.pad:
+        op.attributes["pad"] = IntegerAttr(choice.layout.pad, 64)
+    for accessor, access in accessors:
+        record(accessor, access.instruction, choice.ways[access.instruction], choice.reason)
+
+
+def plan_staging(store: StoreOp) -> None:
+    """The epilogue of a register tile: stage it in shared memory for one TMA store."""
+    value = store.value.type
+    if isinstance(value, RegisterVectorType):
+        plan_vector(store, value, "st.shared")
+        return
+    if not isinstance(value, RegisterTileType):
+        return
+    staging = SharedTileType(value.get_shape(), value.element_type)
+    layouts = candidates(staging, tma=True, wgmma=False)
+    access = write_access(element_bytes(value.element_type))
+    choice = choose(layouts, [access], layouts[0])
+    shape = f"{value.rows}x{value.cols}x{element_name(value.element_type)}"
+    store.attributes["staging"] = DecisionAttr(
+        choice.layout.swizzle,
+        f"{shape} staging tile, written by {access.instruction} then one TMA store: {choice.layout.describe()}, "
+        "the fewest wavefronts (bank_conflicts says why)",
+    )
+    record(store, access.instruction, choice.ways[access.instruction], choice.reason)
+
+
+def plan_vector(op: Operation, vector: RegisterVectorType | SharedVectorType, instruction: str) -> None:
+    """A row vector through shared memory: the quad holding a row writes (or reads) its one element."""
+    e = element_bytes(vector.element_type)
+    access = row_vector(f"{instruction}.b{8 * e}", e)
+    c = conflicts(Layout(vector.length, 1, e, 0), access)
+    verdict = "conflict-free" if c.ways == 1 else f"{c.ways}-way"
+    record(op, access.instruction, c.ways, f"{access.instruction}, one element per row (a quad shares it): "
+           f"{verdict}, {c.actual} wavefronts (ideal {c.ideal})")
+
+
+@dataclass(frozen=True)
+class TileBankConflictsPass(ModulePass):
+    name = "tile-bank-conflicts"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for tile_op in shared_tile_ops(op):
+            plan_shared_tile(tile_op)
+        for inner in op.walk():
+            if isinstance(inner, StoreOp) and not isinstance(inner.value.type, SharedTileType | SharedVectorType):
+                plan_staging(inner)
+            elif isinstance(inner, ToRegOp) and isinstance(inner.source.type, SharedVectorType):
+                plan_vector(inner, inner.source.type, "ld.shared")
+            elif isinstance(inner, ToSharedOp) and isinstance(inner.result.type, SharedVectorType):
+                plan_vector(inner, inner.result.type, "st.shared")
