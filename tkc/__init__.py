@@ -1,0 +1,50 @@
+"""tkc: a compiler from ThunderKittens-style tile programs (`.tk`) to PTX for Hopper GPUs.
+
+    import tkc
+    gemm = tkc.compile("examples/gemm.tk", kernel="gemm", BM=128)   # tile passes run now
+    print(gemm.ir("tile-swizzle-select"), gemm.ptx)                 # PTX cached on disk
+    gemm(A, B, C)                                                   # launch (tkc.runtime)
+    out = tkc.interpret(gemm.module, "gemm", {"A": a, "B": b})      # numpy reference
+
+`import tkc` is cheap: the compiler, the interpreter and the CUDA runtime load on first use.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from tkc.api import CompiledKernel
+
+__all__ = ["CompiledKernel", "TkError", "__version__", "compile", "interpret"]
+
+
+def compile(path: str | Path, kernel: str | None = None, **params: int) -> CompiledKernel:
+    """Compile `kernel` of the `.tk` file at `path` with compile-time parameters `params`."""
+    from tkc.api import CompiledKernel
+
+    return CompiledKernel(path, kernel, params)
+
+
+def interpret(*args: Any, **kwargs: Any) -> Any:
+    """`tkc.interpreter.interpret(module, kernel, inputs, params)`: run tile IR on numpy arrays."""
+    from tkc.interpreter import interpret as run
+
+    return run(*args, **kwargs)
+
+
+def __getattr__(name: str) -> Any:
+    # CompiledKernel and TkError without importing xDSL at `import tkc`
+    if name == "CompiledKernel":
+        from tkc.api import CompiledKernel
+
+        return CompiledKernel
+    if name == "TkError":
+        from tkc.diagnostics import TkError
+
+        return TkError
+    raise AttributeError(f"module 'tkc' has no attribute {name!r}")
