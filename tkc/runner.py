@@ -16,6 +16,7 @@ the first pass whose outputs move: a miscompile pinned to one pass.
 from __future__ import annotations
 
 import importlib.util
+import math
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -75,6 +76,23 @@ def write_only(kernel: tile.KernelOp) -> set[str]:
     stored = set(stored_arguments(kernel))
     args = zip(kernel.arg_names, kernel.body.block.args, strict=True)
     return {name for name, arg in args if name in stored and arg not in loaded}
+
+
+def default_sizes(kernel: tile.KernelOp) -> dict[str, int]:
+    """A size for every symbolic dim: two tiles of the lcm of the extents that tile it (2 for
+    dims no tile spans, such as batch and heads), so every grid axis has at least 2 blocks."""
+    extents = {
+        dim: 1 for arg in kernel.body.block.args for dim in arg.type.get_dims() if isinstance(dim, str)  # type: ignore[attr-defined]
+    }
+    for op in kernel.walk():
+        if isinstance(op, tile.LoadOp | tile.StoreOp):
+            tile_type = op.result.type if isinstance(op, tile.LoadOp) else op.value.type
+            assert isinstance(tile_type, tile._ShapedTileType) and isinstance(op.tensor.type, tile.GlobalType)
+            dims = op.tensor.type.get_dims()
+            for dim, extent in zip(dims[len(dims) - len(tile_type.get_shape()) :], tile_type.get_shape()):
+                if isinstance(dim, str):
+                    extents[dim] = math.lcm(extents[dim], extent)
+    return {dim: 2 * extent for dim, extent in extents.items()}
 
 
 def make_inputs(kernel: tile.KernelOp, dims: Mapping[str, int], seed: int) -> Arrays:
@@ -234,6 +252,8 @@ def run_command(args: Any, out: TextIO = sys.stdout) -> int:
     kernel_op = find_kernel(module, args.kernel)
     kernel = kernel_op.sym_name.data
     final_params = kernel_params(kernel_op)
+    sizes = {dim: size for dim, size in default_sizes(kernel_op).items() if dim not in final_params} | sizes
+    print(f"{kernel}: {' '.join(f'{dim}={size}' for dim, size in sizes.items())}  seed {args.seed}", file=out)
     inputs = make_inputs(kernel_op, final_params | sizes, args.seed)
 
     if args.bisect:

@@ -1,21 +1,22 @@
 // `tkc run --interpret` on tile IR: outputs with shape, dtype and checksums; seeded, so two
-// runs agree; a non-divisible size and an unbound dim are user errors (exit 1).
+// runs agree; a non-divisible size is a user error (exit 1); a dim without a size gets two tiles.
 // RUN: tkc run %s --interpret --size M=256,N=256,K=128 | filecheck %s
 // RUN: tkc run %s --interpret --size M=256,N=256,K=128 --seed 3 > %t.a
 // RUN: tkc run %s --interpret --size M=256,N=256,K=128 --seed 3 > %t.b
 // RUN: diff %t.a %t.b
 // RUN: sh -c 'tkc run %s --interpret --size M=200,N=256,K=128 2>&1; echo "exit $?"' | filecheck %s --check-prefix=DIVIDE
-// RUN: sh -c 'tkc run %s --interpret --size M=256,K=128 2>&1; echo "exit $?"' | filecheck %s --check-prefix=UNBOUND
+// RUN: tkc run %s --interpret --size M=384 | filecheck %s --check-prefix=DEFAULT
 // RUN: tkc run %s --bisect --size M=256,N=256,K=128 | filecheck %s --check-prefix=BISECT
 
-// CHECK: C: bfloat16 [256, 256]  sum {{[-0-9.e+]+}}  abs-sum {{[0-9.e+]+}}{{$}}
+// CHECK: gemm: M=256 K=128 N=256  seed 0
+// CHECK-NEXT: C: bfloat16 [256, 256]  sum {{[-0-9.e+]+}}  abs-sum {{[0-9.e+]+}}{{$}}
 // CHECK-NOT: NaN
 
 // DIVIDE: tkc: error: M = 200 (axis 0 of A) is not a multiple of the tile extent 128
 // DIVIDE-NEXT: exit 1
 
-// UNBOUND: tkc: error: the size of N (in B: [K, N]) is not known
-// UNBOUND-NEXT: exit 1
+// DEFAULT: gemm: M=384 K=128 N=256  seed 0
+// DEFAULT-NEXT: C: bfloat16 [384, 256]
 
 // BISECT: input reference
 // BISECT: canonicalize rel change 0.000e+00 same
