@@ -58,7 +58,6 @@ def _entry_text(entry: ptx.EntryOp) -> list[str]:
     if entry.maxnreg is not None:
         lines.append(f".maxnreg {entry.maxnreg.value.data}")
     if entry.reqnctapercluster is not None:
-        lines.append(".explicitcluster")
         lines.append(".reqnctapercluster " + ", ".join(map(str, entry.reqnctapercluster.get_values())))
     lines.append("{")
     for kind in _DECL_ORDER:

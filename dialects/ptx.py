@@ -184,6 +184,8 @@ def _check_type_fits(op: Operation, ty: str, values: Sequence[SSAValue], what: s
     bits = type_bits(ty)
     for v in values:
         _check(_bits(v) == bits, op, f"{what} is !ptx.reg<{_kind(v)}>, expected a {bits}-bit register for .{ty}")
+        # PTX lets f32 registers meet only .f32 and .b32 instructions (b32 registers meet all)
+        _check(_kind(v) != "f32" or ty in ("f32", "b32"), op, f"{what} is an f32 register, .{ty} needs b32")
 
 
 Names = dict[SSAValue, str]
@@ -443,6 +445,13 @@ class SregOp(PtxInst):
 # --------------------------------------------------------------------------- arithmetic
 
 
+_INTS = frozenset(("u16", "u32", "u64", "s16", "s32", "s64"))
+_SIGNED = frozenset(("s16", "s32", "s64"))
+_HALVES = frozenset(("f16", "f16x2", "bf16", "bf16x2"))
+_BITS = frozenset(("b16", "b32", "b64"))
+_NUMBERS = _INTS | _HALVES | {"f32"}
+
+
 class _Arith(PtxInst):
     """`op{.mods}.ty d, a, b...`; the last source may be `imm` instead of a register."""
 
@@ -452,8 +461,26 @@ class _Arith(PtxInst):
 
     SOURCES: ClassVar[int] = 2
     OPCODE: ClassVar[str] = ""
+    TYPES: ClassVar[frozenset[str]] = _NUMBERS
+    """The type suffixes PTX accepts for this opcode."""
+
+    def _check_ty(self) -> None:
+        _check(self.ty.data in self.TYPES, self, f"{self.OPCODE} does not take .{self.ty.data}; "
+               f"one of {', '.join(sorted(self.TYPES))}")
+
+    def _check_int_mods(self) -> None:
+        """Integer mul/mad must say which part of the product they keep."""
+        if self.ty.data in _INTS:
+            _check(self.mods is not None and self.mods.data in ("lo", "hi", "wide"), self,
+                   f"integer {self.OPCODE} needs mods lo, hi or wide")
+
+    def _check_float_mods(self) -> None:
+        """f32 div/rcp/sqrt have no default rounding in PTX."""
+        if self.ty.data == "f32":
+            _check(self.mods is not None, self, f"f32 {self.OPCODE} needs mods (rn, approx, ...)")
 
     def verify_(self) -> None:
+        self._check_ty()
         n = self.SOURCES
         self._arity((n - 1, n) if self.imm is not None else n, 1)
         _check((len(self.args) == n) != (self.imm is not None), self, "needs exactly one of a last register or imm")
@@ -475,7 +502,10 @@ class _Arith(PtxInst):
 
 
 class _Shift(_Arith):
+    TYPES: ClassVar[frozenset[str]] = _BITS | _INTS
+
     def verify_(self) -> None:
+        self._check_ty()
         n = 2
         self._arity((1, 2) if self.imm is not None else 2, 1)
         _check((len(self.args) == n) != (self.imm is not None), self, "needs exactly one of a shift register or imm")
@@ -503,6 +533,10 @@ class MulOp(_Arith):
     name = "ptx.mul"
     OPCODE: ClassVar[str] = "mul"
 
+    def verify_(self) -> None:
+        super().verify_()
+        self._check_int_mods()
+
 
 @irdl_op_definition
 class DivOp(_Arith):
@@ -510,30 +544,39 @@ class DivOp(_Arith):
 
     name = "ptx.div"
     OPCODE: ClassVar[str] = "div"
+    TYPES: ClassVar[frozenset[str]] = _INTS | {"f32"}
+
+    def verify_(self) -> None:
+        super().verify_()
+        self._check_float_mods()
 
 
 @irdl_op_definition
 class RemOp(_Arith):
     name = "ptx.rem"
     OPCODE: ClassVar[str] = "rem"
+    TYPES: ClassVar[frozenset[str]] = _INTS
 
 
 @irdl_op_definition
 class AndOp(_Arith):
     name = "ptx.and"
     OPCODE: ClassVar[str] = "and"
+    TYPES: ClassVar[frozenset[str]] = _BITS | {"pred"}
 
 
 @irdl_op_definition
 class OrOp(_Arith):
     name = "ptx.or"
     OPCODE: ClassVar[str] = "or"
+    TYPES: ClassVar[frozenset[str]] = _BITS | {"pred"}
 
 
 @irdl_op_definition
 class XorOp(_Arith):
     name = "ptx.xor"
     OPCODE: ClassVar[str] = "xor"
+    TYPES: ClassVar[frozenset[str]] = _BITS | {"pred"}
 
 
 @irdl_op_definition
@@ -552,6 +595,7 @@ class MaxOp(_Arith):
 class ShlOp(_Shift):
     name = "ptx.shl"
     OPCODE: ClassVar[str] = "shl"
+    TYPES: ClassVar[frozenset[str]] = _BITS
 
 
 @irdl_op_definition
@@ -570,6 +614,10 @@ class MadOp(_Arith):
     OPCODE: ClassVar[str] = "mad"
     SOURCES: ClassVar[int] = 3
 
+    def verify_(self) -> None:
+        super().verify_()
+        self._check_int_mods()
+
 
 @irdl_op_definition
 class FmaOp(_Arith):
@@ -578,6 +626,7 @@ class FmaOp(_Arith):
     name = "ptx.fma"
     OPCODE: ClassVar[str] = "fma"
     SOURCES: ClassVar[int] = 3
+    TYPES: ClassVar[frozenset[str]] = _HALVES | {"f32"}
 
 
 class _Unary(_Arith):
@@ -588,18 +637,21 @@ class _Unary(_Arith):
 class NotOp(_Unary):
     name = "ptx.not"
     OPCODE: ClassVar[str] = "not"
+    TYPES: ClassVar[frozenset[str]] = _BITS | {"pred"}
 
 
 @irdl_op_definition
 class NegOp(_Unary):
     name = "ptx.neg"
     OPCODE: ClassVar[str] = "neg"
+    TYPES: ClassVar[frozenset[str]] = _SIGNED | _HALVES | {"f32"}
 
 
 @irdl_op_definition
 class AbsOp(_Unary):
     name = "ptx.abs"
     OPCODE: ClassVar[str] = "abs"
+    TYPES: ClassVar[frozenset[str]] = _SIGNED | _HALVES | {"f32"}
 
 
 @irdl_op_definition
@@ -608,36 +660,50 @@ class RcpOp(_Unary):
 
     name = "ptx.rcp"
     OPCODE: ClassVar[str] = "rcp"
+    TYPES: ClassVar[frozenset[str]] = frozenset(("f32",))
+
+    def verify_(self) -> None:
+        super().verify_()
+        self._check_float_mods()
 
 
 @irdl_op_definition
 class SqrtOp(_Unary):
     name = "ptx.sqrt"
     OPCODE: ClassVar[str] = "sqrt"
+    TYPES: ClassVar[frozenset[str]] = frozenset(("f32",))
+
+    def verify_(self) -> None:
+        super().verify_()
+        self._check_float_mods()
 
 
 @irdl_op_definition
 class RsqrtOp(_Unary):
     name = "ptx.rsqrt"
     OPCODE: ClassVar[str] = "rsqrt"
+    TYPES: ClassVar[frozenset[str]] = frozenset(("f32",))
 
 
 @irdl_op_definition
 class Ex2Op(_Unary):
     name = "ptx.ex2"
     OPCODE: ClassVar[str] = "ex2"
+    TYPES: ClassVar[frozenset[str]] = _HALVES | {"f32"}
 
 
 @irdl_op_definition
 class Lg2Op(_Unary):
     name = "ptx.lg2"
     OPCODE: ClassVar[str] = "lg2"
+    TYPES: ClassVar[frozenset[str]] = frozenset(("f32",))
 
 
 @irdl_op_definition
 class TanhOp(_Unary):
     name = "ptx.tanh"
     OPCODE: ClassVar[str] = "tanh"
+    TYPES: ClassVar[frozenset[str]] = _HALVES | {"f32"}
 
 
 @irdl_op_definition
@@ -646,8 +712,10 @@ class PopcOp(_Unary):
 
     name = "ptx.popc"
     OPCODE: ClassVar[str] = "popc"
+    TYPES: ClassVar[frozenset[str]] = frozenset(("b32", "b64"))
 
     def verify_(self) -> None:
+        self._check_ty()
         self._arity(1, 1)
         _check_type_fits(self, self.ty.data, self.args, "source")
         _check(_bits(self.outs[0]) == 32, self, "result must be 32-bit")
@@ -790,7 +858,7 @@ class ShflOp(PtxInst):
         _check(all(_bits(v) == 32 for v in [*self.args, *self.outs]), self, "operands must be 32-bit")
 
     def ptx(self, names: Names) -> str:
-        b = _imm_or_reg(self, names, "b32", 1)
+        b = _imm_or_reg(self, names, "u32", 1)
         return (f"shfl.sync.{self.mode.data}.b32 {names[self.outs[0]]}, {names[self.args[0]]}, {b}, "
                 f"{self.clamp.value.data:#x}, {self.membermask.value.data & 0xFFFFFFFF:#x};")
 
