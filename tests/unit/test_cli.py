@@ -1,0 +1,128 @@
+"""`tkc` and `tkc-opt`: subcommands, exit statuses, error rendering, delegation, and the plugin
+that lets stock `xdsl-opt` read tile IR."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tkc import cli, driver, opt
+
+REPO = Path(__file__).resolve().parents[2]
+GEMM = str(REPO / "tests/lit/driver/Inputs/gemm.mlir")
+
+
+def test_compile_prints_tile_ir(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["compile", GEMM, "--emit=tile"]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("builtin.module {\n  tile.kernel @gemm") and err == ""
+
+
+def test_compile_writes_the_output_file(tmp_path: Path) -> None:
+    target = tmp_path / "gemm.tile.mlir"
+    assert cli.main(["compile", GEMM, "--emit=tile", "-o", str(target)]) == 0
+    assert "tile.mma" in target.read_text()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [],
+        ["compile"],
+        ["compile", GEMM, "--emit=bogus"],
+        ["compile", GEMM, "-D", "BM"],
+        ["compile", GEMM, "-D", "BM=wide"],
+        ["report", GEMM],  # -k is required
+        ["frobnicate"],
+    ],
+)
+def test_usage_errors_exit_1(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(argv) == 1
+    assert "usage: tkc" in capsys.readouterr().err
+
+
+def test_user_errors_exit_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["compile", str(tmp_path / "nope.tk")]) == 1
+    assert capsys.readouterr().err.startswith("tkc: error: cannot read")
+    assert cli.main(["compile", GEMM, "--emit=tile", "--print-ir-after=bogus"]) == 1
+    assert "valid passes: canonicalize, cse" in capsys.readouterr().err
+    bad = tmp_path / "bad.mlir"
+    bad.write_text('builtin.module {\n  "tile.nope"() : () -> ()\n}\n')
+    assert cli.main(["compile", str(bad), "--emit=tile"]) == 1
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0].startswith(f"{bad}:2:") and "tile.nope" in lines[1] and lines[2].strip() == "^"
+
+
+def test_internal_errors_exit_2_without_traceback(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def explode(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("the lowering fell over")
+
+    monkeypatch.setattr(driver, "compile_file", explode)
+    monkeypatch.delenv("TKC_TRACEBACK", raising=False)
+    assert cli.main(["compile", GEMM, "--emit=tile"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("tkc: internal compiler error: RuntimeError: the lowering fell over\n")
+    assert f"tkc compile {GEMM} --emit=tile" in err and "Traceback" not in err
+
+    monkeypatch.setenv("TKC_TRACEBACK", "1")
+    assert cli.main(["compile", GEMM, "--emit=tile"]) == 2
+    assert "Traceback" in capsys.readouterr().err
+
+
+def test_missing_stage_exits_2(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(driver, "is_available", lambda name: name != "convert-sm90-to-ptx")
+    assert cli.main(["compile", GEMM, "--emit=ptx"]) == 2
+    assert capsys.readouterr().err == (
+        "tkc: error: --emit=ptx needs the pass convert-sm90-to-ptx, which is not available in this build of tkc\n"
+    )
+
+
+def test_run_delegates_to_the_runner(monkeypatch: pytest.MonkeyPatch) -> None:
+    import tkc.runner
+
+    seen: list[argparse.Namespace] = []
+    monkeypatch.setattr(tkc.runner, "run_command", lambda args: seen.append(args) or 0)
+    argv = ["run", "x.tk", "-k", "gemm", "-D", "BM=64", "-D", "CAUSAL=true", "--size", "M=256,N=128"]
+    assert cli.main([*argv, "--interpret", "--check", "--seed", "7"]) == 0
+    args = seen[0]
+    assert (args.file, args.kernel, args.params, args.size) == ("x.tk", "gemm", {"BM": 64, "CAUSAL": True}, {"M": 256, "N": 128})
+    assert (args.interpret, args.check, args.bisect, args.seed) == (True, True, False, 7)
+
+
+def test_report_delegates_after_the_tile_passes(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(driver, "load_stage", lambda *a: lambda module: f"kernels: {len(module.body.block.ops)}")
+    assert cli.main(["report", GEMM, "-k", "gemm"]) == 0
+    assert capsys.readouterr().out == "kernels: 1\n"
+
+
+def test_tkc_opt_round_trips_and_reports_unknown_passes(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    generic = tmp_path / "gemm.generic"
+    assert opt.main([GEMM, "--print-op-generic", "-o", str(generic)]) == 0
+    assert opt.main([str(generic)]) == 0
+    custom = capsys.readouterr().out
+    assert opt.main([GEMM]) == 0
+    assert capsys.readouterr().out == custom
+    assert opt.main([GEMM, "-p", "no-such-pass"]) == 1
+    assert "Unrecognized passes: ['no-such-pass']" in capsys.readouterr().err
+
+
+def test_tkc_opt_knows_the_tkc_passes() -> None:
+    tool = opt.TkcOptMain(args=[GEMM])
+    assert {"canonicalize", "cse"} <= set(tool.available_passes)
+    assert {name for name in driver.PIPELINE if driver.is_available(name)} <= set(tool.available_passes)
+    assert "tk" in tool.available_frontends and "ptx" in tool.available_targets
+
+
+@pytest.mark.skipif(shutil.which("xdsl-opt") is None, reason="xdsl-opt not on PATH")
+def test_stock_xdsl_opt_finds_tkc_through_the_plugin() -> None:
+    passes = ["canonicalize", *(n for n in driver.TILE_PASSES[2:] if driver.is_available(n))]
+    result = subprocess.run(
+        ["xdsl-opt", GEMM, "-p", ",".join(passes)], capture_output=True, text=True, check=True
+    )
+    assert "!tile.gl<[M, K], bf16>" in result.stdout and "tile.store" in result.stdout

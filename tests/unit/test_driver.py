@@ -1,0 +1,204 @@
+"""The driver: pass registry, pipeline slicing, verification between passes, dumps, snapshots,
+the public API with its cache, and the round trip of every example's tile IR."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from dataclasses import dataclass
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.parser import Parser
+from xdsl.passes import ModulePass
+from xdsl.printer import Printer
+
+import tkc
+from tkc import driver
+from tkc.diagnostics import TkError
+from tkc.dialects import tile
+from tkc.passes import ALL_PASSES, is_available
+
+REPO = Path(__file__).resolve().parents[2]
+GEMM = REPO / "tests/lit/driver/Inputs/gemm.mlir"
+EXAMPLES = sorted((REPO / "examples").glob("*.tk"))
+
+
+def gemm() -> ModuleOp:
+    return driver.load_module(GEMM)
+
+
+def test_registry_names_every_pipeline_pass() -> None:
+    assert set(driver.PIPELINE) <= set(ALL_PASSES)
+    assert is_available("canonicalize") and is_available("cse")
+    assert not is_available("tile-no-such-pass")
+
+
+def test_registered_passes_load_and_carry_their_name() -> None:
+    for name in ALL_PASSES:
+        if is_available(name):
+            assert ALL_PASSES[name]().name == name
+
+
+def test_tile_stage_stops_before_the_lowering() -> None:
+    names = driver.pipeline_for("tile")
+    assert names[:2] == ["canonicalize", "cse"]
+    assert set(names) <= set(driver.TILE_PASSES)
+
+
+def test_missing_lowering_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(driver, "is_available", lambda name: name != "convert-tile-to-sm90")
+    with pytest.raises(driver.StageUnavailable, match="convert-tile-to-sm90"):
+        driver.pipeline_for("ptx")
+
+
+def test_canonicalize_and_cse_keep_side_effects() -> None:
+    module = driver.compile_module(gemm(), "tile")
+    names = [op.name for op in module.walk()]
+    assert names.count("tile.store") == 1
+    assert "tile.grid" in names and "tile.return" in names and "tile.mma" in names
+
+
+@dataclass(frozen=True)
+class BreakIR(ModulePass):
+    """Leaves a kernel without its grid: invalid IR."""
+
+    name = "test-break-ir"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for grid in list(op.walk()):
+            if isinstance(grid, tile.GridOp):
+                grid.detach()
+                grid.erase()
+
+
+@dataclass(frozen=True)
+class Crash(ModulePass):
+    name = "test-crash"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        raise KeyError("boom")
+
+
+def _with_pass(monkeypatch: pytest.MonkeyPatch, cls: type[ModulePass]) -> None:
+    monkeypatch.setitem(driver.ALL_PASSES, cls.name, lambda: cls)
+    monkeypatch.setattr(driver, "pipeline_for", lambda emit: ["canonicalize", cls.name, "cse"])
+
+
+def test_invalid_ir_after_a_pass_names_the_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    _with_pass(monkeypatch, BreakIR)
+    with pytest.raises(driver.PassVerifyError, match="after pass test-break-ir"):
+        driver.compile_module(gemm(), "tile")
+
+
+def test_a_crashing_pass_is_named_in_a_note(monkeypatch: pytest.MonkeyPatch) -> None:
+    _with_pass(monkeypatch, Crash)
+    with pytest.raises(KeyError) as info:
+        driver.compile_module(gemm(), "tile")
+    assert "while running pass test-crash" in info.value.__notes__
+
+
+def test_ir_after_each_pass_returns_clones() -> None:
+    module = gemm()
+    before = str(module)
+    snapshots = driver.ir_after_each_pass(module)
+    assert [name for name, _ in snapshots] == ["input", *driver.pipeline_for("tile")]
+    assert str(module) == before
+    assert len({id(m) for _, m in snapshots}) == len(snapshots)
+    for _, snapshot in snapshots:
+        snapshot.verify()
+
+
+def test_dumps_to_stream_and_directory(tmp_path: Path) -> None:
+    stream = StringIO()
+    dumps = driver.DumpOptions(stream, after_passes=frozenset({"cse"}), dump_dir=tmp_path)
+    driver.compile_file(GEMM, emit="tile", observer=dumps)
+    assert stream.getvalue().startswith("// -----// IR after cse //----- //\nbuiltin.module {")
+    files = sorted(p.name for p in tmp_path.iterdir())
+    assert files[:3] == ["00-input.mlir", "01-canonicalize.mlir", "02-cse.mlir"]
+    assert len(files) == 1 + len(driver.pipeline_for("tile"))
+
+
+def test_unknown_dump_pass_is_a_user_error() -> None:
+    with pytest.raises(TkError, match="unknown pass 'nope'.*valid passes: canonicalize, cse"):
+        driver.DumpOptions(StringIO(), before_passes=frozenset({"nope"}))
+
+
+def test_unreadable_and_invalid_inputs_are_user_errors(tmp_path: Path) -> None:
+    with pytest.raises(TkError, match="cannot read"):
+        driver.load_module(tmp_path / "missing.mlir")
+    bad = tmp_path / "bad.mlir"
+    bad.write_text("builtin.module {\n  %0 = tile.block_id\n}\n")
+    with pytest.raises(TkError) as info:
+        driver.load_module(bad)
+    assert info.value.line == 3 and info.value.filename == str(bad)
+
+
+def test_import_tkc_is_cheap() -> None:
+    code = "import sys, tkc; print(sorted(m for m in sys.modules if m.split('.')[0] in ('xdsl', 'torch', 'cuda')))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_compile_api_keeps_the_ir_after_each_pass(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TKC_CACHE_DIR", str(tmp_path))
+    kernel = tkc.compile(GEMM)
+    assert isinstance(kernel, tkc.CompiledKernel)
+    assert "tile.kernel @gemm" in kernel.ir("input")
+    assert kernel.ir("cse").startswith("builtin.module")
+    with pytest.raises(KeyError, match="no IR after 'nope'"):
+        kernel.ir("nope")
+
+
+def test_ptx_comes_from_the_cache_when_present(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TKC_CACHE_DIR", str(tmp_path))
+    kernel = tkc.compile(GEMM)
+    abi = '{"entry": "gemm", "args": [], "params": [], "grid": [1, 1, 1], "block": 384, "smem_bytes": 0, "divisibility": []}'
+    (tmp_path / f"{kernel._key}.ptx").write_text("// cached ptx\n")
+    (tmp_path / f"{kernel._key}.abi.json").write_text(abi)
+    assert tkc.compile(GEMM).ptx == "// cached ptx\n"
+    assert tkc.compile(GEMM).abi.entry == "gemm"
+
+
+def test_cache_key_depends_on_source_kernel_and_params() -> None:
+    from tkc.api import cache_key
+
+    keys = {
+        cache_key("src", "k", {"BM": 128}),
+        cache_key("src", "k", {"BM": 64}),
+        cache_key("src", "other", {"BM": 128}),
+        cache_key("src2", "k", {"BM": 128}),
+    }
+    assert len(keys) == 4
+    assert cache_key("s", None, {"A": 1, "B": 2}) == cache_key("s", None, {"B": 2, "A": 1})
+
+
+def _print(module: ModuleOp, generic: bool) -> str:
+    out = StringIO()
+    Printer(stream=out, print_generic_format=generic).print_op(module)
+    return out.getvalue()
+
+
+def _roundtrip(module: ModuleOp) -> None:
+    for generic in (False, True):
+        text = _print(module, generic)
+        again = Parser(driver.make_context(), text).parse_module()
+        again.verify()
+        assert _print(again, generic) == text
+        assert _print(again, not generic) == _print(module, not generic)
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+def test_every_example_round_trips_after_every_tile_pass(example: Path) -> None:
+    from tkc.frontend import parse_tk
+
+    module = parse_tk(example.read_text(), str(example), {}, None)
+    for _, snapshot in driver.ir_after_each_pass(module):
+        _roundtrip(snapshot)
+
+
+def test_hand_written_gemm_round_trips() -> None:
+    _roundtrip(gemm())
