@@ -253,7 +253,7 @@ def run_command(args: Any, out: TextIO = sys.stdout) -> int:
     kernel = kernel_op.sym_name.data
     final_params = kernel_params(kernel_op)
     sizes = {dim: size for dim, size in default_sizes(kernel_op).items() if dim not in final_params} | sizes
-    print(f"{kernel}: {' '.join(f'{dim}={size}' for dim, size in sizes.items())}  seed {args.seed}", file=out)
+    print(f"{kernel}: {' '.join(f'{dim}={size}' for dim, size in sizes.items())}  seed {args.seed}", file=out, flush=True)
     inputs = make_inputs(kernel_op, final_params | sizes, args.seed)
 
     if args.bisect:
