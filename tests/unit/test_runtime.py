@@ -405,3 +405,51 @@ def test_import_does_not_touch_cuda():
         "assert not any(m.startswith('cuda') for m in sys.modules), sorted(sys.modules)\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_bad_arguments_stop_before_any_driver_call():
+    from tkc.runtime import Kernel
+
+    calls = []
+    dev = SimpleNamespace(num_sms=132, activate=lambda: calls.append("activate"))
+    k = Kernel(GEMM, dev, module=None, function=None)
+    A, B, _ = gemm_args()
+    with pytest.raises(TkError, match="argument C: expected dtype f32"):
+        k(A, B, FakeCuda((256, 512), "<f2"))
+    with pytest.raises(TkError, match="not a multiple of 128"):
+        k(*gemm_args(M=1000))
+    assert calls == []
+    assert k.launch_config(*gemm_args()).grid == (2, 2, 1)
+
+
+def test_no_driver_is_a_device_error():
+    from tkc.runtime import DeviceError
+    from tkc.runtime.device import device
+
+    try:
+        device()
+    except DeviceError as e:
+        assert "driver" in str(e) or "device" in str(e)
+    else:
+        pytest.skip("a CUDA device is present")
+
+
+def test_gpu_test_kernels_assemble(tmp_path):
+    """The PTX of tests/gpu/test_runtime_gpu.py is valid sm_90a (ptxas only, no GPU)."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).parents[1] / "gpu" / "test_runtime_gpu.py"
+    spec = importlib.util.spec_from_file_location("runtime_gpu_cases", path)
+    cases = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cases)
+    ptxas = cases.find_ptxas()
+    if ptxas is None:
+        pytest.skip("no ptxas")
+    src = tmp_path / "k.ptx"
+    src.write_text(cases.PTX)
+    r = subprocess.run(
+        [ptxas, "-arch=sm_90a", str(src), "-o", str(tmp_path / "k.cubin")],
+        capture_output=True, text=True,
+    )
+    assert r.returncode == 0, r.stderr
