@@ -373,6 +373,20 @@ def _abi(emitter: _Emitter) -> StringAttr:
     return StringAttr(contract.to_json())
 
 
+def _accumulation_chain(loop: scf.ForOp) -> tile.MmaOp | None:
+    """The loop's one mma when it only accumulates into a loop-carried tile (acc = mma(a, b, acc)
+    yielded and used by nothing else): its wgmma can stay in flight across the back edge, with
+    the wait deferred by one iteration, so the tensor cores never idle on a barrier."""
+    mmas = [op for op in loop.body.block.ops if isinstance(op, tile.MmaOp)]
+    if len(mmas) != 1 or mmas[0].acc is None:
+        return None
+    mma = mmas[0]
+    yield_op = loop.body.block.last_op
+    uses = [use.operation for use in mma.result.uses]
+    carried = mma.acc in loop.body.block.args and len(list(mma.acc.uses)) == 1
+    return mma if carried and uses == [yield_op] else None
+
+
 def _tile_extents(tensor_type: tile.GlobalType, value_type: Attribute) -> tuple[int, ...]:
     """The tile's extent along each tensor axis (1 for the leading axes the tile does not span)."""
     shape = cast(tile.SharedTileType, value_type).get_shape()
@@ -614,19 +628,49 @@ class _RoleEmitter:
         for old, new in zip(loop.body.block.args, body.args):
             self.values[old] = new
         it = self._iteration(ring, loop, body.args[0], body) if ring else None
+        chain = _accumulation_chain(loop) if ring else None
         for op in loop.body.block.ops:
             if isinstance(op, tile.LoadOp):
                 if ring is not None and it is not None and op is ring.loads[-1]:
                     self._ring_slot(ring, it, body)
                 continue
+            if op is chain:
+                self._emit_mma(op, body, pending=1)
+                continue
             if isinstance(op, scf.YieldOp):
                 if ring is not None and it is not None:
-                    self._release(ring, it, body)
+                    self._release_after_mma(ring, it, chain is not None, body)
                 body.add_op(scf.YieldOp(*(self.values[v] for v in op.operands)))
                 continue
             self._emit_op(op, body)
         for old, new in zip(loop.results, new_loop.results):
             self.values[old] = new
+        if chain is not None and ring is not None:
+            # the last group is still in flight: wait for it, then free its stage
+            index = next(i for i, v in enumerate(loop.body.block.last_op.operands) if v is chain.result)  # type: ignore[union-attr]
+            final = self._op(sm90.WgmmaWaitOp(new_loop.results[index], 0), block).results[0]
+            self.values[loop.results[index]] = final
+            trips = self._trip_count(loop, block)
+            last = self._op(arith.SubiOp(self._add(self.ring_counts[id(ring)], trips, block), self._const(1, block)), block)
+            ran = self._op(arith.CmpiOp(trips, self._const(0, block), "ugt"), block).results[0]
+            guarded = Block()
+            self._release(ring, last.results[0], guarded)
+            guarded.add_op(scf.YieldOp())
+            self._op(scf.IfOp(ran, [], Region(guarded)), block)
+
+    def _release_after_mma(self, ring: Ring, it: SSAValue, deferred: bool, block: Block) -> None:
+        """Free the stage the finished wgmmas read: this iteration's, or with a deferred wait
+        (one group left in flight) the previous iteration's, from the second iteration on."""
+        if not deferred:
+            self._release(ring, it, block)
+            return
+        first = self.ring_counts[id(ring)]
+        later = self._op(arith.CmpiOp(it, first, "ugt"), block).results[0]
+        guarded = Block()
+        previous = self._op(arith.SubiOp(it, self._const(1, guarded)), guarded).results[0]
+        self._release(ring, previous, guarded)
+        guarded.add_op(scf.YieldOp())
+        self._op(scf.IfOp(later, [], Region(guarded)), block)
 
     def _iteration(self, ring: Ring, loop: scf.ForOp, iv: SSAValue, block: Block) -> SSAValue:
         lb, step = self.values[loop.lb], self.values[loop.step]
@@ -689,7 +733,7 @@ class _RoleEmitter:
         for old, result in zip(op.results, new.results):
             self.values[old] = result
 
-    def _emit_mma(self, op: tile.MmaOp, block: Block) -> None:
+    def _emit_mma(self, op: tile.MmaOp, block: Block, pending: int = 0) -> None:
         a = self.values[op.a]
         shared_a = isinstance(a.type, sm90.SharedRefType)
         acc = self.values[op.acc] if op.acc is not None else None
@@ -704,7 +748,7 @@ class _RoleEmitter:
             self.row0 if shared_a else None,
         )
         self._op(mma, block)
-        wait = self._op(sm90.WgmmaWaitOp(mma.result, 0), block)
+        wait = self._op(sm90.WgmmaWaitOp(mma.result, pending), block)
         self.values[op.result] = wait.results[0]
 
     def _emit_store(self, op: tile.StoreOp, block: Block) -> None:
