@@ -4,20 +4,47 @@ tile-occupancy-plan and tile-pipeline write these as `#tile.decision<value, "rea
 attributes on the kernel (and the pipelined loop); the lowering reads them back through
 `KernelPlan.of(kernel)`. A kernel that no pass planned gets the defaults below, which are
 always legal: one consumer warpgroup, one stage, no register reallocation.
+
+`smem_plan(kernel, stages)` is the shared-memory layout both passes use: single-copy tiles
+(loads outside pipelined rings, hoisted loads, `tile.to_shared` tiles), then one S-stage ring
+per pipelined loop, then the epilogue staging of each store of registers, then the mbarriers,
+every buffer aligned; tile-occupancy-plan sizes stages with it and tile-pipeline records it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from xdsl.dialects import scf
 from xdsl.dialects.builtin import IntegerAttr, UnitAttr
-from xdsl.ir import Operation
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.traits import Pure
 
-from tkc.dialects.tile import DecisionAttr
+from tkc.dialects.tile import (
+    DecisionAttr,
+    LoadOp,
+    RegisterTileType,
+    RegisterVectorType,
+    SharedTileType,
+    SharedVectorType,
+    StoreOp,
+    ToSharedOp,
+)
 
 WARPGROUP_THREADS = 128
 WGMMA_ROWS = 64
 """Rows of one wgmma: the register-tile rows a consumer warpgroup owns come in these units."""
+SMEM_BUDGET = 232448
+"""Dynamic shared memory one block may opt into on Hopper (227 KB)."""
+SM_SMEM = 233472
+"""Shared memory of one SM (228 KB): blocks on the same SM share it, 1 KB each reserved."""
+SM_REGISTERS = 65536
+TILE_ALIGN = 1024
+"""Every shared tile starts at a multiple of 1024 (the 128B swizzle repeat)."""
+VECTOR_ALIGN = 128
+MBARRIER_BYTES = 8
+ALIGN_SLACK = 1024
+"""Dynamic shared memory is only 16-byte aligned: aligning its base to 1024 may cost this much."""
 
 
 @dataclass(frozen=True)
@@ -34,6 +61,8 @@ class KernelPlan:
     group_m: int = 1
     """L2-friendly tile order of a persistent grid: this many tile rows walk together."""
     ctas_per_sm: int = 1
+    smem_bytes: int = 0
+    """Dynamic shared memory the block requests; 0 = not planned."""
 
     @property
     def threads(self) -> int:
@@ -47,6 +76,7 @@ class KernelPlan:
         "persistent": "persistent",
         "group_m": "group_m",
         "ctas_per_sm": "ctas_per_sm",
+        "smem_bytes": "smem_bytes",
     }
 
     @staticmethod
@@ -63,3 +93,101 @@ class KernelPlan:
             elif isinstance(attr, UnitAttr):
                 values[field_name] = True
         return KernelPlan(**values)  # type: ignore[arg-type]
+
+
+def align(n: int, to: int) -> int:
+    return -(-n // to) * to
+
+
+def is_loop_invariant(value: SSAValue, loop: scf.ForOp) -> bool:
+    """Defined outside the loop, or computed inside it by pure ops from loop-invariant values."""
+    owner = value.owner
+    if not loop.is_ancestor(owner):
+        return True
+    return (
+        isinstance(owner, Operation)
+        and owner.has_trait(Pure)
+        and not owner.regions
+        and all(is_loop_invariant(v, loop) for v in owner.operands)
+    )
+
+
+def loop_loads(loop: scf.ForOp) -> tuple[list[LoadOp], list[LoadOp]]:
+    """(loop-invariant, pipelined) tile loads directly in the loop body."""
+    loads = [op for op in loop.body.block.ops if isinstance(op, LoadOp)]
+    invariant = [op for op in loads if all(is_loop_invariant(v, loop) for v in op.operands)]
+    return invariant, [op for op in loads if op not in invariant]
+
+
+def pipelined_loops(kernel: Operation) -> list[scf.ForOp]:
+    return [op for op in kernel.walk() if isinstance(op, scf.ForOp) and loop_loads(op)[1]]
+
+
+def buffer_bytes(type_: Attribute, pad: int = 0) -> int:
+    """Bytes of shared memory a tile or vector of this type occupies (rows padded by `pad`)."""
+    assert isinstance(type_, SharedTileType | SharedVectorType | RegisterTileType | RegisterVectorType)
+    return type_.num_bytes + (type_.rows * pad if isinstance(type_, SharedTileType) else 0)
+
+
+def buffer_align(type_: Attribute) -> int:
+    return TILE_ALIGN if isinstance(type_, SharedTileType | RegisterTileType) else VECTOR_ALIGN
+
+
+@dataclass(frozen=True)
+class Ring:
+    """The S-stage TMA ring of one pipelined loop."""
+
+    loop: scf.ForOp
+    offset: int
+    stage_bytes: int
+    loads: tuple[tuple[LoadOp, int], ...]
+    """Each pipelined load and its offset within a stage."""
+
+
+@dataclass(frozen=True)
+class SmemPlan:
+    single: tuple[tuple[Operation, int], ...]
+    """Loads outside rings (loaded once) and tile.to_shared tiles, with their offsets."""
+    rings: tuple[Ring, ...]
+    staging: tuple[tuple[StoreOp, int], ...]
+    """Each store of a register value and the offset of its staging buffer."""
+    barriers: int
+    """Offset of the mbarriers: full[s] and empty[s] per ring stage, then one for the single loads."""
+    barrier_count: int
+    total: int
+    """Bytes to request, including the slack for aligning the base to 1024."""
+
+
+def smem_plan(kernel: Operation, stages: int) -> SmemPlan:
+    offset = 0
+
+    def place(type_: Attribute, pad: int = 0) -> int:
+        nonlocal offset
+        start = align(offset, buffer_align(type_))
+        offset = start + buffer_bytes(type_, pad)
+        return start
+
+    loops = pipelined_loops(kernel)
+    ringed = {load for loop in loops for load in loop_loads(loop)[1]}
+    single: list[tuple[Operation, int]] = []
+    for op in kernel.walk():
+        if isinstance(op, LoadOp | ToSharedOp) and op not in ringed:
+            pad = op.attributes.get("pad")
+            single.append((op, place(op.result.type, pad.value.data if isinstance(pad, IntegerAttr) else 0)))
+    rings: list[Ring] = []
+    for loop in loops:
+        start = align(offset, TILE_ALIGN)
+        offset = 0
+        loads = tuple((load, place(load.result.type)) for load in loop_loads(loop)[1])
+        stage_bytes = align(offset, TILE_ALIGN)
+        rings.append(Ring(loop, start, stage_bytes, loads))
+        offset = start + stages * stage_bytes
+    staging = tuple(
+        (op, place(op.value.type))
+        for op in kernel.walk()
+        if isinstance(op, StoreOp) and isinstance(op.value.type, RegisterTileType | RegisterVectorType)
+    )
+    barriers = align(offset, MBARRIER_BYTES)
+    count = 2 * stages * len(rings) + (1 if any(isinstance(op, LoadOp) for op, _ in single) else 0)
+    total = align(barriers + count * MBARRIER_BYTES, 16) + ALIGN_SLACK
+    return SmemPlan(tuple(single), tuple(rings), staging, barriers, count, total)

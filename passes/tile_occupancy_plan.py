@@ -1,0 +1,342 @@
+"""tile-occupancy-plan: warpgroups, registers per role, stages, shared memory, CTAs per SM, grid.
+
+The block is one producer warpgroup (TMA) and `consumers` consumer warpgroups (wgmma), each
+owning 64-row slices of every register tile. Decisions, in order, each written on the
+`tile.kernel` as `#tile.decision<value, "why">` (read back by `KernelPlan.of`):
+
+  consumers            rows of the largest register tile / 64, at most 4, fewer when the
+                       register demand per thread does not fit the split below
+  threads              128 x (1 + consumers)
+  producer_registers   setmaxnreg values (multiples of 8 in [24, 256]) splitting the block's
+  consumer_registers   entry allocation (threads x floor8(65536 / threads), what ptxas gives with
+                       .maxntid + .minnctapersm): producer 40 (24-32 beside 3-4 consumers), the
+                       rest to consumers: 40/232 for 2, 32/160 for 3, 24/112 for 4, as ThunderKittens
+  stages               (when a loop loads tiles) the deepest ring, at most 4, whose shared memory
+                       fits 232448 bytes: single tiles + S x stage bytes + epilogue staging + mbarriers
+                       + 1 KB alignment slack (plan.smem_plan)
+  smem_bytes           that total
+  persistent, group_m  a 2-D grid with a K loop (GEMM-like) runs one CTA per SM over the tiles,
+                       8 tile-rows at a time (L2 reuse); other grids launch one CTA per tile
+  ctas_per_sm          2 when two blocks fit both budgets, else 1
+
+The register demand per consumer thread is the peak over the program of the live register
+tiles' registers (f32 tiles 1 per element, 16-bit tiles 1 per 2, row vectors 2 per 64 rows,
+each divided over consumers x 128 threads) plus 32 for addresses, indices and descriptors.
+Pins (`annotations = {consumers, registers = [p, c], persistent, group_m}`, `stages` on the
+loop) are checked against the same budgets; an infeasible one is a TkError naming the budget.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import scf
+from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, ModuleOp
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+
+from tkc.diagnostics import error_at
+from tkc.dialects.tile import (
+    DecisionAttr,
+    GridOp,
+    KernelOp,
+    MmaOp,
+    RegisterTileType,
+    RegisterVectorType,
+    element_bytes,
+)
+from tkc.passes.plan import (
+    SM_REGISTERS,
+    SM_SMEM,
+    SMEM_BUDGET,
+    WARPGROUP_THREADS,
+    WGMMA_ROWS,
+    buffer_bytes,
+    pipelined_loops,
+    smem_plan,
+)
+
+MAX_CONSUMERS = 4
+MAX_STAGES = 4
+MAX_THREADS = 1024
+MAX_THREAD_REGISTERS = 255
+OVERHEAD_REGISTERS = 32
+"""Registers a consumer thread needs besides its tiles: addresses, indices, descriptors, phases."""
+GROUP_M = 8
+
+
+def floor8(n: int) -> int:
+    return n // 8 * 8
+
+
+def register_pool(consumers: int, ctas: int) -> tuple[int, int]:
+    """(registers per thread at entry, the block's pool) with .maxntid + .minnctapersm `ctas`."""
+    threads = WARPGROUP_THREADS * (1 + consumers)
+    entry = floor8(min(MAX_THREAD_REGISTERS, SM_REGISTERS // (threads * ctas)))
+    return entry, threads * entry
+
+
+def register_split(consumers: int, ctas: int) -> tuple[int, int]:
+    """(producer, consumer) setmaxnreg values that share the block's entry pool."""
+    producer = 40 if consumers <= 2 else 32 if consumers == 3 else 24
+    _, pool = register_pool(consumers, ctas)
+    return producer, min(256, floor8((pool // WARPGROUP_THREADS - producer) // consumers))
+
+
+def register_cost(type_: Attribute, consumers: int) -> float:
+    """Registers per consumer thread that a value of this type holds."""
+    threads = consumers * WARPGROUP_THREADS
+    if isinstance(type_, RegisterTileType):
+        return type_.num_elements * element_bytes(type_.element_type) / 4 / threads
+    if isinstance(type_, RegisterVectorType):
+        return 2 * -(-type_.length // (consumers * WGMMA_ROWS))
+    return 0
+
+
+def peak_registers(block: Block, consumers: int) -> float:
+    """Peak registers per consumer thread of the values live in `block` (and nested blocks)."""
+    ops = list(block.ops)
+    index = {op: i for i, op in enumerate(ops)}
+
+    def position(op: Operation) -> int:
+        while op.parent_block() is not block:
+            parent = op.parent_op()
+            assert parent is not None
+            op = parent
+        return index[op]
+
+    values: list[tuple[SSAValue, int]] = [(arg, -1) for arg in block.args]
+    values += [(result, i) for i, op in enumerate(ops) for result in op.results]
+    last = {v: max((position(use.operation) for use in v.uses), default=d) for v, d in values}
+    cost = {v: register_cost(v.type, consumers) for v, _ in values}
+    peak = 0.0
+    for i, op in enumerate(ops):
+        through = sum(cost[v] for v, d in values if d < i < last[v])
+        dying = [v for v, d in values if d < i == last[v]]
+        if op.regions:
+            captured = sum(cost[v] for v in dying if v not in op.operands)
+            inner = max(peak_registers(b, consumers) for r in op.regions for b in r.blocks)
+            peak = max(peak, through + captured + inner)
+        else:
+            results = sum(cost[r] for r in op.results)
+            peak = max(peak, through + max(sum(cost[v] for v in dying), results))
+    return peak
+
+
+def register_demand(kernel: KernelOp, consumers: int) -> int:
+    return -(-int(peak_registers(kernel.body.block, consumers) * 8) // 8) + OVERHEAD_REGISTERS
+
+
+def max_tile_rows(kernel: KernelOp) -> int:
+    types = [r.type for op in kernel.walk() for r in op.results]
+    types += [a.type for op in kernel.walk() for region in op.regions for b in region.blocks for a in b.args]
+    return max((t.rows for t in types if isinstance(t, RegisterTileType)), default=0)
+
+
+def int_pin(attr: Attribute | None) -> int | None:
+    return attr.value.data if isinstance(attr, IntegerAttr) else None
+
+
+@dataclass
+class Planner:
+    kernel: KernelOp
+
+    def annotation(self, key: str) -> Attribute | None:
+        return self.kernel.annotations.data.get(key)
+
+    def decide(self, name: str, value: int, reason: str) -> None:
+        self.kernel.attributes[name] = DecisionAttr(value, reason)
+
+    def consumers(self) -> int:
+        rows = max_tile_rows(self.kernel)
+        pin = int_pin(self.annotation("consumers"))
+        if pin is not None:
+            self.check_consumers(pin, rows)
+            return pin
+        most = min(MAX_CONSUMERS, max(1, rows // WGMMA_ROWS))
+        options = [n for n in range(most, 0, -1) if rows < WGMMA_ROWS or rows % (WGMMA_ROWS * n) == 0]
+        for n in options:
+            if register_demand(self.kernel, n) <= register_split(n, 1)[1]:
+                return n
+        n = options[-1]
+        raise error_at(
+            self.kernel,
+            f"the register tiles need {register_demand(self.kernel, n)} registers per thread even with {n} "
+            f"consumer warpgroup(s), over the {register_split(n, 1)[1]} a consumer can get "
+            f"from the {SM_REGISTERS}-register file: use smaller tiles",
+        )
+
+    def check_consumers(self, n: int, rows: int) -> None:
+        threads = WARPGROUP_THREADS * (1 + n)
+        if n < 1 or threads > MAX_THREADS:
+            raise error_at(
+                self.kernel,
+                f"@consumers({n}) needs {threads} threads (1 producer + {n} consumer warpgroups), "
+                f"over the {MAX_THREADS}-thread block limit",
+            )
+        if rows >= WGMMA_ROWS and rows % (WGMMA_ROWS * n):
+            raise error_at(
+                self.kernel,
+                f"@consumers({n}) splits the {rows}-row register tiles into {rows / n:g} rows per warpgroup; "
+                f"wgmma needs multiples of {WGMMA_ROWS}",
+            )
+        demand = register_demand(self.kernel, n)
+        _, consumer = register_split(n, 1)
+        if demand > consumer:
+            _, pool = register_pool(n, 1)
+            raise error_at(
+                self.kernel,
+                f"@consumers({n}): each consumer thread needs {demand} registers, but {n} consumer warpgroups "
+                f"and the producer get at most {consumer} each from the {pool}-register pool "
+                f"({SM_REGISTERS} registers per SM)",
+            )
+
+    def registers(self, n: int, ctas: int) -> tuple[int, int, str]:
+        pin = self.annotation("registers")
+        demand = register_demand(self.kernel, n)
+        entry, pool = register_pool(n, ctas)
+        threads = WARPGROUP_THREADS * (1 + n)
+        if pin is None:
+            producer, consumer = register_split(n, ctas)
+            return producer, consumer, (
+                f"{threads} threads get {entry} registers each at entry ({pool} in all); the producer only issues "
+                f"TMA, so {producer}/{consumer} gives the consumers the rest; they need about {demand}"
+            )
+        values = [int_pin(v) for v in pin.data] if isinstance(pin, ArrayAttr) else []
+        if len(values) != 2 or any(v is None or v % 8 or not 24 <= v <= 256 for v in values):
+            raise error_at(self.kernel, "@registers(producer, consumer) takes two multiples of 8 in [24, 256]")
+        producer, consumer = values
+        assert producer is not None and consumer is not None
+        need = WARPGROUP_THREADS * (producer + n * consumer)
+        if need > pool:
+            raise error_at(
+                self.kernel,
+                f"@registers({producer}, {consumer}) needs 128 x {producer} + {128 * n} x {consumer} = {need} registers, "
+                f"over the {pool} a {threads}-thread block gets at entry ({entry} per thread; {SM_REGISTERS} per SM)",
+            )
+        if consumer < demand:
+            raise error_at(
+                self.kernel,
+                f"@registers({producer}, {consumer}): each consumer thread needs about {demand} registers "
+                f"for its tiles and addressing; {consumer} would spill",
+            )
+        return producer, consumer, f"pinned by @registers({producer}, {consumer}); {need} of {pool} registers"
+
+    def stages(self, loops: list[scf.ForOp]) -> tuple[int, str]:
+        pinned = [(loop, int_pin(loop.attributes.get("stages"))) for loop in loops]
+        pinned = [(loop, s) for loop, s in pinned if s is not None]
+        kernel_pin = int_pin(self.annotation("stages"))
+        if kernel_pin is not None:
+            pinned.append((self.kernel, kernel_pin))
+        for where, s in pinned:
+            assert s is not None
+            plan = smem_plan(self.kernel, s)
+            if s < 1 or plan.total > SMEM_BUDGET:
+                fit = [t for t in range(1, 9) if smem_plan(self.kernel, t).total <= SMEM_BUDGET]
+                raise error_at(
+                    where,
+                    f"@stages({s}) needs {plan.total} bytes of shared memory ({self.smem_breakdown(s)}), over the "
+                    f"{SMEM_BUDGET}-byte budget" + (f"; at most {fit[-1]} stages fit" if fit else ""),
+                )
+        if pinned:
+            s = pinned[0][1]
+            assert s is not None
+            return s, f"pinned by @stages({s}); {smem_plan(self.kernel, s).total} of {SMEM_BUDGET} bytes"
+        fits = [s for s in range(1, MAX_STAGES + 1) if smem_plan(self.kernel, s).total <= SMEM_BUDGET]
+        if not fits:
+            raise error_at(
+                loops[0],
+                f"one stage already needs {smem_plan(self.kernel, 1).total} bytes of shared memory "
+                f"({self.smem_breakdown(1)}), over the {SMEM_BUDGET}-byte budget: use smaller tiles",
+            )
+        s = fits[-1]
+        if s == MAX_STAGES:
+            why = f"{MAX_STAGES} stages, the deepest ring (as ThunderKittens), fit"
+        else:
+            why = f"{s + 1} stages would need {smem_plan(self.kernel, s + 1).total} bytes, over {SMEM_BUDGET}"
+        return s, f"{why}: {self.smem_breakdown(s)}"
+
+    def smem_breakdown(self, stages: int) -> str:
+        plan = smem_plan(self.kernel, stages)
+        single = sum(buffer_bytes(op.results[0].type) for op, _ in plan.single)
+        staging = sum(buffer_bytes(op.value.type) for op, _ in plan.staging)
+        parts = [f"{single} B of single tiles"] if plan.single else []
+        parts += [f"{stages} x {ring.stage_bytes} B ring" for ring in plan.rings]
+        parts += [f"{staging} B epilogue staging"] if plan.staging else []
+        parts.append(f"{plan.barrier_count} mbarriers + 1 KB alignment slack")
+        return " + ".join(parts)
+
+    def persistent(self, loops: list[scf.ForOp]) -> tuple[bool, str]:
+        grid = next(op for op in self.kernel.body.block.ops if isinstance(op, GridOp))
+        names = ", ".join(n.data for n in grid.names.data)
+        if "persistent" in self.annotation_keys():
+            return True, f"pinned by @persistent: one CTA per SM walks the ({names}) tiles"
+        k_loop = any(isinstance(op, MmaOp) for loop in loops for op in loop.walk())
+        if len(grid.extents) == 2 and k_loop:
+            return True, (
+                f"2-D grid ({names}) with a K loop (GEMM-like): one CTA per SM walks the output tiles, so one "
+                "tile's epilogue overlaps the next tile's loads and the ring never drains"
+            )
+        shape = "no K loop" if not k_loop else f"a {len(grid.extents)}-D grid ({names})"
+        return False, f"{shape}: one CTA per tile, the hardware scheduler fills the SMs"
+
+    def annotation_keys(self) -> set[str]:
+        return set(self.kernel.annotations.data)
+
+    def plan(self) -> None:
+        n = self.consumers()
+        rows = max_tile_rows(self.kernel)
+        self.decide(
+            "consumers",
+            n,
+            f"pinned by @consumers({n})"
+            if "consumers" in self.annotation_keys()
+            else f"{rows}-row register tiles: {rows // n if rows >= WGMMA_ROWS else rows} rows per consumer warpgroup "
+            f"(wgmma m64); the demand of {register_demand(self.kernel, n)} registers per thread fits",
+        )
+        self.decide("threads", WARPGROUP_THREADS * (1 + n), f"1 producer + {n} consumer warpgroup(s) of 128 threads")
+        loops = pipelined_loops(self.kernel)
+        stages = 1
+        if loops:
+            stages, why = self.stages(loops)
+            self.decide("stages", stages, why)
+        smem = smem_plan(self.kernel, stages).total
+        self.decide("smem_bytes", smem, f"{self.smem_breakdown(stages)}; budget {SMEM_BUDGET}")
+        persistent, why = self.persistent(loops)
+        self.decide("persistent", int(persistent), why)
+        group_m = int_pin(self.annotation("group_m"))
+        if group_m is not None:
+            self.decide("group_m", group_m, f"pinned by @group_m({group_m})")
+        elif persistent:
+            self.decide("group_m", GROUP_M, f"tiles walk {GROUP_M} tile-rows at a time, so their B panels stay in L2")
+        else:
+            self.decide("group_m", 1, "one CTA per tile: launch order")
+        ctas, why = self.ctas_per_sm(n, smem, persistent)
+        self.decide("ctas_per_sm", ctas, why)
+        producer, consumer, why = self.registers(n, ctas)
+        self.decide("producer_registers", producer, why)
+        self.decide("consumer_registers", consumer, why)
+
+    def ctas_per_sm(self, n: int, smem: int, persistent: bool) -> tuple[int, str]:
+        if persistent:
+            return 1, "persistent grid: one CTA per SM"
+        if "registers" in self.annotation_keys():
+            return 1, "@registers pins the split of one block's registers"
+        if 2 * (smem + 1024) > SM_SMEM:
+            return 1, f"two blocks would need 2 x ({smem} + 1024 reserved) bytes, over the SM's {SM_SMEM}"
+        demand = register_demand(self.kernel, n)
+        _, consumer = register_split(n, 2)
+        if demand > consumer:
+            return 1, f"with two blocks a consumer gets {consumer} registers, under the {demand} it needs"
+        return 2, f"two blocks fit: {smem} bytes of shared memory and {consumer} registers per consumer thread each"
+
+
+@dataclass(frozen=True)
+class TileOccupancyPlanPass(ModulePass):
+    name = "tile-occupancy-plan"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for kernel in op.walk():
+            if isinstance(kernel, KernelOp):
+                Planner(kernel).plan()
