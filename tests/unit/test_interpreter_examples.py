@@ -1,0 +1,90 @@
+"""Every example's interpreted result matches its `X_ref.py` (the frontend engineer's numpy
+reference), before and after the tile passes, on several sizes and parameter choices."""
+
+from __future__ import annotations
+
+import io
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tkc.interpreter import find_kernel, interpret
+from tkc.runner import CHECK_TOLERANCE, check, default_sizes, kernel_params, load_reference, make_inputs, write_only
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+VARIANTS: dict[str, list[dict[str, int]]] = {
+    "gemm": [{}, {"M": 256, "N": 512, "K": 192}, {"M": 512, "N": 256, "K": 512}],
+    "attention": [
+        {"CAUSAL": 0, "D": 64},
+        {"CAUSAL": 1, "D": 64, "N": 512},
+        {"CAUSAL": 0, "D": 128, "N": 384},
+        {"CAUSAL": 1, "D": 128},
+    ],
+}
+"""Per example: compile-time parameters (those the kernel declares) and dim sizes to run with;
+an empty entry means the defaults. Examples not listed run once with the defaults."""
+
+
+def parse(path: Path, params: dict[str, int], kernel: str | None = None):
+    frontend = pytest.importorskip("tkc.frontend")
+    if not hasattr(frontend, "parse_tk"):
+        pytest.skip("the .tk frontend has not landed yet")
+    return frontend.parse_tk(path.read_text(), str(path), params, kernel)
+
+
+def cases() -> list:
+    found = sorted(p for p in EXAMPLES.glob("*.tk") if p.with_name(p.stem + "_ref.py").exists())
+    if not found:
+        return [pytest.param(None, {}, marks=pytest.mark.skip(reason="no examples with a _ref.py yet"))]
+    return [
+        pytest.param(path, variant, id=f"{path.stem}-" + (",".join(f"{k}={v}" for k, v in variant.items()) or "defaults"))
+        for path in found
+        for variant in VARIANTS.get(path.stem, [{}])
+    ]
+
+
+def split(module, variant: dict[str, int]) -> tuple[dict[str, int], dict[str, int]]:
+    """The variant's entries that are compile-time parameters of the kernel, and the rest."""
+    declared = kernel_params(find_kernel(module, None))
+    return {k: v for k, v in variant.items() if k in declared}, {k: v for k, v in variant.items() if k not in declared}
+
+
+@pytest.mark.parametrize("path, variant", cases())
+def test_example_matches_reference(path: Path, variant: dict[str, int]) -> None:
+    params, sizes = split(parse(path, {}), variant)
+    module = parse(path, params)
+    kernel = find_kernel(module, None)
+    final = kernel_params(kernel)
+    sizes = {d: s for d, s in default_sizes(kernel).items() if d not in final} | sizes
+    inputs = make_inputs(kernel, final | sizes, seed=7)
+    outputs = interpret(module, None, inputs, sizes)
+    poisoned = write_only(kernel)
+    expected = load_reference(str(path))({k: v for k, v in inputs.items() if k not in poisoned}, final | sizes)
+    report = io.StringIO()
+    assert check(outputs, expected, report, CHECK_TOLERANCE), report.getvalue()
+
+    from tkc.driver import compile_module
+
+    after = interpret(compile_module(module, "tile"), None, inputs, sizes)
+    for name, value in outputs.items():
+        np.testing.assert_array_equal(after[name], value, err_msg=f"{name} changed in the tile passes")
+
+
+@pytest.mark.parametrize(
+    "stem, variant, sizes",
+    [("gemm", {}, {"M": 512, "N": 512, "K": 512}), ("attention", {"D": 64}, {"B": 1, "H": 4, "N": 512})],
+)
+def test_example_speed(stem: str, variant: dict[str, int], sizes: dict[str, int]) -> None:
+    path = EXAMPLES / f"{stem}.tk"
+    if not path.exists():
+        pytest.skip(f"{path.name} has not landed yet")
+    start = time.perf_counter()
+    module = parse(path, split(parse(path, {}), variant)[0])
+    kernel = find_kernel(module, None)
+    inputs = make_inputs(kernel, kernel_params(kernel) | sizes, seed=0)
+    outputs = interpret(module, None, inputs, sizes)
+    assert time.perf_counter() - start < 10
+    assert all(not np.isnan(np.asarray(v, np.float32)).any() for v in outputs.values())
