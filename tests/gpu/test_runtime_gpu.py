@@ -440,6 +440,27 @@ def case_device_facts() -> None:
     print(d.name, d.num_sms, "SMs,", d.smem_optin, "bytes of opt-in shared memory per block")
 
 
+@case
+def case_run_gemm_example() -> None:
+    """`tkc run`'s GPU path end to end (needs the compiler's GEMM to be right, too)."""
+    from pathlib import Path
+
+    from tkc.runtime import run_on_gpu
+
+    example = Path(__file__).parents[2] / "examples" / "gemm.tk"
+    if not example.exists():
+        skip("no examples/gemm.tk")
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((256, 128), np.float32)
+    b = rng.standard_normal((128, 512), np.float32)
+    c = np.full((256, 512), np.nan, np.float32)
+    out = run_on_gpu(str(example), "gemm", {"A": a, "B": b, "C": c}, {})
+    assert set(out) == {"C"}
+    ref = a @ b  # bf16 rounding of the inputs and output stays well inside 1e-2
+    rel = np.linalg.norm(out["C"].astype(np.float32) - ref) / np.linalg.norm(ref)
+    assert rel < 1e-2, rel
+
+
 # ---- pytest side ----
 
 

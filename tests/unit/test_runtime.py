@@ -453,3 +453,19 @@ def test_gpu_test_kernels_assemble(tmp_path):
         capture_output=True, text=True,
     )
     assert r.returncode == 0, r.stderr
+
+
+def test_run_on_gpu_converts_inputs_to_argument_dtypes():
+    from tkc.runtime.run import launch_arrays
+
+    abi = KernelABI(
+        "k",
+        (ArgSpec("A", "bf16", ("M",)), ArgSpec("S", "f32", ("M",)), ArgSpec("Q", "fp8e4m3", ("M",))),
+        (), (1, 1, 1), 32, 0,
+    )
+    a, s, q = launch_arrays(abi, {"Q": np.ones(16, np.float32), "S": np.full(16, np.nan, np.float32),
+                                  "A": np.arange(16, dtype=np.float32)})
+    assert a.dtype == ml_dtypes.bfloat16 and s.dtype == np.float32 and q.dtype == ml_dtypes.float8_e4m3fn
+    assert np.array_equal(a.astype(np.float32), np.arange(16)) and np.isnan(s).all()
+    with pytest.raises(TkError, match="no input array for argument S"):
+        launch_arrays(abi, {"A": np.zeros(16), "Q": np.zeros(16)})

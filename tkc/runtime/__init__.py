@@ -3,6 +3,7 @@
     kernel = tkc.runtime.load(ptx=text, abi=abi)    # or cubin=bytes
     kernel(A, B, C)                                 # checks, binds dims, encodes tensor maps
     kernel.launch_config(A, B, C)                   # the launch, described, not made
+    run_on_gpu(path, kernel, inputs, params)        # `tkc run`: numpy in, stored outputs out
 
 Argument mistakes raise `tkc.diagnostics.TkError` before any launch; driver failures raise
 `CudaError`; a machine that cannot run sm_90a code raises `DeviceError`. The CUDA bindings are
@@ -11,6 +12,7 @@ imported lazily, so this package imports (and checks arguments) on machines with
 
 from tkc.runtime.device import CudaError, DeviceError
 from tkc.runtime.launch import Kernel, LaunchConfig, ParamSlot, load, plan_launch, synchronize
+from tkc.runtime.run import run_on_gpu
 from tkc.runtime.tensormap import TensorMapSpec
 
 __all__ = [
@@ -22,5 +24,6 @@ __all__ = [
     "TensorMapSpec",
     "load",
     "plan_launch",
+    "run_on_gpu",
     "synchronize",
 ]
