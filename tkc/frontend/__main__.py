@@ -1,0 +1,48 @@
+"""`python -m tkc.frontend FILE [-k KERNEL] [-D NAME=VALUE ...]`: print the tile IR of a .tk file.
+
+A small stand-in for `tkc compile --emit=tile`, so the frontend's lit tests do not depend on
+the CLI. A user error prints the diagnostic to stderr and exits 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from tkc.diagnostics import TkError
+from tkc.frontend import parse_tk, read_source
+
+
+def parse_define(text: str) -> tuple[str, int | bool | float]:
+    """`NAME=VALUE` with VALUE `true`/`false`, an integer or a float."""
+    name, sep, value = text.partition("=")
+    if not sep or not name:
+        raise TkError(f"-D expects NAME=VALUE, got '{text}'")
+    if value in ("true", "false"):
+        return name, value == "true"
+    for convert in (int, float):
+        try:
+            return name, convert(value)
+        except ValueError:
+            pass
+    raise TkError(f"-D {name}: '{value}' is not true, false or a number")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tkc.frontend", description=__doc__)
+    parser.add_argument("file")
+    parser.add_argument("-k", "--kernel")
+    parser.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME=VALUE")
+    args = parser.parse_args(argv)
+    try:
+        params = dict(parse_define(d) for d in args.defines)
+        module = parse_tk(read_source(args.file), args.file, params, args.kernel)
+    except TkError as err:
+        sys.stderr.write(err.render() + "\n")
+        return 1
+    sys.stdout.write(str(module) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1184 @@
+"""Parse tree → tile dialect, as docs/internals.md ("Language → tile IR") specifies.
+
+Values during building are either compile-time Python numbers (`int`, `float`, `bool`: params,
+literals, builtin constants and everything computed only from them, folded as we go) or SSA
+values: `index` (block ids, loop counters, dims and arithmetic on them), `i1` (runtime
+conditions), `f32` (runtime scalars), tiles/vectors, and the kernel's global tensors. A
+compile-time number becomes an `arith.constant` only where a runtime value needs it.
+
+`var`s are the only mutable names: a loop or a runtime `if` that assigns an outer `var`
+carries it through `scf.for` iter_args or `scf.if` results. A branch whose condition is known at
+compile time is built inline; the untaken branch is still built (into a scratch block that is
+then dropped), so its mistakes are reported whatever the parameters are.
+
+Every op gets the `FileLineColLoc` of the construct that made it, and every mistake in the
+program becomes a `TkError` at the offending token.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from lark import Token, Tree
+from xdsl.dialects import arith, scf
+from xdsl.dialects import math as xmath
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    BFloat16Type,
+    FileLineColLoc,
+    Float8E4M3FNType,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    FloatAttr,
+    IndexType,
+    IntAttr,
+    IntegerAttr,
+    IntegerType,
+    ModuleOp,
+    StringAttr,
+    UnitAttr,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.utils.exceptions import VerifyException
+
+from tkc.diagnostics import TkError, location_of
+from tkc.dialects import tile
+from tkc.dialects.tile import Axis, BinaryFn, GlobalType, ReduceFn, UnaryFn
+
+Number = int | float | bool
+Value = Number | SSAValue
+Node = Tree | Token
+
+DTYPES: dict[str, Attribute] = {
+    "bf16": BFloat16Type(),
+    "f16": Float16Type(),
+    "f32": Float32Type(),
+    "fp8e4m3": Float8E4M3FNType(),
+}
+CONSTANTS: dict[str, float] = {"log2e": math.log2(math.e), "ln2": math.log(2.0), "inf": math.inf}
+FILLS = {"zero": 0.0, "one": 1.0, "neg_infty": -math.inf, "pos_infty": math.inf}
+
+UNARY: dict[str, tuple[UnaryFn, Callable[[float], float], type[Operation] | None]] = {
+    "exp": (UnaryFn.EXP, math.exp, xmath.ExpOp),
+    "exp2": (UnaryFn.EXP2, lambda x: 2.0**x, xmath.Exp2Op),
+    "log": (UnaryFn.LOG, math.log, xmath.LogOp),
+    "log2": (UnaryFn.LOG2, math.log2, xmath.Log2Op),
+    "sqrt": (UnaryFn.SQRT, math.sqrt, xmath.SqrtOp),
+    "rsqrt": (UnaryFn.RSQRT, lambda x: 1.0 / math.sqrt(x), xmath.RsqrtOp),
+    "abs": (UnaryFn.ABS, abs, xmath.AbsFOp),
+    "relu": (UnaryFn.RELU, lambda x: max(x, 0), None),
+}
+REDUCTIONS = {
+    f"{axis}_{fn}": (ReduceFn(fn), Axis(axis)) for axis in ("row", "col") for fn in ("max", "min", "sum")
+}
+BROADCASTS = {
+    f"{fn}_{axis}": (BinaryFn(fn), Axis(axis)) for axis in ("row", "col") for fn in ("add", "sub", "mul", "div")
+}
+MMAS = {"mma_AB": (False, False), "mma_ABt": (False, True), "mma_AtB": (True, False), "mma_AtBt": (True, True)}
+BUILTIN_FUNCTIONS = sorted([*UNARY, "max", "min", *REDUCTIONS, *BROADCASTS, *MMAS, "causal_mask"])
+
+TILE_FNS = {"+": BinaryFn.ADD, "-": BinaryFn.SUB, "*": BinaryFn.MUL, "/": BinaryFn.DIV, "max": BinaryFn.MAX, "min": BinaryFn.MIN}
+INDEX_OPS: dict[str, type[Operation]] = {
+    "+": arith.AddiOp, "-": arith.SubiOp, "*": arith.MuliOp, "/": arith.DivUIOp, "%": arith.RemUIOp,
+    "max": arith.MaxUIOp, "min": arith.MinUIOp,
+}
+FLOAT_OPS: dict[str, type[Operation]] = {
+    "+": arith.AddfOp, "-": arith.SubfOp, "*": arith.MulfOp, "/": arith.DivfOp,
+    "max": arith.MaximumfOp, "min": arith.MinimumfOp,
+}
+CMPI = {"==": "eq", "!=": "ne", "<": "ult", "<=": "ule", ">": "ugt", ">=": "uge"}
+CMPF = {"==": "oeq", "!=": "one", "<": "olt", "<=": "ole", ">": "ogt", ">=": "oge"}
+
+I64_MIN, I64_MAX = -(2**63), 2**63 - 1
+KERNEL_ANNOTATIONS = ("consumers", "registers", "persistent")
+
+
+@dataclass
+class Binding:
+    """What a name means. `var`s are rebound as the program assigns them."""
+
+    name: str
+    kind: str  # builtin, param, arg, dim, grid, loop, let, var
+    value: Value | None
+    line: int | None = None
+    dim: tuple[SSAValue, int] | None = None  # kind "dim": (tensor, axis), materialised lazily
+
+
+def position(node: Node) -> tuple[int | None, int | None]:
+    if isinstance(node, Token):
+        return node.line, node.column
+    return getattr(node.meta, "line", None), getattr(node.meta, "column", None)
+
+
+def is_tile(value: Value) -> bool:
+    return isinstance(value, SSAValue) and isinstance(value.type, tile.AnyTile)
+
+
+def is_int(value: Value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def is_number(value: Value) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def has_type(value: Value, type_: type[Attribute] | Attribute) -> bool:
+    if not isinstance(value, SSAValue):
+        return False
+    return isinstance(value.type, type_) if isinstance(type_, type) else value.type == type_
+
+
+def type_name(type_: Attribute) -> str:
+    """A type as the .tk language spells it."""
+    if isinstance(type_, tile.RegisterTileType | tile.SharedTileType | tile.RegisterVectorType | tile.SharedVectorType):
+        kind = {tile.RegisterTileType: "rt", tile.SharedTileType: "st", tile.RegisterVectorType: "rv"}.get(
+            type(type_), "sv"
+        )
+        dims = ", ".join(str(d) for d in type_.get_shape())
+        return f"{kind}<{tile.element_name(type_.element_type)}>[{dims}]"
+    if isinstance(type_, GlobalType):
+        dims = ", ".join(str(d) for d in type_.get_dims())
+        return f"gl<{tile.element_name(type_.element_type)}>[{dims}]"
+    if isinstance(type_, IndexType):
+        return "index"
+    if type_ == IntegerType(1):
+        return "bool"
+    if isinstance(type_, Float32Type):
+        return "f32"
+    return str(type_)
+
+
+def describe(value: Value) -> str:
+    if isinstance(value, bool):
+        return f"the bool {str(value).lower()}"
+    if isinstance(value, int | float):
+        return f"the number {value}"
+    if is_tile(value) or isinstance(value.type, GlobalType):
+        return type_name(value.type)
+    return f"a runtime {type_name(value.type)}"
+
+
+class _Builder:
+    def __init__(self, source: str, filename: str, overrides: dict[str, Number]):
+        self.source = source
+        self.filename = filename
+        self.overrides = overrides
+        self.used_overrides: set[str] = set()
+        self.scopes: list[dict[str, Binding]] = [
+            {name: Binding(name, "builtin", value) for name, value in CONSTANTS.items()}
+        ]
+        self.block = Block()
+        self.loc = FileLineColLoc(StringAttr(filename), IntAttr(1), IntAttr(1))
+        self.blocks_deep = 0  # statement nesting below the kernel body (grid must be at 0)
+
+    # ------------------------------------------------------------------ infrastructure
+
+    def error(self, node: Node | None, message: str) -> TkError:
+        line, col = position(node) if node is not None else (None, None)
+        return TkError(message, self.filename, line, col, self.source)
+
+    @contextmanager
+    def at(self, node: Node) -> Iterator[None]:
+        """Ops created inside get the location of `node`."""
+        saved = self.loc
+        line, col = position(node)
+        if line is not None and col is not None:
+            self.loc = FileLineColLoc(StringAttr(self.filename), IntAttr(line), IntAttr(col))
+        try:
+            yield
+        finally:
+            self.loc = saved
+
+    def insert(self, op: Operation) -> Operation:
+        op.location = self.loc
+        self.block.add_op(op)
+        return op
+
+    def emit(self, op: Operation) -> SSAValue:
+        return self.insert(op).results[0]
+
+    @contextmanager
+    def scope(self) -> Iterator[None]:
+        self.scopes.append({})
+        try:
+            yield
+        finally:
+            self.scopes.pop()
+
+    @contextmanager
+    def into(self, block: Block) -> Iterator[None]:
+        saved = self.block
+        self.block = block
+        self.blocks_deep += 1
+        try:
+            yield
+        finally:
+            self.block = saved
+            self.blocks_deep -= 1
+
+    @contextmanager
+    def discarded(self) -> Iterator[None]:
+        """Build (and so check) code that will not run: a compile-time-false branch."""
+        saved = [(b, b.value) for s in self.scopes for b in s.values() if b.kind == "var"]
+        scratch = Block()
+        with self.into(scratch), self.scope():
+            try:
+                yield
+            finally:
+                for binding, value in saved:
+                    binding.value = value
+                for op in reversed(list(scratch.ops)):
+                    op.detach()
+                    op.erase(safe_erase=False)
+
+    def lookup(self, name: str) -> Binding | None:
+        for s in reversed(self.scopes):
+            if name in s:
+                return s[name]
+        return None
+
+    def visible_names(self) -> list[str]:
+        return [n for s in self.scopes for n in s]
+
+    def declare(self, token: Token, kind: str, value: Value | None, dim: tuple[SSAValue, int] | None = None) -> Binding:
+        name = str(token)
+        if (old := self.lookup(name)) is not None:
+            if old.kind == "builtin":
+                raise self.error(token, f"'{name}' is a builtin constant and cannot be redefined")
+            where = f" (line {old.line})" if old.line is not None else ""
+            raise self.error(token, f"'{name}' is already defined{where}")
+        if name in BUILTIN_FUNCTIONS:
+            raise self.error(token, f"'{name}' is a builtin function and cannot be redefined")
+        binding = Binding(name, kind, value, token.line, dim)
+        self.scopes[-1][name] = binding
+        if isinstance(value, SSAValue):
+            self.hint(value, name)
+        return binding
+
+    @staticmethod
+    def hint(value: Value, name: str) -> None:
+        if isinstance(value, SSAValue) and value.name_hint is None:
+            value.name_hint = name
+
+    # ------------------------------------------------------------------ materialising values
+
+    def index(self, value: Value, node: Node, what: str = "an index") -> SSAValue:
+        if is_int(value):
+            if not I64_MIN <= value <= I64_MAX:
+                raise self.error(node, f"integer {value} does not fit in 64 bits")
+            return self.emit(arith.ConstantOp(IntegerAttr(value, IndexType())))
+        if has_type(value, IndexType):
+            return value
+        raise self.error(node, f"expected {what} (an integer), got {describe(value)}")
+
+    def boolean(self, value: Value, node: Node) -> SSAValue:
+        if isinstance(value, bool):
+            return self.emit(arith.ConstantOp(IntegerAttr(int(value), IntegerType(1))))
+        if has_type(value, IntegerType(1)):
+            return value
+        raise self.error(node, f"expected a bool, got {describe(value)}")
+
+    def f32(self, value: Value, node: Node) -> SSAValue:
+        if is_number(value):
+            return self.emit(arith.ConstantOp(FloatAttr(float(value), Float32Type())))
+        if has_type(value, Float32Type):
+            return value
+        raise self.error(node, f"expected an f32 scalar, got {describe(value)}")
+
+    def runtime(self, value: Value, node: Node) -> SSAValue:
+        """A compile-time number as the runtime value of its kind (for `var`s and selects)."""
+        if isinstance(value, bool):
+            return self.boolean(value, node)
+        if is_int(value):
+            return self.index(value, node)
+        if isinstance(value, float):
+            return self.f32(value, node)
+        return value
+
+    def coerce(self, value: Value, type_: Attribute, node: Node, what: str) -> SSAValue:
+        """`value` as a runtime value of `type_` (assignments to vars, branches of a select)."""
+        if isinstance(type_, IndexType) and is_int(value):
+            return self.index(value, node)
+        if type_ == IntegerType(1) and isinstance(value, bool):
+            return self.boolean(value, node)
+        if isinstance(type_, Float32Type) and is_number(value):
+            return self.f32(value, node)
+        if isinstance(value, SSAValue):
+            if value.type == type_:
+                return value
+            if isinstance(type_, tile.RegisterTileType | tile.RegisterVectorType) and is_tile(value):
+                moved = self.reg(value)
+                if moved.type == type_:
+                    return moved
+        raise self.error(node, f"{what} has type {type_name(type_)}, got {describe(value)}")
+
+    def reg(self, value: SSAValue) -> SSAValue:
+        """A tile or vector in registers (element-wise ops compute there)."""
+        if isinstance(value.type, tile.SharedTileType | tile.SharedVectorType):
+            return self.emit(tile.ToRegOp(value))
+        return value
+
+    def tile_arg(self, value: Value, node: Node, fn: str, what: str = "tile") -> SSAValue:
+        """A register tile operand (shared tiles are moved to registers)."""
+        if not is_tile(value):
+            raise self.error(node, f"{fn} takes a {what}, got {describe(value)}")
+        value = self.reg(value)
+        if what == "tile" and not isinstance(value.type, tile.RegisterTileType):
+            raise self.error(node, f"{fn} takes a tile, got {describe(value)}")
+        if what == "vector" and not isinstance(value.type, tile.RegisterVectorType):
+            raise self.error(node, f"{fn} takes a vector, got {describe(value)}")
+        return value
+
+    # ------------------------------------------------------------------ compile-time values
+
+    def const(self, node: Node, what: str) -> Number:
+        """Evaluate a compile-time expression (no op it builds survives)."""
+        with self.discarded():
+            value = self.expr(node)
+        if isinstance(value, SSAValue):
+            raise self.error(node, f"{what} must be known at compile time, got {describe(value)}")
+        return value
+
+    def const_int(self, node: Node, what: str) -> int:
+        value = self.const(node, what)
+        if not is_int(value):
+            raise self.error(node, f"{what} must be an integer, got {describe(value)}")
+        return value
+
+    def fold(self, op: str, a: Number, b: Number, node: Node) -> Number:
+        if isinstance(a, bool) or isinstance(b, bool):
+            raise self.error(node, f"'{op}' applies to numbers, not bools")
+        try:
+            if op == "+":
+                result = a + b
+            elif op == "-":
+                result = a - b
+            elif op == "*":
+                result = a * b
+            elif op == "/":
+                result = a // b if is_int(a) and is_int(b) else a / b
+            elif op == "%":
+                result = a % b if is_int(a) and is_int(b) else math.fmod(a, b)
+            elif op == "max":
+                result = max(a, b)
+            else:
+                result = min(a, b)
+        except ZeroDivisionError:
+            raise self.error(node, "division by zero in a compile-time expression") from None
+        except (OverflowError, ValueError):
+            raise self.error(node, f"compile-time {op} of {a} and {b} is out of range") from None
+        if is_int(result) and not I64_MIN <= result <= I64_MAX:
+            raise self.error(node, f"compile-time integer {op} overflows 64 bits")
+        return result
+
+    # ------------------------------------------------------------------ kernels
+
+    def module(self, tree: Tree, kernel: str | None) -> ModuleOp:
+        kernels = [k for k in tree.children if isinstance(k, Tree)]
+        if not kernels:
+            raise TkError("no kernel in the file", self.filename, 1, 1, self.source)
+        names = [self.kernel_name(k) for k in kernels]
+        seen: dict[str, Token] = {}
+        for name in names:
+            if str(name) in seen:
+                raise self.error(name, f"kernel '{name}' is already defined (line {seen[str(name)].line})")
+            seen[str(name)] = name
+        if kernel is not None:
+            if kernel not in seen:
+                raise TkError(
+                    f"no kernel named '{kernel}' (the file defines {', '.join(seen)})",
+                    self.filename,
+                    None,
+                    None,
+                    self.source,
+                )
+            kernels = [k for k, n in zip(kernels, names) if str(n) == kernel]
+        ops = [self.kernel(k) for k in kernels]
+        if unknown := sorted(set(self.overrides) - self.used_overrides):
+            raise TkError(
+                f"unknown parameter '{unknown[0]}' (no kernel built here declares it)",
+                self.filename,
+                None,
+                None,
+                self.source,
+            )
+        module = ModuleOp(ops)
+        self.verify(module)
+        return module
+
+    @staticmethod
+    def kernel_name(node: Tree) -> Token:
+        return next(c for c in node.children if isinstance(c, Token))
+
+    def kernel(self, node: Tree) -> tile.KernelOp:
+        annotations = [c for c in node.children if isinstance(c, Tree) and c.data == "annotation"]
+        param_lists = [c for c in node.children if isinstance(c, Tree) and c.data == "param_list"]
+        args = [c for c in node.children if isinstance(c, Tree) and c.data == "arg"]
+        body = node.children[-1]
+        name = self.kernel_name(node)
+        with self.scope(), self.at(name):
+            params = self.params(param_lists[0] if param_lists else None)
+            kernel_annotations = self.annotations(annotations, "kernel")
+            arg_types, dims = self.args(args)
+            block = Block(arg_types=arg_types)
+            for arg_node, value in zip(args, block.args):
+                self.declare(arg_node.children[0], "arg", value)
+            for dim_name, (token, arg_index, axis) in dims.items():
+                self.declare(token, "dim", None, (block.args[arg_index], axis))
+            self.dims_end: Operation | None = None
+            self.kernel_block = block
+            self.grid: Token | None = None
+            self.block = block
+            with self.scope():
+                self.statements(body)
+            if self.grid is None:
+                raise self.error(name, f"kernel '{name}' has no grid statement (e.g. `grid (M / BM) as (i)`)")
+            self.insert(tile.ReturnOp())
+            op = tile.KernelOp(str(name), arg_types, Region(block), params, kernel_annotations)
+            op.location = self.loc
+            return op
+
+    def params(self, node: Tree | None) -> dict[str, Attribute]:
+        declared: dict[str, Attribute] = {}
+        for param in [p for p in (node.children if node is not None else []) if isinstance(p, Tree)]:
+            token, expr = param.children
+            value = self.const(expr, f"the default of parameter '{token}'")
+            if str(token) in self.overrides:
+                value = self.override(token, value, self.overrides[str(token)])
+            if is_int(value) and not I64_MIN <= value <= I64_MAX:
+                raise self.error(token, f"parameter '{token}' = {value} does not fit in 64 bits")
+            if isinstance(value, bool):
+                attr: Attribute = IntegerAttr(int(value), IntegerType(1))
+            elif isinstance(value, int):
+                attr = IntegerAttr(value, 64)
+            else:
+                attr = FloatAttr(value, Float64Type())
+            self.declare(token, "param", value)
+            declared[str(token)] = attr
+        return declared
+
+    def override(self, token: Token, default: Number, value: object) -> Number:
+        self.used_overrides.add(str(token))
+        kinds = {bool: "a bool", int: "an integer", float: "a number"}
+        if isinstance(default, bool) == isinstance(value, bool):
+            if isinstance(default, float) and is_number(value):
+                return float(value)  # type: ignore[arg-type]
+            if type(default) is type(value):
+                return value  # type: ignore[return-value]
+        raise TkError(
+            f"parameter '{token}' is {kinds[type(default)]}, but the override {token}={value!r} is "
+            f"{kinds.get(type(value), type(value).__name__)}",
+            self.filename,
+            token.line,
+            token.column,
+            self.source,
+        )
+
+    def args(self, nodes: list[Tree]) -> tuple[list[Attribute], dict[str, tuple[Token, int, int]]]:
+        types: list[Attribute] = []
+        dims: dict[str, tuple[Token, int, int]] = {}
+        arg_names = {str(n.children[0]) for n in nodes}
+        seen: set[str] = set()
+        for index, node in enumerate(nodes):
+            token, dtype, dim_list = node.children
+            if str(token) in seen:
+                raise self.error(token, f"argument '{token}' is already defined")
+            seen.add(str(token))
+            shape: list[str | int] = []
+            for axis, dim in enumerate(dim_list.children):
+                if isinstance(dim, Tree) and dim.data == "name" and self.lookup(str(dim.children[0])) is None:
+                    dim_token = dim.children[0]
+                    if str(dim_token) in arg_names:
+                        raise self.error(dim_token, f"'{dim_token}' names both an argument and a dimension")
+                    dims.setdefault(str(dim_token), (dim_token, index, axis))
+                    shape.append(str(dim_token))
+                    continue
+                size = self.const_int(dim, "a fixed tensor dimension")
+                if size < 1 or size > I64_MAX:
+                    raise self.error(dim, f"a tensor dimension must be positive, got {size}")
+                shape.append(size)
+            if not 1 <= len(shape) <= 5:
+                raise self.error(token, f"a global tensor has rank 1 to 5 (TMA's limit), got {len(shape)}")
+            types.append(GlobalType(shape, DTYPES[str(dtype.children[0])]))
+        return types, dims
+
+    # ------------------------------------------------------------------ annotations
+
+    def annotations(self, nodes: Sequence[Tree], target: str) -> dict[str, Attribute]:
+        """Annotations on a kernel, a for loop or a let, checked and turned into attributes."""
+        places = {"consumers": "kernel", "registers": "kernel", "persistent": "kernel", "stages": "for", "swizzle": "let"}
+        targets = {"kernel": "a kernel", "for": "a for loop", "let": "a let of a load"}
+        result: dict[str, Attribute] = {}
+        for node in nodes:
+            token, arg_list = node.children
+            name = str(token)
+            if name not in places:
+                known = ", ".join(f"@{n}" for n in places)
+                raise self.error(token, f"unknown annotation @{name} (known: {known})")
+            if places[name] != target:
+                raise self.error(token, f"@{name} applies to {targets[places[name]]}, not to {targets.get(target, 'this statement')}")
+            if name in result:
+                raise self.error(token, f"@{name} is given twice")
+            arg_nodes = [] if arg_list is None else list(arg_list.children)
+            arity = {"registers": 2, "persistent": 0}.get(name, 1)
+            if len(arg_nodes) != arity:
+                raise self.error(token, f"@{name} takes {arity} argument{'s' if arity != 1 else ''}, got {len(arg_nodes)}")
+            values = [self.const_int(n, f"the argument of @{name}") for n in arg_nodes]
+            if name == "persistent":
+                result[name] = UnitAttr()
+            elif name == "registers":
+                for value, n in zip(values, arg_nodes):
+                    if not (24 <= value <= 256 and value % 8 == 0):
+                        raise self.error(n, f"@registers takes per-thread register counts that are multiples of 8 in 24..256 (setmaxnreg), got {value}")
+                result[name] = ArrayAttr(IntegerAttr(v, 64) for v in values)
+            else:
+                value, n = values[0], arg_nodes[0]
+                if name == "consumers" and not 1 <= value <= 7:
+                    raise self.error(n, f"@consumers takes 1 to 7 consumer warpgroups, got {value}")
+                if name == "stages" and not 1 <= value <= 16:
+                    raise self.error(n, f"@stages takes 1 to 16 pipeline stages, got {value}")
+                if name == "swizzle" and value not in (0, 32, 64, 128):
+                    raise self.error(n, f"@swizzle takes 0, 32, 64 or 128 (bytes), got {value}")
+                result[name] = IntegerAttr(value, 64)
+        return result
+
+    # ------------------------------------------------------------------ statements
+
+    def statements(self, block: Tree) -> None:
+        for stmt in block.children:
+            if isinstance(stmt, Tree):
+                self.statement(stmt)
+
+    def statement(self, node: Tree) -> None:
+        *annotation_nodes, core = node.children
+        target = {"for_stmt": "for", "let_stmt": "let"}.get(core.data, "statement")
+        annotations = self.annotations(annotation_nodes, target)
+        handler = getattr(self, core.data)
+        with self.at(core):
+            try:
+                handler(core, annotations)
+            except VerifyException as err:  # an op or type the checks here did not foresee
+                raise self.error(core, str(err)) from None
+
+    def grid_stmt(self, node: Tree, _: dict[str, Attribute]) -> None:
+        extents_node, *names = node.children
+        if self.blocks_deep != 0:
+            raise self.error(node, "grid must be a statement of the kernel body, not inside a loop or if")
+        if self.grid is not None:
+            raise self.error(node, f"the kernel already has a grid (line {self.grid.line})")
+        extents = [self.index(self.expr(e), e, "a grid extent") for e in extents_node.children]
+        if len(extents) != len(names):
+            raise self.error(node, f"grid has {len(extents)} extents but {len(names)} names")
+        if not 1 <= len(extents) <= 3:
+            raise self.error(node, f"grid takes 1 to 3 axes, got {len(extents)}")
+        self.grid = names[0]
+        self.insert(tile.GridOp(extents, [str(n) for n in names]))
+        for axis, token in enumerate(names):
+            with self.at(token):
+                self.declare(token, "grid", self.emit(tile.BlockIdOp(axis)))
+
+    def let_stmt(self, node: Tree, annotations: dict[str, Attribute]) -> None:
+        token, expr = node.children
+        if annotations and not (isinstance(expr, Tree) and expr.data == "load"):
+            raise self.error(token, "@swizzle applies to a let whose value is a load")
+        value = self.load(expr, annotations) if annotations else self.expr(expr)
+        self.declare(token, "let", value)
+
+    def var_stmt(self, node: Tree, _: dict[str, Attribute]) -> None:
+        token, expr = node.children
+        value = self.expr(expr)
+        if isinstance(value, SSAValue) and isinstance(value.type, GlobalType):
+            raise self.error(expr, "a var cannot hold a global tensor")
+        self.declare(token, "var", self.runtime(value, expr))
+
+    def assign_stmt(self, node: Tree, _: dict[str, Attribute]) -> None:
+        token, op_node, expr = node.children
+        op = op_node.children[0]
+        binding = self.lookup(str(token))
+        if binding is None:
+            raise self.unknown(token)
+        if binding.kind != "var":
+            kinds = {"let": "a let", "param": "a compile-time parameter", "arg": "a kernel argument",
+                     "dim": "a tensor dimension", "grid": "a block index", "loop": "a loop counter",
+                     "builtin": "a builtin constant"}
+            hint = "; declare it with `var` to make it assignable" if binding.kind == "let" else ""
+            raise self.error(token, f"cannot assign to '{token}': it is {kinds[binding.kind]}{hint}")
+        value = self.expr(expr)
+        if str(op) != "=":
+            assert isinstance(binding.value, SSAValue)
+            with self.at(op):
+                value = self.binary(str(op)[0], binding.value, value, op)
+        assert isinstance(binding.value, SSAValue)
+        new = self.coerce(value, binding.value.type, expr, f"var '{token}'")
+        self.hint(new, str(token))
+        binding.value = new
+
+    def store_stmt(self, node: Tree, _: dict[str, Attribute]) -> None:
+        token, coord_list, expr = node.children
+        tensor = self.tensor(token)
+        value = self.expr(expr)
+        if not is_tile(value):
+            raise self.error(expr, f"store takes a tile or vector, got {describe(value)}")
+        coords = self.coords(tensor, token, coord_list, value.type)
+        element = tensor.type.element_type
+        if value.type.element_type != element:
+            name = tile.element_name(element)
+            raise self.error(
+                expr,
+                f"'{token}' holds {name} but the stored value is {type_name(value.type)}; convert it with {name}(...)",
+            )
+        self.insert(tile.StoreOp(value, tensor, coords))
+
+    def carried(self, nodes: Sequence[Node | None]) -> list[Binding]:
+        """The outer `var`s that the statements under `nodes` assign, in first-assignment order."""
+        found: list[Binding] = []
+        for node in nodes:
+            if not isinstance(node, Tree):
+                continue
+            for sub in node.iter_subtrees_topdown():
+                if sub.data == "assign_stmt":
+                    binding = self.lookup(str(sub.children[0]))
+                    if binding is not None and binding.kind == "var" and all(b is not binding for b in found):
+                        found.append(binding)
+        return found
+
+    def for_stmt(self, node: Tree, annotations: dict[str, Attribute]) -> None:
+        token, lo_node, _, hi_node, body_node = node.children
+        lo = self.index(self.expr(lo_node), lo_node, "a loop bound")
+        hi = self.index(self.expr(hi_node), hi_node, "a loop bound")
+        step = self.index(1, node)
+        carried = self.carried([body_node])
+        inits = [b.value for b in carried]
+        body = Block(arg_types=[IndexType(), *(v.type for v in inits)])
+        with self.into(body), self.scope():
+            self.declare(token, "loop", body.args[0])
+            for binding, arg in zip(carried, body.args[1:]):
+                binding.value = arg
+                self.hint(arg, binding.name)
+            self.statements(body_node)
+            self.insert(scf.YieldOp(*[b.value for b in carried]))
+        loop = self.insert(scf.ForOp(lo, hi, step, inits, body))
+        loop.attributes.update(annotations)
+        for binding, result in zip(carried, loop.results):
+            binding.value = result
+            self.hint(result, binding.name)
+
+    def if_stmt(self, node: Tree, _: dict[str, Attribute] | None = None) -> None:
+        cond_node, then_node, else_node = node.children
+        cond = self.expr(cond_node)
+        if isinstance(cond, bool):
+            taken, untaken = (then_node, else_node) if cond else (else_node, then_node)
+            with self.scope():
+                self.branch(taken)
+            with self.discarded():
+                self.branch(untaken)
+            return
+        cond = self.boolean(cond, cond_node)
+        carried = self.carried([then_node, else_node])
+        before = [b.value for b in carried]
+        regions: list[Region] = []
+        for branch in (then_node, else_node):
+            block = Block()
+            with self.into(block), self.scope():
+                self.branch(branch)
+                self.insert(scf.YieldOp(*[b.value for b in carried]))
+            for binding, value in zip(carried, before):
+                binding.value = value
+            regions.append(Region(block))
+        if_op = self.insert(scf.IfOp(cond, [v.type for v in before], regions[0], regions[1]))
+        for binding, result in zip(carried, if_op.results):
+            binding.value = result
+            self.hint(result, binding.name)
+
+    def branch(self, node: Tree | None) -> None:
+        if node is None:
+            return
+        if node.data == "if_else":
+            with self.at(node.children[0]):
+                self.if_stmt(node.children[0])
+        else:
+            self.statements(node)
+
+    # ------------------------------------------------------------------ expressions
+
+    def expr(self, node: Node) -> Value:
+        with self.at(node):
+            return getattr(self, "x_" + node.data)(node)
+
+    def unknown(self, token: Token) -> TkError:
+        candidates = self.visible_names() + BUILTIN_FUNCTIONS
+        close = difflib.get_close_matches(str(token), candidates, n=1)
+        hint = f"; did you mean '{close[0]}'?" if close else ""
+        return self.error(token, f"unknown name '{token}'{hint}")
+
+    def x_number(self, node: Tree) -> Value:
+        text = str(node.children[0])
+        if any(c in text for c in ".eE"):
+            value = float(text)
+            if math.isinf(value):
+                raise self.error(node, f"number {text} is too large")
+            return value
+        if len(text) > 19:
+            raise self.error(node, f"integer {text} does not fit in 64 bits")
+        return int(text)
+
+    def x_boolean(self, node: Tree) -> Value:
+        return str(node.children[0]) == "true"
+
+    def x_name(self, node: Tree) -> Value:
+        token = node.children[0]
+        binding = self.lookup(str(token))
+        if binding is None:
+            raise self.unknown(token)
+        if binding.kind == "dim" and binding.value is None:
+            assert binding.dim is not None
+            tensor, axis = binding.dim
+            op = tile.DimOp(tensor, axis)
+            op.location = self.loc
+            # Dims depend only on kernel arguments: emit them once, at the top of the kernel.
+            first = self.kernel_block.first_op
+            if self.dims_end is not None:
+                self.kernel_block.insert_op_after(op, self.dims_end)
+            elif first is not None:
+                self.kernel_block.insert_op_before(op, first)
+            else:
+                self.kernel_block.add_op(op)
+            self.dims_end = op
+            binding.value = op.result
+            self.hint(op.result, str(token))
+        assert binding.value is not None
+        return binding.value
+
+    def tensor(self, token: Token) -> SSAValue:
+        binding = self.lookup(str(token))
+        if binding is None:
+            raise self.unknown(token)
+        if binding.kind != "arg":
+            raise self.error(token, f"'{token}' is not a global tensor (a kernel argument)")
+        assert isinstance(binding.value, SSAValue)
+        return binding.value
+
+    def x_binop(self, node: Tree) -> Value:
+        lhs, op, rhs = node.children
+        a, b = self.expr(lhs), self.expr(rhs)
+        with self.at(op):
+            return self.binary(str(op), a, b, op)
+
+    def binary(self, op: str, a: Value, b: Value, node: Node) -> Value:
+        """a ⊙ b for `+ - * / %` and `max`/`min`, over every kind of operand."""
+        if not isinstance(a, SSAValue) and not isinstance(b, SSAValue):
+            return self.fold(op, a, b, node)
+        for v in (a, b):
+            if isinstance(v, SSAValue) and isinstance(v.type, GlobalType):
+                raise self.error(node, f"'{op}' cannot take a global tensor; load a tile from it first")
+        if is_tile(a) or is_tile(b):
+            if op == "%":
+                raise self.error(node, "'%' applies to integers, not tiles")
+            operands = []
+            for v in (a, b):
+                if is_tile(v):
+                    operands.append(self.reg(v))
+                elif is_number(v) or has_type(v, Float32Type):
+                    operands.append(self.f32(v, node))
+                else:
+                    raise self.error(node, f"'{op}' cannot combine a tile with {describe(v)}")
+            x, y = operands
+            if is_tile(a) and is_tile(b) and x.type != y.type:
+                hint = ""
+                if isinstance(x.type, tile.RegisterTileType) != isinstance(y.type, tile.RegisterTileType):
+                    hint = "; broadcast a vector over a tile with add_row/sub_row/mul_row/div_row or the _col forms"
+                raise self.error(
+                    node, f"'{op}' needs operands of one shape and dtype, got {type_name(x.type)} and {type_name(y.type)}{hint}"
+                )
+            return self.emit(tile.BinaryOp(TILE_FNS[op], x, y))
+        kinds = {self.scalar_kind(v) for v in (a, b)}
+        if "bool" in kinds:
+            raise self.error(node, f"'{op}' applies to numbers, not bools")
+        if kinds <= {"int", "index"}:
+            return self.emit(INDEX_OPS[op](self.index(a, node), self.index(b, node)))
+        if kinds <= {"int", "float", "f32"}:
+            if op == "%":
+                raise self.error(node, "'%' applies to integers")
+            return self.emit(FLOAT_OPS[op](self.f32(a, node), self.f32(b, node)))
+        raise self.error(
+            node, f"'{op}' cannot mix {describe(a)} and {describe(b)}; convert an index to a scalar with f32(...)"
+        )
+
+    @staticmethod
+    def scalar_kind(value: Value) -> str:
+        if isinstance(value, bool) or has_type(value, IntegerType(1)):
+            return "bool"
+        if is_int(value):
+            return "int"
+        if isinstance(value, float):
+            return "float"
+        if has_type(value, IndexType):
+            return "index"
+        return "f32"
+
+    def x_sign(self, node: Tree) -> Value:
+        op, operand = node.children
+        value = self.expr(operand)
+        with self.at(op):
+            if isinstance(value, bool) or (isinstance(value, SSAValue) and self.scalar_kind(value) == "bool"):
+                raise self.error(op, f"unary '{op}' applies to numbers, not bools")
+            if isinstance(value, SSAValue) and isinstance(value.type, GlobalType):
+                raise self.error(op, f"unary '{op}' cannot take a global tensor")
+            if str(op) == "+":
+                return value
+            if is_number(value):
+                return -value
+            if is_tile(value):
+                return self.emit(tile.UnaryOp(UnaryFn.NEG, self.reg(value)))
+            if has_type(value, Float32Type):
+                return self.emit(arith.NegfOp(value))
+            return self.binary("-", 0, value, op)
+
+    def x_compare(self, node: Tree) -> Value:
+        lhs, op_node, rhs = node.children
+        op = op_node.children[0]
+        a, b = self.expr(lhs), self.expr(rhs)
+        with self.at(op):
+            if is_tile(a) or is_tile(b) or any(isinstance(v, SSAValue) and isinstance(v.type, GlobalType) for v in (a, b)):
+                raise self.error(op, "comparisons apply to scalars, not tiles or tensors")
+            kinds = {self.scalar_kind(v) for v in (a, b)}
+            if "bool" in kinds and kinds != {"bool"}:
+                raise self.error(op, f"cannot compare {describe(a)} with {describe(b)}")
+            if kinds == {"bool"} and str(op) not in ("==", "!="):
+                raise self.error(op, f"'{op}' does not apply to bools")
+            if not isinstance(a, SSAValue) and not isinstance(b, SSAValue):
+                return {"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[str(op)]
+            if kinds == {"bool"}:
+                return self.emit(arith.CmpiOp(self.boolean(a, op), self.boolean(b, op), CMPI[str(op)]))
+            if kinds <= {"int", "index"}:
+                return self.emit(arith.CmpiOp(self.index(a, op), self.index(b, op), CMPI[str(op)]))
+            if kinds <= {"int", "float", "f32"}:
+                return self.emit(arith.CmpfOp(self.f32(a, op), self.f32(b, op), CMPF[str(op)]))
+            raise self.error(op, f"cannot compare {describe(a)} with {describe(b)}; convert with f32(...)")
+
+    def x_logic(self, node: Tree) -> Value:
+        lhs, op, rhs = node.children
+        is_and = str(op) == "and"
+        a = self.expr(lhs)
+        if not isinstance(a, bool):
+            a = self.boolean(a, lhs)
+        elif a != is_and:  # false and ... / true or ...: the right side does not matter
+            with self.discarded():
+                self.boolean(self.expr(rhs), rhs)
+            return a
+        b = self.expr(rhs)
+        if isinstance(a, bool):
+            return b if isinstance(b, bool) else self.boolean(b, rhs)
+        if isinstance(b, bool):
+            return a if b == is_and else b
+        with self.at(op):
+            return self.emit((arith.AndIOp if is_and else arith.OrIOp)(a, self.boolean(b, rhs)))
+
+    def x_logic_not(self, node: Tree) -> Value:
+        op, operand = node.children
+        value = self.expr(operand)
+        with self.at(op):
+            if isinstance(value, bool):
+                return not value
+            return self.emit(arith.XOrIOp(self.boolean(value, operand), self.boolean(True, op)))
+
+    def x_select(self, node: Tree) -> Value:
+        cond_node, op, then_node, else_node = node.children
+        cond = self.expr(cond_node)
+        if isinstance(cond, bool):
+            taken, untaken = (then_node, else_node) if cond else (else_node, then_node)
+            value = self.expr(taken)
+            with self.discarded():
+                self.expr(untaken)
+            return value
+        cond = self.boolean(cond, cond_node)
+        blocks = [Block(), Block()]
+        values: list[Value] = []
+        for block, branch in zip(blocks, (then_node, else_node)):
+            with self.into(block):
+                values.append(self.expr(branch))
+        with self.at(op):
+            if any(is_tile(v) for v in values):
+                return self.select_tiles(cond, blocks, values, (then_node, else_node), op)
+            # Scalars: compute both sides here and pick one (they are pure).
+            kinds = {self.scalar_kind(v) for v in values}
+            if any(isinstance(v, SSAValue) and isinstance(v.type, GlobalType) for v in values):
+                raise self.error(op, "a select cannot choose between global tensors")
+            if len(kinds) > 1 and not (kinds <= {"int", "index"} or kinds <= {"int", "float", "f32"}):
+                raise self.error(op, f"the branches of a select differ: {describe(values[0])} and {describe(values[1])}")
+            type_ = IndexType() if kinds <= {"int", "index"} else Float32Type() if "bool" not in kinds else IntegerType(1)
+            results = []
+            for block, value, branch in zip(blocks, values, (then_node, else_node)):
+                with self.into(block):
+                    results.append(self.coerce(value, type_, branch, "the select"))
+                for inner in list(block.ops):
+                    inner.detach()
+                    self.block.add_op(inner)
+            return self.emit(arith.SelectOp(cond, results[0], results[1]))
+
+    def select_tiles(
+        self, cond: SSAValue, blocks: list[Block], values: list[Value], nodes: tuple[Node, Node], op: Token
+    ) -> SSAValue:
+        results = []
+        for block, value, branch in zip(blocks, values, nodes):
+            if not is_tile(value):
+                raise self.error(branch, f"the branches of a select differ: {describe(values[0])} and {describe(values[1])}")
+            with self.into(block):
+                results.append(self.reg(value))
+        if results[0].type != results[1].type:
+            raise self.error(
+                op, f"the branches of a select differ: {type_name(results[0].type)} and {type_name(results[1].type)}"
+            )
+        for block, result in zip(blocks, results):
+            with self.into(block):
+                self.insert(scf.YieldOp(result))
+        return self.emit(scf.IfOp(cond, [results[0].type], Region(blocks[0]), Region(blocks[1])))
+
+    # ------------------------------------------------------------------ tiles and memory
+
+    def tile_type(self, kind: str, dtype: str, dims_node: Tree) -> Attribute:
+        dims = [self.const_int(d, "a tile dimension") for d in dims_node.children]
+        rank = 2 if kind in ("st", "rt") else 1
+        if len(dims) != rank:
+            raise self.error(dims_node, f"{kind} takes {rank} dimension{'s' if rank > 1 else ''}, got {len(dims)}")
+        for d, d_node in zip(dims, dims_node.children):
+            if d > 2**31:
+                raise self.error(d_node, f"tile dimension {d} is too large")
+            if d <= 0 or d % tile.TILE_QUANTUM:
+                raise self.error(d_node, f"tile dimensions must be positive multiples of {tile.TILE_QUANTUM}, got {d}")
+        element = DTYPES[dtype]
+        if kind in ("st", "rt"):
+            return tile.SharedTileType(dims, element) if kind == "st" else tile.RegisterTileType(dims, element)
+        return tile.SharedVectorType(dims[0], element) if kind == "sv" else tile.RegisterVectorType(dims[0], element)
+
+    def coords(self, tensor: SSAValue, token: Token, coord_list: Tree, tile_type: Attribute) -> list[SSAValue]:
+        """Tile coordinates into `tensor`, checked against the tile's shape."""
+        gl = tensor.type
+        assert isinstance(gl, GlobalType)
+        nodes = coord_list.children
+        if len(nodes) != gl.rank:
+            raise self.error(
+                coord_list, f"'{token}' has rank {gl.rank}, so it takes {gl.rank} tile coordinates, got {len(nodes)}"
+            )
+        shape = tile_type.get_shape()
+        if len(shape) > gl.rank:
+            raise self.error(token, f"a {type_name(tile_type)} does not fit the rank-{gl.rank} tensor '{token}'")
+        for size, dim in zip(reversed(shape), reversed(gl.get_dims())):
+            if isinstance(dim, int) and dim % size:
+                raise self.error(
+                    token, f"{type_name(tile_type)} does not tile '{token}' ({type_name(gl)}): {size} does not divide {dim}"
+                )
+        return [self.index(self.expr(n), n, "a tile coordinate") for n in nodes]
+
+    def x_load(self, node: Tree) -> Value:
+        return self.load(node, {})
+
+    def load(self, node: Tree, attributes: dict[str, Attribute]) -> SSAValue:
+        _, token, coord_list, type_node = node.children
+        with self.at(node):
+            kind_node, dtype_node, dims_node = type_node.children
+            kind = str(kind_node.children[0])
+            tensor = self.tensor(token)
+            type_ = self.tile_type(kind, str(dtype_node.children[0]), dims_node)
+            coords = self.coords(tensor, token, coord_list, type_)
+            gl = tensor.type
+            assert isinstance(gl, GlobalType)
+            if gl.element_type != type_.element_type:
+                have, want = tile.element_name(gl.element_type), tile.element_name(type_.element_type)
+                raise self.error(
+                    dtype_node,
+                    f"load cannot convert: '{token}' holds {have}, the tile holds {want} "
+                    f"(load as {have}, then convert with {want}(...))",
+                )
+            shared = tile.same_kind(type_, type_.element_type)
+            if kind == "rt":
+                shared = tile.SharedTileType(type_.get_shape(), type_.element_type)
+            elif kind == "rv":
+                shared = tile.SharedVectorType(type_.length, type_.element_type)
+            load = self.insert(tile.LoadOp(tensor, coords, shared))
+            load.attributes.update(attributes)
+            result = load.results[0]
+            return self.emit(tile.ToRegOp(result)) if kind in ("rt", "rv") else result
+
+    def x_fill(self, node: Tree) -> Value:
+        kind_node, dtype_node, dims_node = node.children
+        kind = str(kind_node.children[0])
+        rank = len(dims_node.children)
+        if rank not in (1, 2):
+            raise self.error(dims_node, f"{kind} makes a tile [rows, cols] or a vector [length], got {rank} dimensions")
+        type_ = self.tile_type("rt" if rank == 2 else "rv", str(dtype_node.children[0]), dims_node)
+        return self.emit(tile.FillOp(FILLS[kind], type_))
+
+    def x_convert(self, node: Tree) -> Value:
+        dtype_node, operand = node.children
+        dtype = str(dtype_node.children[0])
+        value = self.expr(operand)
+        if is_tile(value):
+            value = self.reg(value)
+            if value.type.element_type == DTYPES[dtype]:
+                return value
+            return self.emit(tile.ConvertOp(value, DTYPES[dtype]))
+        if dtype != "f32":
+            raise self.error(node, f"{dtype}(...) converts tiles and vectors; scalars are f32, got {describe(value)}")
+        if is_number(value):
+            return float(value)
+        if has_type(value, Float32Type):
+            return value
+        if has_type(value, IndexType):
+            as_int = self.emit(arith.IndexCastOp(value, IntegerType(64)))
+            return self.emit(arith.UIToFPOp(as_int, Float32Type()))
+        raise self.error(node, f"f32(...) cannot convert {describe(value)}")
+
+    # ------------------------------------------------------------------ builtin functions
+
+    def x_call(self, node: Tree) -> Value:
+        token, arg_list = node.children
+        name = str(token)
+        if name not in BUILTIN_FUNCTIONS:
+            if self.lookup(name) is not None:
+                raise self.error(token, f"'{name}' is not a function")
+            raise self.unknown(token)
+        arg_nodes = [] if arg_list is None else list(arg_list.children)
+        args = [self.expr(a) for a in arg_nodes]
+        with self.at(token):
+            if name in UNARY:
+                self.arity(token, args, 1)
+                return self.unary(name, args[0], arg_nodes[0])
+            if name in ("max", "min"):
+                self.arity(token, args, 2)
+                return self.binary(name, args[0], args[1], token)
+            if name in REDUCTIONS:
+                self.arity(token, args, 1)
+                fn, axis = REDUCTIONS[name]
+                return self.emit(tile.ReduceOp(fn, axis, self.tile_arg(args[0], arg_nodes[0], name)))
+            if name in BROADCASTS:
+                self.arity(token, args, 2)
+                return self.broadcast(name, args, arg_nodes)
+            if name in MMAS:
+                self.arity(token, args, 2, 3)
+                return self.mma(name, args, arg_nodes)
+            self.arity(token, args, 1, 2, 3, 4)
+            return self.causal_mask(args, arg_nodes)
+
+    def arity(self, token: Token, args: list[Value], *counts: int) -> None:
+        if len(args) not in counts:
+            want = " or ".join(str(c) for c in counts)
+            raise self.error(token, f"{token} takes {want} argument{'s' if counts != (1,) else ''}, got {len(args)}")
+
+    def unary(self, name: str, value: Value, node: Node) -> Value:
+        fn, fold, scalar_op = UNARY[name]
+        if is_tile(value):
+            return self.emit(tile.UnaryOp(fn, self.reg(value)))
+        if is_number(value):
+            try:
+                result = fold(value)
+            except (ValueError, ZeroDivisionError):
+                raise self.error(node, f"{name}({value}) is undefined") from None
+            except OverflowError:
+                raise self.error(node, f"{name}({value}) overflows") from None
+            return result
+        if has_type(value, Float32Type):
+            if scalar_op is None:  # relu
+                return self.emit(arith.MaximumfOp(value, self.f32(0.0, node)))
+            return self.emit(scalar_op(value))
+        raise self.error(node, f"{name} takes a tile, vector or number, got {describe(value)}")
+
+    def broadcast(self, name: str, args: list[Value], nodes: list[Node]) -> SSAValue:
+        fn, axis = BROADCASTS[name]
+        source = self.tile_arg(args[0], nodes[0], name)
+        vector = self.tile_arg(args[1], nodes[1], name + " (second argument)", "vector")
+        rows, cols = source.type.get_shape()
+        length = rows if axis == Axis.ROW else cols
+        if vector.type.length != length:
+            what = "rows" if axis == Axis.ROW else "columns"
+            raise self.error(
+                nodes[1],
+                f"{name} over {type_name(source.type)} needs a vector of length {length} (one per {what[:-1]}), "
+                f"got {type_name(vector.type)}",
+            )
+        if vector.type.element_type != source.type.element_type:
+            raise self.error(
+                nodes[1], f"{name} needs one dtype, got {type_name(source.type)} and {type_name(vector.type)}"
+            )
+        return self.emit(tile.BroadcastOp(fn, axis, source, vector))
+
+    def mma(self, name: str, args: list[Value], nodes: list[Node]) -> SSAValue:
+        transpose_a, transpose_b = MMAS[name]
+        a, b = args[0], args[1]
+        for value, node, which in ((a, nodes[0], "a"), (b, nodes[1], "b")):
+            if not is_tile(value) or not isinstance(value.type, tile.RegisterTileType | tile.SharedTileType):
+                raise self.error(node, f"{name} operand {which} must be a tile, got {describe(value)}")
+        # wgmma reads B, and a transposed A, from shared memory: move register tiles there.
+        if isinstance(b.type, tile.RegisterTileType):
+            b = self.emit(tile.ToSharedOp(b))
+        if transpose_a and isinstance(a.type, tile.RegisterTileType):
+            a = self.emit(tile.ToSharedOp(a))
+        dtypes = {a.type.element_type, b.type.element_type}
+        if len(dtypes) != 1 or isinstance(a.type.element_type, Float32Type):
+            raise self.error(
+                nodes[0],
+                f"{name} operands must share one of bf16, f16, fp8e4m3, got {type_name(a.type)} and "
+                f"{type_name(b.type)}; convert with bf16(...)",
+            )
+        (ar, ac), (br, bc) = a.type.get_shape(), b.type.get_shape()
+        m, ka = (ac, ar) if transpose_a else (ar, ac)
+        kb, n = (bc, br) if transpose_b else (br, bc)
+        if ka != kb:
+            raise self.error(
+                nodes[1],
+                f"{name} inner dimensions differ: a is {type_name(a.type)} (K = {ka}), "
+                f"b is {type_name(b.type)} (K = {kb})",
+            )
+        result_type = tile.RegisterTileType([m, n], Float32Type())
+        acc = None
+        if len(args) == 3:
+            acc_value = args[2]
+            acc = self.reg(acc_value) if is_tile(acc_value) else None
+            if acc is None or acc.type != result_type:
+                raise self.error(
+                    nodes[2],
+                    f"the accumulator of {name} must be {type_name(result_type)}, got {describe(acc_value)}",
+                )
+        return self.emit(tile.MmaOp(a, b, acc, result_type, transpose_a, transpose_b))
+
+    def causal_mask(self, args: list[Value], nodes: list[Node]) -> SSAValue:
+        source = self.tile_arg(args[0], nodes[0], "causal_mask")
+        offsets: list[Value] = [0, 0]
+        offset_nodes = [nodes[0], nodes[0]]
+        fill, fill_node = -math.inf, nodes[0]
+        if len(args) in (2, 4):
+            fill, fill_node = args[-1], nodes[-1]
+            if not is_number(fill):
+                raise self.error(fill_node, f"the fill of causal_mask must be a compile-time number, got {describe(fill)}")
+        if len(args) >= 3:
+            offsets, offset_nodes = args[1:3], nodes[1:3]
+        row, col = (self.index(v, n, "an offset") for v, n in zip(offsets, offset_nodes))
+        return self.emit(tile.MaskOp(tile.MaskKind.CAUSAL, source, row, col, float(fill)))
+
+    # ------------------------------------------------------------------ verification
+
+    def verify(self, module: ModuleOp) -> None:
+        """Verify; an op the checks above let through becomes a TkError at its source line."""
+        try:
+            module.verify()
+        except VerifyException:
+            for op in module.walk():
+                try:
+                    op.verify(verify_nested_ops=False)
+                except VerifyException as err:
+                    _, line, col = location_of(op)
+                    message = str(err).split("\n")[0].removeprefix("Operation does not verify: ")
+                    raise TkError(f"invalid {op.name}: {message}", self.filename, line, col, self.source) from None
+            raise
+
+
+def build_module(
+    tree: Tree, source: str, filename: str, params: dict[str, Number] | None, kernel: str | None
+) -> ModuleOp:
+    """The tile-dialect module of a parse tree (one `tile.kernel` per kernel, or just `kernel`)."""
+    return _Builder(source, filename, dict(params or {})).module(tree, kernel)

@@ -1,0 +1,140 @@
+"""Source text → lark parse tree, with every failure turned into a located `TkError`.
+
+The grammar (`tk.lark`) is LALR(1) with lark's contextual lexer, so keywords such as `st` or
+`zero` are only keywords where the grammar can use them. Syntax errors say what was expected
+and what was found; invalid UTF-8 and absurdly deep nesting are reported the same way (the
+builder recurses over the tree, so depth is bounded here, before any recursion happens).
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+from lark import Lark, Token, Tree
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+
+from tkc.diagnostics import TkError
+
+MAX_DEPTH = 100
+"""Deepest nesting of the parse tree the frontend accepts (real kernels stay below 25)."""
+
+# How an expected terminal is named in "expected ..." messages.
+_TERMINAL_NAMES = {
+    "NAME": "a name",
+    "NUMBER": "a number",
+    "ADD_OP": "'+' or '-'",
+    "MUL_OP": "'*', '/' or '%'",
+    "$END": "end of input",
+}
+# Terminals that can start an expression: when all of these are expected, say "an expression".
+_EXPRESSION_START = {"NAME", "NUMBER", "LPAR"}
+
+
+@cache
+def _parser() -> Lark:
+    grammar = (Path(__file__).parent / "tk.lark").read_text(encoding="utf-8")
+    return Lark(grammar, parser="lalr", propagate_positions=True, maybe_placeholders=True)
+
+
+def _describe_terminal(name: str) -> str:
+    if name in _TERMINAL_NAMES:
+        return _TERMINAL_NAMES[name]
+    try:
+        pattern = _parser().get_terminal(name).pattern
+    except KeyError:
+        return name
+    return f"'{pattern.value}'" if pattern.type == "str" else name.lower()
+
+
+def _describe_expected(expected: set[str]) -> str:
+    if _EXPRESSION_START <= expected:
+        return "an expression"
+    names = sorted({_describe_terminal(t) for t in expected})
+    if len(names) > 6:
+        names = names[:6] + ["..."]
+    return names[0] if len(names) == 1 else "one of " + ", ".join(names)
+
+
+def _describe_token(token: Token) -> str:
+    if token.type == "$END":
+        return "end of input"
+    if token.type == "NAME":
+        return f"name '{token}'"
+    if token.type == "NUMBER":
+        return f"number {token}"
+    return f"'{token}'"
+
+
+def _syntax_error(err: UnexpectedInput, source: str, filename: str) -> TkError:
+    line, col = err.line, err.column
+    if isinstance(err, UnexpectedCharacters):
+        char = source[err.pos_in_stream] if 0 <= err.pos_in_stream < len(source) else "?"
+        message = f"unexpected character {char!r}"
+    elif isinstance(err, UnexpectedToken):
+        expected = _describe_expected(set(err.expected))
+        message = f"expected {expected}, found {_describe_token(err.token)}"
+        if err.token.type == "$END":
+            line, col = _end_position(source)
+    elif isinstance(err, UnexpectedEOF):
+        line, col = _end_position(source)
+        message = f"unexpected end of input, expected {_describe_expected(set(err.expected))}"
+    else:
+        message = "syntax error"
+    if line is None or line < 1:
+        line, col = _end_position(source)
+    return TkError(message, filename, line, col, source)
+
+
+def _end_position(source: str) -> tuple[int, int]:
+    lines = source.split("\n")
+    return len(lines), len(lines[-1]) + 1
+
+
+def _check_depth(tree: Tree, source: str, filename: str) -> None:
+    """Reject trees nested deeper than MAX_DEPTH, iteratively (no recursion to overflow)."""
+    stack: list[tuple[Tree, int]] = [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            line = getattr(node.meta, "line", None)
+            col = getattr(node.meta, "column", None)
+            raise TkError(
+                f"program nests too deeply (more than {MAX_DEPTH} levels of expressions and blocks)",
+                filename,
+                line,
+                col,
+                source,
+            )
+        stack.extend((child, depth + 1) for child in node.children if isinstance(child, Tree))
+
+
+def parse_tree(source: str, filename: str = "<input>") -> Tree:
+    """The parse tree of `source`; a syntax error becomes a TkError at the offending token."""
+    try:
+        tree = _parser().parse(source)
+    except UnexpectedInput as err:
+        raise _syntax_error(err, source, filename) from None
+    except RecursionError:
+        raise TkError("program nests too deeply", filename, 1, 1, source) from None
+    _check_depth(tree, source, filename)
+    return tree
+
+
+def read_source(path: str | Path) -> str:
+    """The UTF-8 text of a `.tk` file; invalid UTF-8 is a TkError at the offending byte."""
+    data = Path(path).read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        before = data[: err.start]
+        line = before.count(b"\n") + 1
+        line_start = before.rfind(b"\n") + 1
+        col = len(data[line_start : err.start].decode("utf-8", errors="replace")) + 1
+        raise TkError(
+            f"invalid UTF-8 byte 0x{data[err.start]:02x} (source files must be UTF-8)",
+            str(path),
+            line,
+            col,
+            data.decode("utf-8", errors="replace"),
+        ) from None
