@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import numpy as np
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp
 from xdsl.passes import ModulePass
 
 from tkc.diagnostics import TkError
@@ -64,10 +64,13 @@ def _assignments(value: Mapping[str, int] | Sequence[str] | str | None) -> dict[
 
 
 def kernel_params(kernel: tile.KernelOp) -> dict[str, int]:
-    """The compile-time parameters with their final values, as plain integers."""
-    return {
-        name: attr.value.data for name, attr in kernel.params.data.items() if isinstance(attr, IntegerAttr)
-    }
+    """The compile-time parameters with their final values, as plain integers (flags 0/1)."""
+    params = {}
+    for name, attr in kernel.params.data.items():
+        if isinstance(attr, IntegerAttr):
+            flag = isinstance(attr.type, IntegerType) and attr.type.width.data == 1
+            params[name] = int(attr.value.data != 0) if flag else attr.value.data
+    return params
 
 
 def write_only(kernel: tile.KernelOp) -> set[str]:
