@@ -1,0 +1,85 @@
+"""tile-pipeline: hoist loop-invariant loads, and turn each loop that loads tiles into an S-stage TMA ring.
+
+A `tile.load` in an `scf.for` whose tensor and coordinates do not depend on the loop (Q in
+attention) is moved before the loop, with the pure index math it needs, and loaded once.
+The remaining loads of the loop body are its stage: the lowering builds an S-stage ring of
+them with full/empty mbarriers (the producer waits empty[s], expects the stage bytes and
+issues the TMA loads of stage s; the consumers wait full[s], compute, and arrive on
+empty[s]), S being the kernel's `stages` decision of tile-occupancy-plan (which runs first).
+
+Written (offsets in bytes from the 1024-aligned base of dynamic shared memory, plan.smem_plan):
+  on the loop            pipeline = #tile.decision<S, "S-stage TMA ring: ... bytes per stage">
+                         ring_offset = R : i64, stage_bytes = B : i64 (stage s at R + s * B)
+  on each ring load      stage_offset = o : i64 (within a stage)
+  on other shared tiles  smem_offset = o : i64 (hoisted and outer loads, tile.to_shared tiles)
+  on stores of registers smem_offset = o : i64 (the epilogue staging buffer)
+  on the kernel          mbarrier_offset = o : i64 (full[0..S), empty[0..S) per ring, then one
+                         for the single loads)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import scf
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+from xdsl.ir import Operation
+from xdsl.passes import ModulePass
+
+from tkc.dialects.tile import DecisionAttr, KernelOp, SharedTileType, element_name
+from tkc.passes.plan import KernelPlan, loop_loads, smem_plan
+
+
+def hoist(op: Operation, loop: scf.ForOp) -> None:
+    """Move `op`, after the loop-local ops it depends on, to just before `loop`."""
+    for value in op.operands:
+        owner = value.owner
+        if isinstance(owner, Operation) and loop.is_ancestor(owner):
+            hoist(owner, loop)
+    block = loop.parent_block()
+    assert block is not None
+    op.detach()
+    block.insert_op_before(op, loop)
+
+
+def describe(op: Operation) -> str:
+    tile = op.results[0].type
+    assert isinstance(tile, SharedTileType)
+    name = op.results[0].name_hint or "tile"
+    return f"{name} {tile.rows}x{tile.cols}x{element_name(tile.element_type)}"
+
+
+def pipeline(kernel: KernelOp) -> None:
+    loops = [op for op in kernel.walk() if isinstance(op, scf.ForOp)]
+    for loop in reversed(loops):
+        for load in loop_loads(loop)[0]:
+            hoist(load, loop)
+    stages = KernelPlan.of(kernel).stages
+    plan = smem_plan(kernel, stages)
+    for ring in plan.rings:
+        loads = " + ".join(describe(load) for load, _ in ring.loads)
+        pin = ring.loop.attributes.get("stages")
+        why = f"pinned by @stages({stages}); " if isinstance(pin, IntegerAttr) else ""
+        ring.loop.attributes["pipeline"] = DecisionAttr(
+            stages,
+            f"{why}{stages}-stage TMA ring: {loads} = {ring.stage_bytes} bytes per stage, "
+            f"full/empty mbarrier per stage",
+        )
+        ring.loop.attributes["ring_offset"] = IntegerAttr(ring.offset, 64)
+        ring.loop.attributes["stage_bytes"] = IntegerAttr(ring.stage_bytes, 64)
+        for load, offset in ring.loads:
+            load.attributes["stage_offset"] = IntegerAttr(offset, 64)
+    for op, offset in (*plan.single, *plan.staging):
+        op.attributes["smem_offset"] = IntegerAttr(offset, 64)
+    kernel.attributes["mbarrier_offset"] = IntegerAttr(plan.barriers, 64)
+
+
+@dataclass(frozen=True)
+class TilePipelinePass(ModulePass):
+    name = "tile-pipeline"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for kernel in op.walk():
+            if isinstance(kernel, KernelOp):
+                pipeline(kernel)
