@@ -165,7 +165,7 @@ def format_imm(ty: str, value: int) -> str:
     """An immediate as PTX spells it: floats as exact hex bits (`0f3F800000`), bit types in hex."""
     if ty == "f32":
         return f"0f{value & 0xFFFFFFFF:08X}"
-    if ty.startswith("b") and value >= 0:
+    if ty.startswith("b") and value > 0xFF:
         return hex(value)  # masks and descriptor constants read better in hex
     return str(value)
 
@@ -203,6 +203,16 @@ def _addr(names: Names, base: SSAValue, offset: int) -> str:
 # --------------------------------------------------------------------------- instruction base
 
 
+def _parse_defined_operand(parser: Parser) -> SSAValue:
+    """An operand whose register was defined above: in one flat block, every use follows its
+    definition, so the operand's type need not be printed."""
+    operand = parser.parse_unresolved_operand()
+    defined = parser.ssa_values.get(operand.operand_name)
+    if defined is None or operand.index >= len(defined):
+        parser.raise_error(f"register %{operand.operand_name} is used before it is defined", operand.span)
+    return parser.resolve_operand(operand, defined[operand.index].type)
+
+
 class PtxInst(IRDLOperation):
     """Base of every instruction op: register operands, register results, properties.
 
@@ -233,7 +243,7 @@ class PtxInst(IRDLOperation):
         args: list[SSAValue] = []
         if parser.parse_optional_punctuation("("):
             if not parser.parse_optional_punctuation(")"):
-                args = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_operand)
+                args = parser.parse_comma_separated_list(parser.Delimiter.NONE, lambda: _parse_defined_operand(parser))
                 parser.parse_punctuation(")")
         extra = parser.parse_optional_attr_dict()
         kinds: list[str] = []
