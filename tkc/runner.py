@@ -43,18 +43,19 @@ Arrays = dict[str, np.ndarray]
 
 
 def _assignments(value: Mapping[str, int] | Sequence[str] | str | None) -> dict[str, int]:
-    """-D / --size values as the CLI parses them (a dict) or as raw "NAME=VALUE" items."""
+    """-D / --size values as the CLI parses them (a dict) or as raw "NAME=VALUE" items; flags
+    stay bools (the frontend tells a flag parameter from an integer one)."""
     if value is None:
         return {}
     if isinstance(value, Mapping):
-        return {name: int(number) for name, number in value.items()}
-    result = {}
+        return dict(value)
+    result: dict[str, int] = {}
     for item in value.split(",") if isinstance(value, str) else value:
         name, sep, number = item.strip().partition("=")
         if not sep:
             raise TkError(f"expected NAME=VALUE, got {item!r}")
         if number.strip().lower() in ("true", "false"):
-            result[name.strip()] = int(number.strip().lower() == "true")
+            result[name.strip()] = number.strip().lower() == "true"
             continue
         try:
             result[name.strip()] = int(number, 0)
@@ -64,12 +65,12 @@ def _assignments(value: Mapping[str, int] | Sequence[str] | str | None) -> dict[
 
 
 def kernel_params(kernel: tile.KernelOp) -> dict[str, int]:
-    """The compile-time parameters with their final values, as plain integers (flags 0/1)."""
+    """The compile-time parameters with their final values: integers, and bools for flags."""
     params = {}
     for name, attr in kernel.params.data.items():
         if isinstance(attr, IntegerAttr):
             flag = isinstance(attr.type, IntegerType) and attr.type.width.data == 1
-            params[name] = int(attr.value.data != 0) if flag else attr.value.data
+            params[name] = attr.value.data != 0 if flag else attr.value.data
     return params
 
 

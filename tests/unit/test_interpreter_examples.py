@@ -18,10 +18,10 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 VARIANTS: dict[str, list[dict[str, int]]] = {
     "gemm": [{}, {"M": 256, "N": 512, "K": 192}, {"M": 512, "N": 256, "K": 512}],
     "attention": [
-        {"CAUSAL": 0, "D": 64},
-        {"CAUSAL": 1, "D": 64, "N": 512},
-        {"CAUSAL": 0, "D": 128, "N": 384},
-        {"CAUSAL": 1, "D": 128},
+        {"CAUSAL": False, "D": 64},
+        {"CAUSAL": True, "D": 64, "N": 512},
+        {"CAUSAL": False, "D": 128, "N": 384},
+        {"CAUSAL": True, "D": 128},
     ],
 }
 """Per example: compile-time parameters (those the kernel declares) and dim sizes to run with;
