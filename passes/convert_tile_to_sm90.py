@@ -156,7 +156,9 @@ def _plan_shared_memory(kernel: tile.KernelOp, plan: KernelPlan) -> KernelLayout
     for op in kernel.walk():
         if isinstance(op, tile.StoreOp) and isinstance(op.value.type, tile.RegisterTileType):
             t = op.value.type
-            staging[op] = SharedBuffer(offset, _ref_type(t, default_swizzle(t.get_shape(), t.element_type)))
+            chosen = op.attributes.get("staging")  # tile-bank-conflicts' layout for the staging tile
+            swizzle = chosen.int_value if isinstance(chosen, tile.DecisionAttr) else None
+            staging[op] = SharedBuffer(offset, _ref_type(t, swizzle if swizzle is not None else default_swizzle(t.get_shape(), t.element_type)))
             offset = _align(offset + t.num_bytes, TILE_ALIGN)
     smem_bytes = offset + TILE_ALIGN
     if smem_bytes > SMEM_LIMIT:
