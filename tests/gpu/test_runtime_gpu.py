@@ -358,7 +358,9 @@ def case_tma_numpy_bf16() -> None:
     k = load(ptx=PTX, abi=abi)
     bits = np.arange(128 * width, dtype=np.uint16).reshape(128, width)
     y = np.zeros((128, width), ml_dtypes.bfloat16)
-    k(bits.view(ml_dtypes.bfloat16), y)
+    x = bits.view(ml_dtypes.bfloat16)
+    x.flags.writeable = False  # an input only: must not be (and cannot be) copied back into
+    k(x, y)
     tile_bytes = 64 * width * 2
     want = swizzled(bits.view(np.uint8).reshape(-1, tile_bytes), 128)
     assert np.array_equal(y.view(np.uint8).reshape(-1, tile_bytes), want)

@@ -310,7 +310,8 @@ class Kernel:
                     pointers[name] = int(dptr)
                     check(
                         "cuMemcpyHtoDAsync",
-                        cu.cuMemcpyHtoDAsync(dptr, host, host.nbytes, hstream),
+                        # An address, not the array: ml_dtypes arrays refuse the buffer protocol.
+                        cu.cuMemcpyHtoDAsync(dptr, host.ctypes.data, host.nbytes, hstream),
                     )
             self._launch(_config(self.abi, binding, self.device.num_sms, pointers), hstream)
             if staged:
@@ -351,14 +352,18 @@ class Kernel:
     def _copy_back(
         self, binding: Binding, staged: dict[str, tuple[np.ndarray, Any]], hstream: Any
     ) -> None:
+        """Every writeable numpy argument gets the device's contents back (outputs unknown)."""
         cu = driver()
-        for host, dptr in staged.values():
-            check("cuMemcpyDtoHAsync", cu.cuMemcpyDtoHAsync(host, dptr, host.nbytes, hstream))
+        back = {n: s for n, s in staged.items() if binding.arrays[n].obj.flags.writeable}
+        for host, dptr in back.values():
+            check(
+                "cuMemcpyDtoHAsync",
+                cu.cuMemcpyDtoHAsync(host.ctypes.data, dptr, host.nbytes, hstream),
+            )
         check("cuStreamSynchronize", cu.cuStreamSynchronize(hstream))
-        for name, (host, _) in staged.items():
+        for name, (host, _) in back.items():
             user = binding.arrays[name].obj
-            # Read-only arrays cannot be outputs; a non-contiguous one got a packed copy.
-            if host is not user and user.flags.writeable:
+            if host is not user:  # a non-contiguous array was staged through a packed copy
                 user[...] = host
 
 
