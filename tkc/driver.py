@@ -14,7 +14,7 @@ ptxas) raises `StageUnavailable`, which the CLI reports in one line.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -100,6 +100,7 @@ def make_context() -> Context:
 
 
 def read_text(path: str | Path) -> str:
+    """The UTF-8 text of an input file; a file that cannot be read is a user error."""
     try:
         return Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
@@ -131,12 +132,18 @@ def load_module(
     if path.endswith(".mlir"):
         if params:
             raise TkError(f"-D parameters apply to .tk sources only, not to {path}")
-        return parse_mlir(read_text(path), path, ctx)
-    frontend = importlib.import_module("tkc.frontend")
-    source = frontend.read_source(path) if hasattr(frontend, "read_source") else read_text(path)
-    if not hasattr(frontend, "parse_tk"):
-        raise StageUnavailable("the .tk frontend (tkc.frontend.parse_tk) is not available in this build of tkc")
-    module: ModuleOp = frontend.parse_tk(source, path, params or {}, kernel)
+        module = parse_mlir(read_text(path), path, ctx)
+        names = [op.sym_name.data for op in module.walk() if op.name == "tile.kernel"]
+        if kernel is not None and kernel not in names:
+            raise TkError(f"{path} has no kernel {kernel!r} (it has {', '.join(names) or 'none'})")
+        return module
+    from tkc.frontend import parse_tk, read_source
+
+    try:
+        source = read_source(path)
+    except OSError as e:
+        raise TkError(f"cannot read {path}: {e.strerror or e}") from None
+    module = parse_tk(source, path, params or {}, kernel)
     module.verify()  # a frontend that builds invalid IR is a compiler bug, not a user error
     return module
 
@@ -265,24 +272,18 @@ def emit_output(module: ModuleOp, emit: str) -> str | bytes:
     """The final artefact of a compiled module: MLIR text, PTX text, cubin bytes or SASS text."""
     if emit in ("tile", "sm90"):
         return ir_text(module)
-    print_ptx: Callable[[ModuleOp], str] = load_stage("tkc.backends.ptx_printer", "print_ptx", "the PTX printer")
+    from tkc.backends.ptx_printer import print_ptx
+    from tkc.backends.ptxas import ToolNotFound, assemble, sass
+
     ptx = print_ptx(module)
     if emit == "ptx":
         return ptx
-    assemble = load_stage("tkc.backends.ptxas", "assemble", "ptxas")
-    cubin = assemble(ptx)
-    if emit == "cubin":
-        return cubin_bytes(cubin)
-    return load_stage("tkc.backends.ptxas", "sass", "SASS disassembly")(cubin)
 
-
-def cubin_bytes(cubin: object) -> bytes:
-    """The ELF image of what `ptxas.assemble` returns (`Cubin(bytes, report)`)."""
-    if isinstance(cubin, bytes):
-        return cubin
-    if isinstance(cubin, tuple):
-        return bytes(cubin[0])
-    return bytes(getattr(cubin, "data"))
+    try:
+        cubin = assemble(ptx)
+        return cubin.data if emit == "cubin" else sass(cubin)
+    except ToolNotFound as e:  # no CUDA wheels or toolkit: the environment's gap, not a bug
+        raise StageUnavailable(str(e)) from None
 
 
 def compile_file(
