@@ -194,7 +194,9 @@ def check_and_choose(op: LoadOp | ToSharedOp) -> tuple[int, str]:
             raise error_at(op, f"the {shape} tile has {row_bytes}-byte rows: wgmma needs rows of 32 bytes or more")
         return 0, f"rows of {row_bytes} B are narrower than the 32B swizzle span; {roles}"
     panels = row_bytes // span
-    layout = f"{panels} panels of {span} B (one TMA box each)" if panels > 1 else f"one {span}-byte panel (one TMA box)"
+    tma = isinstance(op, LoadOp) or any(isinstance(user, StoreOp) for user, _ in users(op.result))
+    box = (" (one TMA box each)" if panels > 1 else " (one TMA box)") if tma else ""
+    layout = f"{panels} panels of {span} B{box}" if panels > 1 else f"one {span}-byte panel{box}"
     return span, f"{row_bytes}-byte rows ({tile.cols} x {element_name(tile.element_type)}) as {layout}; {roles}"
 
 
