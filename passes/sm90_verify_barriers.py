@@ -1,0 +1,294 @@
+"""sm90-verify-barriers: a static check of the mbarrier protocol of every `sm90.kernel`.
+
+A kernel whose barriers disagree with its threads or its TMA boxes hangs on the GPU, and a hang
+costs minutes of device time; this check costs nothing. It runs right after
+convert-tile-to-sm90, changes no IR, and raises a TkError (an internal protocol violation in the
+generated kernel) at the first op that breaks one of these rules:
+
+1. every barrier that is arrived on, waited on or that a TMA load completes on was initialised:
+   `sm90.mbarrier_init` in a kernel-level `single_thread "block"` region, then
+   `sm90.fence_barrier_init` in that region and an `sm90.sync_block` before `sm90.roles`;
+2. an arrive runs on as many threads as every barrier it may touch expects per phase (1 in a
+   `single_thread`, 128 x consumers in the consumer role, 128 in the producer role, the block's
+   `threads` at kernel level);
+3. an `expect_tx B` arrive is matched by TMA loads in its block on the same barrier value whose
+   `box_bytes` add up to exactly B, and every TMA load's barrier has such an arrive;
+4. a wait's parity is a phase bit (`arith.andi x, 1`, or `arith.xori` of one with 1); the
+   producer waits on `empty` barriers (no TMA completes on them) with the flipped phase, the
+   consumers on `full` ones (TMA completes on them) with the plain phase;
+5. every barrier waited on has an arrive, or the wait never completes.
+
+Barrier addresses are computed (`smem_base` + constants + stage * 8 with stage = it % S), so
+they are evaluated abstractly: a value is a finite set of possible integers, either plain or
+relative to the shared-memory base, through `arith` constants, `addi`, `subi`, `muli` and
+`remui` (an unknown x modulo c is any of 0..c-1); anything else is unknown. Each mbarrier op thus
+has the set of barrier offsets it may touch, and must have one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+
+from tkc.diagnostics import TkError, error_at
+from tkc.dialects import sm90
+from tkc.passes.plan import WARPGROUP_THREADS
+
+MAX_SET = 4096
+"""Larger sets of possible values are treated as unknown."""
+
+
+@dataclass(frozen=True)
+class _Abstract:
+    """The possible values of an index: plain integers, or offsets from `sm90.smem_base`."""
+
+    values: frozenset[int]
+    based: bool
+
+
+def _pairwise(op: Operation, lhs: _Abstract, rhs: _Abstract) -> _Abstract | None:
+    if isinstance(op, arith.AddiOp) and not (lhs.based and rhs.based):
+        values = {a + b for a in lhs.values for b in rhs.values}
+        return _Abstract(frozenset(values), lhs.based or rhs.based)
+    if isinstance(op, arith.SubiOp) and (lhs.based or not rhs.based):
+        values = {a - b for a in lhs.values for b in rhs.values}
+        return _Abstract(frozenset(values), lhs.based and not rhs.based)
+    if isinstance(op, arith.MuliOp) and not (lhs.based or rhs.based):
+        return _Abstract(frozenset(a * b for a in lhs.values for b in rhs.values), False)
+    if isinstance(op, arith.RemUIOp) and not (lhs.based or rhs.based) and 0 not in rhs.values:
+        return _Abstract(frozenset(a % b for a in lhs.values for b in rhs.values), False)
+    return None
+
+
+class _Addresses:
+    """Abstract evaluation of index values, memoised."""
+
+    def __init__(self) -> None:
+        self.cache: dict[SSAValue, _Abstract | None] = {}
+
+    def __call__(self, value: SSAValue) -> _Abstract | None:
+        if value not in self.cache:
+            self.cache[value] = self._eval(value)
+        return self.cache[value]
+
+    def _eval(self, value: SSAValue) -> _Abstract | None:
+        op = value.owner
+        if isinstance(op, sm90.SmemBaseOp):
+            return _Abstract(frozenset({0}), True)
+        if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
+            return _Abstract(frozenset({op.value.value.data}), False)
+        if not isinstance(op, arith.AddiOp | arith.SubiOp | arith.MuliOp | arith.RemUIOp):
+            return None
+        lhs, rhs = self(op.lhs), self(op.rhs)
+        if isinstance(op, arith.RemUIOp) and lhs is None and rhs is not None and not rhs.based:
+            if len(rhs.values) == 1 and (modulus := next(iter(rhs.values))) > 0:
+                return _Abstract(frozenset(range(min(modulus, MAX_SET + 1))), False)
+        if lhs is None or rhs is None:
+            return None
+        result = _pairwise(op, lhs, rhs)
+        return result if result is not None and len(result.values) <= MAX_SET else None
+
+
+def _names(offsets: frozenset[int] | set[int]) -> str:
+    if len(offsets) == 1:
+        return f"the barrier at smem+{next(iter(offsets))}"
+    return "the barriers " + ", ".join(f"smem+{o}" for o in sorted(offsets))
+
+
+def _role(op: Operation) -> str | None:
+    """'producer' or 'consumer' when op lies in that region of an `sm90.roles`."""
+    while (parent := op.parent_op()) is not None:
+        if isinstance(parent, sm90.RolesOp):
+            return "producer" if op.parent_region() is parent.producer else "consumer"
+        op = parent
+    return None
+
+
+def _threads(op: Operation, kernel: sm90.KernelOp) -> int:
+    """How many threads execute op."""
+    while (parent := op.parent_op()) is not None:
+        if isinstance(parent, sm90.SingleThreadOp):
+            return 1
+        if isinstance(parent, sm90.RolesOp):
+            if op.parent_region() is parent.producer:
+                return WARPGROUP_THREADS
+            return WARPGROUP_THREADS * parent.consumers.value.data
+        op = parent
+    return kernel.threads.value.data
+
+
+def _phase(parity: SSAValue) -> bool | None:
+    """Whether parity is the flipped phase bit (False: the plain one); None: not a phase bit."""
+    op = parity.owner
+    if not isinstance(op, arith.AndIOp | arith.XOrIOp):
+        return None
+    for bit, other in ((op.rhs, op.lhs), (op.lhs, op.rhs)):
+        if not (isinstance(c := bit.owner, arith.ConstantOp) and isinstance(c.value, IntegerAttr)):
+            continue
+        if c.value.value.data != 1:
+            continue
+        if isinstance(op, arith.AndIOp):
+            return False
+        inner = _phase(other)
+        return None if inner is None else not inner
+    return None
+
+
+class _KernelCheck:
+    def __init__(self, kernel: sm90.KernelOp):
+        self.kernel = kernel
+        self.addresses = _Addresses()
+        self.counts: dict[int, int] = {}
+
+    def fail(self, op: Operation, what: str) -> TkError:
+        return error_at(
+            op, f"internal mbarrier protocol violation in the generated kernel @{self.kernel.sym_name.data}: {what}"
+        )
+
+    def barriers(self, op: Operation, barrier: SSAValue) -> frozenset[int]:
+        address = self.addresses(barrier)
+        if address is None or not address.based:
+            raise self.fail(
+                op, f"expected the barrier of {op.name} at known offsets from sm90.smem_base, found an address it cannot evaluate"
+            )
+        return address.values
+
+    def run(self) -> None:
+        self.check_inits()
+        arrives = [op for op in self.kernel.walk() if isinstance(op, sm90.MbarrierArriveOp)]
+        waits = [op for op in self.kernel.walk() if isinstance(op, sm90.MbarrierWaitOp)]
+        loads = [op for op in self.kernel.walk() if isinstance(op, sm90.TmaLoadOp)]
+        arrived: set[int] = set()
+        for arrive in arrives:
+            touched = self.initialised(arrive, arrive.barrier)
+            arrived |= touched
+            threads = _threads(arrive, self.kernel)
+            for offset in sorted(touched):
+                if self.counts[offset] != threads:
+                    raise self.fail(
+                        arrive,
+                        f"the barrier at smem+{offset} expects {self.counts[offset]} arrivals per phase, "
+                        f"found an arrive executed by {threads} threads",
+                    )
+            if arrive.tx_bytes is not None:
+                self.check_expect_tx(arrive, loads)
+        full: set[int] = set()
+        for load in loads:
+            full |= self.initialised(load, load.barrier)
+            if not any(
+                a.tx_bytes is not None and a.barrier is load.barrier and a.parent_block() is load.parent_block()
+                for a in arrives
+            ):
+                raise self.fail(
+                    load,
+                    f"a TMA load completing on {_names(self.barriers(load, load.barrier))} expects an "
+                    f"sm90.mbarrier_arrive expect_tx on the same barrier in its block, found none",
+                )
+        for wait in waits:
+            self.check_wait(wait, arrived, full)
+
+    def check_inits(self) -> None:
+        body = self.kernel.body.block
+        for init in (op for op in self.kernel.walk() if isinstance(op, sm90.MbarrierInitOp)):
+            region = init.parent_op()
+            if not (
+                isinstance(region, sm90.SingleThreadOp)
+                and region.scope.data == "block"
+                and region.parent_block() is body
+            ):
+                raise self.fail(
+                    init,
+                    "expected sm90.mbarrier_init in a kernel-level single_thread \"block\" region, found it elsewhere",
+                )
+            offsets = self.barriers(init, init.barrier)
+            if len(offsets) != 1:
+                raise self.fail(init, f"expected sm90.mbarrier_init of one barrier, found an address that may be any of {_names(offsets)}")
+            (offset,) = offsets
+            if offset in self.counts:
+                raise self.fail(init, f"expected one sm90.mbarrier_init of the barrier at smem+{offset}, found a second one")
+            self.counts[offset] = init.count.value.data
+            self.check_fenced(init, region, body)
+
+    def check_fenced(self, init: sm90.MbarrierInitOp, region: sm90.SingleThreadOp, body: Block) -> None:
+        if not any(isinstance(op, sm90.FenceBarrierInitOp) for op in _after(init)):
+            raise self.fail(init, "expected sm90.fence_barrier_init after sm90.mbarrier_init in its region, found none")
+        for op in _after(region):
+            if isinstance(op, sm90.SyncBlockOp):
+                return
+            if isinstance(op, sm90.RolesOp):
+                break
+        raise self.fail(init, "expected sm90.sync_block after the barrier inits and before sm90.roles, found none")
+
+    def initialised(self, op: Operation, barrier: SSAValue) -> frozenset[int]:
+        offsets = self.barriers(op, barrier)
+        missing = offsets - self.counts.keys()
+        if missing:
+            raise self.fail(op, f"expected every barrier {op.name} may use to be initialised, found no init of {_names(missing)}")
+        return offsets
+
+    def check_expect_tx(self, arrive: sm90.MbarrierArriveOp, loads: list[sm90.TmaLoadOp]) -> None:
+        assert arrive.tx_bytes is not None
+        expected = arrive.tx_bytes.value.data
+        found = sum(
+            load.box_bytes.value.data
+            for load in loads
+            if load.barrier is arrive.barrier and load.parent_block() is arrive.parent_block()
+        )
+        if found != expected:
+            raise self.fail(
+                arrive,
+                f"sm90.mbarrier_arrive expect_tx {expected} expects TMA loads of {expected} bytes on the same barrier "
+                f"in its block, found {found} bytes",
+            )
+
+    def check_wait(self, wait: sm90.MbarrierWaitOp, arrived: set[int], full: set[int]) -> None:
+        offsets = self.initialised(wait, wait.barrier)
+        never = offsets - arrived
+        if never:
+            raise self.fail(
+                wait, f"expected an arrive on every barrier sm90.mbarrier_wait may wait on, found none on {_names(never)}: the wait would never complete"
+            )
+        flipped = _phase(wait.parity)
+        if flipped is None:
+            owner = wait.parity.owner
+            found = f"the result of {owner.name}" if isinstance(owner, Operation) else "a block argument"
+            raise self.fail(
+                wait,
+                f"expected the parity of sm90.mbarrier_wait to be a phase bit (arith.andi x, 1, or arith.xori of one with 1), found {found}",
+            )
+        role = _role(wait)
+        if role is None:
+            raise self.fail(wait, "expected sm90.mbarrier_wait in the producer or consumer role, found it outside sm90.roles")
+        on_full = offsets <= full
+        if not on_full and offsets & full:
+            raise self.fail(wait, f"a wait expects either full or empty barriers, found both among {_names(offsets)}")
+        if role == "producer" and on_full:
+            raise self.fail(wait, f"the producer waits on empty barriers, found a wait on {_names(offsets)}, which TMA completes")
+        if role == "consumer" and not on_full:
+            raise self.fail(wait, f"consumers wait on full barriers, found a wait on {_names(offsets)}, which no TMA completes")
+        if flipped != (role == "producer"):
+            expected, found = ("flipped", "plain") if role == "producer" else ("plain", "flipped")
+            raise self.fail(wait, f"the {role} waits with the {expected} phase bit, found the {found} one")
+
+
+def _after(op: Operation) -> list[Operation]:
+    following: list[Operation] = []
+    current = op.next_op
+    while current is not None:
+        following.append(current)
+        current = current.next_op
+    return following
+
+
+class Sm90VerifyBarriersPass(ModulePass):
+    name = "sm90-verify-barriers"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for kernel in op.walk():
+            if isinstance(kernel, sm90.KernelOp):
+                _KernelCheck(kernel).run()

@@ -1,0 +1,73 @@
+// A minimal warp-specialised kernel with a 2-stage TMA ring and a correct barrier protocol.
+// The tests of sm90-verify-barriers break it with sed, one rule at a time.
+builtin.module {
+  sm90.kernel @ring threads 256 : i32 smem 34816 : i32 min_ctas 1 : i32 abi "" {
+    %base = sm90.smem_base
+    sm90.single_thread "block" {
+      %c0 = arith.constant 0 : index
+      %f0 = arith.addi %base, %c0 : index
+      sm90.mbarrier_init %f0, 1 : i32
+      %c8 = arith.constant 8 : index
+      %f1 = arith.addi %base, %c8 : index
+      sm90.mbarrier_init %f1, 1 : i32
+      %c16 = arith.constant 16 : index
+      %e0 = arith.addi %base, %c16 : index
+      sm90.mbarrier_init %e0, 128 : i32
+      %c24 = arith.constant 24 : index
+      %e1 = arith.addi %base, %c24 : index
+      sm90.mbarrier_init %e1, 128 : i32
+      sm90.fence_barrier_init
+    }
+    sm90.sync_block
+    sm90.roles consumers 1 : i32 registers(40 : i32, 232 : i32) producer {
+      sm90.single_thread "warpgroup" {
+        %pbase = sm90.smem_base
+        %k = sm90.dim "dim_K"
+        %c0 = arith.constant 0 : index
+        %c1 = arith.constant 1 : index
+        %c2 = arith.constant 2 : index
+        %c8 = arith.constant 8 : index
+        %c16 = arith.constant 16 : index
+        %c1024 = arith.constant 1024 : index
+        %stage_bytes = arith.constant 16384 : index
+        scf.for %it = %c0 to %k step %c1 {
+          %s = arith.remui %it, %c2 : index
+          %lap = arith.divui %it, %c2 : index
+          %phase = arith.andi %lap, %c1 : index
+          %flipped = arith.xori %phase, %c1 : index
+          %s8 = arith.muli %s, %c8 : index
+          %full = arith.addi %pbase, %s8 : index
+          %empty_base = arith.addi %pbase, %c16 : index
+          %empty = arith.addi %empty_base, %s8 : index
+          sm90.mbarrier_wait %empty, %flipped
+          sm90.mbarrier_arrive %full expect_tx 16384 : i32
+          %tmap = sm90.tensormap "tmap_A"
+          %ring = arith.addi %pbase, %c1024 : index
+          %offset = arith.muli %s, %stage_bytes : index
+          %dst = arith.addi %ring, %offset : index
+          sm90.tma_load %tmap[%c0, %it] -> %dst bar %full bytes 16384 : i32
+        }
+      }
+    } consumer {
+    ^bb0(%consumer: index):
+      %cbase = sm90.smem_base
+      %k = sm90.dim "dim_K"
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c2 = arith.constant 2 : index
+      %c8 = arith.constant 8 : index
+      %c16 = arith.constant 16 : index
+      scf.for %it = %c0 to %k step %c1 {
+        %s = arith.remui %it, %c2 : index
+        %lap = arith.divui %it, %c2 : index
+        %phase = arith.andi %lap, %c1 : index
+        %s8 = arith.muli %s, %c8 : index
+        %full = arith.addi %cbase, %s8 : index
+        %empty_base = arith.addi %cbase, %c16 : index
+        %empty = arith.addi %empty_base, %s8 : index
+        sm90.mbarrier_wait %full, %phase
+        sm90.mbarrier_arrive %empty
+      }
+    }
+  }
+}

@@ -1,0 +1,46 @@
+// Each RUN breaks one rule of the barrier protocol in Inputs/ring.mlir; the check names it.
+
+// expect_tx bytes that the TMA boxes do not add up to.
+// RUN: sh -c 'sed "s/expect_tx 16384/expect_tx 8192/" %S/Inputs/ring.mlir | tkc-opt -p sm90-verify-barriers 2>&1; echo "exit $?"' | filecheck %s --check-prefix=TX
+// TX: error: internal mbarrier protocol violation in the generated kernel @ring: sm90.mbarrier_arrive expect_tx 8192 expects TMA loads of 8192 bytes on the same barrier in its block, found 16384 bytes
+// TX-NEXT: exit 1
+
+// A TMA load whose barrier has no expect_tx.
+// RUN: sh -c 'sed "s/ expect_tx 16384 : i32//" %S/Inputs/ring.mlir | tkc-opt -p sm90-verify-barriers 2>&1; echo "exit $?"' | filecheck %s --check-prefix=NOTX
+// NOTX: error: {{.*}}: a TMA load completing on the barriers smem+0, smem+8 expects an sm90.mbarrier_arrive expect_tx on the same barrier in its block, found none
+// NOTX-NEXT: exit 1
+
+// An init count that is not the number of arriving threads (128 consumer threads arrive).
+// RUN: sh -c 'sed "s/mbarrier_init %%e0, 128/mbarrier_init %%e0, 256/" %S/Inputs/ring.mlir | tkc-opt -p sm90-verify-barriers 2>&1; echo "exit $?"' | filecheck %s --check-prefix=COUNT
+// COUNT: error: {{.*}}: the barrier at smem+16 expects 256 arrivals per phase, found an arrive executed by 128 threads
+// COUNT-NEXT: exit 1
+
+// A barrier of the ring that is never initialised.
+// RUN: sh -c 'sed "/mbarrier_init %%e1/d" %S/Inputs/ring.mlir | tkc-opt -p sm90-verify-barriers 2>&1; echo "exit $?"' | filecheck %s --check-prefix=INIT
+// INIT: error: {{.*}}: expected every barrier sm90.mbarrier_arrive may use to be initialised, found no init of the barrier at smem+24
+// INIT-NEXT: exit 1
+
+// Inits that no sync_block publishes before the roles start.
+// RUN: sh -c 'sed "/sm90.sync_block/d" %S/Inputs/ring.mlir | tkc-opt -p sm90-verify-barriers 2>&1; echo "exit $?"' | filecheck %s --check-prefix=SYNC
+// SYNC: error: {{.*}}: expected sm90.sync_block after the barrier inits and before sm90.roles, found none
+// SYNC-NEXT: exit 1
+
+// A parity that is not a phase bit.
+// RUN: sh -c 'sed "s/mbarrier_wait %%full, %%phase/mbarrier_wait %%full, %%lap/" %S/Inputs/ring.mlir | tkc-opt -p sm90-verify-barriers 2>&1; echo "exit $?"' | filecheck %s --check-prefix=PARITY
+// PARITY: error: {{.*}}: expected the parity of sm90.mbarrier_wait to be a phase bit (arith.andi x, 1, or arith.xori of one with 1), found the result of arith.divui
+// PARITY-NEXT: exit 1
+
+// The producer waiting with the plain phase would wait for a phase that never completes.
+// RUN: sh -c 'sed "s/mbarrier_wait %%empty, %%flipped/mbarrier_wait %%empty, %%phase/" %S/Inputs/ring.mlir | tkc-opt -p sm90-verify-barriers 2>&1; echo "exit $?"' | filecheck %s --check-prefix=PLAIN
+// PLAIN: error: {{.*}}: the producer waits with the flipped phase bit, found the plain one
+// PLAIN-NEXT: exit 1
+
+// The producer waiting on a full barrier.
+// RUN: sh -c 'sed "s/mbarrier_wait %%empty, %%flipped/mbarrier_wait %%full, %%flipped/" %S/Inputs/ring.mlir | tkc-opt -p sm90-verify-barriers 2>&1; echo "exit $?"' | filecheck %s --check-prefix=ROLE
+// ROLE: error: {{.*}}: the producer waits on empty barriers, found a wait on the barriers smem+0, smem+8, which TMA completes
+// ROLE-NEXT: exit 1
+
+// A wait on a barrier nobody arrives on.
+// RUN: sh -c 'sed "/mbarrier_arrive %%empty/d" %S/Inputs/ring.mlir | tkc-opt -p sm90-verify-barriers 2>&1; echo "exit $?"' | filecheck %s --check-prefix=NOARRIVE
+// NOARRIVE: error: {{.*}}: expected an arrive on every barrier sm90.mbarrier_wait may wait on, found none on the barriers smem+16, smem+24: the wait would never complete
+// NOARRIVE-NEXT: exit 1
