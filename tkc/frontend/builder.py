@@ -465,6 +465,8 @@ class _Builder:
     def override(self, token: Token, default: Number, value: object) -> Number:
         self.used_overrides.add(str(token))
         kinds = {bool: "a bool", int: "an integer", float: "a number"}
+        if isinstance(default, bool) and is_int(value) and value in (0, 1):
+            return bool(value)  # -D CAUSAL=1 reads naturally
         if isinstance(default, bool) == isinstance(value, bool):
             if isinstance(default, float) and is_number(value):
                 return float(value)  # type: ignore[arg-type]
