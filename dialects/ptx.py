@@ -910,42 +910,50 @@ class LdmatrixOp(PtxInst):
 # --------------------------------------------------------------------------- synchronisation
 
 
-def _check_barrier_id(op: Operation, bar_id: int, count: int | None) -> None:
-    _check(0 <= bar_id <= 15, op, f"barrier id must be in 0..15, got {bar_id}")
-    _check(count is None or (count > 0 and count % 32 == 0), op, f"thread count must be a multiple of 32, got {count}")
+class _Barrier(PtxInst):
+    """A named barrier: the id is `imm` (0..15) or a b32 register. args: [id?]"""
 
-
-@irdl_op_definition
-class BarSyncOp(PtxInst):
-    """`bar.sync id{, count}`: named barrier (0 is the whole CTA)."""
-
-    name = "ptx.bar_sync"
-    id = prop_def(IntegerAttr)
+    imm = opt_prop_def(IntegerAttr)
     count = opt_prop_def(IntegerAttr)
 
     def verify_(self) -> None:
-        self._arity(0, 0)
-        _check_barrier_id(self, self.id.value.data, self.count.value.data if self.count else None)
+        self._arity((0, 1), 0)
+        _check((len(self.args) == 1) != (self.imm is not None), self, "needs exactly one of an id register or imm")
+        _check(not self.args or _kind(self.args[0]) == "b32", self, "barrier id register must be b32")
+        if self.imm is not None:
+            bar_id = self.imm.value.data
+            _check(0 <= bar_id <= 15, self, f"barrier id must be in 0..15, got {bar_id}")
+        if self.count is not None:
+            count = self.count.value.data
+            _check(count > 0 and count % 32 == 0, self, f"thread count must be a multiple of 32, got {count}")
 
-    def ptx(self, names: Names) -> str:
+    def _bar_text(self, names: Names) -> str:
         count = f", {self.count.value.data}" if self.count is not None else ""
-        return f"bar.sync {self.id.value.data}{count};"
+        return _imm_or_reg(self, names, "u32", 0) + count
 
 
 @irdl_op_definition
-class BarArriveOp(PtxInst):
+class BarSyncOp(_Barrier):
+    """`bar.sync id{, count}`: wait at a named barrier (0 with no count is the whole CTA)."""
+
+    name = "ptx.bar_sync"
+
+    def ptx(self, names: Names) -> str:
+        return f"bar.sync {self._bar_text(names)};"
+
+
+@irdl_op_definition
+class BarArriveOp(_Barrier):
     """`bar.arrive id, count`: signal a named barrier without waiting."""
 
     name = "ptx.bar_arrive"
-    id = prop_def(IntegerAttr)
-    count = prop_def(IntegerAttr)
 
     def verify_(self) -> None:
-        self._arity(0, 0)
-        _check_barrier_id(self, self.id.value.data, self.count.value.data)
+        super().verify_()
+        _check(self.count is not None, self, "bar.arrive needs a thread count")
 
     def ptx(self, names: Names) -> str:
-        return f"bar.arrive {self.id.value.data}, {self.count.value.data};"
+        return f"bar.arrive {self._bar_text(names)};"
 
 
 FENCES = ("proxy.async.shared::cta", "proxy.async", "mbarrier_init.release.cluster",
@@ -1540,7 +1548,7 @@ class PtxBuilder:
       shfl(mode, a, b, clamp=None, mask=0xFFFFFFFF)    stmatrix(addr, regs, trans=False)
       ldmatrix(addr, count=4, trans=False) -> [b32]
     Synchronisation
-      bar_sync(id=0, count=None)  bar_arrive(id, count)  fence(kind="proxy.async.shared::cta")
+      bar_sync(id=0, count=None)  bar_arrive(id, count)   (id: 0..15 or a b32 register)  fence(kind="proxy.async.shared::cta")
       mbar_init(addr, count)  mbar_arrive(addr, count=None)  mbar_arrive_expect_tx(addr, bytes)
       mbar_expect_tx(addr, bytes)  mbar_try_wait(addr, parity) -> pred  mbar_inval(addr)
       mbar_wait(addr, parity)   the try_wait loop (label + try_wait + bra)
@@ -1796,14 +1804,18 @@ class PtxBuilder:
 
     # ----------------------------------------------------------------- synchronisation
 
-    def bar_sync(self, id: int = 0, count: int | None = None) -> None:
-        props = {"id": _i(id)}
-        if count is not None:
-            props["count"] = _i(count)
-        self._op(BarSyncOp, (), props=props)
+    def _barrier(self, cls: type[PtxInst], id: SSAValue | int, count: int | None) -> None:
+        props = {"count": _i(count)} if count is not None else {}
+        if isinstance(id, SSAValue):
+            self._op(cls, (id,), props=props)
+        else:
+            self._op(cls, (), props={**props, "imm": _i(id)})
 
-    def bar_arrive(self, id: int, count: int) -> None:
-        self._op(BarArriveOp, (), props={"id": _i(id), "count": _i(count)})
+    def bar_sync(self, id: SSAValue | int = 0, count: int | None = None) -> None:
+        self._barrier(BarSyncOp, id, count)
+
+    def bar_arrive(self, id: SSAValue | int, count: int) -> None:
+        self._barrier(BarArriveOp, id, count)
 
     def fence(self, kind: str = "proxy.async.shared::cta") -> None:
         self._op(FenceOp, (), props={"kind": _s(kind)})

@@ -199,6 +199,8 @@ def every_op() -> PtxBuilder:
     b.bar_sync(0)
     b.bar_sync(1, 128)
     b.bar_arrive(2, 128)
+    b.bar_sync(b.add("u32", b.shr("u32", tid, 7), 1), 128)
+    b.bar_arrive(b.add("u32", b.shr("u32", tid, 7), 3), 128)
     b.fence("acq_rel.cta")
     b.mbar_arrive_expect_tx(mbar, 8192)
     b.mbar_expect_tx(mbar, 128)

@@ -78,6 +78,7 @@ def test_instruction_forms():
     b.ldmatrix(smem)
     b.bar_sync(1, 256)
     b.bar_arrive(2, 256)
+    b.bar_sync(b.add("u32", par, 1), 128)
     f = b.mov("f32", 1.0)
     b.shfl("bfly", f, 1)
     b.ex2("f32", f)
@@ -116,10 +117,12 @@ def test_instruction_forms():
         "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r3, %r4, %r5, %r6}, [%r0];",
         "bar.sync 1, 256;",
         "bar.arrive 2, 256;",
+        "add.u32 %r7, %r2, 1;",
+        "bar.sync %r7, 128;",
         "mov.f32 %f0, 0f3F800000;",
         "shfl.sync.bfly.b32 %f1, %f0, 1, 0x1f, 0xffffffff;",
         "ex2.approx.ftz.f32 %f2, %f0;",
-        "cvt.rn.bf16x2.f32 %r7, %f0, %f0;",
+        "cvt.rn.bf16x2.f32 %r8, %f0, %f0;",
         "cvt.rn.satfinite.e4m3x2.f32 %rs0, %f0, %f0;",
         "ld.param.u64 %rd2, [out];",
         "cvta.to.global.u64 %rd3, %rd2;",

@@ -23,7 +23,7 @@ ptx.module {version = "8.0", target = "sm_90a", address_size = 64 : i64} {
 
 ptx.module {version = "8.0", target = "sm_90a", address_size = 64 : i64} {
   ptx.entry @k {params = []} {
-    ptx.bar_sync {id = 16 : i64}
+    ptx.bar_sync {imm = 16 : i64}
   }
 }
 // CHECK: ptx.bar_sync: barrier id must be in 0..15, got 16

@@ -126,82 +126,88 @@ ptx.module {version = "8.0", target = "sm_90a", address_size = 64 : i64} {
     ptx.fence {kind = "mbarrier_init.release.cluster"}
     ptx.fence {kind = "proxy.async.shared::cta"}
     ptx.label {label = "ENDIF_0"}
-    ptx.bar_sync {id = 0 : i64}
-    ptx.bar_sync {id = 1 : i64, count = 128 : i64}
-    ptx.bar_arrive {id = 2 : i64, count = 128 : i64}
+    ptx.bar_sync {imm = 0 : i64}
+    ptx.bar_sync {count = 128 : i64, imm = 1 : i64}
+    ptx.bar_arrive {count = 128 : i64, imm = 2 : i64}
+    %113 = ptx.shr(%0) {ty = "u32", imm = 7 : i64} : b32
+    %114 = ptx.add(%113) {ty = "u32", imm = 1 : i64} : b32
+    ptx.bar_sync(%114) {count = 128 : i64}
+    %115 = ptx.shr(%0) {ty = "u32", imm = 7 : i64} : b32
+    %116 = ptx.add(%115) {ty = "u32", imm = 3 : i64} : b32
+    ptx.bar_arrive(%116) {count = 128 : i64}
     ptx.fence {kind = "acq_rel.cta"}
     ptx.mbar_arrive_expect_tx(%111) {bytes = 8192 : i64}
     ptx.mbar_expect_tx(%111) {bytes = 128 : i64}
     ptx.mbar_arrive(%111)
     ptx.mbar_arrive(%111) {count = 2 : i64}
-    %113 = ptx.and(%82) {ty = "b32", imm = 1 : i64} : b32
+    %117 = ptx.and(%82) {ty = "b32", imm = 1 : i64} : b32
     ptx.label {label = "WAIT_0"}
-    %114 = ptx.mbar_try_wait(%111, %113) : pred
-    ptx.bra(%114) {target = "WAIT_0", negate}
+    %118 = ptx.mbar_try_wait(%111, %117) : pred
+    ptx.bra(%118) {target = "WAIT_0", negate}
     ptx.label {label = "WAIT_1"}
-    %115 = ptx.mbar_try_wait(%111) {imm = 1 : i64} : pred
-    ptx.bra(%115) {target = "WAIT_1", negate}
-    %116 = ptx.mov {ty = "u32", imm = 0 : i64} : b32
-    %117 = ptx.mov {ty = "u32", imm = 1 : i64} : b32
-    %118 = ptx.mov {ty = "u32", imm = 2 : i64} : b32
-    %119 = ptx.mov {ty = "u32", imm = 3 : i64} : b32
-    %120 = ptx.mov {ty = "u32", imm = 4 : i64} : b32
-    ptx.tma_load(%13, %9, %111, %116)
-    ptx.tma_load(%13, %9, %111, %116, %117)
-    ptx.tma_load(%13, %9, %111, %116, %117, %118)
-    ptx.tma_load(%13, %9, %111, %116, %117, %118, %119)
-    ptx.tma_load(%13, %9, %111, %116, %117, %118, %119, %120)
+    %119 = ptx.mbar_try_wait(%111) {imm = 1 : i64} : pred
+    ptx.bra(%119) {target = "WAIT_1", negate}
+    %120 = ptx.mov {ty = "u32", imm = 0 : i64} : b32
+    %121 = ptx.mov {ty = "u32", imm = 1 : i64} : b32
+    %122 = ptx.mov {ty = "u32", imm = 2 : i64} : b32
+    %123 = ptx.mov {ty = "u32", imm = 3 : i64} : b32
+    %124 = ptx.mov {ty = "u32", imm = 4 : i64} : b32
+    ptx.tma_load(%13, %9, %111, %120)
+    ptx.tma_load(%13, %9, %111, %120, %121)
+    ptx.tma_load(%13, %9, %111, %120, %121, %122)
+    ptx.tma_load(%13, %9, %111, %120, %121, %122, %123)
+    ptx.tma_load(%13, %9, %111, %120, %121, %122, %123, %124)
     ptx.fence {kind = "proxy.async.shared::cta"}
-    ptx.tma_store(%9, %13, %116)
-    ptx.tma_store(%9, %13, %116, %117)
-    ptx.tma_store(%9, %13, %116, %117, %118, %119, %120)
-    ptx.tma_store(%9, %13, %116, %117) {reduce = "add"}
+    ptx.tma_store(%9, %13, %120)
+    ptx.tma_store(%9, %13, %120, %121)
+    ptx.tma_store(%9, %13, %120, %121, %122, %123, %124)
+    ptx.tma_store(%9, %13, %120, %121) {reduce = "add"}
     ptx.bulk_commit
     ptx.bulk_wait {n = 1 : i64, read}
     ptx.bulk_wait {n = 0 : i64}
     ptx.mbar_inval(%111)
-    %121 = ptx.reg : f32
-    %122 = ptx.reg : f32
-    %123 = ptx.reg : f32
-    %124 = ptx.reg : f32
     %125 = ptx.reg : f32
     %126 = ptx.reg : f32
     %127 = ptx.reg : f32
     %128 = ptx.reg : f32
-    %129 = ptx.shr(%13) {ty = "u32", imm = 4 : i64} : b32
-    %130 = ptx.and(%129) {ty = "b32", imm = 16383 : i64} : b32
-    %131 = ptx.cvt(%130) {dst = "u64", src = "u32"} : b64
-    %132 = ptx.or(%131) {ty = "b64", imm = 4611686293305360384 : i64} : b64
-    %133 = ptx.setp(%0, %0) {cmp = "ne", ty = "u32"} : pred
+    %129 = ptx.reg : f32
+    %130 = ptx.reg : f32
+    %131 = ptx.reg : f32
+    %132 = ptx.reg : f32
+    %133 = ptx.shr(%13) {ty = "u32", imm = 4 : i64} : b32
+    %134 = ptx.and(%133) {ty = "b32", imm = 16383 : i64} : b32
+    %135 = ptx.cvt(%134) {dst = "u64", src = "u32"} : b64
+    %136 = ptx.or(%135) {ty = "b64", imm = 4611686293305360384 : i64} : b64
+    %137 = ptx.setp(%0, %0) {cmp = "ne", ty = "u32"} : pred
     ptx.wgmma_fence
-    ptx.wgmma(%121, %122, %123, %124, %125, %126, %127, %128, %132, %132, %133) {n = 16 : i64, dtype = "bf16", scale_a = 1 : i64, scale_b = 1 : i64, trans_a = 0 : i64, trans_b = 0 : i64}
-    ptx.wgmma(%121, %122, %123, %124, %125, %126, %127, %128, %132, %132) {n = 16 : i64, dtype = "f16", scale_a = -1 : i64, scale_b = 1 : i64, trans_a = 1 : i64, trans_b = 1 : i64, scale_d = 1 : i64}
-    ptx.wgmma(%121, %122, %123, %124, %125, %126, %127, %128, %67, %67, %67, %67, %132) {n = 16 : i64, dtype = "bf16", scale_a = 1 : i64, scale_b = 1 : i64, trans_a = 0 : i64, trans_b = 1 : i64, a_regs, scale_d = 1 : i64}
-    ptx.wgmma(%121, %122, %123, %124, %125, %126, %127, %128, %132, %132) {n = 16 : i64, dtype = "e4m3", scale_a = 1 : i64, scale_b = -1 : i64, trans_a = 0 : i64, trans_b = 0 : i64, scale_d = 1 : i64}
-    ptx.wgmma(%121, %122, %123, %124, %125, %126, %127, %128, %67, %67, %67, %67, %132) {n = 16 : i64, dtype = "e5m2", scale_a = 1 : i64, scale_b = 1 : i64, trans_a = 0 : i64, trans_b = 0 : i64, a_regs, scale_d = 1 : i64}
+    ptx.wgmma(%125, %126, %127, %128, %129, %130, %131, %132, %136, %136, %137) {n = 16 : i64, dtype = "bf16", scale_a = 1 : i64, scale_b = 1 : i64, trans_a = 0 : i64, trans_b = 0 : i64}
+    ptx.wgmma(%125, %126, %127, %128, %129, %130, %131, %132, %136, %136) {n = 16 : i64, dtype = "f16", scale_a = -1 : i64, scale_b = 1 : i64, trans_a = 1 : i64, trans_b = 1 : i64, scale_d = 1 : i64}
+    ptx.wgmma(%125, %126, %127, %128, %129, %130, %131, %132, %67, %67, %67, %67, %136) {n = 16 : i64, dtype = "bf16", scale_a = 1 : i64, scale_b = 1 : i64, trans_a = 0 : i64, trans_b = 1 : i64, a_regs, scale_d = 1 : i64}
+    ptx.wgmma(%125, %126, %127, %128, %129, %130, %131, %132, %136, %136) {n = 16 : i64, dtype = "e4m3", scale_a = 1 : i64, scale_b = -1 : i64, trans_a = 0 : i64, trans_b = 0 : i64, scale_d = 1 : i64}
+    ptx.wgmma(%125, %126, %127, %128, %129, %130, %131, %132, %67, %67, %67, %67, %136) {n = 16 : i64, dtype = "e5m2", scale_a = 1 : i64, scale_b = 1 : i64, trans_a = 0 : i64, trans_b = 0 : i64, a_regs, scale_d = 1 : i64}
     ptx.wgmma_commit
     ptx.wgmma_wait {n = 0 : i64}
-    %134 = ptx.add(%121, %122) {ty = "f32"} : f32
-    ptx.assign(%121, %134)
-    %135 = ptx.add(%121, %123) {ty = "f32"} : f32
-    ptx.assign(%121, %135)
-    %136 = ptx.add(%121, %124) {ty = "f32"} : f32
-    ptx.assign(%121, %136)
-    %137 = ptx.add(%121, %125) {ty = "f32"} : f32
-    ptx.assign(%121, %137)
-    %138 = ptx.add(%121, %126) {ty = "f32"} : f32
-    ptx.assign(%121, %138)
-    %139 = ptx.add(%121, %127) {ty = "f32"} : f32
-    ptx.assign(%121, %139)
-    %140 = ptx.add(%121, %128) {ty = "f32"} : f32
-    ptx.assign(%121, %140)
-    ptx.st(%95, %121) {space = "global", ty = "f32", offset = 0 : i64}
+    %138 = ptx.add(%125, %126) {ty = "f32"} : f32
+    ptx.assign(%125, %138)
+    %139 = ptx.add(%125, %127) {ty = "f32"} : f32
+    ptx.assign(%125, %139)
+    %140 = ptx.add(%125, %128) {ty = "f32"} : f32
+    ptx.assign(%125, %140)
+    %141 = ptx.add(%125, %129) {ty = "f32"} : f32
+    ptx.assign(%125, %141)
+    %142 = ptx.add(%125, %130) {ty = "f32"} : f32
+    ptx.assign(%125, %142)
+    %143 = ptx.add(%125, %131) {ty = "f32"} : f32
+    ptx.assign(%125, %143)
+    %144 = ptx.add(%125, %132) {ty = "f32"} : f32
+    ptx.assign(%125, %144)
+    ptx.st(%95, %125) {space = "global", ty = "f32", offset = 0 : i64}
     ptx.assign(%82) {imm = 0 : i64}
     ptx.assign(%84) {imm = 1065353216 : i64}
     ptx.assign(%80, %77)
-    %141 = ptx.mov(%84) {ty = "b32"} : b32
-    %142 = ptx.selp(%82, %141, %80) {ty = "u32"} : b32
-    ptx.st(%95, %142) {space = "global", ty = "u32", offset = 0 : i64}
+    %145 = ptx.mov(%84) {ty = "b32"} : b32
+    %146 = ptx.selp(%82, %145, %80) {ty = "u32"} : b32
+    ptx.st(%95, %146) {space = "global", ty = "u32", offset = 0 : i64}
     ptx.ret
   }
 }
