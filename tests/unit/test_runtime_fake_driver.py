@@ -52,7 +52,7 @@ class FakeDriver:
         self.encoded: list[tuple] = []
         self.CUresult = SimpleNamespace(CUDA_SUCCESS=SUCCESS)
         self.CUdevice_attribute = self.CUfunction_attribute = Names()
-        self.CUjit_option = self.CUpointer_attribute = Names()
+        self.CUjit_option = self.CUpointer_attribute = self.CUevent_flags = Names()
         self.cuuint64_t = self.cuuint32_t = int
         self.CUtensorMapDataType = self.CUtensorMapInterleave = self.CUtensorMapSwizzle = int
         self.CUtensorMapL2promotion = self.CUtensorMapFloatOOBfill = int
@@ -88,6 +88,9 @@ class FakeDriver:
 
     def cuDevicePrimaryCtxRetain(self, dev):
         return self._record("cuDevicePrimaryCtxRetain", (SUCCESS, "ctx"))
+
+    def cuEventCreate(self, flags):
+        return self._record("cuEventCreate", (SUCCESS, "event"))
 
     def cuModuleLoadDataEx(self, image, n, opts, values):
         self.calls.append("cuModuleLoadDataEx")
@@ -239,6 +242,23 @@ def test_device_arrays_launch_on_the_given_stream(cu):
     assert list((ctypes.c_float * 16).from_address(y_addr)) == [2.0 * i for i in range(16)]
     assert cu.launches[-1].hStream == 0x5000
     assert "cuMemcpyHtoDAsync" not in cu.calls  # nothing staged
+    assert "cuStreamWaitEvent" not in cu.calls  # no producer stream given
+
+
+def test_launch_waits_for_the_producers_stream(cu):
+    cu.kernels["scale"] = scale_kernel(cu)
+    k = load(ptx="ptx", abi=SCALE)
+    addr = cu.cuMemAlloc(64)[1]
+
+    class OnStream:  # __cuda_array_interface__ v3 with the stream the producer used
+        __cuda_array_interface__ = {"shape": (2, 8), "typestr": "<f4", "data": (addr, False), "version": 3, "stream": 1}
+
+    k(OnStream(), OnStream(), stream=0x5000)
+    order = [c for c in cu.calls if c in ("cuEventRecord", "cuStreamWaitEvent", "cuLaunchKernelEx")]
+    assert order == ["cuEventRecord", "cuStreamWaitEvent"] * 2 + ["cuLaunchKernelEx"]
+    cu.calls.clear()
+    k(OnStream(), OnStream(), stream=1)  # already the producer's stream: nothing to wait for
+    assert "cuStreamWaitEvent" not in cu.calls
 
 
 def test_host_address_posing_as_device_memory(cu):

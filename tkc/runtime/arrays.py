@@ -51,6 +51,9 @@ class ArrayInfo:
     """torch, cuda_array_interface, numpy or dlpack."""
     obj: Any
     """The user's object (numpy: copied back into; DLPack: the capsule, kept alive)."""
+    stream: int | None = None
+    """The stream the producer last used the array on (`__cuda_array_interface__` v3): the
+    launch must wait for it."""
 
 
 def adapt(obj: Any) -> ArrayInfo | None:
@@ -104,6 +107,7 @@ def _from_cai(obj: Any) -> ArrayInfo:
         device_index=None,
         source="cuda_array_interface",
         obj=obj,
+        stream=cai.get("stream"),
     )
 
 

@@ -299,6 +299,9 @@ class Kernel:
         grid_of(self.abi, binding.dims, self.device.num_sms)  # checked before allocating
         handle = stream_handle(stream, binding)
         hstream = cu.CUstream(handle)
+        for info in binding.arrays.values():
+            if info.stream is not None and info.stream != handle:
+                _wait_for(info.stream, hstream)
         pointers = _device_pointers(binding)
         staged: dict[str, tuple[np.ndarray, Any]] = {}
         try:
@@ -365,6 +368,18 @@ class Kernel:
             user = binding.arrays[name].obj
             if host is not user:  # a non-contiguous array was staged through a packed copy
                 user[...] = host
+
+
+def _wait_for(producer: int, hstream: Any) -> None:
+    """Order the launch after the work queued so far on the `producer` stream (1 = legacy)."""
+    cu = driver()
+    flags = cu.CUevent_flags.CU_EVENT_DISABLE_TIMING
+    event = check("cuEventCreate", cu.cuEventCreate(flags))
+    try:
+        check("cuEventRecord", cu.cuEventRecord(event, cu.CUstream(producer)))
+        check("cuStreamWaitEvent", cu.cuStreamWaitEvent(hstream, event, 0))
+    finally:
+        cu.cuEventDestroy(event)  # safe once the wait is queued: it keeps what it needs
 
 
 def _check_pointer_device(name: str, ptr: int) -> None:
