@@ -299,9 +299,8 @@ class Kernel:
         grid_of(self.abi, binding.dims, self.device.num_sms)  # checked before allocating
         handle = stream_handle(stream, binding)
         hstream = cu.CUstream(handle)
-        for info in binding.arrays.values():
-            if info.stream is not None and info.stream != handle:
-                _wait_for(info.stream, hstream)
+        for producer in {a.stream for a in binding.arrays.values()} - {None, handle}:
+            _wait_for(producer, hstream)
         pointers = _device_pointers(binding)
         staged: dict[str, tuple[np.ndarray, Any]] = {}
         try:
