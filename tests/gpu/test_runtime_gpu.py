@@ -198,13 +198,14 @@ def case_index_torch() -> None:
     side = torch.cuda.Stream()
     a = torch.full((2, 64), -1.0, device="cuda")
     b = torch.full((5, 32), -1.0, device="cuda")
+    c = torch.full((1, 32), -1.0, device="cuda")
+    side.wait_stream(torch.cuda.current_stream())  # the fills come first
     with torch.cuda.stream(side):
         k(out=a)  # picks up the side stream as torch's current one
     k(b, stream=side)  # an explicit torch.cuda.Stream
     side.synchronize()
     assert np.array_equal(a.cpu().numpy(), expected_index(2, 64))
     assert np.array_equal(b.cpu().numpy(), expected_index(5, 32))
-    c = torch.full((1, 32), -1.0, device="cuda")
     k(c, stream=side.cuda_stream)  # a raw handle
     side.synchronize()
     assert np.array_equal(c.cpu().numpy(), expected_index(1, 32))

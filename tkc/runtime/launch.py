@@ -282,7 +282,7 @@ class Kernel:
         self.device = device
         self.module = module
         self.function = function
-        self._tensor_maps: OrderedDict[tuple, bytes] = OrderedDict()
+        self._tensor_maps: OrderedDict[TensorMapSpec, bytes] = OrderedDict()
 
     def launch_config(self, *arrays: Any, **named: Any) -> LaunchConfig:
         """What `self(*arrays)` would launch (grid, block, smem, params), launching nothing."""
