@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import numpy as np
-from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType, ModuleOp
 from xdsl.passes import ModulePass
 
 from tkc.diagnostics import TkError
@@ -64,13 +64,15 @@ def _assignments(value: Mapping[str, int] | Sequence[str] | str | None) -> dict[
     return result
 
 
-def kernel_params(kernel: tile.KernelOp) -> dict[str, int]:
-    """The compile-time parameters with their final values: integers, and bools for flags."""
-    params = {}
+def kernel_params(kernel: tile.KernelOp) -> dict[str, int | float]:
+    """The compile-time parameters with their final values: integers, floats, bools for flags."""
+    params: dict[str, int | float] = {}
     for name, attr in kernel.params.data.items():
         if isinstance(attr, IntegerAttr):
             flag = isinstance(attr.type, IntegerType) and attr.type.width.data == 1
             params[name] = attr.value.data != 0 if flag else attr.value.data
+        elif isinstance(attr, FloatAttr):
+            params[name] = attr.value.data
     return params
 
 

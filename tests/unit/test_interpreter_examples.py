@@ -52,22 +52,34 @@ def split(module, variant: dict[str, int]) -> tuple[dict[str, int], dict[str, in
     return {k: v for k, v in variant.items() if k in declared}, {k: v for k, v in variant.items() if k not in declared}
 
 
-@pytest.mark.parametrize("path, variant", cases())
-def test_example_matches_reference(path: Path, variant: dict[str, int]) -> None:
+def run_example(path: Path, variant: dict[str, int]):
+    """(module, inputs, sizes, outputs) of the example with the variant's parameters and sizes."""
     params, sizes = split(parse(path, {}), variant)
     module = parse(path, params)
     kernel = find_kernel(module, None)
     final = kernel_params(kernel)
     sizes = {d: s for d, s in default_sizes(kernel).items() if d not in final} | sizes
     inputs = make_inputs(kernel, final | sizes, seed=7)
-    outputs = interpret(module, None, inputs, sizes)
+    return module, inputs, sizes, interpret(module, None, inputs, sizes)
+
+
+@pytest.mark.parametrize("path, variant", cases())
+def test_example_matches_reference(path: Path, variant: dict[str, int]) -> None:
+    module, inputs, sizes, outputs = run_example(path, variant)
+    kernel = find_kernel(module, None)
     poisoned = write_only(kernel)
-    expected = load_reference(str(path))({k: v for k, v in inputs.items() if k not in poisoned}, final | sizes)
+    expected = load_reference(str(path))(
+        {k: v for k, v in inputs.items() if k not in poisoned}, kernel_params(kernel) | sizes
+    )
     report = io.StringIO()
     assert check(outputs, expected, report, CHECK_TOLERANCE), report.getvalue()
 
+
+@pytest.mark.parametrize("path, variant", cases())
+def test_tile_passes_keep_the_example_result(path: Path, variant: dict[str, int]) -> None:
     from tkc.driver import compile_module
 
+    module, inputs, sizes, outputs = run_example(path, variant)
     after = interpret(compile_module(module, "tile"), None, inputs, sizes)
     for name, value in outputs.items():
         np.testing.assert_array_equal(after[name], value, err_msg=f"{name} changed in the tile passes")
