@@ -39,7 +39,8 @@ def _entry_text(entry: ptx.EntryOp) -> list[str]:
     for op in entry.body.block.ops:
         assert isinstance(op, ptx.PtxInst)
         for r in op.results:
-            kind = r.type.kind.data  # type: ignore[attr-defined]
+            assert isinstance(r.type, ptx.RegType)
+            kind = r.type.kind.data
             names[r] = f"{ptx.REG_PREFIX[kind]}{counts[kind]}"
             counts[kind] += 1
         line = op.ptx(names)

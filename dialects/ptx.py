@@ -259,7 +259,8 @@ class PtxInst(IRDLOperation):
 
     def _arity(self, nargs: int | tuple[int, ...], nouts: int) -> None:
         counts = (nargs,) if isinstance(nargs, int) else nargs
-        _check(len(self.args) in counts, self, f"expected {' or '.join(map(str, counts))} operands, got {len(self.args)}")
+        expected = " or ".join(map(str, counts))
+        _check(len(self.args) in counts, self, f"expected {expected} operands, got {len(self.args)}")
         _check(len(self.outs) == nouts, self, f"expected {nouts} results, got {len(self.outs)}")
 
 
@@ -886,8 +887,8 @@ class StmatrixOp(PtxInst):
 
     def ptx(self, names: Names) -> str:
         trans = ".trans" if self.trans is not None else ""
-        regs = self.args[1:]
-        return f"stmatrix.sync.aligned.m8n8.x{len(regs)}{trans}.shared.b16 [{names[self.args[0]]}], {_vec(names, regs)};"
+        addr, *regs = self.args
+        return f"stmatrix.sync.aligned.m8n8.x{len(regs)}{trans}.shared.b16 [{names[addr]}], {_vec(names, regs)};"
 
 
 @irdl_op_definition
@@ -1259,7 +1260,11 @@ class WgmmaOp(PtxInst):
         acc, a, b, scale_d = self._split()
         n, dtype = self.n.value.data, self.dtype.data
         a_text = _vec(names, a) if self.a_regs is not None else names[a[0]]
-        d_text = names[scale_d] if scale_d is not None else str(self.scale_d.value.data)  # type: ignore[union-attr]
+        if scale_d is not None:
+            d_text = names[scale_d]
+        else:
+            assert self.scale_d is not None
+            d_text = str(self.scale_d.value.data)
         tail = [d_text, str(self.scale_a.value.data), str(self.scale_b.value.data)]
         if WGMMA_K[dtype] == 16:
             if self.a_regs is None:
@@ -1548,7 +1553,8 @@ class PtxBuilder:
       shfl(mode, a, b, clamp=None, mask=0xFFFFFFFF)    stmatrix(addr, regs, trans=False)
       ldmatrix(addr, count=4, trans=False) -> [b32]
     Synchronisation
-      bar_sync(id=0, count=None)  bar_arrive(id, count)   (id: 0..15 or a b32 register)  fence(kind="proxy.async.shared::cta")
+      bar_sync(id=0, count=None)  bar_arrive(id, count)    id: 0..15 or a b32 register
+      fence(kind="proxy.async.shared::cta")
       mbar_init(addr, count)  mbar_arrive(addr, count=None)  mbar_arrive_expect_tx(addr, bytes)
       mbar_expect_tx(addr, bytes)  mbar_try_wait(addr, parity) -> pred  mbar_inval(addr)
       mbar_wait(addr, parity)   the try_wait loop (label + try_wait + bra)

@@ -104,7 +104,8 @@ def test_instruction_forms():
         "WAIT:",
         "mbarrier.try_wait.parity.shared::cta.b64 %p0, [%r1], %r2;",
         "@!%p0 bra WAIT;",
-        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r0], [%rd1, {%r2, %r2}], [%r1];",
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+        " [%r0], [%rd1, {%r2, %r2}], [%r1];",
         "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%rd1, {%r2, %r2}], [%r0];",
         "cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.bulk_group [%rd1, {%r2, %r2}], [%r0];",
         "cp.async.bulk.commit_group;",
