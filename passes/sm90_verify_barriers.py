@@ -173,7 +173,7 @@ class _KernelCheck:
                     raise self.fail(
                         arrive,
                         f"the barrier at smem+{offset} expects {self.counts[offset]} arrivals per phase, "
-                        f"found an arrive executed by {threads} threads",
+                        f"found an arrive executed by {threads} thread{'s' if threads != 1 else ''}",
                     )
             if arrive.tx_bytes is not None:
                 self.check_expect_tx(arrive, loads)

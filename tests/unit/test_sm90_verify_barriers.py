@@ -1,0 +1,194 @@
+"""sm90-verify-barriers: the kernels convert-tile-to-sm90 generates pass unchanged; each rule of
+the barrier protocol, broken by hand in generated IR, fails with a message that names it."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import TypeVar
+
+import pytest
+from xdsl.context import Context
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+from xdsl.ir import Operation
+
+from tkc import driver
+from tkc.diagnostics import TkError
+from tkc.dialects import sm90, tile
+from tkc.passes.convert_tile_to_sm90 import ConvertTileToSm90Pass
+from tkc.passes.sm90_verify_barriers import Sm90VerifyBarriersPass, _Abstract, _Addresses
+
+T = TypeVar("T", bound=Operation)
+INPUTS = Path(__file__).resolve().parents[1] / "lit/sm90_verify_barriers/Inputs"
+
+
+def lowered(name: str, **plan: int) -> ModuleOp:
+    """The sm90 IR of Inputs/<name>.mlir under the given plan decisions."""
+    module = driver.load_module(INPUTS / f"{name}.mlir")
+    kernel = next(op for op in module.walk() if isinstance(op, tile.KernelOp))
+    for key, value in plan.items():
+        kernel.attributes[key] = IntegerAttr(value, 64)
+    ConvertTileToSm90Pass().apply(Context(), module)
+    return module
+
+
+def check(module: ModuleOp) -> None:
+    Sm90VerifyBarriersPass().apply(Context(), module)
+
+
+def violation(module: ModuleOp, message: str) -> None:
+    with pytest.raises(TkError) as info:
+        check(module)
+    assert info.value.message.startswith("internal mbarrier protocol violation in the generated kernel @")
+    assert re.search(message, info.value.message), info.value.message
+
+
+def ops_of(where: Operation | ModuleOp, cls: type[T]) -> list[T]:
+    return [op for op in where.walk() if isinstance(op, cls)]
+
+
+def roles(module: ModuleOp) -> sm90.RolesOp:
+    return ops_of(module, sm90.RolesOp)[0]
+
+
+def producer_wait(module: ModuleOp) -> sm90.MbarrierWaitOp:
+    return next(op for op in roles(module).producer.walk() if isinstance(op, sm90.MbarrierWaitOp))
+
+
+def consumer_wait(module: ModuleOp) -> sm90.MbarrierWaitOp:
+    return next(op for op in roles(module).consumer.walk() if isinstance(op, sm90.MbarrierWaitOp))
+
+
+def expect_tx(module: ModuleOp) -> sm90.MbarrierArriveOp:
+    return next(op for op in ops_of(module, sm90.MbarrierArriveOp) if op.tx_bytes is not None)
+
+
+GEMM_3 = {"stages": 3, "consumers": 2}
+
+
+@pytest.mark.parametrize(
+    ("name", "plan"),
+    [
+        ("gemm", {}),
+        ("gemm", GEMM_3),
+        ("gemm", {"stages": 3, "consumers": 2, "persistent": 1, "group_m": 8}),
+        ("gemm", {"stages": 2, "consumers": 1}),
+        ("attention", {}),
+        ("attention", {"stages": 2, "consumers": 2, "persistent": 1}),
+    ],
+)
+def test_generated_kernels_pass_unchanged(name: str, plan: dict[str, int]) -> None:
+    module = lowered(name, **plan)
+    before = str(module)
+    check(module)
+    assert str(module) == before
+
+
+def test_the_pipeline_runs_it_after_the_lowering() -> None:
+    names = driver.pipeline_for("sm90")
+    assert names[-2:] == ["convert-tile-to-sm90", "sm90-verify-barriers"]
+
+
+def test_barrier_addresses_evaluate_to_the_ring_stages() -> None:
+    module = lowered("gemm", **GEMM_3)
+    addresses = _Addresses()
+    assert addresses(consumer_wait(module).barrier) == _Abstract(frozenset({0, 8, 16}), True)
+    assert addresses(producer_wait(module).barrier) == _Abstract(frozenset({24, 32, 40}), True)
+    loop = consumer_wait(module).parent_op()
+    assert isinstance(loop, scf.ForOp)
+    assert addresses(loop.body.block.args[0]) is None
+
+
+def test_wrong_expect_tx_bytes() -> None:
+    module = lowered("gemm", **GEMM_3)
+    arrive = expect_tx(module)
+    assert arrive.tx_bytes is not None
+    stage = arrive.tx_bytes.value.data
+    arrive.tx_bytes = IntegerAttr(stage - 8192, 32)
+    violation(module, f"expect_tx {stage - 8192} expects TMA loads of {stage - 8192} bytes .* found {stage} bytes")
+
+
+def test_tma_load_without_expect_tx() -> None:
+    module = lowered("attention")
+    del expect_tx(module).properties["tx_bytes"]
+    violation(module, r"a TMA load completing on the barrier at smem\+0 expects an sm90.mbarrier_arrive expect_tx")
+
+
+def test_wrong_empty_init_count() -> None:
+    module = lowered("gemm", **GEMM_3)
+    init = next(op for op in ops_of(module, sm90.MbarrierInitOp) if op.count.value.data == 256)
+    init.count = IntegerAttr(128, 32)
+    violation(module, r"the barrier at smem\+24 expects 128 arrivals per phase, found an arrive executed by 256 threads")
+
+
+def test_wrong_full_init_count() -> None:
+    module = lowered("gemm", **GEMM_3)
+    ops_of(module, sm90.MbarrierInitOp)[0].count = IntegerAttr(2, 32)
+    violation(module, r"the barrier at smem\+0 expects 2 arrivals per phase, found an arrive executed by 1 thread$")
+
+
+def test_missing_init() -> None:
+    module = lowered("gemm", **GEMM_3)
+    ops_of(module, sm90.MbarrierInitOp)[-1].detach()
+    violation(module, r"expected every barrier sm90.mbarrier_\w+ may use to be initialised, found no init of the barrier at smem\+40")
+
+
+def test_inits_without_fence_or_sync() -> None:
+    module = lowered("gemm")
+    ops_of(module, sm90.FenceBarrierInitOp)[0].detach()
+    violation(module, "expected sm90.fence_barrier_init after sm90.mbarrier_init")
+    module = lowered("gemm")
+    ops_of(module, sm90.SyncBlockOp)[0].detach()
+    violation(module, "expected sm90.sync_block after the barrier inits and before sm90.roles")
+
+
+def test_parity_not_a_phase_bit() -> None:
+    module = lowered("gemm", **GEMM_3)
+    wait = consumer_wait(module)
+    phase = wait.parity.owner
+    assert isinstance(phase, arith.AndIOp)
+    wait.operands = (wait.barrier, phase.lhs)
+    violation(module, "expected the parity of sm90.mbarrier_wait to be a phase bit .* found the result of arith.divui")
+
+
+def test_producer_waits_with_the_plain_phase() -> None:
+    module = lowered("gemm", **GEMM_3)
+    wait = producer_wait(module)
+    flipped = wait.parity.owner
+    assert isinstance(flipped, arith.XOrIOp)
+    wait.operands = (wait.barrier, flipped.lhs)
+    violation(module, "the producer waits with the flipped phase bit, found the plain one")
+
+
+def test_producer_waits_on_full() -> None:
+    module = lowered("gemm", **GEMM_3)
+    wait = producer_wait(module)
+    wait.operands = (expect_tx(module).barrier, wait.parity)
+    violation(module, r"the producer waits on empty barriers, found a wait on the barriers smem\+0, .*which TMA completes")
+
+
+def test_consumer_waits_on_empty() -> None:
+    module = lowered("gemm", **GEMM_3)
+    wait = consumer_wait(module)
+    empty = wait.prev_op  # the slot computes full, then empty, then waits
+    assert isinstance(empty, arith.AddiOp)
+    wait.operands = (empty.result, wait.parity)
+    violation(module, r"consumers wait on full barriers, found a wait on the barriers smem\+24, .*which no TMA completes")
+
+
+def test_wait_without_arrive() -> None:
+    module = lowered("gemm", **GEMM_3)
+    for arrive in roles(module).consumer.walk():
+        if isinstance(arrive, sm90.MbarrierArriveOp):
+            arrive.detach()
+    violation(module, r"found none on the barriers smem\+24, smem\+32, smem\+40: the wait would never complete")
+
+
+def test_unknown_barrier_address() -> None:
+    module = lowered("gemm", **GEMM_3)
+    wait = consumer_wait(module)
+    loop = wait.parent_op()
+    assert isinstance(loop, scf.ForOp)
+    wait.operands = (loop.body.block.args[0], wait.parity)
+    violation(module, "expected the barrier of sm90.mbarrier_wait at known offsets from sm90.smem_base")
