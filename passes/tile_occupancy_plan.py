@@ -187,9 +187,8 @@ class Planner:
             _, pool = register_pool(n, 1)
             raise error_at(
                 self.kernel,
-                f"@consumers({n}): each consumer thread needs {demand} registers, but {n} consumer warpgroups "
-                f"and the producer get at most {consumer} each from the {pool}-register pool "
-                f"({SM_REGISTERS} registers per SM)",
+                f"@consumers({n}): each consumer thread needs {demand} registers, over the {consumer} it can get "
+                f"beside the producer ({threads} threads share {pool} of the SM's {SM_REGISTERS} registers)",
             )
 
     def registers(self, n: int, ctas: int) -> tuple[int, int, str]:

@@ -1,0 +1,52 @@
+// RUN: tkc-opt %S/Inputs/gemm.mlir -p tile-swizzle-select,tile-bank-conflicts,tile-occupancy-plan | filecheck %s --check-prefix=GEMM
+// RUN: tkc-opt %S/Inputs/attention.mlir -p tile-swizzle-select,tile-bank-conflicts,tile-occupancy-plan | filecheck %s --check-prefix=ATTN
+
+// GEMM 128x256x64: two consumers of 64 rows, ThunderKittens' 40/232 split of the 64512 registers
+// a 384-thread block gets, 3 stages (a 4th would overflow 232448 B beside the 64 KB staging
+// tile), and a persistent grid walking 8 tile-rows at a time.
+// GEMM: tile.kernel @gemm
+// GEMM-SAME: consumers = #tile.decision<2, "128-row register tiles: 64 rows per consumer warpgroup (wgmma m64); the demand of 160 registers per thread fits">
+// GEMM-SAME: threads = #tile.decision<384, "1 producer + 2 consumer warpgroup(s) of 128 threads">
+// GEMM-SAME: stages = #tile.decision<3, "4 stages would need 263232 bytes, over 232448: 3 x 49152 B ring + 65536 B epilogue staging + 6 mbarriers + 1 KB alignment slack">
+// GEMM-SAME: smem_bytes = #tile.decision<214064,
+// GEMM-SAME: persistent = #tile.decision<1, "2-D grid (i, j) with a K loop (GEMM-like)
+// GEMM-SAME: group_m = #tile.decision<8,
+// GEMM-SAME: ctas_per_sm = #tile.decision<1, "persistent grid: one CTA per SM">
+// GEMM-SAME: producer_registers = #tile.decision<40, "384 threads get 168 registers each at entry (64512 in all)
+// GEMM-SAME: consumer_registers = #tile.decision<232,
+
+// Attention D=128: Q is loaded once (32 KB), K+V make a 64 KB stage, so 2 stages fit; the 3-D
+// grid launches one CTA per tile.
+// ATTN: tile.kernel @attn_fwd
+// ATTN-SAME: consumers = #tile.decision<2,
+// ATTN-SAME: stages = #tile.decision<2, "3 stages would need 263744 bytes, over 232448: 32768 B of single tiles + 2 x 65536 B ring + 33280 B epilogue staging + 5 mbarriers + 1 KB alignment slack">
+// ATTN-SAME: smem_bytes = #tile.decision<198192,
+// ATTN-SAME: persistent = #tile.decision<0, "a 3-D grid (qi, h, b): one CTA per tile, the hardware scheduler fills the SMs">
+// ATTN-SAME: group_m = #tile.decision<1,
+// ATTN-SAME: ctas_per_sm = #tile.decision<1, "two blocks would need 2 x (198192 + 1024 reserved) bytes, over the SM's 233472">
+// ATTN-SAME: producer_registers = #tile.decision<40,
+// ATTN-SAME: consumer_registers = #tile.decision<232,
+
+// Pins are obeyed when they fit, and are errors naming the budget when they do not.
+// RUN: sed 's/KERNEL_PIN/@registers(32, 232) @persistent/; s/LOOP_PIN/@stages(2)/' %S/Inputs/gemm-pinned.tk > %t.ok.tk
+// RUN: tkc compile %t.ok.tk --emit tile | filecheck %s --check-prefix=PINNED
+// PINNED: stages = #tile.decision<2, "pinned by @stages(2); 164896 of 232448 bytes">
+// PINNED: persistent = #tile.decision<1, "pinned by @persistent
+// PINNED-SAME: producer_registers = #tile.decision<32, "pinned by @registers(32, 232); 63488 of 64512 registers">
+// PINNED: pipeline = #tile.decision<2, "pinned by @stages(2); 2-stage TMA ring
+
+// RUN: sed 's/KERNEL_PIN/@registers(256, 256)/; s/LOOP_PIN//' %S/Inputs/gemm-pinned.tk > %t.regs.tk
+// RUN: not tkc compile %t.regs.tk --emit tile 2>&1 | filecheck %s --check-prefix=REGS
+// REGS: regs.tk:3:8: error: @registers(256, 256) needs 128 x 256 + 256 x 256 = 98304 registers, over the 64512 a 384-thread block gets at entry (168 per thread; 65536 per SM)
+
+// RUN: sed 's/KERNEL_PIN//; s/LOOP_PIN/@stages(9)/' %S/Inputs/gemm-pinned.tk > %t.stages.tk
+// RUN: not tkc compile %t.stages.tk --emit tile 2>&1 | filecheck %s --check-prefix=STAGES
+// STAGES: stages.tk:7:5: error: @stages(9) needs 509072 bytes of shared memory (9 x 49152 B ring + 65536 B epilogue staging + 18 mbarriers + 1 KB alignment slack), over the 232448-byte budget; at most 3 stages fit
+
+// RUN: sed 's/KERNEL_PIN/@consumers(4)/; s/LOOP_PIN//' %S/Inputs/gemm-pinned.tk > %t.c4.tk
+// RUN: not tkc compile %t.c4.tk --emit tile 2>&1 | filecheck %s --check-prefix=C4
+// C4: c4.tk:3:8: error: @consumers(4) splits the 128-row register tiles into 32 rows per warpgroup; wgmma needs multiples of 64
+
+// RUN: sed 's/KERNEL_PIN/@consumers(1)/; s/LOOP_PIN//' %S/Inputs/gemm-pinned.tk > %t.c1.tk
+// RUN: not tkc compile %t.c1.tk --emit tile 2>&1 | filecheck %s --check-prefix=C1
+// C1: c1.tk:3:8: error: @consumers(1): each consumer thread needs 288 registers, over the 256 it can get beside the producer (256 threads share 63488 of the SM's 65536 registers)
