@@ -175,25 +175,30 @@ def check(outputs: Arrays, expected: Arrays, out: TextIO, tolerance: float = CHE
 # --------------------------------------------------------------------------- bisect
 
 
-def snapshots(module: ModuleOp, passes: Sequence[ModulePass] | None = None) -> list[tuple[str, ModuleOp]]:
-    """("input", IR) then (pass, IR after it) for each tile-level pass; `module` is untouched.
+Stage = tuple[str, ModuleOp]
+
+
+def snapshots(module: ModuleOp, passes: Sequence[ModulePass] | None = None) -> tuple[list[Stage], Stage | None]:
+    """("input", IR) then (pass, IR after it) for each tile-level pass, and the pass that
+    crashed or left invalid IR with the error (None if all ran); `module` is untouched.
 
     By default the driver's tile pipeline; `passes` runs an explicit list instead (tests inject
     a deliberately broken pass this way).
     """
-    if passes is None:
-        from tkc.driver import ir_after_each_pass
-
-        return ir_after_each_pass(module, "tile")
-    from tkc.driver import make_context
+    from tkc.driver import instantiate, make_context, pipeline_for
 
     ctx, current = make_context(), module.clone()
     stages = [("input", module.clone())]
-    for each in passes:
-        each.apply(ctx, current)
-        current.verify()
+    for each in instantiate(pipeline_for("tile")) if passes is None else passes:
+        try:
+            each.apply(ctx, current)
+            current.verify()
+        except TkError:
+            raise  # the user's program broke a pass's contract (an infeasible annotation, ...)
+        except Exception as e:  # a crashing pass is what bisect is looking for, too
+            return stages, (each.name, f"{type(e).__name__}: {e}")
         stages.append((each.name, current.clone()))
-    return stages
+    return stages, None
 
 
 @dataclass
@@ -210,9 +215,11 @@ def bisect(
     inputs: Arrays,
     params: Mapping[str, int],
     out: TextIO,
+    crashed: tuple[str, str] | None = None,
     tolerance: float = BISECT_TOLERANCE,
 ) -> BisectResult:
-    """Interpret every stage on the same inputs; the first whose outputs move names the pass."""
+    """Interpret every stage on the same inputs; the first whose outputs move names the pass
+    (or else `crashed`, the pass that failed after the last stage, with its error)."""
     (_, first), rest = stages[0], stages[1:]
     baseline = interpret(first, kernel, inputs, params)
     print(f"{'input':<24} reference", file=out)
@@ -231,6 +238,10 @@ def bisect(
             print(f"first pass whose outputs differ: {name}", file=out)
             return BisectResult(name, errors)
         print(f"{name:<24} rel change {worst:.3e}  same", file=out)
+    if crashed is not None:
+        print(f"{crashed[0]:<24} failed: {crashed[1]}", file=out)
+        print(f"first pass that fails: {crashed[0]}", file=out)
+        return BisectResult(crashed[0], errors)
     print("no pass changes the outputs", file=out)
     return BisectResult(None, errors)
 
@@ -263,7 +274,8 @@ def run_command(args: Any, out: TextIO = sys.stdout) -> int:
     inputs = make_inputs(kernel_op, final_params | sizes, args.seed)
 
     if args.bisect:
-        culprit = bisect(snapshots(module), kernel, inputs, sizes, out).culprit
+        stages, crashed = snapshots(module)
+        culprit = bisect(stages, kernel, inputs, sizes, out, crashed).culprit
         return 1 if culprit else 0
 
     if args.interpret:

@@ -109,7 +109,8 @@ def test_bisect_names_the_broken_pass() -> None:
     module = attention(64, causal=True)
     kernel = next(op for op in module.walk() if isinstance(op, tile.KernelOp))
     inputs = make_inputs(kernel, {"B": 1, "H": 2, "N": 256}, seed=2)
-    stages = snapshots(module, [CommonSubexpressionElimination(), BreakSub(), CommonSubexpressionElimination()])
+    stages, crashed = snapshots(module, [CommonSubexpressionElimination(), BreakSub(), CommonSubexpressionElimination()])
+    assert crashed is None
     out = io.StringIO()
     result = bisect(stages, None, inputs, {}, out)
     assert result.culprit == "test-break-sub"
@@ -127,6 +128,25 @@ def test_bisect_through_the_driver_pipeline(tmp_path: Path, monkeypatch: pytest.
     assert run_command(args(path, bisect=True, size={"B": 1, "H": 1, "N": 256}), out) == 1
     assert "first pass whose outputs differ: test-break-sub" in out.getvalue()
     assert "canonicalize" in out.getvalue()  # the real passes ran first and changed nothing
+
+
+@dataclass(frozen=True)
+class Crash(ModulePass):
+    name = "test-crash"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        raise RuntimeError("boom")
+
+
+def test_bisect_names_a_crashing_pass() -> None:
+    module = gemm()
+    kernel = next(op for op in module.walk() if isinstance(op, tile.KernelOp))
+    inputs = make_inputs(kernel, {"M": 128, "N": 128, "K": 64}, seed=3)
+    stages, crashed = snapshots(module, [CommonSubexpressionElimination(), Crash(), CommonSubexpressionElimination()])
+    assert [name for name, _ in stages] == ["input", "cse"] and crashed == ("test-crash", "RuntimeError: boom")
+    out = io.StringIO()
+    assert bisect(stages, None, inputs, {}, out, crashed).culprit == "test-crash"
+    assert "test-crash               failed: RuntimeError: boom" in out.getvalue()
 
 
 def test_bisect_of_a_correct_pipeline_finds_nothing(tmp_path: Path) -> None:
