@@ -802,6 +802,8 @@ class _Builder:
         if "bool" in kinds:
             raise self.error(node, f"'{op}' applies to numbers, not bools")
         if kinds <= {"int", "index"}:
+            if op in ("/", "%") and b == 0 and is_int(b):
+                raise self.error(node, "division by zero")
             return self.emit(INDEX_OPS[op](self.index(a, node), self.index(b, node)))
         if kinds <= {"int", "float", "f32"}:
             if op == "%":

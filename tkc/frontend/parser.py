@@ -8,6 +8,7 @@ builder recurses over the tree, so depth is bounded here, before any recursion h
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from pathlib import Path
 
@@ -20,15 +21,13 @@ MAX_DEPTH = 100
 """Deepest nesting of the parse tree the frontend accepts (real kernels stay below 25)."""
 
 # How an expected terminal is named in "expected ..." messages.
-_TERMINAL_NAMES = {
-    "NAME": "a name",
-    "NUMBER": "a number",
-    "ADD_OP": "'+' or '-'",
-    "MUL_OP": "'*', '/' or '%'",
-    "$END": "end of input",
-}
-# Terminals that can start an expression: when all of these are expected, say "an expression".
-_EXPRESSION_START = {"NAME", "NUMBER", "LPAR"}
+_TERMINAL_NAMES = {"NAME": "a name", "NUMBER": "a number", "$END": "end of input"}
+# Sets of terminals summarised by one phrase when enough of them are expected at once.
+_EXPRESSION = {"NAME", "NUMBER", "LPAR", "ADD_OP", "NOT", "TRUE", "FALSE", "LOAD", "BF16", "F16", "F32", "FP8E4M3",
+               "ZERO", "ONE", "NEG_INFTY", "POS_INFTY"}
+_OPERATORS = {"ADD_OP", "MUL_OP", "AND", "OR", "QUESTION"}
+_COMPARISONS = {"==", "!=", "<=", ">=", "<", ">"}
+_STATEMENTS = {"AT", "FOR", "GRID", "IF", "LET", "NAME", "STORE", "VAR"}
 
 
 @cache
@@ -37,23 +36,40 @@ def _parser() -> Lark:
     return Lark(grammar, parser="lalr", propagate_positions=True, maybe_placeholders=True)
 
 
-def _describe_terminal(name: str) -> str:
-    if name in _TERMINAL_NAMES:
-        return _TERMINAL_NAMES[name]
+def _terminal_text(name: str) -> str | None:
+    """The literal text of a terminal that matches one fixed string, else None."""
     try:
         pattern = _parser().get_terminal(name).pattern
     except KeyError:
-        return name
-    return f"'{pattern.value}'" if pattern.type == "str" else name.lower()
+        return None
+    if pattern.type == "str":
+        return pattern.value
+    text = re.sub(r"\\(.)", r"\1", pattern.value)
+    return text if re.escape(text) == pattern.value else None
 
 
 def _describe_expected(expected: set[str]) -> str:
-    if _EXPRESSION_START <= expected:
-        return "an expression"
-    names = sorted({_describe_terminal(t) for t in expected})
-    if len(names) > 6:
-        names = names[:6] + ["..."]
-    return names[0] if len(names) == 1 else "one of " + ", ".join(names)
+    phrases: list[str] = []
+    if {"NAME", "NUMBER", "LPAR"} <= expected:
+        phrases.append("an expression")
+        expected -= _EXPRESSION
+    operators = {t for t in expected if t in _OPERATORS or _terminal_text(t) in _COMPARISONS - {"<", ">"}}
+    if operators - _OPERATORS:  # `<` and `>` are comparisons here, not the brackets of a type
+        operators |= {t for t in expected if _terminal_text(t) in ("<", ">")}
+    if operators & {"ADD_OP", "MUL_OP"} or len(operators) >= 3:
+        phrases.append("an operator")
+        expected -= operators
+    if len(expected & _STATEMENTS) >= 5:
+        phrases.append("a statement")
+        expected -= _STATEMENTS
+    if phrases:
+        expected.discard("SEMICOLON")  # optional everywhere: naming it only adds noise
+    for name in sorted(expected):
+        text = _terminal_text(name)
+        phrases.append(_TERMINAL_NAMES.get(name) or (f"'{text}'" if text is not None else name.lower()))
+    if len(phrases) > 7:
+        phrases = phrases[:7] + ["..."]
+    return phrases[0] if len(phrases) == 1 else ", ".join(phrases[:-1]) + " or " + phrases[-1]
 
 
 def _describe_token(token: Token) -> str:
@@ -72,7 +88,9 @@ def _syntax_error(err: UnexpectedInput, source: str, filename: str) -> TkError:
         char = source[err.pos_in_stream] if 0 <= err.pos_in_stream < len(source) else "?"
         message = f"unexpected character {char!r}"
     elif isinstance(err, UnexpectedToken):
-        expected = _describe_expected(set(err.expected))
+        # accepts() replays the parser on each terminal: exact, unlike LALR's merged lookaheads.
+        accepted = err.interactive_parser.accepts() if err.interactive_parser is not None else err.expected
+        expected = _describe_expected(set(accepted))
         message = f"expected {expected}, found {_describe_token(err.token)}"
         if err.token.type == "$END":
             line, col = _end_position(source)

@@ -1,0 +1,82 @@
+"""Fuzzing the frontend: for any input string, parse_tk returns a verified module or raises
+TkError, never another exception. Inputs are token-level mutations of the examples (deleted,
+duplicated, swapped and replaced tokens), random insertions of grammar fragments, and
+arbitrary text."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tkc.diagnostics import TkError
+from tkc.frontend import parse_tk
+
+EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.tk"))
+SOURCES = [p.read_text() for p in EXAMPLES]
+TOKEN = re.compile(r"//[^\n]*|[A-Za-z_][A-Za-z0-9_]*|[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|\.\.|[+\-*/<>=!]=|\s+|.")
+FRAGMENTS = [
+    "let", "var", "for", "if", "else", "store", "load", "grid", "as", "kernel", "in", "..", "and", "or", "not",
+    "true", "false", "?", ":", "=", "+=", "==", "<", ">", "(", ")", "[", "]", "{", "}", ",", "-", "*", "/", "%",
+    "0", "1", "16", "64", "3.5", "1e400", "99999999999999999999", "-1", "@stages(2)", "@swizzle(64)",
+    "@consumers(2)", "@persistent", "@registers(40, 232)", "@bogus", "st<bf16>[64, 64]", "rt<f32>[16]",
+    "rv<f32>[64]", "sv<bf16>[64]", "zero<f32>[64, 64]", "neg_infty<f32>[64]", "bf16(", "f32(", "fp8e4m3(",
+    "mma_AB(", "mma_ABt(", "mma_AtB(", "row_max(", "col_sum(", "sub_row(", "mul_col(", "causal_mask(",
+    "exp2(", "sqrt(", "max(", "log2e", "ln2", "inf", "BM", "acc", "i", "k", "K", "M", "A", "x", "\n", " ",
+]
+CHECK = settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+
+
+def assert_total(source: str) -> None:
+    try:
+        module = parse_tk(source, "fuzz.tk")
+    except TkError as err:
+        err.render()  # rendering a diagnostic must not fail either
+        return
+    module.verify()
+
+
+@st.composite
+def mutated(draw: st.DrawFn) -> str:
+    tokens = TOKEN.findall(draw(st.sampled_from(SOURCES)))
+    for _ in range(draw(st.integers(1, 4))):
+        at = draw(st.integers(0, len(tokens) - 1))
+        action = draw(st.sampled_from(["delete", "duplicate", "swap", "replace", "insert"]))
+        if action == "delete":
+            del tokens[at]
+        elif action == "duplicate":
+            tokens.insert(at, tokens[at])
+        elif action == "swap" and at + 1 < len(tokens):
+            tokens[at], tokens[at + 1] = tokens[at + 1], tokens[at]
+        elif action == "replace":
+            tokens[at] = draw(st.sampled_from(FRAGMENTS))
+        else:
+            tokens.insert(at, " " + draw(st.sampled_from(FRAGMENTS)) + " ")
+    return "".join(tokens)
+
+
+@CHECK
+@given(mutated())
+def test_mutated_examples(source: str) -> None:
+    assert_total(source)
+
+
+@CHECK
+@given(st.lists(st.sampled_from(FRAGMENTS), max_size=40).map(" ".join))
+def test_fragment_soup(source: str) -> None:
+    assert_total(source)
+
+
+@CHECK
+@given(st.text(max_size=200))
+def test_arbitrary_text(source: str) -> None:
+    assert_total(source)
+
+
+@CHECK
+@given(st.sampled_from(SOURCES), st.text(min_size=1, max_size=8), st.integers(0, 10_000))
+def test_random_insertions(source: str, insert: str, at: int) -> None:
+    at %= len(source) + 1
+    assert_total(source[:at] + insert + source[at:])
