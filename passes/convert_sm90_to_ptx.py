@@ -168,8 +168,17 @@ class _Lowering:
 
     # ----------------------------------------------------------------- values
 
+    def value(self, v: SSAValue) -> Value:
+        """v's register(s); a constant gets a `mov` right here, where it is needed."""
+        if v not in self.consts:
+            return self.values[v]
+        ty, number = _scalar_kind(v.type), self.consts[v]
+        if ty == "pred":
+            return self.b.setp("ne", "u32", self.b.mov("u32", number), 0)
+        return self.b.mov(ty, number)
+
     def reg(self, v: SSAValue) -> SSAValue:
-        r = self.values[v]
+        r = self.value(v)
         assert isinstance(r, SSAValue), f"{v} is a fragment, not a scalar"
         return r
 
@@ -180,12 +189,12 @@ class _Lowering:
 
     def src(self, v: SSAValue, ty: str) -> SSAValue | int | float:
         """An operand that may be an immediate: the constant's value, else the register."""
-        if v in self.consts and ty != "pred":
-            value = self.consts[v]
-            if ty[0] in "ub" and isinstance(value, int):
-                return value & ((1 << int(ty[1:])) - 1)
-            return value
-        return self.reg(v)
+        if v not in self.consts or ty == "pred":
+            return self.reg(v)
+        number = self.consts[v]
+        if ty[0] == "s" and isinstance(number, int) and number >> (int(ty[1:]) - 1):
+            return number - (1 << int(ty[1:]))
+        return number
 
     def fresh(self, v: SSAValue) -> Value:
         """Undefined registers shaped like v (carried values, if results)."""
@@ -235,21 +244,15 @@ class _Lowering:
     # ----------------------------------------------------------------- scalars
 
     def op_arith_constant(self, op: arith.ConstantOp) -> None:
+        """Constants become immediates at their uses (or a `mov` there, see `value`)."""
         value = op.value
-        ty = _scalar_kind(op.result.type)
         if isinstance(value, IntegerAttr):
-            number = value.value.data
-            if ty == "pred":
-                self.values[op.result] = self.b.setp("ne", "u32", self.b.mov("u32", number & 1), 0)
-                self.consts[op.result] = number & 1
-                return
-            number &= (1 << int(ty[1:])) - 1
+            bits = int(_scalar_kind(op.result.type)[1:]) if _scalar_kind(op.result.type) != "pred" else 1
+            self.consts[op.result] = value.value.data & ((1 << bits) - 1)
         elif isinstance(value, FloatAttr):
-            number = float(value.value.data)
+            self.consts[op.result] = float(value.value.data)
         else:
             raise error_at(op, "only scalar constants lower to PTX")
-        self.consts[op.result] = number
-        self.values[op.result] = self.b.mov(ty, number)
 
     def int_binary(self, op: Operation) -> None:
         method, signed = _INT_BINARY[type(op)]
@@ -259,11 +262,7 @@ class _Lowering:
             ty = _bits_type(ty) if ty != "pred" else ty
         elif signed:
             ty = _signed(ty)
-        a = self.reg(lhs)
-        b = self.src(rhs, ty)
-        if method == "shl" or method == "shr":
-            b = b if isinstance(b, int) else self.reg(rhs)
-        self.values[op.results[0]] = getattr(self.b, method)(ty, a, b)
+        self.values[op.results[0]] = getattr(self.b, method)(ty, self.reg(lhs), self.src(rhs, ty))
 
     def op_arith_ceildivui(self, op: arith.CeilDivUIOp) -> None:
         self.ceildiv(op, "u32")
@@ -310,11 +309,15 @@ class _Lowering:
     def cast(self, op: Operation, signed: bool) -> None:
         (source,), (result,) = op.operands, op.results
         src_ty, dst_ty = _scalar_kind(source.type), _scalar_kind(result.type)
+        if source in self.consts and src_ty != "pred" and dst_ty != "pred":
+            number = int(self.consts[source])
+            if signed and number >> (int(src_ty[1:]) - 1):
+                number -= 1 << int(src_ty[1:])
+            self.consts[result] = number & ((1 << int(dst_ty[1:])) - 1)
+            return
         value = self.reg(source)
         if src_ty[1:] == dst_ty[1:]:
             self.values[result] = value
-            if source in self.consts:
-                self.consts[result] = self.consts[source]
             return
         if src_ty == "pred":
             self.values[result] = self.b.selp(dst_ty, -1 if signed else 1, 0, value)
@@ -413,7 +416,7 @@ class _Lowering:
         iv = b.reg("b32")
         b.assign(iv, self.src(op.lb, "u32"))
         carried = [self.fresh(arg) for arg in body.args[1:]]
-        self.assign(carried, [self.values[v] for v in op.iter_args])
+        self.assign(carried, [self.value(v) for v in op.iter_args])
         self.values[body.args[0]] = iv
         for arg, value in zip(body.args[1:], carried):
             self.values[arg] = value
@@ -423,7 +426,7 @@ class _Lowering:
         b.label(top)
         self.block(body)
         yielded = cast(scf.YieldOp, body.last_op)
-        self.assign(carried, [self.values[v] for v in yielded.operands])
+        self.assign(carried, [self.value(v) for v in yielded.operands])
         b.assign(iv, b.add("u32", iv, self.src(op.step, "u32")))
         b.bra(top, b.setp("lt", "s32", iv, ub))
         b.label(end)
@@ -442,7 +445,7 @@ class _Lowering:
                 self.block(region.block)
                 yielded = region.block.last_op
                 if isinstance(yielded, scf.YieldOp):
-                    self.assign(results, [self.values[v] for v in yielded.operands])
+                    self.assign(results, [self.value(v) for v in yielded.operands])
             if label is not None:
                 b.bra(end)
         b.label(end)
