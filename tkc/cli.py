@@ -142,6 +142,12 @@ def render_user_error(error: TkError) -> str:
     return error.render()
 
 
+def _raised_at(error: BaseException) -> str:
+    """Where the exception came from, so a bare `assert` still points somewhere."""
+    frame = traceback.extract_tb(error.__traceback__)[-1]
+    return f"raised at {frame.filename}:{frame.lineno}"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of `tkc`; returns the exit status (the console script exits with it)."""
     from tkc.driver import StageUnavailable
@@ -169,8 +175,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as e:
         if os.environ.get("TKC_TRACEBACK") == "1":
             traceback.print_exc()
-        print(f"tkc: internal compiler error: {type(e).__name__}: {e}", file=sys.stderr)
-        for note in getattr(e, "__notes__", []):
+        message = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+        print(f"tkc: internal compiler error: {message}", file=sys.stderr)
+        for note in [*getattr(e, "__notes__", []), _raised_at(e)]:
             print(f"  ({note})", file=sys.stderr)
         print(
             "Please report this bug with the command line that caused it:\n"
