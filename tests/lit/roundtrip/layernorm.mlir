@@ -1,0 +1,9 @@
+// The tile IR of examples/layernorm.tk, and the IR after every tile-level pass, print and parse
+// back to identical text, in custom and generic form.
+// RUN: TKC_EXAMPLE_ROUNDTRIP
+// RUN: filecheck %s < %t.tile.mlir
+
+// CHECK: tile.kernel @layernorm(
+// CHECK: tile.grid
+// CHECK: tile.store
+// CHECK: tile.return
