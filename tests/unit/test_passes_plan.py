@@ -1,0 +1,91 @@
+"""Swizzle descriptors, the register split, the shared-memory plan, and infeasible pins."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tkc.dialects.tile import KernelOp, SharedTileType
+from tkc.diagnostics import TkError
+from tkc.driver import compile_module, parse_mlir
+from tkc.frontend import parse_tk
+from tkc.passes.plan import SMEM_BUDGET, KernelPlan, smem_plan
+from tkc.passes.tile_occupancy_plan import register_pool, register_split
+from tkc.passes.tile_swizzle_select import wgmma_descriptor
+from tkc.report import report
+from xdsl.dialects.builtin import BFloat16Type
+
+REPO = Path(__file__).resolve().parents[2]
+INPUTS = REPO / "tests" / "lit" / "passes" / "Inputs"
+
+
+def kernel_of(module) -> KernelOp:
+    return next(op for op in module.walk() if isinstance(op, KernelOp))
+
+
+def test_descriptor_constants() -> None:
+    """The four constants of hopper-ptx.md §4."""
+    bf16 = BFloat16Type()
+    assert wgmma_descriptor(SharedTileType([64, 64], bf16, 128), "K").constant == 0x4000004000010000
+    assert wgmma_descriptor(SharedTileType([64, 32], bf16, 64), "K").constant == 0x8000002000010000
+    assert wgmma_descriptor(SharedTileType([64, 16], bf16, 32), "K").constant == 0xC000001000010000
+    mn = wgmma_descriptor(SharedTileType([64, 128], bf16, 128), "MN")
+    assert (mn.constant, mn.lbo, mn.k_step) == (0x4000004002000000, 8192, 2048)
+
+
+@pytest.mark.parametrize(("consumers", "split"), [(1, (40, 256)), (2, (40, 232)), (3, (32, 160)), (4, (24, 112))])
+def test_register_split(consumers: int, split: tuple[int, int]) -> None:
+    """ThunderKittens' budgets, and every split fits the block's entry pool."""
+    assert register_split(consumers, 1) == split
+    producer, consumer = split
+    assert 128 * (producer + consumers * consumer) <= register_pool(consumers, 1)[1] <= 65536
+
+
+def test_smem_plan_of_gemm() -> None:
+    kernel = kernel_of(parse_mlir((INPUTS / "gemm.mlir").read_text(), "gemm.mlir"))
+    plan = smem_plan(kernel, 3)
+    (ring,) = plan.rings
+    assert (ring.stage_bytes, [offset for _, offset in ring.loads]) == (49152, [0, 16384])
+    assert plan.total == 3 * 49152 + 65536 + 6 * 8 + 1024  # ring, staging, mbarriers, slack
+    assert smem_plan(kernel, 4).total > SMEM_BUDGET >= plan.total
+
+
+def compiled(source: str):
+    module = parse_tk(source, "k.tk")
+    compile_module(module, emit="tile")
+    return module
+
+
+GEMM = (REPO / "examples" / "gemm.tk").read_text()
+
+
+def test_examples_plan_and_report() -> None:
+    module = compiled(GEMM)
+    plan = KernelPlan.of(kernel_of(module))
+    assert (plan.consumers, plan.producer_registers, plan.consumer_registers) == (2, 40, 232)
+    assert (plan.stages, plan.persistent, plan.group_m, plan.ctas_per_sm) == (3, True, 8, 1)
+    text = report(module)
+    assert "conflict-free by construction" in text and "stmatrix.x4" in text
+    attention = compiled((REPO / "examples" / "attention.tk").read_text())
+    plan = KernelPlan.of(kernel_of(attention))
+    assert (plan.consumers, plan.stages, plan.persistent) == (2, 2, False)
+
+
+@pytest.mark.parametrize(
+    ("pin", "message"),
+    [
+        ("@registers(256, 256)\nkernel", "98304 registers, over the 64512"),
+        ("@consumers(4)\nkernel", "32 rows per warpgroup; wgmma needs multiples of 64"),
+        ("@consumers(1)\nkernel", "needs 288 registers, over the 256"),
+    ],
+)
+def test_infeasible_kernel_pins(pin: str, message: str) -> None:
+    with pytest.raises(TkError, match=message) as error:
+        compiled(GEMM.replace("kernel", pin, 1))
+    assert error.value.line is not None
+
+
+def test_infeasible_stages() -> None:
+    with pytest.raises(TkError, match=r"@stages\(9\) needs 509072 bytes of shared memory .* over the 232448-byte budget"):
+        compiled(GEMM.replace("    for k", "    @stages(9) for k"))
