@@ -227,16 +227,16 @@ class PtxInst(IRDLOperation):
         raise NotImplementedError
 
     def print(self, printer: Printer) -> None:
-        if self.args:
+        if self.operands:
             printer.print_string("(")
-            printer.print_list(self.args, printer.print_operand)
+            printer.print_list(self.operands, printer.print_operand)
             printer.print_string(")")
         extra = {**self.properties, **self.attributes}
         if extra:
             printer.print_string(" ")
             printer.print_attr_dict(extra)
-        if self.outs:
-            printer.print_string(" : " + ", ".join(_kind(r) for r in self.outs))
+        if self.results:
+            printer.print_string(" : " + ", ".join(_kind(r) for r in self.results))
 
     @classmethod
     def parse(cls, parser: Parser) -> PtxInst:
@@ -260,8 +260,8 @@ class PtxInst(IRDLOperation):
     def _arity(self, nargs: int | tuple[int, ...], nouts: int) -> None:
         counts = (nargs,) if isinstance(nargs, int) else nargs
         expected = " or ".join(map(str, counts))
-        _check(len(self.args) in counts, self, f"expected {expected} operands, got {len(self.args)}")
-        _check(len(self.outs) == nouts, self, f"expected {nouts} results, got {len(self.outs)}")
+        _check(len(self.operands) in counts, self, f"expected {expected} operands, got {len(self.operands)}")
+        _check(len(self.results) == nouts, self, f"expected {nouts} results, got {len(self.results)}")
 
 
 def _mods(op: Operation) -> str:
@@ -272,8 +272,8 @@ def _mods(op: Operation) -> str:
 
 def _imm_or_reg(op: PtxInst, names: Names, ty: str, index: int) -> str:
     """Operand `index` of the sources, or the immediate when the register is absent."""
-    if len(op.args) > index:
-        return names[op.args[index]]
+    if len(op.operands) > index:
+        return names[op.operands[index]]
     imm = op.properties["imm"]
     assert isinstance(imm, IntegerAttr)
     return format_imm(ty, imm.value.data)
@@ -305,12 +305,12 @@ class MovOp(PtxInst):
 
     def verify_(self) -> None:
         self._arity((0, 1), 1)
-        _check((len(self.args) == 1) != (self.imm is not None), self, "needs exactly one of a register or imm")
-        _check_type_fits(self, self.ty.data, [*self.args, *self.outs], "operand")
+        _check((len(self.operands) == 1) != (self.imm is not None), self, "needs exactly one of a register or imm")
+        _check_type_fits(self, self.ty.data, [*self.operands, *self.results], "operand")
 
     def ptx(self, names: Names) -> str:
         ty = self.ty.data
-        return f"mov.{ty} {names[self.outs[0]]}, {_imm_or_reg(self, names, ty, 0)};"
+        return f"mov.{ty} {names[self.results[0]]}, {_imm_or_reg(self, names, ty, 0)};"
 
 
 _MOV_TYPE = {"pred": "pred", "b16": "b16", "b32": "b32", "b64": "b64", "f32": "f32"}
@@ -325,13 +325,13 @@ class AssignOp(PtxInst):
 
     def verify_(self) -> None:
         self._arity((1, 2), 0)
-        _check((len(self.args) == 2) != (self.imm is not None), self, "needs exactly one of a source register or imm")
-        if len(self.args) == 2:
-            _check(_bits(self.args[0]) == _bits(self.args[1]), self, "source and destination differ in size")
+        _check((len(self.operands) == 2) != (self.imm is not None), self, "needs exactly one of a source register or imm")
+        if len(self.operands) == 2:
+            _check(_bits(self.operands[0]) == _bits(self.operands[1]), self, "source and destination differ in size")
 
     def ptx(self, names: Names) -> str:
-        ty = _MOV_TYPE[_kind(self.args[0])]
-        return f"mov.{ty} {names[self.args[0]]}, {_imm_or_reg(self, names, ty, 1)};"
+        ty = _MOV_TYPE[_kind(self.operands[0])]
+        return f"mov.{ty} {names[self.operands[0]]}, {_imm_or_reg(self, names, ty, 1)};"
 
 
 @irdl_op_definition
@@ -342,11 +342,11 @@ class PackOp(PtxInst):
 
     def verify_(self) -> None:
         self._arity(2, 1)
-        _check(_bits(self.args[0]) == _bits(self.args[1]) and 2 * _bits(self.args[0]) == _bits(self.outs[0]),
+        _check(_bits(self.operands[0]) == _bits(self.operands[1]) and 2 * _bits(self.operands[0]) == _bits(self.results[0]),
                self, "operands must be two halves of the result")
 
     def ptx(self, names: Names) -> str:
-        return f"mov.b{_bits(self.outs[0])} {names[self.outs[0]]}, {_vec(names, self.args)};"
+        return f"mov.b{_bits(self.results[0])} {names[self.results[0]]}, {_vec(names, self.operands)};"
 
 
 @irdl_op_definition
@@ -357,11 +357,11 @@ class UnpackOp(PtxInst):
 
     def verify_(self) -> None:
         self._arity(1, 2)
-        _check(_bits(self.outs[0]) == _bits(self.outs[1]) and 2 * _bits(self.outs[0]) == _bits(self.args[0]),
+        _check(_bits(self.results[0]) == _bits(self.results[1]) and 2 * _bits(self.results[0]) == _bits(self.operands[0]),
                self, "results must be two halves of the operand")
 
     def ptx(self, names: Names) -> str:
-        return f"mov.b{_bits(self.args[0])} {_vec(names, self.outs)}, {names[self.args[0]]};"
+        return f"mov.b{_bits(self.operands[0])} {_vec(names, self.results)}, {names[self.operands[0]]};"
 
 
 @irdl_op_definition
@@ -373,10 +373,10 @@ class ParamAddrOp(PtxInst):
 
     def verify_(self) -> None:
         self._arity(0, 1)
-        _check(_kind(self.outs[0]) == "b64", self, "result must be b64")
+        _check(_kind(self.results[0]) == "b64", self, "result must be b64")
 
     def ptx(self, names: Names) -> str:
-        return f"mov.b64 {names[self.outs[0]]}, {self.param.data};"
+        return f"mov.b64 {names[self.results[0]]}, {self.param.data};"
 
 
 @irdl_op_definition
@@ -390,11 +390,11 @@ class CvtaOp(PtxInst):
     def verify_(self) -> None:
         self._arity(1, 1)
         _check(self.space.data in ("param", "global", "shared"), self, "space must be param, global or shared")
-        _check(_kind(self.args[0]) == "b64" and _kind(self.outs[0]) == "b64", self, "operands must be b64")
+        _check(_kind(self.operands[0]) == "b64" and _kind(self.results[0]) == "b64", self, "operands must be b64")
 
     def ptx(self, names: Names) -> str:
         to = ".to" if self.to is not None else ""
-        return f"cvta{to}.{self.space.data}.u64 {names[self.outs[0]]}, {names[self.args[0]]};"
+        return f"cvta{to}.{self.space.data}.u64 {names[self.results[0]]}, {names[self.operands[0]]};"
 
 
 @irdl_op_definition
@@ -407,10 +407,10 @@ class LdParamOp(PtxInst):
 
     def verify_(self) -> None:
         self._arity(0, 1)
-        _check_type_fits(self, self.ty.data, self.outs, "result")
+        _check_type_fits(self, self.ty.data, self.results, "result")
 
     def ptx(self, names: Names) -> str:
-        return f"ld.param.{self.ty.data} {names[self.outs[0]]}, [{self.param.data}];"
+        return f"ld.param.{self.ty.data} {names[self.results[0]]}, [{self.param.data}];"
 
 
 @irdl_op_definition
@@ -421,10 +421,10 @@ class SmemBaseOp(PtxInst):
 
     def verify_(self) -> None:
         self._arity(0, 1)
-        _check(_kind(self.outs[0]) == "b32", self, "result must be b32")
+        _check(_kind(self.results[0]) == "b32", self, "result must be b32")
 
     def ptx(self, names: Names) -> str:
-        return f"mov.u32 {names[self.outs[0]]}, smem;"
+        return f"mov.u32 {names[self.results[0]]}, smem;"
 
 
 SPECIAL_REGS = {
@@ -446,11 +446,11 @@ class SregOp(PtxInst):
         self._arity(0, 1)
         kind = SPECIAL_REGS.get(self.reg.data)
         _check(kind is not None, self, f"unknown special register '%{self.reg.data}'")
-        _check(_kind(self.outs[0]) == kind, self, f"%{self.reg.data} needs a {kind} result")
+        _check(_kind(self.results[0]) == kind, self, f"%{self.reg.data} needs a {kind} result")
 
     def ptx(self, names: Names) -> str:
-        ty = "u64" if _kind(self.outs[0]) == "b64" else "u32"
-        return f"mov.{ty} {names[self.outs[0]]}, %{self.reg.data};"
+        ty = "u64" if _kind(self.results[0]) == "b64" else "u32"
+        return f"mov.{ty} {names[self.results[0]]}, %{self.reg.data};"
 
 
 # --------------------------------------------------------------------------- arithmetic
@@ -494,22 +494,22 @@ class _Arith(PtxInst):
         self._check_ty()
         n = self.SOURCES
         self._arity((n - 1, n) if self.imm is not None else n, 1)
-        _check((len(self.args) == n) != (self.imm is not None), self, "needs exactly one of a last register or imm")
+        _check((len(self.operands) == n) != (self.imm is not None), self, "needs exactly one of a last register or imm")
         ty = self.ty.data
         wide = self.mods is not None and self.mods.data == "wide"
         # mul.wide/mad.wide write (and mad.wide adds) a double-width value
-        _check(_bits(self.outs[0]) == type_bits(ty) * (2 if wide else 1), self, "result size does not match the type")
-        srcs = self.args[:2] if wide else self.args
+        _check(_bits(self.results[0]) == type_bits(ty) * (2 if wide else 1), self, "result size does not match the type")
+        srcs = self.operands[:2] if wide else self.operands
         _check_type_fits(self, ty, srcs, "source")
-        if wide and len(self.args) == 3:
-            _check(_bits(self.args[2]) == 2 * type_bits(ty), self, "mad.wide addend must be double width")
+        if wide and len(self.operands) == 3:
+            _check(_bits(self.operands[2]) == 2 * type_bits(ty), self, "mad.wide addend must be double width")
 
     def ptx(self, names: Names) -> str:
         ty = self.ty.data
-        srcs = [names[a] for a in self.args]
+        srcs = [names[a] for a in self.operands]
         if len(srcs) < self.SOURCES:
             srcs.append(_imm_or_reg(self, names, ty, len(srcs)))
-        return f"{self.OPCODE}{_mods(self)}.{ty} {names[self.outs[0]]}, {', '.join(srcs)};"
+        return f"{self.OPCODE}{_mods(self)}.{ty} {names[self.results[0]]}, {', '.join(srcs)};"
 
 
 class _Shift(_Arith):
@@ -519,10 +519,10 @@ class _Shift(_Arith):
         self._check_ty()
         n = 2
         self._arity((1, 2) if self.imm is not None else 2, 1)
-        _check((len(self.args) == n) != (self.imm is not None), self, "needs exactly one of a shift register or imm")
-        _check_type_fits(self, self.ty.data, [self.args[0], self.outs[0]], "operand")
-        if len(self.args) == 2:
-            _check(_bits(self.args[1]) == 32, self, "shift amount is a 32-bit register")
+        _check((len(self.operands) == n) != (self.imm is not None), self, "needs exactly one of a shift register or imm")
+        _check_type_fits(self, self.ty.data, [self.operands[0], self.results[0]], "operand")
+        if len(self.operands) == 2:
+            _check(_bits(self.operands[1]) == 32, self, "shift amount is a 32-bit register")
 
 
 @irdl_op_definition
@@ -728,8 +728,8 @@ class PopcOp(_Unary):
     def verify_(self) -> None:
         self._check_ty()
         self._arity(1, 1)
-        _check_type_fits(self, self.ty.data, self.args, "source")
-        _check(_bits(self.outs[0]) == 32, self, "result must be 32-bit")
+        _check_type_fits(self, self.ty.data, self.operands, "source")
+        _check(_bits(self.results[0]) == 32, self, "result must be 32-bit")
 
 
 COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs",
@@ -747,14 +747,14 @@ class SetpOp(PtxInst):
 
     def verify_(self) -> None:
         self._arity((1, 2), 1)
-        _check((len(self.args) == 2) != (self.imm is not None), self, "needs exactly one of b or imm")
+        _check((len(self.operands) == 2) != (self.imm is not None), self, "needs exactly one of b or imm")
         _check(self.cmp.data in COMPARISONS, self, f"unknown comparison '{self.cmp.data}'")
-        _check_type_fits(self, self.ty.data, self.args, "source")
-        _check(_kind(self.outs[0]) == "pred", self, "result must be pred")
+        _check_type_fits(self, self.ty.data, self.operands, "source")
+        _check(_kind(self.results[0]) == "pred", self, "result must be pred")
 
     def ptx(self, names: Names) -> str:
         ty = self.ty.data
-        return (f"setp.{self.cmp.data}.{ty} {names[self.outs[0]]}, {names[self.args[0]]}, "
+        return (f"setp.{self.cmp.data}.{ty} {names[self.results[0]]}, {names[self.operands[0]]}, "
                 f"{_imm_or_reg(self, names, ty, 1)};")
 
 
@@ -767,12 +767,12 @@ class SelpOp(PtxInst):
 
     def verify_(self) -> None:
         self._arity(3, 1)
-        _check_type_fits(self, self.ty.data, [*self.args[:2], *self.outs], "operand")
-        _check(_kind(self.args[2]) == "pred", self, "selector must be pred")
+        _check_type_fits(self, self.ty.data, [*self.operands[:2], *self.results], "operand")
+        _check(_kind(self.operands[2]) == "pred", self, "selector must be pred")
 
     def ptx(self, names: Names) -> str:
-        a, b, p = (names[v] for v in self.args)
-        return f"selp.{self.ty.data} {names[self.outs[0]]}, {a}, {b}, {p};"
+        a, b, p = (names[v] for v in self.operands)
+        return f"selp.{self.ty.data} {names[self.results[0]]}, {a}, {b}, {p};"
 
 
 @irdl_op_definition
@@ -788,12 +788,12 @@ class CvtOp(PtxInst):
     def verify_(self) -> None:
         packs = self.dst.data.endswith("x2") and self.src.data == "f32"
         self._arity(2 if packs else 1, 1)
-        _check_type_fits(self, self.src.data, self.args, "source")
-        _check_type_fits(self, self.dst.data, self.outs, "result")
+        _check_type_fits(self, self.src.data, self.operands, "source")
+        _check_type_fits(self, self.dst.data, self.results, "result")
 
     def ptx(self, names: Names) -> str:
-        srcs = ", ".join(names[a] for a in self.args)
-        return f"cvt{_mods(self)}.{self.dst.data}.{self.src.data} {names[self.outs[0]]}, {srcs};"
+        srcs = ", ".join(names[a] for a in self.operands)
+        return f"cvt{_mods(self)}.{self.dst.data}.{self.src.data} {names[self.results[0]]}, {srcs};"
 
 
 # --------------------------------------------------------------------------- memory
@@ -812,7 +812,7 @@ class _Memory(PtxInst):
     def _check_space(self, nvals: int, vals: Sequence[SSAValue]) -> None:
         space = self.space.data
         _check(space in ("global", "shared"), self, "space must be global or shared")
-        _check(_kind(self.args[0]) == ("b64" if space == "global" else "b32"), self,
+        _check(_kind(self.operands[0]) == ("b64" if space == "global" else "b32"), self,
                "address must be b64 for global and b32 for shared")
         _check(nvals in (1, 2, 4), self, "vector width must be 1, 2 or 4")
         _check_type_fits(self, self.ty.data, vals, "value")
@@ -825,14 +825,14 @@ class LdOp(_Memory):
     name = "ptx.ld"
 
     def verify_(self) -> None:
-        _check(len(self.args) == 1, self, "expected one address operand")
-        self._check_space(len(self.outs), self.outs)
+        _check(len(self.operands) == 1, self, "expected one address operand")
+        self._check_space(len(self.results), self.results)
 
     def ptx(self, names: Names) -> str:
-        outs = self.outs
+        outs = self.results
         dst = names[outs[0]] if len(outs) == 1 else _vec(names, outs)
         return (f"ld.{self.space.data}{_mods(self)}{_vec_suffix(len(outs))}.{self.ty.data} {dst}, "
-                f"{_addr(names, self.args[0], self.offset.value.data)};")
+                f"{_addr(names, self.operands[0], self.offset.value.data)};")
 
 
 @irdl_op_definition
@@ -842,14 +842,14 @@ class StOp(_Memory):
     name = "ptx.st"
 
     def verify_(self) -> None:
-        _check(not self.outs, self, "has no results")
-        self._check_space(len(self.args) - 1, self.args[1:])
+        _check(not self.results, self, "has no results")
+        self._check_space(len(self.operands) - 1, self.operands[1:])
 
     def ptx(self, names: Names) -> str:
-        vals = self.args[1:]
+        vals = self.operands[1:]
         src = names[vals[0]] if len(vals) == 1 else _vec(names, vals)
         return (f"st.{self.space.data}{_mods(self)}{_vec_suffix(len(vals))}.{self.ty.data} "
-                f"{_addr(names, self.args[0], self.offset.value.data)}, {src};")
+                f"{_addr(names, self.operands[0], self.offset.value.data)}, {src};")
 
 
 @irdl_op_definition
@@ -864,13 +864,13 @@ class ShflOp(PtxInst):
 
     def verify_(self) -> None:
         self._arity((1, 2), 1)
-        _check((len(self.args) == 2) != (self.imm is not None), self, "needs exactly one of b or imm")
+        _check((len(self.operands) == 2) != (self.imm is not None), self, "needs exactly one of b or imm")
         _check(self.mode.data in ("bfly", "idx", "up", "down"), self, "mode must be bfly, idx, up or down")
-        _check(all(_bits(v) == 32 for v in [*self.args, *self.outs]), self, "operands must be 32-bit")
+        _check(all(_bits(v) == 32 for v in [*self.operands, *self.results]), self, "operands must be 32-bit")
 
     def ptx(self, names: Names) -> str:
         b = _imm_or_reg(self, names, "u32", 1)
-        return (f"shfl.sync.{self.mode.data}.b32 {names[self.outs[0]]}, {names[self.args[0]]}, {b}, "
+        return (f"shfl.sync.{self.mode.data}.b32 {names[self.results[0]]}, {names[self.operands[0]]}, {b}, "
                 f"{self.clamp.value.data:#x}, {self.membermask.value.data & 0xFFFFFFFF:#x};")
 
 
@@ -882,12 +882,12 @@ class StmatrixOp(PtxInst):
     trans = opt_prop_def(UnitAttr)
 
     def verify_(self) -> None:
-        _check(len(self.args) - 1 in (1, 2, 4) and not self.outs, self, "takes an address and 1, 2 or 4 registers")
-        _check(all(_bits(v) == 32 for v in self.args), self, "operands must be 32-bit")
+        _check(len(self.operands) - 1 in (1, 2, 4) and not self.results, self, "takes an address and 1, 2 or 4 registers")
+        _check(all(_bits(v) == 32 for v in self.operands), self, "operands must be 32-bit")
 
     def ptx(self, names: Names) -> str:
         trans = ".trans" if self.trans is not None else ""
-        addr, *regs = self.args
+        addr, *regs = self.operands
         return f"stmatrix.sync.aligned.m8n8.x{len(regs)}{trans}.shared.b16 [{names[addr]}], {_vec(names, regs)};"
 
 
@@ -899,13 +899,13 @@ class LdmatrixOp(PtxInst):
     trans = opt_prop_def(UnitAttr)
 
     def verify_(self) -> None:
-        _check(len(self.args) == 1 and len(self.outs) in (1, 2, 4), self, "takes an address, gives 1, 2 or 4 registers")
-        _check(all(_bits(v) == 32 for v in [*self.args, *self.outs]), self, "operands must be 32-bit")
+        _check(len(self.operands) == 1 and len(self.results) in (1, 2, 4), self, "takes an address, gives 1, 2 or 4 registers")
+        _check(all(_bits(v) == 32 for v in [*self.operands, *self.results]), self, "operands must be 32-bit")
 
     def ptx(self, names: Names) -> str:
         trans = ".trans" if self.trans is not None else ""
-        return (f"ldmatrix.sync.aligned.m8n8.x{len(self.outs)}{trans}.shared.b16 {_vec(names, self.outs)}, "
-                f"[{names[self.args[0]]}];")
+        return (f"ldmatrix.sync.aligned.m8n8.x{len(self.results)}{trans}.shared.b16 {_vec(names, self.results)}, "
+                f"[{names[self.operands[0]]}];")
 
 
 # --------------------------------------------------------------------------- synchronisation
@@ -919,8 +919,8 @@ class _Barrier(PtxInst):
 
     def verify_(self) -> None:
         self._arity((0, 1), 0)
-        _check((len(self.args) == 1) != (self.imm is not None), self, "needs exactly one of an id register or imm")
-        _check(not self.args or _kind(self.args[0]) == "b32", self, "barrier id register must be b32")
+        _check((len(self.operands) == 1) != (self.imm is not None), self, "needs exactly one of an id register or imm")
+        _check(not self.operands or _kind(self.operands[0]) == "b32", self, "barrier id register must be b32")
         if self.imm is not None:
             bar_id = self.imm.value.data
             _check(0 <= bar_id <= 15, self, f"barrier id must be in 0..15, got {bar_id}")
@@ -978,7 +978,7 @@ class FenceOp(PtxInst):
 
 def _check_mbar(op: PtxInst, nargs: int | tuple[int, ...], nouts: int) -> None:
     op._arity(nargs, nouts)
-    _check(_kind(op.args[0]) == "b32", op, "mbarrier address must be a b32 shared address")
+    _check(_kind(op.operands[0]) == "b32", op, "mbarrier address must be a b32 shared address")
 
 
 @irdl_op_definition
@@ -993,7 +993,7 @@ class MbarInitOp(PtxInst):
         _check(1 <= self.count.value.data < 1 << 20, self, "arrival count must be in 1..2^20-1")
 
     def ptx(self, names: Names) -> str:
-        return f"mbarrier.init.shared::cta.b64 [{names[self.args[0]]}], {self.count.value.data};"
+        return f"mbarrier.init.shared::cta.b64 [{names[self.operands[0]]}], {self.count.value.data};"
 
 
 @irdl_op_definition
@@ -1008,7 +1008,7 @@ class MbarArriveOp(PtxInst):
 
     def ptx(self, names: Names) -> str:
         count = f", {self.count.value.data}" if self.count is not None else ""
-        return f"mbarrier.arrive.shared::cta.b64 _, [{names[self.args[0]]}]{count};"
+        return f"mbarrier.arrive.shared::cta.b64 _, [{names[self.operands[0]]}]{count};"
 
 
 @irdl_op_definition
@@ -1023,7 +1023,7 @@ class MbarArriveExpectTxOp(PtxInst):
         _check(self.bytes.value.data > 0, self, "byte count must be positive")
 
     def ptx(self, names: Names) -> str:
-        return f"mbarrier.arrive.expect_tx.shared::cta.b64 _, [{names[self.args[0]]}], {self.bytes.value.data};"
+        return f"mbarrier.arrive.expect_tx.shared::cta.b64 _, [{names[self.operands[0]]}], {self.bytes.value.data};"
 
 
 @irdl_op_definition
@@ -1037,7 +1037,7 @@ class MbarExpectTxOp(PtxInst):
         _check_mbar(self, 1, 0)
 
     def ptx(self, names: Names) -> str:
-        return f"mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [{names[self.args[0]]}], {self.bytes.value.data};"
+        return f"mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [{names[self.operands[0]]}], {self.bytes.value.data};"
 
 
 @irdl_op_definition
@@ -1050,12 +1050,12 @@ class MbarTryWaitOp(PtxInst):
 
     def verify_(self) -> None:
         _check_mbar(self, (1, 2), 1)
-        _check((len(self.args) == 2) != (self.imm is not None), self, "needs exactly one of a parity register or imm")
-        _check(_kind(self.outs[0]) == "pred", self, "result must be pred")
+        _check((len(self.operands) == 2) != (self.imm is not None), self, "needs exactly one of a parity register or imm")
+        _check(_kind(self.results[0]) == "pred", self, "result must be pred")
 
     def ptx(self, names: Names) -> str:
         parity = _imm_or_reg(self, names, "u32", 1)
-        return f"mbarrier.try_wait.parity.shared::cta.b64 {names[self.outs[0]]}, [{names[self.args[0]]}], {parity};"
+        return f"mbarrier.try_wait.parity.shared::cta.b64 {names[self.results[0]]}, [{names[self.operands[0]]}], {parity};"
 
 
 @irdl_op_definition
@@ -1068,7 +1068,7 @@ class MbarInvalOp(PtxInst):
         _check_mbar(self, 1, 0)
 
     def ptx(self, names: Names) -> str:
-        return f"mbarrier.inval.shared::cta.b64 [{names[self.args[0]]}];"
+        return f"mbarrier.inval.shared::cta.b64 [{names[self.operands[0]]}];"
 
 
 # --------------------------------------------------------------------------- TMA
@@ -1086,14 +1086,14 @@ class TmaLoadOp(PtxInst):
     name = "ptx.tma_load"
 
     def verify_(self) -> None:
-        _check(4 <= len(self.args) <= 8 and not self.outs, self, "takes dst, tmap, mbar and 1..5 coordinates")
-        dst, tmap, mbar, *coords = self.args
+        _check(4 <= len(self.operands) <= 8 and not self.results, self, "takes dst, tmap, mbar and 1..5 coordinates")
+        dst, tmap, mbar, *coords = self.operands
         _check(_kind(dst) == "b32" and _kind(mbar) == "b32", self, "dst and mbar must be b32 shared addresses")
         _check(_kind(tmap) == "b64", self, "tensor map address must be b64")
         _check(all(_kind(c) == "b32" for c in coords), self, "coordinates must be b32")
 
     def ptx(self, names: Names) -> str:
-        dst, tmap, mbar, *coords = self.args
+        dst, tmap, mbar, *coords = self.operands
         return (f"cp.async.bulk.tensor.{len(coords)}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
                 f"[{names[dst]}], [{names[tmap]}, {_coords(names, coords)}], [{names[mbar]}];")
 
@@ -1107,13 +1107,13 @@ class TmaStoreOp(PtxInst):
     reduce = opt_prop_def(StringAttr)
 
     def verify_(self) -> None:
-        _check(3 <= len(self.args) <= 7 and not self.outs, self, "takes tmap, src and 1..5 coordinates")
-        tmap, src, *coords = self.args
+        _check(3 <= len(self.operands) <= 7 and not self.results, self, "takes tmap, src and 1..5 coordinates")
+        tmap, src, *coords = self.operands
         _check(_kind(tmap) == "b64" and _kind(src) == "b32", self, "tmap must be b64, src a b32 shared address")
         _check(all(_kind(c) == "b32" for c in coords), self, "coordinates must be b32")
 
     def ptx(self, names: Names) -> str:
-        tmap, src, *coords = self.args
+        tmap, src, *coords = self.operands
         head = f"cp.reduce.async.bulk.tensor.{len(coords)}d.global.shared::cta.{self.reduce.data}" if self.reduce \
             else f"cp.async.bulk.tensor.{len(coords)}d.global.shared::cta"
         return f"{head}.bulk_group [{names[tmap]}, {_coords(names, coords)}], [{names[src]}];"
@@ -1155,10 +1155,10 @@ class PrefetchTensormapOp(PtxInst):
 
     def verify_(self) -> None:
         self._arity(1, 0)
-        _check(_kind(self.args[0]) == "b64", self, "tensor map address must be b64")
+        _check(_kind(self.operands[0]) == "b64", self, "tensor map address must be b64")
 
     def ptx(self, names: Names) -> str:
-        return f"prefetch.tensormap [{names[self.args[0]]}];"
+        return f"prefetch.tensormap [{names[self.operands[0]]}];"
 
 
 # --------------------------------------------------------------------------- wgmma
@@ -1226,7 +1226,7 @@ class WgmmaOp(PtxInst):
     def _split(self) -> tuple[Sequence[SSAValue], Sequence[SSAValue], SSAValue, SSAValue | None]:
         nacc = self.n.value.data // 2
         na = 4 if self.a_regs is not None else 1
-        args = self.args
+        args = self.operands
         acc, a, b = args[:nacc], args[nacc:nacc + na], args[nacc + na]
         return acc, a, b, (args[nacc + na + 1] if len(args) > nacc + na + 1 else None)
 
@@ -1236,9 +1236,9 @@ class WgmmaOp(PtxInst):
         _check(dtype in WGMMA_K, self, f"dtype must be one of {tuple(WGMMA_K)}")
         na = 4 if self.a_regs is not None else 1
         base = n // 2 + na + 1
-        _check(len(self.args) in (base, base + 1) and not self.outs, self,
+        _check(len(self.operands) in (base, base + 1) and not self.results, self,
                f"m64n{n} takes {n // 2} accumulators, {'4 A registers' if na == 4 else 'an A descriptor'}, "
-               f"a B descriptor and an optional scale-d predicate; got {len(self.args)} operands")
+               f"a B descriptor and an optional scale-d predicate; got {len(self.operands)} operands")
         acc, a, b, scale_d = self._split()
         _check(all(_kind(d) == "f32" for d in acc), self, "accumulators must be f32 registers")
         _check(all(_kind(r) == ("b32" if na == 4 else "b64") for r in a), self,
@@ -1304,10 +1304,10 @@ class ElectOp(PtxInst):
 
     def verify_(self) -> None:
         self._arity(0, 1)
-        _check(_kind(self.outs[0]) == "pred", self, "result must be pred")
+        _check(_kind(self.results[0]) == "pred", self, "result must be pred")
 
     def ptx(self, names: Names) -> str:
-        return f"elect.sync _|{names[self.outs[0]]}, {self.membermask.value.data & 0xFFFFFFFF:#x};"
+        return f"elect.sync _|{names[self.results[0]]}, {self.membermask.value.data & 0xFFFFFFFF:#x};"
 
 
 @irdl_op_definition
@@ -1334,14 +1334,14 @@ class BraOp(PtxInst):
 
     def verify_(self) -> None:
         self._arity((0, 1), 0)
-        _check(not self.args or _kind(self.args[0]) == "pred", self, "guard must be pred")
-        _check(self.negate is None or bool(self.args), self, "negate needs a guard predicate")
+        _check(not self.operands or _kind(self.operands[0]) == "pred", self, "guard must be pred")
+        _check(self.negate is None or bool(self.operands), self, "negate needs a guard predicate")
 
     def ptx(self, names: Names) -> str:
-        if not self.args:
+        if not self.operands:
             return f"bra.uni {self.target.data};"
         neg = "!" if self.negate is not None else ""
-        return f"@{neg}{names[self.args[0]]} bra {self.target.data};"
+        return f"@{neg}{names[self.operands[0]]} bra {self.target.data};"
 
 
 @irdl_op_definition
@@ -1429,8 +1429,13 @@ class EntryOp(IRDLOperation):
         labels: set[str] = set()
         targets: list[str] = []
         params = set(names)
+        defined: set[SSAValue] = set()
         for op in self.body.block.ops:
             _check(isinstance(op, PtxInst), self, f"'{op.name}' is not a PTX instruction")
+            # registers are named in text order, so a use must follow its definition
+            for v in op.operands:
+                _check(v in defined, op, "uses a register before the instruction that defines it")
+            defined.update(op.results)
             if isinstance(op, LabelOp):
                 _check(op.label.data not in labels, op, f"label '{op.label.data}' defined twice")
                 labels.add(op.label.data)

@@ -123,6 +123,16 @@ def test_verifier_rejects(build, match):
     expect_invalid(build, match)
 
 
+def test_use_before_definition_is_rejected():
+    b = PtxBuilder.kernel("k")
+    x = b.mov("u32", 1)
+    b.add("u32", x, 1)
+    x.owner.detach()
+    b.block.add_op(x.owner)
+    with pytest.raises(VerifyException, match="before the instruction that defines it"):
+        b.module.verify()
+
+
 def test_module_version_is_bounded():
     module = ptx.ModuleOp([], version="9.1")
     with pytest.raises(VerifyException, match="8.0..9.0"):
