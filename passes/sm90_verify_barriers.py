@@ -15,7 +15,8 @@ generated kernel) at the first op that breaks one of these rules:
    `box_bytes` add up to exactly B, and every TMA load's barrier has such an arrive;
 4. a wait's parity is a phase bit (`arith.andi x, 1`, or `arith.xori` of one with 1); the
    producer waits on `empty` barriers (no TMA completes on them) with the flipped phase, the
-   consumers on `full` ones (TMA completes on them) with the plain phase;
+   consumers on `full` ones (TMA completes on them) with the plain phase; a phase bit
+   `(it / S) & 1` on a barrier whose stage is `it % S` uses that same `it` and `S`;
 5. every barrier waited on has an arrive, or the wait never completes.
 
 Barrier addresses are computed (`smem_base` + constants + stage * 8 with stage = it % S), so
@@ -32,7 +33,7 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from tkc.diagnostics import TkError, error_at
@@ -80,8 +81,8 @@ class _Addresses:
         op = value.owner
         if isinstance(op, sm90.SmemBaseOp):
             return _Abstract(frozenset({0}), True)
-        if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
-            return _Abstract(frozenset({op.value.value.data}), False)
+        if (constant := _constant(value)) is not None:
+            return _Abstract(frozenset({constant}), False)
         if not isinstance(op, arith.AddiOp | arith.SubiOp | arith.MuliOp | arith.RemUIOp):
             return None
         lhs, rhs = self(op.lhs), self(op.rhs)
@@ -122,21 +123,37 @@ def _threads(op: Operation, kernel: sm90.KernelOp) -> int:
     return kernel.threads.value.data
 
 
-def _phase(parity: SSAValue) -> bool | None:
-    """Whether parity is the flipped phase bit (False: the plain one); None: not a phase bit."""
+def _constant(value: SSAValue) -> int | None:
+    op = value.owner
+    if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
+        return op.value.value.data
+    return None
+
+
+def _phase(parity: SSAValue) -> tuple[bool, SSAValue] | None:
+    """(flipped, lap) when parity is the phase bit `lap & 1` (flipped: xori'd with 1 an odd
+    number of times); None when it is not a phase bit."""
     op = parity.owner
     if not isinstance(op, arith.AndIOp | arith.XOrIOp):
         return None
     for bit, other in ((op.rhs, op.lhs), (op.lhs, op.rhs)):
-        if not (isinstance(c := bit.owner, arith.ConstantOp) and isinstance(c.value, IntegerAttr)):
-            continue
-        if c.value.value.data != 1:
+        if _constant(bit) != 1:
             continue
         if isinstance(op, arith.AndIOp):
-            return False
+            return False, other
         inner = _phase(other)
-        return None if inner is None else not inner
+        return None if inner is None else (not inner[0], inner[1])
     return None
+
+
+def _stage_counters(address: SSAValue) -> set[tuple[SSAValue, int]]:
+    """(it, S) of every `arith.remui it, S` (S constant) that a barrier address is computed from."""
+    op = address.owner
+    if isinstance(op, arith.RemUIOp) and (stages := _constant(op.rhs)) is not None:
+        return {(op.lhs, stages)}
+    if isinstance(op, arith.AddiOp | arith.SubiOp | arith.MuliOp):
+        return _stage_counters(op.lhs) | _stage_counters(op.rhs)
+    return set()
 
 
 class _KernelCheck:
@@ -154,7 +171,9 @@ class _KernelCheck:
         address = self.addresses(barrier)
         if address is None or not address.based:
             raise self.fail(
-                op, f"expected the barrier of {op.name} at known offsets from sm90.smem_base, found an address it cannot evaluate"
+                op,
+                f"expected the barrier of {op.name} at known offsets from sm90.smem_base, "
+                "found an address it cannot evaluate",
             )
         return address.values
 
@@ -207,20 +226,24 @@ class _KernelCheck:
                 )
             offsets = self.barriers(init, init.barrier)
             if len(offsets) != 1:
-                raise self.fail(init, f"expected sm90.mbarrier_init of one barrier, found an address that may be any of {_names(offsets)}")
+                raise self.fail(
+                    init, f"expected sm90.mbarrier_init of one barrier, found an address that may be any of {_names(offsets)}"
+                )
             (offset,) = offsets
             if offset in self.counts:
                 raise self.fail(init, f"expected one sm90.mbarrier_init of the barrier at smem+{offset}, found a second one")
             self.counts[offset] = init.count.value.data
-            self.check_fenced(init, region, body)
+            self.check_fenced(init, region)
 
-    def check_fenced(self, init: sm90.MbarrierInitOp, region: sm90.SingleThreadOp, body: Block) -> None:
+    def check_fenced(self, init: sm90.MbarrierInitOp, region: sm90.SingleThreadOp) -> None:
         if not any(isinstance(op, sm90.FenceBarrierInitOp) for op in _after(init)):
             raise self.fail(init, "expected sm90.fence_barrier_init after sm90.mbarrier_init in its region, found none")
+        synced = False
         for op in _after(region):
-            if isinstance(op, sm90.SyncBlockOp):
-                return
+            synced = synced or isinstance(op, sm90.SyncBlockOp)
             if isinstance(op, sm90.RolesOp):
+                if synced:
+                    return
                 break
         raise self.fail(init, "expected sm90.sync_block after the barrier inits and before sm90.roles, found none")
 
@@ -228,7 +251,9 @@ class _KernelCheck:
         offsets = self.barriers(op, barrier)
         missing = offsets - self.counts.keys()
         if missing:
-            raise self.fail(op, f"expected every barrier {op.name} may use to be initialised, found no init of {_names(missing)}")
+            raise self.fail(
+                op, f"expected every barrier {op.name} may use to be initialised, found no init of {_names(missing)}"
+            )
         return offsets
 
     def check_expect_tx(self, arrive: sm90.MbarrierArriveOp, loads: list[sm90.TmaLoadOp]) -> None:
@@ -251,16 +276,20 @@ class _KernelCheck:
         never = offsets - arrived
         if never:
             raise self.fail(
-                wait, f"expected an arrive on every barrier sm90.mbarrier_wait may wait on, found none on {_names(never)}: the wait would never complete"
+                wait,
+                f"expected an arrive on every barrier sm90.mbarrier_wait may wait on, found none on {_names(never)}: "
+                "the wait would never complete",
             )
-        flipped = _phase(wait.parity)
-        if flipped is None:
+        phase = _phase(wait.parity)
+        if phase is None:
             owner = wait.parity.owner
             found = f"the result of {owner.name}" if isinstance(owner, Operation) else "a block argument"
             raise self.fail(
                 wait,
-                f"expected the parity of sm90.mbarrier_wait to be a phase bit (arith.andi x, 1, or arith.xori of one with 1), found {found}",
+                "expected the parity of sm90.mbarrier_wait to be a phase bit (arith.andi x, 1, or arith.xori "
+                f"of one with 1), found {found}",
             )
+        flipped, lap = phase
         role = _role(wait)
         if role is None:
             raise self.fail(wait, "expected sm90.mbarrier_wait in the producer or consumer role, found it outside sm90.roles")
@@ -268,12 +297,33 @@ class _KernelCheck:
         if not on_full and offsets & full:
             raise self.fail(wait, f"a wait expects either full or empty barriers, found both among {_names(offsets)}")
         if role == "producer" and on_full:
-            raise self.fail(wait, f"the producer waits on empty barriers, found a wait on {_names(offsets)}, which TMA completes")
+            raise self.fail(
+                wait, f"the producer waits on empty barriers, found a wait on {_names(offsets)}, which TMA completes"
+            )
         if role == "consumer" and not on_full:
-            raise self.fail(wait, f"consumers wait on full barriers, found a wait on {_names(offsets)}, which no TMA completes")
+            raise self.fail(
+                wait, f"consumers wait on full barriers, found a wait on {_names(offsets)}, which no TMA completes"
+            )
         if flipped != (role == "producer"):
             expected, found = ("flipped", "plain") if role == "producer" else ("plain", "flipped")
             raise self.fail(wait, f"the {role} waits with the {expected} phase bit, found the {found} one")
+        self.check_lap(wait, lap)
+
+    def check_lap(self, wait: sm90.MbarrierWaitOp, lap: SSAValue) -> None:
+        """A phase bit (it / S) & 1 must count laps of the ring whose stage is it % S."""
+        division = lap.owner
+        stages = _stage_counters(wait.barrier)
+        if not (isinstance(division, arith.DivUIOp) and (laps := _constant(division.rhs)) is not None and stages):
+            return
+        if (division.lhs, laps) in stages:
+            return
+        it, count = min(stages, key=lambda counter: counter[1])
+        counter = "it" if division.lhs is it else "another count"
+        raise self.fail(
+            wait,
+            f"expected the phase of sm90.mbarrier_wait to be (it / {count}) & 1 for its stage it % {count}, "
+            f"found ({counter} / {laps}) & 1",
+        )
 
 
 def _after(op: Operation) -> list[Operation]:

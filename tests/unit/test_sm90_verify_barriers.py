@@ -141,6 +141,11 @@ def test_inits_without_fence_or_sync() -> None:
     module = lowered("gemm")
     ops_of(module, sm90.SyncBlockOp)[0].detach()
     violation(module, "expected sm90.sync_block after the barrier inits and before sm90.roles")
+    module = lowered("gemm")
+    sync = ops_of(module, sm90.SyncBlockOp)[0]
+    sync.detach()
+    ops_of(module, sm90.KernelOp)[0].body.block.add_op(sync)  # after the roles: too late
+    violation(module, "expected sm90.sync_block after the barrier inits and before sm90.roles")
 
 
 def test_parity_not_a_phase_bit() -> None:
@@ -150,6 +155,16 @@ def test_parity_not_a_phase_bit() -> None:
     assert isinstance(phase, arith.AndIOp)
     wait.operands = (wait.barrier, phase.lhs)
     violation(module, "expected the parity of sm90.mbarrier_wait to be a phase bit .* found the result of arith.divui")
+
+
+def test_phase_of_another_ring_size() -> None:
+    module = lowered("gemm", **GEMM_3)
+    phase = consumer_wait(module).parity.owner
+    assert isinstance(phase, arith.AndIOp)
+    lap = phase.lhs.owner
+    assert isinstance(lap, arith.DivUIOp)
+    lap.operands = (lap.lhs, phase.rhs)
+    violation(module, r"expected the phase of sm90.mbarrier_wait to be \(it / 3\) & 1 for its stage it % 3, found \(it / 1\) & 1")
 
 
 def test_producer_waits_with_the_plain_phase() -> None:

@@ -44,3 +44,8 @@
 // RUN: sh -c 'sed "/mbarrier_arrive %%empty/d" %S/Inputs/ring.mlir | tkc-opt -p sm90-verify-barriers 2>&1; echo "exit $?"' | filecheck %s --check-prefix=NOARRIVE
 // NOARRIVE: error: {{.*}}: expected an arrive on every barrier sm90.mbarrier_wait may wait on, found none on the barriers smem+16, smem+24: the wait would never complete
 // NOARRIVE-NEXT: exit 1
+
+// A phase bit that counts laps of a ring of another size than the stage it waits on.
+// RUN: sh -c 'sed "s/%%lap = arith.divui %%it, %%c2/%%lap = arith.divui %%it, %%c1/" %S/Inputs/ring.mlir | tkc-opt -p sm90-verify-barriers 2>&1; echo "exit $?"' | filecheck %s --check-prefix=LAP
+// LAP: error: {{.*}}: expected the phase of sm90.mbarrier_wait to be (it / 2) & 1 for its stage it % 2, found (it / 1) & 1
+// LAP-NEXT: exit 1
