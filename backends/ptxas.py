@@ -158,10 +158,12 @@ def assemble(ptx: str, arch: str = "sm_90a", extra_args: tuple[str, ...] = ()) -
 def sass(cubin: Cubin | bytes) -> str:
     """The SASS listing of a cubin (`cuobjdump -sass`)."""
     data = cubin.data if isinstance(cubin, Cubin) else cubin
+    # cuobjdump disassembles through nvdisasm, which it looks up on PATH
+    tool_dirs = {str(find_tool("cuobjdump").parent), str(find_tool("nvdisasm").parent)}
     with tempfile.TemporaryDirectory(prefix="tkc-sass-") as tmp:
         path = os.path.join(tmp, "kernel.cubin")
         Path(path).write_bytes(data)
-        env = {**os.environ, "PATH": f"{find_tool('cuobjdump').parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+        env = {**os.environ, "PATH": os.pathsep.join([*sorted(tool_dirs), os.environ.get("PATH", "")])}
         proc = subprocess.run([str(find_tool("cuobjdump")), "-sass", path], capture_output=True, text=True, env=env)
         if proc.returncode != 0:
             raise RuntimeError(f"cuobjdump -sass failed: {proc.stderr.strip()}")
