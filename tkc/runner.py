@@ -249,14 +249,18 @@ def bisect(
 # --------------------------------------------------------------------------- the command
 
 
-def _run_on_gpu(path: str, kernel: str, inputs: Arrays, params: dict[str, int]) -> Arrays | None:
-    """The GPU path (the runtime's), or None with a message when this build has none."""
+def _run_on_gpu(path: str, kernel: str, inputs: Arrays, params: dict[str, int], out: TextIO) -> Arrays | None:
+    """The lead's GPU path: `tkc.gpu.run_on_gpu` (which also prints the time), else the bare
+    `tkc.runtime.run_on_gpu`; None when this build has neither."""
     try:
-        from tkc.runtime import run_on_gpu  # type: ignore[attr-defined]
+        from tkc.gpu import run_on_gpu
     except ImportError:
-        return None
-    result: Arrays = run_on_gpu(path=path, kernel=kernel, inputs=inputs, params=params)
-    return result
+        try:
+            from tkc.runtime import run_on_gpu as launch
+        except ImportError:
+            return None
+        return launch(path=path, kernel=kernel, inputs=inputs, params=params)
+    return run_on_gpu(path=path, kernel=kernel, inputs=inputs, params=params, out=out)
 
 
 def run_command(args: Any, out: TextIO = sys.stdout) -> int:
@@ -270,6 +274,7 @@ def run_command(args: Any, out: TextIO = sys.stdout) -> int:
     kernel = kernel_op.sym_name.data
     final_params = kernel_params(kernel_op)
     sizes = {dim: size for dim, size in default_sizes(kernel_op).items() if dim not in final_params} | sizes
+    reference = load_reference(args.file) if args.check else None  # a missing one fails before the run
     print(f"{kernel}: {' '.join(f'{dim}={size}' for dim, size in sizes.items())}  seed {args.seed}", file=out, flush=True)
     inputs = make_inputs(kernel_op, final_params | sizes, args.seed)
 
@@ -281,7 +286,7 @@ def run_command(args: Any, out: TextIO = sys.stdout) -> int:
     if args.interpret:
         outputs = interpret(module, kernel, inputs, sizes)
     else:
-        gpu_outputs = _run_on_gpu(args.file, kernel, inputs, params)
+        gpu_outputs = _run_on_gpu(args.file, kernel, inputs, params, out)
         if gpu_outputs is None:
             print("tkc: error: the GPU path (tkc.runtime.run_on_gpu) is not available in this build; "
                   "use --interpret to run the reference interpreter", file=sys.stderr)
@@ -289,9 +294,8 @@ def run_command(args: Any, out: TextIO = sys.stdout) -> int:
         outputs = gpu_outputs
     for name, value in outputs.items():
         print(checksum_line(name, value), file=out)
-    if not args.check:
+    if reference is None:
         return 0
     poisoned = write_only(kernel_op)
-    read = {name: array for name, array in inputs.items() if name not in poisoned}
-    expected = load_reference(args.file)(read, final_params | sizes)
+    expected = reference({name: a for name, a in inputs.items() if name not in poisoned}, final_params | sizes)
     return 0 if check(outputs, expected, out) else 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -93,6 +94,7 @@ def test_dims_without_a_size_get_two_tiles(gemm_file: Path) -> None:
 
 
 def test_gpu_path_missing(gemm_file: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    monkeypatch.setitem(sys.modules, "tkc.gpu", None)  # None in sys.modules: the import fails
     monkeypatch.delattr(tkc.runtime, "run_on_gpu", raising=False)
     assert run_command(args(gemm_file, interpret=False), io.StringIO()) == 1
     assert "--interpret" in capsys.readouterr().err
