@@ -8,12 +8,18 @@ returned in their declared dtypes, so GPU and interpreter outputs compare direct
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from tkc.abi import KernelABI
 from tkc.diagnostics import TkError
+
+if TYPE_CHECKING:
+    from tkc.api import CompiledKernel
+    from tkc.dialects.tile import KernelOp
 
 
 def storage_dtype(dtype: str) -> np.dtype:
@@ -48,4 +54,38 @@ def run_on_gpu(
     arrays = launch_arrays(compiled.abi, inputs)
     compiled(*arrays)
     by_name = {a.name: array for a, array in zip(compiled.abi.args, arrays)}
-    return {name: by_name[name] for name in stored_arguments(find_kernel(compiled.module, kernel))}
+    kernel_op = find_kernel(compiled.module, kernel)
+    report_speed(compiled, kernel_op, arrays)
+    return {name: by_name[name] for name in stored_arguments(kernel_op)}
+
+
+def report_speed(compiled: CompiledKernel, kernel_op: KernelOp, arrays: list[np.ndarray], runs: int = 20) -> None:
+    """Time the kernel on device-resident copies of `arrays` (CUDA events, median after warm-up)
+    and print the time and the TFLOP/s of its matrix products. Needs torch for the copies."""
+    try:
+        import torch
+    except ImportError:
+        return
+    from tkc.flops import count_flops
+
+    torch_dtypes = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32,
+                    "fp8e4m3": torch.float8_e4m3fn}
+    tensors = [
+        torch.from_numpy(np.asarray(a, np.float32)).to(device="cuda", dtype=torch_dtypes[spec.dtype])
+        for spec, a in zip(compiled.abi.args, arrays, strict=True)
+    ]
+    times = []
+    for i in range(runs + 3):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        compiled(*tensors)
+        end.record()
+        end.synchronize()
+        if i >= 3:
+            times.append(start.elapsed_time(end))
+    milliseconds = statistics.median(times)
+    dims = {d: int(n) for spec, t in zip(compiled.abi.args, tensors) for d, n in zip(spec.dims, t.shape)
+            if isinstance(d, str)}
+    flops = count_flops(kernel_op, dims)
+    rate = f"  {flops / milliseconds / 1e9:.1f} TFLOP/s" if flops else ""
+    print(f"time {milliseconds * 1e3:.1f} us (median of {runs} launches){rate}", flush=True)
