@@ -45,7 +45,6 @@ from xdsl.dialects.builtin import (
     StringAttr,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
-from xdsl.irdl import irdl_op_definition, prop_def
 from xdsl.passes import ModulePass
 
 from tkc.abi import KernelABI
@@ -88,21 +87,6 @@ _FLOAT_BINARY: dict[type[Operation], str] = {
 _FN_METHOD = {BinaryFn.ADD: "add", BinaryFn.SUB: "sub", BinaryFn.MUL: "mul", BinaryFn.DIV: "div",
               BinaryFn.MAX: "max", BinaryFn.MIN: "min"}
 _REDUCE_METHOD = {ReduceFn.MAX: "max", ReduceFn.MIN: "min", ReduceFn.SUM: "add"}
-
-
-@irdl_op_definition
-class BarSyncRegOp(ptx.PtxInst):
-    """`bar.sync id, count` with the barrier id in a register (`ptx.bar_sync` takes only an
-    immediate id; sm90.named_barrier ids are values, e.g. 1 + consumer index). args: [id]"""
-
-    name = "ptx.bar_sync_reg"
-    count = prop_def(IntegerAttr)
-
-    def verify_(self) -> None:
-        self._arity(1, 0)
-
-    def ptx(self, names: ptx.Names) -> str:
-        return f"bar.sync {names[self.args[0]]}, {self.count.value.data};"
 
 
 def _scalar_kind(t: Attribute) -> str:
@@ -195,6 +179,13 @@ class _Lowering:
         if ty[0] == "s" and isinstance(number, int) and number >> (int(ty[1:]) - 1):
             return number - (1 << int(ty[1:]))
         return number
+
+    def offset(self, base: SSAValue, index: SSAValue, scale: int = 1) -> SSAValue:
+        """base + index * scale (u32), folding a constant index."""
+        step = self.src(index, "u32")
+        if isinstance(step, int):
+            return self.b.add("u32", base, step * scale) if step else base
+        return self.b.add("u32", base, self.b.mul("u32", step, scale) if scale != 1 else step)
 
     def fresh(self, v: SSAValue) -> Value:
         """Undefined registers shaped like v (carried values, if results)."""
@@ -509,12 +500,7 @@ class _Lowering:
         self.b.bar_sync(0)
 
     def op_sm90_named_barrier(self, op: sm90.NamedBarrierOp) -> None:
-        threads = op.threads.value.data
-        barrier = self.src(op.barrier_id, "u32")
-        if isinstance(barrier, int):
-            self.b.bar_sync(barrier, threads)
-            return
-        self.b.block.add_op(BarSyncRegOp.create(operands=[barrier], properties={"count": IntegerAttr(threads, 64)}))
+        self.b.bar_sync(cast(SSAValue | int, self.src(op.barrier_id, "u32")), op.threads.value.data)
 
     def op_sm90_fence_barrier_init(self, op: Operation) -> None:
         self.b.fence("mbarrier_init.release.cluster")
@@ -625,8 +611,7 @@ class _Lowering:
         rows = t.get_shape()[0]
         offset = self.src(op.a_offset, "u32")
         if op.transpose_a is None:
-            first = offset * span if isinstance(offset, int) else b.mul("u32", offset, span)
-            base = b.add("u32", self.reg(op.a), first)
+            base = self.offset(self.reg(op.a), op.a_offset, span)
             desc, k_offsets = self.operand_descriptor(op, t, base, k_major=True, steps=steps, extent=64)
             return desc, [[ko + 64 * mb * span for mb in range(blocks)] for ko in k_offsets]
         panel_bytes = rows * span
@@ -759,7 +744,7 @@ class _Lowering:
             raise error_at(op, f"{frag_type} and {ref} differ in element type; convert the fragment first")
         eb = element_bytes(ref.element_type)
         row, quad = self.thread_row()
-        r = b.add("u32", self.reg(row_offset), row)
+        r = self.offset(row, row_offset)
         if frag_type.is_vector:
             addr = b.mad("u32", r, eb, base)
             return [(addr, (64 * mb + 8 * half) * eb) for mb in range(frag_type.rows // 64) for half in (0, 1)]
