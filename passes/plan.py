@@ -5,10 +5,12 @@ attributes on the kernel (and the pipelined loop); the lowering reads them back 
 `KernelPlan.of(kernel)`. A kernel that no pass planned gets the defaults below, which are
 always legal: one consumer warpgroup, one stage, no register reallocation.
 
-`smem_plan(kernel, stages)` is the shared-memory layout both passes use: single-copy tiles
-(loads outside pipelined rings, hoisted loads, `tile.to_shared` tiles), then one S-stage ring
-per pipelined loop, then the epilogue staging of each store of registers, then the mbarriers,
-every buffer aligned; tile-occupancy-plan sizes stages with it and tile-pipeline records it.
+`smem_plan(kernel, stages)` is the shared-memory layout both passes use, the one
+convert-tile-to-sm90 builds: a 1 KB mbarrier region, single-copy tiles (loads outside
+pipelined rings, hoisted loads, `tile.to_shared` tiles), one S-stage ring per pipelined loop,
+the epilogue staging tile of each store of a register tile, every tile 1024-aligned, plus 1 KB
+of slack for aligning the base; tile-occupancy-plan sizes stages with it and tile-pipeline
+records it.
 """
 
 from __future__ import annotations
@@ -42,7 +44,8 @@ SM_REGISTERS = 65536
 TILE_ALIGN = 1024
 """Every shared tile starts at a multiple of 1024 (the 128B swizzle repeat)."""
 VECTOR_ALIGN = 128
-MBARRIER_BYTES = 8
+MBARRIER_REGION = 1024
+"""The mbarriers come first, in a region of this size (128 of them at most)."""
 ALIGN_SLACK = 1024
 """Dynamic shared memory is only 16-byte aligned: aligning its base to 1024 may cost this much."""
 
@@ -150,16 +153,15 @@ class SmemPlan:
     """Loads outside rings (loaded once) and tile.to_shared tiles, with their offsets."""
     rings: tuple[Ring, ...]
     staging: tuple[tuple[StoreOp, int], ...]
-    """Each store of a register value and the offset of its staging buffer."""
-    barriers: int
-    """Offset of the mbarriers: full[s] and empty[s] per ring stage, then one for the single loads."""
+    """Each store of a register tile and the offset of its staging tile."""
     barrier_count: int
+    """full[s] and empty[s] per ring stage, and one pair for the single loads; they sit at offset 0."""
     total: int
     """Bytes to request, including the slack for aligning the base to 1024."""
 
 
 def smem_plan(kernel: Operation, stages: int) -> SmemPlan:
-    offset = 0
+    offset = MBARRIER_REGION
 
     def place(type_: Attribute, pad: int = 0) -> int:
         nonlocal offset
@@ -185,9 +187,7 @@ def smem_plan(kernel: Operation, stages: int) -> SmemPlan:
     staging = tuple(
         (op, place(op.value.type))
         for op in kernel.walk()
-        if isinstance(op, StoreOp) and isinstance(op.value.type, RegisterTileType | RegisterVectorType)
+        if isinstance(op, StoreOp) and isinstance(op.value.type, RegisterTileType)
     )
-    barriers = align(offset, MBARRIER_BYTES)
-    count = 2 * stages * len(rings) + (1 if any(isinstance(op, LoadOp) for op, _ in single) else 0)
-    total = align(barriers + count * MBARRIER_BYTES, 16) + ALIGN_SLACK
-    return SmemPlan(tuple(single), tuple(rings), staging, barriers, count, total)
+    count = 2 * stages * len(rings) + (2 if any(isinstance(op, LoadOp) for op, _ in single) else 0)
+    return SmemPlan(tuple(single), tuple(rings), staging, count, align(offset, TILE_ALIGN) + ALIGN_SLACK)

@@ -1,12 +1,13 @@
 """tile-bank-conflicts: the layout of every shared tile that warps touch, by the exact bank model.
 
 TMA and wgmma move whole swizzled rows and are conflict-free by construction. The accesses
-that can conflict are the ones threads issue themselves, and the lowering emits exactly these:
-  - `tile.store` of a register tile: the epilogue writes a shared staging tile (stmatrix.x4 rows
-    of 16 B for 8/16-bit data, st.shared.v2.f32 accumulator pairs for f32), then one TMA store;
-  - `tile.to_shared` (the same writes) and `tile.to_reg` (ldmatrix.x4 / ld.shared.v2.f32);
-  - row vectors through shared memory (`tile.store` of an rv, sv <-> rv moves): one 4-byte
-    word per quad, always conflict-free.
+that can conflict are the ones threads issue themselves; the lowering (convert-tile-to-sm90,
+convert-sm90-to-ptx) emits exactly these, each thread moving its accumulator-fragment pairs:
+  - `tile.store` of a register tile: the epilogue writes a shared staging tile (st.shared.b32
+    of bf16x2/f16x2 pairs, st.shared.v2.f32 of f32 pairs), then TMA stores it;
+  - `tile.to_shared` (the same writes) and `tile.to_reg` (ld.shared.b32 / ld.shared.v2.f32);
+  - shared row vectors read into registers (`tile.to_reg` of an sv): one element per row,
+    shared by a quad, always conflict-free. Row vectors are stored straight to global memory.
 For each tile, every instruction over the whole tile is enumerated lane by lane under each
 layout the tile's other users allow (swizzle 128/64/32 when wgmma reads it, also none when only
 TMA does, also rows padded by 16 B when neither does), and the layout with the fewest wavefronts
@@ -14,7 +15,7 @@ wins; ties keep the layout TMA and wgmma prefer (tile-swizzle-select's widest sp
 
 Written:
   on each access op       bank_conflicts = #tile.decision<ways, "why">   (1 = conflict-free)
-                          smem_access = "stmatrix.x4" | ...               the instruction modelled
+                          smem_access = "st.shared.b32" | ...             the instruction modelled
   on a store of registers staging = #tile.decision<S, "why">              the staging tile's swizzle
   on a shared tile's op   swizzle re-decided (via set_swizzle) when another layout is better,
                           pad = 16 : i64 when the rows are padded
@@ -34,7 +35,6 @@ from tkc.dialects.tile import (
     DecisionAttr,
     LoadOp,
     RegisterTileType,
-    RegisterVectorType,
     SharedTileType,
     SharedVectorType,
     StoreOp,
@@ -48,7 +48,6 @@ from tkc.passes.bank_model import (
     Layout,
     conflicts,
     fragment_pairs,
-    matrix_rows,
     row_vector,
 )
 from tkc.passes.tile_swizzle_select import (
@@ -64,15 +63,12 @@ PAD = 16
 
 
 def write_access(elem_bytes: int) -> Access:
-    if elem_bytes <= 2:
-        return matrix_rows("stmatrix.x4", elem_bytes)
-    return fragment_pairs("st.shared.v2.f32", elem_bytes)
+    """How the lowering writes a fragment: each thread stores its column pairs, one per instruction."""
+    return fragment_pairs("st.shared.v2.f32" if elem_bytes == 4 else f"st.shared.b{16 * elem_bytes}", elem_bytes)
 
 
 def read_access(elem_bytes: int) -> Access:
-    if elem_bytes <= 2:
-        return matrix_rows("ldmatrix.x4", elem_bytes)
-    return fragment_pairs("ld.shared.v2.f32", elem_bytes)
+    return fragment_pairs("ld.shared.v2.f32" if elem_bytes == 4 else f"ld.shared.b{16 * elem_bytes}", elem_bytes)
 
 
 def layout_of(tile: SharedTileType, pad: int = 0) -> Layout:
@@ -151,11 +147,7 @@ def plan_shared_tile(op: LoadOp | ToSharedOp) -> None:
 def plan_staging(store: StoreOp) -> None:
     """The epilogue of a register tile: stage it in shared memory for one TMA store."""
     value = store.value.type
-    if isinstance(value, RegisterVectorType):
-        plan_vector(store, value, "st.shared")
-        return
-    if not isinstance(value, RegisterTileType):
-        return
+    assert isinstance(value, RegisterTileType)
     staging = SharedTileType(value.get_shape(), value.element_type)
     layouts = candidates(staging, tma=True, wgmma=False)
     access = write_access(element_bytes(value.element_type))
@@ -169,10 +161,10 @@ def plan_staging(store: StoreOp) -> None:
     record(store, access.instruction, choice.ways[access.instruction], choice.reason)
 
 
-def plan_vector(op: Operation, vector: RegisterVectorType | SharedVectorType, instruction: str) -> None:
-    """A row vector through shared memory: the quad holding a row writes (or reads) its one element."""
+def plan_vector(op: ToRegOp, vector: SharedVectorType) -> None:
+    """A shared row vector read into registers: the quad holding a row reads its one element."""
     e = element_bytes(vector.element_type)
-    access = row_vector(f"{instruction}.b{8 * e}", e)
+    access = row_vector(f"ld.shared.b{8 * e}", e)
     c = conflicts(Layout(vector.length, 1, e, 0), access)
     verdict = "conflict-free" if c.ways == 1 else f"{c.ways}-way"
     record(op, access.instruction, c.ways, f"{access.instruction}, one element per row (a quad shares it): "
@@ -187,9 +179,7 @@ class TileBankConflictsPass(ModulePass):
         for tile_op in shared_tile_ops(op):
             plan_shared_tile(tile_op)
         for inner in op.walk():
-            if isinstance(inner, StoreOp) and not isinstance(inner.value.type, SharedTileType | SharedVectorType):
+            if isinstance(inner, StoreOp) and isinstance(inner.value.type, RegisterTileType):
                 plan_staging(inner)
             elif isinstance(inner, ToRegOp) and isinstance(inner.source.type, SharedVectorType):
-                plan_vector(inner, inner.source.type, "ld.shared")
-            elif isinstance(inner, ToSharedOp) and isinstance(inner.result.type, SharedVectorType):
-                plan_vector(inner, inner.result.type, "st.shared")
+                plan_vector(inner, inner.source.type)

@@ -12,8 +12,8 @@ owning 64-row slices of every register tile. Decisions, in order, each written o
                        .maxntid + .minnctapersm): producer 40 (24-32 beside 3-4 consumers), the
                        rest to consumers: 40/232 for 2, 32/160 for 3, 24/112 for 4, as ThunderKittens
   stages               (when a loop loads tiles) the deepest ring, at most 4, whose shared memory
-                       fits 232448 bytes: single tiles + S x stage bytes + epilogue staging + mbarriers
-                       + 1 KB alignment slack (plan.smem_plan)
+                       fits 232448 bytes: 1 KB of mbarriers + single tiles + S x stage bytes +
+                       epilogue staging + 1 KB alignment slack (plan.smem_plan)
   smem_bytes           that total
   persistent, group_m  a 2-D grid with a K loop (GEMM-like) runs one CTA per SM over the tiles,
                        8 tile-rows at a time (L2 reuse); other grids launch one CTA per tile
@@ -251,19 +251,20 @@ class Planner:
             )
         s = fits[-1]
         if s == MAX_STAGES:
-            why = f"{MAX_STAGES} stages, the deepest ring (as ThunderKittens), fit"
+            why = "the deepest ring tkc builds (as ThunderKittens)"
         else:
-            why = f"{s + 1} stages would need {smem_plan(self.kernel, s + 1).total} bytes, over {SMEM_BUDGET}"
-        return s, f"{why}: {self.smem_breakdown(s)}"
+            why = f"{s + 1} would need {smem_plan(self.kernel, s + 1).total} bytes, over {SMEM_BUDGET}"
+        return s, f"{s} stages fit ({self.smem_breakdown(s)}); {why}"
 
     def smem_breakdown(self, stages: int) -> str:
         plan = smem_plan(self.kernel, stages)
         single = sum(buffer_bytes(op.results[0].type) for op, _ in plan.single)
         staging = sum(buffer_bytes(op.value.type) for op, _ in plan.staging)
-        parts = [f"{single} B of single tiles"] if plan.single else []
+        parts = [f"1 KB for {plan.barrier_count} mbarriers"]
+        parts += [f"{single} B of single tiles"] if plan.single else []
         parts += [f"{stages} x {ring.stage_bytes} B ring" for ring in plan.rings]
         parts += [f"{staging} B epilogue staging"] if plan.staging else []
-        parts.append(f"{plan.barrier_count} mbarriers + 1 KB alignment slack")
+        parts.append("1 KB alignment slack")
         return " + ".join(parts)
 
     def persistent(self, loops: list[scf.ForOp]) -> tuple[bool, str]:

@@ -12,9 +12,8 @@ Written (offsets in bytes from the 1024-aligned base of dynamic shared memory, p
                          ring_offset = R : i64, stage_bytes = B : i64 (stage s at R + s * B)
   on each ring load      stage_offset = o : i64 (within a stage)
   on other shared tiles  smem_offset = o : i64 (hoisted and outer loads, tile.to_shared tiles)
-  on stores of registers smem_offset = o : i64 (the epilogue staging buffer)
-  on the kernel          mbarrier_offset = o : i64 (full[0..S), empty[0..S) per ring, then one
-                         for the single loads)
+  on stores of registers smem_offset = o : i64 (the epilogue staging tile)
+The mbarriers sit in the first 1 KB.
 """
 
 from __future__ import annotations
@@ -72,7 +71,6 @@ def pipeline(kernel: KernelOp) -> None:
             load.attributes["stage_offset"] = IntegerAttr(offset, 64)
     for op, offset in (*plan.single, *plan.staging):
         op.attributes["smem_offset"] = IntegerAttr(offset, 64)
-    kernel.attributes["mbarrier_offset"] = IntegerAttr(plan.barriers, 64)
 
 
 @dataclass(frozen=True)

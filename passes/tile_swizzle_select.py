@@ -1,7 +1,7 @@
 """tile-swizzle-select: the swizzle of every shared tile, its alignment, and the wgmma descriptors.
 
 A shared tile (the result of `tile.load`, written by TMA, or of `tile.to_shared`, written by
-stmatrix) is stored as column panels `span` bytes wide, one TMA box each, so the inner box is
+st.shared) is stored as column panels `span` bytes wide, one TMA box each, so the inner box is
 exactly the span as TMA requires when it swizzles. The span is the widest of 128/64/32 bytes
 that divides the row bytes: K-major rows of 128 B (64 bf16, 128 fp8, 32 fp32) get 128B swizzle,
 narrower rows 64B or 32B, the rule ThunderKittens uses for every dtype. wgmma reads exactly
@@ -134,12 +134,12 @@ def read_by_wgmma(op: LoadOp | ToSharedOp) -> list[tuple[MmaOp, str]]:
 
 def role_names(op: LoadOp | ToSharedOp) -> list[str]:
     """How the tile is written and read, for reasons and the report."""
-    roles = ["written by TMA" if isinstance(op, LoadOp) else "written by stmatrix"]
+    roles = ["written by TMA" if isinstance(op, LoadOp) else "written by st.shared"]
     for user, v in users(op.result):
         if isinstance(user, MmaOp):
             roles.append(f"read {operand_major(user, v)}-major by wgmma as {'A' if v is user.a else 'B'}")
         elif isinstance(user, ToRegOp):
-            roles.append("read by ldmatrix")
+            roles.append("read by ld.shared")
         elif isinstance(user, StoreOp):
             roles.append("stored by TMA")
     return list(dict.fromkeys(roles))

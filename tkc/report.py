@@ -19,6 +19,7 @@ from tkc.dialects.tile import (
     KernelOp,
     LoadOp,
     MmaOp,
+    RegisterVectorType,
     SharedTileType,
     StoreOp,
     ToRegOp,
@@ -108,6 +109,13 @@ def _bank_rows(kernel: KernelOp) -> list[tuple[str, str, str, str]]:
                         "1",
                         f"descriptor {_why(op, desc)}; conflict-free by construction",
                     ))
+        elif isinstance(op, StoreOp) and isinstance(op.value.type, RegisterVectorType):
+            rows.append((
+                f"store {_name(op.tensor)}",
+                "global",
+                "-",
+                "a row vector goes straight to global memory (one lane per quad): no shared access",
+            ))
         elif isinstance(op, ToRegOp | ToSharedOp | StoreOp) and "bank_conflicts" in op.attributes:
             access = op.attributes["smem_access"]
             instruction = access.data if isinstance(access, StringAttr) else str(access)
@@ -147,6 +155,6 @@ def report(module: ModuleOp) -> str:
         out.append("shared accesses (32 banks x 4 B; ways = wavefronts / ideal of the worst instruction)")
         rows = _bank_rows(kernel)
         widths = [max(len(r[i]) for r in rows) for i in range(3)] if rows else [0, 0, 0]
-        out += [f"  {a:<{widths[0]}}  {b:<{widths[1]}}  {c:>{widths[2]}}-way  {d}" for a, b, c, d in rows]
+        out += [f"  {a:<{widths[0]}}  {b:<{widths[1]}}  {c + '-way' if c != '-' else '':>{widths[2] + 4}}  {d}" for a, b, c, d in rows]
         out.append("")
     return "\n".join(out)

@@ -7,8 +7,8 @@
 // GEMM: tile.kernel @gemm
 // GEMM-SAME: consumers = #tile.decision<2, "128-row register tiles: 64 rows per consumer warpgroup (wgmma m64); the demand of 160 registers per thread fits">
 // GEMM-SAME: threads = #tile.decision<384, "1 producer + 2 consumer warpgroup(s) of 128 threads">
-// GEMM-SAME: stages = #tile.decision<3, "4 stages would need 263232 bytes, over 232448: 3 x 49152 B ring + 65536 B epilogue staging + 6 mbarriers + 1 KB alignment slack">
-// GEMM-SAME: smem_bytes = #tile.decision<214064,
+// GEMM-SAME: stages = #tile.decision<3, "3 stages fit (1 KB for 6 mbarriers + 3 x 49152 B ring + 65536 B epilogue staging + 1 KB alignment slack); 4 would need 264192 bytes, over 232448">
+// GEMM-SAME: smem_bytes = #tile.decision<215040,
 // GEMM-SAME: persistent = #tile.decision<1, "2-D grid (i, j) with a K loop (GEMM-like)
 // GEMM-SAME: group_m = #tile.decision<8,
 // GEMM-SAME: ctas_per_sm = #tile.decision<1, "persistent grid: one CTA per SM">
@@ -19,18 +19,18 @@
 // grid launches one CTA per tile.
 // ATTN: tile.kernel @attn_fwd
 // ATTN-SAME: consumers = #tile.decision<2,
-// ATTN-SAME: stages = #tile.decision<2, "3 stages would need 263744 bytes, over 232448: 32768 B of single tiles + 2 x 65536 B ring + 33280 B epilogue staging + 5 mbarriers + 1 KB alignment slack">
-// ATTN-SAME: smem_bytes = #tile.decision<198192,
+// ATTN-SAME: stages = #tile.decision<2, "2 stages fit (1 KB for 6 mbarriers + 32768 B of single tiles + 2 x 65536 B ring + 32768 B epilogue staging + 1 KB alignment slack); 3 would need 264192 bytes, over 232448">
+// ATTN-SAME: smem_bytes = #tile.decision<198656,
 // ATTN-SAME: persistent = #tile.decision<0, "a 3-D grid (qi, h, b): one CTA per tile, the hardware scheduler fills the SMs">
 // ATTN-SAME: group_m = #tile.decision<1,
-// ATTN-SAME: ctas_per_sm = #tile.decision<1, "two blocks would need 2 x (198192 + 1024 reserved) bytes, over the SM's 233472">
+// ATTN-SAME: ctas_per_sm = #tile.decision<1, "two blocks would need 2 x (198656 + 1024 reserved) bytes, over the SM's 233472">
 // ATTN-SAME: producer_registers = #tile.decision<40,
 // ATTN-SAME: consumer_registers = #tile.decision<232,
 
 // Pins are obeyed when they fit, and are errors naming the budget when they do not.
 // RUN: sed 's/KERNEL_PIN/@registers(32, 232) @persistent/; s/LOOP_PIN/@stages(2)/' %S/Inputs/gemm-pinned.tk > %t.ok.tk
 // RUN: tkc compile %t.ok.tk --emit tile | filecheck %s --check-prefix=PINNED
-// PINNED: stages = #tile.decision<2, "pinned by @stages(2); 164896 of 232448 bytes">
+// PINNED: stages = #tile.decision<2, "pinned by @stages(2); 165888 of 232448 bytes">
 // PINNED: persistent = #tile.decision<1, "pinned by @persistent
 // PINNED-SAME: producer_registers = #tile.decision<32, "pinned by @registers(32, 232); 63488 of 64512 registers">
 // PINNED: pipeline = #tile.decision<2, "pinned by @stages(2); 2-stage TMA ring
@@ -41,7 +41,7 @@
 
 // RUN: sed 's/KERNEL_PIN//; s/LOOP_PIN/@stages(9)/' %S/Inputs/gemm-pinned.tk > %t.stages.tk
 // RUN: not tkc compile %t.stages.tk --emit tile 2>&1 | filecheck %s --check-prefix=STAGES
-// STAGES: stages.tk:7:5: error: @stages(9) needs 509072 bytes of shared memory (9 x 49152 B ring + 65536 B epilogue staging + 18 mbarriers + 1 KB alignment slack), over the 232448-byte budget; at most 3 stages fit
+// STAGES: stages.tk:7:5: error: @stages(9) needs 509952 bytes of shared memory (1 KB for 18 mbarriers + 9 x 49152 B ring + 65536 B epilogue staging + 1 KB alignment slack), over the 232448-byte budget; at most 3 stages fit
 
 // RUN: sed 's/KERNEL_PIN/@consumers(4)/; s/LOOP_PIN//' %S/Inputs/gemm-pinned.tk > %t.c4.tk
 // RUN: not tkc compile %t.c4.tk --emit tile 2>&1 | filecheck %s --check-prefix=C4

@@ -19,7 +19,7 @@ builtin.module {
     // CHECK: %n32 = tile.load {{.*}}swizzle = #tile.decision<32, {{.*}}smem_align = 256 : i64{{.*}} -> !tile.st<64x16xbf16, swizzle 32>
     %n32 = tile.load %A[%c0, %c0] : !tile.gl<[M, K], bf16> -> !tile.st<64x16xbf16>
     // fp32: 32 columns are 128 bytes.
-    // CHECK: %x = tile.load {{.*}}"128-byte rows (32 x f32) as one 128-byte panel (one TMA box); written by TMA, read by ldmatrix"{{.*}} -> !tile.st<64x32xf32, swizzle 128>
+    // CHECK: %x = tile.load {{.*}}"128-byte rows (32 x f32) as one 128-byte panel (one TMA box); written by TMA, read by ld.shared"{{.*}} -> !tile.st<64x32xf32, swizzle 128>
     %x = tile.load %X[%c0, %c0] : !tile.gl<[M, N], f32> -> !tile.st<64x32xf32>
     %xr = tile.to_reg %x : !tile.st<64x32xf32> -> !tile.rt<64x32xf32>
     // fp8: 128 columns are 128 bytes.
@@ -46,7 +46,7 @@ builtin.module {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     tile.grid(%c1) as ["i"]
-    // CHECK: %a = tile.load %A[%c0, %c0] {swizzle = #tile.decision<64, "pinned by @swizzle(64); written by TMA, read by ldmatrix">, smem_align = 512 : i64} : !tile.gl<[M, K], bf16> -> !tile.st<64x64xbf16, swizzle 64>
+    // CHECK: %a = tile.load %A[%c0, %c0] {swizzle = #tile.decision<64, "pinned by @swizzle(64); written by TMA, read by ld.shared">, smem_align = 512 : i64} : !tile.gl<[M, K], bf16> -> !tile.st<64x64xbf16, swizzle 64>
     %a = tile.load %A[%c0, %c0] {swizzle = 64 : i64} : !tile.gl<[M, K], bf16> -> !tile.st<64x64xbf16>
     // CHECK: scf.for {{.*}} iter_args(%t = %a) -> (!tile.st<64x64xbf16, swizzle 64>)
     %r = scf.for %i = %c0 to %c1 step %c1 iter_args(%t = %a) -> (!tile.st<64x64xbf16>) {
