@@ -507,14 +507,16 @@ def find_kernel(module: Operation, kernel: str | None) -> tile.KernelOp:
     """The `tile.kernel` named `kernel` in `module` (or its only kernel when `kernel` is None)."""
     kernels = [op for op in module.walk() if isinstance(op, tile.KernelOp)]
     names = [k.sym_name.data for k in kernels]
+    if not kernels:
+        raise TkError("no tile.kernel in the module: the interpreter runs tile-dialect IR (before convert-tile-to-sm90)")
     if kernel is None:
         if len(kernels) != 1:
-            raise TkError(f"name the kernel to run (-k): the module has {', '.join(names) or 'no kernels'}")
+            raise TkError(f"name the kernel to run (-k): the module has {', '.join(names)}")
         return kernels[0]
     for k in kernels:
         if k.sym_name.data == kernel:
             return k
-    raise TkError(f"no kernel '{kernel}' in the module (it has {', '.join(names) or 'no kernels'})")
+    raise TkError(f"no kernel '{kernel}' in the module (it has {', '.join(names)})")
 
 
 def stored_arguments(kernel: tile.KernelOp) -> list[str]:

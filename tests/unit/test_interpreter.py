@@ -22,7 +22,7 @@ from interpreter_support import (
     rel_error,
 )
 from xdsl.dialects import arith, test
-from xdsl.dialects.builtin import Float16Type, IndexType
+from xdsl.dialects.builtin import Float16Type, IndexType, ModuleOp
 
 from tkc.diagnostics import TkError
 from tkc.dialects import tile
@@ -150,6 +150,8 @@ def test_params_bind_dims_too() -> None:
 def test_unknown_kernel_and_unknown_op() -> None:
     with pytest.raises(TkError, match="no kernel 'nope' in the module \\(it has gemm\\)"):
         interpret(gemm(), "nope", {})
+    with pytest.raises(TkError, match="the interpreter runs tile-dialect IR"):
+        interpret(ModuleOp([]), None, {})
 
     def body(x_arg):
         tile.GridOp([test.TestOp(result_types=[IndexType()]).results[0]], ["i"])
