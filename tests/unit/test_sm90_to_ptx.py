@@ -19,7 +19,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from tkc.abi import KernelABI
 from tkc.dialects import ptx, sm90
 from tkc.dialects.tile import BinaryFn, BinaryFnAttr, MaskKind, MaskKindAttr, ReduceFn, ReduceFnAttr, UnaryFn, UnaryFnAttr
-from tkc.passes.convert_sm90_to_ptx import ConvertSm90ToPtxPass
+from tkc.passes.convert_sm90_to_ptx import ConvertSm90ToPtxPass, _Lowering
 
 BF16, F32 = BFloat16Type(), Float32Type()
 ABI = KernelABI("k", (), (), (1, 1, 1), 128, 0).to_json()
@@ -375,3 +375,45 @@ def test_module_keeps_the_abi() -> None:
     lower(module)
     (pmod,) = module.body.block.ops
     assert pmod.attributes["tkc.abi"].data == ABI  # type: ignore[attr-defined]
+
+
+def test_transposed_a_descriptor() -> None:
+    """A stored [K, M] (MN-major, trans-a = 1): this warpgroup's 64 columns from column 64 are
+    the second MN panel; k-steps advance 16 rows; LBO = the distance between MN panels."""
+    a_ref = sm90.SharedRefType([64, 128], BF16, 128)
+    b_ref = sm90.SharedRefType([64, 64], BF16, 128)
+
+    def body(emit: Callable[[Operation], SSAValue], base: SSAValue) -> None:
+        a = emit(sm90.SmemViewOp(base, a_ref))
+        b = emit(sm90.SmemViewOp(emit(arith.AddiOp(base, const(emit, 1 << 15))), b_ref))
+        mma = emit(sm90.WgmmaOp(a, b, None, sm90.FragmentType([64, 64], F32), True, False, const(emit, 64)))
+        emit(sm90.WgmmaWaitOp(mma, 0))
+
+    entry = lower(kernel(body))
+    assert all(op.trans_a.value.data == 1 for op in entry.body.block.ops if isinstance(op, ptx.WgmmaOp))
+    for kk, args in enumerate(simulate(entry, {}, threads=1)[0]["wgmma"]):  # type: ignore[union-attr]
+        assert decode(args[32]) == (64 * 128 + kk * 16 * 128, 64 * 128, 1024, 1)
+
+
+def test_scalar_arithmetic() -> None:
+    """Index arithmetic on a per-thread value x (the simulator's special registers read the thread id)."""
+    def body(emit: Callable[[Operation], SSAValue], base: SSAValue) -> None:
+        x = emit(sm90.BlockIdOp(0))
+        c = {n: const(emit, n) for n in (3, 5, 64)}
+        ops = [arith.AddiOp(x, c[5]), arith.SubiOp(c[64], x), arith.MuliOp(x, c[3]), arith.DivUIOp(x, c[5]),
+               arith.RemUIOp(x, c[5]), arith.CeilDivUIOp(x, c[5]), arith.MinUIOp(x, c[64]), arith.MaxUIOp(x, c[64]),
+               arith.ShLIOp(x, c[3]), arith.ShRUIOp(x, c[3]), arith.XOrIOp(x, c[5])]
+        for op in ops:
+            emit(op)
+        less = emit(arith.CmpiOp(x, c[64], "ult"))
+        emit(arith.SelectOp(less, x, c[3]))
+
+    module = kernel(body)
+    ops = [op for op in module.walk() if op.dialect_name() == "arith" and not isinstance(op, arith.ConstantOp)]
+    lowering = _Lowering(next(op for op in module.walk() if isinstance(op, sm90.KernelOp)))
+    regs = simulate(lowering.lower().body.block.ops.first, {})  # type: ignore[arg-type]
+    expected = [lambda x: x + 5, lambda x: (64 - x) % 2**32, lambda x: 3 * x, lambda x: x // 5, lambda x: x % 5,
+                lambda x: -(-x // 5), lambda x: min(x, 64), lambda x: max(x, 64), lambda x: x << 3,
+                lambda x: x >> 3, lambda x: x ^ 5, lambda x: x < 64, lambda x: x if x < 64 else 3]
+    for t, r in enumerate(regs):
+        assert [r[lowering.values[op.results[0]]] for op in ops] == [f(t) for f in expected]  # type: ignore[index]
