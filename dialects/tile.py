@@ -15,6 +15,7 @@ attributes, so IR dumps explain the compiled kernel.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from enum import auto
 from typing import ClassVar
 
@@ -248,6 +249,9 @@ class GlobalType(ParametrizedAttribute, TypeAttribute):
             raise VerifyException(f"a global tensor has rank 1 to 5 (TMA's limit), got {self.rank}")
 
 
+# A dataclass, so that `shape` and `element_type` are fields of every subclass: irdl's generated
+# __eq__/__hash__ compare fields only, and without this any two tiles of a kind compared equal.
+@dataclass(frozen=True, init=False)
 class _ShapedTileType(ParametrizedAttribute, TypeAttribute):
     """Shared by register/shared tiles and vectors: a static shape of 16-multiples and a dtype."""
 
