@@ -26,17 +26,17 @@ from math import prod
 
 import ml_dtypes
 import numpy as np
+from xdsl.dialects import scf
 from xdsl.dialects.builtin import (
     BFloat16Type,
-    FloatAttr,
     Float8E4M3FNType,
     Float16Type,
     Float32Type,
     Float64Type,
+    FloatAttr,
     IntegerAttr,
     IntegerType,
 )
-from xdsl.dialects import scf
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from tkc.diagnostics import TkError, error_at
@@ -307,8 +307,7 @@ class _Machine:
         return [_select(cond, a, b)]
 
     def _to_float(self, op: Operation, active: np.ndarray | None) -> list[np.ndarray]:
-        x = self.env[op.operands[0]].astype(np.float64)
-        return [round_to(x.astype(np.float32), op.results[0].type)]
+        return [round_to(self.env[op.operands[0]].astype(np.float32), op.results[0].type)]
 
     def _to_int(self, op: Operation, active: np.ndarray | None) -> list[np.ndarray]:
         return [np.trunc(self.env[op.operands[0]]).astype(np.int64)]
