@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from xdsl.printer import Printer
+
 from tkc.diagnostics import TkError
 from tkc.frontend import parse_tk, read_source
 
@@ -33,6 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("file")
     parser.add_argument("-k", "--kernel")
     parser.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME=VALUE")
+    parser.add_argument("--loc", action="store_true", help="print each op's source location")
     args = parser.parse_args(argv)
     try:
         params = dict(parse_define(d) for d in args.defines)
@@ -40,7 +43,8 @@ def main(argv: list[str] | None = None) -> int:
     except TkError as err:
         sys.stderr.write(err.render() + "\n")
         return 1
-    sys.stdout.write(str(module) + "\n")
+    Printer(stream=sys.stdout, print_debuginfo=args.loc).print_op(module)
+    sys.stdout.write("\n")
     return 0
 
 

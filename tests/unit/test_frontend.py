@@ -1,0 +1,290 @@
+"""The .tk frontend: what parse_tk builds (ops, attributes, folding, control flow, locations)
+and the diagnostics it raises (message, line and column)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import FileLineColLoc, FloatAttr, IntegerAttr, ModuleOp, UnitAttr
+from xdsl.ir import Operation
+
+from tkc.diagnostics import TkError
+from tkc.dialects import tile
+from tkc.frontend import parse_tk, read_source
+from tkc.frontend.parser import MAX_DEPTH
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def kernel(body: str, params: str = "<BM = 64, BN = 64, CAUSAL = false, EPS = 1e-5>", extra: str = "") -> str:
+    """A kernel around `body`: A, B are f32/bf16 [M, N] tensors, grid (i, j) over 64x64 tiles."""
+    return (
+        f"{extra}kernel k{params}(A: gl<f32>[M, N], B: gl<bf16>[M, N], V: gl<f32>[M]) {{\n"
+        "    grid (M / BM, N / BN) as (i, j)\n"
+        f"{body}\n"
+        "}\n"
+    )
+
+
+def ops_of(module: Operation, kind: type[Operation]) -> list[Operation]:
+    return [op for op in module.walk() if isinstance(op, kind)]
+
+
+def error_of(source: str, **kwargs: object) -> TkError:
+    with pytest.raises(TkError) as info:
+        parse_tk(source, "t.tk", **kwargs)  # type: ignore[arg-type]
+    return info.value
+
+
+# ------------------------------------------------------------------------------ building
+
+
+@pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.tk")), ids=lambda p: p.stem)
+def test_every_example_builds_and_verifies(path: Path) -> None:
+    module = parse_tk(read_source(path), str(path))
+    module.verify()
+    assert ops_of(module, tile.KernelOp)
+
+
+def test_gemm_structure() -> None:
+    module = parse_tk(read_source(EXAMPLES / "gemm.tk"), "gemm.tk")
+    (k,) = ops_of(module, tile.KernelOp)
+    assert k.sym_name.data == "gemm" and k.arg_names == ["A", "B", "C"]
+    assert {n: a.value.data for n, a in k.params.data.items()} == {"BM": 128, "BN": 256, "BK": 64}
+    (grid,) = ops_of(module, tile.GridOp)
+    assert [n.data for n in grid.names.data] == ["i", "j"]
+    (loop,) = ops_of(module, scf.ForOp)
+    assert len(loop.iter_args) == 1 and loop.results[0].name_hint == "acc"
+    (mma,) = ops_of(module, tile.MmaOp)
+    assert mma.acc is not None and mma.result.type == tile.RegisterTileType([128, 256], tile.Float32Type())
+    (store,) = ops_of(module, tile.StoreOp)
+    assert isinstance(store.value.owner, tile.ConvertOp)
+
+
+def test_every_op_has_a_source_location() -> None:
+    module = parse_tk(read_source(EXAMPLES / "attention.tk"), "attention.tk", {"CAUSAL": True})
+    for op in module.walk():
+        if op is not module:
+            assert isinstance(op.location, FileLineColLoc), op.name
+            assert op.location.filename.data == "attention.tk"
+    (mask,) = ops_of(module, tile.MaskOp)
+    line = read_source(EXAMPLES / "attention.tk").splitlines()[mask.location.line.data - 1]
+    assert line[mask.location.column.data - 1 :].startswith("causal_mask")
+
+
+def test_param_dims_become_integers_and_symbolic_dims_become_tile_dim() -> None:
+    module = parse_tk(read_source(EXAMPLES / "attention.tk"), "a.tk", {"D": 64})
+    (k,) = ops_of(module, tile.KernelOp)
+    assert k.body.block.args[0].type.get_dims() == ("B", "H", "N", 64)
+    assert sorted(op.result.name_hint for op in ops_of(module, tile.DimOp)) == ["B", "H", "N"]
+
+
+def test_params_overrides_and_attribute_kinds() -> None:
+    module = parse_tk(kernel("    store A[i, j] = zero<f32>[BM, BN]"), "t.tk", {"BM": 128, "CAUSAL": 1, "EPS": 1})
+    (k,) = ops_of(module, tile.KernelOp)
+    params = k.params.data
+    assert params["BM"] == IntegerAttr(128, 64)
+    assert bool(params["CAUSAL"].value.data) and params["CAUSAL"].type.width.data == 1
+    assert isinstance(params["EPS"], FloatAttr) and params["EPS"].value.data == 1.0
+
+
+def test_compile_time_expressions_fold_to_one_constant() -> None:
+    module = parse_tk(kernel("    store A[i, j] = zero<f32>[BM, BN] * (log2e / sqrt(BM) + 2 * BN % 7)"), "t.tk")
+    (scale,) = [op for op in ops_of(module, arith.ConstantOp) if isinstance(op.value, FloatAttr)]
+    assert scale.value.value.data == pytest.approx(1.4426950408889634 / 8 + 2 * 64 % 7, rel=1e-6)
+
+
+def test_compile_time_if_builds_only_the_taken_branch() -> None:
+    body = "    var t = zero<f32>[BM, BN]\n    if CAUSAL { t = causal_mask(t) } else { t = t + 1.0 }\n    store A[i, j] = t"
+    folded = parse_tk(kernel(body), "t.tk")
+    assert not ops_of(folded, scf.IfOp) and not ops_of(folded, tile.MaskOp) and ops_of(folded, tile.BinaryOp)
+    causal = parse_tk(kernel(body), "t.tk", {"CAUSAL": True})
+    assert ops_of(causal, tile.MaskOp) and not ops_of(causal, tile.BinaryOp)
+
+
+def test_untaken_branches_are_still_checked() -> None:
+    err = error_of(kernel("    if CAUSAL { let x = nope }"))
+    assert "unknown name 'nope'" in err.message and err.line == 3
+
+
+def test_discarded_code_leaves_no_uses_behind() -> None:
+    module = parse_tk(kernel("    let t = CAUSAL ? zero<f32>[BM, BN] * A_ : zero<f32>[BM, BN]".replace(" * A_", "")), "t.tk")
+    for op in module.walk():
+        for result in op.results:
+            for use in result.uses:
+                assert use.operation.get_toplevel_object() is module
+
+
+def test_runtime_if_carries_assigned_vars_as_results() -> None:
+    body = "    var t = zero<f32>[BM, BN]\n    var n = 0\n    if i == j { t = t * 2.0\n n = 3 } else { n += 1 }\n    store A[i, j] = t"
+    module = parse_tk(kernel(body), "t.tk")
+    (if_op,) = ops_of(module, scf.IfOp)
+    assert [r.name_hint for r in if_op.results] == ["t", "n"]
+    assert isinstance(if_op.cond.owner, arith.CmpiOp)
+
+
+def test_loop_carries_only_assigned_outer_vars() -> None:
+    body = (
+        "    var t = zero<f32>[BM, BN]\n    var unused = one<f32>[BM]\n"
+        "    @stages(3) for k in 1 .. N / BN - 1 {\n        let x = load A[i, k] : rt<f32>[BM, BN]\n        t = max(t, x)\n    }\n"
+        "    store A[i, j] = t"
+    )
+    module = parse_tk(kernel(body), "t.tk")
+    (loop,) = ops_of(module, scf.ForOp)
+    assert len(loop.iter_args) == 1 and loop.attributes["stages"] == IntegerAttr(3, 64)
+
+
+def test_select_on_index_uses_arith_select_and_on_tiles_scf_if() -> None:
+    body = "    let n = i > 0 ? i - 1 : 0\n    store A[n, j] = i == 0 ? zero<f32>[BM, BN] : one<f32>[BM, BN]"
+    module = parse_tk(kernel(body), "t.tk")
+    assert len(ops_of(module, arith.SelectOp)) == 1 and len(ops_of(module, scf.IfOp)) == 1
+
+
+def test_annotations_become_attributes() -> None:
+    source = kernel(
+        "    @swizzle(64) let b = load B[i, j] : st<bf16>[BM, BN]\n    store B[i, j] = b",
+        extra="@consumers(2) @registers(40, 232) @persistent\n",
+    )
+    module = parse_tk(source, "t.tk")
+    (k,) = ops_of(module, tile.KernelOp)
+    annotations = k.annotations.data
+    assert annotations["consumers"] == IntegerAttr(2, 64) and annotations["persistent"] == UnitAttr()
+    assert [a.value.data for a in annotations["registers"].data] == [40, 232]
+    (load,) = ops_of(module, tile.LoadOp)
+    assert load.attributes["swizzle"] == IntegerAttr(64, 64)
+
+
+def test_mma_moves_register_operands_to_shared_where_wgmma_needs_them() -> None:
+    body = "    let a = load B[i, j] : rt<bf16>[BM, BN]\n    store A[i, j] = mma_AtB(a, a) + mma_AB(a, a)"
+    module = parse_tk(kernel(body), "t.tk")
+    assert len(ops_of(module, tile.ToSharedOp)) == 3  # b twice, a once (transposed)
+
+
+def test_several_kernels_and_kernel_selection() -> None:
+    source = read_source(EXAMPLES / "gemm.tk") + read_source(EXAMPLES / "gemm_abt.tk")
+    assert len(ops_of(parse_tk(source), tile.KernelOp)) == 2
+    (only,) = ops_of(parse_tk(source, kernel="gemm_abt", params={"BK": 32}), tile.KernelOp)
+    assert only.sym_name.data == "gemm_abt"
+    assert "no kernel named 'nope'" in error_of(source, kernel="nope").message
+
+
+def test_parse_tk_returns_a_module() -> None:
+    assert isinstance(parse_tk(read_source(EXAMPLES / "softmax.tk")), ModuleOp)
+
+
+# ------------------------------------------------------------------------------ diagnostics
+
+DIAGNOSTICS = [
+    # (body, message fragment, line, column)
+    ("    let x = ", "expected an expression, found '}'", 4, 1),
+    ("    let x = 1 $", "unexpected character '$'", 3, 15),
+    ("    let x = y", "unknown name 'y'", 3, 13),
+    ("    let x = ma(1, 2)", "did you mean 'max'", 3, 13),
+    ("    let x = 1\n    x = 2", "cannot assign to 'x': it is a let", 4, 5),
+    ("    BM = 2", "cannot assign to 'BM': it is a compile-time parameter", 3, 5),
+    ("    let i = 2", "'i' is already defined (line 2)", 3, 9),
+    ("    let ln2 = 2", "builtin constant", 3, 9),
+    ("    var t = zero<f32>[BM, BN]\n    t = zero<f32>[BM]", "var 't' has type rt<f32>[64, 64], got rv<f32>[64]", 4, 9),
+    ("    let t = zero<f32>[BM, 40]", "positive multiples of 16, got 40", 3, 27),
+    ("    let t = zero<f32>[BM, 4.0]", "a tile dimension must be an integer", 3, 27),
+    ("    let t = load B[i, j] : st<f32>[BM, BN]", "load cannot convert: 'B' holds bf16", 3, 31),
+    ("    let t = load A[i] : st<f32>[BM, BN]", "'A' has rank 2, so it takes 2 tile coordinates, got 1", 3, 20),
+    ("    let t = load A[i, j] : st<f32>[BM]", "st takes 2 dimensions, got 1", 3, 36),
+    ("    store B[i, j] = zero<f32>[BM, BN]", "'B' holds bf16 but the stored value is rt<f32>[64, 64]; convert it with bf16", 3, 21),
+    ("    store A[i, j] = 1.0", "store takes a tile or vector, got the number 1.0", 3, 21),
+    ("    let a = load B[i, j] : st<bf16>[BM, 32]\n    let c = mma_AB(a, a)", "mma_AB inner dimensions differ: a is st<bf16>[64, 32] (K = 32), b is st<bf16>[64, 32] (K = 64)", 4, 23),
+    ("    let a = load A[i, j] : st<f32>[BM, BN]\n    let c = mma_AB(a, a)", "operands must share one of bf16, f16, fp8e4m3", 4, 20),
+    ("    let a = load B[i, j] : st<bf16>[BM, BN]\n    let c = mma_AB(a, a, zero<f32>[BM])", "the accumulator of mma_AB must be rt<f32>[64, 64], got rv<f32>[64]", 4, 26),
+    ("    let t = sub_row(zero<f32>[BM, BN], zero<f32>[32])", "sub_row over rt<f32>[64, 64] needs a vector of length 64 (one per row), got rv<f32>[32]", 3, 40),
+    ("    let t = add_col(zero<f32>[BM, BN], zero<bf16>[BN])", "add_col needs one dtype", 3, 40),
+    ("    let t = zero<f32>[BM, BN] + zero<f32>[BM]", "broadcast a vector over a tile with add_row", 3, 31),
+    ("    let t = zero<f32>[BM, BN] + zero<bf16>[BM, BN]", "'+' needs operands of one shape and dtype", 3, 31),
+    ("    let t = row_max(zero<f32>[BM])", "row_max takes a tile, got rv<f32>[64]", 3, 21),
+    ("    let t = exp(1, 2)", "exp takes 1 argument, got 2", 3, 13),
+    ("    let t = log(0)", "log(0) is undefined", 3, 17),
+    ("    let t = BM / (BN - 64)", "division by zero", 3, 16),
+    ("    let t = i + 1.5", "'+' cannot mix a runtime index and the number 1.5", 3, 15),
+    ("    let t = i == true", "cannot compare a runtime index with the bool true", 3, 15),
+    ("    if i { }", "expected a bool, got a runtime index", 3, 8),
+    ("    for k in 0 .. 1.5 { }", "expected a loop bound (an integer), got the number 1.5", 3, 19),
+    ("    grid (M) as (x)", "the kernel already has a grid (line 2)", 3, 5),
+    ("    for k in 0 .. 2 { grid (M) as (x) }", "grid must be a statement of the kernel body", 3, 23),
+    ("    @stages(2) let x = 1", "@stages applies to a for loop, not to a let of a load", 3, 6),
+    ("    @stages(0) for k in 0 .. 2 { }", "@stages takes 1 to 16 pipeline stages, got 0", 3, 13),
+    ("    @swizzle(48) let x = load A[i, j] : st<f32>[BM, BN]", "@swizzle takes 0, 32, 64 or 128 (bytes), got 48", 3, 14),
+    ("    @swizzle(64) let x = zero<f32>[BM, BN]", "@swizzle applies to a let whose value is a load", 3, 22),
+    ("    @unroll for k in 0 .. 2 { }", "unknown annotation @unroll", 3, 6),
+    ("    let x = 99999999999999999999", "does not fit in 64 bits", 3, 13),
+    ("    let x = exp(1000.0)", "exp(1000.0) overflows", 3, 17),
+    ("    let x = causal_mask(zero<f32>[BM, BN], i)", "the fill of causal_mask must be a compile-time number, got a runtime index", 3, 44),
+]
+
+
+@pytest.mark.parametrize("body, message, line, col", DIAGNOSTICS, ids=[d[1][:40] for d in DIAGNOSTICS])
+def test_diagnostics(body: str, message: str, line: int, col: int) -> None:
+    err = error_of(kernel(body))
+    assert message in err.message
+    assert (err.filename, err.line, err.col) == ("t.tk", line, col), err.render()
+    rendered = err.render().splitlines()
+    assert rendered[0] == f"t.tk:{line}:{col}: error: {err.message}"
+    assert rendered[2] == " " * (col - 1) + "^"
+
+
+KERNEL_DIAGNOSTICS = [
+    ("@registers(40) kernel k() { grid (1) as (i) }", "@registers takes 2 arguments, got 1", 1, 2),
+    ("@registers(40, 230) kernel k() { grid (1) as (i) }", "multiples of 8 in 24..256", 1, 16),
+    ("@stages(2) kernel k() { grid (1) as (i) }", "@stages applies to a for loop, not to a kernel", 1, 2),
+    ("@persistent @persistent kernel k() { grid (1) as (i) }", "@persistent is given twice", 1, 14),
+    ("kernel k() { }", "kernel 'k' has no grid statement", 1, 8),
+    ("kernel k() { grid (1) as (i) }\nkernel k() { grid (1) as (i) }", "kernel 'k' is already defined (line 1)", 2, 8),
+    ("kernel k(A: gl<f32>[M], A: gl<f32>[M]) { grid (1) as (i) }", "argument 'A' is already defined", 1, 25),
+    ("kernel k(A: gl<f32>[A]) { grid (1) as (i) }", "'A' names both an argument and a dimension", 1, 21),
+    ("kernel k<P = x>() { grid (1) as (i) }", "unknown name 'x'", 1, 14),
+    ("kernel k<P = 1>(A: gl<f32>[P - 1]) { grid (1) as (i) }", "a tensor dimension must be positive, got 0", 1, 28),
+    ("kernel k(A: gl<f32>[1, 1, 1, 1, 1, 1]) { grid (1) as (i) }", "rank 1 to 5", 1, 10),
+    ("kernel k() { grid (1, 2) as (i) }", "grid has 2 extents but 1 names", 1, 14),
+    ("kernel k() { grid (1, 2, 3, 4) as (a, b, c, d) }", "grid takes 1 to 3 axes, got 4", 1, 14),
+    ("", "no kernel in the file", 1, 1),
+    ("kernel k() {\n  let x = 1 < 2 > 3\n}", "expected an operator, a statement or '}', found '>'", 2, 17),
+]
+
+
+@pytest.mark.parametrize("source, message, line, col", KERNEL_DIAGNOSTICS, ids=[d[1][:40] for d in KERNEL_DIAGNOSTICS])
+def test_kernel_diagnostics(source: str, message: str, line: int, col: int) -> None:
+    err = error_of(source)
+    assert message in err.message
+    assert (err.line, err.col) == (line, col), err.render()
+
+
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        ({"NOPE": 1}, "unknown parameter 'NOPE'"),
+        ({"BM": True}, "parameter 'BM' is an integer, but the override BM=True is a bool"),
+        ({"BM": 1.5}, "parameter 'BM' is an integer"),
+        ({"CAUSAL": 2}, "parameter 'CAUSAL' is a bool"),
+        ({"EPS": "x"}, "parameter 'EPS' is a number"),
+    ],
+)
+def test_bad_param_overrides(params: dict[str, object], message: str) -> None:
+    assert message in error_of(kernel("    store A[i, j] = zero<f32>[BM, BN]"), params=params).message
+
+
+def test_deep_nesting_is_a_diagnostic_not_a_recursion_error() -> None:
+    err = error_of(kernel("    let x = " + "-" * 5000 + "1"))
+    assert f"more than {MAX_DEPTH} levels" in err.message and err.line == 3
+    err = error_of(kernel("    if true {" * 400 + "}" * 400))
+    assert "nests too deeply" in err.message
+    parse_tk(kernel("    let x = " + "(" * 2000 + "1" + ")" * 2000))  # parentheses alone do not nest the tree
+
+
+def test_invalid_utf8_points_at_the_byte(tmp_path: Path) -> None:
+    path = tmp_path / "bad.tk"
+    path.write_bytes(b"kernel k() {\n  let x\xc3\xa9 = \xff\n}\n")
+    with pytest.raises(TkError) as info:
+        read_source(path)
+    err = info.value
+    assert (err.line, err.col) == (2, 12) and "invalid UTF-8 byte 0xff" in err.message
+    assert err.render().splitlines()[2] == " " * 11 + "^"
