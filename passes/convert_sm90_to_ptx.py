@@ -17,8 +17,9 @@ What this pass decides, and why:
     `commit_group`. Shared operands get 64-bit descriptors from their `!sm90.smem` layout:
     K-major tiles step 32 bytes per k-step inside a swizzle panel and jump panels of
     `rows * span` bytes; MN-major tiles step 16 rows per k-step with LBO = the distance
-    between MN panels and SBO = 8 rows. The accumulator registers are written in place and
-    nothing touches them until `sm90.wgmma_wait` (ptxas C7517/C7519 otherwise).
+    between MN panels and SBO = 8 rows. The accumulator registers are written in place (a copy
+    first when the `acc` value has other uses) and nothing touches them until
+    `sm90.wgmma_wait` (ptxas C7517/C7519 otherwise).
   - Shared-memory fragment stores/loads apply the TMA swizzle XOR (hopper-ptx.md §7) per
     thread once: inside a 1024-aligned panel the XOR depends only on the row mod 8, which is
     the same for all of a thread's registers, so each register costs one st/ld with an
@@ -565,7 +566,12 @@ class _Lowering:
             a_regs = self.frag(op.a)
             per_block = len(a_regs) // blocks
 
-        acc = self.frag(op.acc) if op.acc is not None else b.regs("f32", blocks * n // 2)
+        if op.acc is None:
+            acc = b.regs("f32", blocks * n // 2)
+        elif op.acc.has_more_than_one_use():  # acc is read elsewhere too: accumulate into a copy
+            acc = [b.mov("f32", r) for r in self.frag(op.acc)]
+        else:
+            acc = self.frag(op.acc)
         b.wgmma_fence()
         for kk in range(steps):
             bk = b.add("u64", b_desc, b_offsets[kk] >> 4) if b_offsets[kk] else b_desc

@@ -417,3 +417,20 @@ def test_scalar_arithmetic() -> None:
                 lambda x: x >> 3, lambda x: x ^ 5, lambda x: x < 64, lambda x: x if x < 64 else 3]
     for t, r in enumerate(regs):
         assert [r[lowering.values[op.results[0]]] for op in ops] == [f(t) for f in expected]  # type: ignore[index]
+
+
+def test_wgmma_keeps_an_accumulator_that_is_read_again() -> None:
+    """wgmma writes its acc registers in place, unless the acc value is used again: then a copy."""
+    a_ref = sm90.SharedRefType([64, 64], BF16, 128)
+    frag_t = sm90.FragmentType([64, 64], F32)
+
+    def body(emit: Callable[[Operation], SSAValue], base: SSAValue) -> None:
+        a = emit(sm90.SmemViewOp(base, a_ref))
+        acc = emit(sm90.FillOp(0.0, frag_t))
+        done = emit(sm90.WgmmaWaitOp(emit(sm90.WgmmaOp(a, a, acc, frag_t, False, True, const(emit, 0))), 0))
+        emit(sm90.BinaryOp(BinaryFnAttr(BinaryFn.ADD), done, acc))
+
+    entry = lower(kernel(body))
+    mma = next(op for op in entry.body.block.ops if isinstance(op, ptx.WgmmaOp))
+    fills = [op.results[0] for op in entry.body.block.ops if isinstance(op, ptx.MovOp)][:32]
+    assert not set(mma.args[:32]) & set(fills)
