@@ -28,6 +28,7 @@ What this pass decides, and why:
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Sequence
 from typing import cast
 
@@ -62,13 +63,9 @@ LN2 = 0.6931471805599453
 _PARAM_KIND = {"tensormap": "tensormap", "pointer": "u64", "dim": "u32"}
 _SWIZZLE_MASK = {128: 7, 64: 3, 32: 1, 0: 0}
 _DESC_LAYOUT = {128: 1, 64: 2, 32: 3}
-_CMPI = {
-    arith.CMPI_COMPARISON_OPERATIONS[i]: (cmp, signed)
-    for i, (cmp, signed) in enumerate(
-        [("eq", False), ("ne", False), ("lt", True), ("le", True), ("gt", True), ("ge", True),
-         ("lt", False), ("le", False), ("gt", False), ("ge", False)]
-    )
-}
+_CMPI = {"eq": ("eq", False), "ne": ("ne", False), "slt": ("lt", True), "sle": ("le", True),
+         "sgt": ("gt", True), "sge": ("ge", True), "ult": ("lt", False), "ule": ("le", False),
+         "ugt": ("gt", False), "uge": ("ge", False)}
 _CMPF = dict(
     zip(arith.CMPF_COMPARISON_OPERATIONS,
         [None, "eq", "gt", "ge", "lt", "le", "ne", "num", "equ", "gtu", "geu", "ltu", "leu", "neu", "nan", None])
@@ -117,8 +114,6 @@ def _log2(n: int) -> int:
 def _half_bits(value: float, element_type: Attribute) -> int:
     """The 16-bit pattern of `value` in bf16 (round to nearest even) or f16."""
     if isinstance(element_type, Float16Type):
-        import struct
-
         return struct.unpack("<H", struct.pack("<e", value))[0]
     bits = ptx.f32_bits(value)
     return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF
@@ -204,7 +199,7 @@ class _Lowering:
             if d is not s
         ]
         targets = {d for d, _ in pairs}
-        saved = [(d, self.b.mov(_mov_type(s), s) if s in targets else s) for d, s in pairs]
+        saved = [(d, self.b.mov(cast(ptx.RegType, s.type).kind.data, s) if s in targets else s) for d, s in pairs]
         for d, s in saved:
             self.b.assign(d, s)
 
@@ -809,11 +804,6 @@ class _Lowering:
             for n, value in enumerate(regs):
                 mb, half = divmod(n, 2)
                 b.st("global", "f32", addr, value, (64 * mb + 8 * half) * 4)
-
-
-def _mov_type(v: SSAValue) -> str:
-    kind = cast(ptx.RegType, v.type).kind.data
-    return kind
 
 
 class ConvertSm90ToPtxPass(ModulePass):

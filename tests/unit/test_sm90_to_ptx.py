@@ -434,3 +434,19 @@ def test_wgmma_keeps_an_accumulator_that_is_read_again() -> None:
     mma = next(op for op in entry.body.block.ops if isinstance(op, ptx.WgmmaOp))
     fills = [op.results[0] for op in entry.body.block.ops if isinstance(op, ptx.MovOp)][:32]
     assert not set(mma.args[:32]) & set(fills)
+
+
+def test_loop_swaps_carried_values() -> None:
+    """scf.yield %b, %a is a parallel copy: three swaps of (x, 5) give (5, x)."""
+    def body(emit: Callable[[Operation], SSAValue], base: SSAValue) -> None:
+        x = emit(sm90.BlockIdOp(0))
+        loop_body = Block(arg_types=[IndexType(), IndexType(), IndexType()])
+        loop_body.add_op(scf.YieldOp(loop_body.args[2], loop_body.args[1]))
+        emit(scf.ForOp(const(emit, 0), const(emit, 3), const(emit, 1), [x, const(emit, 5)], loop_body))
+
+    module = kernel(body)
+    loop = next(op for op in module.walk() if isinstance(op, scf.ForOp))
+    lowering = _Lowering(next(op for op in module.walk() if isinstance(op, sm90.KernelOp)))
+    regs = simulate(lowering.lower().body.block.ops.first, {})  # type: ignore[arg-type]
+    for t, r in enumerate(regs):
+        assert [r[lowering.values[v]] for v in loop.results] == [5, t]  # type: ignore[index]
