@@ -1,0 +1,44 @@
+"""Attention forward on the GPU against scaled_dot_product_attention and logsumexp in f32."""
+
+import math
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.gpu
+
+EXAMPLE = Path(__file__).parents[2] / "examples" / "attention.tk"
+CASES = [(1, 2, 128, 64), (2, 4, 512, 128), (1, 2, 2048, 64), (1, 1, 4096, 128), (1, 1, 16384, 128)]
+
+
+def reference(q, k, v, causal: bool):  # noqa: ANN001, ANN201 - torch tensors
+    import torch
+
+    scores = (q.float() @ k.float().transpose(-1, -2)) / math.sqrt(q.shape[-1])
+    if causal:
+        n = q.shape[-2]
+        scores = scores.masked_fill(torch.ones(n, n, device=q.device, dtype=torch.bool).triu(1), float("-inf"))
+    return torch.softmax(scores, -1) @ v.float(), torch.logsumexp(scores, -1)
+
+
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("case", CASES, ids=lambda c: "B{}H{}N{}D{}".format(*c))
+def test_attention_matches_torch(case: tuple[int, int, int, int], causal: bool) -> None:
+    import torch
+
+    import tkc
+
+    b, h, n, d = case
+    kernel = tkc.compile(EXAMPLE, kernel="attn_fwd", D=d, CAUSAL=causal)
+    torch.manual_seed(n + d)
+    q, k, v = (torch.randn(b, h, n, d, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+    o = torch.full((b, h, n, d), float("nan"), device="cuda", dtype=torch.bfloat16)
+    lse = torch.full((b, h, n), float("nan"), device="cuda", dtype=torch.float32)
+    kernel(q, k, v, o, lse)
+    torch.cuda.synchronize()
+    ref_o, ref_lse = reference(q, k, v, causal)
+    assert not torch.isnan(o).any() and not torch.isnan(lse).any(), "unwritten or NaN outputs"
+    rel_o = ((o.float() - ref_o).norm() / ref_o.norm()).item()
+    rel_lse = ((lse - ref_lse).norm() / ref_lse.norm()).item()
+    assert rel_o < 1e-2, f"O relative error {rel_o:.3g}"
+    assert rel_lse < 1e-3, f"LSE relative error {rel_lse:.3g}"
