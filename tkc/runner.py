@@ -18,6 +18,7 @@ from __future__ import annotations
 import importlib.util
 import math
 import sys
+import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -196,7 +197,8 @@ def snapshots(module: ModuleOp, passes: Sequence[ModulePass] | None = None) -> t
         except TkError:
             raise  # the user's program broke a pass's contract (an infeasible annotation, ...)
         except Exception as e:  # a crashing pass is what bisect is looking for, too
-            return stages, (each.name, f"{type(e).__name__}: {e}")
+            frame = traceback.extract_tb(e.__traceback__)[-1]
+            return stages, (each.name, f"{type(e).__name__}: {e} (at {frame.filename}:{frame.lineno})")
         stages.append((each.name, current.clone()))
     return stages, None
 

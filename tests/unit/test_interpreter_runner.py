@@ -145,7 +145,9 @@ def test_bisect_names_a_crashing_pass() -> None:
     kernel = next(op for op in module.walk() if isinstance(op, tile.KernelOp))
     inputs = make_inputs(kernel, {"M": 128, "N": 128, "K": 64}, seed=3)
     stages, crashed = snapshots(module, [CommonSubexpressionElimination(), Crash(), CommonSubexpressionElimination()])
-    assert [name for name, _ in stages] == ["input", "cse"] and crashed == ("test-crash", "RuntimeError: boom")
+    assert [name for name, _ in stages] == ["input", "cse"]
+    assert crashed is not None and crashed[0] == "test-crash"
+    assert crashed[1].startswith("RuntimeError: boom (at ") and "test_interpreter_runner.py" in crashed[1]
     out = io.StringIO()
     assert bisect(stages, None, inputs, {}, out, crashed).culprit == "test-crash"
     assert "test-crash               failed: RuntimeError: boom" in out.getvalue()
