@@ -271,21 +271,24 @@ class _Builder:
         if is_int(value):
             if not I64_MIN <= value <= I64_MAX:
                 raise self.error(node, f"integer {value} does not fit in 64 bits")
-            return self.emit(arith.ConstantOp(IntegerAttr(value, IndexType())))
+            with self.at(node):
+                return self.emit(arith.ConstantOp(IntegerAttr(value, IndexType())))
         if has_type(value, IndexType):
             return value
         raise self.error(node, f"expected {what} (an integer), got {describe(value)}")
 
     def boolean(self, value: Value, node: Node) -> SSAValue:
         if isinstance(value, bool):
-            return self.emit(arith.ConstantOp(IntegerAttr(int(value), IntegerType(1))))
+            with self.at(node):
+                return self.emit(arith.ConstantOp(IntegerAttr(int(value), IntegerType(1))))
         if has_type(value, IntegerType(1)):
             return value
         raise self.error(node, f"expected a bool, got {describe(value)}")
 
     def f32(self, value: Value, node: Node) -> SSAValue:
         if is_number(value):
-            return self.emit(arith.ConstantOp(FloatAttr(float(value), Float32Type())))
+            with self.at(node):
+                return self.emit(arith.ConstantOp(FloatAttr(float(value), Float32Type())))
         if has_type(value, Float32Type):
             return value
         raise self.error(node, f"expected an f32 scalar, got {describe(value)}")
