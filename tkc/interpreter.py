@@ -419,7 +419,7 @@ class _Machine:
             a = np.swapaxes(a, -1, -2)
         if op.transpose_b is not None:
             b = np.swapaxes(b, -1, -2)
-        product = np.matmul(a, b, dtype=np.float32)
+        product = np.matmul(a, b)  # f32 operands: BLAS sgemm (a dtype= argument would bypass BLAS)
         return [product if op.acc is None else self.env[op.acc] + product]
 
     def _fill(self, op: tile.FillOp, active: np.ndarray | None) -> list[np.ndarray]:
