@@ -252,17 +252,23 @@ def bisect(
 
 
 def _run_on_gpu(path: str, kernel: str, inputs: Arrays, params: dict[str, int], out: TextIO) -> Arrays | None:
-    """The lead's GPU path: `tkc.gpu.run_on_gpu` (which also prints the time), else the bare
-    `tkc.runtime.run_on_gpu`; None when this build has neither."""
+    """The lead's GPU path: `tkc.gpu.run_on_gpu` (it also prints the median time) where it
+    exists, else `tkc.runtime.run_on_gpu`; None when this build has neither. No usable GPU is
+    the user's to fix (TkError)."""
     try:
-        from tkc.gpu import run_on_gpu
+        from tkc.runtime import DeviceError, run_on_gpu
     except ImportError:
-        try:
-            from tkc.runtime import run_on_gpu as launch
-        except ImportError:
-            return None
-        return launch(path=path, kernel=kernel, inputs=inputs, params=params)
-    return run_on_gpu(path=path, kernel=kernel, inputs=inputs, params=params, out=out)
+        return None
+    try:
+        from tkc.gpu import run_on_gpu as timed_run
+    except ImportError:
+        timed_run = None
+    try:
+        if timed_run is not None:
+            return timed_run(path=path, kernel=kernel, inputs=inputs, params=params, out=out)
+        return run_on_gpu(path=path, kernel=kernel, inputs=inputs, params=params)
+    except DeviceError as e:
+        raise TkError(f"cannot run on the GPU: {e} (--interpret runs the reference interpreter)") from None
 
 
 def run_command(args: Any, out: TextIO = sys.stdout) -> int:

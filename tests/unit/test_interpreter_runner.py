@@ -100,6 +100,16 @@ def test_gpu_path_missing(gemm_file: Path, monkeypatch: pytest.MonkeyPatch, caps
     assert "--interpret" in capsys.readouterr().err
 
 
+def test_no_usable_gpu_is_a_user_error(gemm_file: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_device(**kwargs):
+        raise tkc.runtime.DeviceError("no CUDA driver")
+
+    monkeypatch.setitem(sys.modules, "tkc.gpu", None)
+    monkeypatch.setattr(tkc.runtime, "run_on_gpu", no_device)
+    with pytest.raises(TkError, match="cannot run on the GPU: no CUDA driver .*--interpret"):
+        run_command(args(gemm_file, interpret=False), io.StringIO())
+
+
 def test_outputs_are_poisoned() -> None:
     kernel = next(op for op in attention(64).walk() if isinstance(op, tile.KernelOp))
     inputs = make_inputs(kernel, {"B": 1, "H": 1, "N": 128}, seed=1)
