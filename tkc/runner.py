@@ -88,9 +88,10 @@ def write_only(kernel: tile.KernelOp) -> set[str]:
 def default_sizes(kernel: tile.KernelOp) -> dict[str, int]:
     """A size for every symbolic dim: two tiles of the lcm of the extents that tile it (2 for
     dims no tile spans, such as batch and heads), so every grid axis has at least 2 blocks."""
-    extents = {
-        dim: 1 for arg in kernel.body.block.args for dim in arg.type.get_dims() if isinstance(dim, str)  # type: ignore[attr-defined]
-    }
+    extents: dict[str, int] = {}
+    for arg in kernel.body.block.args:
+        assert isinstance(arg.type, tile.GlobalType)
+        extents |= {dim: 1 for dim in arg.type.get_dims() if isinstance(dim, str)}
     for op in kernel.walk():
         if isinstance(op, tile.LoadOp | tile.StoreOp):
             tile_type = op.result.type if isinstance(op, tile.LoadOp) else op.value.type
