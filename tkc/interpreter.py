@@ -145,8 +145,6 @@ _FLOAT_UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "math.trunc": np.trunc,
 }
 
-_CAST = {"arith.index_cast", "arith.index_castui", "arith.extsi", "arith.extui", "arith.trunci"}
-
 # Tile ops compute in f32 like the GPU; max/min follow PTX max.f32 (a NaN operand loses).
 _TILE_UNARY: dict[tile.UnaryFn, Callable[[np.ndarray], np.ndarray]] = {
     tile.UnaryFn.EXP: np.exp,
@@ -275,8 +273,6 @@ class _Machine:
             results = [_ARITH_BINARY[op.name](a, b).astype(_scalar_dtype(op.results[0].type))]
         elif op.name in _FLOAT_UNARY:
             results = [_FLOAT_UNARY[op.name](self.env[op.operands[0]])]
-        elif op.name in _CAST:
-            results = [self.env[op.operands[0]].astype(_scalar_dtype(op.results[0].type))]
         else:
             raise error_at(op, f"the interpreter cannot execute '{op.name}'")
         for value, result in zip(op.results, results, strict=True):
@@ -308,6 +304,15 @@ class _Machine:
 
     def _to_float(self, op: Operation, active: np.ndarray | None) -> list[np.ndarray]:
         return [round_to(self.env[op.operands[0]].astype(np.float32), op.results[0].type)]
+
+    def _int_cast(self, op: Operation, active: np.ndarray | None) -> list[np.ndarray]:
+        """Integers are int64 (i1 is bool): only i1's sign extension and truncation to i1 differ."""
+        x = self.env[op.operands[0]]
+        if op.name == "arith.extsi" and x.dtype == np.bool_:
+            return [-x.astype(np.int64)]
+        if _scalar_dtype(op.results[0].type) is np.bool_:
+            return [(x & 1).astype(np.bool_)]
+        return [x.astype(np.int64)]
 
     def _to_int(self, op: Operation, active: np.ndarray | None) -> list[np.ndarray]:
         return [np.trunc(self.env[op.operands[0]]).astype(np.int64)]
@@ -476,6 +481,11 @@ _HANDLERS: dict[str, Callable[[_Machine, Operation, np.ndarray | None], list[np.
     "arith.uitofp": _Machine._to_float,
     "arith.extf": _Machine._to_float,
     "arith.truncf": _Machine._to_float,
+    "arith.index_cast": _Machine._int_cast,
+    "arith.index_castui": _Machine._int_cast,
+    "arith.extsi": _Machine._int_cast,
+    "arith.extui": _Machine._int_cast,
+    "arith.trunci": _Machine._int_cast,
     "arith.fptosi": _Machine._to_int,
     "arith.fptoui": _Machine._to_int,
     "math.fma": _Machine._fma,

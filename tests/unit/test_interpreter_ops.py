@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from interpreter_support import bf16, f32, idx, per_block_kernel, scalar
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import Float8E4M3FNType, Float16Type
+from xdsl.dialects.builtin import Float8E4M3FNType, Float16Type, IntegerAttr, IntegerType
 
 from tkc.dialects import tile
 from tkc.interpreter import interpret
@@ -200,3 +200,54 @@ def test_mma(transpose_a: bool, transpose_b: bool, seed: int, with_acc: bool) ->
     op_b = np.swapaxes(rb, 1, 2) if transpose_b else rb
     expected = op_a.astype(np.float64) @ op_b + (acc if with_acc else 0)
     np.testing.assert_allclose(run(per_block_kernel(inputs, out_t, compute), X=a, W=b, Z=acc), expected, rtol=1e-4, atol=1e-4)
+
+
+def _trunc_div(a: int, b: int) -> int:
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+INDEX_OPS = {
+    arith.AddiOp: lambda a, b: a + b,
+    arith.SubiOp: lambda a, b: a - b,
+    arith.MuliOp: lambda a, b: a * b,
+    arith.DivSIOp: _trunc_div,
+    arith.RemSIOp: lambda a, b: a - _trunc_div(a, b) * b,
+    arith.FloorDivSIOp: lambda a, b: a // b,
+    arith.CeilDivSIOp: lambda a, b: -(-a // b),
+    arith.MinSIOp: min,
+    arith.MaxSIOp: max,
+}
+
+
+@pytest.mark.parametrize("op_class", list(INDEX_OPS), ids=lambda c: c.name)
+@given(a=st.integers(-1000, 1000), b=st.integers(-50, 50).filter(bool))
+def test_index_math_per_block(op_class, a: int, b: int) -> None:
+    """Index math on per-block values (a + block id), observed through an f32 scalar operand."""
+    vec = tile.RegisterVectorType(16, f32)
+
+    def compute(i, x):
+        value = op_class(arith.AddiOp(i, idx(a)).result, idx(b)).result
+        as_float = arith.SIToFPOp(arith.IndexCastOp(value, IntegerType(64)).result, f32).result
+        return tile.BinaryOp(tile.BinaryFn.ADD, tile.FillOp(0.0, vec).result, as_float).result
+
+    module = per_block_kernel({"X": tile.RegisterTileType([16, 16], f32)}, vec, compute)
+    expected = [[float(INDEX_OPS[op_class](a + g, b))] * 16 for g in range(3)]
+    assert_same(run(module, X=np.zeros((3, 16, 16), np.float32)), np.array(expected, np.float32))
+
+
+def test_i1_casts() -> None:
+    """extsi of true is -1, extui 1; trunci to i1 keeps the low bit."""
+    vec = tile.RegisterVectorType(16, f32)
+    i1, i64 = IntegerType(1), IntegerType(64)
+
+    def compute(i, x):
+        true = arith.CmpiOp(i, i, "eq").result
+        odd = arith.TruncIOp(arith.IndexCastOp(i, i64).result, i1).result
+        ten = arith.MuliOp(arith.ExtUIOp(odd, i64).result, arith.ConstantOp(IntegerAttr(10, i64)).result).result
+        total = arith.AddiOp(arith.ExtSIOp(true, i64).result, ten).result
+        return tile.BinaryOp(tile.BinaryFn.ADD, tile.FillOp(0.0, vec).result, arith.SIToFPOp(total, f32).result).result
+
+    module = per_block_kernel({"X": tile.RegisterTileType([16, 16], f32)}, vec, compute)
+    out = run(module, X=np.zeros((3, 16, 16), np.float32))
+    assert_same(out[:, 0], np.array([-1, 9, -1], np.float32))
