@@ -100,6 +100,8 @@ def _compile(args: argparse.Namespace) -> int:
         before_passes=frozenset(args.print_ir_before),
         dump_dir=args.dump_dir,
     )
+    if args.emit == "cubin" and args.output is None and sys.stdout.isatty():
+        raise TkError("a cubin is binary: write it to a file with -o FILE")
     result = compile_file(args.file, args.kernel, args.params, args.emit, dumps)
     if args.output is None:
         if isinstance(result, bytes):
