@@ -26,7 +26,7 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
-from tkc.dialects.tile import DecisionAttr, KernelOp, SharedTileType, element_name
+from tkc.dialects.tile import DecisionAttr, KernelOp, SharedTileType, SharedVectorType, element_name
 from tkc.passes.plan import KernelPlan, loop_loads, smem_plan
 
 
@@ -43,10 +43,10 @@ def hoist(op: Operation, loop: scf.ForOp) -> None:
 
 
 def describe(op: Operation) -> str:
-    tile = op.results[0].type
-    assert isinstance(tile, SharedTileType)
-    name = op.results[0].name_hint or "tile"
-    return f"{name} {tile.rows}x{tile.cols}x{element_name(tile.element_type)}"
+    t = op.results[0].type
+    assert isinstance(t, SharedTileType | SharedVectorType)
+    shape = "x".join(str(d) for d in t.get_shape())
+    return f"{op.results[0].name_hint or 'tile'} {shape}x{element_name(t.element_type)}"
 
 
 def pipeline(kernel: KernelOp) -> None:
