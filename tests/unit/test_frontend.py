@@ -262,7 +262,7 @@ def test_kernel_diagnostics(source: str, message: str, line: int, col: int) -> N
     "params, message",
     [
         ({"NOPE": 1}, "unknown parameter 'NOPE'"),
-        ({"BM": True}, "parameter 'BM' is an integer, but the override BM=True is a bool"),
+        ({"BM": True}, "parameter 'BM' is an integer, but the override BM=true is a bool"),
         ({"BM": 1.5}, "parameter 'BM' is an integer"),
         ({"CAUSAL": 2}, "parameter 'CAUSAL' is a bool"),
         ({"EPS": "x"}, "parameter 'EPS' is a number"),

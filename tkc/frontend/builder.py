@@ -168,7 +168,6 @@ class _Builder:
         self.source = source
         self.filename = filename
         self.overrides = overrides
-        self.used_overrides: set[str] = set()
         self.scopes: list[dict[str, Binding]] = [
             {name: Binding(name, "builtin", value) for name, value in CONSTANTS.items()}
         ]
@@ -401,8 +400,10 @@ class _Builder:
                     self.source,
                 )
             kernels = [k for k, n in zip(kernels, names) if str(n) == kernel]
-        ops = [self.kernel(k) for k in kernels]
-        if unknown := sorted(set(self.overrides) - self.used_overrides):
+        declared = {
+            str(p.children[0]) for k in kernels for p in k.iter_subtrees() if p.data == "param"
+        }
+        if unknown := sorted(set(self.overrides) - declared):
             raise TkError(
                 f"unknown parameter '{unknown[0]}' (no kernel built here declares it)",
                 self.filename,
@@ -410,7 +411,7 @@ class _Builder:
                 None,
                 self.source,
             )
-        module = ModuleOp(ops)
+        module = ModuleOp([self.kernel(k) for k in kernels])
         self.verify(module)
         return module
 
@@ -466,7 +467,6 @@ class _Builder:
         return declared
 
     def override(self, token: Token, default: Number, value: object) -> Number:
-        self.used_overrides.add(str(token))
         kinds = {bool: "a bool", int: "an integer", float: "a number"}
         if isinstance(default, bool) and is_int(value) and value in (0, 1):
             return bool(value)  # -D CAUSAL=1 reads naturally
@@ -475,8 +475,9 @@ class _Builder:
                 return float(value)  # type: ignore[arg-type]
             if type(default) is type(value):
                 return value  # type: ignore[return-value]
+        shown = str(value).lower() if isinstance(value, bool) else repr(value)
         raise TkError(
-            f"parameter '{token}' is {kinds[type(default)]}, but the override {token}={value!r} is "
+            f"parameter '{token}' is {kinds[type(default)]}, but the override {token}={shown} is "
             f"{kinds.get(type(value), type(value).__name__)}",
             self.filename,
             token.line,

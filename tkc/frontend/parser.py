@@ -105,7 +105,8 @@ def _syntax_error(err: UnexpectedInput, source: str, filename: str) -> TkError:
 
 
 def _end_position(source: str) -> tuple[int, int]:
-    lines = source.split("\n")
+    """Just after the last non-blank character, so that the caret lands on a real line."""
+    lines = source.rstrip().split("\n")
     return len(lines), len(lines[-1]) + 1
 
 
