@@ -21,8 +21,8 @@ from xdsl.dialects.builtin import Float8E4M3FNType, Float16Type, IntegerAttr, In
 from tkc.dialects import tile
 from tkc.interpreter import interpret
 
-settings.register_profile("tkc", max_examples=25, deadline=None)
-settings.load_profile("tkc")
+FEW = settings(max_examples=15, deadline=None)
+"""Per test, not a global profile: other suites keep their own hypothesis settings."""
 
 SPECIAL = st.sampled_from([0.0, -0.0, 1.0, -1.0, math.inf, -math.inf, math.nan, 3.0e38, 1.0e-40])
 FLOATS = st.floats(width=32) | SPECIAL
@@ -69,6 +69,7 @@ def assert_same(actual: np.ndarray, expected: np.ndarray) -> None:
 
 
 @pytest.mark.parametrize("fn", list(UNARY))
+@FEW
 @given(data=tiles(), dtype=st.sampled_from([f32, bf16]))
 def test_unary(fn: tile.UnaryFn, data: tuple[np.ndarray], dtype) -> None:
     (x,) = data
@@ -80,6 +81,7 @@ def test_unary(fn: tile.UnaryFn, data: tuple[np.ndarray], dtype) -> None:
 
 
 @pytest.mark.parametrize("fn", list(BINARY))
+@FEW
 @given(data=tiles(2), dtype=st.sampled_from([f32, bf16]))
 def test_binary(fn: tile.BinaryFn, data: tuple[np.ndarray, np.ndarray], dtype) -> None:
     x, y = data
@@ -91,6 +93,7 @@ def test_binary(fn: tile.BinaryFn, data: tuple[np.ndarray, np.ndarray], dtype) -
 
 
 @pytest.mark.parametrize("fn", [tile.BinaryFn.SUB, tile.BinaryFn.DIV, tile.BinaryFn.MAX])
+@FEW
 @given(data=tiles(), c=FLOATS, scalar_left=st.booleans())
 def test_binary_with_scalar(fn: tile.BinaryFn, data: tuple[np.ndarray], c: float, scalar_left: bool) -> None:
     (x,) = data
@@ -108,6 +111,7 @@ def test_binary_with_scalar(fn: tile.BinaryFn, data: tuple[np.ndarray], c: float
 
 @pytest.mark.parametrize("fn", list(REDUCE))
 @pytest.mark.parametrize("axis", [tile.Axis.ROW, tile.Axis.COL])
+@FEW
 @given(data=tiles())
 def test_reduce(fn: tile.ReduceFn, axis: tile.Axis, data: tuple[np.ndarray]) -> None:
     (x,) = data
@@ -126,6 +130,7 @@ def test_reduce(fn: tile.ReduceFn, axis: tile.Axis, data: tuple[np.ndarray]) -> 
 
 @pytest.mark.parametrize("fn", list(BINARY))
 @pytest.mark.parametrize("axis", [tile.Axis.ROW, tile.Axis.COL])
+@FEW
 @given(data=tiles(2))
 def test_broadcast(fn: tile.BinaryFn, axis: tile.Axis, data: tuple[np.ndarray, np.ndarray]) -> None:
     x, y = data
@@ -143,6 +148,7 @@ def test_broadcast(fn: tile.BinaryFn, axis: tile.Axis, data: tuple[np.ndarray, n
     assert_same(run(per_block_kernel({"X": t, "W": t}, t, compute), X=x, W=y_uniform), expected)
 
 
+@FEW
 @given(data=tiles(), row=st.integers(-40, 40), col=st.integers(-40, 40), fill=SPECIAL)
 def test_causal_mask(data: tuple[np.ndarray], row: int, col: int, fill: float) -> None:
     (x,) = data
@@ -164,6 +170,7 @@ def test_causal_mask(data: tuple[np.ndarray], row: int, col: int, fill: float) -
     "target, numpy_type",
     [(bf16, ml_dtypes.bfloat16), (Float16Type(), np.float16), (Float8E4M3FNType(), ml_dtypes.float8_e4m3fn)],
 )
+@FEW
 @given(data=tiles())
 def test_convert_rounds_to_nearest_even(target, numpy_type, data: tuple[np.ndarray]) -> None:
     (x,) = data
@@ -180,6 +187,7 @@ def test_convert_rounds_to_nearest_even(target, numpy_type, data: tuple[np.ndarr
 
 @pytest.mark.parametrize("transpose_a", [False, True])
 @pytest.mark.parametrize("transpose_b", [False, True])
+@FEW
 @given(seed=st.integers(0, 2**16), with_acc=st.booleans())
 def test_mma(transpose_a: bool, transpose_b: bool, seed: int, with_acc: bool) -> None:
     rng = np.random.default_rng(seed)
@@ -221,6 +229,7 @@ INDEX_OPS = {
 
 
 @pytest.mark.parametrize("op_class", list(INDEX_OPS), ids=lambda c: c.name)
+@FEW
 @given(a=st.integers(-1000, 1000), b=st.integers(-50, 50).filter(bool))
 def test_index_math_per_block(op_class, a: int, b: int) -> None:
     """Index math on per-block values (a + block id), observed through an f32 scalar operand."""
