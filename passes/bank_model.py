@@ -7,9 +7,9 @@ fall into one bank (identical words broadcast). `wavefronts` is that model, verb
 A shared tile is stored as column panels `span` bytes wide, row-major within a panel (the
 ThunderKittens layout, which TMA writes and wgmma reads), then XOR-swizzled on absolute
 address bits: `phys = o ^ (((o >> 7) & m) << 4)`. Unswizzled tiles are plain row-major and
-may pad each row. The warp-level accesses the lowering emits (stmatrix/ldmatrix rows,
-accumulator-fragment pairs, row vectors) are enumerated lane by lane, instruction by
-instruction, so `conflicts` is exact for the whole tile, not a sample.
+may pad each row. The warp-level accesses the lowering emits (accumulator-fragment pairs,
+row vectors) are enumerated lane by lane, instruction by instruction, so `conflicts` is exact
+for the whole tile, not a sample.
 """
 
 from __future__ import annotations
@@ -84,19 +84,6 @@ class Access:
     rows: int
     cols: int
     lane: Callable[[int, int, int], tuple[int, int]]
-
-
-def matrix_rows(instruction: str, elem_bytes: int) -> Access:
-    """stmatrix/ldmatrix .x4: lane t gives 16-byte row t%8 of matrix t/8; matrix j covers rows
-    8(j&1).. and columns 8(j>>1).. of a 16x16 (b16) block."""
-    per_row = 16 // elem_bytes
-    return Access(
-        instruction,
-        16,
-        16,
-        2 * per_row,
-        lambda t, r0, c0: (r0 + t % 8 + 8 * ((t // 8) & 1), c0 + per_row * (t // 16)),
-    )
 
 
 def fragment_pairs(instruction: str, elem_bytes: int) -> Access:

@@ -8,7 +8,6 @@ from tkc.passes.bank_model import (
     Layout,
     conflicts,
     fragment_pairs,
-    matrix_rows,
     row_vector,
     swizzle_address,
     wavefronts,
@@ -60,10 +59,10 @@ def test_panels() -> None:
 
 
 def test_whole_tile_accesses() -> None:
-    stmatrix = matrix_rows("stmatrix.x4", 2)
-    assert conflicts(Layout(128, 256, 2, 0), stmatrix).ways == 8
-    assert conflicts(Layout(128, 256, 2, 128), stmatrix).ways == 1
-    assert conflicts(Layout(64, 64, 2, 0, pad=16), stmatrix).ways == 1
+    bf16x2 = fragment_pairs("st.shared.b32", 2)
+    assert conflicts(Layout(128, 256, 2, 0), bf16x2).ways == 8
+    assert conflicts(Layout(128, 256, 2, 128), bf16x2).ways == 1
+    assert conflicts(Layout(64, 64, 2, 0, pad=16), bf16x2).ways == 1
     pairs = fragment_pairs("st.shared.v2.f32", 4)
     assert [conflicts(Layout(64, 32, 4, s), pairs).ways for s in (128, 64, 32, 0)] == [2, 2, 1, 4]
     assert conflicts(Layout(128, 1, 4, 0), row_vector("st.shared.b32", 4)).ways == 1
