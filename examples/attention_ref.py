@@ -14,5 +14,5 @@ def reference(inputs: dict[str, np.ndarray], params: dict[str, int | bool | floa
         s = np.where(np.tril(np.ones((n, n), bool)), s, -np.inf)
     m = s.max(axis=-1, keepdims=True)
     p = np.exp(s - m)
-    l = p.sum(axis=-1, keepdims=True)
-    return {"O": (p / l) @ v, "LSE": (m + np.log(l))[..., 0]}
+    total = p.sum(axis=-1, keepdims=True)
+    return {"O": (p / total) @ v, "LSE": (m + np.log(total))[..., 0]}

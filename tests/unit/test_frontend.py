@@ -6,12 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tkc.dialects import tile
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import FileLineColLoc, FloatAttr, IntegerAttr, ModuleOp, UnitAttr
 from xdsl.ir import Operation
 
 from tkc.diagnostics import TkError
-from tkc.dialects import tile
 from tkc.frontend import parse_tk, read_source
 from tkc.frontend.parser import MAX_DEPTH
 
@@ -97,7 +97,10 @@ def test_compile_time_expressions_fold_to_one_constant() -> None:
 
 
 def test_compile_time_if_builds_only_the_taken_branch() -> None:
-    body = "    var t = zero<f32>[BM, BN]\n    if CAUSAL { t = causal_mask(t) } else { t = t + 1.0 }\n    store A[i, j] = t"
+    body = """
+    var t = zero<f32>[BM, BN]
+    if CAUSAL { t = causal_mask(t) } else { t = t + 1.0 }
+    store A[i, j] = t"""
     folded = parse_tk(kernel(body), "t.tk")
     assert not ops_of(folded, scf.IfOp) and not ops_of(folded, tile.MaskOp) and ops_of(folded, tile.BinaryOp)
     causal = parse_tk(kernel(body), "t.tk", {"CAUSAL": True})
@@ -110,7 +113,12 @@ def test_untaken_branches_are_still_checked() -> None:
 
 
 def test_discarded_code_leaves_no_uses_behind() -> None:
-    module = parse_tk(kernel("    let t = CAUSAL ? zero<f32>[BM, BN] * A_ : zero<f32>[BM, BN]".replace(" * A_", "")), "t.tk")
+    body = """
+    let t = zero<f32>[BM, BN]
+    let u = CAUSAL ? causal_mask(t, i * BM, j * BN) : t
+    if CAUSAL and i == j { store A[i, j] = t * 2.0 }
+    store A[i, j] = u"""
+    module = parse_tk(kernel(body), "t.tk")
     for op in module.walk():
         for result in op.results:
             for use in result.uses:
@@ -118,7 +126,11 @@ def test_discarded_code_leaves_no_uses_behind() -> None:
 
 
 def test_runtime_if_carries_assigned_vars_as_results() -> None:
-    body = "    var t = zero<f32>[BM, BN]\n    var n = 0\n    if i == j { t = t * 2.0\n n = 3 } else { n += 1 }\n    store A[i, j] = t"
+    body = """
+    var t = zero<f32>[BM, BN]
+    var n = 0
+    if i == j { t = t * 2.0; n = 3 } else { n += 1 }
+    store A[i, j] = t"""
     module = parse_tk(kernel(body), "t.tk")
     (if_op,) = ops_of(module, scf.IfOp)
     assert [r.name_hint for r in if_op.results] == ["t", "n"]
@@ -126,11 +138,14 @@ def test_runtime_if_carries_assigned_vars_as_results() -> None:
 
 
 def test_loop_carries_only_assigned_outer_vars() -> None:
-    body = (
-        "    var t = zero<f32>[BM, BN]\n    var unused = one<f32>[BM]\n"
-        "    @stages(3) for k in 1 .. N / BN - 1 {\n        let x = load A[i, k] : rt<f32>[BM, BN]\n        t = max(t, x)\n    }\n"
-        "    store A[i, j] = t"
-    )
+    body = """
+    var t = zero<f32>[BM, BN]
+    var unused = one<f32>[BM]
+    @stages(3) for k in 1 .. N / BN - 1 {
+        let x = load A[i, k] : rt<f32>[BM, BN]
+        t = max(t, x)
+    }
+    store A[i, j] = t"""
     module = parse_tk(kernel(body), "t.tk")
     (loop,) = ops_of(module, scf.ForOp)
     assert len(loop.iter_args) == 1 and loop.attributes["stages"] == IntegerAttr(3, 64)
@@ -192,12 +207,37 @@ DIAGNOSTICS = [
     ("    let t = load B[i, j] : st<f32>[BM, BN]", "load cannot convert: 'B' holds bf16", 3, 31),
     ("    let t = load A[i] : st<f32>[BM, BN]", "'A' has rank 2, so it takes 2 tile coordinates, got 1", 3, 20),
     ("    let t = load A[i, j] : st<f32>[BM]", "st takes 2 dimensions, got 1", 3, 36),
-    ("    store B[i, j] = zero<f32>[BM, BN]", "'B' holds bf16 but the stored value is rt<f32>[64, 64]; convert it with bf16", 3, 21),
+    (
+        "    store B[i, j] = zero<f32>[BM, BN]",
+        "'B' holds bf16 but the stored value is rt<f32>[64, 64]; convert it with bf16",
+        3,
+        21,
+    ),
     ("    store A[i, j] = 1.0", "store takes a tile or vector, got the number 1.0", 3, 21),
-    ("    let a = load B[i, j] : st<bf16>[BM, 32]\n    let c = mma_AB(a, a)", "mma_AB inner dimensions differ: a is st<bf16>[64, 32] (K = 32), b is st<bf16>[64, 32] (K = 64)", 4, 23),
-    ("    let a = load A[i, j] : st<f32>[BM, BN]\n    let c = mma_AB(a, a)", "operands must share one of bf16, f16, fp8e4m3", 4, 20),
-    ("    let a = load B[i, j] : st<bf16>[BM, BN]\n    let c = mma_AB(a, a, zero<f32>[BM])", "the accumulator of mma_AB must be rt<f32>[64, 64], got rv<f32>[64]", 4, 26),
-    ("    let t = sub_row(zero<f32>[BM, BN], zero<f32>[32])", "sub_row over rt<f32>[64, 64] needs a vector of length 64 (one per row), got rv<f32>[32]", 3, 40),
+    (
+        "    let a = load B[i, j] : st<bf16>[BM, 32]\n    let c = mma_AB(a, a)",
+        "mma_AB inner dimensions differ: a is st<bf16>[64, 32] (K = 32), b is st<bf16>[64, 32] (K = 64)",
+        4,
+        23,
+    ),
+    (
+        "    let a = load A[i, j] : st<f32>[BM, BN]\n    let c = mma_AB(a, a)",
+        "operands must share one of bf16, f16, fp8e4m3",
+        4,
+        20,
+    ),
+    (
+        "    let a = load B[i, j] : st<bf16>[BM, BN]\n    let c = mma_AB(a, a, zero<f32>[BM])",
+        "the accumulator of mma_AB must be rt<f32>[64, 64], got rv<f32>[64]",
+        4,
+        26,
+    ),
+    (
+        "    let t = sub_row(zero<f32>[BM, BN], zero<f32>[32])",
+        "sub_row over rt<f32>[64, 64] needs a vector of length 64 (one per row), got rv<f32>[32]",
+        3,
+        40,
+    ),
     ("    let t = add_col(zero<f32>[BM, BN], zero<bf16>[BN])", "add_col needs one dtype", 3, 40),
     ("    let t = zero<f32>[BM, BN] + zero<f32>[BM]", "broadcast a vector over a tile with add_row", 3, 31),
     ("    let t = zero<f32>[BM, BN] + zero<bf16>[BM, BN]", "'+' needs operands of one shape and dtype", 3, 31),
@@ -213,12 +253,22 @@ DIAGNOSTICS = [
     ("    for k in 0 .. 2 { grid (M) as (x) }", "grid must be a statement of the kernel body", 3, 23),
     ("    @stages(2) let x = 1", "@stages applies to a for loop, not to a let of a load", 3, 6),
     ("    @stages(0) for k in 0 .. 2 { }", "@stages takes 1 to 16 pipeline stages, got 0", 3, 13),
-    ("    @swizzle(48) let x = load A[i, j] : st<f32>[BM, BN]", "@swizzle takes 0, 32, 64 or 128 (bytes), got 48", 3, 14),
+    (
+        "    @swizzle(48) let x = load A[i, j] : st<f32>[BM, BN]",
+        "@swizzle takes 0, 32, 64 or 128 (bytes), got 48",
+        3,
+        14,
+    ),
     ("    @swizzle(64) let x = zero<f32>[BM, BN]", "@swizzle applies to a let whose value is a load", 3, 22),
     ("    @unroll for k in 0 .. 2 { }", "unknown annotation @unroll", 3, 6),
     ("    let x = 99999999999999999999", "does not fit in 64 bits", 3, 13),
     ("    let x = exp(1000.0)", "exp(1000.0) overflows", 3, 17),
-    ("    let x = causal_mask(zero<f32>[BM, BN], i)", "the fill of causal_mask must be a compile-time number, got a runtime index", 3, 44),
+    (
+        "    let x = causal_mask(zero<f32>[BM, BN], i)",
+        "the fill of causal_mask must be a compile-time number, got a runtime index",
+        3,
+        44,
+    ),
 ]
 
 
@@ -234,7 +284,7 @@ def test_diagnostics(body: str, message: str, line: int, col: int) -> None:
 
 KERNEL_DIAGNOSTICS = [
     ("@registers(40) kernel k() { grid (1) as (i) }", "@registers takes 2 arguments, got 1", 1, 2),
-    ("@registers(40, 230) kernel k() { grid (1) as (i) }", "multiples of 8 in 24..256", 1, 16),
+    ("@registers(40, 230) kernel k() { grid (1) as (i) }", "multiples of 8 in 24..256, got 230", 1, 16),
     ("@stages(2) kernel k() { grid (1) as (i) }", "@stages applies to a for loop, not to a kernel", 1, 2),
     ("@persistent @persistent kernel k() { grid (1) as (i) }", "@persistent is given twice", 1, 14),
     ("kernel k() { }", "kernel 'k' has no grid statement", 1, 8),

@@ -73,23 +73,37 @@ UNARY: dict[str, tuple[UnaryFn, Callable[[float], float], type[Operation] | None
     "abs": (UnaryFn.ABS, abs, xmath.AbsFOp),
     "relu": (UnaryFn.RELU, lambda x: max(x, 0), None),
 }
-REDUCTIONS = {
-    f"{axis}_{fn}": (ReduceFn(fn), Axis(axis)) for axis in ("row", "col") for fn in ("max", "min", "sum")
-}
+REDUCTIONS = {f"{axis}_{fn}": (ReduceFn(fn), Axis(axis)) for axis in ("row", "col") for fn in ("max", "min", "sum")}
 BROADCASTS = {
     f"{fn}_{axis}": (BinaryFn(fn), Axis(axis)) for axis in ("row", "col") for fn in ("add", "sub", "mul", "div")
 }
 MMAS = {"mma_AB": (False, False), "mma_ABt": (False, True), "mma_AtB": (True, False), "mma_AtBt": (True, True)}
 BUILTIN_FUNCTIONS = sorted([*UNARY, "max", "min", *REDUCTIONS, *BROADCASTS, *MMAS, "causal_mask"])
 
-TILE_FNS = {"+": BinaryFn.ADD, "-": BinaryFn.SUB, "*": BinaryFn.MUL, "/": BinaryFn.DIV, "max": BinaryFn.MAX, "min": BinaryFn.MIN}
+TILE_FNS = {
+    "+": BinaryFn.ADD,
+    "-": BinaryFn.SUB,
+    "*": BinaryFn.MUL,
+    "/": BinaryFn.DIV,
+    "max": BinaryFn.MAX,
+    "min": BinaryFn.MIN,
+}
 INDEX_OPS: dict[str, type[Operation]] = {
-    "+": arith.AddiOp, "-": arith.SubiOp, "*": arith.MuliOp, "/": arith.DivUIOp, "%": arith.RemUIOp,
-    "max": arith.MaxUIOp, "min": arith.MinUIOp,
+    "+": arith.AddiOp,
+    "-": arith.SubiOp,
+    "*": arith.MuliOp,
+    "/": arith.DivUIOp,
+    "%": arith.RemUIOp,
+    "max": arith.MaxUIOp,
+    "min": arith.MinUIOp,
 }
 FLOAT_OPS: dict[str, type[Operation]] = {
-    "+": arith.AddfOp, "-": arith.SubfOp, "*": arith.MulfOp, "/": arith.DivfOp,
-    "max": arith.MaximumfOp, "min": arith.MinimumfOp,
+    "+": arith.AddfOp,
+    "-": arith.SubfOp,
+    "*": arith.MulfOp,
+    "/": arith.DivfOp,
+    "max": arith.MaximumfOp,
+    "min": arith.MinimumfOp,
 }
 CMPI = {"==": "eq", "!=": "ne", "<": "ult", "<=": "ule", ">": "ugt", ">=": "uge"}
 CMPF = {"==": "oeq", "!=": "one", "<": "olt", "<=": "ole", ">": "ogt", ">=": "oge"}
@@ -400,9 +414,7 @@ class _Builder:
                     self.source,
                 )
             kernels = [k for k, n in zip(kernels, names) if str(n) == kernel]
-        declared = {
-            str(p.children[0]) for k in kernels for p in k.iter_subtrees() if p.data == "param"
-        }
+        declared = {str(p.children[0]) for k in kernels for p in k.iter_subtrees() if p.data == "param"}
         if unknown := sorted(set(self.overrides) - declared):
             raise TkError(
                 f"unknown parameter '{unknown[0]}' (no kernel built here declares it)",
@@ -432,7 +444,7 @@ class _Builder:
             block = Block(arg_types=arg_types)
             for arg_node, value in zip(args, block.args):
                 self.declare(arg_node.children[0], "arg", value)
-            for dim_name, (token, arg_index, axis) in dims.items():
+            for token, arg_index, axis in dims.values():
                 self.declare(token, "dim", None, (block.args[arg_index], axis))
             self.dims_end: Operation | None = None
             self.kernel_block = block
@@ -517,7 +529,13 @@ class _Builder:
 
     def annotations(self, nodes: Sequence[Tree], target: str) -> dict[str, Attribute]:
         """Annotations on a kernel, a for loop or a let, checked and turned into attributes."""
-        places = {"consumers": "kernel", "registers": "kernel", "persistent": "kernel", "stages": "for", "swizzle": "let"}
+        places = {
+            "consumers": "kernel",
+            "registers": "kernel",
+            "persistent": "kernel",
+            "stages": "for",
+            "swizzle": "let",
+        }
         targets = {"kernel": "a kernel", "for": "a for loop", "let": "a let of a load"}
         result: dict[str, Attribute] = {}
         for node in nodes:
@@ -527,20 +545,28 @@ class _Builder:
                 known = ", ".join(f"@{n}" for n in places)
                 raise self.error(token, f"unknown annotation @{name} (known: {known})")
             if places[name] != target:
-                raise self.error(token, f"@{name} applies to {targets[places[name]]}, not to {targets.get(target, 'this statement')}")
+                raise self.error(
+                    token, f"@{name} applies to {targets[places[name]]}, not to {targets.get(target, 'this statement')}"
+                )
             if name in result:
                 raise self.error(token, f"@{name} is given twice")
             arg_nodes = [] if arg_list is None else list(arg_list.children)
             arity = {"registers": 2, "persistent": 0}.get(name, 1)
             if len(arg_nodes) != arity:
-                raise self.error(token, f"@{name} takes {arity} argument{'s' if arity != 1 else ''}, got {len(arg_nodes)}")
+                raise self.error(
+                    token, f"@{name} takes {arity} argument{'s' if arity != 1 else ''}, got {len(arg_nodes)}"
+                )
             values = [self.const_int(n, f"the argument of @{name}") for n in arg_nodes]
             if name == "persistent":
                 result[name] = UnitAttr()
             elif name == "registers":
                 for value, n in zip(values, arg_nodes):
                     if not (24 <= value <= 256 and value % 8 == 0):
-                        raise self.error(n, f"@registers takes per-thread register counts that are multiples of 8 in 24..256 (setmaxnreg), got {value}")
+                        raise self.error(
+                            n,
+                            "@registers takes per-thread register counts (setmaxnreg): "
+                            f"multiples of 8 in 24..256, got {value}",
+                        )
                 result[name] = ArrayAttr(IntegerAttr(v, 64) for v in values)
             else:
                 value, n = values[0], arg_nodes[0]
@@ -609,9 +635,15 @@ class _Builder:
         if binding is None:
             raise self.unknown(token)
         if binding.kind != "var":
-            kinds = {"let": "a let", "param": "a compile-time parameter", "arg": "a kernel argument",
-                     "dim": "a tensor dimension", "grid": "a block index", "loop": "a loop counter",
-                     "builtin": "a builtin constant"}
+            kinds = {
+                "let": "a let",
+                "param": "a compile-time parameter",
+                "arg": "a kernel argument",
+                "dim": "a tensor dimension",
+                "grid": "a block index",
+                "loop": "a loop counter",
+                "builtin": "a builtin constant",
+            }
             hint = "; declare it with `var` to make it assignable" if binding.kind == "let" else ""
             raise self.error(token, f"cannot assign to '{token}': it is {kinds[binding.kind]}{hint}")
         value = self.expr(expr)
@@ -798,9 +830,8 @@ class _Builder:
                 hint = ""
                 if isinstance(x.type, tile.RegisterTileType) != isinstance(y.type, tile.RegisterTileType):
                     hint = "; broadcast a vector over a tile with add_row/sub_row/mul_row/div_row or the _col forms"
-                raise self.error(
-                    node, f"'{op}' needs operands of one shape and dtype, got {type_name(x.type)} and {type_name(y.type)}{hint}"
-                )
+                got = f"{type_name(x.type)} and {type_name(y.type)}"
+                raise self.error(node, f"'{op}' needs operands of one shape and dtype, got {got}{hint}")
             return self.emit(tile.BinaryOp(TILE_FNS[op], x, y))
         kinds = {self.scalar_kind(v) for v in (a, b)}
         if "bool" in kinds:
@@ -852,7 +883,11 @@ class _Builder:
         op = op_node.children[0]
         a, b = self.expr(lhs), self.expr(rhs)
         with self.at(op):
-            if is_tile(a) or is_tile(b) or any(isinstance(v, SSAValue) and isinstance(v.type, GlobalType) for v in (a, b)):
+            if (
+                is_tile(a)
+                or is_tile(b)
+                or any(isinstance(v, SSAValue) and isinstance(v.type, GlobalType) for v in (a, b))
+            ):
                 raise self.error(op, "comparisons apply to scalars, not tiles or tensors")
             kinds = {self.scalar_kind(v) for v in (a, b)}
             if "bool" in kinds and kinds != {"bool"}:
@@ -918,8 +953,12 @@ class _Builder:
             if any(isinstance(v, SSAValue) and isinstance(v.type, GlobalType) for v in values):
                 raise self.error(op, "a select cannot choose between global tensors")
             if len(kinds) > 1 and not (kinds <= {"int", "index"} or kinds <= {"int", "float", "f32"}):
-                raise self.error(op, f"the branches of a select differ: {describe(values[0])} and {describe(values[1])}")
-            type_ = IndexType() if kinds <= {"int", "index"} else Float32Type() if "bool" not in kinds else IntegerType(1)
+                raise self.error(
+                    op, f"the branches of a select differ: {describe(values[0])} and {describe(values[1])}"
+                )
+            type_ = (
+                IndexType() if kinds <= {"int", "index"} else Float32Type() if "bool" not in kinds else IntegerType(1)
+            )
             results = []
             for block, value, branch in zip(blocks, values, (then_node, else_node)):
                 with self.into(block):
@@ -935,7 +974,9 @@ class _Builder:
         results = []
         for block, value, branch in zip(blocks, values, nodes):
             if not is_tile(value):
-                raise self.error(branch, f"the branches of a select differ: {describe(values[0])} and {describe(values[1])}")
+                raise self.error(
+                    branch, f"the branches of a select differ: {describe(values[0])} and {describe(values[1])}"
+                )
             with self.into(block):
                 results.append(self.reg(value))
         if results[0].type != results[1].type:
@@ -979,7 +1020,8 @@ class _Builder:
         for size, dim in zip(reversed(shape), reversed(gl.get_dims())):
             if isinstance(dim, int) and dim % size:
                 raise self.error(
-                    token, f"{type_name(tile_type)} does not tile '{token}' ({type_name(gl)}): {size} does not divide {dim}"
+                    token,
+                    f"{type_name(tile_type)} does not tile '{token}' ({type_name(gl)}): {size} does not divide {dim}",
                 )
         return [self.index(self.expr(n), n, "a tile coordinate") for n in nodes]
 
@@ -1162,7 +1204,9 @@ class _Builder:
         if len(args) in (2, 4):
             fill, fill_node = args[-1], nodes[-1]
             if not is_number(fill):
-                raise self.error(fill_node, f"the fill of causal_mask must be a compile-time number, got {describe(fill)}")
+                raise self.error(
+                    fill_node, f"the fill of causal_mask must be a compile-time number, got {describe(fill)}"
+                )
         if len(args) >= 3:
             offsets, offset_nodes = args[1:3], nodes[1:3]
         row, col = (self.index(v, n, "an offset") for v, n in zip(offsets, offset_nodes))

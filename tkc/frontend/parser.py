@@ -23,8 +23,24 @@ MAX_DEPTH = 100
 # How an expected terminal is named in "expected ..." messages.
 _TERMINAL_NAMES = {"NAME": "a name", "NUMBER": "a number", "$END": "end of input"}
 # Sets of terminals summarised by one phrase when enough of them are expected at once.
-_EXPRESSION = {"NAME", "NUMBER", "LPAR", "ADD_OP", "NOT", "TRUE", "FALSE", "LOAD", "BF16", "F16", "F32", "FP8E4M3",
-               "ZERO", "ONE", "NEG_INFTY", "POS_INFTY"}
+_EXPRESSION = {
+    "NAME",
+    "NUMBER",
+    "LPAR",
+    "ADD_OP",
+    "NOT",
+    "TRUE",
+    "FALSE",
+    "LOAD",
+    "BF16",
+    "F16",
+    "F32",
+    "FP8E4M3",
+    "ZERO",
+    "ONE",
+    "NEG_INFTY",
+    "POS_INFTY",
+}
 _OPERATORS = {"ADD_OP", "MUL_OP", "AND", "OR", "QUESTION"}
 _COMPARISONS = {"==", "!=", "<=", ">=", "<", ">"}
 _STATEMENTS = {"AT", "FOR", "GRID", "IF", "LET", "NAME", "STORE", "VAR"}
