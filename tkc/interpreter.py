@@ -223,6 +223,9 @@ class _Machine:
         self.env: dict[SSAValue, np.ndarray] = {}
         self.block_ids: list[np.ndarray] | None = None
         self.num_blocks = 0
+        self.writers: dict[SSAValue, np.ndarray] = {}
+        """Per stored tensor, the block that last wrote each element (-1: none): two blocks
+        writing one element is a race on the GPU, so the interpreter refuses it."""
 
     # ------------------------------------------------------------------ driving
 
@@ -410,8 +413,37 @@ class _Machine:
             write = write & _lift(active, len(shape) - 1)
         value = np.broadcast_to(self.env[op.value], shape)
         target = tuple(np.broadcast_to(i, shape)[write] for i in indices)
-        self.tensors[op.tensor][target] = value[write]
+        tensor = self.tensors[op.tensor]
+        tensor[target] = value[write]
+        self._check_race(op, np.ravel_multi_index(target, tensor.shape), write)
         return []
+
+    def _check_race(self, op: tile.StoreOp, elements: np.ndarray, write: np.ndarray) -> None:
+        """Record which block wrote each element; fail if another block wrote it before, or in
+        this same store (where the last of them wins the scatter)."""
+        writers = self.writers.setdefault(op.tensor, np.full(self.tensors[op.tensor].size, -1, np.int64))
+        blocks = np.broadcast_to(np.arange(self.num_blocks).reshape((-1,) + (1,) * (write.ndim - 1)), write.shape)[write]
+        before = writers[elements]
+        writers[elements] = blocks
+        after = writers[elements]
+        clash = ((before != -1) & (before != blocks)) | (after != blocks)
+        if not clash.any():
+            return
+        k = int(np.argmax(clash))
+        first, second = sorted((int(blocks[k]), int(after[k] if after[k] != blocks[k] else before[k])))
+        names = dict(zip(self.kernel.body.block.args, self.kernel.arg_names, strict=True))
+        where = np.unravel_index(elements[k], self.tensors[op.tensor].shape)
+        raise error_at(
+            op,
+            f"blocks {self._block_name(first)} and {self._block_name(second)} both write "
+            f"{names[op.tensor]}[{', '.join(str(int(i)) for i in where)}]: a race on the GPU",
+        )
+
+    def _block_name(self, block: int) -> str:
+        assert self.block_ids is not None
+        grid = next(op for op in self.kernel.body.block.ops if isinstance(op, tile.GridOp))
+        ids = ", ".join(f"{n.data}={int(a[block])}" for n, a in zip(grid.names.data, self.block_ids, strict=True))
+        return f"({ids})"
 
     def _identity(self, op: Operation, active: np.ndarray | None) -> list[np.ndarray]:
         return [self.env[op.operands[0]]]

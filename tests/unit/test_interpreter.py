@@ -175,3 +175,36 @@ def test_speed_attention_b1_h4_n512_d64() -> None:
     out = interpret(attention(64, causal=True), None, {"Q": q, "K": k, "V": v})
     assert time.perf_counter() - start < 10
     assert rel_error(out["O"], attention_reference(q, k, v, True)[0]) < 1e-2
+
+
+def test_two_blocks_writing_one_element_is_a_race() -> None:
+    """grid (B, 2) whose j blocks both store the i-th tile: undefined on the GPU, an error here."""
+
+    def body(x_arg, y_arg):
+        tile.GridOp([tile.DimOp(x_arg, 0).result, idx(2)], ["i", "j"])
+        i = tile.BlockIdOp(0).result
+        x = tile.ToRegOp(tile.LoadOp(x_arg, [i, idx(0)], tile.SharedVectorType(16, f32)).result).result
+        tile.StoreOp(x, y_arg, [i, idx(0)])
+
+    g = tile.GlobalType(["B", 16], f32)
+    with pytest.raises(TkError, match=r"blocks \(i=0, j=0\) and \(i=0, j=1\) both write Y\[0, 0\]: a race"):
+        interpret(kernel("k", {"X": g, "Y": g}, body), None, {"X": normal(19, 2, 16)})
+
+
+def test_one_block_may_rewrite_its_own_elements() -> None:
+    """Storing the same tile on every iteration of a loop is no race."""
+
+    def body(x_arg, y_arg):
+        tile.GridOp([tile.DimOp(x_arg, 0).result], ["i"])
+        i = tile.BlockIdOp(0).result
+        x = tile.ToRegOp(tile.LoadOp(x_arg, [i, idx(0)], tile.SharedVectorType(16, f32)).result).result
+
+        def step(kk):
+            tile.StoreOp(x, y_arg, [i, idx(0)])
+            return []
+
+        for_loop(idx(0), idx(3), [], step)
+
+    g = tile.GlobalType(["B", 16], f32)
+    x = normal(20, 2, 16)
+    np.testing.assert_array_equal(interpret(kernel("k", {"X": g, "Y": g}, body), None, {"X": x})["Y"], x)
