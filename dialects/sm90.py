@@ -679,16 +679,27 @@ class MaskOp(IRDLOperation):
 @irdl_op_definition
 class StoreFragmentOp(IRDLOperation):
     """Write a fragment into the rows of a shared tile from row `row_offset` on (st.shared under
-    the tile's swizzle and panel layout)."""
+    the tile's swizzle and panel layout). A tile narrower than the fragment receives the
+    fragment's columns from `col_start` on (an epilogue staged one chunk at a time)."""
 
     name = "sm90.store_fragment"
     source = operand_def(FragmentType)
     dst = operand_def(SharedRefType)
     row_offset = operand_def(IndexType)
-    assembly_format = "$source `,` $dst `[` $row_offset `]` attr-dict `:` type($source) `,` type($dst)"
+    col_start = prop_def(IntegerAttr, default_value=IntegerAttr(0, 32))
+    assembly_format = (
+        "$source `[` `cols` $col_start `]` `,` $dst `[` $row_offset `]` attr-dict `:` type($source) `,` type($dst)"
+    )
 
-    def __init__(self, source: SSAValue, dst: SSAValue, row_offset: SSAValue):
-        super().__init__(operands=[source, dst, row_offset])
+    def __init__(self, source: SSAValue, dst: SSAValue, row_offset: SSAValue, col_start: int = 0):
+        super().__init__(operands=[source, dst, row_offset], properties={"col_start": IntegerAttr(col_start, 32)})
+
+    def verify_(self) -> None:
+        source, dst = self.source.type, self.dst.type
+        assert isinstance(source, FragmentType) and isinstance(dst, SharedRefType)
+        start = self.col_start.value.data
+        if not source.is_vector and (start % 8 or start + dst.get_shape()[-1] > source.get_shape()[1]):
+            raise VerifyException(f"columns {start}.. of {source} do not fill {dst}")
 
 
 @irdl_op_definition

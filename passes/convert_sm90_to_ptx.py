@@ -737,9 +737,10 @@ class _Lowering:
         self.values[op.result] = out
 
     def shared_slots(self, op: Operation, frag_type: sm90.FragmentType, ref: sm90.SharedRefType, base: SSAValue,
-                     row_offset: SSAValue) -> list[tuple[SSAValue, int]]:
-        """(address register, immediate offset) of each column pair of the fragment (rank 2),
-        or of each value (rank 1), in the shared tile under its panels and swizzle."""
+                     row_offset: SSAValue, col_start: int = 0) -> list[tuple[int, SSAValue, int]]:
+        """(slot index, address register, immediate offset) of each column pair of the fragment
+        (rank 2) that falls in the shared tile's columns (the fragment's from `col_start` on), or
+        of each value (rank 1), under the tile's panels and swizzle."""
         b = self.b
         if _dtype_name(frag_type.element_type) != _dtype_name(ref.element_type):
             raise error_at(op, f"{frag_type} and {ref} differ in element type; convert the fragment first")
@@ -748,7 +749,8 @@ class _Lowering:
         r = self.offset(row, row_offset)
         if frag_type.is_vector:
             addr = b.mad("u32", r, eb, base)
-            return [(addr, (64 * mb + 8 * half) * eb) for mb in range(frag_type.rows // 64) for half in (0, 1)]
+            return [(2 * mb + half, addr, (64 * mb + 8 * half) * eb)
+                    for mb in range(frag_type.rows // 64) for half in (0, 1)]
         rows, cols = frag_type.get_shape()
         span = ref.panel_cols * eb
         panel_bytes = ref.get_shape()[0] * span
@@ -761,22 +763,27 @@ class _Lowering:
             col = b.xor("b32", col, x)
         columns: dict[int, SSAValue] = {}
         slots = []
+        window = ref.get_shape()[-1]
         for u in range(rows // 64 * cols // 4):
             mb, j = divmod(u, cols // 4)
-            panel, within = divmod(8 * (j >> 1), ref.panel_cols)
+            column = 8 * (j >> 1) - col_start
+            if not 0 <= column < window:
+                continue
+            panel, within = divmod(column, ref.panel_cols)
             chunk = within * eb if mask else 0
             if chunk not in columns:
                 columns[chunk] = b.add("u32", row_addr, b.xor("b32", col, chunk) if chunk else col)
             offset = panel * panel_bytes + (64 * mb + 8 * (j & 1)) * span + (0 if mask else within * eb)
-            slots.append((columns[chunk], offset))
+            slots.append((u, columns[chunk], offset))
         return slots
 
     def op_sm90_store_fragment(self, op: sm90.StoreFragmentOp) -> None:
         t = cast(sm90.FragmentType, op.source.type)
         regs = self.frag(op.source)
-        slots = self.shared_slots(op, t, cast(sm90.SharedRefType, op.dst.type), self.reg(op.dst), op.row_offset)
+        slots = self.shared_slots(op, t, cast(sm90.SharedRefType, op.dst.type), self.reg(op.dst), op.row_offset,
+                                  op.col_start.value.data)
         wide = isinstance(t.element_type, Float32Type) and not t.is_vector
-        for n, (addr, offset) in enumerate(slots):
+        for n, addr, offset in slots:
             if wide:
                 self.b.st("shared", "f32", addr, regs[2 * n: 2 * n + 2], offset)
             else:
@@ -787,7 +794,7 @@ class _Lowering:
         slots = self.shared_slots(op, t, cast(sm90.SharedRefType, op.source.type), self.reg(op.source), op.row_offset)
         wide = isinstance(t.element_type, Float32Type) and not t.is_vector
         regs: list[SSAValue] = []
-        for addr, offset in slots:
+        for _, addr, offset in slots:
             if wide:
                 regs += cast(list[SSAValue], self.b.ld("shared", "f32", addr, offset, vec=2))
             else:

@@ -13,13 +13,15 @@ What it decides, and why:
   parity follow the iteration count `it`, which runs on across the tiles of a persistent CTA:
   s = it % S, parity = (it / S) & 1; the producer waits `empty` with the opposite parity, so its
   first lap passes at once.
-- **Shared memory.** Barriers first, then every ring's stages, then one staging tile per
-  register-tile store; every tile 1024-aligned (the 128B swizzle repeat), plus 1 KB slack for
-  aligning the dynamic base. Over 227 KB is a compile error naming the budget.
-- **Epilogue.** Each consumer writes its rows of the output tile into the staging tile,
-  fences the async proxy, syncs its own warpgroup (named barrier 1 + consumer) and one thread
-  stores its rows with TMA, so consumers never wait for each other; the wait for the store to
-  read shared memory comes before the staging tile is written again.
+- **Shared memory.** Barriers first, then every ring's stages, then the epilogue's staging
+  chunks; every tile 1024-aligned (the 128B swizzle repeat), plus 1 KB slack for aligning the
+  dynamic base. Over 227 KB is a compile error naming the budget.
+- **Epilogue.** Each consumer stages its rows of an output tile one swizzle panel of columns
+  at a time (64 bf16 columns: a 64x64 chunk) through two chunk buffers of its own, and one of
+  its threads stores each chunk with TMA while the others write the next. Two small buffers
+  per consumer instead of a whole output tile is what leaves room for a deep input ring.
+  Consumers sync only their own warpgroup (named barrier 1 + consumer); before a buffer is
+  rewritten, the store issued from it two chunks earlier has finished reading it.
 - **Persistent grid.** With `persistent`, the grid is min(tiles, SMs x CTAs/SM) and each CTA walks
   tiles t = blockIdx.x, += gridDim.x in grouped order (`group_m` tile rows at a time) so that
   concurrently running CTAs share A and B panels in L2.
@@ -33,14 +35,14 @@ from typing import cast
 
 from xdsl.context import Context
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp, StringAttr
+from xdsl.dialects.builtin import IndexType, IntegerAttr, LocationAttr, ModuleOp, StringAttr
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from tkc import abi as kabi
 from tkc.diagnostics import error_at
 from tkc.dialects import sm90, tile
-from tkc.passes.plan import WARPGROUP_THREADS, WGMMA_ROWS, KernelPlan
+from tkc.passes.plan import WARPGROUP_THREADS, WGMMA_ROWS, KernelPlan, staging_chunk
 
 SMEM_LIMIT = 232448
 """Shared memory a block may opt in to on H100/H200 (227 KB)."""
@@ -110,9 +112,22 @@ class Ring:
 
 
 @dataclass
+class Staging:
+    """A consumer's chunk buffers for one register-tile store, at offset + consumer * stride."""
+
+    offset: int
+    chunk: sm90.SharedRefType
+    buffers: int
+
+    @property
+    def consumer_stride(self) -> int:
+        return self.buffers * _align(self.chunk.num_bytes, TILE_ALIGN)
+
+
+@dataclass
 class KernelLayout:
     rings: list[Ring]
-    staging: dict[tile.StoreOp, SharedBuffer]
+    staging: dict[tile.StoreOp, Staging]
     barriers: int
     smem_bytes: int
 
@@ -121,7 +136,7 @@ def _ref_type(t: tile.SharedTileType | tile.SharedVectorType | tile.RegisterTile
     return sm90.SharedRefType(t.get_shape(), t.element_type, swizzle)
 
 
-def _plan_shared_memory(kernel: tile.KernelOp, plan: KernelPlan) -> KernelLayout:
+def _plan_shared_memory(kernel: tile.KernelOp, plan: KernelPlan, consumers: int, rows_per_consumer: int) -> KernelLayout:
     body = kernel.body.block
     rings: list[Ring] = []
     hoisted = [op for op in body.ops if isinstance(op, tile.LoadOp)]
@@ -152,14 +167,14 @@ def _plan_shared_memory(kernel: tile.KernelOp, plan: KernelPlan) -> KernelLayout
     if barriers * 8 > BARRIER_REGION:
         raise error_at(kernel, f"{barriers} mbarriers do not fit the {BARRIER_REGION}-byte barrier region")
 
-    staging: dict[tile.StoreOp, SharedBuffer] = {}
+    staging: dict[tile.StoreOp, Staging] = {}
     for op in kernel.walk():
         if isinstance(op, tile.StoreOp) and isinstance(op.value.type, tile.RegisterTileType):
             t = op.value.type
-            chosen = op.attributes.get("staging")  # tile-bank-conflicts' layout for the staging tile
-            swizzle = chosen.int_value if isinstance(chosen, tile.DecisionAttr) else None
-            staging[op] = SharedBuffer(offset, _ref_type(t, swizzle if swizzle is not None else default_swizzle(t.get_shape(), t.element_type)))
-            offset = _align(offset + t.num_bytes, TILE_ALIGN)
+            swizzle, chunk_cols, buffers = staging_chunk(op)
+            chunk = sm90.SharedRefType([rows_per_consumer, chunk_cols], t.element_type, swizzle)
+            staging[op] = Staging(offset, chunk, buffers)
+            offset += consumers * staging[op].consumer_stride
     smem_bytes = offset + TILE_ALIGN
     if smem_bytes > SMEM_LIMIT:
         raise error_at(
@@ -263,7 +278,7 @@ class _Emitter:
         self.rows = _register_rows(kernel)
         self.consumers = _consumers(kernel, self.plan, self.rows)
         self.rows_per_consumer = self.rows // self.consumers
-        self.layout = _plan_shared_memory(kernel, self.plan)
+        self.layout = _plan_shared_memory(kernel, self.plan, self.consumers, self.rows_per_consumer)
         self.arg_names = {arg: name for arg, name in zip(kernel.body.block.args, kernel.arg_names)}
         self.tensor_maps: dict[tuple[str, tuple[int, ...], int], str] = {}
         self.pointers: dict[str, str] = {}
@@ -408,6 +423,7 @@ class _RoleEmitter:
         self.row0: SSAValue | None = None
         self.smem_base: SSAValue | None = None
         self.dims: dict[str, SSAValue] = {}
+        self.location: LocationAttr = emitter.kernel.location
 
     @property
     def is_producer(self) -> bool:
@@ -417,6 +433,7 @@ class _RoleEmitter:
         return self.e._const(block or self.block, value)
 
     def _op(self, op: Operation, block: Block | None = None) -> Operation:
+        op.location = self.location  # errors found later still point at the .tk construct
         (block or self.block).add_op(op)
         return op
 
@@ -499,9 +516,7 @@ class _RoleEmitter:
         hoisted = next((r for r in self.e.layout.rings if r.loop is None), None)
         for op in ops:
             if isinstance(op, tile.LoadOp):
-                # the whole ring is issued (or awaited) where its last load stood: every
-                # load's coordinates are computed by then
-                if hoisted is not None and op is hoisted.loads[-1]:
+                if hoisted is not None and op is self._slot_position(hoisted):
                     self._ring_slot(hoisted, self.tile_count, block)
                 continue
             self._emit_op(op, block)
@@ -509,6 +524,12 @@ class _RoleEmitter:
             self._release(hoisted, self.tile_count, block)
 
     # ----- rings
+
+    def _slot_position(self, ring: Ring) -> tile.LoadOp:
+        """Where a ring's stage is handled: the producer issues it where the last load stood
+        (every load's coordinates are computed by then); consumers wait where the first stood
+        (the first use may come before the last load)."""
+        return ring.loads[-1] if self.is_producer else ring.loads[0]
 
     def _slot(self, ring: Ring, it: SSAValue, block: Block) -> tuple[SSAValue, SSAValue, SSAValue, SSAValue]:
         """(stage address, full barrier, empty barrier, parity) of iteration `it`."""
@@ -581,6 +602,7 @@ class _RoleEmitter:
         return t
 
     def _emit_op(self, op: Operation, block: Block) -> None:
+        self.location = op.location
         if isinstance(op, tile.ReturnOp | tile.GridOp):
             return
         if isinstance(op, tile.DimOp):
@@ -617,7 +639,7 @@ class _RoleEmitter:
             self.values[loop.body.block.args[0]] = body.args[0]
             it = self._iteration(ring, loop, body.args[0], body)
             for op in loop.body.block.ops:
-                if op is ring.loads[-1]:
+                if op is self._slot_position(ring):
                     self._ring_slot(ring, it, body)
                 elif op.dialect_name() in ("arith", "math") or isinstance(op, tile.DimOp | tile.BlockIdOp):
                     self._emit_op(op, body)
@@ -633,7 +655,7 @@ class _RoleEmitter:
         chain = _accumulation_chain(loop) if ring else None
         for op in loop.body.block.ops:
             if isinstance(op, tile.LoadOp):
-                if ring is not None and it is not None and op is ring.loads[-1]:
+                if ring is not None and it is not None and op is self._slot_position(ring):
                     self._ring_slot(ring, it, body)
                 continue
             if op is chain:
@@ -763,32 +785,36 @@ class _RoleEmitter:
             return
         if not isinstance(value_type, tile.RegisterTileType):
             raise error_at(op, "the GPU backend stores register tiles and vectors; load shared tiles into registers first")
-        buffer = self.e.layout.staging[op]
-        addr = self._add(self.smem_base, self._const(buffer.offset, block), block)
-        staging = self._op(sm90.SmemViewOp(addr, buffer.ref_type), block).results[0]
+        staging = self.e.layout.staging[op]
+        chunk_cols = staging.chunk.get_shape()[1]
+        chunk_bytes = _align(staging.chunk.num_bytes, TILE_ALIGN)
+        base = self._add(
+            self._add(self.smem_base, self._const(staging.offset, block), block),
+            self._mul(self.consumer_index, self._const(staging.consumer_stride, block), block),
+            block,
+        )
         barrier_id = self._add(self.consumer_index, self._const(1, block), block)
-        # the previous tile's TMA store must have read the staging rows before they are rewritten
-        self._op(sm90.NamedBarrierOp(barrier_id, WARPGROUP_THREADS), block)
-        self._op(sm90.StoreFragmentOp(self.values[op.value], staging, self.row0), block)
-        self._op(sm90.FenceProxyAsyncOp(), block)
-        self._op(sm90.NamedBarrierOp(barrier_id, WARPGROUP_THREADS), block)
-        issue = sm90.SingleThreadOp("warpgroup")
-        self._op(issue, block)
-        inner = issue.body.block
-        rows = self.e.rows_per_consumer
-        box = self._box(buffer, tensor_type.rank, rows)
-        name = self.e._tensor_map(op.tensor, box, buffer.ref_type.swizzle.data)
-        tmap = self._op(sm90.TensorMapParamOp(name), inner).results[0]
-        element_coords = self._element_coords(tensor_type, value_type, coords, inner)
-        element_coords[1] = self._add(element_coords[1], self.row0, inner)
-        row_bytes = buffer.ref_type.panel_cols * tile.element_bytes(buffer.ref_type.element_type)
-        first_row = self._mul(self.row0, self._const(row_bytes, inner), inner)
-        for panel in range(buffer.panels):
-            src = self._add(self._add(addr, first_row, inner), self._const(panel * buffer.panel_bytes, inner), inner)
-            panel_coords = [self._add(element_coords[0], self._const(panel * buffer.ref_type.panel_cols, inner), inner)]
-            self._op(sm90.TmaStoreOp(tmap, src, panel_coords + element_coords[1:]), inner)
-        self._op(sm90.TmaStoreCommitOp(), inner)
-        self._op(sm90.TmaStoreWaitOp(0, read=True), inner)
+        box = self._box(SharedBuffer(0, staging.chunk), tensor_type.rank, self.e.rows_per_consumer)
+        name = self.e._tensor_map(op.tensor, box, staging.chunk.swizzle.data)
+        element_coords = self._element_coords(tensor_type, value_type, coords, block)
+        element_coords[1] = self._add(element_coords[1], self.row0, block)
+        zero = self._const(0, block)
+        for chunk in range(value_type.cols // chunk_cols):
+            addr = self._add(base, self._const((chunk % staging.buffers) * chunk_bytes, block), block)
+            view = self._op(sm90.SmemViewOp(addr, staging.chunk), block).results[0]
+            # the store issued from this buffer `buffers` chunks ago has read it (see the wait below)
+            self._op(sm90.NamedBarrierOp(barrier_id, WARPGROUP_THREADS), block)
+            self._op(sm90.StoreFragmentOp(self.values[op.value], view, zero, chunk * chunk_cols), block)
+            self._op(sm90.FenceProxyAsyncOp(), block)
+            self._op(sm90.NamedBarrierOp(barrier_id, WARPGROUP_THREADS), block)
+            issue = sm90.SingleThreadOp("warpgroup")
+            self._op(issue, block)
+            inner = issue.body.block
+            tmap = self._op(sm90.TensorMapParamOp(name), inner).results[0]
+            column = self._add(element_coords[0], self._const(chunk * chunk_cols, inner), inner)
+            self._op(sm90.TmaStoreOp(tmap, addr, [column, *element_coords[1:]]), inner)
+            self._op(sm90.TmaStoreCommitOp(), inner)
+            self._op(sm90.TmaStoreWaitOp(staging.buffers - 1, read=True), inner)
 
     def _emit_vector_store(self, op: tile.StoreOp, tensor_type: tile.GlobalType, coords: list[SSAValue], block: Block) -> None:
         assert self.row0 is not None

@@ -24,6 +24,7 @@ from xdsl.traits import Pure
 
 from tkc.dialects.tile import (
     DecisionAttr,
+    element_bytes,
     LoadOp,
     RegisterTileType,
     RegisterVectorType,
@@ -160,6 +161,34 @@ class SmemPlan:
     """Bytes to request, including the slack for aligning the base to 1024."""
 
 
+STAGING_BUFFERS = 2
+"""Chunk buffers per consumer for a staged epilogue: one is written while the other is stored."""
+
+
+def staging_chunk(store: Operation) -> tuple[int, int, int]:
+    """(swizzle, chunk columns, buffers) of the staged epilogue of a register-tile store: chunks
+    of one swizzle panel of columns (the layout tile-bank-conflicts chose), double-buffered."""
+    value_type = store.operands[-1].type
+    assert isinstance(value_type, RegisterTileType)
+    chosen = store.attributes.get("staging")
+    if isinstance(chosen, DecisionAttr):
+        swizzle = chosen.int_value
+    else:
+        row_bytes = value_type.cols * element_bytes(value_type.element_type)
+        swizzle = next((span for span in (128, 64, 32) if row_bytes % span == 0), 0)
+    cols = min(value_type.cols, swizzle // element_bytes(value_type.element_type)) if swizzle else value_type.cols
+    return swizzle, cols, min(STAGING_BUFFERS, value_type.cols // cols)
+
+
+def staging_bytes(store: Operation) -> int:
+    """Shared memory of a staged epilogue over all consumers: each owns `buffers` chunks of its
+    rows, so together they hold `buffers` chunks of the whole tile's rows."""
+    value_type = store.operands[-1].type
+    assert isinstance(value_type, RegisterTileType)
+    _, cols, buffers = staging_chunk(store)
+    return buffers * value_type.rows * cols * element_bytes(value_type.element_type)
+
+
 def smem_plan(kernel: Operation, stages: int) -> SmemPlan:
     offset = MBARRIER_REGION
 
@@ -184,10 +213,10 @@ def smem_plan(kernel: Operation, stages: int) -> SmemPlan:
         stage_bytes = align(offset, TILE_ALIGN)
         rings.append(Ring(loop, start, stage_bytes, loads))
         offset = start + stages * stage_bytes
-    staging = tuple(
-        (op, place(op.value.type))
-        for op in kernel.walk()
-        if isinstance(op, StoreOp) and isinstance(op.value.type, RegisterTileType)
-    )
+    staging = []
+    for op in kernel.walk():
+        if isinstance(op, StoreOp) and isinstance(op.value.type, RegisterTileType):
+            staging.append((op, align(offset, TILE_ALIGN)))
+            offset = align(offset, TILE_ALIGN) + staging_bytes(op)
     count = 2 * stages * len(rings) + (2 if any(isinstance(op, LoadOp) for op, _ in single) else 0)
-    return SmemPlan(tuple(single), tuple(rings), staging, count, align(offset, TILE_ALIGN) + ALIGN_SLACK)
+    return SmemPlan(tuple(single), tuple(rings), tuple(staging), count, align(offset, TILE_ALIGN) + ALIGN_SLACK)

@@ -55,6 +55,7 @@ from tkc.passes.plan import (
     buffer_bytes,
     pipelined_loops,
     smem_plan,
+    staging_bytes,
 )
 
 MAX_CONSUMERS = 4
@@ -259,7 +260,7 @@ class Planner:
     def smem_breakdown(self, stages: int) -> str:
         plan = smem_plan(self.kernel, stages)
         single = sum(buffer_bytes(op.results[0].type) for op, _ in plan.single)
-        staging = sum(buffer_bytes(op.value.type) for op, _ in plan.staging)
+        staging = sum(staging_bytes(op) for op, _ in plan.staging)
         parts = [f"1 KB for {plan.barrier_count} mbarriers"]
         parts += [f"{single} B of single tiles"] if plan.single else []
         parts += [f"{stages} x {ring.stage_bytes} B ring" for ring in plan.rings]

@@ -16,7 +16,7 @@ builtin.module {
     %acc = sm90.wgmma %a[%c0], %b : !sm90.smem<64x64xbf16, swizzle 128>, !sm90.smem<64x64xbf16, swizzle 128> -> !sm90.frag<64x64xf32>
     %done = sm90.wgmma_wait %acc, 0 : i32 : !sm90.frag<64x64xf32>
     %packed = sm90.convert %done : !sm90.frag<64x64xf32> -> !sm90.frag<64x64xbf16>
-    sm90.store_fragment %packed, %c[%c0] : !sm90.frag<64x64xbf16>, !sm90.smem<64x64xbf16, swizzle 128>
+    sm90.store_fragment %packed[cols 0], %c[%c0] : !sm90.frag<64x64xbf16>, !sm90.smem<64x64xbf16, swizzle 128>
   }
 }
 
