@@ -70,7 +70,8 @@ class Descriptor:
     def describe(self) -> str:
         lbo = "LBO 16 (unused)" if self.major == "K" else f"LBO {self.lbo} (next {self.swizzle}-byte MN panel)"
         return (
-            f"{self.constant:#018x}: {self.major}-major, {self.swizzle}B swizzle (layout {LAYOUT_CODE[self.swizzle]}): {lbo}, "
+            f"{self.constant:#018x}: {self.major}-major, {self.swizzle}B swizzle "
+            f"(layout {LAYOUT_CODE[self.swizzle]}): {lbo}, "
             f"SBO {self.sbo} (8 rows x {self.swizzle} B), k-step +{self.k_step} B, panels {self.panel_bytes} B apart"
         )
 

@@ -155,6 +155,8 @@ def report(module: ModuleOp) -> str:
         out.append("shared accesses (32 banks x 4 B; ways = wavefronts / ideal of the worst instruction)")
         rows = _bank_rows(kernel)
         widths = [max(len(r[i]) for r in rows) for i in range(3)] if rows else [0, 0, 0]
-        out += [f"  {a:<{widths[0]}}  {b:<{widths[1]}}  {c + '-way' if c != '-' else '':>{widths[2] + 4}}  {d}" for a, b, c, d in rows]
+        for access, layout, ways, why in rows:
+            ways = f"{ways}-way" if ways != "-" else ""
+            out.append(f"  {access:<{widths[0]}}  {layout:<{widths[1]}}  {ways:>{widths[2] + 4}}  {why}")
         out.append("")
     return "\n".join(out)
