@@ -338,3 +338,18 @@ def test_invalid_utf8_points_at_the_byte(tmp_path: Path) -> None:
     err = info.value
     assert (err.line, err.col) == (2, 12) and "invalid UTF-8 byte 0xff" in err.message
     assert err.render().splitlines()[2] == " " * 11 + "^"
+
+
+def test_vars_changed_only_in_folded_code_are_not_carried() -> None:
+    body = """
+    var s = zero<f32>[BM, BN]
+    var t = one<f32>[BM, BN]
+    for k in 0 .. 4 {
+        if CAUSAL { s = s * 2.0 }
+        if k == 2 { t = t + 1.0 } else { s = s }
+    }
+    store A[i, j] = s + t"""
+    module = parse_tk(kernel(body), "t.tk")
+    (loop,) = ops_of(module, scf.ForOp)
+    (if_op,) = ops_of(module, scf.IfOp)
+    assert [r.name_hint for r in loop.results] == ["t"] and [r.name_hint for r in if_op.results] == ["t"]

@@ -699,12 +699,23 @@ class _Builder:
                 binding.value = arg
                 self.hint(arg, binding.name)
             self.statements(body_node)
-            self.insert(scf.YieldOp(*[b.value for b in carried]))
-        loop = self.insert(scf.ForOp(lo, hi, step, inits, body))
+            outs = [b.value for b in carried]
+            # A var the body assigns only in code that was folded away is not loop-carried.
+            replaced: dict[SSAValue, SSAValue] = {}
+            for k in reversed(range(len(carried))):
+                arg = body.args[1 + k]
+                if outs[k] is arg:
+                    arg.replace_all_uses_with(inits[k])
+                    body.erase_arg(arg)
+                    replaced[arg] = inits[k]
+                    carried[k].value = inits[k]
+            kept = [k for k in range(len(carried)) if outs[k] not in replaced]
+            self.insert(scf.YieldOp(*[replaced.get(outs[k], outs[k]) for k in kept]))
+        loop = self.insert(scf.ForOp(lo, hi, step, [inits[k] for k in kept], body))
         loop.attributes.update(annotations)
-        for binding, result in zip(carried, loop.results):
-            binding.value = result
-            self.hint(result, binding.name)
+        for k, result in zip(kept, loop.results):
+            carried[k].value = result
+            self.hint(result, carried[k].name)
 
     def if_stmt(self, node: Tree, _: dict[str, Attribute] | None = None) -> None:
         cond_node, then_node, else_node = node.children
@@ -719,19 +730,23 @@ class _Builder:
         cond = self.boolean(cond, cond_node)
         carried = self.carried([then_node, else_node])
         before = [b.value for b in carried]
-        regions: list[Region] = []
-        for branch in (then_node, else_node):
-            block = Block()
+        blocks = [Block(), Block()]
+        outs: list[list[Value | None]] = []
+        for block, branch in zip(blocks, (then_node, else_node)):
             with self.into(block), self.scope():
                 self.branch(branch)
-                self.insert(scf.YieldOp(*[b.value for b in carried]))
+            outs.append([b.value for b in carried])
             for binding, value in zip(carried, before):
                 binding.value = value
-            regions.append(Region(block))
-        if_op = self.insert(scf.IfOp(cond, [v.type for v in before], regions[0], regions[1]))
-        for binding, result in zip(carried, if_op.results):
-            binding.value = result
-            self.hint(result, binding.name)
+        # Only the vars that some branch really changes become results.
+        kept = [k for k in range(len(carried)) if any(out[k] is not before[k] for out in outs)]
+        for block, out in zip(blocks, outs):
+            with self.into(block):
+                self.insert(scf.YieldOp(*[out[k] for k in kept]))
+        if_op = self.insert(scf.IfOp(cond, [before[k].type for k in kept], Region(blocks[0]), Region(blocks[1])))
+        for k, result in zip(kept, if_op.results):
+            carried[k].value = result
+            self.hint(result, carried[k].name)
 
     def branch(self, node: Tree | None) -> None:
         if node is None:
