@@ -17,6 +17,7 @@ from xdsl.passes import ModulePass
 from xdsl.printer import Printer
 
 import tkc
+import tkc.api
 from tkc import driver
 from tkc.diagnostics import TkError
 from tkc.dialects import tile
@@ -164,8 +165,7 @@ def test_ptx_comes_from_the_cache_when_present(tmp_path: Path, monkeypatch: pyte
 
 
 def test_cache_key_depends_on_source_kernel_and_params() -> None:
-    from tkc.api import cache_key
-
+    cache_key = tkc.api.cache_key
     keys = {
         cache_key("src", "k", {"BM": 128}),
         cache_key("src", "k", {"BM": 64}),
@@ -202,3 +202,18 @@ def test_every_example_round_trips_after_every_tile_pass(example: Path) -> None:
 
 def test_hand_written_gemm_round_trips() -> None:
     _roundtrip(gemm())
+
+
+def test_compile_api_lowers_once_then_serves_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TKC_CACHE_DIR", str(tmp_path))
+    gemm_tk = REPO / "examples/gemm.tk"
+    first = tkc.compile(gemm_tk, kernel="gemm", BN=128)
+    assert ".target sm_90a" in first.ptx and first.abi.entry == "gemm"
+    assert "sm90.kernel @gemm" in first.ir("convert-tile-to-sm90")
+
+    def no_lowering(*args: object, **kwargs: object) -> None:
+        raise AssertionError("lowered again instead of reading the cache")
+
+    second = tkc.compile(gemm_tk, kernel="gemm", BN=128)
+    monkeypatch.setattr(tkc.api, "emit_output", no_lowering)
+    assert second.ptx == first.ptx and second.abi == first.abi
