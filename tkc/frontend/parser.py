@@ -126,22 +126,35 @@ def _end_position(source: str) -> tuple[int, int]:
     return len(lines), len(lines[-1]) + 1
 
 
+# Trees that add a level of nesting as a user counts it: blocks and expression nodes (the
+# statement wrappers around a block do not).
+_NESTING = {
+    "block",
+    "select",
+    "logic",
+    "logic_not",
+    "compare",
+    "binop",
+    "sign",
+    "call",
+    "convert",
+    "load",
+    "fill",
+}
+
+
 def _check_depth(tree: Tree, source: str, filename: str) -> None:
-    """Reject trees nested deeper than MAX_DEPTH, iteratively (no recursion to overflow)."""
-    stack: list[tuple[Tree, int]] = [(tree, 1)]
+    """Reject programs nested deeper than MAX_DEPTH, iteratively (no recursion to overflow)."""
+    stack: list[tuple[Tree, int]] = [(tree, 0)]
     while stack:
         node, depth = stack.pop()
+        depth += node.data in _NESTING
         if depth > MAX_DEPTH:
             line = getattr(node.meta, "line", None)
             col = getattr(node.meta, "column", None)
-            raise TkError(
-                f"program nests too deeply (more than {MAX_DEPTH} levels of expressions and blocks)",
-                filename,
-                line,
-                col,
-                source,
-            )
-        stack.extend((child, depth + 1) for child in node.children if isinstance(child, Tree))
+            message = f"program nests too deeply (more than {MAX_DEPTH} levels of blocks and expressions)"
+            raise TkError(message, filename, line, col, source)
+        stack.extend((child, depth) for child in node.children if isinstance(child, Tree))
 
 
 def parse_tree(source: str, filename: str = "<input>") -> Tree:
