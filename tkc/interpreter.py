@@ -398,46 +398,64 @@ class _Machine:
             indices.append(index)
         return indices, inside
 
+    def _accesses(
+        self, op: tile.LoadOp | tile.StoreOp, shape: tuple[int, ...], active: np.ndarray | None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """What the active blocks' boxes (each of `shape` = (G, *tile)) touch inside the tensor:
+        the flat element indices, the block touching each, and the mask over (G, *tile)."""
+        indices, inside = self._box(op, shape[1:])
+        mask = np.ones(shape, np.bool_) if inside is None else np.broadcast_to(inside, shape)
+        if active is not None:
+            mask = mask & _lift(active, len(shape) - 1)
+        target = tuple(np.broadcast_to(i, shape)[mask] for i in indices)
+        blocks = np.broadcast_to(np.arange(self.num_blocks).reshape((-1,) + (1,) * (len(shape) - 1)), shape)[mask]
+        return np.ravel_multi_index(target, self.tensors[op.tensor].shape), blocks, mask
+
     def _load(self, op: tile.LoadOp, active: np.ndarray | None) -> list[np.ndarray]:
         assert isinstance(op.result.type, tile._ShapedTileType)
         indices, inside = self._box(op, op.result.type.get_shape())
         values = self.tensors[op.tensor][tuple(indices)]
+        if op.tensor in self.writers:
+            elements, blocks, _ = self._accesses(op, (self.num_blocks, *op.result.type.get_shape()), active)
+            writers = self.writers[op.tensor][elements]
+            clash = (writers != -1) & (writers != blocks)
+            self._race(op, elements, blocks, writers, clash, "block {block} reads {at}, which block {other} wrote")
         return [values if inside is None else np.where(inside, values, np.float32(0))]
 
     def _store(self, op: tile.StoreOp, active: np.ndarray | None) -> list[np.ndarray]:
+        """Scatter the active blocks' tiles; record who wrote what, since two blocks writing one
+        element (here or in an earlier store) is a race on the GPU."""
         assert isinstance(op.value.type, tile._ShapedTileType)
         shape = (self.num_blocks, *op.value.type.get_shape())
-        indices, inside = self._box(op, shape[1:])
-        write = np.ones(shape, np.bool_) if inside is None else np.broadcast_to(inside, shape)
-        if active is not None:
-            write = write & _lift(active, len(shape) - 1)
-        value = np.broadcast_to(self.env[op.value], shape)
-        target = tuple(np.broadcast_to(i, shape)[write] for i in indices)
-        tensor = self.tensors[op.tensor]
-        tensor[target] = value[write]
-        self._check_race(op, np.ravel_multi_index(target, tensor.shape), write)
-        return []
-
-    def _check_race(self, op: tile.StoreOp, elements: np.ndarray, write: np.ndarray) -> None:
-        """Record which block wrote each element; fail if another block wrote it before, or in
-        this same store (where the last of them wins the scatter)."""
+        elements, blocks, mask = self._accesses(op, shape, active)
+        self.tensors[op.tensor].flat[elements] = np.broadcast_to(self.env[op.value], shape)[mask]
         writers = self.writers.setdefault(op.tensor, np.full(self.tensors[op.tensor].size, -1, np.int64))
-        blocks = np.broadcast_to(np.arange(self.num_blocks).reshape((-1,) + (1,) * (write.ndim - 1)), write.shape)[write]
         before = writers[elements]
         writers[elements] = blocks
-        after = writers[elements]
-        clash = ((before != -1) & (before != blocks)) | (after != blocks)
+        after = writers[elements]  # where two blocks write one element in this store, one lost
+        other = np.where(after != blocks, after, before)
+        clash = (other != -1) & (other != blocks)
+        self._race(op, elements, blocks, other, clash, "blocks {other} and {block} both write {at}")
+        return []
+
+    def _race(
+        self,
+        op: tile.LoadOp | tile.StoreOp,
+        elements: np.ndarray,
+        blocks: np.ndarray,
+        others: np.ndarray,
+        clash: np.ndarray,
+        message: str,
+    ) -> None:
+        """Raise `message` (with {block}, {other}, {at}) for the first access where `clash`."""
         if not clash.any():
             return
         k = int(np.argmax(clash))
-        first, second = sorted((int(blocks[k]), int(after[k] if after[k] != blocks[k] else before[k])))
         names = dict(zip(self.kernel.body.block.args, self.kernel.arg_names, strict=True))
-        where = np.unravel_index(elements[k], self.tensors[op.tensor].shape)
-        raise error_at(
-            op,
-            f"blocks {self._block_name(first)} and {self._block_name(second)} both write "
-            f"{names[op.tensor]}[{', '.join(str(int(i)) for i in where)}]: a race on the GPU",
-        )
+        where = ", ".join(str(int(i)) for i in np.unravel_index(elements[k], self.tensors[op.tensor].shape))
+        at = f"{names[op.tensor]}[{where}]"
+        text = message.format(block=self._block_name(int(blocks[k])), other=self._block_name(int(others[k])), at=at)
+        raise error_at(op, f"{text}: a race between blocks on the GPU")
 
     def _block_name(self, block: int) -> str:
         assert self.block_ids is not None

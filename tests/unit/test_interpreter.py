@@ -187,8 +187,24 @@ def test_two_blocks_writing_one_element_is_a_race() -> None:
         tile.StoreOp(x, y_arg, [i, idx(0)])
 
     g = tile.GlobalType(["B", 16], f32)
-    with pytest.raises(TkError, match=r"blocks \(i=0, j=0\) and \(i=0, j=1\) both write Y\[0, 0\]: a race"):
+    with pytest.raises(TkError, match=r"blocks \(i=0, j=1\) and \(i=0, j=0\) both write Y\[0, 0\]: a race"):
         interpret(kernel("k", {"X": g, "Y": g}, body), None, {"X": normal(19, 2, 16)})
+
+
+def test_reading_what_another_block_wrote_is_a_race() -> None:
+    """Block i stores row i of Y, then loads row i + 1 (block i + 1's): no order between them."""
+
+    def body(x_arg, y_arg, z_arg):
+        tile.GridOp([tile.DimOp(x_arg, 0).result], ["i"])
+        i = tile.BlockIdOp(0).result
+        x = tile.ToRegOp(tile.LoadOp(x_arg, [i, idx(0)], tile.SharedVectorType(16, f32)).result).result
+        tile.StoreOp(x, y_arg, [i, idx(0)])
+        after = tile.LoadOp(y_arg, [arith.AddiOp(i, idx(1)).result, idx(0)], tile.SharedVectorType(16, f32)).result
+        tile.StoreOp(tile.ToRegOp(after).result, z_arg, [i, idx(0)])
+
+    g = tile.GlobalType(["B", 16], f32)
+    with pytest.raises(TkError, match=r"block \(i=0\) reads Y\[1, 0\], which block \(i=1\) wrote: a race"):
+        interpret(kernel("k", {"X": g, "Y": g, "Z": g}, body), None, {"X": normal(21, 2, 16)})
 
 
 def test_one_block_may_rewrite_its_own_elements() -> None:
