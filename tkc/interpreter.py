@@ -16,7 +16,12 @@ runs to the largest trip count and keeps the loop-carried values of finished blo
 on a per-block condition runs both sides and selects per block. Stores write only active blocks.
 
 Global memory behaves like TMA: a box that reaches outside the tensor reads zeros there and
-writes nothing there (blocks that a mask switched off may compute such boxes).
+writes nothing there (blocks that a mask switched off may compute such boxes). Blocks have no
+order on the GPU, so an element that two blocks store, or that one block loads after another
+stored it, is a race: an error naming both blocks.
+
+Max and min follow PTX `max.f32`/`min.f32` (a NaN operand loses to a number); fp8 conversion
+saturates like `cvt.rn.satfinite`; everything else is IEEE f32 (exp2(-inf) = 0, x/0 = inf).
 """
 
 from __future__ import annotations
