@@ -353,3 +353,32 @@ def test_vars_changed_only_in_folded_code_are_not_carried() -> None:
     (loop,) = ops_of(module, scf.ForOp)
     (if_op,) = ops_of(module, scf.IfOp)
     assert [r.name_hint for r in loop.results] == ["t"] and [r.name_hint for r in if_op.results] == ["t"]
+
+
+def test_a_verifier_error_the_builder_missed_is_located_at_the_op(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tkc.frontend import builder
+
+    def unchecked(self, tensor, token, coord_list, tile_type):  # type: ignore[no-untyped-def]
+        return [self.index(0, coord_list)]  # one coordinate, whatever the tensor's rank
+
+    monkeypatch.setattr(builder._Builder, "coords", unchecked)
+    err = error_of(kernel("    let x = load A[i, j] : st<f32>[BM, BN]"))
+    assert err.message.startswith("invalid tile.load: tile.load of a rank-2 tensor needs 2 tile coordinates")
+    assert (err.line, err.col) == (3, 13)
+
+
+def test_deep_but_legal_nesting_builds() -> None:
+    n = 45
+    body = "    var v = zero<f32>[16, 16]\n" + "".join(
+        f"if i == {k} {{ for q{k} in 0 .. 2 {{ v += 1.0\n" for k in range(n)
+    )
+    parse_tk(kernel(body + "}}" * n + "\n    store A[i, j] = v", params="<BM = 16, BN = 16>")).verify()
+
+
+def test_dims_used_only_in_discarded_code_leave_nothing() -> None:
+    source = """kernel k<C = false>(A: gl<f32>[M, K]) {
+    grid (M / 16) as (i)
+    store A[i, C ? K / 16 - 1 : 0] = zero<f32>[16, 16]
+}"""
+    assert [op.result.name_hint for op in ops_of(parse_tk(source), tile.DimOp)] == ["M"]
+    assert sorted(op.result.name_hint for op in ops_of(parse_tk(source, params={"C": True}), tile.DimOp)) == ["K", "M"]

@@ -188,6 +188,7 @@ class _Builder:
         self.block = Block()
         self.loc = FileLineColLoc(StringAttr(filename), IntAttr(1), IntAttr(1))
         self.blocks_deep = 0  # statement nesting below the kernel body (grid must be at 0)
+        self.discarding = 0  # > 0 while building code that will be dropped
 
     # ------------------------------------------------------------------ infrastructure
 
@@ -239,10 +240,12 @@ class _Builder:
         """Build (and so check) code that will not run: a compile-time-false branch."""
         saved = [(b, b.value) for s in self.scopes for b in s.values() if b.kind == "var"]
         scratch = Block()
+        self.discarding += 1
         with self.into(scratch), self.scope():
             try:
                 yield
             finally:
+                self.discarding -= 1
                 for binding, value in saved:
                     binding.value = value
                 for op in reversed(list(scratch.ops)):
@@ -791,6 +794,8 @@ class _Builder:
         if binding.kind == "dim" and binding.value is None:
             assert binding.dim is not None
             tensor, axis = binding.dim
+            if self.discarding:  # not worth keeping for the rest of the kernel
+                return self.emit(tile.DimOp(tensor, axis))
             op = tile.DimOp(tensor, axis)
             op.location = self.loc
             # Dims depend only on kernel arguments: emit them once, at the top of the kernel.
@@ -1233,7 +1238,7 @@ class _Builder:
         """Verify; an op the checks above let through becomes a TkError at its source line."""
         try:
             module.verify()
-        except VerifyException:
+        except VerifyException as module_err:
             for op in module.walk():
                 try:
                     op.verify(verify_nested_ops=False)
@@ -1241,7 +1246,8 @@ class _Builder:
                     _, line, col = location_of(op)
                     message = str(err).split("\n")[0].removeprefix("Operation does not verify: ")
                     raise TkError(f"invalid {op.name}: {message}", self.filename, line, col, self.source) from None
-            raise
+            message = str(module_err).split("\n")[0]
+            raise TkError(f"invalid IR: {message}", self.filename, None, None, self.source) from None
 
 
 def build_module(
