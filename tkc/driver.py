@@ -6,9 +6,10 @@ stage to emit, through an xDSL `PassPipeline` whose callback verifies the IR aft
 `Observer`, which is how the IR dumps and `ir_after_each_pass` (the interpreter's --bisect)
 see the module between passes.
 
-Parts of the compiler written by others are imported lazily: a tile-level pass whose module
-does not exist yet is skipped; a stage the requested output needs (a lowering, the printer,
-ptxas) raises `StageUnavailable`, which the CLI reports in one line.
+Passes and backends are imported lazily: a tile-level pass whose module does not exist is
+skipped; a stage the requested output needs and this build or machine lacks (a lowering,
+`tkc run`/`tkc report`, the CUDA tools behind cubin/sass) raises `StageUnavailable`, which the
+CLI reports in one line.
 """
 
 from __future__ import annotations
