@@ -85,9 +85,9 @@ def write_only(kernel: tile.KernelOp) -> set[str]:
     return {name for name, arg in args if name in stored and arg not in loaded}
 
 
-def default_sizes(kernel: tile.KernelOp) -> dict[str, int]:
-    """A size for every symbolic dim: two tiles of the lcm of the extents that tile it (2 for
-    dims no tile spans, such as batch and heads), so every grid axis has at least 2 blocks."""
+def default_sizes(kernel: tile.KernelOp, tiles: int = 2) -> dict[str, int]:
+    """A size for every symbolic dim: `tiles` tiles of the lcm of the extents that tile it
+    (`tiles` for dims no tile spans, such as batch and heads), so no grid axis is trivial."""
     extents: dict[str, int] = {}
     for arg in kernel.body.block.args:
         assert isinstance(arg.type, tile.GlobalType)
@@ -100,7 +100,7 @@ def default_sizes(kernel: tile.KernelOp) -> dict[str, int]:
             for dim, extent in zip(dims[len(dims) - len(tile_type.get_shape()) :], tile_type.get_shape()):
                 if isinstance(dim, str):
                     extents[dim] = math.lcm(extents[dim], extent)
-    return {dim: 2 * extent for dim, extent in extents.items()}
+    return {dim: tiles * extent for dim, extent in extents.items()}
 
 
 def make_inputs(kernel: tile.KernelOp, dims: Mapping[str, int], seed: int) -> Arrays:
