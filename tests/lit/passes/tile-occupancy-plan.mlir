@@ -2,13 +2,13 @@
 // RUN: tkc-opt %S/Inputs/attention.mlir -p tile-swizzle-select,tile-bank-conflicts,tile-occupancy-plan | filecheck %s --check-prefix=ATTN
 
 // GEMM 128x256x64: two consumers of 64 rows, ThunderKittens' 40/232 split of the 64512 registers
-// a 384-thread block gets, 3 stages (a 4th would overflow 232448 B beside the 64 KB staging
-// tile), and a persistent grid walking 8 tile-rows at a time.
+// a 384-thread block gets, 4 stages (beside 32 KB of epilogue staging: two 64-column chunks),
+// and a persistent grid walking 8 tile-rows at a time.
 // GEMM: tile.kernel @gemm
 // GEMM-SAME: consumers = #tile.decision<2, "128-row register tiles: 64 rows per consumer warpgroup (wgmma m64); the demand of 160 registers per thread fits">
 // GEMM-SAME: threads = #tile.decision<384, "1 producer + 2 consumer warpgroup(s) of 128 threads">
-// GEMM-SAME: stages = #tile.decision<3, "3 stages fit (1 KB for 6 mbarriers + 3 x 49152 B ring + 65536 B epilogue staging + 1 KB alignment slack); 4 would need 264192 bytes, over 232448">
-// GEMM-SAME: smem_bytes = #tile.decision<215040,
+// GEMM-SAME: stages = #tile.decision<4, "4 stages fit (1 KB for 8 mbarriers + 4 x 49152 B ring + 32768 B epilogue staging + 1 KB alignment slack); the deepest ring tkc builds (as ThunderKittens)">
+// GEMM-SAME: smem_bytes = #tile.decision<231424,
 // GEMM-SAME: persistent = #tile.decision<1, "2-D grid (i, j) with a K loop (GEMM-like)
 // GEMM-SAME: group_m = #tile.decision<8,
 // GEMM-SAME: ctas_per_sm = #tile.decision<1, "persistent grid: one CTA per SM">
@@ -30,7 +30,7 @@
 // Pins are obeyed when they fit, and are errors naming the budget when they do not.
 // RUN: sed 's/KERNEL_PIN/@registers(32, 232) @persistent/; s/LOOP_PIN/@stages(2)/' %S/Inputs/gemm-pinned.tk > %t.ok.tk
 // RUN: tkc compile %t.ok.tk --emit tile | filecheck %s --check-prefix=PINNED
-// PINNED: stages = #tile.decision<2, "pinned by @stages(2); 165888 of 232448 bytes">
+// PINNED: stages = #tile.decision<2, "pinned by @stages(2); 133120 of 232448 bytes">
 // PINNED: persistent = #tile.decision<1, "pinned by @persistent
 // PINNED-SAME: producer_registers = #tile.decision<32, "pinned by @registers(32, 232); 63488 of 64512 registers">
 // PINNED: pipeline = #tile.decision<2, "pinned by @stages(2); 2-stage TMA ring
@@ -41,7 +41,7 @@
 
 // RUN: sed 's/KERNEL_PIN//; s/LOOP_PIN/@stages(9)/' %S/Inputs/gemm-pinned.tk > %t.stages.tk
 // RUN: not tkc compile %t.stages.tk --emit tile 2>&1 | filecheck %s --check-prefix=STAGES
-// STAGES: stages.tk:7:5: error: @stages(9) needs 509952 bytes of shared memory (1 KB for 18 mbarriers + 9 x 49152 B ring + 65536 B epilogue staging + 1 KB alignment slack), over the 232448-byte budget; at most 3 stages fit
+// STAGES: stages.tk:7:5: error: @stages(9) needs 477184 bytes of shared memory (1 KB for 18 mbarriers + 9 x 49152 B ring + 32768 B epilogue staging + 1 KB alignment slack), over the 232448-byte budget; at most 4 stages fit
 
 // RUN: sed 's/KERNEL_PIN/@consumers(4)/; s/LOOP_PIN//' %S/Inputs/gemm-pinned.tk > %t.c4.tk
 // RUN: not tkc compile %t.c4.tk --emit tile 2>&1 | filecheck %s --check-prefix=C4

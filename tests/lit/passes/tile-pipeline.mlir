@@ -37,8 +37,8 @@ builtin.module {
 // CHECK:      } {pipeline = #tile.decision<2, "2-stage TMA ring: k 128x128xbf16 + v 128x128xbf16 = 65536 bytes per stage, full/empty mbarrier per stage">, ring_offset = 33792 : i64, stage_bytes = 65536 : i64}
 // CHECK:      tile.store %ob, %O[%qi, %c0] {{.*}}smem_offset = 164864 : i64}
 
-// In the gemm the 3-stage ring of A and B tiles starts after the mbarriers and the epilogue staging follows it.
+// In the gemm the 4-stage ring of A and B tiles starts after the mbarriers and the epilogue staging follows it.
 // GEMM:      %a = tile.load {{.*}}stage_offset = 0 : i64}
 // GEMM-NEXT: %b = tile.load {{.*}}stage_offset = 16384 : i64}
-// GEMM:      } {pipeline = #tile.decision<3, "3-stage TMA ring: a 128x64xbf16 + b 64x256xbf16 = 49152 bytes per stage, full/empty mbarrier per stage">, ring_offset = 1024 : i64, stage_bytes = 49152 : i64}
-// GEMM:      tile.store {{.*}}smem_offset = 148480 : i64}
+// GEMM:      } {pipeline = #tile.decision<4, "4-stage TMA ring: a 128x64xbf16 + b 64x256xbf16 = 49152 bytes per stage, full/empty mbarrier per stage">, ring_offset = 1024 : i64, stage_bytes = 49152 : i64}
+// GEMM:      tile.store {{.*}}smem_offset = 197632 : i64}
