@@ -1084,6 +1084,9 @@ class _Builder:
         type_ = self.tile_type("rt" if rank == 2 else "rv", str(dtype_node.children[0]), dims_node)
         return self.emit(tile.FillOp(FILLS[kind], type_))
 
+    def x_fill_value(self, node: Tree) -> Value:
+        return FILLS[str(node.children[0].children[0])]
+
     def x_convert(self, node: Tree) -> Value:
         dtype_node, operand = node.children
         dtype = str(dtype_node.children[0])
