@@ -382,3 +382,11 @@ def test_dims_used_only_in_discarded_code_leave_nothing() -> None:
 }"""
     assert [op.result.name_hint for op in ops_of(parse_tk(source), tile.DimOp)] == ["M"]
     assert sorted(op.result.name_hint for op in ops_of(parse_tk(source, params={"C": True}), tile.DimOp)) == ["K", "M"]
+
+
+def test_every_expression_form_of_the_grammar_has_a_builder() -> None:
+    from tkc.frontend.builder import _Builder
+    from tkc.frontend.parser import _parser
+
+    aliases = {rule.alias for rule in _parser().rules if rule.alias}  # every `-> name` is an expression
+    assert aliases and all(hasattr(_Builder, f"x_{alias}") for alias in aliases), aliases
