@@ -212,8 +212,8 @@ class Planner:
         if need > pool:
             raise error_at(
                 self.kernel,
-                f"@registers({producer}, {consumer}) needs 128 x {producer} + {128 * n} x {consumer} = {need} registers, "
-                f"over the {pool} a {threads}-thread block gets at entry ({entry} per thread; {SM_REGISTERS} per SM)",
+                f"@registers({producer}, {consumer}) needs 128 x {producer} + {128 * n} x {consumer} = {need} "
+                f"registers, over the {pool} a {threads}-thread block gets at entry ({entry} per thread; {SM_REGISTERS} per SM)",
             )
         if consumer < demand:
             raise error_at(

@@ -88,5 +88,6 @@ def test_infeasible_kernel_pins(pin: str, message: str) -> None:
 
 
 def test_infeasible_stages() -> None:
-    with pytest.raises(TkError, match=r"@stages\(9\) needs 477184 bytes of shared memory .* over the 232448-byte budget"):
+    message = r"@stages\(9\) needs 477184 bytes of shared memory .* over the 232448-byte budget"
+    with pytest.raises(TkError, match=message):
         compiled(GEMM.replace("    for k", "    @stages(9) for k"))
