@@ -18,29 +18,14 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 from tkc.diagnostics import TkError
 
 MAX_DEPTH = 100
-"""Deepest nesting of the parse tree the frontend accepts (real kernels stay below 25)."""
+"""Deepest nesting of blocks and expressions the frontend accepts (real kernels stay below 20)."""
 
 # How an expected terminal is named in "expected ..." messages.
 _TERMINAL_NAMES = {"NAME": "a name", "NUMBER": "a number", "$END": "end of input"}
 # Sets of terminals summarised by one phrase when enough of them are expected at once.
-_EXPRESSION = {
-    "NAME",
-    "NUMBER",
-    "LPAR",
-    "ADD_OP",
-    "NOT",
-    "TRUE",
-    "FALSE",
-    "LOAD",
-    "BF16",
-    "F16",
-    "F32",
-    "FP8E4M3",
-    "ZERO",
-    "ONE",
-    "NEG_INFTY",
-    "POS_INFTY",
-}
+_EXPRESSION = set(
+    "NAME NUMBER LPAR ADD_OP NOT TRUE FALSE LOAD BF16 F16 F32 FP8E4M3 ZERO ONE NEG_INFTY POS_INFTY".split()
+)
 _OPERATORS = {"ADD_OP", "MUL_OP", "AND", "OR", "QUESTION"}
 _COMPARISONS = {"==", "!=", "<=", ">=", "<", ">"}
 _STATEMENTS = {"AT", "FOR", "GRID", "IF", "LET", "NAME", "STORE", "VAR"}
@@ -171,7 +156,10 @@ def parse_tree(source: str, filename: str = "<input>") -> Tree:
 
 def read_source(path: str | Path) -> str:
     """The UTF-8 text of a `.tk` file; invalid UTF-8 is a TkError at the offending byte."""
-    data = Path(path).read_bytes()
+    try:
+        data = Path(path).read_bytes()
+    except OSError as err:
+        raise TkError(f"cannot read {path}: {err.strerror or err}") from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:
