@@ -159,7 +159,7 @@ def read_source(path: str | Path) -> str:
     try:
         data = Path(path).read_bytes()
     except OSError as err:
-        raise TkError(f"cannot read {path}: {err.strerror or err}") from None
+        raise TkError(f"cannot read {path}: {err.strerror or err}", str(path)) from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:
