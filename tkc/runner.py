@@ -212,6 +212,19 @@ class BisectResult:
     """(pass, largest relative change of any output) for each pass interpreted."""
 
 
+def largest_difference(name: str, before: np.ndarray, after: np.ndarray) -> str:
+    """Where an output moved most, for the pass --bisect names (NaN where there was a number
+    counts as the largest move)."""
+    before, after = np.asarray(before, np.float64), np.asarray(after, np.float64)
+    moved = np.where(np.isnan(before) & np.isnan(after), 0, np.abs(after - before))
+    moved = np.where(np.isnan(moved), np.inf, moved)
+    if not moved.any():
+        return f"{name}: unchanged"
+    at = np.unravel_index(int(np.argmax(moved)), moved.shape)
+    index = ", ".join(str(int(i)) for i in at)
+    return f"{name}: rel change {relative_error(after, before)[1]:.3e}, largest at [{index}]: {before[at]:.6g} -> {after[at]:.6g}"
+
+
 def bisect(
     stages: Sequence[tuple[str, ModuleOp]],
     kernel: str | None,
@@ -238,6 +251,8 @@ def bisect(
         errors.append((name, worst))
         if worst > tolerance:
             print(f"{name:<24} rel change {worst:.3e}  DIFFERS", file=out)
+            for output, before in baseline.items():
+                print("  " + largest_difference(output, before, result[output]), file=out)
             print(f"first pass whose outputs differ: {name}", file=out)
             return BisectResult(name, errors)
         print(f"{name:<24} rel change {worst:.3e}  same", file=out)

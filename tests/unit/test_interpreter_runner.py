@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -139,6 +140,7 @@ def test_bisect_through_the_driver_pipeline(tmp_path: Path, monkeypatch: pytest.
     out = io.StringIO()
     assert run_command(args(path, bisect=True, size={"B": 1, "H": 1, "N": 256}), out) == 1
     assert "first pass whose outputs differ: test-break-sub" in out.getvalue()
+    assert re.search(r"^  O: rel change [0-9.e+-]+, largest at \[0, 0, \d+, \d+\]: \S+ -> \S+$", out.getvalue(), re.M)
     assert "canonicalize" in out.getvalue()  # the real passes ran first and changed nothing
 
 
