@@ -3,7 +3,7 @@
     python benchmarks/attention.py [--runs 50] [--d 64,128] [--n 1024,4096,16384]
 
 bf16, H = 16, B·N = 32768, causal and not. TFLOP/s count 4·B·H·N²·D (halved for causal), the
-median of `--runs` launches after warm-up with CUDA events; every output is checked against the
+median of `--runs` launches after warm-up with CUDA events, the implementations taking turns; every output is checked against the
 cuDNN result first. Prints a table and writes JSON to benchmarks/results/attention-<date>.json.
 """
 
@@ -25,19 +25,23 @@ import tkc
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def median_ms(fn: Callable[[], None], runs: int) -> float:
+def median_ms(fns: dict[str, Callable[[], object]], runs: int) -> dict[str, float]:
+    """Median time of each function; they take turns run by run, so clock and temperature drift
+    over the measurement affect all of them alike."""
     for _ in range(5):
-        fn()
+        for fn in fns.values():
+            fn()
     torch.cuda.synchronize()
-    times = []
+    times: dict[str, list[float]] = {name: [] for name in fns}
     for _ in range(runs):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    return statistics.median(times)
+        for name, fn in fns.items():
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            fn()
+            end.record()
+            end.synchronize()
+            times[name].append(start.elapsed_time(end))
+    return {name: statistics.median(t) for name, t in times.items()}
 
 
 def backend(kind: SDPBackend, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool) -> Callable[[], torch.Tensor]:
@@ -68,8 +72,8 @@ def bench(d: int, n: int, causal: bool, runs: int) -> dict[str, float]:
         "cudnn": backend(SDPBackend.CUDNN_ATTENTION, q, k, v, causal),
         "fa2": backend(SDPBackend.FLASH_ATTENTION, q, k, v, causal),
     }
-    for name, fn in timed.items():
-        result[f"{name}_tflops"] = flop / median_ms(fn, runs) / 1e9
+    for name, ms in median_ms(timed, runs).items():
+        result[f"{name}_tflops"] = flop / ms / 1e9
     result["tkc_over_cudnn"] = result["tkc_tflops"] / result["cudnn_tflops"]
     result["tkc_over_fa2"] = result["tkc_tflops"] / result["fa2_tflops"]
     return result

@@ -4,7 +4,8 @@
 
 bf16 inputs drawn from a normal distribution, f32 accumulation, bf16 output; every result is
 checked against cuBLAS before timing. Times are the median of `--runs` launches after warm-up,
-with CUDA events, rotating between input sets so the inputs are not served from L2. Prints a
+with CUDA events, the three implementations taking turns launch by launch, rotating between
+input sets so the inputs are not served from L2. Prints a
 table and writes JSON to benchmarks/results/gemm-<date>.json.
 """
 
@@ -54,19 +55,23 @@ def triton_gemm(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> None:
     _triton_gemm[grid](a, b, c, m, n, k, BM=128, BN=256, BK=64, GROUP=8, num_warps=8, num_stages=3)
 
 
-def median_ms(fn: Callable[[int], None], runs: int, sets: int) -> float:
+def median_ms(fns: dict[str, Callable[[int], None]], runs: int, sets: int) -> dict[str, float]:
+    """Median time of each function; the functions take turns run by run, so clock and
+    temperature drift over the measurement affect all of them alike."""
     for i in range(10):
-        fn(i % sets)
+        for fn in fns.values():
+            fn(i % sets)
     torch.cuda.synchronize()
-    times = []
+    times: dict[str, list[float]] = {name: [] for name in fns}
     for i in range(runs):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn(i % sets)
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    return statistics.median(times)
+        for name, fn in fns.items():
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            fn(i % sets)
+            end.record()
+            end.synchronize()
+            times[name].append(start.elapsed_time(end))
+    return {name: statistics.median(t) for name, t in times.items()}
 
 
 def bench_shape(kernel: tkc.CompiledKernel, m: int, n: int, k: int, runs: int) -> dict[str, float]:
@@ -93,8 +98,8 @@ def bench_shape(kernel: tkc.CompiledKernel, m: int, n: int, k: int, runs: int) -
         "tkc": lambda i: kernel(*inputs[i], outputs[i]),
         "triton": lambda i: triton_gemm(*inputs[i], outputs[i]),
     }
-    for name, fn in timed.items():
-        results[f"{name}_tflops"] = flop / median_ms(fn, runs, sets) / 1e9
+    for name, ms in median_ms(timed, runs, sets).items():
+        results[f"{name}_tflops"] = flop / ms / 1e9
     results["tkc_over_cublas"] = results["tkc_tflops"] / results["cublas_tflops"]
     results["tkc_over_triton"] = results["tkc_tflops"] / results["triton_tflops"]
     return results
