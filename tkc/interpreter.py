@@ -434,7 +434,7 @@ class _Machine:
         shape = (self.num_blocks, *op.value.type.get_shape())
         elements, blocks, mask = self._accesses(op, shape, active)
         self.tensors[op.tensor].flat[elements] = np.broadcast_to(self.env[op.value], shape)[mask]
-        writers = self.writers.setdefault(op.tensor, np.full(self.tensors[op.tensor].size, -1, np.int64))
+        writers = self.writers.setdefault(op.tensor, np.full(self.tensors[op.tensor].size, -1, np.int32))
         before = writers[elements]
         writers[elements] = blocks
         after = writers[elements]  # where two blocks write one element in this store, one lost
