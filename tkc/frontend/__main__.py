@@ -43,6 +43,9 @@ def main(argv: list[str] | None = None) -> int:
     except TkError as err:
         sys.stderr.write(err.render() + "\n")
         return 1
+    except OSError as err:
+        sys.stderr.write(f"{args.file}: error: cannot read: {err.strerror or err}\n")
+        return 1
     Printer(stream=sys.stdout, print_debuginfo=args.loc).print_op(module)
     sys.stdout.write("\n")
     return 0

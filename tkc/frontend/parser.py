@@ -156,10 +156,7 @@ def parse_tree(source: str, filename: str = "<input>") -> Tree:
 
 def read_source(path: str | Path) -> str:
     """The UTF-8 text of a `.tk` file; invalid UTF-8 is a TkError at the offending byte."""
-    try:
-        data = Path(path).read_bytes()
-    except OSError as err:
-        raise TkError(f"cannot read {path}: {err.strerror or err}", str(path)) from None
+    data = Path(path).read_bytes()  # OSError is the caller's to report (the CLI names the file)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:
