@@ -998,17 +998,20 @@ class MbarInitOp(PtxInst):
 
 @irdl_op_definition
 class MbarArriveOp(PtxInst):
-    """`mbarrier.arrive.shared::cta.b64 _, [addr]{, count}`. args: [addr]"""
+    """`mbarrier.arrive.shared::cta.b64 _, [addr]{, count}`; with `cluster`, the release-cluster
+    arrive on a barrier of another CTA of the cluster (addr from `mapa`). args: [addr]"""
 
     name = "ptx.mbar_arrive"
     count = opt_prop_def(IntegerAttr)
+    cluster = opt_prop_def(UnitAttr)
 
     def verify_(self) -> None:
         _check_mbar(self, 1, 0)
 
     def ptx(self, names: Names) -> str:
         count = f", {self.count.value.data}" if self.count is not None else ""
-        return f"mbarrier.arrive.shared::cta.b64 _, [{names[self.operands[0]]}]{count};"
+        space = "release.cluster.shared::cluster" if self.cluster is not None else "shared::cta"
+        return f"mbarrier.arrive.{space}.b64 _, [{names[self.operands[0]]}]{count};"
 
 
 @irdl_op_definition
@@ -1081,21 +1084,35 @@ def _coords(names: Names, coords: Sequence[SSAValue]) -> str:
 @irdl_op_definition
 class TmaLoadOp(PtxInst):
     """`cp.async.bulk.tensor.Nd.shared::cluster.global.tile.mbarrier::complete_tx::bytes
-    [dst], [tmap, {c...}], [mbar]`. args: [dst(b32), tmap(b64 generic), mbar(b32), c0..c(N-1)]"""
+    [dst], [tmap, {c...}], [mbar]`; with `multicast`, `.multicast::cluster ..., ctaMask` (the last
+    operand, b16): the box lands at `dst` and completes on `mbar` in every CTA of the mask.
+    args: [dst(b32), tmap(b64 generic), mbar(b32), c0..c(N-1) (, mask(b16))]"""
 
     name = "ptx.tma_load"
+    multicast = opt_prop_def(UnitAttr)
+
+    def _split(self) -> tuple[SSAValue, SSAValue, SSAValue, Sequence[SSAValue], SSAValue | None]:
+        dst, tmap, mbar, *rest = self.operands
+        if self.multicast is not None:
+            return dst, tmap, mbar, rest[:-1], rest[-1]
+        return dst, tmap, mbar, rest, None
 
     def verify_(self) -> None:
-        _check(4 <= len(self.operands) <= 8 and not self.results, self, "takes dst, tmap, mbar and 1..5 coordinates")
-        dst, tmap, mbar, *coords = self.operands
+        extra = 1 if self.multicast is not None else 0
+        _check(4 + extra <= len(self.operands) <= 8 + extra and not self.results, self,
+               "takes dst, tmap, mbar, 1..5 coordinates (and a multicast mask)")
+        dst, tmap, mbar, coords, mask = self._split()
         _check(_kind(dst) == "b32" and _kind(mbar) == "b32", self, "dst and mbar must be b32 shared addresses")
         _check(_kind(tmap) == "b64", self, "tensor map address must be b64")
         _check(all(_kind(c) == "b32" for c in coords), self, "coordinates must be b32")
+        _check(mask is None or _kind(mask) == "b16", self, "the multicast mask must be b16")
 
     def ptx(self, names: Names) -> str:
-        dst, tmap, mbar, *coords = self.operands
-        return (f"cp.async.bulk.tensor.{len(coords)}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
-                f"[{names[dst]}], [{names[tmap]}, {_coords(names, coords)}], [{names[mbar]}];")
+        dst, tmap, mbar, coords, mask = self._split()
+        multicast = ".multicast::cluster" if mask is not None else ""
+        tail = f", {names[mask]}" if mask is not None else ""
+        return (f"cp.async.bulk.tensor.{len(coords)}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                f"{multicast} [{names[dst]}], [{names[tmap]}, {_coords(names, coords)}], [{names[mbar]}]{tail};")
 
 
 @irdl_op_definition
@@ -1293,6 +1310,38 @@ class SetmaxnregOp(PtxInst):
 
     def ptx(self, names: Names) -> str:
         return f"setmaxnreg.{self.action.data}.sync.aligned.u32 {self.n.value.data};"
+
+
+@irdl_op_definition
+class MapaOp(PtxInst):
+    """`mapa.shared::cluster.u32 d, addr, rank`: the address of the same shared variable in CTA
+    `rank` of the cluster. args: [addr(b32), rank(b32)]"""
+
+    name = "ptx.mapa"
+
+    def verify_(self) -> None:
+        self._arity(2, 1)
+        _check(all(_kind(v) == "b32" for v in (*self.operands, *self.results)), self, "operands and result are b32")
+
+    def ptx(self, names: Names) -> str:
+        addr, rank = self.operands
+        return f"mapa.shared::cluster.u32 {names[self.results[0]]}, {names[addr]}, {names[rank]};"
+
+
+@irdl_op_definition
+class ClusterBarrierOp(PtxInst):
+    """`barrier.cluster.arrive.release.aligned` or `barrier.cluster.wait.acquire.aligned` (`step`)."""
+
+    name = "ptx.cluster_barrier"
+    step = prop_def(StringAttr)
+
+    def verify_(self) -> None:
+        self._arity(0, 0)
+        _check(self.step.data in ("arrive", "wait"), self, "step is arrive or wait")
+
+    def ptx(self, names: Names) -> str:
+        order = "release" if self.step.data == "arrive" else "acquire"
+        return f"barrier.cluster.{self.step.data}.{order}.aligned;"
 
 
 @irdl_op_definition
@@ -1494,7 +1543,8 @@ Ptx = Dialect(
      NotOp, NegOp, AbsOp, RcpOp, SqrtOp, RsqrtOp, Ex2Op, Lg2Op, TanhOp, PopcOp, SetpOp, SelpOp, CvtOp, LdOp, StOp,
      ShflOp, StmatrixOp, LdmatrixOp, BarSyncOp, BarArriveOp, FenceOp, MbarInitOp, MbarArriveOp,
      MbarArriveExpectTxOp, MbarExpectTxOp, MbarTryWaitOp, MbarInvalOp, TmaLoadOp, TmaStoreOp, BulkCommitOp,
-     BulkWaitOp, PrefetchTensormapOp, WgmmaFenceOp, WgmmaCommitOp, WgmmaWaitOp, WgmmaOp, SetmaxnregOp, ElectOp,
+     BulkWaitOp, PrefetchTensormapOp, WgmmaFenceOp, WgmmaCommitOp, WgmmaWaitOp, WgmmaOp, SetmaxnregOp, MapaOp,
+     ClusterBarrierOp, ElectOp,
      LabelOp, BraOp, RetOp],
     [RegType, ParamAttr],
 )
@@ -1834,8 +1884,18 @@ class PtxBuilder:
     def mbar_init(self, addr: SSAValue, count: int) -> None:
         self._op(MbarInitOp, (addr,), props={"count": _i(count)})
 
-    def mbar_arrive(self, addr: SSAValue, count: int | None = None) -> None:
-        self._op(MbarArriveOp, (addr,), props={"count": _i(count)} if count is not None else {})
+    def mbar_arrive(self, addr: SSAValue, count: int | None = None, cluster: bool = False) -> None:
+        props: dict[str, Attribute] = {"count": _i(count)} if count is not None else {}
+        if cluster:
+            props["cluster"] = UnitAttr()
+        self._op(MbarArriveOp, (addr,), props=props)
+
+    def mapa(self, addr: SSAValue, rank: Src) -> SSAValue:
+        return self._val(MapaOp, (addr, self._reg("u32", rank)), "b32")
+
+    def cluster_sync(self) -> None:
+        self._op(ClusterBarrierOp, (), props={"step": _s("arrive")})
+        self._op(ClusterBarrierOp, (), props={"step": _s("wait")})
 
     def mbar_arrive_expect_tx(self, addr: SSAValue, nbytes: int) -> None:
         self._op(MbarArriveExpectTxOp, (addr,), props={"bytes": _i(nbytes)})
@@ -1860,8 +1920,13 @@ class PtxBuilder:
 
     # ----------------------------------------------------------------- TMA
 
-    def tma_load(self, dst: SSAValue, tmap: SSAValue, coords: Sequence[SSAValue], mbar: SSAValue) -> None:
-        self._op(TmaLoadOp, (dst, tmap, mbar, *coords))
+    def tma_load(self, dst: SSAValue, tmap: SSAValue, coords: Sequence[SSAValue], mbar: SSAValue,
+                 multicast: int | None = None) -> None:
+        if multicast is None:
+            self._op(TmaLoadOp, (dst, tmap, mbar, *coords))
+            return
+        mask = self.mov("b16", multicast)
+        self._op(TmaLoadOp, (dst, tmap, mbar, *coords, mask), props={"multicast": UnitAttr()})
 
     def tma_store(self, tmap: SSAValue, coords: Sequence[SSAValue], src: SSAValue, reduce: str | None = None) -> None:
         self._op(TmaStoreOp, (tmap, src, *coords), props={"reduce": _s(reduce)} if reduce else {})

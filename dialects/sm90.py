@@ -191,22 +191,25 @@ class KernelOp(IRDLOperation):
     threads = prop_def(IntegerAttr)
     smem_bytes = prop_def(IntegerAttr)
     min_ctas_per_sm = prop_def(IntegerAttr)
+    cluster = opt_prop_def(IntegerAttr)
+    """CTAs per cluster along x (absent: no clusters)."""
     traits = traits_def(IsolatedFromAbove(), SymbolOpInterface(), NoTerminator())
     assembly_format = (
-        "$sym_name `threads` $threads `smem` $smem_bytes `min_ctas` $min_ctas_per_sm `abi` $abi attr-dict-with-keyword $body"
+        "$sym_name `threads` $threads `smem` $smem_bytes `min_ctas` $min_ctas_per_sm (`cluster` $cluster^)?"
+        " `abi` $abi attr-dict-with-keyword $body"
     )
 
-    def __init__(self, name: str, abi: str, threads: int, smem_bytes: int, min_ctas_per_sm: int = 1):
-        super().__init__(
-            regions=[Region(Block())],
-            properties={
-                "sym_name": StringAttr(name),
-                "abi": StringAttr(abi),
-                "threads": IntegerAttr(threads, 32),
-                "smem_bytes": IntegerAttr(smem_bytes, 32),
-                "min_ctas_per_sm": IntegerAttr(min_ctas_per_sm, 32),
-            },
-        )
+    def __init__(self, name: str, abi: str, threads: int, smem_bytes: int, min_ctas_per_sm: int = 1, cluster: int = 1):
+        props: dict[str, Attribute] = {
+            "sym_name": StringAttr(name),
+            "abi": StringAttr(abi),
+            "threads": IntegerAttr(threads, 32),
+            "smem_bytes": IntegerAttr(smem_bytes, 32),
+            "min_ctas_per_sm": IntegerAttr(min_ctas_per_sm, 32),
+        }
+        if cluster > 1:
+            props["cluster"] = IntegerAttr(cluster, 32)
+        super().__init__(regions=[Region(Block())], properties=props)
 
 
 @irdl_op_definition
@@ -273,6 +276,19 @@ class GridDimOp(IRDLOperation):
 
     def __init__(self, axis: int):
         super().__init__(properties={"axis": IntegerAttr(axis, 32)}, result_types=[IndexType()])
+
+
+@irdl_op_definition
+class ClusterRankOp(IRDLOperation):
+    """This CTA's rank in its cluster."""
+
+    name = "sm90.cluster_rank"
+    result = result_def(IndexType)
+    traits = traits_def(Pure())
+    assembly_format = "attr-dict"
+
+    def __init__(self):
+        super().__init__(result_types=[IndexType()])
 
 
 @irdl_op_definition
@@ -371,6 +387,9 @@ FenceProxyAsyncOp = _no_operand_op(
     "sm90.fence_proxy_async", "Order this thread's generic-proxy shared writes before async-proxy (TMA, wgmma) reads."
 )
 TmaStoreCommitOp = _no_operand_op("sm90.tma_store_commit", "cp.async.bulk.commit_group.")
+ClusterSyncOp = _no_operand_op(
+    "sm90.cluster_sync", "Every thread of every CTA of the cluster (barrier.cluster arrive.release + wait.acquire)."
+)
 
 
 @irdl_op_definition
@@ -399,16 +418,18 @@ class MbarrierInitOp(IRDLOperation):
 
 @irdl_op_definition
 class MbarrierArriveOp(IRDLOperation):
-    """One arrival on the barrier; with `tx_bytes`, also expect that many TMA bytes (expect_tx)."""
+    """One arrival on the barrier; with `tx_bytes`, also expect that many TMA bytes (expect_tx).
+    With `cta`, the arrival is on the barrier at the same address in that CTA of the cluster."""
 
     name = "sm90.mbarrier_arrive"
     barrier = operand_def(IndexType)
+    cta = opt_operand_def(IndexType)
     tx_bytes = opt_prop_def(IntegerAttr)
-    assembly_format = "$barrier (`expect_tx` $tx_bytes^)? attr-dict"
+    assembly_format = "$barrier (`in` `cta` $cta^)? (`expect_tx` $tx_bytes^)? attr-dict"
 
-    def __init__(self, barrier: SSAValue, tx_bytes: int | None = None):
+    def __init__(self, barrier: SSAValue, tx_bytes: int | None = None, cta: SSAValue | None = None):
         props = {"tx_bytes": IntegerAttr(tx_bytes, 32)} if tx_bytes is not None else {}
-        super().__init__(operands=[barrier], properties=props)
+        super().__init__(operands=[barrier, [cta] if cta is not None else []], properties=props)
 
 
 @irdl_op_definition
@@ -427,7 +448,8 @@ class MbarrierWaitOp(IRDLOperation):
 @irdl_op_definition
 class TmaLoadOp(IRDLOperation):
     """One TMA box from the tensor map at element `coords` (innermost first) into shared `dst`,
-    completing `box_bytes` on `barrier`."""
+    completing `box_bytes` on `barrier`. With `multicast` (a mask of cluster ranks) the box lands
+    at `dst` and completes on `barrier` in every CTA of the mask."""
 
     name = "sm90.tma_load"
     tensor_map = operand_def(TensorMapType)
@@ -435,12 +457,24 @@ class TmaLoadOp(IRDLOperation):
     barrier = operand_def(IndexType)
     coords = var_operand_def(IndexType)
     box_bytes = prop_def(IntegerAttr)
-    assembly_format = "$tensor_map `[` $coords `]` `->` $dst `bar` $barrier `bytes` $box_bytes attr-dict"
+    multicast = opt_prop_def(IntegerAttr)
+    assembly_format = (
+        "$tensor_map `[` $coords `]` `->` $dst `bar` $barrier `bytes` $box_bytes (`multicast` $multicast^)? attr-dict"
+    )
 
-    def __init__(self, tensor_map: SSAValue, dst: SSAValue, barrier: SSAValue, coords: Sequence[SSAValue], box_bytes: int):
-        super().__init__(
-            operands=[tensor_map, dst, barrier, coords], properties={"box_bytes": IntegerAttr(box_bytes, 32)}
-        )
+    def __init__(
+        self,
+        tensor_map: SSAValue,
+        dst: SSAValue,
+        barrier: SSAValue,
+        coords: Sequence[SSAValue],
+        box_bytes: int,
+        multicast: int | None = None,
+    ):
+        props: dict[str, Attribute] = {"box_bytes": IntegerAttr(box_bytes, 32)}
+        if multicast is not None:
+            props["multicast"] = IntegerAttr(multicast, 32)
+        super().__init__(operands=[tensor_map, dst, barrier, coords], properties=props)
 
     def verify_(self) -> None:
         if not 1 <= len(self.coords) <= 5:
@@ -686,7 +720,7 @@ class StoreFragmentOp(IRDLOperation):
     source = operand_def(FragmentType)
     dst = operand_def(SharedRefType)
     row_offset = operand_def(IndexType)
-    col_start = prop_def(IntegerAttr, default_value=IntegerAttr(0, 32))
+    col_start = prop_def(IntegerAttr)
     assembly_format = (
         "$source `[` `cols` $col_start `]` `,` $dst `[` $row_offset `]` attr-dict `:` type($source) `,` type($dst)"
     )
@@ -740,6 +774,8 @@ Sm90 = Dialect(
         PointerParamOp,
         BlockIdOp,
         GridDimOp,
+        ClusterRankOp,
+        ClusterSyncOp,
         SmemBaseOp,
         SmemViewOp,
         RolesOp,

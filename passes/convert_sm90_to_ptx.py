@@ -140,6 +140,7 @@ class _Lowering:
             params,
             maxntid=kernel.threads.value.data,
             minnctapersm=kernel.min_ctas_per_sm.value.data,
+            reqnctapercluster=[kernel.cluster.value.data, 1, 1] if kernel.cluster is not None else None,
         )
         self.b.module.attributes["tkc.abi"] = StringAttr(kernel.abi.data)
         self.values: dict[SSAValue, Value] = {}
@@ -480,6 +481,12 @@ class _Lowering:
     def op_sm90_block_id(self, op: sm90.BlockIdOp) -> None:
         self.values[op.result] = self.b.sreg("ctaid." + "xyz"[op.axis.value.data])
 
+    def op_sm90_cluster_rank(self, op: sm90.ClusterRankOp) -> None:
+        self.values[op.result] = self.b.sreg("cluster_ctarank")
+
+    def op_sm90_cluster_sync(self, op: Operation) -> None:
+        self.b.cluster_sync()
+
     def op_sm90_grid_dim(self, op: sm90.GridDimOp) -> None:
         self.values[op.result] = self.b.sreg("nctaid." + "xyz"[op.axis.value.data])
 
@@ -511,6 +518,9 @@ class _Lowering:
     def op_sm90_mbarrier_arrive(self, op: sm90.MbarrierArriveOp) -> None:
         if op.tx_bytes is not None:
             self.b.mbar_arrive_expect_tx(self.reg(op.barrier), op.tx_bytes.value.data)
+        elif op.cta is not None:
+            remote = self.b.mapa(self.reg(op.barrier), cast(SSAValue | int, self.src(op.cta, "u32")))
+            self.b.mbar_arrive(remote, cluster=True)
         else:
             self.b.mbar_arrive(self.reg(op.barrier))
 
@@ -520,7 +530,8 @@ class _Lowering:
 
     def op_sm90_tma_load(self, op: sm90.TmaLoadOp) -> None:
         coords = [self.reg(c) for c in op.coords]
-        self.b.tma_load(self.reg(op.dst), self.reg(op.tensor_map), coords, self.reg(op.barrier))
+        multicast = op.multicast.value.data if op.multicast is not None else None
+        self.b.tma_load(self.reg(op.dst), self.reg(op.tensor_map), coords, self.reg(op.barrier), multicast)
 
     def op_sm90_tma_store(self, op: sm90.TmaStoreOp) -> None:
         self.b.tma_store(self.reg(op.tensor_map), [self.reg(c) for c in op.coords], self.reg(op.src))

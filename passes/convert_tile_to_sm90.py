@@ -22,6 +22,13 @@ What it decides, and why:
   per consumer instead of a whole output tile is what leaves room for a deep input ring.
   Consumers sync only their own warpgroup (named barrier 1 + consumer); before a buffer is
   rewritten, the store issued from it two chunks earlier has finished reading it.
+- **Clusters.** A persistent GEMM-like kernel whose ring holds a tile that neighbouring output
+  tiles along the first grid axis share (B of a GEMM: its coordinates do not involve that axis)
+  runs as clusters of 2 CTAs walking pairs of such tiles. Each CTA loads half of the shared
+  tile's panels and multicasts them to both, which halves the L2 traffic for that operand; a
+  stage is free again only when the consumers of both CTAs have released it, so consumers
+  arrive on their own `empty` barrier and on the peer's. The pair needs an even number of tile
+  rows (a divisibility the launch checks).
 - **Persistent grid.** With `persistent`, the grid is min(tiles, SMs x CTAs/SM) and each CTA walks
   tiles t = blockIdx.x, += gridDim.x in grouped order (`group_m` tile rows at a time) so that
   concurrently running CTAs share A and B panels in L2.
@@ -44,6 +51,8 @@ from tkc.diagnostics import error_at
 from tkc.dialects import sm90, tile
 from tkc.passes.plan import WARPGROUP_THREADS, WGMMA_ROWS, KernelPlan, staging_chunk
 
+CLUSTER = 2
+"""CTAs of a cluster sharing multicast loads (pairs along grid axis 0)."""
 SMEM_LIMIT = 232448
 """Shared memory a block may opt in to on H100/H200 (227 KB)."""
 TILE_ALIGN = 1024
@@ -291,6 +300,26 @@ class _Emitter:
                 if isinstance(d, str)
             }
         )
+        self.multicast, self.paired_dim = self._cluster_plan()
+        self.cluster = CLUSTER if self.multicast else 1
+
+    def _cluster_plan(self) -> tuple[set[tile.LoadOp], tuple[str, int] | None]:
+        """The ring loads a 2-CTA cluster along grid axis 0 can share, and the dim that must then
+        hold an even number of tiles (see the module docstring); nothing when it does not apply."""
+        extents = [_grid_expr(v, self.kernel) for v in self.grid_op.extents]
+        if not self.plan.persistent or len(extents) < 2:
+            return set(), None
+        first = extents[0]
+        if not (isinstance(first, tuple) and first[0] == "div" and isinstance(first[1], str) and isinstance(first[2], int)):
+            return set(), None
+        shared = {
+            load
+            for ring in self.layout.rings
+            if ring.loop is not None
+            for load in ring.loads
+            if not _depends_on_block_axis(load, 0) and ring.buffers[load].panels % CLUSTER == 0
+        }
+        return shared, ((first[1], CLUSTER * first[2]) if shared else None)
 
     # ----- small builders
 
@@ -320,6 +349,7 @@ class _Emitter:
             WARPGROUP_THREADS * (1 + self.consumers),
             self.layout.smem_bytes,
             max(1, self.plan.ctas_per_sm),
+            self.cluster,
         )
         block = kernel.body.block
         base = self._insert(block, sm90.SmemBaseOp()).results[0]
@@ -332,15 +362,21 @@ class _Emitter:
                 empty = self._binop(
                     init.body.block, arith.AddiOp, base, self._const(init.body.block, 8 * (ring.empty + stage))
                 )
-                self._insert(init.body.block, sm90.MbarrierInitOp(empty, WARPGROUP_THREADS * self.consumers))
+                # a multicast stage is free once the consumers of every CTA that receives it are done
+                releasers = WARPGROUP_THREADS * self.consumers * (self.cluster if ring.loop is not None else 1)
+                self._insert(init.body.block, sm90.MbarrierInitOp(empty, releasers))
         self._insert(init.body.block, sm90.FenceBarrierInitOp())
-        self._insert(block, sm90.SyncBlockOp())
+        # the peer's multicasts complete on our barriers: they must be initialised cluster-wide
+        self._insert(block, sm90.ClusterSyncOp() if self.cluster > 1 else sm90.SyncBlockOp())
         roles = sm90.RolesOp(self.consumers, self.plan.producer_registers, self.plan.consumer_registers)
         block.add_op(roles)
         producer_body = sm90.SingleThreadOp("warpgroup")
         roles.producer.block.add_op(producer_body)
         _RoleEmitter(self, "producer", producer_body.body.block, None).emit_kernel_body()
         _RoleEmitter(self, "consumer", roles.consumer.block, roles.consumer.block.args[0]).emit_kernel_body()
+        if self.cluster > 1:
+            # no CTA leaves while its peer may still multicast into it or arrive on its barriers
+            self._insert(block, sm90.ClusterSyncOp())
         kernel.properties["abi"] = _abi(self)
         return kernel
 
@@ -361,8 +397,11 @@ def _abi(emitter: _Emitter) -> StringAttr:
     params += [kabi.PointerParam(name, arg) for arg, name in emitter.pointers.items()]
     params += [kabi.DimParam(f"dim_{d}", d) for d in emitter.symbolic_dims]
     extents = [_grid_expr(v, kernel) for v in emitter.grid_op.extents]
-    if emitter.plan.persistent:
-        grid: tuple[kabi.Expr, ...] = (
+    if emitter.cluster > 1:
+        clusters = ("min", ("div", _product(extents), emitter.cluster), ("div", "num_sms", emitter.cluster))
+        grid: tuple[kabi.Expr, ...] = (("mul", clusters, emitter.cluster), 1, 1)
+    elif emitter.plan.persistent:
+        grid = (
             ("min", _product(extents), ("mul", "num_sms", max(1, emitter.plan.ctas_per_sm))),
             1,
             1,
@@ -378,6 +417,9 @@ def _abi(emitter: _Emitter) -> StringAttr:
             for dim, extent in zip(tensor_type.get_dims(), extents_per_axis):
                 if isinstance(dim, str) and extent > 1:
                     divisibility[dim] = max(divisibility.get(dim, 1), extent)
+    if emitter.paired_dim is not None:
+        dim, multiple = emitter.paired_dim
+        divisibility[dim] = max(divisibility.get(dim, 1), multiple)
     contract = kabi.KernelABI(
         entry=kernel.sym_name.data,
         args=args,
@@ -402,6 +444,21 @@ def _accumulation_chain(loop: scf.ForOp) -> tile.MmaOp | None:
     uses = [use.operation for use in mma.result.uses]
     carried = mma.acc in loop.body.block.args and len(list(mma.acc.uses)) == 1
     return mma if carried and uses == [yield_op] else None
+
+
+def _depends_on_block_axis(op: Operation, axis: int) -> bool:
+    """Whether any operand of `op` is computed from the block index along `axis`."""
+    seen: set[Operation] = set()
+    pending = [v.owner for v in op.operands if isinstance(v.owner, Operation)]
+    while pending:
+        owner = pending.pop()
+        if owner in seen:
+            continue
+        seen.add(owner)
+        if isinstance(owner, tile.BlockIdOp) and owner.axis.value.data == axis:
+            return True
+        pending += [v.owner for v in owner.operands if isinstance(v.owner, Operation)]
+    return False
 
 
 def _tile_extents(tensor_type: tile.GlobalType, value_type: Attribute) -> tuple[int, ...]:
@@ -471,6 +528,14 @@ class _RoleEmitter:
             num_tiles = self._mul(num_tiles, extent)
         start = self._op(sm90.BlockIdOp(0)).results[0]
         step = self._op(sm90.GridDimOp(0)).results[0]
+        if self.e.cluster > 1:
+            # clusters walk pairs of tiles along axis 0; the rank picks the tile of the pair
+            size = self._const(self.e.cluster)
+            self.rank = self._op(sm90.ClusterRankOp()).results[0]
+            start = self._op(arith.DivUIOp(start, size)).results[0]
+            step = self._op(arith.DivUIOp(step, size)).results[0]
+            num_tiles = self._op(arith.DivUIOp(num_tiles, size)).results[0]
+            extents = [self._op(arith.DivUIOp(extents[0], size)).results[0], *extents[1:]]
         loop_rings = [r for r in self.e.layout.rings if r.loop is not None]
         carried = [self._const(0)] + [self._const(0) for _ in loop_rings]
         body = Block(arg_types=[IndexType()] * (1 + len(carried)))
@@ -478,6 +543,9 @@ class _RoleEmitter:
         self._op(loop)
         tile_index, tile_count, *ring_bases = body.args
         self.block_ids = self._tile_coordinates(tile_index, extents, body)
+        if self.e.cluster > 1:
+            paired = self._mul(self.block_ids[0], self._const(self.e.cluster, body), body)
+            self.block_ids[0] = self._add(paired, self.rank, body)
         self.tile_count = tile_count
         self.ring_counts = {id(r): base for r, base in zip(loop_rings, ring_bases)}
         self._emit_tile(per_tile, body)
@@ -566,6 +634,9 @@ class _RoleEmitter:
     def _release(self, ring: Ring, it: SSAValue, block: Block) -> None:
         _, _, empty, _ = self._slot(ring, it, block)
         self._op(sm90.MbarrierArriveOp(empty), block)
+        if self.e.cluster > 1 and ring.loop is not None:
+            peer = self._op(arith.XOrIOp(self.rank, self._const(1, block)), block).results[0]
+            self._op(sm90.MbarrierArriveOp(empty, cta=peer), block)
 
     def _element_coords(self, tensor_type: tile.GlobalType, value_type: Attribute, coords: list[SSAValue], block: Block) -> list[SSAValue]:
         """TMA coordinates, innermost first, of the tile at tile coordinates `coords`."""
@@ -587,6 +658,21 @@ class _RoleEmitter:
         name = self.e._tensor_map(load.tensor, box, buffer.ref_type.swizzle.data)
         tmap = self._op(sm90.TensorMapParamOp(name), block).results[0]
         coords = self._element_coords(tensor_type, load.result.type, [self.values[c] for c in load.coords], block)
+        if load in self.e.multicast:
+            # this CTA's share of the panels, delivered to every CTA of the cluster
+            share = buffer.panels // self.e.cluster
+            first = self._mul(self.rank, self._const(share, block), block)
+            for k in range(share):
+                panel = self._add(first, self._const(k, block), block)
+                dst = self._add(
+                    self._add(stage_addr, self._const(buffer.offset, block), block),
+                    self._mul(panel, self._const(buffer.panel_bytes, block), block),
+                    block,
+                )
+                column = self._add(coords[0], self._mul(panel, self._const(buffer.ref_type.panel_cols, block), block), block)
+                mask = (1 << self.e.cluster) - 1
+                self._op(sm90.TmaLoadOp(tmap, dst, full, [column, *coords[1:]], buffer.panel_bytes, mask), block)
+            return
         for panel in range(buffer.panels):
             dst = self._add(stage_addr, self._const(buffer.offset + panel * buffer.panel_bytes, block), block)
             panel_coords = [self._add(coords[0], self._const(panel * buffer.ref_type.panel_cols, block), block)] + coords[1:]

@@ -7,12 +7,15 @@ generated kernel) at the first op that breaks one of these rules:
 
 1. every barrier that is arrived on, waited on or that a TMA load completes on was initialised:
    `sm90.mbarrier_init` in a kernel-level `single_thread "block"` region, then
-   `sm90.fence_barrier_init` in that region and an `sm90.sync_block` before `sm90.roles`;
+   `sm90.fence_barrier_init` in that region and an `sm90.sync_block` (or, in a cluster kernel,
+   `sm90.cluster_sync`) before `sm90.roles`;
 2. an arrive runs on as many threads as every barrier it may touch expects per phase (1 in a
    `single_thread`, 128 x consumers in the consumer role, 128 in the producer role, the block's
-   `threads` at kernel level);
+   `threads` at kernel level); an arrive on the peer CTA's barrier (`in cta`) beside it, on the
+   same barrier value, counts as many more (the peer does the same to ours);
 3. an `expect_tx B` arrive is matched by TMA loads in its block on the same barrier value whose
-   `box_bytes` add up to exactly B, and every TMA load's barrier has such an arrive;
+   `box_bytes` add up to exactly B (a multicast box once for each CTA of its mask, since each
+   sends its share to all), and every TMA load's barrier has such an arrive;
 4. a wait's parity is a phase bit (`arith.andi x, 1`, or `arith.xori` of one with 1); the
    producer waits on `empty` barriers (no TMA completes on them) with the flipped phase, the
    consumers on `full` ones (TMA completes on them) with the plain phase; a phase bit
@@ -186,7 +189,14 @@ class _KernelCheck:
         for arrive in arrives:
             touched = self.initialised(arrive, arrive.barrier)
             arrived |= touched
-            threads = _threads(arrive, self.kernel)
+            if arrive.cta is not None:
+                if not any(a.cta is None and a.barrier is arrive.barrier and a.parent_block() is arrive.parent_block()
+                           for a in arrives):
+                    raise self.fail(arrive, "expected a local arrive beside an arrive on the peer CTA's barrier, found none")
+                continue
+            remote = [a for a in arrives
+                      if a.cta is not None and a.barrier is arrive.barrier and a.parent_block() is arrive.parent_block()]
+            threads = _threads(arrive, self.kernel) * (1 + len(remote))
             for offset in sorted(touched):
                 if self.counts[offset] != threads:
                     raise self.fail(
@@ -240,7 +250,7 @@ class _KernelCheck:
             raise self.fail(init, "expected sm90.fence_barrier_init after sm90.mbarrier_init in its region, found none")
         synced = False
         for op in _after(region):
-            synced = synced or isinstance(op, sm90.SyncBlockOp)
+            synced = synced or isinstance(op, sm90.SyncBlockOp | sm90.ClusterSyncOp)
             if isinstance(op, sm90.RolesOp):
                 if synced:
                     return
@@ -260,7 +270,7 @@ class _KernelCheck:
         assert arrive.tx_bytes is not None
         expected = arrive.tx_bytes.value.data
         found = sum(
-            load.box_bytes.value.data
+            load.box_bytes.value.data * (bin(load.multicast.value.data).count("1") if load.multicast else 1)
             for load in loads
             if load.barrier is arrive.barrier and load.parent_block() is arrive.parent_block()
         )
