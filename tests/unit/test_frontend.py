@@ -263,6 +263,8 @@ DIAGNOSTICS = [
     ("    @unroll for k in 0 .. 2 { }", "unknown annotation @unroll", 3, 6),
     ("    let x = 99999999999999999999", "does not fit in 64 bits", 3, 13),
     ("    let x = exp(1000.0)", "exp(1000.0) overflows", 3, 17),
+    ("    let x = zero<f32>[BM] * 1e39", "the number 1e+39 does not fit in f32", 3, 27),
+    ("    let x = causal_mask(zero<f32>[BM, BN], -1e39)", "the number -1e+39 does not fit in f32", 3, 44),
     (
         "    let x = causal_mask(zero<f32>[BM, BN], i)",
         "the fill of causal_mask must be a compile-time number, got a runtime index",

@@ -155,3 +155,20 @@ def test_arbitrary_text(source: str) -> None:
 def test_random_insertions(source: str, insert: str, at: int) -> None:
     at %= len(source) + 1
     assert_total(source[:at] + insert + source[at:])
+
+
+@CHECK
+@given(
+    st.sampled_from(SOURCES),
+    st.dictionaries(
+        st.sampled_from(["BM", "BN", "BK", "BQ", "BKV", "D", "CAUSAL", "EPS", "BC", "NOPE"]),
+        st.one_of(st.integers(-(2**70), 2**70), st.integers(0, 512), st.booleans(), st.floats(), st.text(max_size=3)),
+        max_size=4,
+    ),
+)
+def test_random_parameter_overrides(source: str, params: dict[str, object]) -> None:
+    try:
+        module = parse_tk(source, "fuzz.tk", params)  # type: ignore[arg-type]
+    except TkError:
+        return
+    module.verify()

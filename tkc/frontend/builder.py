@@ -109,6 +109,7 @@ CMPI = {"==": "eq", "!=": "ne", "<": "ult", "<=": "ule", ">": "ugt", ">=": "uge"
 CMPF = {"==": "oeq", "!=": "one", "<": "olt", "<=": "ole", ">": "ogt", ">=": "oge"}
 
 I64_MIN, I64_MAX = -(2**63), 2**63 - 1
+F32_MAX = 3.4028234663852886e38
 KERNEL_ANNOTATIONS = ("consumers", "registers", "persistent")
 
 
@@ -304,10 +305,15 @@ class _Builder:
     def f32(self, value: Value, node: Node) -> SSAValue:
         if is_number(value):
             with self.at(node):
-                return self.emit(arith.ConstantOp(FloatAttr(float(value), Float32Type())))
+                return self.emit(arith.ConstantOp(self.f32_attr(value, node)))
         if has_type(value, Float32Type):
             return value
         raise self.error(node, f"expected an f32 scalar, got {describe(value)}")
+
+    def f32_attr(self, value: float, node: Node) -> FloatAttr:
+        if math.isfinite(value) and abs(value) > F32_MAX:
+            raise self.error(node, f"the number {value} does not fit in f32")
+        return FloatAttr(float(value), Float32Type())
 
     def runtime(self, value: Value, node: Node) -> SSAValue:
         """A compile-time number as the runtime value of its kind (for `var`s and selects)."""
@@ -1233,7 +1239,8 @@ class _Builder:
         if len(args) >= 3:
             offsets, offset_nodes = args[1:3], nodes[1:3]
         row, col = (self.index(v, n, "an offset") for v, n in zip(offsets, offset_nodes))
-        return self.emit(tile.MaskOp(tile.MaskKind.CAUSAL, source, row, col, float(fill)))
+        fill = self.f32_attr(fill, fill_node).value.data
+        return self.emit(tile.MaskOp(tile.MaskKind.CAUSAL, source, row, col, fill))
 
     # ------------------------------------------------------------------ verification
 
