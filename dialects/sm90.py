@@ -349,8 +349,8 @@ class RolesOp(IRDLOperation):
 
 @irdl_op_definition
 class SingleThreadOp(IRDLOperation):
-    """The body runs on one thread: thread 0 of the block (`block`), or one elected lane of the
-    warpgroup's first warp (`warpgroup`)."""
+    """The body runs on one thread: thread 0 of the block (`block`), one elected lane of the
+    warpgroup's first warp (`warpgroup`), or one elected lane of every warp (`warp`)."""
 
     name = "sm90.single_thread"
     scope = prop_def(StringAttr)
@@ -362,8 +362,8 @@ class SingleThreadOp(IRDLOperation):
         super().__init__(regions=[Region(Block())], properties={"scope": StringAttr(scope)})
 
     def verify_(self) -> None:
-        if self.scope.data not in ("block", "warpgroup"):
-            raise VerifyException("sm90.single_thread scope is 'block' or 'warpgroup'")
+        if self.scope.data not in ("block", "warpgroup", "warp"):
+            raise VerifyException("sm90.single_thread scope is 'block', 'warpgroup' or 'warp'")
 
 
 def _no_operand_op(op_name: str, doc: str) -> type[IRDLOperation]:

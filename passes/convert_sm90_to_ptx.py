@@ -463,6 +463,10 @@ class _Lowering:
             with b.if_(b.setp("eq", "u32", tid, 0)):
                 self.block(op.body.block)
             return
+        if op.scope.data == "warp":
+            with b.if_(b.elect()):
+                self.block(op.body.block)
+            return
         with b.if_(b.setp("lt", "u32", b.and_("b32", tid, 127), 32)):
             with b.if_(b.elect()):
                 self.block(op.body.block)

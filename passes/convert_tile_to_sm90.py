@@ -9,7 +9,7 @@ What it decides, and why:
 - **Rings.** The loads inside a loop form one stage of an S-stage ring (S from the pipeline
   decision); loads outside loops form a one-stage ring that turns over once per output tile.
   Each stage has a `full` barrier (the producer's expect_tx; TMA completes it) and an `empty`
-  barrier (every consumer thread arrives once the wgmmas reading the stage are done). Stage and
+  barrier (one lane of every consumer warp arrives once the wgmmas reading the stage are done). Stage and
   parity follow the iteration count `it`, which runs on across the tiles of a persistent CTA:
   s = it % S, parity = (it / S) & 1; the producer waits `empty` with the opposite parity, so its
   first lap passes at once.
@@ -363,7 +363,7 @@ class _Emitter:
                     init.body.block, arith.AddiOp, base, self._const(init.body.block, 8 * (ring.empty + stage))
                 )
                 # a multicast stage is free once the consumers of every CTA that receives it are done
-                releasers = WARPGROUP_THREADS * self.consumers * (self.cluster if ring.loop is not None else 1)
+                releasers = WARPGROUP_THREADS // 32 * self.consumers * (self.cluster if ring.loop is not None else 1)
                 self._insert(init.body.block, sm90.MbarrierInitOp(empty, releasers))
         self._insert(init.body.block, sm90.FenceBarrierInitOp())
         # the peer's multicasts complete on our barriers: they must be initialised cluster-wide
@@ -632,11 +632,15 @@ class _RoleEmitter:
             self.values[load.result] = self._op(sm90.SmemViewOp(addr, buffer.ref_type), block).results[0]
 
     def _release(self, ring: Ring, it: SSAValue, block: Block) -> None:
+        """One lane of each consumer warp frees the stage (its warpgroup's wgmmas that read it are
+        complete), here and in the peer CTA of a cluster."""
         _, _, empty, _ = self._slot(ring, it, block)
-        self._op(sm90.MbarrierArriveOp(empty), block)
+        lane = sm90.SingleThreadOp("warp")
+        self._op(lane, block)
+        self._op(sm90.MbarrierArriveOp(empty), lane.body.block)
         if self.e.cluster > 1 and ring.loop is not None:
-            peer = self._op(arith.XOrIOp(self.rank, self._const(1, block)), block).results[0]
-            self._op(sm90.MbarrierArriveOp(empty, cta=peer), block)
+            peer = self._op(arith.XOrIOp(self.rank, self._const(1, lane.body.block)), lane.body.block).results[0]
+            self._op(sm90.MbarrierArriveOp(empty, cta=peer), lane.body.block)
 
     def _element_coords(self, tensor_type: tile.GlobalType, value_type: Attribute, coords: list[SSAValue], block: Block) -> list[SSAValue]:
         """TMA coordinates, innermost first, of the tile at tile coordinates `coords`."""

@@ -10,7 +10,7 @@ generated kernel) at the first op that breaks one of these rules:
    `sm90.fence_barrier_init` in that region and an `sm90.sync_block` (or, in a cluster kernel,
    `sm90.cluster_sync`) before `sm90.roles`;
 2. an arrive runs on as many threads as every barrier it may touch expects per phase (1 in a
-   `single_thread`, 128 x consumers in the consumer role, 128 in the producer role, the block's
+   `single_thread`, one per warp in a `single_thread "warp"`, 128 x consumers in the consumer role, 128 in the producer role, the block's
    `threads` at kernel level); an arrive on the peer CTA's barrier (`in cta`) beside it, on the
    same barrier value, counts as many more (the peer does the same to ours);
 3. an `expect_tx B` arrive is matched by TMA loads in its block on the same barrier value whose
@@ -114,16 +114,18 @@ def _role(op: Operation) -> str | None:
 
 
 def _threads(op: Operation, kernel: sm90.KernelOp) -> int:
-    """How many threads execute op."""
+    """How many threads execute op (one per warp inside a `single_thread "warp"`)."""
+    per_warp = False
     while (parent := op.parent_op()) is not None:
         if isinstance(parent, sm90.SingleThreadOp):
-            return 1
+            if parent.scope.data != "warp":
+                return 1
+            per_warp = True
         if isinstance(parent, sm90.RolesOp):
-            if op.parent_region() is parent.producer:
-                return WARPGROUP_THREADS
-            return WARPGROUP_THREADS * parent.consumers.value.data
+            threads = WARPGROUP_THREADS * (1 if op.parent_region() is parent.producer else parent.consumers.value.data)
+            return threads // 32 if per_warp else threads
         op = parent
-    return kernel.threads.value.data
+    return kernel.threads.value.data // 32 if per_warp else kernel.threads.value.data
 
 
 def _constant(value: SSAValue) -> int | None:

@@ -117,9 +117,9 @@ def test_tma_load_without_expect_tx() -> None:
 
 def test_wrong_empty_init_count() -> None:
     module = lowered("gemm", **GEMM_3)
-    init = next(op for op in ops_of(module, sm90.MbarrierInitOp) if op.count.value.data == 256)
-    init.count = IntegerAttr(128, 32)
-    violation(module, r"the barrier at smem\+24 expects 128 arrivals per phase, found an arrive executed by 256 threads")
+    init = next(op for op in ops_of(module, sm90.MbarrierInitOp) if op.count.value.data == 8)  # a lane per consumer warp
+    init.count = IntegerAttr(4, 32)
+    violation(module, r"the barrier at smem\+24 expects 4 arrivals per phase, found an arrive executed by 8 threads")
 
 
 def test_wrong_full_init_count() -> None:
