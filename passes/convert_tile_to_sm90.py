@@ -22,9 +22,10 @@ What it decides, and why:
   per consumer instead of a whole output tile is what leaves room for a deep input ring.
   Consumers sync only their own warpgroup (named barrier 1 + consumer); before a buffer is
   rewritten, the store issued from it two chunks earlier has finished reading it.
-- **Clusters.** A persistent GEMM-like kernel whose ring holds a tile that neighbouring output
-  tiles along the first grid axis share (B of a GEMM: its coordinates do not involve that axis)
-  runs as clusters of 2 CTAs walking pairs of such tiles. Each CTA loads half of the shared
+- **Clusters** (`@cluster(2)`, opt-in: measured slower than the plain GEMM on the H200 so far).
+  A persistent GEMM-like kernel whose ring holds a tile that neighbouring output tiles along the
+  first grid axis share (B of a GEMM: its coordinates do not involve that axis) runs as
+  clusters of 2 CTAs walking pairs of such tiles. Each CTA loads half of the shared
   tile's panels and multicasts them to both, which halves the L2 traffic for that operand; a
   stage is free again only when the consumers of both CTAs have released it, so consumers
   arrive on their own `empty` barrier and on the peer's. The pair needs an even number of tile
@@ -304,14 +305,14 @@ class _Emitter:
         self.cluster = CLUSTER if self.multicast else 1
 
     def _cluster_plan(self) -> tuple[set[tile.LoadOp], tuple[str, int] | None]:
-        """The ring loads a 2-CTA cluster along grid axis 0 can share, and the dim that must then
-        hold an even number of tiles (see the module docstring); nothing when it does not apply."""
+        """With `@cluster(2)`: the ring loads a 2-CTA cluster along grid axis 0 shares, and the dim
+        that must then hold an even number of tiles (see the module docstring). Clusters are
+        opt-in: on the H200 the multicast GEMM measured slower than the plain one."""
+        pin = self.kernel.annotations.data.get("cluster")
+        if not isinstance(pin, IntegerAttr) or pin.value.data == 1:
+            return set(), None
         extents = [_grid_expr(v, self.kernel) for v in self.grid_op.extents]
-        if not self.plan.persistent or len(extents) < 2:
-            return set(), None
         first = extents[0]
-        if not (isinstance(first, tuple) and first[0] == "div" and isinstance(first[1], str) and isinstance(first[2], int)):
-            return set(), None
         shared = {
             load
             for ring in self.layout.rings
@@ -319,7 +320,16 @@ class _Emitter:
             for load in ring.loads
             if not _depends_on_block_axis(load, 0) and ring.buffers[load].panels % CLUSTER == 0
         }
-        return shared, ((first[1], CLUSTER * first[2]) if shared else None)
+        simple = isinstance(first, tuple) and first[0] == "div" and isinstance(first[1], str) and isinstance(first[2], int)
+        if pin.value.data != CLUSTER or not self.plan.persistent or len(extents) < 2 or not simple or not shared:
+            raise error_at(
+                self.kernel,
+                f"@cluster({pin.value.data}) needs a persistent kernel with a 2-D grid whose first extent is a dim "
+                f"divided by a tile size, and a pipelined tile shared along that axis with an even number of "
+                f"swizzle panels; tkc builds clusters of {CLUSTER}",
+            )
+        assert isinstance(first, tuple)
+        return shared, (first[1], CLUSTER * first[2])
 
     # ----- small builders
 

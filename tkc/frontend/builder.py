@@ -542,6 +542,7 @@ class _Builder:
             "consumers": "kernel",
             "registers": "kernel",
             "persistent": "kernel",
+            "cluster": "kernel",
             "stages": "for",
             "swizzle": "let",
         }
@@ -583,6 +584,8 @@ class _Builder:
                     raise self.error(n, f"@consumers takes 1 to 7 consumer warpgroups, got {value}")
                 if name == "stages" and not 1 <= value <= 16:
                     raise self.error(n, f"@stages takes 1 to 16 pipeline stages, got {value}")
+                if name == "cluster" and value not in (1, 2):
+                    raise self.error(n, f"@cluster takes 1 or 2 CTAs per cluster, got {value}")
                 if name == "swizzle" and value not in (0, 32, 64, 128):
                     raise self.error(n, f"@swizzle takes 0, 32, 64 or 128 (bytes), got {value}")
                 result[name] = IntegerAttr(value, 64)
