@@ -602,6 +602,14 @@ class StoreOp(IRDLOperation):
             )
 
 
+def _check_same_shape_and_dtype(op: ToRegOp | ToSharedOp) -> None:
+    """Moves between shared memory and registers keep the shape and the dtype."""
+    source, result = op.source.type, op.result.type
+    assert isinstance(source, _ShapedTileType) and isinstance(result, _ShapedTileType)
+    if (source.get_shape(), source.element_type) != (result.get_shape(), result.element_type):
+        raise VerifyException(f"{op.name} keeps shape and dtype: {source} -> {result}")
+
+
 @irdl_op_definition
 class ToRegOp(IRDLOperation):
     """Shared → register (ldmatrix / vector loads in the lowering)."""
@@ -623,12 +631,7 @@ class ToRegOp(IRDLOperation):
         super().__init__(operands=[source], result_types=[result])
 
     def verify_(self) -> None:
-        assert isinstance(self.source.type, _ShapedTileType) and isinstance(self.result.type, _ShapedTileType)
-        if (self.source.type.get_shape(), self.source.type.element_type) != (
-            self.result.type.get_shape(),
-            self.result.type.element_type,
-        ):
-            raise VerifyException("tile.to_reg keeps shape and dtype")
+        _check_same_shape_and_dtype(self)
 
 
 @irdl_op_definition
@@ -652,12 +655,7 @@ class ToSharedOp(IRDLOperation):
         super().__init__(operands=[source], result_types=[result])
 
     def verify_(self) -> None:
-        assert isinstance(self.source.type, _ShapedTileType) and isinstance(self.result.type, _ShapedTileType)
-        if (self.source.type.get_shape(), self.source.type.element_type) != (
-            self.result.type.get_shape(),
-            self.result.type.element_type,
-        ):
-            raise VerifyException("tile.to_shared keeps shape and dtype")
+        _check_same_shape_and_dtype(self)
 
 
 # --------------------------------------------------------------------------- compute
