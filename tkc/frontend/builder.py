@@ -682,7 +682,8 @@ class _Builder:
                 expr,
                 f"'{token}' holds {name} but the stored value is {type_name(value.type)}; convert it with {name}(...)",
             )
-        self.insert(tile.StoreOp(value, tensor, coords))
+        # a shared tile is stored from registers: the epilogue path every tile store takes
+        self.insert(tile.StoreOp(self.reg(value), tensor, coords))
 
     def carried(self, nodes: Sequence[Node | None]) -> list[Binding]:
         """The outer `var`s that the statements under `nodes` assign, in first-assignment order."""
