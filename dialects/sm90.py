@@ -71,14 +71,19 @@ I32 = IntegerType(32)
 
 @irdl_attr_definition
 class FragmentType(ParametrizedAttribute, TypeAttribute):
-    """One warpgroup's registers of a tile (rows x cols) or row vector (rows), wgmma layout."""
+    """One warpgroup's registers of a tile (rows x cols) or row vector (rows), wgmma layout;
+    with layout `col`, a column vector (cols) replicated over the warpgroup: each thread holds
+    the C/4 columns its accumulator registers cover, value j at column 8*(j>>1) + 2*(lane%4) +
+    (j&1), bf16/f16 neighbours packed in one register as in a tile."""
 
     name = "sm90.frag"
     shape: ArrayAttr[IntAttr]
     element_type: ElementType
+    layout: StringAttr
+    """"" (the accumulator layout: tiles and row vectors) or "col" (a column vector)."""
 
-    def __init__(self, shape: Sequence[int], element_type: Attribute):
-        super().__init__(ArrayAttr(IntAttr(d) for d in shape), element_type)
+    def __init__(self, shape: Sequence[int], element_type: Attribute, column: bool = False):
+        super().__init__(ArrayAttr(IntAttr(d) for d in shape), element_type, StringAttr("col" if column else ""))
 
     def get_shape(self) -> tuple[int, ...]:
         return tuple(d.data for d in self.shape.data)
@@ -91,27 +96,45 @@ class FragmentType(ParametrizedAttribute, TypeAttribute):
     def is_vector(self) -> bool:
         return len(self.shape.data) == 1
 
+    @property
+    def is_column(self) -> bool:
+        return self.layout.data == "col"
+
+    @property
+    def is_row_vector(self) -> bool:
+        return self.is_vector and not self.is_column
+
     def registers_per_thread(self) -> int:
         """32-bit registers each of the 128 threads holds (bf16/f16 pack two per register)."""
-        if self.is_vector:
+        if self.is_row_vector:
             return self.rows // 32
-        rows, cols = self.get_shape()
-        per_thread = rows * cols // 128
+        per_thread = self.rows // 4 if self.is_column else self.rows * self.get_shape()[1] // 128
         return per_thread if element_bytes(self.element_type) == 4 else per_thread // 2
 
     def print_parameters(self, printer: Printer) -> None:
         with printer.in_angle_brackets():
             printer.print_string("x".join(map(str, self.get_shape())) + "x")
             printer.print_attribute(self.element_type)
+            if self.is_column:
+                printer.print_string(", col")
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
         with parser.in_angle_brackets():
             dims, element_type = parser.parse_ranked_shape()
-        return (ArrayAttr(IntAttr(d) for d in dims), element_type)
+            column = parser.parse_optional_punctuation(",") is not None
+            if column:
+                parser.parse_keyword("col")
+        return (ArrayAttr(IntAttr(d) for d in dims), element_type, StringAttr("col" if column else ""))
 
     def verify(self) -> None:
         shape = self.get_shape()
+        if self.layout.data not in ("", "col"):
+            raise VerifyException(f"a fragment's layout is the accumulator's or `col`, got {self.layout.data!r}")
+        if self.is_column:
+            if len(shape) != 1 or shape[0] % 16:
+                raise VerifyException(f"a column fragment is a vector of 16*k columns, got {shape}")
+            return
         if len(shape) not in (1, 2) or shape[0] % 64:
             raise VerifyException(f"a fragment has 64*k rows (and 16*k cols), got {shape}")
         if len(shape) == 2 and shape[1] % 16:
@@ -674,6 +697,30 @@ class RowBroadcastOp(IRDLOperation):
 
 
 @irdl_op_definition
+class ColBroadcastOp(IRDLOperation):
+    """tile[r, c] ⊙ vec[c] for a rank-2 fragment and a column fragment of its columns."""
+
+    name = "sm90.col_broadcast"
+    T: ClassVar = VarConstraint("T", Fragment)
+    fn = prop_def(BinaryFnAttr)
+    source = operand_def(T)
+    vector = operand_def(FragmentType)
+    result = result_def(T)
+    traits = traits_def(Pure())
+    assembly_format = "$fn $source `,` $vector attr-dict `:` type($source) `,` type($vector)"
+
+    def __init__(self, fn: Attribute, source: SSAValue, vector: SSAValue):
+        super().__init__(operands=[source, vector], result_types=[source.type], properties={"fn": fn})
+
+    def verify_(self) -> None:
+        source, vector = self.source.type, self.vector.type
+        assert isinstance(source, FragmentType) and isinstance(vector, FragmentType)
+        if source.is_vector or not vector.is_column or vector.rows != source.get_shape()[1]:
+            raise VerifyException(f"a column broadcast takes a tile fragment and a column fragment of its columns, "
+                                  f"got {source} and {vector}")
+
+
+@irdl_op_definition
 class ConvertOp(IRDLOperation):
     """Change a fragment's dtype; f32 → bf16 packs neighbouring columns into one register, which is
     exactly the register-A layout of the next wgmma."""
@@ -798,6 +845,7 @@ Sm90 = Dialect(
         BinaryOp,
         RowReduceOp,
         RowBroadcastOp,
+        ColBroadcastOp,
         ConvertOp,
         MaskOp,
         StoreFragmentOp,

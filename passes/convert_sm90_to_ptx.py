@@ -719,6 +719,18 @@ class _Lowering:
             self.f32_binary(fn, x, vector[2 * (n // per) + (((n % per) >> 1) & 1)]) for n, x in enumerate(regs)
         ]
 
+    def op_sm90_col_broadcast(self, op: sm90.ColBroadcastOp) -> None:
+        """Tile register i of an m-block covers column 8*(i>>2) + 2*quad + (i&1): the column
+        fragment's value 2*(i>>2) + (i&1)."""
+        fn = op.fn.data
+        regs, vector = self.f32_frag(op, op.source), self.f32_frag(op, op.vector)
+        if fn == BinaryFn.DIV:
+            fn, vector = BinaryFn.MUL, [self.b.rcp("f32", v, "rn") for v in vector]
+        per = cast(sm90.FragmentType, op.source.type).get_shape()[1] // 2
+        self.values[op.result] = [
+            self.f32_binary(fn, x, vector[2 * ((n % per) >> 2) + (n & 1)]) for n, x in enumerate(regs)
+        ]
+
     def op_sm90_convert(self, op: sm90.ConvertOp) -> None:
         b = self.b
         src_t, dst_t = cast(sm90.FragmentType, op.source.type), cast(sm90.FragmentType, op.result.type)
@@ -726,9 +738,9 @@ class _Lowering:
         src_name, dst_name = _dtype_name(src_t.element_type), _dtype_name(dst_t.element_type)
         if src_name == dst_name:
             self.values[op.result] = regs
-        elif src_name == "f32" and dst_name in ("bf16", "f16") and not src_t.is_vector:
+        elif src_name == "f32" and dst_name in ("bf16", "f16") and not src_t.is_row_vector:
             self.values[op.result] = [b.cvt_pack(dst_name + "x2", lo, hi) for lo, hi in zip(regs[::2], regs[1::2])]
-        elif dst_name == "f32" and src_name in ("bf16", "f16") and not src_t.is_vector:
+        elif dst_name == "f32" and src_name in ("bf16", "f16") and not src_t.is_row_vector:
             halves = [half for r in regs for half in b.unpack(r)]
             self.values[op.result] = [b.cvt("f32", src_name, h) for h in halves]
         else:
@@ -806,6 +818,9 @@ class _Lowering:
 
     def op_sm90_load_fragment(self, op: sm90.LoadFragmentOp) -> None:
         t = cast(sm90.FragmentType, op.result.type)
+        if t.is_column:
+            self.load_column(op, t)
+            return
         slots = self.shared_slots(op, t, cast(sm90.SharedRefType, op.source.type), self.reg(op.source), op.row_offset)
         wide = isinstance(t.element_type, Float32Type) and not t.is_vector
         regs: list[SSAValue] = []
@@ -814,6 +829,24 @@ class _Lowering:
                 regs += cast(list[SSAValue], self.b.ld("shared", "f32", addr, offset, vec=2))
             else:
                 regs.append(cast(SSAValue, self.b.ld("shared", "f32" if t.is_vector else "b32", addr, offset)))
+        self.values[op.result] = regs
+
+    def load_column(self, op: sm90.LoadFragmentOp, t: sm90.FragmentType) -> None:
+        """Every thread reads its columns 8k + 2*quad + {0, 1} of an unswizzled shared vector
+        from element `row_offset` on: one packed b32 (bf16/f16) or one v2.f32 per k."""
+        ref = cast(sm90.SharedRefType, op.source.type)
+        if _dtype_name(t.element_type) != _dtype_name(ref.element_type) or ref.swizzle.data or len(ref.get_shape()) != 1:
+            raise error_at(op, f"a column fragment {t} loads from an unswizzled vector of its dtype, not {ref}")
+        b = self.b
+        eb = element_bytes(ref.element_type)
+        _, quad = self.thread_row()
+        addr = b.mad("u32", quad, 2 * eb, self.offset(self.reg(op.source), op.row_offset, eb))
+        regs: list[SSAValue] = []
+        for k in range(t.rows // 8):
+            if eb == 4:
+                regs += cast(list[SSAValue], b.ld("shared", "f32", addr, 8 * k * eb, vec=2))
+            else:
+                regs.append(cast(SSAValue, b.ld("shared", "b32", addr, 8 * k * eb)))
         self.values[op.result] = regs
 
     def op_sm90_store_vector_global(self, op: sm90.StoreVectorGlobalOp) -> None:

@@ -13,9 +13,15 @@ What it decides, and why:
   parity follow the iteration count `it`, which runs on across the tiles of a persistent CTA:
   s = it % S, parity = (it / S) & 1; the producer waits `empty` with the opposite parity, so its
   first lap passes at once.
-- **Shared memory.** Barriers first, then every ring's stages, then the epilogue's staging
-  chunks; every tile 1024-aligned (the 128B swizzle repeat), plus 1 KB slack for aligning the
-  dynamic base. Over 227 KB is a compile error naming the budget.
+- **Shared memory.** Barriers first, then the single tiles (hoisted loads, `tile.to_shared`
+  tiles) in program order, then every ring's stages, then the epilogue's staging chunks (the
+  order of plan.smem_plan); every tile 1024-aligned (the 128B swizzle repeat), plus 1 KB slack
+  for aligning the dynamic base. Over 227 KB is a compile error naming the budget.
+- **Register tiles as wgmma operands** (`tile.to_shared`, e.g. bf16(state) as B). wgmma reads
+  B only from shared memory: every consumer stores its rows of the tile (st.shared under the
+  tile's swizzle) into one buffer that each consumer's wgmma then reads whole, so all consumers
+  sync before the write (the wgmmas reading the previous contents are waited on) and after it
+  (each writer's proxy fence first), on named barrier consumers + 1.
 - **Epilogue.** Each consumer stages its rows of an output tile one swizzle panel of columns
   at a time (64 bf16 columns: a 64x64 chunk) through two chunk buffers of its own, and one of
   its threads stores each chunk with TMA while the others write the next. Two small buffers
@@ -138,6 +144,8 @@ class Staging:
 class KernelLayout:
     rings: list[Ring]
     staging: dict[tile.StoreOp, Staging]
+    shared: dict[tile.ToSharedOp, SharedBuffer]
+    """The one buffer of each tile.to_shared tile: every consumer writes its rows, all read it whole."""
     barriers: int
     smem_bytes: int
 
@@ -163,15 +171,30 @@ def _plan_shared_memory(kernel: tile.KernelOp, plan: KernelPlan, consumers: int,
 
     barriers = 0
     offset = BARRIER_REGION
+    shared: dict[tile.ToSharedOp, SharedBuffer] = {}
+    # single tiles first, in program order as plan.smem_plan places them: the hoisted ring's one
+    # stage (from the barrier region's end) and the tile.to_shared tiles
+    for op in kernel.walk():
+        if isinstance(op, tile.ToSharedOp) or op in hoisted:
+            t = cast(tile.SharedTileType, op.results[0].type)
+            ref = _ref_type(t, _swizzle_of(t))
+            if isinstance(op, tile.ToSharedOp):
+                shared[op] = SharedBuffer(offset, ref)
+            else:
+                rings[0].buffers[op] = SharedBuffer(offset - BARRIER_REGION, ref)
+            offset = _align(offset + t.num_bytes, TILE_ALIGN)
+    if hoisted:
+        rings[0].base, rings[0].stage_bytes = BARRIER_REGION, offset - BARRIER_REGION
     for ring in rings:
-        stage_offset = 0
-        for load in ring.loads:
-            t = cast(tile.SharedTileType, load.result.type)
-            ring.buffers[load] = SharedBuffer(stage_offset, _ref_type(t, _swizzle_of(t)))
-            stage_offset = _align(stage_offset + t.num_bytes, TILE_ALIGN)
-        ring.stage_bytes = stage_offset
-        ring.base = offset
-        offset += ring.stages * stage_offset
+        if ring.loop is not None:
+            stage_offset = 0
+            for load in ring.loads:
+                t = cast(tile.SharedTileType, load.result.type)
+                ring.buffers[load] = SharedBuffer(stage_offset, _ref_type(t, _swizzle_of(t)))
+                stage_offset = _align(stage_offset + t.num_bytes, TILE_ALIGN)
+            ring.stage_bytes = stage_offset
+            ring.base = offset
+            offset += ring.stages * stage_offset
         ring.full, ring.empty = barriers, barriers + ring.stages
         barriers += 2 * ring.stages
     if barriers * 8 > BARRIER_REGION:
@@ -192,7 +215,7 @@ def _plan_shared_memory(kernel: tile.KernelOp, plan: KernelPlan, consumers: int,
             f"shared memory overflows: the plan needs {smem_bytes} bytes, a block may use {SMEM_LIMIT} "
             f"(reduce @stages or the tile sizes)",
         )
-    return KernelLayout(rings, staging, barriers, smem_bytes)
+    return KernelLayout(rings, staging, shared, barriers, smem_bytes)
 
 
 def _stages_of(loop: scf.ForOp, plan: KernelPlan) -> int:
@@ -204,16 +227,75 @@ def _stages_of(loop: scf.ForOp, plan: KernelPlan) -> int:
     return plan.stages
 
 
-def _register_rows(kernel: tile.KernelOp) -> int:
+def _column_vectors(kernel: tile.KernelOp) -> set[SSAValue]:
+    """The register vectors that hold one value per column of a tile (fragments replicated over
+    the warpgroup) rather than one per row (split by rows like the tiles). A vector is a column
+    vector when a column broadcast reads it or a column reduction makes it; element-wise ops,
+    converts and loop / if values carry the layout from one value to the next. Unconstrained
+    vectors are row vectors."""
+    parent: dict[SSAValue, SSAValue] = {}
+
+    def find(v: SSAValue) -> SSAValue:
+        while parent.setdefault(v, v) is not v:
+            v = parent[v]
+        return v
+
+    def join(*values: SSAValue) -> None:
+        vectors = [find(v) for v in values if isinstance(v.type, tile.RegisterVectorType)]
+        for v in vectors[1:]:
+            parent[v] = vectors[0]
+
+    axis: dict[SSAValue, tuple[tile.Axis, Operation]] = {}
+    for op in kernel.walk():
+        match op:
+            case tile.UnaryOp() | tile.ConvertOp():
+                join(op.source, op.result)
+            case tile.BinaryOp():
+                join(op.lhs, op.rhs, op.result)
+            case scf.ForOp():
+                for init, arg, result, yielded in zip(
+                    op.iter_args, op.body.block.args[1:], op.results, op.body.block.last_op.operands  # type: ignore[union-attr]
+                ):
+                    join(init, arg, result, yielded)
+            case scf.IfOp():
+                for region in (op.true_region, op.false_region):
+                    if region.blocks:
+                        for result, yielded in zip(op.results, region.block.last_op.operands):  # type: ignore[union-attr]
+                            join(result, yielded)
+            case _:
+                pass
+    for op in kernel.walk():
+        match op:
+            case tile.BroadcastOp():
+                seeds = [(op.vector, op.axis.data)]
+            case tile.ReduceOp():
+                seeds = [(op.result, op.axis.data)]
+            case tile.StoreOp() if isinstance(op.value.type, tile.RegisterVectorType):
+                seeds = [(op.value, tile.Axis.ROW)]
+            case _:
+                seeds = []
+        for value, kind in seeds:
+            root = find(value)
+            if root in axis and axis[root][0] != kind:
+                raise error_at(
+                    op, f"this vector is used both as a row vector and as a column vector (see {axis[root][1].name})"
+                )
+            axis.setdefault(root, (kind, op))
+    return {v for v in parent if axis.get(find(v), (tile.Axis.ROW,))[0] == tile.Axis.COL}
+
+
+def _register_rows(kernel: tile.KernelOp, columns: set[SSAValue]) -> int:
+    """The rows every register tile and row vector shares (column vectors have no rows)."""
     rows = {
-        t.rows
+        v.type.rows
         for op in kernel.walk()
-        for t in (*op.result_types, *op.operand_types)
-        if isinstance(t, tile.RegisterTileType | tile.RegisterVectorType)
+        for v in (*op.results, *op.operands)
+        if isinstance(v.type, tile.RegisterTileType | tile.RegisterVectorType) and v not in columns
     }
     if len(rows) > 1:
         raise error_at(
-            kernel, f"the GPU backend needs every register tile and vector to have the same rows, got {sorted(rows)}"
+            kernel,
+            f"the GPU backend needs every register tile and row vector to have the same rows, got {sorted(rows)}",
         )
     return rows.pop() if rows else WGMMA_ROWS
 
@@ -285,7 +367,8 @@ class _Emitter:
     def __init__(self, kernel: tile.KernelOp):
         self.kernel = kernel
         self.plan = KernelPlan.of(kernel)
-        self.rows = _register_rows(kernel)
+        self.columns = _column_vectors(kernel)
+        self.rows = _register_rows(kernel, self.columns)
         self.consumers = _consumers(kernel, self.plan, self.rows)
         self.rows_per_consumer = self.rows // self.consumers
         self.layout = _plan_shared_memory(kernel, self.plan, self.consumers, self.rows_per_consumer)
@@ -445,9 +528,12 @@ def _abi(emitter: _Emitter) -> StringAttr:
 def _accumulation_chain(loop: scf.ForOp) -> tile.MmaOp | None:
     """The loop's one mma when it only accumulates into a loop-carried tile (acc = mma(a, b, acc)
     yielded and used by nothing else): its wgmma can stay in flight across the back edge, with
-    the wait deferred by one iteration, so the tensor cores never idle on a barrier."""
+    the wait deferred by one iteration, so the tensor cores never idle on a barrier. Not when it
+    reads a tile.to_shared tile written in the loop: the next write must find its reads done."""
     mmas = [op for op in loop.body.block.ops if isinstance(op, tile.MmaOp)]
     if len(mmas) != 1 or mmas[0].acc is None:
+        return None
+    if any(isinstance(v.owner, tile.ToSharedOp) and loop.is_ancestor(v.owner) for v in (mmas[0].a, mmas[0].b)):
         return None
     mma = mmas[0]
     yield_op = loop.body.block.last_op
@@ -694,6 +780,14 @@ class _RoleEmitter:
 
     # ----- ops
 
+    def _frag_of(self, value: SSAValue) -> Attribute:
+        """The type `value` has in a consumer: a column vector is replicated, the rest split by rows."""
+        t = value.type
+        if value in self.e.columns:
+            assert isinstance(t, tile.RegisterVectorType)
+            return sm90.FragmentType([t.length], t.element_type, column=True)
+        return self._frag_type(t)
+
     def _frag_type(self, t: Attribute) -> Attribute:
         if isinstance(t, tile.RegisterTileType):
             return sm90.FragmentType([self.e.rows_per_consumer, t.cols], t.element_type)
@@ -746,7 +840,7 @@ class _RoleEmitter:
             body.add_op(scf.YieldOp())
             return
         init = [self.values[v] for v in loop.iter_args]
-        body = Block(arg_types=[IndexType(), *(self._frag_type(a.type) for a in loop.body.block.args[1:])])
+        body = Block(arg_types=[IndexType(), *(self._frag_of(a) for a in loop.body.block.args[1:])])
         new_loop = scf.ForOp(lb, ub, step, init, body)
         self._op(new_loop, block)
         for old, new in zip(loop.body.block.args, body.args):
@@ -819,7 +913,7 @@ class _RoleEmitter:
                 else:
                     self._emit_op(inner, new_block)
             regions.append(Region(new_block))
-        new_if = scf.IfOp(self.values[op.cond], [self._frag_type(t) for t in op.result_types], regions[0], regions[1])
+        new_if = scf.IfOp(self.values[op.cond], [self._frag_of(r) for r in op.results], regions[0], regions[1])
         self._op(new_if, block)
         for old, new in zip(op.results, new_if.results):
             self.values[old] = new
@@ -829,33 +923,60 @@ class _RoleEmitter:
         assert self.row0 is not None
         match op:
             case tile.FillOp():
-                new = sm90.FillOp(op.value.value.data, self._frag_type(op.result.type))
+                new = sm90.FillOp(op.value.value.data, self._frag_of(op.result))
             case tile.UnaryOp():
                 new = sm90.UnaryOp(op.fn, v[op.source])
             case tile.BinaryOp():
                 new = sm90.BinaryOp(op.fn, v[op.lhs], v[op.rhs])
             case tile.ConvertOp():
-                new = sm90.ConvertOp(v[op.source], self._frag_type(op.result.type))
+                new = sm90.ConvertOp(v[op.source], self._frag_of(op.result))
             case tile.ReduceOp() if op.axis.data == tile.Axis.ROW:
                 new = sm90.RowReduceOp(op.fn, v[op.source])
             case tile.BroadcastOp() if op.axis.data == tile.Axis.ROW:
                 new = sm90.RowBroadcastOp(op.fn, v[op.source], v[op.vector])
+            case tile.BroadcastOp():
+                new = sm90.ColBroadcastOp(op.fn, v[op.source], v[op.vector])
             case tile.MaskOp():
                 row0 = self._add(v[op.row_offset], self.row0, block)
                 new = sm90.MaskOp(op.kind, v[op.source], row0, v[op.col_offset], op.fill)
             case tile.MmaOp():
                 self._emit_mma(op, block)
                 return
+            case tile.ToRegOp() if op.result in self.e.columns:
+                new = sm90.LoadFragmentOp(v[op.source], self._const(0, block), self._frag_of(op.result))
             case tile.ToRegOp():
                 new = sm90.LoadFragmentOp(v[op.source], self.row0, self._frag_type(op.result.type))
             case tile.StoreOp():
                 self._emit_store(op, block)
+                return
+            case tile.ToSharedOp():
+                self._emit_to_shared(op, block)
                 return
             case _:
                 raise error_at(op, f"the GPU backend does not support {op.name} here yet")
         self._op(new, block)
         for old, result in zip(op.results, new.results):
             self.values[old] = result
+
+    def _emit_to_shared(self, op: tile.ToSharedOp, block: Block) -> None:
+        """Every consumer writes its rows of the register tile into the tile's one shared buffer,
+        which each consumer's wgmma then reads whole, so both sides sync all consumers (named
+        barrier `consumers + 1`; 1..consumers are the epilogue's). Before the write: every
+        consumer is past the wgmma_wait of the wgmmas that read the previous contents. After it:
+        each writer's fence.proxy.async, then the barrier, orders all rows before any wgmma."""
+        assert self.smem_base is not None and self.row0 is not None
+        if not isinstance(op.result.type, tile.SharedTileType):
+            raise error_at(op, "the GPU backend moves register tiles to shared memory, not vectors")
+        buffer = self.e.layout.shared[op]
+        addr = self._add(self.smem_base, self._const(buffer.offset, block), block)
+        view = self._op(sm90.SmemViewOp(addr, buffer.ref_type), block).results[0]
+        barrier_id = self._const(self.e.consumers + 1, block)
+        threads = WARPGROUP_THREADS * self.e.consumers
+        self._op(sm90.NamedBarrierOp(barrier_id, threads), block)
+        self._op(sm90.StoreFragmentOp(self.values[op.source], view, self.row0), block)
+        self._op(sm90.FenceProxyAsyncOp(), block)
+        self._op(sm90.NamedBarrierOp(barrier_id, threads), block)
+        self.values[op.result] = view
 
     def _emit_mma(self, op: tile.MmaOp, block: Block, pending: int = 0) -> None:
         a = self.values[op.a]
