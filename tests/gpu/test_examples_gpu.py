@@ -1,0 +1,36 @@
+"""The row-wise examples (layernorm, softmax, rotary) on the GPU, against their `_ref.py`.
+
+Each case is `tkc run FILE --check` in its own process under a timeout: a TMA mistake hangs
+rather than fails, and a fault leaves the CUDA context unusable for the cases after it.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.gpu
+
+EXAMPLES = Path(__file__).parents[2] / "examples"
+TIMEOUT_S = 180
+CASES = [
+    ("layernorm", "M=128", []),
+    ("layernorm", "M=4096", []),
+    ("layernorm", "M=256", ["-D", "D=512"]),
+    ("softmax", "M=128,N=256", []),
+    ("softmax", "M=2048,N=4096", []),
+    ("rotary", "B=1,H=2,N=128", []),
+    ("rotary", "B=2,H=8,N=1024", []),
+]
+
+
+@pytest.mark.parametrize("example,sizes,params", CASES, ids=lambda c: c if isinstance(c, str) else " ".join(c))
+def test_example_matches_reference(example: str, sizes: str, params: list[str]) -> None:
+    command = [sys.executable, "-c", "import sys; from tkc.cli import main; sys.exit(main())",
+               "run", str(EXAMPLES / f"{example}.tk"), "--check", "--size", sizes, *params]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT_S)
+    assert result.returncode == 0, f"{' '.join(command[3:])} failed:\n{result.stdout}\n{result.stderr}"
+    assert "FAIL" not in result.stdout
