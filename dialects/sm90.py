@@ -697,6 +697,43 @@ class RowBroadcastOp(IRDLOperation):
 
 
 @irdl_op_definition
+class ColReduceOp(IRDLOperation):
+    """Reduce each column of the rank-2 fragments of all `warpgroups` consumer warpgroups into a
+    column fragment every one of them holds: thread-local over the thread's rows, shfl.bfly over
+    the lanes of a column (masks 4, 8, 16), then through the shared `scratch` buffer (one row of
+    C f32 per warp of every warpgroup) between two syncs of named barrier `barrier_id`; this
+    warpgroup writes the rows of `warpgroup`."""
+
+    name = "sm90.col_reduce"
+    fn = prop_def(ReduceFnAttr)
+    source = operand_def(FragmentType)
+    scratch = operand_def(IndexType)
+    warpgroup = operand_def(IndexType)
+    barrier_id = operand_def(IndexType)
+    warpgroups = prop_def(IntegerAttr)
+    result = result_def(FragmentType)
+    assembly_format = (
+        "$fn $source `via` $scratch `[` $warpgroup `of` $warpgroups `]` `bar` $barrier_id attr-dict"
+        " `:` type($source) `->` type($result)"
+    )
+
+    def __init__(self, fn: Attribute, source: SSAValue, scratch: SSAValue, warpgroup: SSAValue,
+                 warpgroups: int, barrier_id: SSAValue):
+        t = source.type
+        assert isinstance(t, FragmentType)
+        super().__init__(
+            operands=[source, scratch, warpgroup, barrier_id],
+            result_types=[FragmentType([t.get_shape()[1]], t.element_type, column=True)],
+            properties={"fn": fn, "warpgroups": IntegerAttr(warpgroups, 32)},
+        )
+
+    @staticmethod
+    def scratch_bytes(cols: int, warpgroups: int) -> int:
+        """The scratch buffer: one f32 row of the columns per warp of every warpgroup."""
+        return 4 * warpgroups * cols * 4
+
+
+@irdl_op_definition
 class ColBroadcastOp(IRDLOperation):
     """tile[r, c] ⊙ vec[c] for a rank-2 fragment and a column fragment of its columns."""
 
@@ -845,6 +882,7 @@ Sm90 = Dialect(
         BinaryOp,
         RowReduceOp,
         RowBroadcastOp,
+        ColReduceOp,
         ColBroadcastOp,
         ConvertOp,
         MaskOp,

@@ -54,6 +54,7 @@ from tkc.dialects import ptx, sm90
 from tkc.dialects.ptx import PtxBuilder
 from tkc.dialects.tile import BinaryFn, ReduceFn, UnaryFn, element_bytes
 from tkc.diagnostics import error_at
+from tkc.passes.plan import WARPGROUP_THREADS
 
 Value = SSAValue | list[SSAValue]
 """What an sm90/arith value lowers to: one register, or a fragment's registers."""
@@ -718,6 +719,43 @@ class _Lowering:
         self.values[op.result] = [
             self.f32_binary(fn, x, vector[2 * (n // per) + (((n % per) >> 1) & 1)]) for n, x in enumerate(regs)
         ]
+
+    def op_sm90_col_reduce(self, op: sm90.ColReduceOp) -> None:
+        """Column value j (column 8*(j>>1) + 2*quad + (j&1)) over the thread's registers of it,
+        then over the 8 lanes sharing quad (bfly 4, 8, 16): every lane of a warp holds its warp's
+        partials. All lanes write them (equal values, so equal writes) to their warp's scratch
+        row; after the sync every thread reduces its columns over all rows of the scratch."""
+        b = self.b
+        method = getattr(b, _REDUCE_METHOD[op.fn.data])
+        regs = self.f32_frag(op, op.source)
+        rows, cols = cast(sm90.FragmentType, op.source.type).get_shape()
+        per = cols // 2
+        partials: list[SSAValue] = []
+        for j in range(cols // 4):
+            vals = [regs[mb * per + 4 * (j >> 1) + 2 * h + (j & 1)] for mb in range(rows // 64) for h in (0, 1)]
+            while len(vals) > 1:
+                vals = [method("f32", x, y) for x, y in zip(vals[::2], vals[1::2])] + vals[len(vals) & ~1:]
+            value = vals[0]
+            for lane_mask in (4, 8, 16):
+                value = method("f32", value, b.shfl("bfly", value, lane_mask))
+            partials.append(value)
+        warpgroups = op.warpgroups.value.data
+        barrier = cast(SSAValue | int, self.src(op.barrier_id, "u32"))
+        _, quad = self.thread_row()
+        warp = b.shr("u32", b.and_("b32", b.sreg("tid.x"), 127), 5)
+        slot = b.add("u32", b.shl("b32", self.reg(op.warpgroup), 2), warp)
+        columns = b.mad("u32", quad, 8, self.reg(op.scratch))
+        own_row = b.mad("u32", slot, 4 * cols, columns)
+        b.bar_sync(barrier, WARPGROUP_THREADS * warpgroups)  # the last reduction has read the scratch
+        for k in range(cols // 8):
+            b.st("shared", "f32", own_row, partials[2 * k: 2 * k + 2], 32 * k)
+        b.bar_sync(barrier, WARPGROUP_THREADS * warpgroups)
+        out: list[SSAValue] = []
+        for row in range(4 * warpgroups):
+            loaded = [x for k in range(cols // 8)
+                      for x in cast(list[SSAValue], b.ld("shared", "f32", columns, 4 * (row * cols + 8 * k), vec=2))]
+            out = [method("f32", x, y) for x, y in zip(out, loaded)] if out else loaded
+        self.values[op.result] = out
 
     def op_sm90_col_broadcast(self, op: sm90.ColBroadcastOp) -> None:
         """Tile register i of an m-block covers column 8*(i>>2) + 2*quad + (i&1): the column

@@ -28,6 +28,11 @@ What it decides, and why:
   per consumer instead of a whole output tile is what leaves room for a deep input ring.
   Consumers sync only their own warpgroup (named barrier 1 + consumer); before a buffer is
   rewritten, the store issued from it two chunks earlier has finished reading it.
+- **Column vectors** (a vector broadcast over a tile's columns or reduced from them, e.g.
+  layernorm's weights). Every consumer holds all C columns, each thread the C/4 its accumulator
+  registers cover (`!sm90.frag<C, col>`), so a column broadcast is register-local; a column
+  reduction meets the other warps and consumers in a shared scratch buffer after the plan's
+  buffers, between two syncs of named barrier consumers + 1.
 - **Clusters** (`@cluster(2)`, opt-in: measured slower than the plain GEMM on the H200 so far).
   A persistent GEMM-like kernel whose ring holds a tile that neighbouring output tiles along the
   first grid axis share (B of a GEMM: its coordinates do not involve that axis) runs as
@@ -148,6 +153,8 @@ class KernelLayout:
     """The one buffer of each tile.to_shared tile: every consumer writes its rows, all read it whole."""
     barriers: int
     smem_bytes: int
+    col_scratch: int = 0
+    """The scratch buffer all column reductions share (sm90.ColReduceOp.scratch_bytes of the widest)."""
 
 
 def _ref_type(t: tile.SharedTileType | tile.SharedVectorType | tile.RegisterTileType, swizzle: int) -> sm90.SharedRefType:
@@ -208,6 +215,9 @@ def _plan_shared_memory(kernel: tile.KernelOp, plan: KernelPlan, consumers: int,
             chunk = sm90.SharedRefType([rows_per_consumer, chunk_cols], t.element_type, swizzle)
             staging[op] = Staging(offset, chunk, buffers)
             offset += consumers * staging[op].consumer_stride
+    col_scratch = offset
+    reduced_cols = [op.source.type.cols for op in kernel.walk() if isinstance(op, tile.ReduceOp) and op.axis.data == tile.Axis.COL]
+    offset += sm90.ColReduceOp.scratch_bytes(max(reduced_cols, default=0), consumers)
     smem_bytes = offset + TILE_ALIGN
     if smem_bytes > SMEM_LIMIT:
         raise error_at(
@@ -215,7 +225,7 @@ def _plan_shared_memory(kernel: tile.KernelOp, plan: KernelPlan, consumers: int,
             f"shared memory overflows: the plan needs {smem_bytes} bytes, a block may use {SMEM_LIMIT} "
             f"(reduce @stages or the tile sizes)",
         )
-    return KernelLayout(rings, staging, shared, barriers, smem_bytes)
+    return KernelLayout(rings, staging, shared, barriers, smem_bytes, col_scratch)
 
 
 def _stages_of(loop: scf.ForOp, plan: KernelPlan) -> int:
@@ -932,6 +942,11 @@ class _RoleEmitter:
                 new = sm90.ConvertOp(v[op.source], self._frag_of(op.result))
             case tile.ReduceOp() if op.axis.data == tile.Axis.ROW:
                 new = sm90.RowReduceOp(op.fn, v[op.source])
+            case tile.ReduceOp():
+                assert self.smem_base is not None and self.consumer_index is not None
+                scratch = self._add(self.smem_base, self._const(self.e.layout.col_scratch, block), block)
+                barrier_id = self._const(self.e.consumers + 1, block)
+                new = sm90.ColReduceOp(op.fn, v[op.source], scratch, self.consumer_index, self.e.consumers, barrier_id)
             case tile.BroadcastOp() if op.axis.data == tile.Axis.ROW:
                 new = sm90.RowBroadcastOp(op.fn, v[op.source], v[op.vector])
             case tile.BroadcastOp():

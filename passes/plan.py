@@ -22,10 +22,13 @@ from xdsl.dialects.builtin import IntegerAttr, UnitAttr
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.traits import Pure
 
+from tkc.dialects.sm90 import ColReduceOp
 from tkc.dialects.tile import (
+    Axis,
     DecisionAttr,
     element_bytes,
     LoadOp,
+    ReduceOp,
     RegisterTileType,
     RegisterVectorType,
     SharedTileType,
@@ -189,6 +192,15 @@ def staging_bytes(store: Operation) -> int:
     return buffers * value_type.rows * cols * element_bytes(value_type.element_type)
 
 
+def col_scratch_bytes(kernel: Operation) -> int:
+    """The column reductions' shared scratch: an f32 row of the widest reduced tile's columns per
+    warp of every consumer (at most one consumer per 64 rows, at most 4)."""
+    tiles = [op.source.type for op in kernel.walk() if isinstance(op, ReduceOp) and op.axis.data == Axis.COL]
+    if not tiles:
+        return 0
+    return ColReduceOp.scratch_bytes(max(t.cols for t in tiles), min(4, max(t.rows for t in tiles) // WGMMA_ROWS))
+
+
 def smem_plan(kernel: Operation, stages: int) -> SmemPlan:
     offset = MBARRIER_REGION
 
@@ -218,5 +230,6 @@ def smem_plan(kernel: Operation, stages: int) -> SmemPlan:
         if isinstance(op, StoreOp) and isinstance(op.value.type, RegisterTileType):
             staging.append((op, align(offset, TILE_ALIGN)))
             offset = align(offset, TILE_ALIGN) + staging_bytes(op)
+    offset += col_scratch_bytes(kernel)
     count = 2 * stages * len(rings) + (2 if any(isinstance(op, LoadOp) for op, _ in single) else 0)
     return SmemPlan(tuple(single), tuple(rings), tuple(staging), count, align(offset, TILE_ALIGN) + ALIGN_SLACK)

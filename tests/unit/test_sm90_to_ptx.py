@@ -128,6 +128,8 @@ def _step(op: Operation, t: int, regs: list[dict[SSAValue, object]], memory: dic
                     r[out] = memory[addr + 4 * n]
         case ptx.RetOp() | ptx.RegOp() | ptx.LabelOp() | ptx.WgmmaFenceOp() | ptx.WgmmaCommitOp() | ptx.WgmmaWaitOp():
             pass
+        case ptx.BarSyncOp():  # lock step: every thread is already there
+            pass
         case ptx.WgmmaOp():
             r.setdefault("wgmma", []).append([r.get(a) for a in op.operands])  # type: ignore[union-attr]
         case _ if ty == "f32":
