@@ -10,7 +10,9 @@ Tiles are gone here. What remains is what a Hopper CTA really has:
   - register fragments (`!sm90.frag<64x256xf32>`): one warpgroup's slice of a register tile in
     the wgmma accumulator layout (rank 2), or of a row vector (rank 1: the values for the rows
     the warpgroup's threads hold);
-  - quad-shuffle row reductions, broadcasts and element-wise math on fragments.
+  - column vectors (`!sm90.frag<128xf32, col>`): replicated over the warpgroup, each thread
+    holding the columns its accumulator registers cover;
+  - quad-shuffle row reductions, column reductions, broadcasts and element-wise math on fragments.
 Scalars stay in `arith` (index is a 32-bit register in PTX), control flow in `scf`.
 convert-sm90-to-ptx expands every op into PTX instructions.
 """
@@ -822,7 +824,8 @@ class StoreFragmentOp(IRDLOperation):
 
 @irdl_op_definition
 class LoadFragmentOp(IRDLOperation):
-    """Read the rows of a shared tile (or vector) from `row_offset` on into a fragment."""
+    """Read the rows of a shared tile (or row vector) from `row_offset` on into a fragment; a column
+    fragment reads its columns of an unswizzled shared vector from element `row_offset` on."""
 
     name = "sm90.load_fragment"
     source = operand_def(SharedRefType)
