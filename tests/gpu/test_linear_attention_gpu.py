@@ -3,6 +3,7 @@ exercises tile.to_shared (bf16(state) as a wgmma B operand written by every cons
 transposed-A wgmma of mma_AtB(k, v, state) and the causal mask with fill 0.0."""
 
 import importlib.util
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -19,7 +20,8 @@ CASES = [  # (B, H, N, BC, D): one and two consumer warpgroups (BC = D = 128), 2
 ]
 
 
-def _reference():  # noqa: ANN202 - the module's function
+def _reference() -> Callable[..., dict[str, np.ndarray]]:
+    """examples/linear_attention_ref.reference."""
     spec = importlib.util.spec_from_file_location("linear_attention_ref", EXAMPLES / "linear_attention_ref.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

@@ -10,18 +10,28 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_sm90_to_ptx import BF16, F32, const, decode, kernel, lower, physical, simulate, write_tile
+from test_sm90_to_ptx import (
+    BF16,
+    F32,
+    const,
+    decode,
+    kernel,
+    lower,
+    physical,
+    simulate,
+    write_tile,
+)
+from tkc.backends.ptx_printer import print_ptx
+from tkc.backends.ptxas import ToolNotFound, assemble, find_tool
+from tkc.dialects import sm90, tile
+from tkc.passes.convert_tile_to_sm90 import _Emitter
+from tkc.passes.plan import WARPGROUP_THREADS, smem_plan
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 
-from tkc.backends.ptx_printer import print_ptx
-from tkc.backends.ptxas import ToolNotFound, assemble, find_tool
-from tkc.dialects import sm90, tile
 from tkc.driver import compile_module
 from tkc.frontend import parse_tk, read_source
-from tkc.passes.convert_tile_to_sm90 import _Emitter
-from tkc.passes.plan import WARPGROUP_THREADS, smem_plan
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "linear_attention.tk"
 Emit = Callable[[Operation], SSAValue]
@@ -43,7 +53,9 @@ def read_operand(memory: dict[int, float], desc: int, k_major: bool, extent: int
     return out
 
 
-def wgmma_operands(memory: dict[int, float], calls: list, m: int, n: int, transpose_a: bool) -> tuple[np.ndarray, np.ndarray]:
+def wgmma_operands(
+    memory: dict[int, float], calls: list, m: int, n: int, transpose_a: bool
+) -> tuple[np.ndarray, np.ndarray]:
     """(A as M x K, B as K x N) as the recorded wgmma calls (one per k16 step) read them."""
     a = np.concatenate([read_operand(memory, args[n // 2], not transpose_a, m) for args in calls]).T
     b = np.concatenate([read_operand(memory, args[n // 2 + 1], False, n) for args in calls])
@@ -146,6 +158,7 @@ def test_to_shared_buffer_sits_where_the_plan_put_it(params: dict[str, int]) -> 
     assert emitter.layout.shared and all(single[op] == buffer.offset for op, buffer in emitter.layout.shared.items())
     assert [ring.base for ring in emitter.layout.rings] == [ring.offset for ring in plan.rings]
     assert [s.offset for s in emitter.layout.staging.values()] == [offset for _, offset in plan.staging]
+    assert emitter.layout.smem_bytes == plan.total
 
 
 @pytest.mark.parametrize("params", [{}, {"BC": 128, "D": 128}], ids=["64", "128"])
@@ -159,3 +172,29 @@ def test_linear_attention_assembles_clean(params: dict[str, int]) -> None:
     report = assemble(print_ptx(module)).report
     assert report.clean and not report.perf_infos, report.log
     assert report.spill_stores == report.spill_loads == 0
+
+
+HOISTED = """
+kernel hoist(A: gl<bf16>[M, 64], B: gl<bf16>[64, 64], C: gl<bf16>[M, 64]) {
+    grid (M / 64) as (i)
+    let a = load A[i, 0] : st<bf16>[64, 64]
+    let w = bf16(exp(f32(load B[0, 0] : rt<bf16>[64, 64])))
+    let b = load B[0, 0] : st<bf16>[64, 64]
+    store C[i, 0] = bf16(mma_AB(a, w, mma_AB(a, b)))
+}
+"""
+
+
+def test_hoisted_loads_and_to_shared_tiles_share_the_single_region() -> None:
+    """The one-stage ring of kernel-level loads and a kernel-level to_shared tile: each where
+    smem_plan puts it (program order after the mbarriers), and so the staging too."""
+    module = compile_module(parse_tk(HOISTED, "hoist.tk"))
+    (kernel_op,) = [op for op in module.walk() if isinstance(op, tile.KernelOp)]
+    emitter = _Emitter(kernel_op)
+    plan = smem_plan(kernel_op, emitter.plan.stages)
+    (ring,) = emitter.layout.rings
+    placed = {op: ring.base + buffer.offset for op, buffer in ring.buffers.items()}
+    placed |= {op: buffer.offset for op, buffer in emitter.layout.shared.items()}
+    assert len(placed) == 3 and placed == dict(plan.single)
+    assert [s.offset for s in emitter.layout.staging.values()] == [offset for _, offset in plan.staging]
+    assert emitter.layout.smem_bytes == plan.total
