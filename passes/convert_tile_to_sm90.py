@@ -754,12 +754,13 @@ class _RoleEmitter:
         elements = [
             c if extent == 1 else self._mul(c, self._const(extent, block), block) for c, extent in zip(coords, extents)
         ]
-        return list(reversed(elements))
+        # a rank-1 tensor is mapped as one row of a 2-D tensor (see tkc/abi.py)
+        return list(reversed(elements)) + ([self._const(0, block)] if tensor_type.rank == 1 else [])
 
     def _box(self, buffer: SharedBuffer, rank: int, rows: int) -> tuple[int, ...]:
         shape = buffer.ref_type.get_shape()
         inner = (buffer.ref_type.panel_cols,) if len(shape) == 1 else (buffer.ref_type.panel_cols, rows)
-        return inner + (1,) * (rank - len(inner))
+        return inner + (1,) * (max(rank, 2) - len(inner))
 
     def _issue_load(self, load: tile.LoadOp, buffer: SharedBuffer, stage_addr: SSAValue, full: SSAValue, block: Block) -> None:
         tensor_type = cast(tile.GlobalType, load.tensor.type)

@@ -495,3 +495,13 @@ def test_compiler_abi_is_launchable(example, kernel, sizes):
     cfg = plan_launch(abi, tuple(args), {}, num_sms=132)
     assert all(1 <= g for g in cfg.grid) and cfg.block[0] == abi.block
     assert [p.name for p in cfg.params] == [p.name for p in abi.params]
+
+
+def test_vector_tensor_map_is_one_row_of_a_2d_map() -> None:
+    """A rank-1 argument is mapped as dims [n, 1] with a 16-byte-aligned row stride (tkc/abi.py)."""
+    from tkc.abi import TensorMapParam
+    from tkc.runtime.tensormap import spec_for
+
+    spec = spec_for(TensorMapParam("tmap_W_0", "W", (128, 1), 0), "bf16", (1000,), 0)
+    assert (spec.rank, spec.global_dims, spec.box) == (2, (1000, 1), (128, 1))
+    assert spec.global_strides == (2000,)

@@ -49,9 +49,11 @@ def spec_for(
     param: TensorMapParam, dtype: str, shape: tuple[int, ...], address: int | None
 ) -> TensorMapSpec:
     """The encoder arguments for `param` over a row-major `dtype` tensor of `shape`."""
-    rank = len(shape)
     es = ITEMSIZE[dtype]
     box = tuple(param.box)
+    if len(shape) == 1 and len(box) == 2:
+        shape = (1, *shape)  # a rank-1 tensor is mapped as one row of a 2-D tensor (tkc/abi.py)
+    rank = len(shape)
     # The ABI is the compiler's promise: a box that breaks the encoder's rules is a tkc bug.
     if not 1 <= rank <= 5:
         raise ValueError(f"tensor map {param.name}: rank {rank} is outside 1..5")
@@ -70,7 +72,8 @@ def spec_for(
             f"{param.swizzle}B swizzle span"
         )
     dims = tuple(reversed(shape))
-    strides = tuple(reversed(row_major(shape, es)))[1:]
+    # the one-row dim of a mapped vector is never stepped over, but its stride must be 16-aligned
+    strides = tuple(-(-s // 16) * 16 if shape[0] == 1 and rank == 2 else s for s in reversed(row_major(shape, es)))[1:]
     # Dims were checked to fit in 32 bits when they were bound; strides can still overflow.
     for s in strides:
         if s >= 1 << 40:
