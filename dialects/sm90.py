@@ -279,54 +279,55 @@ class PointerParamOp(IRDLOperation):
         super().__init__(properties={"param": StringAttr(param)}, result_types=[IntegerType(64)])
 
 
+class _AxisOp(IRDLOperation):
+    """An index along one grid axis (0, 1, 2 = x, y, z)."""
+
+    axis = prop_def(IntegerAttr)
+    result = result_def(IndexType)
+    traits = traits_def(Pure())
+    assembly_format = "$axis attr-dict"
+
+    def __init__(self, axis: int):
+        super().__init__(properties={"axis": IntegerAttr(axis, 32)}, result_types=[IndexType()])
+
+
 @irdl_op_definition
-class BlockIdOp(IRDLOperation):
+class BlockIdOp(_AxisOp):
+    """This block's index along the axis (%ctaid)."""
+
     name = "sm90.block_id"
-    axis = prop_def(IntegerAttr)
-    result = result_def(IndexType)
-    traits = traits_def(Pure())
-    assembly_format = "$axis attr-dict"
-
-    def __init__(self, axis: int):
-        super().__init__(properties={"axis": IntegerAttr(axis, 32)}, result_types=[IndexType()])
 
 
 @irdl_op_definition
-class GridDimOp(IRDLOperation):
+class GridDimOp(_AxisOp):
+    """The grid's extent along the axis (%nctaid)."""
+
     name = "sm90.grid_dim"
-    axis = prop_def(IntegerAttr)
+
+
+class _IndexOp(IRDLOperation):
+    """An index the hardware or the launch fixes."""
+
     result = result_def(IndexType)
     traits = traits_def(Pure())
-    assembly_format = "$axis attr-dict"
+    assembly_format = "attr-dict"
 
-    def __init__(self, axis: int):
-        super().__init__(properties={"axis": IntegerAttr(axis, 32)}, result_types=[IndexType()])
+    def __init__(self):
+        super().__init__(result_types=[IndexType()])
 
 
 @irdl_op_definition
-class ClusterRankOp(IRDLOperation):
+class ClusterRankOp(_IndexOp):
     """This CTA's rank in its cluster."""
 
     name = "sm90.cluster_rank"
-    result = result_def(IndexType)
-    traits = traits_def(Pure())
-    assembly_format = "attr-dict"
-
-    def __init__(self):
-        super().__init__(result_types=[IndexType()])
 
 
 @irdl_op_definition
-class SmemBaseOp(IRDLOperation):
+class SmemBaseOp(_IndexOp):
     """The 1024-aligned shared address where the kernel's shared-memory plan starts."""
 
     name = "sm90.smem_base"
-    result = result_def(IndexType)
-    traits = traits_def(Pure())
-    assembly_format = "attr-dict"
-
-    def __init__(self):
-        super().__init__(result_types=[IndexType()])
 
 
 @irdl_op_definition
