@@ -66,7 +66,6 @@ from tkc.dialects.tile import (
     element_bytes,
 )
 
-I32 = IntegerType(32)
 
 # --------------------------------------------------------------------------- types
 
