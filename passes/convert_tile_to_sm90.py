@@ -13,6 +13,10 @@ What it decides, and why:
   parity follow the iteration count `it`, which runs on across the tiles of a persistent CTA:
   s = it % S, parity = (it / S) & 1; the producer waits `empty` with the opposite parity, so its
   first lap passes at once.
+- **Tensor-core overlap.** A loop that only accumulates (acc = mma(a, b, acc), as GEMM's K loop)
+  keeps one wgmma group in flight across the back edge: it waits for the previous group, not the
+  one just issued, and frees the previous group's stage, so the tensor cores never idle on a
+  barrier. Products used within the iteration (attention) are waited on at once.
 - **Shared memory.** Barriers first, then the single tiles (hoisted loads, `tile.to_shared`
   tiles) in program order, then every ring's stages, then the epilogue's staging chunks (the
   order of plan.smem_plan); every tile 1024-aligned (the 128B swizzle repeat), plus 1 KB slack
