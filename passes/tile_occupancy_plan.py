@@ -160,11 +160,11 @@ class Planner:
         for n in options:
             if register_demand(self.kernel, n) <= register_split(n, 1)[1]:
                 return n
-        n = options[-1]
+        n = options[0]  # the most consumers: the smallest share of the tiles each thread holds
         raise error_at(
             self.kernel,
-            f"the register tiles need {register_demand(self.kernel, n)} registers per thread even with {n} "
-            f"consumer warpgroup(s), over the {register_split(n, 1)[1]} a consumer can get "
+            f"the register tiles need {register_demand(self.kernel, n)} registers per thread even split over "
+            f"{n} consumer warpgroup(s), over the {register_split(n, 1)[1]} each can get "
             f"from the {SM_REGISTERS}-register file: use smaller tiles",
         )
 
