@@ -888,10 +888,19 @@ class _Lowering:
         self.values[op.result] = regs
 
     def op_sm90_store_vector_global(self, op: sm90.StoreVectorGlobalOp) -> None:
-        """Lane 0 of each quad writes its two rows (all four lanes hold the same values)."""
+        """A row vector: lane 0 of each quad writes its two rows (the quad holds the same values).
+        A column vector (replicated over the warpgroup): the first quad of warp 0 writes it, each
+        lane its column pairs 8*k + 2*(lane % 4)."""
         b = self.b
         regs = self.f32_frag(op, op.source)
         row, quad = self.thread_row()
+        if cast(sm90.FragmentType, op.source.type).is_column:
+            with b.if_(b.setp("eq", "u32", row, 0)):
+                column = b.add("u32", self.reg(op.offset), b.shl("b32", quad, 1))
+                addr = b.add("u64", self.reg(op.base), b.mul_wide("u32", column, 4))
+                for k in range(len(regs) // 2):
+                    b.st("global", "f32", addr, regs[2 * k: 2 * k + 2], 8 * k * 4)
+            return
         with b.if_(b.setp("eq", "u32", quad, 0)):
             addr = b.add("u64", self.reg(op.base), b.mul_wide("u32", b.add("u32", self.reg(op.offset), row), 4))
             for n, value in enumerate(regs):

@@ -284,8 +284,6 @@ def _column_vectors(kernel: tile.KernelOp) -> set[SSAValue]:
                 seeds = [(op.vector, op.axis.data)]
             case tile.ReduceOp():
                 seeds = [(op.result, op.axis.data)]
-            case tile.StoreOp() if isinstance(op.value.type, tile.RegisterVectorType):
-                seeds = [(op.value, tile.Axis.ROW)]
             case _:
                 seeds = []
         for value, kind in seeds:
@@ -1074,8 +1072,17 @@ class _RoleEmitter:
             else:
                 offset = element
         assert offset is not None
-        offset = self._add(offset, self.row0, block)
-        self._op(sm90.StoreVectorGlobalOp(self.values[op.value], base, offset), block)
+        value = self.values[op.value]
+        if not cast(sm90.FragmentType, value.type).is_column:
+            self._op(sm90.StoreVectorGlobalOp(value, base, self._add(offset, self.row0, block)), block)
+            return
+        # every consumer holds the whole column vector: the first one stores it
+        assert self.consumer_index is not None
+        first = self._op(arith.CmpiOp(self.consumer_index, self._const(0, block), "eq"), block).results[0]
+        store = Block()
+        self._op(sm90.StoreVectorGlobalOp(value, base, offset), store)
+        store.add_op(scf.YieldOp())
+        self._op(scf.IfOp(first, [], Region(store)), block)
 
 
 class ConvertTileToSm90Pass(ModulePass):

@@ -1,5 +1,6 @@
 """Kernels beyond the examples (other dtypes, fp8, f32 outputs, several outputs, one consumer
-warpgroup, exp instead of exp2) run on the GPU and match the reference interpreter."""
+warpgroup, exp instead of exp2, a column sum stored to global memory, a GEMM whose activated
+result feeds a second product, element-wise math) run on the GPU and match the interpreter."""
 
 from pathlib import Path
 
@@ -14,6 +15,9 @@ SIZES = {
     "fp8.tk": {"M": 256, "N": 512, "K": 512},
     "attn64.tk": {"B": 2, "H": 3, "N": 256},
     "twoout.tk": {"M": 192, "N": 512},
+    "colsum.tk": {"M": 256, "N": 384},
+    "chain.tk": {"M": 256, "N": 128, "K": 512},
+    "elementwise.tk": {"M": 128, "N": 256},
 }
 
 
