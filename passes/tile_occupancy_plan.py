@@ -71,6 +71,10 @@ def floor8(n: int) -> int:
     return n // 8 * 8
 
 
+WGMMA_OPERAND_REGISTERS = 16
+"""Registers a wgmma needs besides its accumulators (descriptors, A fragments, addresses)."""
+
+
 def register_pool(consumers: int, ctas: int) -> tuple[int, int]:
     """(registers per thread at entry, the block's pool) with .maxntid + .minnctapersm `ctas`."""
     threads = WARPGROUP_THREADS * (1 + consumers)
@@ -158,15 +162,28 @@ class Planner:
         most = min(MAX_CONSUMERS, max(1, rows // WGMMA_ROWS))
         options = [n for n in range(most, 0, -1) if rows < WGMMA_ROWS or rows % (WGMMA_ROWS * n) == 0]
         for n in options:
-            if register_demand(self.kernel, n) <= register_split(n, 1)[1]:
+            if register_demand(self.kernel, n) <= register_split(n, 1)[1] and self.widest_mma_fits(n):
                 return n
         n = options[0]  # the most consumers: the smallest share of the tiles each thread holds
+        if register_demand(self.kernel, n) > register_split(n, 1)[1]:
+            raise error_at(
+                self.kernel,
+                f"the register tiles need {register_demand(self.kernel, n)} registers per thread even split over "
+                f"{n} consumer warpgroup(s), over the {register_split(n, 1)[1]} each can get "
+                f"from the {SM_REGISTERS}-register file: use smaller tiles",
+            )
         raise error_at(
             self.kernel,
-            f"the register tiles need {register_demand(self.kernel, n)} registers per thread even split over "
-            f"{n} consumer warpgroup(s), over the {register_split(n, 1)[1]} each can get "
-            f"from the {SM_REGISTERS}-register file: use smaller tiles",
+            f"{n} consumer warpgroups leave {register_pool(n, 1)[0]} registers per thread at kernel entry, too few "
+            f"for one wgmma of this kernel's widest product with its accumulators; use narrower tiles or "
+            f"fewer rows per block",
         )
+
+    def widest_mma_fits(self, consumers: int) -> bool:
+        """ptxas allocates a kernel's registers at the entry count (setmaxnreg only moves them at run
+        time), so one wgmma's accumulators and operands must fit that count: m64nN holds N/2."""
+        widest = max((op.result.type.cols for op in self.kernel.walk() if isinstance(op, MmaOp)), default=0)
+        return widest // 2 + WGMMA_OPERAND_REGISTERS <= register_pool(consumers, 1)[0]
 
     def check_consumers(self, n: int, rows: int) -> None:
         threads = WARPGROUP_THREADS * (1 + n)
@@ -190,6 +207,12 @@ class Planner:
                 self.kernel,
                 f"@consumers({n}): each consumer thread needs {demand} registers, over the {consumer} it can get "
                 f"beside the producer ({threads} threads share {pool} of the SM's {SM_REGISTERS} registers)",
+            )
+        if not self.widest_mma_fits(n):
+            raise error_at(
+                self.kernel,
+                f"@consumers({n}) leaves {register_pool(n, 1)[0]} registers per thread at kernel entry, too few "
+                f"for one wgmma of this kernel's widest product with its accumulators",
             )
 
     def registers(self, n: int, ctas: int) -> tuple[int, int, str]:
