@@ -1,6 +1,7 @@
 """Kernels beyond the examples (other dtypes, fp8, f32 outputs, several outputs, one consumer
 warpgroup, exp instead of exp2, a column sum stored to global memory, a GEMM whose activated
-result feeds a second product, element-wise math) run on the GPU and match the interpreter."""
+result feeds a second product, element-wise math, block-index branches, row min/max, a bias
+epilogue, a positional mask, row sums) run on the GPU and match the interpreter."""
 
 from pathlib import Path
 
@@ -18,6 +19,11 @@ SIZES = {
     "colsum.tk": {"M": 256, "N": 384},
     "chain.tk": {"M": 256, "N": 128, "K": 512},
     "elementwise.tk": {"M": 128, "N": 256},
+    "branchy.tk": {"B": 2, "M": 128, "N": 192},
+    "rowrange.tk": {"M": 192, "N": 512},
+    "gemm_bias_relu.tk": {"M": 256, "N": 256, "K": 256},
+    "masked_copy.tk": {"M": 128, "N": 128},
+    "rowsum_exp2.tk": {"M": 128, "K": 256},
 }
 
 
