@@ -860,6 +860,11 @@ class _RoleEmitter:
             self.values[old] = new
         it = self._iteration(ring, loop, body.args[0], body) if ring else None
         chain = _accumulation_chain(loop) if ring else None
+        if chain is not None:
+            new_loop.attributes["wgmma_in_flight"] = tile.DecisionAttr(
+                1, "the loop only accumulates (acc = mma(a, b, acc)): each iteration waits for the previous "
+                "wgmma group and frees its stage, so the tensor cores never wait on a barrier"
+            )
         for op in loop.body.block.ops:
             if isinstance(op, tile.LoadOp):
                 if ring is not None and it is not None and op is self._slot_position(ring):
