@@ -861,9 +861,9 @@ class _RoleEmitter:
         it = self._iteration(ring, loop, body.args[0], body) if ring else None
         chain = _accumulation_chain(loop) if ring else None
         if chain is not None:
-            new_loop.attributes["wgmma_in_flight"] = tile.DecisionAttr(
-                1, "the loop only accumulates (acc = mma(a, b, acc)): each iteration waits for the previous "
-                "wgmma group and frees its stage, so the tensor cores never wait on a barrier"
+            new_loop.attributes["wgmma_in_flight"] = StringAttr(
+                "one group: the loop only accumulates (acc = mma(a, b, acc)), so each iteration waits for the "
+                "previous wgmma group and frees its stage, and the tensor cores never wait on a barrier"
             )
         for op in loop.body.block.ops:
             if isinstance(op, tile.LoadOp):
