@@ -236,46 +236,43 @@ class KernelOp(IRDLOperation):
         super().__init__(regions=[Region(Block())], properties=props)
 
 
+class _ParamOp(IRDLOperation):
+    """The value of the kernel parameter `param`, of the type `RESULT` says."""
+
+    RESULT: ClassVar[Attribute]
+    param = prop_def(StringAttr)
+    traits = traits_def(Pure())
+    assembly_format = "$param attr-dict"
+
+    def __init__(self, param: str):
+        super().__init__(properties={"param": StringAttr(param)}, result_types=[self.RESULT])
+
+
 @irdl_op_definition
-class TensorMapParamOp(IRDLOperation):
+class TensorMapParamOp(_ParamOp):
     """The generic address of the tensor-map parameter `param` (mov + cvta.param)."""
 
     name = "sm90.tensormap"
-    param = prop_def(StringAttr)
+    RESULT: ClassVar[Attribute] = TensorMapType()
     result = result_def(TensorMapType)
-    traits = traits_def(Pure())
-    assembly_format = "$param attr-dict"
-
-    def __init__(self, param: str):
-        super().__init__(properties={"param": StringAttr(param)}, result_types=[TensorMapType()])
 
 
 @irdl_op_definition
-class DimParamOp(IRDLOperation):
+class DimParamOp(_ParamOp):
     """A u32 kernel parameter holding a symbolic dim."""
 
     name = "sm90.dim"
-    param = prop_def(StringAttr)
+    RESULT: ClassVar[Attribute] = IndexType()
     result = result_def(IndexType)
-    traits = traits_def(Pure())
-    assembly_format = "$param attr-dict"
-
-    def __init__(self, param: str):
-        super().__init__(properties={"param": StringAttr(param)}, result_types=[IndexType()])
 
 
 @irdl_op_definition
-class PointerParamOp(IRDLOperation):
+class PointerParamOp(_ParamOp):
     """A u64 kernel parameter holding a global address (converted with cvta.to.global)."""
 
     name = "sm90.pointer"
-    param = prop_def(StringAttr)
+    RESULT: ClassVar[Attribute] = IntegerType(64)
     result = result_def(IntegerType(64))
-    traits = traits_def(Pure())
-    assembly_format = "$param attr-dict"
-
-    def __init__(self, param: str):
-        super().__init__(properties={"param": StringAttr(param)}, result_types=[IntegerType(64)])
 
 
 class _AxisOp(IRDLOperation):
