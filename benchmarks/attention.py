@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
-import statistics
 from collections.abc import Callable
 from pathlib import Path
 
@@ -21,27 +20,9 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.nn.functional import scaled_dot_product_attention as sdpa
 
 import tkc
+from timing import median_ms
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def median_ms(fns: dict[str, Callable[[], object]], runs: int) -> dict[str, float]:
-    """Median time of each function; they take turns run by run, so clock and temperature drift
-    over the measurement affect all of them alike."""
-    for _ in range(5):
-        for fn in fns.values():
-            fn()
-    torch.cuda.synchronize()
-    times: dict[str, list[float]] = {name: [] for name in fns}
-    for _ in range(runs):
-        for name, fn in fns.items():
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            fn()
-            end.record()
-            end.synchronize()
-            times[name].append(start.elapsed_time(end))
-    return {name: statistics.median(t) for name, t in times.items()}
 
 
 def backend(kind: SDPBackend, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool) -> Callable[[], torch.Tensor]:
@@ -72,7 +53,7 @@ def bench(d: int, n: int, causal: bool, runs: int) -> dict[str, float]:
         "cudnn": backend(SDPBackend.CUDNN_ATTENTION, q, k, v, causal),
         "fa2": backend(SDPBackend.FLASH_ATTENTION, q, k, v, causal),
     }
-    for name, ms in median_ms(timed, runs).items():
+    for name, ms in median_ms({name: lambda _, fn=fn: fn() for name, fn in timed.items()}, runs, warmup=5).items():
         result[f"{name}_tflops"] = flop / ms / 1e9
     result["tkc_over_cudnn"] = result["tkc_tflops"] / result["cudnn_tflops"]
     result["tkc_over_fa2"] = result["tkc_tflops"] / result["fa2_tflops"]

@@ -14,8 +14,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
-import statistics
-from collections.abc import Callable
 from pathlib import Path
 
 import torch
@@ -23,6 +21,7 @@ import triton
 import triton.language as tl
 
 import tkc
+from timing import median_ms
 
 ROOT = Path(__file__).resolve().parents[1]
 SHAPES = [(2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192), (8192, 8192, 1024), (4096, 14336, 4096)]
@@ -53,25 +52,6 @@ def triton_gemm(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> None:
     n = b.shape[1]
     grid = (triton.cdiv(m, 128) * triton.cdiv(n, 256),)
     _triton_gemm[grid](a, b, c, m, n, k, BM=128, BN=256, BK=64, GROUP=8, num_warps=8, num_stages=3)
-
-
-def median_ms(fns: dict[str, Callable[[int], None]], runs: int, sets: int) -> dict[str, float]:
-    """Median time of each function; the functions take turns run by run, so clock and
-    temperature drift over the measurement affect all of them alike."""
-    for i in range(10):
-        for fn in fns.values():
-            fn(i % sets)
-    torch.cuda.synchronize()
-    times: dict[str, list[float]] = {name: [] for name in fns}
-    for i in range(runs):
-        for name, fn in fns.items():
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            fn(i % sets)
-            end.record()
-            end.synchronize()
-            times[name].append(start.elapsed_time(end))
-    return {name: statistics.median(t) for name, t in times.items()}
 
 
 def bench_shape(kernel: tkc.CompiledKernel, m: int, n: int, k: int, runs: int) -> dict[str, float]:

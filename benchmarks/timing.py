@@ -1,0 +1,27 @@
+"""Timing shared by the benchmarks: CUDA events around each launch, median of many."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable
+
+import torch
+
+
+def median_ms(fns: dict[str, Callable[[int], object]], runs: int, sets: int = 1, warmup: int = 10) -> dict[str, float]:
+    """Median time of each function, called with the input set i % sets of run i. The functions
+    take turns run by run, so clock and temperature drift over the measurement hit all alike."""
+    for i in range(warmup):
+        for fn in fns.values():
+            fn(i % sets)
+    torch.cuda.synchronize()
+    times: dict[str, list[float]] = {name: [] for name in fns}
+    for i in range(runs):
+        for name, fn in fns.items():
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            fn(i % sets)
+            end.record()
+            end.synchronize()
+            times[name].append(start.elapsed_time(end))
+    return {name: statistics.median(t) for name, t in times.items()}
