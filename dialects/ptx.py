@@ -998,8 +998,11 @@ class MbarInitOp(PtxInst):
 
 @irdl_op_definition
 class MbarArriveOp(PtxInst):
-    """`mbarrier.arrive.shared::cta.b64 _, [addr]{, count}`; with `cluster`, the release-cluster
-    arrive on a barrier of another CTA of the cluster (addr from `mapa`). args: [addr]"""
+    """`mbarrier.arrive.shared::cta.b64 _, [addr]{, count}`; with `cluster`, the arrive on a barrier
+    of another CTA of the cluster (addr from `mapa`). Its release stays at CTA scope, as CUTLASS's: the
+    arrivals only say that wgmma finished reading a stage (wait_group already ordered that), and a
+    release.cluster arrive costs a cluster-wide MEMBAR per warp per stage, which measured the 2-CTA
+    GEMM at 0.67x of cuBLAS. args: [addr]"""
 
     name = "ptx.mbar_arrive"
     count = opt_prop_def(IntegerAttr)
@@ -1010,7 +1013,7 @@ class MbarArriveOp(PtxInst):
 
     def ptx(self, names: Names) -> str:
         count = f", {self.count.value.data}" if self.count is not None else ""
-        space = "release.cluster.shared::cluster" if self.cluster is not None else "shared::cta"
+        space = "shared::cluster" if self.cluster is not None else "shared::cta"
         return f"mbarrier.arrive.{space}.b64 _, [{names[self.operands[0]]}]{count};"
 
 
@@ -1576,6 +1579,15 @@ def _i(value: int) -> IntegerAttr:
 _UNIT = UnitAttr()
 
 
+def _is_power_of_two(value: Src) -> bool:
+    return isinstance(value, int) and value > 0 and value & (value - 1) == 0
+
+
+def _bits_type_of(ty: str) -> str:
+    """The b-type of an integer type: `and`, `or`, `xor` take only those."""
+    return "b" + ty[1:]
+
+
 def _imm_bits(ty: str, value: int | float) -> int:
     """What `imm` stores: f32 values as their bits, integers as they are."""
     return f32_bits(float(value)) if ty == "f32" else int(value)
@@ -1748,9 +1760,16 @@ class PtxBuilder:
         return self._arith(FmaOp, ty, (a, b, c), mods)
 
     def div(self, ty: str, a: Src, b: Src, mods: str | None = None) -> SSAValue:
+        # ptxas expands an unsigned div/rem by an immediate into the generic reciprocal sequence
+        # (I2F + MUFU.RCP + F2I, about 20 instructions) even for 1 and powers of two; in a K loop
+        # that sat between the mbarrier wait and the wgmma issue of every iteration.
+        if ty[0] == "u" and _is_power_of_two(b):
+            return self._reg(ty, a) if b == 1 else self.shr(ty, a, b.bit_length() - 1)
         return self._arith(DivOp, ty, (a, b), mods or ("rn" if ty == "f32" else None))
 
     def rem(self, ty: str, a: Src, b: Src) -> SSAValue:
+        if ty[0] == "u" and _is_power_of_two(b):
+            return self.and_(_bits_type_of(ty), a, b - 1)
         return self._arith(RemOp, ty, (a, b))
 
     def and_(self, ty: str, a: Src, b: Src) -> SSAValue:
