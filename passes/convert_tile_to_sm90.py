@@ -554,6 +554,44 @@ def _accumulation_chain(loop: scf.ForOp) -> tile.MmaOp | None:
     return mma if carried and uses == [yield_op] else None
 
 
+def _overlap_tail(loop: scf.ForOp) -> list[Operation] | None:
+    """The loop's tail when its last mma can run one iteration late (FlashAttention-3's
+    intra-warpgroup overlap): the mma accumulates into a loop-carried tile (o = mma(p, v, f(o)))
+    whose value nothing else in the body reads, and an earlier mma heads the body (s = mma(q, k)).
+    The tail is that mma plus the element-wise ops between the carried tile and its accumulator
+    (mul_row(o, alpha)), in program order. Then iteration j issues its head mma, then the tail of
+    iteration j-1, and works on the head's product (softmax) while the tensor cores run the tail.
+    Not with tile.to_shared or stores in the loop, whose order with the tail would change."""
+    block = loop.body.block
+    ops = list(block.ops)
+    if any(isinstance(op, tile.ToSharedOp | tile.StoreOp) for op in loop.walk()):
+        return None
+    mmas = [op for op in ops if isinstance(op, tile.MmaOp)]
+    if len(mmas) < 2 or mmas[-1].acc is None:
+        return None
+    mma, yield_op = mmas[-1], ops[-1]
+    if [use.operation for use in mma.result.uses] != [yield_op]:
+        return None
+    carried = block.args[1 + list(yield_op.operands).index(mma.result)]
+    tail: list[Operation] = [mma]
+    value = mma.acc
+    while value is not carried:
+        owner = value.owner
+        if not isinstance(owner, tile.BroadcastOp | tile.BinaryOp | tile.UnaryOp) or owner.parent_block() is not block:
+            return None
+        if len(list(value.uses)) != 1:
+            return None
+        tail.append(owner)
+        value = owner.operands[0]
+    if len(list(carried.uses)) != 1 or mmas[0] in tail:
+        return None
+    for op in tail:
+        for operand in op.operands:
+            if operand is block.args[0] or (operand in block.args and operand is not carried):
+                return None
+    return sorted(tail, key=ops.index)
+
+
 def _depends_on_block_axis(op: Operation, axis: int) -> bool:
     """Whether any operand of `op` is computed from the block index along `axis`."""
     seen: set[Operation] = set()
@@ -852,6 +890,10 @@ class _RoleEmitter:
                     self._emit_op(op, body)
             body.add_op(scf.YieldOp())
             return
+        tail = _overlap_tail(loop) if ring is not None else None
+        if ring is not None and tail is not None:
+            self._emit_overlapped_for(loop, ring, tail, block)
+            return
         init = [self.values[v] for v in loop.iter_args]
         body = Block(arg_types=[IndexType(), *(self._frag_of(a) for a in loop.body.block.args[1:])])
         new_loop = scf.ForOp(lb, ub, step, init, body)
@@ -893,6 +935,143 @@ class _RoleEmitter:
             self._release(ring, last.results[0], guarded)
             guarded.add_op(scf.YieldOp())
             self._op(scf.IfOp(ran, [], Region(guarded)), block)
+
+    def _emit_overlapped_for(self, loop: scf.ForOp, ring: Ring, tail: list[Operation], block: Block) -> None:
+        """A loop whose tail runs one iteration late (see _overlap_tail), as
+            if trips > 0:
+                head(first)
+                for the rest: issue head mma j; tail(j-1) issued; wait head mma; rest of head(j);
+                              wait tail(j-1); free stage j-1
+                tail(last); free the last stage
+        The values the tail takes from the head (P, the rescale factors) and the stage the tail
+        reads (V) are those of the previous iteration: the former ride along as loop-carried
+        fragments, the latter's views are rebuilt from the iteration count minus one."""
+        old_block = loop.body.block
+        yield_op = old_block.last_op
+        assert isinstance(yield_op, scf.YieldOp)
+        tail_set = set(tail)
+        head = [op for op in old_block.ops if op not in tail_set and op is not yield_op]
+        first_mma = next(op for op in head if isinstance(op, tile.MmaOp))
+        tail_index = list(yield_op.operands).index(tail[-1].results[0])
+        carried_acc = old_block.args[1 + tail_index]
+        crossing: list[SSAValue] = []
+        tail_loads: list[tile.LoadOp] = []
+        for op in tail:
+            for v in op.operands:
+                if isinstance(v.owner, tile.LoadOp) and v.owner.parent_block() is old_block:
+                    if v.owner not in tail_loads:
+                        tail_loads.append(v.owner)
+                elif (isinstance(v.owner, Operation) and v.owner.parent_block() is old_block
+                      and v.owner not in tail_set and v not in crossing):
+                    crossing.append(v)
+        init = [self.values[v] for v in loop.iter_args]
+        lb, ub, step = (self.values[v] for v in (loop.lb, loop.ub, loop.step))
+        trips = self._trip_count(loop, block)
+        ran = self._op(arith.CmpiOp(trips, self._const(0, block), "ugt"), block).results[0]
+        then = Block()
+
+        # the first iteration's head
+        self.values[old_block.args[0]] = lb
+        for arg, value in zip(old_block.args[1:], init):
+            self.values[arg] = value
+        self._emit_head(head, ring, self.ring_counts[id(ring)], None, then)
+        carried_init = [
+            init[i] if i == tail_index else self.values[v] for i, v in enumerate(yield_op.operands)
+        ] + [self.values[v] for v in crossing]
+
+        body = Block(arg_types=[IndexType(), *(v.type for v in carried_init)])
+        start = self._add(lb, step, then)
+        new_loop = scf.ForOp(start, ub, step, carried_init, body)
+        new_loop.attributes["softmax_overlap"] = StringAttr(
+            "the last mma accumulates into a carried tile nothing else reads, so it runs one iteration late: "
+            "each iteration issues its first mma, then the previous iteration's last one, and computes on the "
+            "first product while the tensor cores run both"
+        )
+        self._op(new_loop, then)
+        n = len(old_block.args) - 1
+        self.values[old_block.args[0]] = body.args[0]
+        for arg, value in zip(old_block.args[1:], body.args[1 : 1 + n]):
+            self.values[arg] = value
+        it = self._iteration(ring, loop, body.args[0], body)
+        previous = self._op(arith.SubiOp(it, self._const(1, body)), body).results[0]
+        late = (tail, crossing, list(body.args[1 + n :]), tail_loads, previous, first_mma)
+        done = self._emit_head(head, ring, it, late, body)
+        assert done is not None
+        self._release(ring, previous, body)
+        body.add_op(scf.YieldOp(
+            *(done if i == tail_index else self.values[v] for i, v in enumerate(yield_op.operands)),
+            *(self.values[v] for v in crossing),
+        ))
+
+        # the last iteration's tail
+        last = self._op(arith.SubiOp(self._add(self.ring_counts[id(ring)], trips, then), self._const(1, then)), then)
+        self.values[carried_acc] = new_loop.results[tail_index]
+        _, acc = self._emit_tail(tail, crossing, list(new_loop.results[n:]), tail_loads, last.results[0], then)
+        final = self._op(sm90.WgmmaWaitOp(acc, 0), then).results[0]
+        self._release(ring, last.results[0], then)
+        then.add_op(scf.YieldOp(*(final if i == tail_index else new_loop.results[i] for i in range(n))))
+        skipped = Block()
+        skipped.add_op(scf.YieldOp(*init))
+        result = self._op(scf.IfOp(ran, [v.type for v in init], Region(then), Region(skipped)), block)
+        for old, new in zip(loop.results, result.results):
+            self.values[old] = new
+
+    def _emit_head(self, head: list[Operation], ring: Ring, it: SSAValue,
+                   late: tuple[list[Operation], list[SSAValue], list[SSAValue], list[tile.LoadOp], SSAValue, Operation] | None,
+                   block: Block) -> SSAValue | None:
+        """The head of an overlapped loop's iteration `it`; with `late`, the previous iteration's
+        tail is issued right after the first mma, and its product waited for (and returned) just
+        before the head writes the tail's next A operand: ptxas gives both the same registers,
+        and rewriting registers an in-flight wgmma reads serializes the wgmmas (C7513)."""
+        acc = done = None
+        a_operand = cast(tile.MmaOp, late[0][-1]).a if late is not None else None
+        for op in head:
+            if isinstance(op, tile.LoadOp):
+                if op is self._slot_position(ring):
+                    self._ring_slot(ring, it, block)
+                continue
+            if late is not None and op is late[5]:
+                tail, crossing, carried, tail_loads, previous, _ = late
+                issued, acc = self._emit_tail(tail, crossing, carried, tail_loads, previous, block, cast(tile.MmaOp, op))
+                assert issued is not None
+                self.values[op.results[0]] = self._op(sm90.WgmmaWaitOp(issued, 1), block).results[0]
+                continue
+            if acc is not None and done is None and a_operand in op.results:
+                done = self._op(sm90.WgmmaWaitOp(acc, 0), block).results[0]
+            self._emit_op(op, block)
+        if acc is not None and done is None:
+            done = self._op(sm90.WgmmaWaitOp(acc, 0), block).results[0]
+        return done
+
+    def _emit_tail(self, tail: list[Operation], crossing: list[SSAValue], carried: list[SSAValue],
+                   tail_loads: list[tile.LoadOp], it: SSAValue, block: Block,
+                   head_mma: tile.MmaOp | None = None) -> tuple[SSAValue | None, SSAValue]:
+        """Issue the tail of ring iteration `it` on the carried head values, and `head_mma` between
+        the tail's element-wise ops and its mma: ptxas serializes wgmmas (C7513) when other
+        instructions write a wgmma's registers between two groups in flight. Returns the head's
+        and the tail's (not yet waited) products; the head's own values are restored afterwards."""
+        saved = {v: self.values.get(v) for v in [*crossing, *(load.result for load in tail_loads)]}
+        self.values.update(zip(crossing, carried))
+        if tail_loads:
+            ring = next(r for r in self.e.layout.rings if tail_loads[0] in r.loads)
+            stage_addr = self._slot(ring, it, block)[0]
+            for load in tail_loads:
+                buffer = ring.buffers[load]
+                addr = self._add(stage_addr, self._const(buffer.offset, block), block)
+                self.values[load.result] = self._op(sm90.SmemViewOp(addr, buffer.ref_type), block).results[0]
+        for op in tail[:-1]:
+            self._emit_op(op, block)
+        late_values = {v: self.values[v] for v in saved}
+        for v, value in saved.items():
+            if value is not None:
+                self.values[v] = value
+        issued = self._issue_mma(head_mma, block) if head_mma is not None else None
+        self.values.update(late_values)
+        acc = self._issue_mma(cast(tile.MmaOp, tail[-1]), block)
+        for v, value in saved.items():
+            if value is not None:
+                self.values[v] = value
+        return issued, acc
 
     def _release_after_mma(self, ring: Ring, it: SSAValue, deferred: bool, block: Block) -> None:
         """Free the stage the finished wgmmas read: this iteration's, or with a deferred wait
@@ -1002,6 +1181,11 @@ class _RoleEmitter:
         self.values[op.result] = view
 
     def _emit_mma(self, op: tile.MmaOp, block: Block, pending: int = 0) -> None:
+        issued = self._issue_mma(op, block)
+        self.values[op.result] = self._op(sm90.WgmmaWaitOp(issued, pending), block).results[0]
+
+    def _issue_mma(self, op: tile.MmaOp, block: Block) -> SSAValue:
+        """The wgmma group of `op`, issued; its product may be read only after a wgmma_wait."""
         a = self.values[op.a]
         shared_a = isinstance(a.type, sm90.SharedRefType)
         acc = self.values[op.acc] if op.acc is not None else None
@@ -1016,8 +1200,7 @@ class _RoleEmitter:
             self.row0 if shared_a else None,
         )
         self._op(mma, block)
-        wait = self._op(sm90.WgmmaWaitOp(mma.result, pending), block)
-        self.values[op.result] = wait.results[0]
+        return mma.result
 
     def _emit_store(self, op: tile.StoreOp, block: Block) -> None:
         assert self.row0 is not None and self.consumer_index is not None and self.smem_base is not None

@@ -54,7 +54,7 @@ builtin.module {
 // PTX-NEXT: .minnctapersm 1
 // PTX:          ld.param.u32 [[K:%r[0-9]+]], [dim_K];
 // PTX-NEXT:     add.u32 [[T:%r[0-9]+]], [[K]], 63;
-// PTX-NEXT:     div.u32 {{%r[0-9]+}}, [[T]], 64;
+// PTX-NEXT:     shr.u32 {{%r[0-9]+}}, [[T]], 6;
 // PTX:          shr.u32 [[WG:%r[0-9]+]], {{%r[0-9]+}}, 7;
 // PTX-NEXT:     setp.ne.u32 [[P:%p[0-9]+]], [[WG]], 0;
 // PTX-NEXT:     @[[P]] bra CONSUMER_0;
