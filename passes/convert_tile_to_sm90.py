@@ -65,7 +65,14 @@ from xdsl.passes import ModulePass
 from tkc import abi as kabi
 from tkc.diagnostics import error_at
 from tkc.dialects import sm90, tile
-from tkc.passes.plan import WARPGROUP_THREADS, WGMMA_ROWS, KernelPlan, staging_chunk
+from tkc.passes.plan import (
+    WARPGROUP_THREADS,
+    WGMMA_ROWS,
+    KernelPlan,
+    staging_bytes,
+    staging_chunk,
+    staging_reuses_single_tiles,
+)
 
 CLUSTER = 2
 """CTAs of a cluster sharing multicast loads (pairs along grid axis 0)."""
@@ -143,6 +150,9 @@ class Staging:
     offset: int
     chunk: sm90.SharedRefType
     buffers: int
+    reuses_single_tiles: bool = False
+    """In the bytes of the kernel-level loads (plan.staging_reuses_single_tiles): all consumers
+    meet before writing them, so no wgmma still reads them."""
 
     @property
     def consumer_stride(self) -> int:
@@ -212,13 +222,21 @@ def _plan_shared_memory(kernel: tile.KernelOp, plan: KernelPlan, consumers: int,
         raise error_at(kernel, f"{barriers} mbarriers do not fit the {BARRIER_REGION}-byte barrier region")
 
     staging: dict[tile.StoreOp, Staging] = {}
-    for op in kernel.walk():
-        if isinstance(op, tile.StoreOp) and isinstance(op.value.type, tile.RegisterTileType):
-            t = op.value.type
-            swizzle, chunk_cols, buffers = staging_chunk(op)
-            chunk = sm90.SharedRefType([rows_per_consumer, chunk_cols], t.element_type, swizzle)
-            staging[op] = Staging(offset, chunk, buffers)
-            offset += consumers * staging[op].consumer_stride
+    stores = [op for op in kernel.walk() if isinstance(op, tile.StoreOp) and isinstance(op.value.type, tile.RegisterTileType)]
+    reused = BARRIER_REGION if hoisted and rings[0].stage_bytes else None
+    if reused is None or not staging_reuses_single_tiles(kernel, hoisted) or (
+            sum(staging_bytes(op) for op in stores) > rings[0].stage_bytes):
+        reused = None
+    for op in stores:
+        t = cast(tile.RegisterTileType, op.value.type)
+        swizzle, chunk_cols, buffers = staging_chunk(op)
+        chunk = sm90.SharedRefType([rows_per_consumer, chunk_cols], t.element_type, swizzle)
+        if reused is not None:
+            staging[op] = Staging(reused, chunk, buffers, reuses_single_tiles=True)
+            reused += consumers * staging[op].consumer_stride
+            continue
+        staging[op] = Staging(offset, chunk, buffers)
+        offset += consumers * staging[op].consumer_stride
     col_scratch = offset
     reduced_cols = [op.source.type.cols for op in kernel.walk() if isinstance(op, tile.ReduceOp) and op.axis.data == tile.Axis.COL]
     offset += sm90.ColReduceOp.scratch_bytes(max(reduced_cols, default=0), consumers)
@@ -1221,6 +1239,8 @@ class _RoleEmitter:
             block,
         )
         barrier_id = self._add(self.consumer_index, self._const(1, block), block)
+        if staging.reuses_single_tiles:
+            self._op(sm90.NamedBarrierOp(self._const(self.e.consumers + 1, block), WARPGROUP_THREADS * self.e.consumers), block)
         box = self._box(SharedBuffer(0, staging.chunk), tensor_type.rank, self.e.rows_per_consumer)
         name = self.e._tensor_map(op.tensor, box, staging.chunk.swizzle.data)
         element_coords = self._element_coords(tensor_type, value_type, coords, block)

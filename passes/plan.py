@@ -201,6 +201,31 @@ def col_scratch_bytes(kernel: Operation) -> int:
     return ColReduceOp.scratch_bytes(max(t.cols for t in tiles), min(4, max(t.rows for t in tiles) // WGMMA_ROWS))
 
 
+def _top_level(op: Operation, kernel: Operation) -> Operation:
+    while op.parent_op() is not kernel:
+        parent = op.parent_op()
+        assert parent is not None
+        op = parent
+    return op
+
+
+def staging_reuses_single_tiles(kernel: Operation, single: list[LoadOp]) -> bool:
+    """Whether the epilogue staging takes the bytes of the kernel-level loads (attention's Q)
+    instead of its own: the CTA runs one tile (not persistent), so nothing reloads them, and
+    every use of them comes before the first staged store (before which all consumers meet,
+    their wgmmas done). It is what leaves attention at D=128 room for a third K/V stage."""
+    if KernelPlan.of(kernel).persistent or any(isinstance(op, ToSharedOp) for op in kernel.walk()):
+        return False
+    body = list(kernel.regions[0].block.ops)
+    stores = [body.index(_top_level(op, kernel)) for op in kernel.walk()
+              if isinstance(op, StoreOp) and isinstance(op.value.type, RegisterTileType)]
+    if not single or not stores:
+        return False
+    first_store = min(stores)
+    return all(body.index(_top_level(use.operation, kernel)) < first_store
+               for load in single for use in load.result.uses)
+
+
 def smem_plan(kernel: Operation, stages: int) -> SmemPlan:
     offset = MBARRIER_REGION
 
@@ -226,10 +251,18 @@ def smem_plan(kernel: Operation, stages: int) -> SmemPlan:
         rings.append(Ring(loop, start, stage_bytes, loads))
         offset = start + stages * stage_bytes
     staging = []
-    for op in kernel.walk():
-        if isinstance(op, StoreOp) and isinstance(op.value.type, RegisterTileType):
-            staging.append((op, align(offset, TILE_ALIGN)))
-            offset = align(offset, TILE_ALIGN) + staging_bytes(op)
+    stores = [op for op in kernel.walk() if isinstance(op, StoreOp) and isinstance(op.value.type, RegisterTileType)]
+    loads = [(op, at) for op, at in single if isinstance(op, LoadOp)]
+    if staging_reuses_single_tiles(kernel, [op for op, _ in loads]) and sum(map(staging_bytes, stores)) <= (
+            loads[-1][1] + buffer_bytes(loads[-1][0].result.type) - loads[0][1]):
+        reused = loads[0][1]
+        for op in stores:
+            staging.append((op, reused))
+            reused += staging_bytes(op)
+        stores = []
+    for op in stores:
+        staging.append((op, align(offset, TILE_ALIGN)))
+        offset = align(offset, TILE_ALIGN) + staging_bytes(op)
     offset += col_scratch_bytes(kernel)
     count = 2 * stages * len(rings) + (2 if any(isinstance(op, LoadOp) for op, _ in single) else 0)
     return SmemPlan(tuple(single), tuple(rings), tuple(staging), count, align(offset, TILE_ALIGN) + ALIGN_SLACK)

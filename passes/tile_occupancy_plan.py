@@ -285,9 +285,11 @@ class Planner:
         single = sum(buffer_bytes(op.results[0].type) for op, _ in plan.single)
         staging = sum(staging_bytes(op) for op, _ in plan.staging)
         parts = [f"1 KB for {plan.barrier_count} mbarriers"]
-        parts += [f"{single} B of single tiles"] if plan.single else []
+        reused = bool(plan.single and plan.staging and plan.staging[0][1] == plan.single[0][1])
+        parts += [f"{single} B of single tiles" + (" (the epilogue stages its output in them)" if reused else "")
+                  ] if plan.single else []
         parts += [f"{stages} x {ring.stage_bytes} B ring" for ring in plan.rings]
-        parts += [f"{staging} B epilogue staging"] if plan.staging else []
+        parts += [f"{staging} B epilogue staging"] if plan.staging and not reused else []
         parts.append("1 KB alignment slack")
         return " + ".join(parts)
 
@@ -321,14 +323,15 @@ class Planner:
         )
         self.decide("threads", WARPGROUP_THREADS * (1 + n), f"1 producer + {n} consumer warpgroup(s) of 128 threads")
         loops = pipelined_loops(self.kernel)
+        # before the stages: a CTA that runs one tile may stage its epilogue in its single tiles
+        persistent, why = self.persistent(loops)
+        self.decide("persistent", int(persistent), why)
         stages = 1
         if loops:
             stages, why = self.stages(loops)
             self.decide("stages", stages, why)
         smem = smem_plan(self.kernel, stages).total
         self.decide("smem_bytes", smem, f"{self.smem_breakdown(stages)}; budget {SMEM_BUDGET}")
-        persistent, why = self.persistent(loops)
-        self.decide("persistent", int(persistent), why)
         group_m = int_pin(self.annotation("group_m"))
         if group_m is not None:
             self.decide("group_m", group_m, f"pinned by @group_m({group_m})")
