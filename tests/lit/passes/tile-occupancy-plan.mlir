@@ -7,23 +7,23 @@
 // GEMM: tile.kernel @gemm
 // GEMM-SAME: consumers = #tile.decision<2, "128-row register tiles: 64 rows per consumer warpgroup (wgmma m64); the demand of 160 registers per thread fits">
 // GEMM-SAME: threads = #tile.decision<384, "1 producer + 2 consumer warpgroup(s) of 128 threads">
+// GEMM-SAME: persistent = #tile.decision<1, "2-D grid (i, j) with a K loop (GEMM-like)
 // GEMM-SAME: stages = #tile.decision<4, "4 stages fit (1 KB for 8 mbarriers + 4 x 49152 B ring + 32768 B epilogue staging + 1 KB alignment slack); the deepest ring tkc builds (as ThunderKittens)">
 // GEMM-SAME: smem_bytes = #tile.decision<231424,
-// GEMM-SAME: persistent = #tile.decision<1, "2-D grid (i, j) with a K loop (GEMM-like)
 // GEMM-SAME: group_m = #tile.decision<8,
 // GEMM-SAME: ctas_per_sm = #tile.decision<1, "persistent grid: one CTA per SM">
 // GEMM-SAME: producer_registers = #tile.decision<40, "384 threads get 168 registers each at entry (64512 in all)
 // GEMM-SAME: consumer_registers = #tile.decision<232,
 
-// Attention D=128: Q is loaded once (32 KB), K+V make a 64 KB stage, so 2 stages fit; the 3-D
-// grid launches one CTA per tile.
+// Attention D=128: the 3-D grid launches one CTA per tile, so Q (loaded once, 32 KB) is dead by
+// the epilogue, which stages its output in Q's bytes; K+V make a 64 KB stage, so 3 stages fit.
 // ATTN: tile.kernel @attn_fwd
 // ATTN-SAME: consumers = #tile.decision<2,
-// ATTN-SAME: stages = #tile.decision<2, "2 stages fit (1 KB for 6 mbarriers + 32768 B of single tiles + 2 x 65536 B ring + 32768 B epilogue staging + 1 KB alignment slack); 3 would need 264192 bytes, over 232448">
-// ATTN-SAME: smem_bytes = #tile.decision<198656,
 // ATTN-SAME: persistent = #tile.decision<0, "a 3-D grid (qi, h, b): one CTA per tile, the hardware scheduler fills the SMs">
+// ATTN-SAME: stages = #tile.decision<3, "3 stages fit (1 KB for 8 mbarriers + 32768 B of single tiles (the epilogue stages its output in them) + 3 x 65536 B ring + 1 KB alignment slack); 4 would need 296960 bytes, over 232448">
+// ATTN-SAME: smem_bytes = #tile.decision<231424,
 // ATTN-SAME: group_m = #tile.decision<1,
-// ATTN-SAME: ctas_per_sm = #tile.decision<1, "two blocks would need 2 x (198656 + 1024 reserved) bytes, over the SM's 233472">
+// ATTN-SAME: ctas_per_sm = #tile.decision<1, "two blocks would need 2 x (231424 + 1024 reserved) bytes, over the SM's 233472">
 // ATTN-SAME: producer_registers = #tile.decision<40,
 // ATTN-SAME: consumer_registers = #tile.decision<232,
 

@@ -2,8 +2,8 @@
 // RUN: tkc-opt %S/Inputs/gemm.mlir -p tile-swizzle-select,tile-bank-conflicts,tile-occupancy-plan,tile-pipeline | filecheck %s --check-prefix=GEMM
 
 // Q does not depend on the loop: it is hoisted (with the constant its coordinates use) and
-// loaded once; K and V make the stage of a 2-stage ring after it in shared memory (the first KB
-// holds the mbarriers).
+// loaded once; K and V make the stage of a 3-stage ring after it in shared memory (the first KB
+// holds the mbarriers), and the output is staged in Q's bytes, dead by then.
 builtin.module {
   tile.kernel @attn(%Q: !tile.gl<[N, 128], bf16>, %K: !tile.gl<[N, 128], bf16>, %O: !tile.gl<[N, 128], bf16>) {
     %n = tile.dim %Q[0] : !tile.gl<[N, 128], bf16>
@@ -34,8 +34,8 @@ builtin.module {
 // CHECK-NEXT: %o = scf.for
 // CHECK-NEXT:   %k = tile.load %K[%kv, %z] {{.*}}stage_offset = 0 : i64}
 // CHECK-NEXT:   %v = tile.load %K[%kv, %z] {{.*}}stage_offset = 32768 : i64}
-// CHECK:      } {pipeline = #tile.decision<2, "2-stage TMA ring: k 128x128xbf16 + v 128x128xbf16 = 65536 bytes per stage, full/empty mbarrier per stage">, ring_offset = 33792 : i64, stage_bytes = 65536 : i64}
-// CHECK:      tile.store %ob, %O[%qi, %c0] {{.*}}smem_offset = 164864 : i64}
+// CHECK:      } {pipeline = #tile.decision<3, "3-stage TMA ring: k 128x128xbf16 + v 128x128xbf16 = 65536 bytes per stage, full/empty mbarrier per stage">, ring_offset = 33792 : i64, stage_bytes = 65536 : i64}
+// CHECK:      tile.store %ob, %O[%qi, %c0] {{.*}}smem_offset = 1024 : i64}
 
 // In the gemm the 4-stage ring of A and B tiles starts after the mbarriers and the epilogue staging follows it.
 // GEMM:      %a = tile.load {{.*}}stage_offset = 0 : i64}
