@@ -69,6 +69,7 @@ from tkc.passes.plan import (
     WARPGROUP_THREADS,
     WGMMA_ROWS,
     KernelPlan,
+    late_tail,
     staging_bytes,
     staging_chunk,
     staging_reuses_single_tiles,
@@ -572,44 +573,6 @@ def _accumulation_chain(loop: scf.ForOp) -> tile.MmaOp | None:
     return mma if carried and uses == [yield_op] else None
 
 
-def _overlap_tail(loop: scf.ForOp) -> list[Operation] | None:
-    """The loop's tail when its last mma can run one iteration late (FlashAttention-3's
-    intra-warpgroup overlap): the mma accumulates into a loop-carried tile (o = mma(p, v, f(o)))
-    whose value nothing else in the body reads, and an earlier mma heads the body (s = mma(q, k)).
-    The tail is that mma plus the element-wise ops between the carried tile and its accumulator
-    (mul_row(o, alpha)), in program order. Then iteration j issues its head mma, then the tail of
-    iteration j-1, and works on the head's product (softmax) while the tensor cores run the tail.
-    Not with tile.to_shared or stores in the loop, whose order with the tail would change."""
-    block = loop.body.block
-    ops = list(block.ops)
-    if any(isinstance(op, tile.ToSharedOp | tile.StoreOp) for op in loop.walk()):
-        return None
-    mmas = [op for op in ops if isinstance(op, tile.MmaOp)]
-    if len(mmas) < 2 or mmas[-1].acc is None:
-        return None
-    mma, yield_op = mmas[-1], ops[-1]
-    if [use.operation for use in mma.result.uses] != [yield_op]:
-        return None
-    carried = block.args[1 + list(yield_op.operands).index(mma.result)]
-    tail: list[Operation] = [mma]
-    value = mma.acc
-    while value is not carried:
-        owner = value.owner
-        if not isinstance(owner, tile.BroadcastOp | tile.BinaryOp | tile.UnaryOp) or owner.parent_block() is not block:
-            return None
-        if len(list(value.uses)) != 1:
-            return None
-        tail.append(owner)
-        value = owner.operands[0]
-    if len(list(carried.uses)) != 1 or mmas[0] in tail:
-        return None
-    for op in tail:
-        for operand in op.operands:
-            if operand is block.args[0] or (operand in block.args and operand is not carried):
-                return None
-    return sorted(tail, key=ops.index)
-
-
 def _depends_on_block_axis(op: Operation, axis: int) -> bool:
     """Whether any operand of `op` is computed from the block index along `axis`."""
     seen: set[Operation] = set()
@@ -680,6 +643,11 @@ class _RoleEmitter:
         extents = [self.values[v] for v in self.e.grid_op.extents]
         if not self.e.plan.persistent:
             self.block_ids = [self._op(sm90.BlockIdOp(axis)).results[0] for axis in range(len(extents))]
+            axis = self.e.plan.heavy_first
+            if axis >= 0:
+                # the planner's heavy-first order: block b of the axis computes tile (extent - 1 - b)
+                last = self._op(arith.SubiOp(self._op(sm90.GridDimOp(axis)).results[0], self._const(1))).results[0]
+                self.block_ids[axis] = self._op(arith.SubiOp(last, self.block_ids[axis])).results[0]
             self.tile_count = self._const(0)
             self.ring_counts = {id(r): self._const(0) for r in self.e.layout.rings if r.loop is not None}
             self._emit_tile(per_tile, self.block)
@@ -908,7 +876,7 @@ class _RoleEmitter:
                     self._emit_op(op, body)
             body.add_op(scf.YieldOp())
             return
-        tail = _overlap_tail(loop) if ring is not None else None
+        tail = late_tail(loop) if ring is not None and KernelPlan.overlaps(loop) else None
         if ring is not None and tail is not None:
             self._emit_overlapped_for(loop, ring, tail, block)
             return
@@ -955,7 +923,7 @@ class _RoleEmitter:
             self._op(scf.IfOp(ran, [], Region(guarded)), block)
 
     def _emit_overlapped_for(self, loop: scf.ForOp, ring: Ring, tail: list[Operation], block: Block) -> None:
-        """A loop whose tail runs one iteration late (see _overlap_tail), as
+        """A loop whose tail runs one iteration late (see plan.late_tail), as
             if trips > 0:
                 head(first)
                 for the rest: issue head mma j; tail(j-1) issued; wait head mma; rest of head(j);

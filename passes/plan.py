@@ -25,9 +25,12 @@ from xdsl.traits import Pure
 from tkc.dialects.sm90 import ColReduceOp
 from tkc.dialects.tile import (
     Axis,
+    BinaryOp,
+    BroadcastOp,
     DecisionAttr,
     element_bytes,
     LoadOp,
+    MmaOp,
     ReduceOp,
     RegisterTileType,
     RegisterVectorType,
@@ -35,6 +38,7 @@ from tkc.dialects.tile import (
     SharedVectorType,
     StoreOp,
     ToSharedOp,
+    UnaryOp,
 )
 
 WARPGROUP_THREADS = 128
@@ -68,6 +72,8 @@ class KernelPlan:
     group_m: int = 1
     """L2-friendly tile order of a persistent grid: this many tile rows walk together."""
     ctas_per_sm: int = 1
+    heavy_first: int = -1
+    """Grid axis launched in reverse (longest tiles first); -1 = none."""
     smem_bytes: int = 0
     """Dynamic shared memory the block requests; 0 = not planned."""
 
@@ -83,8 +89,15 @@ class KernelPlan:
         "persistent": "persistent",
         "group_m": "group_m",
         "ctas_per_sm": "ctas_per_sm",
+        "heavy_first": "heavy_first",
         "smem_bytes": "smem_bytes",
     }
+
+    @staticmethod
+    def overlaps(loop: scf.ForOp) -> bool:
+        """tile-pipeline's `overlap` decision on a loop (late_tail): absent means no."""
+        decision = loop.attributes.get("overlap")
+        return isinstance(decision, DecisionAttr) and decision.int_value == 1
 
     @staticmethod
     def of(kernel: Operation) -> KernelPlan:
@@ -199,6 +212,44 @@ def col_scratch_bytes(kernel: Operation) -> int:
     if not tiles:
         return 0
     return ColReduceOp.scratch_bytes(max(t.cols for t in tiles), min(4, max(t.rows for t in tiles) // WGMMA_ROWS))
+
+
+def late_tail(loop: scf.ForOp) -> list[Operation] | None:
+    """The loop's tail when its last mma can run one iteration late (FlashAttention-3's
+    intra-warpgroup overlap): the mma accumulates into a loop-carried tile (o = mma(p, v, f(o)))
+    whose value nothing else in the body reads, and an earlier mma heads the body (s = mma(q, k)).
+    The tail is that mma plus the element-wise ops between the carried tile and its accumulator
+    (mul_row(o, alpha)), in program order. Then iteration j issues its head mma, then the tail of
+    iteration j-1, and works on the head's product (softmax) while the tensor cores run the tail.
+    Not with tile.to_shared or stores in the loop, whose order with the tail would change."""
+    block = loop.body.block
+    ops = list(block.ops)
+    if any(isinstance(op, ToSharedOp | StoreOp) for op in loop.walk()):
+        return None
+    mmas = [op for op in ops if isinstance(op, MmaOp)]
+    if len(mmas) < 2 or mmas[-1].acc is None:
+        return None
+    mma, yield_op = mmas[-1], ops[-1]
+    if [use.operation for use in mma.result.uses] != [yield_op]:
+        return None
+    carried = block.args[1 + list(yield_op.operands).index(mma.result)]
+    tail: list[Operation] = [mma]
+    value = mma.acc
+    while value is not carried:
+        owner = value.owner
+        if not isinstance(owner, BroadcastOp | BinaryOp | UnaryOp) or owner.parent_block() is not block:
+            return None
+        if len(list(value.uses)) != 1:
+            return None
+        tail.append(owner)
+        value = owner.operands[0]
+    if len(list(carried.uses)) != 1 or mmas[0] in tail:
+        return None
+    for op in tail:
+        for operand in op.operands:
+            if operand is block.args[0] or (operand in block.args and operand is not carried):
+                return None
+    return sorted(tail, key=ops.index)
 
 
 def _top_level(op: Operation, kernel: Operation) -> Operation:

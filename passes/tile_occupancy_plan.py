@@ -18,12 +18,15 @@ owning 64-row slices of every register tile. Decisions, in order, each written o
   persistent, group_m  a 2-D grid with a K loop (GEMM-like) runs one CTA per SM over the tiles,
                        8 tile-rows at a time (L2 reuse); other grids launch one CTA per tile
   ctas_per_sm          2 when two blocks fit both budgets, else 1
+  heavy_first          (one CTA per tile) the grid axis whose block index a loop's trip count
+                       grows with (causal attention's query tile) launches in reverse, so the
+                       longest tiles start first and the short ones fill the last wave
 
 The register demand per consumer thread is the peak over the program of the live register
 tiles' registers (f32 tiles 1 per element, 16-bit tiles 1 per 2, row vectors 2 per 64 rows,
 each divided over consumers x 128 threads) plus 32 for addresses, indices and descriptors.
-Pins (`annotations = {consumers, registers = [p, c], persistent, group_m}`, `stages` on the
-loop) are checked against the same budgets; an infeasible one is a TkError naming the budget.
+Pins (`annotations = {consumers, registers = [p, c], persistent, group_m, heavy_first}`, `stages`
+on the loop) are checked against the same budgets; an infeasible one is a TkError naming the budget.
 """
 
 from __future__ import annotations
@@ -31,13 +34,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import scf
+from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, ModuleOp
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from tkc.diagnostics import error_at
 from tkc.dialects.tile import (
+    BlockIdOp,
     DecisionAttr,
     GridOp,
     KernelOp,
@@ -137,6 +141,27 @@ def max_tile_rows(kernel: KernelOp) -> int:
     types = [r.type for op in kernel.walk() for r in op.results]
     types += [a.type for op in kernel.walk() for region in op.regions for b in region.blocks for a in b.args]
     return max((t.rows for t in types if isinstance(t, RegisterTileType)), default=0)
+
+
+def _depends_on(value: SSAValue, source: SSAValue) -> bool:
+    if value is source:
+        return True
+    op = value.owner
+    return isinstance(op, Operation) and any(_depends_on(v, source) for v in op.operands)
+
+
+def _grows_with(value: SSAValue, source: SSAValue) -> bool:
+    """Whether index `value` depends on `source` and never decreases when it grows: sums and
+    products of it, differences and quotients with it on the left only."""
+    if value is source:
+        return True
+    op = value.owner
+    if isinstance(op, arith.AddiOp | arith.MuliOp):
+        grows = [_grows_with(v, source) for v in op.operands]
+        return any(grows) and all(g or not _depends_on(v, source) for g, v in zip(grows, op.operands))
+    if isinstance(op, arith.SubiOp | arith.DivUIOp | arith.CeilDivUIOp):
+        return _grows_with(op.lhs, source) and not _depends_on(op.rhs, source)
+    return False
 
 
 def int_pin(attr: Attribute | None) -> int | None:
@@ -307,6 +332,26 @@ class Planner:
         shape = "no K loop" if not k_loop else f"a {len(grid.extents)}-D grid ({names})"
         return False, f"{shape}: one CTA per tile, the hardware scheduler fills the SMs"
 
+    def heavy_first(self, loops: list[scf.ForOp]) -> tuple[int, str] | None:
+        """The grid axis to launch in reverse, when a kernel-level loop's trip count grows with
+        its block index (and its start does not depend on it)."""
+        pin = int_pin(self.annotation("heavy_first"))
+        if pin == 0:
+            return None
+        grid = next(op for op in self.kernel.body.block.ops if isinstance(op, GridOp))
+        block_ids = {op.axis.value.data: op.result for op in self.kernel.body.block.ops if isinstance(op, BlockIdOp)}
+        for loop in loops:
+            if loop.parent_op() is not self.kernel:
+                continue
+            for axis, block_id in sorted(block_ids.items()):
+                if _grows_with(loop.ub, block_id) and not _depends_on(loop.lb, block_id):
+                    name = grid.names.data[axis].data
+                    return axis, (
+                        f"the loop's trip count grows with {name}: blocks launch from the last {name} down, so the "
+                        f"longest tiles start first and the short ones fill the last wave"
+                    )
+        return None
+
     def annotation_keys(self) -> set[str]:
         return set(self.kernel.annotations.data)
 
@@ -341,6 +386,9 @@ class Planner:
             self.decide("group_m", 1, "one CTA per tile: launch order")
         ctas, why = self.ctas_per_sm(n, smem, persistent)
         self.decide("ctas_per_sm", ctas, why)
+        heavy = None if persistent else self.heavy_first(loops)
+        if heavy is not None:
+            self.decide("heavy_first", *heavy)
         producer, consumer, why = self.registers(n, ctas)
         self.decide("producer_registers", producer, why)
         self.decide("consumer_registers", consumer, why)

@@ -13,6 +13,11 @@ Written (offsets in bytes from the 1024-aligned base of dynamic shared memory, p
   on each ring load      stage_offset = o : i64 (within a stage)
   on other shared tiles  smem_offset = o : i64 (hoisted and outer loads, tile.to_shared tiles)
   on stores of registers smem_offset = o : i64 (the epilogue staging tile)
+  on a loop whose last mma can run one iteration late (plan.late_tail: attention's P.V)
+                         overlap = #tile.decision<1, "...">; the lowering then issues each
+                         iteration's first mma, then the previous iteration's last, and runs the
+                         element-wise work between them (softmax) while both are in flight.
+                         `@overlap(0)` on the loop turns it off; `@overlap(1)` insists.
 The mbarriers sit in the first 1 KB.
 """
 
@@ -26,8 +31,9 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
+from tkc.diagnostics import error_at
 from tkc.dialects.tile import DecisionAttr, KernelOp, SharedTileType, SharedVectorType, element_name
-from tkc.passes.plan import KernelPlan, loop_loads, smem_plan
+from tkc.passes.plan import KernelPlan, late_tail, loop_loads, smem_plan
 
 
 def hoist(op: Operation, loop: scf.ForOp) -> None:
@@ -47,6 +53,29 @@ def describe(op: Operation) -> str:
     assert isinstance(t, SharedTileType | SharedVectorType)
     shape = "x".join(str(d) for d in t.get_shape())
     return f"{op.results[0].name_hint or 'tile'} {shape}x{element_name(t.element_type)}"
+
+
+def _overlap_decision(loop: scf.ForOp) -> DecisionAttr | None:
+    """Whether the loop's last mma runs one iteration late (plan.late_tail), pinned by @overlap."""
+    pin = loop.attributes.get("overlap")
+    tail = late_tail(loop)
+    if isinstance(pin, IntegerAttr) and pin.value.data == 0:
+        return DecisionAttr(0, "pinned by @overlap(0): each iteration waits for its own mmas")
+    if tail is None:
+        if isinstance(pin, IntegerAttr):
+            raise error_at(
+                loop,
+                "@overlap(1) needs a loop whose last mma only accumulates into a loop-carried tile that nothing "
+                "else in the loop reads, after an earlier mma, and no stores or tile.to_shared in the loop",
+            )
+        return None
+    pinned = "pinned by @overlap(1); " if isinstance(pin, IntegerAttr) else ""
+    return DecisionAttr(
+        1,
+        f"{pinned}the last mma only accumulates into a carried tile nothing else reads, so it runs one iteration "
+        "late: each iteration issues its first mma, then the previous iteration's last, and computes on the first "
+        "product while the tensor cores run both (FlashAttention-3); its stage is freed one iteration later",
+    )
 
 
 def pipeline(kernel: KernelOp) -> None:
@@ -69,6 +98,9 @@ def pipeline(kernel: KernelOp) -> None:
         ring.loop.attributes["stage_bytes"] = IntegerAttr(ring.stage_bytes, 64)
         for load, offset in ring.loads:
             load.attributes["stage_offset"] = IntegerAttr(offset, 64)
+        overlap = _overlap_decision(ring.loop)
+        if overlap is not None:
+            ring.loop.attributes["overlap"] = overlap
     for op, offset in (*plan.single, *plan.staging):
         op.attributes["smem_offset"] = IntegerAttr(offset, 64)
 

@@ -84,6 +84,11 @@ def _plan_lines(kernel: KernelOp) -> list[str]:
         ("grid", f"persistent over ({names})" if plan.persistent else f"({names})", _why(kernel, "persistent")),
         ("tile order", f"group_m = {plan.group_m}", _why(kernel, "group_m")),
     ]
+    if plan.heavy_first >= 0:
+        rows.append(("launch", f"{grid.names.data[plan.heavy_first].data} reversed", _why(kernel, "heavy_first")))
+    for loop in kernel.walk():
+        if isinstance(loop, scf.ForOp) and _decision(loop, "overlap") is not None:
+            rows.append(("overlap", "late last mma" if KernelPlan.overlaps(loop) else "off", _why(loop, "overlap")))
     width = max(len(v) for _, v, _ in rows)
     return [f"  {k:<11} {v:<{width}}  {why}" for k, v, why in rows]
 

@@ -27,11 +27,19 @@
 // ATTN-SAME: producer_registers = #tile.decision<40,
 // ATTN-SAME: consumer_registers = #tile.decision<232,
 
+// Causal attention: the K/V loop's trip count grows with the query tile qi, so qi launches in
+// reverse (longest tiles first); @heavy_first(0) keeps the launch order.
+// RUN: tkc compile %examples/attention.tk -D CAUSAL=1 --emit tile | filecheck %s --check-prefix=CAUSAL
+// RUN: sed 's/^kernel/@heavy_first(0) kernel/' %examples/attention.tk > %t.plain.tk
+// RUN: tkc compile %t.plain.tk -D CAUSAL=1 --emit tile | filecheck %s --check-prefix=PLAIN
+// CAUSAL: heavy_first = #tile.decision<0, "the loop's trip count grows with qi: blocks launch from the last qi down
+// PLAIN-NOT: heavy_first = #tile.decision
+
 // Pins are obeyed when they fit, and are errors naming the budget when they do not.
 // RUN: sed 's/KERNEL_PIN/@registers(32, 232) @persistent/; s/LOOP_PIN/@stages(2)/' %S/Inputs/gemm-pinned.tk > %t.ok.tk
 // RUN: tkc compile %t.ok.tk --emit tile | filecheck %s --check-prefix=PINNED
-// PINNED: stages = #tile.decision<2, "pinned by @stages(2); 133120 of 232448 bytes">
 // PINNED: persistent = #tile.decision<1, "pinned by @persistent
+// PINNED-SAME: stages = #tile.decision<2, "pinned by @stages(2); 133120 of 232448 bytes">
 // PINNED-SAME: producer_registers = #tile.decision<32, "pinned by @registers(32, 232); 63488 of 64512 registers">
 // PINNED: pipeline = #tile.decision<2, "pinned by @stages(2); 2-stage TMA ring
 
