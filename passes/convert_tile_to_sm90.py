@@ -37,14 +37,15 @@ What it decides, and why:
   registers cover (`!sm90.frag<C, col>`), so a column broadcast is register-local; a column
   reduction meets the other warps and consumers in a shared scratch buffer after the plan's
   buffers, between two syncs of named barrier consumers + 1.
-- **Clusters** (`@cluster(2)`, opt-in: measured slower than the plain GEMM on the H200 so far).
+- **Clusters** (the plan's `cluster` decision, or `@cluster(2)`).
   A persistent GEMM-like kernel whose ring holds a tile that neighbouring output tiles along the
   first grid axis share (B of a GEMM: its coordinates do not involve that axis) runs as
   clusters of 2 CTAs walking pairs of such tiles. Each CTA loads half of the shared
   tile's panels and multicasts them to both, which halves the L2 traffic for that operand; a
   stage is free again only when the consumers of both CTAs have released it, so consumers
-  arrive on their own `empty` barrier and on the peer's. The pair needs an even number of tile
-  rows (a divisibility the launch checks).
+  arrive on their own `empty` barrier and on the peer's. With an odd number of tile rows the
+  last pair's second tile is out of bounds: its TMA loads read zeros and its TMA stores are
+  dropped (a kernel with pointer stores instead needs an even count, which the launch checks).
 - **Persistent grid.** With `persistent`, the grid is min(tiles, SMs x CTAs/SM) and each CTA walks
   tiles t = blockIdx.x, += gridDim.x in grouped order (`group_m` tile rows at a time) so that
   concurrently running CTAs share A and B panels in L2.
@@ -69,6 +70,7 @@ from tkc.passes.plan import (
     WARPGROUP_THREADS,
     WGMMA_ROWS,
     KernelPlan,
+    depends_on_block_axis,
     late_tail,
     staging_bytes,
     staging_chunk,
@@ -420,10 +422,9 @@ class _Emitter:
 
     def _cluster_plan(self) -> tuple[set[tile.LoadOp], tuple[str, int] | None]:
         """With `@cluster(2)`: the ring loads a 2-CTA cluster along grid axis 0 shares, and the dim
-        that must then hold an even number of tiles (see the module docstring). Clusters are
-        opt-in: on the H200 the multicast GEMM measured slower than the plain one."""
-        pin = self.kernel.annotations.data.get("cluster")
-        if not isinstance(pin, IntegerAttr) or pin.value.data == 1:
+        that must then hold an even number of tiles, if any (see the module docstring).""" 
+        size = self.plan.cluster
+        if size == 1:
             return set(), None
         extents = [_grid_expr(v, self.kernel) for v in self.grid_op.extents]
         first = extents[0]
@@ -432,18 +433,22 @@ class _Emitter:
             for ring in self.layout.rings
             if ring.loop is not None
             for load in ring.loads
-            if not _depends_on_block_axis(load, 0) and ring.buffers[load].panels % CLUSTER == 0
+            if not depends_on_block_axis(load, 0) and ring.buffers[load].panels % CLUSTER == 0
         }
         simple = isinstance(first, tuple) and first[0] == "div" and isinstance(first[1], str) and isinstance(first[2], int)
-        if pin.value.data != CLUSTER or not self.plan.persistent or len(extents) < 2 or not simple or not shared:
+        if size != CLUSTER or not self.plan.persistent or len(extents) < 2 or not simple or not shared:
             raise error_at(
                 self.kernel,
-                f"@cluster({pin.value.data}) needs a persistent kernel with a 2-D grid whose first extent is a dim "
+                f"@cluster({size}) needs a persistent kernel with a 2-D grid whose first extent is a dim "
                 f"divided by a tile size, and a pipelined tile shared along that axis with an even number of "
                 f"swizzle panels; tkc builds clusters of {CLUSTER}",
             )
         assert isinstance(first, tuple)
-        return shared, (first[1], CLUSTER * first[2])
+        # the extra tile of an odd last pair is out of bounds: TMA reads it as zeros and drops its
+        # stores, but a pointer store would write it, so then the tile rows must pair up exactly
+        pointer_stores = any(isinstance(op, tile.StoreOp) and not isinstance(op.value.type, tile.RegisterTileType)
+                             for op in self.kernel.walk())
+        return shared, (first[1], CLUSTER * first[2]) if pointer_stores else None
 
     # ----- small builders
 
@@ -522,7 +527,8 @@ def _abi(emitter: _Emitter) -> StringAttr:
     params += [kabi.DimParam(f"dim_{d}", d) for d in emitter.symbolic_dims]
     extents = [_grid_expr(v, kernel) for v in emitter.grid_op.extents]
     if emitter.cluster > 1:
-        clusters = ("min", ("div", _product(extents), emitter.cluster), ("div", "num_sms", emitter.cluster))
+        pairs = _product([("ceildiv", extents[0], emitter.cluster), *extents[1:]])
+        clusters = ("min", pairs, ("div", "num_sms", emitter.cluster))
         grid: tuple[kabi.Expr, ...] = (("mul", clusters, emitter.cluster), 1, 1)
     elif emitter.plan.persistent:
         grid = (
@@ -571,21 +577,6 @@ def _accumulation_chain(loop: scf.ForOp) -> tile.MmaOp | None:
     uses = [use.operation for use in mma.result.uses]
     carried = mma.acc in loop.body.block.args and len(list(mma.acc.uses)) == 1
     return mma if carried and uses == [yield_op] else None
-
-
-def _depends_on_block_axis(op: Operation, axis: int) -> bool:
-    """Whether any operand of `op` is computed from the block index along `axis`."""
-    seen: set[Operation] = set()
-    pending = [v.owner for v in op.operands if isinstance(v.owner, Operation)]
-    while pending:
-        owner = pending.pop()
-        if owner in seen:
-            continue
-        seen.add(owner)
-        if isinstance(owner, tile.BlockIdOp) and owner.axis.value.data == axis:
-            return True
-        pending += [v.owner for v in owner.operands if isinstance(v.owner, Operation)]
-    return False
 
 
 def _tile_extents(tensor_type: tile.GlobalType, value_type: Attribute) -> tuple[int, ...]:
@@ -666,8 +657,10 @@ class _RoleEmitter:
             self.rank = self._op(sm90.ClusterRankOp()).results[0]
             start = self._op(arith.DivUIOp(start, size)).results[0]
             step = self._op(arith.DivUIOp(step, size)).results[0]
-            num_tiles = self._op(arith.DivUIOp(num_tiles, size)).results[0]
-            extents = [self._op(arith.DivUIOp(extents[0], size)).results[0], *extents[1:]]
+            extents = [self._op(arith.CeilDivUIOp(extents[0], size)).results[0], *extents[1:]]
+            num_tiles = extents[0]
+            for extent in extents[1:]:
+                num_tiles = self._mul(num_tiles, extent)
         loop_rings = [r for r in self.e.layout.rings if r.loop is not None]
         carried = [self._const(0)] + [self._const(0) for _ in loop_rings]
         body = Block(arg_types=[IndexType()] * (1 + len(carried)))

@@ -26,6 +26,7 @@ from tkc.dialects.sm90 import ColReduceOp
 from tkc.dialects.tile import (
     Axis,
     BinaryOp,
+    BlockIdOp,
     BroadcastOp,
     DecisionAttr,
     element_bytes,
@@ -72,6 +73,8 @@ class KernelPlan:
     group_m: int = 1
     """L2-friendly tile order of a persistent grid: this many tile rows walk together."""
     ctas_per_sm: int = 1
+    cluster: int = 1
+    """CTAs per cluster (2: pairs of tiles along grid axis 0 multicast the tile they share)."""
     heavy_first: int = -1
     """Grid axis launched in reverse (longest tiles first); -1 = none."""
     smem_bytes: int = 0
@@ -89,6 +92,7 @@ class KernelPlan:
         "persistent": "persistent",
         "group_m": "group_m",
         "ctas_per_sm": "ctas_per_sm",
+        "cluster": "cluster",
         "heavy_first": "heavy_first",
         "smem_bytes": "smem_bytes",
     }
@@ -212,6 +216,21 @@ def col_scratch_bytes(kernel: Operation) -> int:
     if not tiles:
         return 0
     return ColReduceOp.scratch_bytes(max(t.cols for t in tiles), min(4, max(t.rows for t in tiles) // WGMMA_ROWS))
+
+
+def depends_on_block_axis(op: Operation, axis: int) -> bool:
+    """Whether any operand of `op` is computed from the block index along `axis`."""
+    seen: set[Operation] = set()
+    pending = [v.owner for v in op.operands if isinstance(v.owner, Operation)]
+    while pending:
+        owner = pending.pop()
+        if owner in seen:
+            continue
+        seen.add(owner)
+        if isinstance(owner, BlockIdOp) and owner.axis.value.data == axis:
+            return True
+        pending += [v.owner for v in owner.operands if isinstance(v.owner, Operation)]
+    return False
 
 
 def late_tail(loop: scf.ForOp) -> list[Operation] | None:

@@ -18,6 +18,8 @@ owning 64-row slices of every register tile. Decisions, in order, each written o
   persistent, group_m  a 2-D grid with a K loop (GEMM-like) runs one CTA per SM over the tiles,
                        8 tile-rows at a time (L2 reuse); other grids launch one CTA per tile
   ctas_per_sm          2 when two blocks fit both budgets, else 1
+  cluster              only pinned (@cluster(2)): tile rows i and i+1 run on a 2-CTA cluster
+                       that multicasts the pipelined tile they share (GEMM's B)
   heavy_first          (one CTA per tile) the grid axis whose block index a loop's trip count
                        grows with (causal attention's query tile) launches in reverse, so the
                        longest tiles start first and the short ones fill the last wave
@@ -332,6 +334,13 @@ class Planner:
         shape = "no K loop" if not k_loop else f"a {len(grid.extents)}-D grid ({names})"
         return False, f"{shape}: one CTA per tile, the hardware scheduler fills the SMs"
 
+    def cluster(self) -> tuple[int, str] | None:
+        """2-CTA clusters only where @cluster asks (the lowering checks the kernel can multicast):
+        on the H200 the multicast GEMM measured from 2.4% slower to 2.2% faster than the plain one
+        across runs, within the spread of repeated runs, so it is not the default."""
+        pin = int_pin(self.annotation("cluster"))
+        return (pin, f"pinned by @cluster({pin})") if pin is not None else None
+
     def heavy_first(self, loops: list[scf.ForOp]) -> tuple[int, str] | None:
         """The grid axis to launch in reverse, when a kernel-level loop's trip count grows with
         its block index (and its start does not depend on it)."""
@@ -386,6 +395,9 @@ class Planner:
             self.decide("group_m", 1, "one CTA per tile: launch order")
         ctas, why = self.ctas_per_sm(n, smem, persistent)
         self.decide("ctas_per_sm", ctas, why)
+        cluster = self.cluster()
+        if cluster is not None:
+            self.decide("cluster", *cluster)
         heavy = None if persistent else self.heavy_first(loops)
         if heavy is not None:
             self.decide("heavy_first", *heavy)

@@ -84,6 +84,8 @@ def _plan_lines(kernel: KernelOp) -> list[str]:
         ("grid", f"persistent over ({names})" if plan.persistent else f"({names})", _why(kernel, "persistent")),
         ("tile order", f"group_m = {plan.group_m}", _why(kernel, "group_m")),
     ]
+    if "cluster" in kernel.attributes:
+        rows.append(("cluster", f"{plan.cluster} CTAs", _why(kernel, "cluster")))
     if plan.heavy_first >= 0:
         rows.append(("launch", f"{grid.names.data[plan.heavy_first].data} reversed", _why(kernel, "heavy_first")))
     for loop in kernel.walk():
