@@ -1,0 +1,188 @@
+"""The late-mma overlap, heavy-first launch order, epilogue staging in Q's bytes, PtxBuilder's
+power-of-two div/rem, and the 2-CTA cluster launch contract.
+
+Pinned down:
+  - plan.late_tail finds attention's [mul_row, P.V mma] tail and nothing in GEMM's K loop, in a
+    loop with tile.to_shared, or where the carried accumulator has another reader; tile-pipeline
+    records it as `overlap` = #tile.decision<1>, `@overlap(0)` turns it off (no
+    `softmax_overlap` loop in sm90 IR) and `@overlap(1)` where it cannot apply is an error;
+  - plan.staging_reuses_single_tiles holds for attention (3 stages, 231424 bytes at D=128, the
+    O epilogue staged at Q's offset) and not for the persistent GEMM;
+  - tile-occupancy-plan's heavy_first decision (axis 0, qi) on causal attention only, unless
+    `@heavy_first(0)`, and the reversed block index (`sm90.grid_dim 0`) it lowers to;
+  - PtxBuilder.div/rem by an unsigned power of two are a shr/and, other cases still div/rem;
+  - with @cluster(2) GEMM's ABI asks M for a multiple of the tile (128), not the pair (256),
+    and its grid rounds an odd number of tile rows up to whole pairs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from xdsl.dialects import scf
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import SSAValue
+
+from tkc.abi import KernelABI, evaluate
+from tkc.backends.ptx_printer import print_ptx
+from tkc.diagnostics import TkError
+from tkc.dialects.ptx import DivOp, PtxBuilder
+from tkc.dialects.tile import BroadcastOp, KernelOp, LoadOp, MmaOp, StoreOp, ToSharedOp
+from tkc.driver import compile_module, ir_text
+from tkc.frontend import parse_tk
+from tkc.passes.plan import KernelPlan, late_tail, loop_loads, staging_reuses_single_tiles
+
+REPO = Path(__file__).resolve().parents[2]
+ATTENTION = (REPO / "examples" / "attention.tk").read_text()
+GEMM = (REPO / "examples" / "gemm.tk").read_text()
+LINEAR_ATTENTION = (REPO / "examples" / "linear_attention.tk").read_text()
+
+
+def compiled(source: str, emit: str = "tile", params: dict[str, int | bool | float] | None = None) -> ModuleOp:
+    module = parse_tk(source, "k.tk", params)
+    compile_module(module, emit=emit)
+    return module
+
+
+def kernel_of(module: ModuleOp) -> KernelOp:
+    return next(op for op in module.walk() if isinstance(op, KernelOp))
+
+
+def first_loop(module: ModuleOp) -> scf.ForOp:
+    return next(op for op in module.walk() if isinstance(op, scf.ForOp))
+
+
+def annotated(source: str, anchor: str, annotation: str) -> str:
+    """`source` with `annotation` on its own line before the (only) line starting with `anchor`."""
+    assert source.count(anchor) == 1
+    indent = anchor[: len(anchor) - len(anchor.lstrip())]
+    return source.replace(anchor, f"{indent}{annotation}\n{anchor}")
+
+
+# ----------------------------------------------------------------- late-mma overlap
+
+
+def test_late_tail_of_attention_is_mul_row_then_pv_mma() -> None:
+    loop = first_loop(compiled(ATTENTION))
+    tail = late_tail(loop)
+    assert tail is not None
+    last_mma = [op for op in loop.body.block.ops if isinstance(op, MmaOp)][-1]
+    assert [type(op) for op in tail] == [BroadcastOp, MmaOp] and tail[-1] is last_mma
+    overlap = loop.attributes["overlap"]
+    assert overlap.int_value == 1 and KernelPlan.overlaps(loop)
+
+
+def test_late_tail_is_none_for_gemm_and_linear_attention() -> None:
+    gemm_loop = first_loop(compiled(GEMM))
+    assert late_tail(gemm_loop) is None and "overlap" not in gemm_loop.attributes
+    linear_loop = first_loop(compiled(LINEAR_ATTENTION))
+    assert any(isinstance(op, ToSharedOp) for op in linear_loop.walk())
+    assert late_tail(linear_loop) is None and "overlap" not in linear_loop.attributes
+
+
+def test_late_tail_is_none_when_the_carried_accumulator_has_another_reader() -> None:
+    line = "l = l * alpha + row_sum(p)"
+    assert line in ATTENTION
+    loop = first_loop(compiled(ATTENTION.replace(line, f"{line} + row_sum(o)")))
+    assert late_tail(loop) is None and "overlap" not in loop.attributes
+
+
+def test_overlap_0_pins_the_decision_off_and_the_lowering_follows() -> None:
+    assert "softmax_overlap" in ir_text(compiled(ATTENTION, "sm90"))
+    source = annotated(ATTENTION, "    for kv in", "@overlap(0)")
+    loop = first_loop(compiled(source))
+    assert loop.attributes["overlap"].int_value == 0 and not KernelPlan.overlaps(loop)
+    assert "softmax_overlap" not in ir_text(compiled(source, "sm90"))
+
+
+def test_overlap_1_on_gemm_is_an_error() -> None:
+    with pytest.raises(TkError, match=r"@overlap\(1\) needs a loop whose last mma") as error:
+        compiled(annotated(GEMM, "    for k in", "@overlap(1)"))
+    assert error.value.line is not None
+
+
+# ----------------------------------------------------------------- epilogue staging in the single tiles
+
+
+def test_attention_stages_its_epilogue_in_q() -> None:
+    kernel = kernel_of(compiled(ATTENTION))
+    single = [op for op in kernel.body.block.ops if isinstance(op, LoadOp)]
+    assert len(single) == 1 and staging_reuses_single_tiles(kernel, single)
+    plan = KernelPlan.of(kernel)
+    assert (plan.persistent, plan.stages, plan.smem_bytes) == (False, 3, 231424)
+    (q,) = single
+    o_store = next(op for op in kernel.walk() if isinstance(op, StoreOp) and op.tensor.name_hint == "O")
+    assert o_store.attributes["smem_offset"] == q.attributes["smem_offset"]
+
+
+def test_persistent_gemm_does_not_reuse_its_loads() -> None:
+    kernel = kernel_of(compiled(GEMM))
+    assert KernelPlan.of(kernel).persistent
+    # GEMM has no kernel-level load; its ring loads stand in, so that persistence alone refuses
+    ring_loads = loop_loads(first_loop(kernel))[1]
+    assert ring_loads and not staging_reuses_single_tiles(kernel, ring_loads)
+
+
+# ----------------------------------------------------------------- heavy-first launch order
+
+
+def test_causal_attention_launches_qi_heavy_first() -> None:
+    causal = compiled(ATTENTION, params={"CAUSAL": 1})
+    decision = kernel_of(causal).attributes["heavy_first"]
+    assert decision.int_value == 0 and "grows with qi" in decision.reason.data
+    assert KernelPlan.of(kernel_of(causal)).heavy_first == 0
+    assert "sm90.grid_dim 0" in ir_text(compiled(ATTENTION, "sm90", {"CAUSAL": 1}))
+
+
+def test_no_heavy_first_without_causal_or_with_the_pin() -> None:
+    assert "heavy_first" not in kernel_of(compiled(ATTENTION, params={"CAUSAL": 0})).attributes
+    assert "sm90.grid_dim" not in ir_text(compiled(ATTENTION, "sm90", {"CAUSAL": 0}))
+    pinned = annotated(ATTENTION, "kernel attn_fwd", "@heavy_first(0)")
+    kernel = kernel_of(compiled(pinned, params={"CAUSAL": 1}))
+    assert "heavy_first" not in kernel.attributes and KernelPlan.of(kernel).heavy_first == -1
+
+
+# ----------------------------------------------------------------- PtxBuilder div/rem by a constant
+
+
+def builder_with_param() -> tuple[PtxBuilder, SSAValue]:
+    b = PtxBuilder.kernel("k", params=[("n", "u32")])
+    return b, b.ld_param("u32", "n")
+
+
+def div_ops(b: PtxBuilder) -> list[DivOp]:
+    return [op for op in b.entry.body.block.ops if isinstance(op, DivOp)]
+
+
+def test_unsigned_power_of_two_div_and_rem_become_shift_and_mask() -> None:
+    b, n = builder_with_param()
+    assert b.div("u32", n, 1) is n
+    b.div("u32", n, 4)
+    b.rem("u32", n, 8)
+    b.ret()
+    text = print_ptx(b.module)
+    assert "shr.u32 %r1, %r0, 2;" in text and "and.b32 %r2, %r0, 7;" in text
+    assert not div_ops(b) and "div." not in text and "rem." not in text
+
+
+@pytest.mark.parametrize(("ty", "divisor"), [("u32", 3), ("s32", 4)])
+def test_other_divisions_keep_div(ty: str, divisor: int) -> None:
+    b, n = builder_with_param()
+    b.div(ty, n, divisor)
+    b.ret()
+    assert len(div_ops(b)) == 1 and f"div.{ty} %r1, %r0, {divisor};" in print_ptx(b.module)
+
+
+# ----------------------------------------------------------------- 2-CTA clusters
+
+
+def test_cluster_gemm_abi_allows_an_odd_number_of_tile_rows() -> None:
+    kernel = next(op for op in compiled(annotated(GEMM, "kernel gemm", "@cluster(2)"), "sm90").walk()
+                  if "abi" in op.properties)
+    abi = KernelABI.from_json(kernel.properties["abi"].data)
+    assert dict(abi.divisibility)["M"] == 128
+    # grid[0] = 2 * min(ceildiv(M / 128, 2) * (N / 256), num_sms / 2): M = 384 is 3 tile rows, so
+    # 2 pairs (the last one half out of bounds), times 2 column tiles = 4 clusters (under 66) = 8 CTAs
+    assert evaluate(abi.grid[0], {"M": 384, "N": 512, "K": 256, "num_sms": 132}) == 8
+    assert abi.grid[1:] == (1, 1)
