@@ -14,12 +14,13 @@ attributes, so IR dumps explain the compiled kernel.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import auto
 from typing import ClassVar
 
-from xdsl.dialects import arith
+from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import (
     ArrayAttr,
     BFloat16Type,
@@ -41,6 +42,7 @@ from xdsl.dialects.utils import EnumAttribute, parse_func_op_like, print_func_op
 from xdsl.ir import (
     Attribute,
     Dialect,
+    Operation,
     ParametrizedAttribute,
     Region,
     SpacedOpaqueSyntaxAttribute,
@@ -65,6 +67,7 @@ from xdsl.irdl import (
 from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
+from xdsl.rewriter import InsertPoint
 from xdsl.traits import (
     HasCanonicalizationPatternsTrait,
     HasParent,
@@ -769,6 +772,18 @@ def _is_scalar(type_: Attribute) -> bool:
     return isinstance(type_, Float32Type)
 
 
+class BinaryHasCanonicalizationPatterns(HasCanonicalizationPatternsTrait):
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        return (ScaleAfterIf(),)
+
+
+class MaskHasCanonicalizationPatterns(HasCanonicalizationPatternsTrait):
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        return (MaskBeforeScaling(),)
+
+
 @irdl_op_definition
 class BinaryOp(IRDLOperation):
     """Element-wise lhs ⊙ rhs; one side may be an f32 scalar, broadcast to every element."""
@@ -778,7 +793,7 @@ class BinaryOp(IRDLOperation):
     lhs = operand_def(RegisterValue | Float32Type)
     rhs = operand_def(RegisterValue | Float32Type)
     result = result_def(RegisterValue)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), BinaryHasCanonicalizationPatterns())
     assembly_format = "$fn $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
 
     def __init__(self, fn: BinaryFn, lhs: SSAValue, rhs: SSAValue):
@@ -800,6 +815,21 @@ class ReduceHasCanonicalizationPatterns(HasCanonicalizationPatternsTrait):
     @classmethod
     def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
         return (ReduceBeforeScaling(),)
+
+
+def _scaling(value: SSAValue) -> tuple[SSAValue, SSAValue] | None:
+    """(tile, scalar) when `value` is tile * scalar (either order)."""
+    op = value.owner
+    if not isinstance(op, BinaryOp) or op.fn.data != BinaryFn.MUL:
+        return None
+    if _is_scalar(op.lhs.type) != _is_scalar(op.rhs.type):
+        return (op.rhs, op.lhs) if _is_scalar(op.lhs.type) else (op.lhs, op.rhs)
+    return None
+
+
+def _positive_constant(scalar: SSAValue) -> bool:
+    constant = scalar.owner
+    return isinstance(constant, arith.ConstantOp) and isinstance(constant.value, FloatAttr) and constant.value.value.data > 0
 
 
 @irdl_op_definition
@@ -855,6 +885,40 @@ class ReduceBeforeScaling(RewritePattern):
         rewriter.replace(op, [reduce, rescale])
 
 
+class ScaleAfterIf(RewritePattern):
+    """if .. { a * c } else { b * c } = (if .. { a } else { b }) * c, for one scalar c defined
+    outside the if: the scaling leaves the branches, where ReduceBeforeScaling and the fusion into
+    the next use reach it (causal attention masks only its diagonal tiles, under an if)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: BinaryOp, rewriter: PatternRewriter) -> None:
+        scaled = _scaling(op.result)
+        if scaled is None:
+            return
+        scalar = scaled[1]
+        for use in list(op.result.uses):
+            yield_op, if_op = use.operation, use.operation.parent_op()
+            if not isinstance(yield_op, scf.YieldOp) or not isinstance(if_op, scf.IfOp) or not if_op.false_region.blocks:
+                continue
+            if isinstance(scalar.owner, Operation) and if_op.is_ancestor(scalar.owner):
+                continue
+            yields = [region.block.last_op for region in (if_op.true_region, if_op.false_region)]
+            unscaled = [_scaling(y.operands[use.index]) if isinstance(y, scf.YieldOp) else None for y in yields]
+            if any(u is None or u[1] is not scalar for u in unscaled):
+                continue
+            for y, u in zip(yields, unscaled):
+                assert isinstance(y, scf.YieldOp) and u is not None
+                operands = list(y.operands)
+                operands[use.index] = u[0]
+                rewriter.replace(y, scf.YieldOp(*operands))
+            result = if_op.results[use.index]
+            rescale = BinaryOp(BinaryFn.MUL, result, scalar)
+            rescale.location = op.location
+            rewriter.insert(rescale, InsertPoint.after(if_op))
+            rewriter.replace_uses_with_if(result, rescale.result, lambda u: u.operation is not rescale)
+            return
+
+
 @irdl_op_definition
 class BroadcastOp(IRDLOperation):
     """tile ⊙ vector, the vector broadcast along `axis`: `row` uses vec[r] for every element of
@@ -902,7 +966,7 @@ class MaskOp(IRDLOperation):
     row_offset = operand_def(IndexType)
     col_offset = operand_def(IndexType)
     result = result_def(T)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), MaskHasCanonicalizationPatterns())
     assembly_format = "$kind $source `,` $row_offset `,` $col_offset `fill` $fill attr-dict `:` type($source)"
 
     def __init__(self, kind: MaskKind, source: SSAValue, row_offset: SSAValue, col_offset: SSAValue, fill: float):
@@ -911,6 +975,23 @@ class MaskOp(IRDLOperation):
             result_types=[source.type],
             properties={"kind": MaskKindAttr(kind), "fill": FloatAttr(fill, Float32Type())},
         )
+
+
+class MaskBeforeScaling(RewritePattern):
+    """mask(x * c) = mask(x) * c for a constant c > 0 and a fill of 0 or ±inf (fill * c = fill):
+    the scaling moves past the mask, on towards ScaleAfterIf and ReduceBeforeScaling, so a kernel
+    that scales the scores before masking them gets the same fused exp2 as one that masks first."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: MaskOp, rewriter: PatternRewriter) -> None:
+        scaled = _scaling(op.source)
+        fill = op.fill.value.data
+        if scaled is None or not _positive_constant(scaled[1]) or not (fill == 0 or math.isinf(fill)):
+            return
+        mask = MaskOp(op.kind.data, scaled[0], op.row_offset, op.col_offset, fill)
+        rescale = BinaryOp(BinaryFn.MUL, mask.result, scaled[1])
+        mask.location = rescale.location = op.location
+        rewriter.replace(op, [mask, rescale])
 
 
 @irdl_op_definition
