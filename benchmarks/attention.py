@@ -3,8 +3,9 @@
     python benchmarks/attention.py [--runs 50] [--d 64,128] [--n 1024,4096,16384]
 
 bf16, H = 16, B·N = 32768, causal and not. TFLOP/s count 4·B·H·N²·D (halved for causal), the
-median of `--runs` launches after warm-up with CUDA events, the implementations taking turns; every output is checked against the
-cuDNN result first. Prints a table and writes JSON to benchmarks/results/attention-<date>.json.
+per-launch median of `--runs` samples after warm-up, each a back-to-back batch of launches between
+CUDA events (timing.median_ms), the implementations taking turns; every output is checked against
+the cuDNN result first. Prints a table and writes JSON to benchmarks/results/attention-<date>.json.
 """
 
 from __future__ import annotations

@@ -3,10 +3,10 @@
     python benchmarks/gemm.py [--shapes 4096x4096x4096,...] [--runs 100] [-D NAME=VALUE ...]
 
 bf16 inputs drawn from a normal distribution, f32 accumulation, bf16 output; every result is
-checked against cuBLAS before timing. Times are the median of `--runs` launches after warm-up,
-with CUDA events, the three implementations taking turns launch by launch, rotating between
-input sets so the inputs are not served from L2. Prints a
-table and writes JSON to benchmarks/results/gemm-<date>.json.
+checked against cuBLAS before timing. Times are per launch, the median of `--runs` samples after
+warm-up, each a back-to-back batch of launches between CUDA events (timing.median_ms), the three
+implementations taking turns batch by batch, rotating between input sets so the inputs are not
+served from L2. Prints a table and writes JSON to benchmarks/results/gemm-<date>.json.
 """
 
 from __future__ import annotations

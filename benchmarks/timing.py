@@ -1,29 +1,49 @@
-"""Timing shared by the benchmarks: CUDA events around each launch, median of many."""
+"""Timing shared by the benchmarks: CUDA events around back-to-back batches of launches, median of many."""
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Callable
 
 import torch
 
+BATCH_MS = 0.5
+"""GPU time each timed batch should hold, so that the host's launch path stays off the clock."""
+
+
+def _one_launch_ms(fn: Callable[[int], object]) -> float:
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    fn(0)
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end)
+
 
 def median_ms(fns: dict[str, Callable[[int], object]], runs: int, sets: int = 1, warmup: int = 10) -> dict[str, float]:
-    """Median time of each function, called with the input set i % sets of run i. The functions
-    take turns run by run, so clock and temperature drift over the measurement hit all alike.
-    Launches queue back to back (one synchronize at the end, as triton.testing.do_bench), so the
-    events time the GPU's work, not the host's launch path."""
+    """Median time per launch of each function, called with input set i % sets on its i-th call.
+    Each timed sample is a batch of back-to-back launches (about BATCH_MS of GPU work, as
+    triton.testing.do_bench queues its launches) between two CUDA events, so the queue never
+    drains and the events time the GPU, not the host's launch path. The functions take turns
+    batch by batch, so clock and temperature drift over the measurement hit all alike."""
     for i in range(warmup):
         for fn in fns.values():
             fn(i % sets)
     torch.cuda.synchronize()
+    batch = {name: max(1, min(32, math.ceil(BATCH_MS / max(_one_launch_ms(fn), 1e-3)))) for name, fn in fns.items()}
     events: dict[str, list[tuple[torch.cuda.Event, torch.cuda.Event]]] = {name: [] for name in fns}
-    for i in range(runs):
+    calls = 0
+    for _ in range(runs):
         for name, fn in fns.items():
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             start.record()
-            fn(i % sets)
+            for _ in range(batch[name]):
+                fn(calls % sets)
+                calls += 1
             end.record()
             events[name].append((start, end))
     torch.cuda.synchronize()
-    return {name: statistics.median(s.elapsed_time(e) for s, e in pairs) for name, pairs in events.items()}
+    return {
+        name: statistics.median(s.elapsed_time(e) for s, e in pairs) / batch[name] for name, pairs in events.items()
+    }
