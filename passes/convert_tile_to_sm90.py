@@ -16,10 +16,16 @@ What it decides, and why:
 - **Tensor-core overlap.** A loop that only accumulates (acc = mma(a, b, acc), as GEMM's K loop)
   keeps one wgmma group in flight across the back edge: it waits for the previous group, not the
   one just issued, and frees the previous group's stage, so the tensor cores never idle on a
-  barrier. Products used within the iteration (attention) are waited on at once.
+  barrier. A loop with tile-pipeline's `overlap` decision (attention: S = QK^T heads the body,
+  O = P.V only accumulates) runs its last mma one iteration late, as FlashAttention-3 does within
+  a warpgroup: iteration j rescales O, issues QK^T_j and then P.V_{j-1}, waits for QK^T_j only,
+  computes softmax while P.V_{j-1} runs, waits for it just before P is rewritten (ptxas gives
+  P_j the registers of P_{j-1}), and frees stage j-1. The first head and the last tail sit
+  before and after the loop under `trips > 0`. Other products are waited on at once.
 - **Shared memory.** Barriers first, then the single tiles (hoisted loads, `tile.to_shared`
   tiles) in program order, then every ring's stages, then the epilogue's staging chunks (the
-  order of plan.smem_plan); every tile 1024-aligned (the 128B swizzle repeat), plus 1 KB slack
+  order of plan.smem_plan), which a kernel running one tile per CTA puts in the bytes of its
+  kernel-level loads instead, once all consumers have met after their last wgmma (attention's Q); every tile 1024-aligned (the 128B swizzle repeat), plus 1 KB slack
   for aligning the dynamic base. Over 227 KB is a compile error naming the budget.
 - **Register tiles as wgmma operands** (`tile.to_shared`, e.g. bf16(state) as B). wgmma reads
   B only from shared memory: every consumer stores its rows of the tile (st.shared under the
@@ -48,7 +54,9 @@ What it decides, and why:
   dropped (a kernel with pointer stores instead needs an even count, which the launch checks).
 - **Persistent grid.** With `persistent`, the grid is min(tiles, SMs x CTAs/SM) and each CTA walks
   tiles t = blockIdx.x, += gridDim.x in grouped order (`group_m` tile rows at a time) so that
-  concurrently running CTAs share A and B panels in L2.
+  concurrently running CTAs share A and B panels in L2. Otherwise one CTA runs per tile, and the
+  plan's `heavy_first` axis is walked from its last index down (block b computes tile
+  extent - 1 - b), so the tiles with the most loop iterations start first.
 The kernel's launch contract (tkc.abi.KernelABI) is computed here and kept on `sm90.kernel`.
 """
 
