@@ -171,6 +171,22 @@ class Staging:
 
 
 @dataclass
+class _LateTail:
+    """What an overlapped loop's iteration needs to issue the previous iteration's tail."""
+
+    ops: list[Operation]
+    """The tail (plan.late_tail): element-wise ops, then the mma."""
+    crossing: list[SSAValue]
+    """Head values the tail reads (P, the rescale factors), carried one iteration."""
+    carried: list[SSAValue]
+    """Their previous iteration's values."""
+    loads: list[tile.LoadOp]
+    """Ring loads the tail reads (V), viewed at the previous iteration's stage."""
+    iteration: SSAValue
+    """The previous iteration's ring count."""
+
+
+@dataclass
 class KernelLayout:
     rings: list[Ring]
     staging: dict[tile.StoreOp, Staging]
@@ -234,10 +250,8 @@ def _plan_shared_memory(kernel: tile.KernelOp, plan: KernelPlan, consumers: int,
 
     staging: dict[tile.StoreOp, Staging] = {}
     stores = [op for op in kernel.walk() if isinstance(op, tile.StoreOp) and isinstance(op.value.type, tile.RegisterTileType)]
-    reused = BARRIER_REGION if hoisted and rings[0].stage_bytes else None
-    if reused is None or not staging_reuses_single_tiles(kernel, hoisted) or (
-            sum(staging_bytes(op) for op in stores) > rings[0].stage_bytes):
-        reused = None
+    fits = bool(hoisted) and sum(staging_bytes(op) for op in stores) <= rings[0].stage_bytes
+    reused = BARRIER_REGION if fits and staging_reuses_single_tiles(kernel, hoisted) else None
     for op in stores:
         t = cast(tile.RegisterTileType, op.value.type)
         swizzle, chunk_cols, buffers = staging_chunk(op)
@@ -430,7 +444,7 @@ class _Emitter:
 
     def _cluster_plan(self) -> tuple[set[tile.LoadOp], tuple[str, int] | None]:
         """With `@cluster(2)`: the ring loads a 2-CTA cluster along grid axis 0 shares, and the dim
-        that must then hold an even number of tiles, if any (see the module docstring).""" 
+        that must then hold an even number of tiles, if any (see the module docstring)."""
         size = self.plan.cluster
         if size == 1:
             return set(), None
@@ -961,7 +975,7 @@ class _RoleEmitter:
         self.values[old_block.args[0]] = lb
         for arg, value in zip(old_block.args[1:], init):
             self.values[arg] = value
-        self._emit_head(head, ring, self.ring_counts[id(ring)], None, then)
+        self._emit_head(head, ring, self.ring_counts[id(ring)], then)
         carried_init = [
             init[i] if i == tail_index else self.values[v] for i, v in enumerate(yield_op.operands)
         ] + [self.values[v] for v in crossing]
@@ -981,8 +995,8 @@ class _RoleEmitter:
             self.values[arg] = value
         it = self._iteration(ring, loop, body.args[0], body)
         previous = self._op(arith.SubiOp(it, self._const(1, body)), body).results[0]
-        late = (tail, crossing, list(body.args[1 + n :]), tail_loads, previous, first_mma)
-        done = self._emit_head(head, ring, it, late, body)
+        late = _LateTail(tail, crossing, list(body.args[1 + n :]), tail_loads, previous)
+        done = self._emit_head(head, ring, it, body, late, first_mma)
         assert done is not None
         self._release(ring, previous, body)
         body.add_op(scf.YieldOp(
@@ -993,7 +1007,7 @@ class _RoleEmitter:
         # the last iteration's tail
         last = self._op(arith.SubiOp(self._add(self.ring_counts[id(ring)], trips, then), self._const(1, then)), then)
         self.values[carried_acc] = new_loop.results[tail_index]
-        _, acc = self._emit_tail(tail, crossing, list(new_loop.results[n:]), tail_loads, last.results[0], then)
+        _, acc = self._emit_tail(_LateTail(tail, crossing, list(new_loop.results[n:]), tail_loads, last.results[0]), then)
         final = self._op(sm90.WgmmaWaitOp(acc, 0), then).results[0]
         self._release(ring, last.results[0], then)
         then.add_op(scf.YieldOp(*(final if i == tail_index else new_loop.results[i] for i in range(n))))
@@ -1003,23 +1017,21 @@ class _RoleEmitter:
         for old, new in zip(loop.results, result.results):
             self.values[old] = new
 
-    def _emit_head(self, head: list[Operation], ring: Ring, it: SSAValue,
-                   late: tuple[list[Operation], list[SSAValue], list[SSAValue], list[tile.LoadOp], SSAValue, Operation] | None,
-                   block: Block) -> SSAValue | None:
+    def _emit_head(self, head: list[Operation], ring: Ring, it: SSAValue, block: Block,
+                   late: _LateTail | None = None, first_mma: Operation | None = None) -> SSAValue | None:
         """The head of an overlapped loop's iteration `it`; with `late`, the previous iteration's
-        tail is issued right after the first mma, and its product waited for (and returned) just
+        tail is issued right after `first_mma`, and its product waited for (and returned) just
         before the head writes the tail's next A operand: ptxas gives both the same registers,
         and rewriting registers an in-flight wgmma reads serializes the wgmmas (C7513)."""
         acc = done = None
-        a_operand = cast(tile.MmaOp, late[0][-1]).a if late is not None else None
+        a_operand = cast(tile.MmaOp, late.ops[-1]).a if late is not None else None
         for op in head:
             if isinstance(op, tile.LoadOp):
                 if op is self._slot_position(ring):
                     self._ring_slot(ring, it, block)
                 continue
-            if late is not None and op is late[5]:
-                tail, crossing, carried, tail_loads, previous, _ = late
-                issued, acc = self._emit_tail(tail, crossing, carried, tail_loads, previous, block, cast(tile.MmaOp, op))
+            if late is not None and op is first_mma:
+                issued, acc = self._emit_tail(late, block, cast(tile.MmaOp, op))
                 assert issued is not None
                 self.values[op.results[0]] = self._op(sm90.WgmmaWaitOp(issued, 1), block).results[0]
                 continue
@@ -1030,23 +1042,23 @@ class _RoleEmitter:
             done = self._op(sm90.WgmmaWaitOp(acc, 0), block).results[0]
         return done
 
-    def _emit_tail(self, tail: list[Operation], crossing: list[SSAValue], carried: list[SSAValue],
-                   tail_loads: list[tile.LoadOp], it: SSAValue, block: Block,
+    def _emit_tail(self, late: _LateTail, block: Block,
                    head_mma: tile.MmaOp | None = None) -> tuple[SSAValue | None, SSAValue]:
-        """Issue the tail of ring iteration `it` on the carried head values, and `head_mma` between
-        the tail's element-wise ops and its mma: ptxas serializes wgmmas (C7513) when other
-        instructions write a wgmma's registers between two groups in flight. Returns the head's
-        and the tail's (not yet waited) products; the head's own values are restored afterwards."""
-        saved = {v: self.values.get(v) for v in [*crossing, *(load.result for load in tail_loads)]}
-        self.values.update(zip(crossing, carried))
-        if tail_loads:
-            ring = next(r for r in self.e.layout.rings if tail_loads[0] in r.loads)
-            stage_addr = self._slot(ring, it, block)[0]
-            for load in tail_loads:
+        """Issue the tail of ring iteration `late.iteration` on the carried head values, and
+        `head_mma` between the tail's element-wise ops and its mma: ptxas serializes wgmmas
+        (C7513) when other instructions write a wgmma's registers between two groups in flight.
+        Returns the head's and the tail's (not yet waited) products; the head's own values are
+        restored afterwards."""
+        saved = {v: self.values.get(v) for v in [*late.crossing, *(load.result for load in late.loads)]}
+        self.values.update(zip(late.crossing, late.carried))
+        if late.loads:
+            ring = next(r for r in self.e.layout.rings if late.loads[0] in r.loads)
+            stage_addr = self._slot(ring, late.iteration, block)[0]
+            for load in late.loads:
                 buffer = ring.buffers[load]
                 addr = self._add(stage_addr, self._const(buffer.offset, block), block)
                 self.values[load.result] = self._op(sm90.SmemViewOp(addr, buffer.ref_type), block).results[0]
-        for op in tail[:-1]:
+        for op in late.ops[:-1]:
             self._emit_op(op, block)
         late_values = {v: self.values[v] for v in saved}
         for v, value in saved.items():
@@ -1054,7 +1066,7 @@ class _RoleEmitter:
                 self.values[v] = value
         issued = self._issue_mma(head_mma, block) if head_mma is not None else None
         self.values.update(late_values)
-        acc = self._issue_mma(cast(tile.MmaOp, tail[-1]), block)
+        acc = self._issue_mma(cast(tile.MmaOp, late.ops[-1]), block)
         for v, value in saved.items():
             if value is not None:
                 self.values[v] = value
