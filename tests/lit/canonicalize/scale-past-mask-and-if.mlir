@@ -51,3 +51,36 @@ tile.kernel @ones(%O: !tile.gl<[M, M], f32>) {
   tile.store %masked, %O[%i, %i] : !tile.rt<64x64xf32>, !tile.gl<[M, M], f32>
   tile.return
 }
+
+// Branches that scale by different constants keep their scalings, and so does a negative scale
+// under a mask (mask(x * -1) != mask(x) * -1 for a -inf fill).
+// CHECK-LABEL: tile.kernel @different
+// CHECK:      scf.if
+// CHECK-NEXT:   tile.binary mul %{{.*}}, %[[A:.*]] :
+// CHECK:      } else {
+// CHECK-NEXT:   tile.binary mul %{{.*}}, %[[B:.*]] :
+// CHECK:      %[[NEG:.*]] = tile.binary mul %{{.*}}, %{{.*}} :
+// CHECK-NEXT: tile.mask causal %[[NEG]]
+tile.kernel @different(%O: !tile.gl<[M, M], f32>) {
+  %c64 = arith.constant 64 : index
+  %m = tile.dim %O[0] : !tile.gl<[M, M], f32>
+  %g = arith.divui %m, %c64 : index
+  tile.grid(%g) as ["i"]
+  %i = tile.block_id 0
+  %x = tile.fill 1.000000e+00 : f32 : !tile.rt<64x64xf32>
+  %a = arith.constant 0.5 : f32
+  %b = arith.constant 0.25 : f32
+  %cond = arith.cmpi ult, %i, %g : index
+  %y = scf.if %cond -> (!tile.rt<64x64xf32>) {
+    %ya = tile.binary mul %x, %a : !tile.rt<64x64xf32>, f32 -> !tile.rt<64x64xf32>
+    scf.yield %ya : !tile.rt<64x64xf32>
+  } else {
+    %yb = tile.binary mul %x, %b : !tile.rt<64x64xf32>, f32 -> !tile.rt<64x64xf32>
+    scf.yield %yb : !tile.rt<64x64xf32>
+  }
+  %n = arith.constant -1.0 : f32
+  %neg = tile.binary mul %y, %n : !tile.rt<64x64xf32>, f32 -> !tile.rt<64x64xf32>
+  %masked = tile.mask causal %neg, %c64, %c64 fill 0xff800000 : f32 : !tile.rt<64x64xf32>
+  tile.store %masked, %O[%i, %i] : !tile.rt<64x64xf32>, !tile.gl<[M, M], f32>
+  tile.return
+}
