@@ -11,8 +11,6 @@ the cuDNN result first. Prints a table and writes JSON to benchmarks/results/att
 from __future__ import annotations
 
 import argparse
-import datetime
-import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -21,7 +19,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.nn.functional import scaled_dot_product_attention as sdpa
 
 import tkc
-from timing import median_ms
+from timing import median_ms, write_record
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -79,17 +77,14 @@ def main() -> None:
                     f"tkc/cuDNN {row['tkc_over_cudnn']:.3f}  tkc/FA2 {row['tkc_over_fa2']:.3f}",
                     flush=True,
                 )
-    record = {
-        "benchmark": "attention forward bf16",
-        "date": datetime.date.today().isoformat(),
-        "gpu": torch.cuda.get_device_name(),
-        "runs": args.runs,
-        "rows": rows,
-    }
-    out = ROOT / "benchmarks" / "results" / f"attention-{record['date']}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(record, indent=2))
-    print(f"wrote {out}")
+    write_record(
+        "attention",
+        {
+            "benchmark": "attention forward bf16",
+            "runs": args.runs,
+            "rows": rows,
+        },
+    )
 
 
 if __name__ == "__main__":

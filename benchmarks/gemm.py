@@ -12,8 +12,6 @@ served from L2. Prints a table and writes JSON to benchmarks/results/gemm-<date>
 from __future__ import annotations
 
 import argparse
-import datetime
-import json
 from pathlib import Path
 
 import torch
@@ -21,7 +19,7 @@ import triton
 import triton.language as tl
 
 import tkc
-from timing import median_ms
+from timing import median_ms, write_record
 
 ROOT = Path(__file__).resolve().parents[1]
 SHAPES = [(2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192), (8192, 8192, 1024), (4096, 14336, 4096)]
@@ -104,18 +102,15 @@ def main() -> None:
             f"tkc/Triton {result['tkc_over_triton']:.3f}",
             flush=True,
         )
-    record = {
-        "benchmark": "gemm bf16",
-        "date": datetime.date.today().isoformat(),
-        "gpu": torch.cuda.get_device_name(),
-        "params": params,
-        "runs": args.runs,
-        "rows": rows,
-    }
-    out = ROOT / "benchmarks" / "results" / f"gemm-{record['date']}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(record, indent=2))
-    print(f"wrote {out}")
+    write_record(
+        "gemm",
+        {
+            "benchmark": "gemm bf16",
+            "params": params,
+            "runs": args.runs,
+            "rows": rows,
+        },
+    )
 
 
 if __name__ == "__main__":

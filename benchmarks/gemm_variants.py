@@ -40,13 +40,13 @@ def main() -> None:
         b = torch.randn(k, n, device="cuda", dtype=torch.bfloat16)
         c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
         ref = a.float() @ b.float()
-        fns = {"cublas": lambda i: torch.matmul(a, b, out=c)}
+        fns = {"cublas": lambda i, a=a, b=b, c=c: torch.matmul(a, b, out=c)}
         for name, kernel in kernels.items():
             kernel(a, b, c)
             torch.cuda.synchronize()
             rel = ((c.float() - ref).norm() / ref.norm()).item()
             print(f"{m}x{n}x{k} {name}: rel err {rel:.2e}")
-            fns[name] = lambda i, kernel=kernel: kernel(a, b, c)
+            fns[name] = lambda i, kernel=kernel, a=a, b=b, c=c: kernel(a, b, c)
         if args.once:
             for fn in fns.values():
                 fn(0)

@@ -1,10 +1,14 @@
-"""Timing shared by the benchmarks: CUDA events around back-to-back batches of launches, median of many."""
+"""Shared by the benchmarks: CUDA events around back-to-back batches of launches (median of many),
+and the JSON record each benchmark writes to benchmarks/results/."""
 
 from __future__ import annotations
 
+import datetime
+import json
 import math
 import statistics
 from collections.abc import Callable
+from pathlib import Path
 
 import torch
 
@@ -47,3 +51,13 @@ def median_ms(fns: dict[str, Callable[[int], object]], runs: int, sets: int = 1,
     return {
         name: statistics.median(s.elapsed_time(e) for s, e in pairs) / batch[name] for name, pairs in events.items()
     }
+
+
+def write_record(kind: str, record: dict[str, object]) -> Path:
+    """benchmarks/results/<kind>-<date>.json: the record, with the date and the GPU added."""
+    record = {"date": datetime.date.today().isoformat(), "gpu": torch.cuda.get_device_name(), **record}
+    out = Path(__file__).resolve().parent / "results" / f"{kind}-{record['date']}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(record, indent=2))
+    print(f"wrote {out}")
+    return out

@@ -870,14 +870,14 @@ class ReduceBeforeScaling(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: ReduceOp, rewriter: PatternRewriter) -> None:
-        scaled = op.source.owner
-        if not isinstance(scaled, BinaryOp) or scaled.fn.data != BinaryFn.MUL:
+        scaled = _scaling(op.source)
+        if scaled is None:
             return
-        tile_value, scalar = (scaled.rhs, scaled.lhs) if _is_scalar(scaled.lhs.type) else (scaled.lhs, scaled.rhs)
+        tile_value, scalar = scaled
         constant = scalar.owner
         if not (isinstance(constant, arith.ConstantOp) and isinstance(constant.value, FloatAttr)):
             return
-        if op.fn.data != ReduceFn.SUM and not constant.value.value.data > 0:
+        if op.fn.data != ReduceFn.SUM and not _positive_constant(scalar):
             return
         reduce = ReduceOp(op.fn.data, op.axis.data, tile_value)
         rescale = BinaryOp(BinaryFn.MUL, reduce.result, scalar)
@@ -915,7 +915,7 @@ class ScaleAfterIf(RewritePattern):
             rescale = BinaryOp(BinaryFn.MUL, result, scalar)
             rescale.location = op.location
             rewriter.insert(rescale, InsertPoint.after(if_op))
-            rewriter.replace_uses_with_if(result, rescale.result, lambda u: u.operation is not rescale)
+            rewriter.replace_uses_with_if(result, rescale.result, lambda u, rescale=rescale: u.operation is not rescale)
             return
 
 
