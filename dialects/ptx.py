@@ -51,6 +51,8 @@ from xdsl.printer import Printer
 from xdsl.traits import NoTerminator
 from xdsl.utils.exceptions import VerifyException
 
+from tkc.abi import ABIError, KernelABI
+
 # --------------------------------------------------------------------------- types
 
 REG_KINDS = ("pred", "b16", "b32", "b64", "f32")
@@ -1537,6 +1539,24 @@ class ModuleOp(IRDLOperation):
                f"got {self.version.data}")
         _check(self.address_size.value.data == 64, self, "address_size must be 64")
         _check(all(isinstance(op, EntryOp) for op in self.body.block.ops), self, "may contain only ptx.entry")
+        if "tkc.abi" in self.attributes:
+            self._verify_abi(self.attributes["tkc.abi"])
+
+    def _verify_abi(self, attr: Attribute) -> None:
+        """The `tkc.abi` the runtime launches by (tkc/abi.py) describes an entry of this module."""
+        _check(isinstance(attr, StringAttr), self, "tkc.abi must be a string")
+        assert isinstance(attr, StringAttr)
+        try:
+            abi = KernelABI.from_json(attr.data)
+        except ABIError as e:
+            raise VerifyException(f"{self.name}: tkc.abi is not a kernel ABI: {e}") from None
+        entry = next((op for op in self.body.block.ops if isinstance(op, EntryOp) and op.sym_name.data == abi.entry), None)
+        _check(entry is not None, self, f"tkc.abi describes the entry {abi.entry!r}, which the module lacks")
+        assert entry is not None
+        params = [(p.param_name.data, p.kind.data == "tensormap") for p in entry.params]
+        expected = [(p.name, p.kind == "tensormap") for p in abi.params]
+        _check(params == expected, self, f"tkc.abi's parameters {[n for n, _ in expected]} are not those of "
+                                         f"@{abi.entry}: {[n for n, _ in params]}")
 
 
 Ptx = Dialect(

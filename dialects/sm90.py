@@ -20,6 +20,7 @@ convert-sm90-to-ptx expands every op into PTX instructions.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
@@ -56,6 +57,7 @@ from xdsl.printer import Printer
 from xdsl.traits import IsolatedFromAbove, NoTerminator, Pure, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
+from tkc.abi import ABIError, KernelABI
 from tkc.dialects.tile import (
     AxisAttr,
     BinaryFnAttr,
@@ -223,6 +225,19 @@ class KernelOp(IRDLOperation):
         " `abi` $abi attr-dict-with-keyword $body"
     )
 
+    def verify_(self) -> None:
+        try:
+            abi = kernel_abi(self.abi.data)
+        except ABIError as e:
+            raise VerifyException(f"the abi is not a kernel ABI (tkc/abi.py): {e}") from None
+        for what, in_abi, on_kernel in (
+            ("entry", abi.entry, self.sym_name.data),
+            ("block", abi.block, self.threads.value.data),
+            ("smem_bytes", abi.smem_bytes, self.smem_bytes.value.data),
+        ):
+            if in_abi != on_kernel:
+                raise VerifyException(f"the abi's {what} is {in_abi!r}, the kernel's {on_kernel!r}")
+
     def __init__(self, name: str, abi: str, threads: int, smem_bytes: int, min_ctas_per_sm: int = 1, cluster: int = 1):
         props: dict[str, Attribute] = {
             "sym_name": StringAttr(name),
@@ -236,10 +251,18 @@ class KernelOp(IRDLOperation):
         super().__init__(regions=[Region(Block())], properties=props)
 
 
+@lru_cache(maxsize=16)
+def kernel_abi(text: str) -> KernelABI:
+    """The ABI of an sm90.kernel (parsed once per text: every param op of the kernel reads it)."""
+    return KernelABI.from_json(text)
+
+
 class _ParamOp(IRDLOperation):
-    """The value of the kernel parameter `param`, of the type `RESULT` says."""
+    """The value of the kernel parameter `param` (a parameter of kind `KIND` in the kernel's ABI),
+    of the type `RESULT` says."""
 
     RESULT: ClassVar[Attribute]
+    KIND: ClassVar[str]
     param = prop_def(StringAttr)
     traits = traits_def(Pure())
     assembly_format = "$param attr-dict"
@@ -247,12 +270,26 @@ class _ParamOp(IRDLOperation):
     def __init__(self, param: str):
         super().__init__(properties={"param": StringAttr(param)}, result_types=[self.RESULT])
 
+    def verify_(self) -> None:
+        kernel = self.parent_op()
+        while kernel is not None and not isinstance(kernel, KernelOp):
+            kernel = kernel.parent_op()
+        if kernel is None:
+            raise VerifyException(f"{self.name} belongs in an sm90.kernel")
+        try:
+            params = {p.name: p.kind for p in kernel_abi(kernel.abi.data).params}
+        except ABIError:
+            return  # the kernel's verifier says what is wrong with its ABI
+        if params.get(self.param.data) != self.KIND:
+            raise VerifyException(f"the kernel's ABI has no {self.KIND} parameter {self.param.data!r}")
+
 
 @irdl_op_definition
 class TensorMapParamOp(_ParamOp):
     """The generic address of the tensor-map parameter `param` (mov + cvta.param)."""
 
     name = "sm90.tensormap"
+    KIND: ClassVar[str] = "tensormap"
     RESULT: ClassVar[Attribute] = TensorMapType()
     result = result_def(TensorMapType)
 
@@ -262,6 +299,7 @@ class DimParamOp(_ParamOp):
     """A u32 kernel parameter holding a symbolic dim."""
 
     name = "sm90.dim"
+    KIND: ClassVar[str] = "dim"
     RESULT: ClassVar[Attribute] = IndexType()
     result = result_def(IndexType)
 
@@ -271,6 +309,7 @@ class PointerParamOp(_ParamOp):
     """A u64 kernel parameter holding a global address (converted with cvta.to.global)."""
 
     name = "sm90.pointer"
+    KIND: ClassVar[str] = "pointer"
     RESULT: ClassVar[Attribute] = IntegerType(64)
     result = result_def(IntegerType(64))
 
@@ -285,6 +324,10 @@ class _AxisOp(IRDLOperation):
 
     def __init__(self, axis: int):
         super().__init__(properties={"axis": IntegerAttr(axis, 32)}, result_types=[IndexType()])
+
+    def verify_(self) -> None:
+        if not 0 <= self.axis.value.data <= 2:
+            raise VerifyException(f"{self.name} axis is 0, 1 or 2 (x, y, z), got {self.axis.value.data}")
 
 
 @irdl_op_definition

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from itertools import takewhile
 from dataclasses import dataclass
 from enum import auto
 from typing import ClassVar
@@ -149,6 +150,10 @@ class DecisionAttr(ParametrizedAttribute):
             parser.parse_punctuation(",")
             reason = parser.parse_str_literal()
         return (value, StringAttr(reason))
+
+    def verify(self) -> None:
+        if not isinstance(self.value, IntegerAttr):
+            raise VerifyException(f"a decision's value is an integer, got {self.value}")
 
 
 class UnaryFn(StrEnum):
@@ -547,6 +552,20 @@ class BlockIdOp(IRDLOperation):
 
     def __init__(self, axis: int):
         super().__init__(properties={"axis": IntegerAttr(axis, IndexType())}, result_types=[IndexType()])
+
+    def verify_(self) -> None:
+        kernel = self.parent_op()
+        while kernel is not None and not isinstance(kernel, KernelOp):
+            kernel = kernel.parent_op()
+        if kernel is None:
+            raise VerifyException("tile.block_id belongs in a tile.kernel")
+        at = kernel.body.block.find_ancestor_op_in_block(self)
+        above = takewhile(lambda op: op is not at, kernel.body.block.ops)
+        grid = next((op for op in above if isinstance(op, GridOp)), None)
+        if grid is None:
+            raise VerifyException("tile.block_id must follow the kernel's tile.grid")
+        if not 0 <= self.axis.value.data < len(grid.extents):
+            raise VerifyException(f"axis {self.axis.value.data} is not an axis of the {len(grid.extents)}-D grid")
 
 
 # --------------------------------------------------------------------------- memory

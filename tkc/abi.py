@@ -21,8 +21,9 @@ div (exact), ceildiv, mul, add, sub, min, max.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Union
+from typing import Any, Union
 
 Expr = Union[int, str, tuple]
 
@@ -76,23 +77,98 @@ class KernelABI:
 
     @staticmethod
     def from_json(text: str) -> KernelABI:
-        raw = json.loads(text)
-        kinds = {"tensormap": TensorMapParam, "pointer": PointerParam, "dim": DimParam}
-        params = []
-        for p in raw["params"]:
-            cls = kinds[p["kind"]]
-            if cls is TensorMapParam:
-                p = {**p, "box": tuple(p["box"])}
-            params.append(cls(**p))
-        return KernelABI(
-            entry=raw["entry"],
-            args=tuple(ArgSpec(a["name"], a["dtype"], tuple(a["dims"])) for a in raw["args"]),
-            params=tuple(params),
-            grid=tuple(_tuplify(g) for g in raw["grid"]),  # type: ignore[arg-type]
-            block=raw["block"],
-            smem_bytes=raw["smem_bytes"],
-            divisibility=tuple((d, int(n)) for d, n in raw["divisibility"]),
+        """The ABI that `to_json` wrote; ABIError says what is wrong with any other text."""
+        try:
+            raw = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise ABIError(f"not JSON: {e}") from None
+        args = tuple(
+            ArgSpec(_get(a, "name", str), _get(a, "dtype", str), tuple(_get(a, "dims", list, _is_dim)))
+            for a in _get(raw, "args", list, lambda a: isinstance(a, dict))
         )
+        dims = {d for a in args for d in a.dims if isinstance(d, str)}
+        params: list[Param] = []
+        for p in _get(raw, "params", list, lambda p: isinstance(p, dict)):
+            kind, name = _get(p, "kind", str), _get(p, "name", str)
+            if kind == "tensormap":
+                box, swizzle = tuple(_get(p, "box", list, _is_positive)), _get(p, "swizzle", int)
+                if swizzle not in (0, 32, 64, 128):
+                    raise ABIError(f"parameter {name!r} has the swizzle {swizzle}, not 0, 32, 64 or 128")
+                params.append(TensorMapParam(name, _get(p, "arg", str), box, swizzle))
+            elif kind == "pointer":
+                params.append(PointerParam(name, _get(p, "arg", str)))
+            elif kind == "dim":
+                params.append(DimParam(name, _get(p, "dim", str)))
+            else:
+                raise ABIError(f"parameter {name!r} has the unknown kind {kind!r}")
+        for param in params:
+            if isinstance(param, TensorMapParam | PointerParam) and param.arg not in {a.name for a in args}:
+                raise ABIError(f"parameter {param.name!r} names no argument {param.arg!r}")
+            if isinstance(param, DimParam) and param.dim not in dims:
+                raise ABIError(f"parameter {param.name!r} names no dim {param.dim!r} of the arguments")
+        if len({p.name for p in params}) != len(params):
+            raise ABIError("two parameters share a name")
+        grid = _get(raw, "grid", list, lambda e: _is_expr(e, dims | {"num_sms"}))
+        if len(grid) != 3:
+            raise ABIError(f"the grid has 3 extents, got {len(grid)}")
+        block, smem_bytes = _get(raw, "block", int), _get(raw, "smem_bytes", int)
+        if block <= 0 or smem_bytes < 0:
+            raise ABIError(f"a block of {block} threads with {smem_bytes} bytes of shared memory")
+        return KernelABI(
+            entry=_get(raw, "entry", str),
+            args=args,
+            params=tuple(params),
+            grid=(_tuplify(grid[0]), _tuplify(grid[1]), _tuplify(grid[2])),
+            block=block,
+            smem_bytes=smem_bytes,
+            divisibility=tuple(
+                (d, n) for d, n in _get(raw, "divisibility", list, lambda e: _is_pair(e, dims))
+            ),
+        )
+
+
+class ABIError(ValueError):
+    """A text that is not the JSON of a KernelABI."""
+
+
+def _get(raw: object, key: str, kind: type, each: Callable[[object], bool] | None = None) -> Any:
+    """raw[key], which must be a `kind` (a list whose items pass `each`)."""
+    if not isinstance(raw, dict) or key not in raw:
+        raise ABIError(f"missing {key!r}")
+    value = raw[key]
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise ABIError(f"{key!r} must be a JSON {kind.__name__}, got {value!r}")
+    if each is not None and not all(each(item) for item in value):
+        raise ABIError(f"{key!r} holds an invalid entry: {value!r}")
+    return value
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_positive(value: object) -> bool:
+    return _is_int(value) and value > 0  # type: ignore[operator]
+
+
+def _is_dim(value: object) -> bool:
+    return isinstance(value, str) or _is_positive(value)
+
+
+def _is_pair(value: object, dims: set[str]) -> bool:
+    return isinstance(value, list) and len(value) == 2 and value[0] in dims and _is_positive(value[1])
+
+
+GRID_OPERATORS = ("div", "ceildiv", "mul", "add", "sub", "min", "max")
+
+
+def _is_expr(value: object, names: set[str]) -> bool:
+    """A grid expression: an int, a name, or [op, lhs, rhs] (lists, as JSON holds tuples)."""
+    if isinstance(value, list):
+        if len(value) != 3 or value[0] not in GRID_OPERATORS or value[2] == 0:
+            return False
+        return all(_is_expr(v, names) for v in value[1:])
+    return _is_int(value) or value in names
 
 
 def _tuplify(expr: Expr) -> Expr:

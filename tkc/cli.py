@@ -150,6 +150,23 @@ def _raised_at(error: BaseException) -> str:
     return f"raised at {frame.filename}:{frame.lineno}"
 
 
+def report_internal_error(error: Exception, tool: str, argv: Sequence[str]) -> int:
+    """Print a compiler bug as every tkc tool does (one line, notes, how to report it): EXIT_INTERNAL."""
+    if os.environ.get("TKC_TRACEBACK") == "1":
+        traceback.print_exception(error)
+    message = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+    print(f"{tool}: internal compiler error: {message}", file=sys.stderr)
+    for note in [*getattr(error, "__notes__", []), _raised_at(error)]:
+        print(f"  ({note})", file=sys.stderr)
+    print(
+        "Please report this bug with the command line that caused it:\n"
+        f"  {tool} {shlex.join(argv)}\n"
+        "(set TKC_TRACEBACK=1 to see the traceback)",
+        file=sys.stderr,
+    )
+    return EXIT_INTERNAL
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of `tkc`; returns the exit status (the console script exits with it)."""
     from tkc.driver import StageUnavailable
@@ -175,19 +192,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.close()
         return EXIT_OK
     except Exception as e:
-        if os.environ.get("TKC_TRACEBACK") == "1":
-            traceback.print_exc()
-        message = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
-        print(f"tkc: internal compiler error: {message}", file=sys.stderr)
-        for note in [*getattr(e, "__notes__", []), _raised_at(e)]:
-            print(f"  ({note})", file=sys.stderr)
-        print(
-            "Please report this bug with the command line that caused it:\n"
-            f"  tkc {shlex.join(argv)}\n"
-            "(set TKC_TRACEBACK=1 to see the traceback)",
-            file=sys.stderr,
-        )
-        return EXIT_INTERNAL
+        return report_internal_error(e, "tkc", argv)
 
 
 if __name__ == "__main__":

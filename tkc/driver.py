@@ -24,7 +24,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.printer import Printer
-from xdsl.utils.exceptions import ParseError, VerifyException
+from xdsl.utils.exceptions import VerifyException
 
 from tkc.diagnostics import TkError
 from tkc.passes import ALL_PASSES, is_available
@@ -110,19 +110,10 @@ def read_text(path: str | Path) -> str:
 
 
 def parse_mlir(text: str, filename: str, ctx: Context | None = None) -> ModuleOp:
-    """Parse and verify MLIR text; mistakes in it are the user's (TkError)."""
-    from xdsl.parser import Parser
+    """Parse and verify MLIR text (tkc.ir_input); mistakes in it are the user's (TkError)."""
+    from tkc.ir_input import parse_mlir as parse_and_verify
 
-    try:
-        module = Parser(ctx or make_context(), text, filename).parse_module()
-    except ParseError as e:
-        loc = e.span.get_location()
-        raise TkError(e.msg, filename, loc.line, loc.col, text) from None
-    try:
-        module.verify()
-    except VerifyException as e:
-        raise TkError(f"the input IR does not verify: {e}", filename) from None
-    return module
+    return parse_and_verify(text, filename, ctx or make_context())
 
 
 def load_module(

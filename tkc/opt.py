@@ -3,8 +3,9 @@
 It knows the tile (and sm90/ptx) dialects and tkc's passes through the `xdsl.universe` plugin
 (tkc.universe), registered here directly as well so that it also works from a source tree that
 was never installed. On top of xdsl-opt it reads `.tk` files (the `tk` frontend, with `-k` and
-`-D` as in `tkc`) and prints PTX (`-t ptx`); any file not named `.tk` is read as MLIR. User mistakes (bad input, unknown pass, bad pass
-option) print one diagnostic and exit 1 instead of a traceback.
+`-D` as in `tkc`) and prints PTX (`-t ptx`); any file not named `.tk` is read as MLIR, parsed and verified as `tkc compile` reads
+it (tkc.ir_input). User mistakes (bad input, unknown pass, bad pass option, bad usage) print one diagnostic and
+exit 1; a compiler bug is an internal error, exit 2, reported as `tkc` reports it.
 """
 
 from __future__ import annotations
@@ -16,12 +17,12 @@ from collections.abc import Sequence
 from typing import IO
 
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from tkc.cli import render_user_error
+from tkc.cli import EXIT_INTERNAL, EXIT_OK, EXIT_USER, render_user_error, report_internal_error
 from tkc.diagnostics import TkError
 from tkc.driver import StageUnavailable
+from tkc.ir_input import parse_mlir
 from tkc.universe import TKC_UNIVERSE
 
 
@@ -67,7 +68,18 @@ class TkcOptMain(xDSLOptMain):
         data = chunk.read()
         if not data.strip():
             return None
-        return super().parse_chunk(BytesIO(data), file_extension, start_offset)
+        if file_extension != "mlir":
+            return super().parse_chunk(BytesIO(data), file_extension, start_offset)
+        # MLIR is read as `tkc compile` reads it: located ops, verified, dominance checked.
+        try:
+            return parse_mlir(
+                data.decode("utf-8"), self.get_input_name(), self.ctx, start_offset, not self.args.no_implicit_module
+            )
+        except TkError as e:
+            if not (self.args.verify_diagnostics or self.args.parsing_diagnostics):
+                raise
+            print(render_user_error(e))
+            return None
 
     def _parse_tk(self, io: IO[bytes]) -> ModuleOp:
         from tkc.frontend import parse_tk
@@ -77,31 +89,35 @@ class TkcOptMain(xDSLOptMain):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of `tkc-opt`; the exit status is tkc's (cli.py): 1 for the user's mistake, 2 for
+    the compiler's."""
+    argv = list(sys.argv[1:] if argv is None else argv)
     try:
         tool = TkcOptMain(description="tkc's modular optimizer driver (xdsl-opt with the tkc dialects)", args=argv)
+    except SystemExit as e:  # argparse: --help (0) or bad usage (2, which is tkc's EXIT_USER)
+        return EXIT_USER if e.code == 2 else EXIT_OK if e.code is None else int(e.code)
     except ValueError as e:  # unknown pass or bad pass option in -p
         print(f"tkc-opt: error: {e}", file=sys.stderr)
-        return 1
+        return EXIT_USER
     except TkError as e:
         print(render_user_error(e), file=sys.stderr)
-        return 1
+        return EXIT_USER
     try:
         tool.run()
     except TkError as e:
         print(render_user_error(e), file=sys.stderr)
-        return 1
-    except (ParseError, DiagnosticException) as e:
-        print(e, file=sys.stderr)
-        return 1
+        return EXIT_USER
     except BrokenPipeError:  # `tkc-opt ... | head`
         sys.stderr.close()
-    except OSError as e:
+    except OSError as e:  # the input or output file
         print(f"tkc-opt: error: {e}", file=sys.stderr)
-        return 1
+        return EXIT_USER
     except StageUnavailable as e:
         print(f"tkc-opt: error: {e}", file=sys.stderr)
-        return 2
-    return 0
+        return EXIT_INTERNAL
+    except Exception as e:
+        return report_internal_error(e, "tkc-opt", argv)
+    return EXIT_OK
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@
 
 // UNKNOWN: tkc-opt: error: Unrecognized passes: ['tile-nonsense']
 
-// BAD:      bad.mlir:3:{{[0-9]+}}
+// BAD:      bad.mlir:3:{{[0-9]+}}: error: Operation tile.nonsense is not registered
 // BAD-NEXT: "tile.nonsense"() : () -> ()
-// BAD:      Operation tile.nonsense is not registered
+// BAD-NEXT: {{^ +\^$}}
 // BAD-NOT:  Traceback

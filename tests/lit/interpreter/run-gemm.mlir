@@ -12,7 +12,10 @@
 // CHECK-NEXT: C: bfloat16 [256, 256]  sum {{[-0-9.e+]+}}  abs-sum {{[0-9.e+]+}}{{$}}
 // CHECK-NOT: NaN
 
-// DIVIDE: tkc: error: M = 200 (axis 0 of A) is not a multiple of the tile extent 128
+// The error points at the load of A in this file.
+// DIVIDE: run-gemm.mlir:{{[0-9]+}}:7: error: M = 200 (axis 0 of A) is not a multiple of the tile extent 128
+// DIVIDE-NEXT: %{{[0-9]+}} = tile.load %A
+// DIVIDE-NEXT: {{^ +\^$}}
 // DIVIDE-NEXT: exit 1
 
 // DEFAULT: gemm: M=384 K=128 N=256  seed 0
