@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import ClassVar
 
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
     ArrayAttr,
     Float32Type,
@@ -35,7 +36,7 @@ from xdsl.dialects.builtin import (
     SymbolNameConstraint,
     UnitAttr,
 )
-from xdsl.ir import Attribute, Block, Dialect, ParametrizedAttribute, Region, SSAValue, TypeAttribute
+from xdsl.ir import Attribute, Block, Dialect, Operation, ParametrizedAttribute, Region, SSAValue, TypeAttribute
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
@@ -68,6 +69,9 @@ from tkc.dialects.tile import (
     element_bytes,
 )
 
+
+WARPGROUP_THREADS = 128
+"""Threads of a warpgroup: the producer is one, each consumer one."""
 
 # --------------------------------------------------------------------------- types
 
@@ -193,6 +197,13 @@ class SharedRefType(ParametrizedAttribute, TypeAttribute):
             swizzle = parser.parse_integer()
         return (ArrayAttr(IntAttr(d) for d in dims), element_type, IntAttr(swizzle))
 
+    def verify(self) -> None:
+        shape = self.get_shape()
+        if len(shape) not in (1, 2) or any(d <= 0 for d in shape):
+            raise VerifyException(f"a shared tile has 1 or 2 positive dims, got {shape}")
+        if self.swizzle.data not in (0, 32, 64, 128):
+            raise VerifyException(f"swizzle must be 0, 32, 64 or 128 bytes, got {self.swizzle.data}")
+
 
 @irdl_attr_definition
 class TensorMapType(ParametrizedAttribute, TypeAttribute):
@@ -202,6 +213,26 @@ class TensorMapType(ParametrizedAttribute, TypeAttribute):
 
 
 Fragment = base(FragmentType)
+
+
+def _kernel_of(op: Operation) -> KernelOp | None:
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, KernelOp):
+        parent = parent.parent_op()
+    return parent
+
+
+def _constant(value: SSAValue) -> int | None:
+    """The value of an index defined by arith.constant (the lowering folds it into an immediate)."""
+    owner = value.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+        return owner.value.value.data
+    return None
+
+
+def _check_range(op: Operation, what: str, value: int, low: int, high: int) -> None:
+    if not low <= value <= high:
+        raise VerifyException(f"{op.name}: {what} must be in {low}..{high}, got {value}")
 
 # --------------------------------------------------------------------------- structure
 
@@ -271,9 +302,7 @@ class _ParamOp(IRDLOperation):
         super().__init__(properties={"param": StringAttr(param)}, result_types=[self.RESULT])
 
     def verify_(self) -> None:
-        kernel = self.parent_op()
-        while kernel is not None and not isinstance(kernel, KernelOp):
-            kernel = kernel.parent_op()
+        kernel = _kernel_of(self)
         if kernel is None:
             raise VerifyException(f"{self.name} belongs in an sm90.kernel")
         try:
@@ -411,6 +440,21 @@ class RolesOp(IRDLOperation):
             },
         )
 
+    def verify_(self) -> None:
+        consumers = self.consumers.value.data
+        kernel = _kernel_of(self)
+        if kernel is None or kernel.threads.value.data != WARPGROUP_THREADS * (1 + consumers):
+            raise VerifyException(
+                f"sm90.roles of 1 producer and {consumers} consumer warpgroups belongs in an sm90.kernel of "
+                f"{WARPGROUP_THREADS * (1 + consumers)} threads"
+            )
+        for what, registers in (("producer", self.producer_registers), ("consumer", self.consumer_registers)):
+            n = registers.value.data
+            if n and (n % 8 or not 24 <= n <= 256):
+                raise VerifyException(f"{what} registers are 0 (unchanged) or a multiple of 8 in 24..256 (setmaxnreg), got {n}")
+        if self.producer.block.args or [a.type for a in self.consumer.block.args] != [IndexType()]:
+            raise VerifyException("the producer region takes no argument, the consumer region its index")
+
 
 @irdl_op_definition
 class SingleThreadOp(IRDLOperation):
@@ -469,6 +513,13 @@ class NamedBarrierOp(IRDLOperation):
     def __init__(self, barrier_id: SSAValue, threads: int):
         super().__init__(operands=[barrier_id], properties={"threads": IntegerAttr(threads, 32)})
 
+    def verify_(self) -> None:
+        if (barrier := _constant(self.barrier_id)) is not None:
+            _check_range(self, "the barrier id", barrier, 0, 15)
+        threads = self.threads.value.data
+        if threads % 32 or not 32 <= threads <= 1024:
+            raise VerifyException(f"sm90.named_barrier synchronises whole warps: 32..1024 threads, got {threads}")
+
 
 @irdl_op_definition
 class MbarrierInitOp(IRDLOperation):
@@ -479,6 +530,9 @@ class MbarrierInitOp(IRDLOperation):
 
     def __init__(self, barrier: SSAValue, count: int):
         super().__init__(operands=[barrier], properties={"count": IntegerAttr(count, 32)})
+
+    def verify_(self) -> None:
+        _check_range(self, "the arrival count", self.count.value.data, 1, (1 << 20) - 1)
 
 
 @irdl_op_definition
@@ -495,6 +549,10 @@ class MbarrierArriveOp(IRDLOperation):
     def __init__(self, barrier: SSAValue, tx_bytes: int | None = None, cta: SSAValue | None = None):
         props = {"tx_bytes": IntegerAttr(tx_bytes, 32)} if tx_bytes is not None else {}
         super().__init__(operands=[barrier, [cta] if cta is not None else []], properties=props)
+
+    def verify_(self) -> None:
+        if self.tx_bytes is not None:
+            _check_range(self, "expect_tx", self.tx_bytes.value.data, 1, (1 << 20) - 1)
 
 
 @irdl_op_definition
@@ -544,6 +602,9 @@ class TmaLoadOp(IRDLOperation):
     def verify_(self) -> None:
         if not 1 <= len(self.coords) <= 5:
             raise VerifyException("a TMA copy has 1 to 5 coordinates")
+        _check_range(self, "the box bytes", self.box_bytes.value.data, 1, (1 << 20) - 1)
+        if self.multicast is not None:
+            _check_range(self, "the multicast mask", self.multicast.value.data, 1, 0xFFFF)
 
 
 @irdl_op_definition
@@ -575,6 +636,9 @@ class TmaStoreWaitOp(IRDLOperation):
         if read:
             props["read"] = UnitAttr()
         super().__init__(properties=props)
+
+    def verify_(self) -> None:
+        _check_range(self, "pending", self.pending.value.data, 0, 63)
 
 
 # --------------------------------------------------------------------------- tensor cores
@@ -654,6 +718,9 @@ class WgmmaWaitOp(IRDLOperation):
 
     def __init__(self, acc: SSAValue, pending: int = 0):
         super().__init__(operands=[acc], result_types=[acc.type], properties={"pending": IntegerAttr(pending, 32)})
+
+    def verify_(self) -> None:
+        _check_range(self, "pending", self.pending.value.data, 0, 7)
 
 
 # --------------------------------------------------------------------------- fragments

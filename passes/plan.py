@@ -22,7 +22,7 @@ from xdsl.dialects.builtin import IntegerAttr, UnitAttr
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.traits import Pure
 
-from tkc.dialects.sm90 import ColReduceOp
+from tkc.dialects.sm90 import WARPGROUP_THREADS, ColReduceOp
 from tkc.dialects.tile import (
     Axis,
     BinaryOp,
@@ -42,7 +42,6 @@ from tkc.dialects.tile import (
     UnaryOp,
 )
 
-WARPGROUP_THREADS = 128
 WGMMA_ROWS = 64
 """Rows of one wgmma: the register-tile rows a consumer warpgroup owns come in these units."""
 SMEM_BUDGET = 232448

@@ -5,7 +5,8 @@ TkError at the line and column of the op in the input file. Three things xDSL le
   - its parser gives an op without `loc(...)` an unknown location; here every op gets its place
     in the input, so a verifier, and a pass's `error_at(op, ...)` later, points at that line;
   - an attribute or type whose verifier rejects its parameters raises VerifyException out of
-    the parser; here it becomes a parse error at the op being parsed;
+    the parser (a float too large for its type, OverflowError); here it becomes a parse error at
+    the op being parsed;
   - its verifier does not check dominance (a value may be used above its definition, or outside
     the region that defines it: the parser accepts forward references); every pass assumes
     it, so it is checked here, in every block, for every stage.
@@ -21,6 +22,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.parser import Parser, UnresolvedOperand
+from xdsl.parser.core import ForwardDeclaredValue
 from xdsl.parser.generic_parser import ParserState
 from xdsl.utils.exceptions import ParseError, VerifyException
 from xdsl.utils.lexer import Input, Span
@@ -79,6 +81,8 @@ class LocatedParser(Parser):
             op = super().parse_operation()
         except VerifyException as e:  # an attribute of this op rejected its parameters
             raise ParseError(Span(start.start, self.pos, start.input), _first_line(e)) from None
+        except OverflowError as e:  # xDSL packs a float attribute in its type's format
+            raise ParseError(Span(start.start, self.pos, start.input), f"a number does not fit its type: {e}") from None
         if isinstance(op.location, UnknownLoc):
             op.location = self.location(start.start)
         return op
@@ -131,6 +135,8 @@ def check_dominance(module: ModuleOp, filename: str, source: str | None = None) 
 
 def _dominance_problem(value: SSAValue, user: Operation, position: dict[Operation, int]) -> str | None:
     """Why `user` may not use `value`, or None."""
+    if isinstance(value, ForwardDeclaredValue):  # defined only in a region the use is outside of
+        return "outside the region that defines it"
     if isinstance(value, BlockArgument):
         block, definition = value.block, value.block.parent_op()
     else:
