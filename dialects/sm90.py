@@ -60,6 +60,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from tkc.abi import ABIError, KernelABI
 from tkc.dialects.tile import (
+    WARPGROUP_THREADS,
     AxisAttr,
     BinaryFnAttr,
     ElementType,
@@ -69,9 +70,6 @@ from tkc.dialects.tile import (
     element_bytes,
 )
 
-
-WARPGROUP_THREADS = 128
-"""Threads of a warpgroup: the producer is one, each consumer one."""
 
 # --------------------------------------------------------------------------- types
 

@@ -15,7 +15,7 @@ attributes, so IR dumps explain the compiled kernel.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from itertools import takewhile
 from dataclasses import dataclass
 from enum import auto
@@ -86,6 +86,53 @@ ElementType = BFloat16Type | Float16Type | Float32Type | Float8E4M3FNType
 TILE_QUANTUM = 16
 """Every tile dimension is a multiple of 16 (the wgmma/ldmatrix granule)."""
 
+WARPGROUP_THREADS = 128
+"""Threads of a warpgroup: a block runs one producer warpgroup and 1 to 7 consumer ones."""
+SWIZZLE_SPANS = (0, 32, 64, 128)
+"""Shared-memory layouts TMA and wgmma know: unswizzled, or a 32, 64 or 128-byte swizzle."""
+REGISTER_COUNTS = range(24, 257, 8)
+"""Per-thread register counts setmaxnreg takes."""
+
+
+@dataclass(frozen=True)
+class Allowed:
+    """The integers an attribute may hold, and how a diagnostic says so."""
+
+    values: Container[int]
+    text: str
+
+
+_COUNT, _SIZE = Allowed(range(1, 1 << 31), "positive"), Allowed(range(0, 1 << 31), "non-negative")
+_CONSUMERS, _CLUSTER = Allowed(range(1, 8), "1..7"), Allowed((1, 2), "1 or 2")
+_BUDGET = Allowed((0, *REGISTER_COUNTS), "0 (unchanged) or a multiple of 8 in 24..256")
+_STAGES, _FLAG = Allowed(range(1, 17), "1..16"), Allowed((0, 1), "0 or 1")
+
+KERNEL_PINS = {"consumers": _CONSUMERS, "cluster": _CLUSTER, "heavy_first": _FLAG}
+"""The integer annotations of a tile.kernel (the user's pins, as the frontend checks them);
+`registers` holds two REGISTER_COUNTS and `persistent` is a unit."""
+KERNEL_DECISIONS = {
+    "consumers": _CONSUMERS,
+    "threads": Allowed(range(2 * WARPGROUP_THREADS, 8 * WARPGROUP_THREADS + 1, WARPGROUP_THREADS), "256..1024 by 128"),
+    "stages": _STAGES,
+    "producer_registers": _BUDGET,
+    "consumer_registers": _BUDGET,
+    "persistent": _FLAG,
+    "group_m": _COUNT,
+    "ctas_per_sm": _COUNT,
+    "cluster": _CLUSTER,
+    "heavy_first": Allowed(range(-1, 3), "-1 (none) or a grid axis"),
+    "smem_bytes": _SIZE,
+}
+"""tile-occupancy-plan's decisions on a tile.kernel, which passes/plan.py's KernelPlan reads;
+heavy_first is also an axis of the grid, and threads are 1 producer + `consumers` warpgroups."""
+LOOP_DECISIONS = {"stages": _STAGES, "pipeline": _STAGES, "overlap": _FLAG}
+"""The pins (`stages`, `overlap`) and decisions (`pipeline`, `overlap`) on an scf.for of a kernel."""
+SHARED_TILE_DECISIONS = {"swizzle": Allowed(SWIZZLE_SPANS, "0, 32, 64 or 128"), "pad": _SIZE}
+"""On a tile.load or tile.to_shared: the swizzle pinned or decided (the tile's type holds a decided
+one), and the bytes each row is padded by (tile-bank-conflicts)."""
+STORE_DECISIONS = {"staging": SHARED_TILE_DECISIONS["swizzle"]}
+"""On a tile.store of a register tile: the swizzle of its staging tile (tile-bank-conflicts)."""
+
 
 def element_bytes(element_type: Attribute) -> int:
     if isinstance(element_type, Float32Type | IntegerType):
@@ -110,6 +157,17 @@ def _print_shape_and_element(printer: Printer, shape: Sequence[int], element_typ
 
 def _shape_attr(shape: Sequence[int]) -> ArrayAttr[IntAttr]:
     return ArrayAttr(IntAttr(d) for d in shape)
+
+
+def _check_integers(where: str, attributes: dict[str, Attribute], allowed: dict[str, Allowed]) -> None:
+    """Each of `attributes` named in `allowed` is an integer (a #tile.decision or a plain integer) in it."""
+    for name, rule in allowed.items():
+        attr = attributes.get(name)
+        if attr is None:
+            continue
+        value = attr.value if isinstance(attr, DecisionAttr) else attr
+        if not isinstance(value, IntegerAttr) or value.value.data not in rule.values:
+            raise VerifyException(f"{where} {name} must be an integer, {rule.text}; got {value}")
 
 
 # --------------------------------------------------------------------------- attributes
@@ -491,6 +549,31 @@ class KernelOp(IRDLOperation):
         grids = [op for op in block.ops if isinstance(op, GridOp)]
         if len(grids) != 1:
             raise VerifyException(f"a kernel has exactly one tile.grid, found {len(grids)}")
+        self._verify_plan(len(grids[0].extents))
+
+    def _verify_plan(self, grid_rank: int) -> None:
+        """The pins and decisions passes read (passes/plan.py) hold values they can obey."""
+        pins = self.annotations.data
+        _check_integers("annotation", pins, KERNEL_PINS)
+        registers = pins.get("registers")
+        if registers is not None and not (
+            isinstance(registers, ArrayAttr)
+            and len(registers.data) == 2
+            and all(isinstance(r, IntegerAttr) and r.value.data in REGISTER_COUNTS for r in registers.data)
+        ):
+            raise VerifyException(f"annotation registers = {registers} is not two multiples of 8 in 24..256")
+        if "persistent" in pins and not isinstance(pins["persistent"], UnitAttr):
+            raise VerifyException("annotation persistent is a unit attribute")
+        _check_integers("decision", self.attributes, KERNEL_DECISIONS)
+        consumers, threads, heavy_first = (self.attributes.get(n) for n in ("consumers", "threads", "heavy_first"))
+        if isinstance(threads, DecisionAttr) and isinstance(consumers, DecisionAttr):
+            if threads.int_value != WARPGROUP_THREADS * (1 + consumers.int_value):
+                raise VerifyException(f"{threads.int_value} threads are not 1 producer + {consumers.int_value} consumer warpgroups")
+        if isinstance(heavy_first, DecisionAttr) and heavy_first.int_value >= grid_rank:
+            raise VerifyException(f"heavy_first axis {heavy_first.int_value} is not an axis of the {grid_rank}-D grid")
+        for loop in self.walk():
+            if isinstance(loop, scf.ForOp):
+                _check_integers("scf.for", loop.attributes, LOOP_DECISIONS)
 
 
 @irdl_op_definition
@@ -602,6 +685,7 @@ class LoadOp(IRDLOperation):
         assert isinstance(self.tensor.type, GlobalType)
         assert isinstance(self.result.type, SharedTileType | SharedVectorType)
         _check_coords(self.tensor.type, self.coords, len(self.result.type.get_shape()), "tile.load")
+        _check_shared_layout(self)
         if self.tensor.type.element_type != self.result.type.element_type:
             raise VerifyException(
                 f"tile.load cannot convert: tensor holds {element_name(self.tensor.type.element_type)}, "
@@ -626,6 +710,7 @@ class StoreOp(IRDLOperation):
         assert isinstance(self.tensor.type, GlobalType)
         assert isinstance(self.value.type, _ShapedTileType)
         _check_coords(self.tensor.type, self.coords, len(self.value.type.get_shape()), "tile.store")
+        _check_integers("tile.store", self.attributes, STORE_DECISIONS)
         if self.tensor.type.element_type != self.value.type.element_type:
             raise VerifyException(
                 f"tile.store needs matching dtypes: tensor holds {element_name(self.tensor.type.element_type)}, "
@@ -665,6 +750,15 @@ class ToRegOp(IRDLOperation):
         _check_same_shape_and_dtype(self)
 
 
+def _check_shared_layout(op: LoadOp | ToSharedOp) -> None:
+    """The swizzle pinned or decided and the row padding of a shared tile; a decided swizzle is the type's."""
+    _check_integers(op.name, op.attributes, SHARED_TILE_DECISIONS)
+    decision, tile_type = op.attributes.get("swizzle"), op.result.type
+    if isinstance(decision, DecisionAttr) and isinstance(tile_type, SharedTileType):
+        if decision.int_value != tile_type.swizzle.data:
+            raise VerifyException(f"the swizzle decision {decision.int_value} is not the swizzle of {tile_type}")
+
+
 @irdl_op_definition
 class ToSharedOp(IRDLOperation):
     """Register → shared (stmatrix / vector stores in the lowering)."""
@@ -687,6 +781,7 @@ class ToSharedOp(IRDLOperation):
 
     def verify_(self) -> None:
         _check_same_shape_and_dtype(self)
+        _check_shared_layout(self)
 
 
 # --------------------------------------------------------------------------- compute

@@ -916,7 +916,7 @@ class ConvertSm90ToPtxPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         kernels = [k for k in op.body.block.ops if isinstance(k, sm90.KernelOp)]
         if len(kernels) != 1:
-            raise ValueError(f"convert-sm90-to-ptx expects one sm90.kernel, found {len(kernels)}")
+            raise error_at(op, f"convert-sm90-to-ptx expects one sm90.kernel at the top of the module, found {len(kernels)}")
         module = _Lowering(kernels[0]).lower()
         for old in list(op.body.block.ops):
             op.body.block.erase_op(old)

@@ -22,8 +22,9 @@ from xdsl.dialects.builtin import IntegerAttr, UnitAttr
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.traits import Pure
 
-from tkc.dialects.sm90 import WARPGROUP_THREADS, ColReduceOp
+from tkc.dialects.sm90 import ColReduceOp
 from tkc.dialects.tile import (
+    WARPGROUP_THREADS,
     Axis,
     BinaryOp,
     BlockIdOp,

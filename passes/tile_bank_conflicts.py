@@ -31,6 +31,7 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
+from tkc.diagnostics import error_at
 from tkc.dialects.tile import (
     DecisionAttr,
     LoadOp,
@@ -129,8 +130,9 @@ def plan_shared_tile(op: LoadOp | ToSharedOp) -> None:
     accessors += [(user, read_access(e)) for user, _ in users(op.result) if isinstance(user, ToRegOp)]
     if not accessors:
         return
-    decided = op.attributes["swizzle"]
-    assert isinstance(decided, DecisionAttr)
+    decided = op.attributes.get("swizzle")
+    if not isinstance(decided, DecisionAttr):
+        raise error_at(op, "tile-bank-conflicts needs the swizzle decision of tile-swizzle-select on this tile")
     current = layout_of(tile)
     pinned = decided.reason.data.startswith("pinned")
     tma = isinstance(op, LoadOp) or any(isinstance(user, StoreOp) for user, _ in users(op.result))
