@@ -212,6 +212,9 @@ class TensorMapType(ParametrizedAttribute, TypeAttribute):
 
 Fragment = base(FragmentType)
 
+SCALAR_TYPES = (IndexType(), IntegerType(1), IntegerType(32), IntegerType(64), Float32Type())
+"""The scalars of an sm90 kernel, as convert-sm90-to-ptx holds them in registers (index is 32 bits)."""
+
 
 def _kernel_of(op: Operation) -> KernelOp | None:
     parent = op.parent_op()
@@ -255,6 +258,10 @@ class KernelOp(IRDLOperation):
     )
 
     def verify_(self) -> None:
+        for op in self.body.walk():
+            for value in (*op.results, *(arg for region in op.regions for block in region.blocks for arg in block.args)):
+                if not isinstance(value.type, FragmentType | SharedRefType | TensorMapType) and value.type not in SCALAR_TYPES:
+                    raise VerifyException(f"{op.name} computes with {value.type}, which no PTX register of the lowering holds")
         try:
             abi = kernel_abi(self.abi.data)
         except ABIError as e:

@@ -4,7 +4,8 @@
 makes: lines deleted, duplicated, swapped or moved (values used before they are defined, ops
 outside their region); numbers changed to edge values (shapes that are not multiples of 16,
 axes past a rank, counts past a register's width, floats too large for f32); value, symbol,
-keyword and op names exchanged for others of the same text; element and tile types
+keyword and op names exchanged for others of the same text, two operands of a line swapped,
+attribute entries deleted (decisions, pins, properties); element and tile types
 exchanged; string literals damaged (the kernels' ABI JSON, decision reasons, PTX type
 suffixes); single tokens deleted. Every choice comes from `rng`, so a seed reproduces a case.
 """
@@ -21,6 +22,7 @@ VALUE_NAME = re.compile(r"%[A-Za-z0-9_]+")
 SYMBOL_NAME = re.compile(r"@[A-Za-z0-9_]+")
 OP_NAME = re.compile(r"\b(?:tile|sm90|ptx|arith|scf|math)\.[a-z_0-9]+\b")
 STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+ATTRIBUTE_ENTRY = re.compile(r'(?<=[{,] )[a-z_.]+ = (?:#tile\.decision<[^<>]*>|"(?:[^"\\]|\\.)*"|[^,{}]+?)(?:, |(?=}))')
 TOKEN = re.compile(r"%[\w]+|@[\w]+|!?[\w.]+|\S")
 
 TYPES = ["bf16", "f16", "f32", "f64", "f8E4M3FN", "i1", "i32", "i64", "index", "b16", "b32", "b64", "pred"]
@@ -121,6 +123,23 @@ def change_name(text: str, rng: random.Random) -> str:
     return _replace_match(text, pattern, rng, lambda old: rng.choice([n for n in names if n != old]))
 
 
+def swap_operands(text: str, rng: random.Random) -> str:
+    """Two value names of one line exchanged (operands of one type often stay type-correct)."""
+    lines = _lines(text)
+    candidates = [i for i, line in enumerate(lines) if len(set(VALUE_NAME.findall(line))) >= 2]
+    if not candidates:
+        return text
+    i = rng.choice(candidates)
+    a, b = rng.sample(sorted(set(VALUE_NAME.findall(lines[i]))), 2)
+    lines[i] = re.sub(rf"{re.escape(a)}\b|{re.escape(b)}\b", lambda m: b if m.group() == a else a, lines[i])
+    return "\n".join(lines)
+
+
+def delete_attribute(text: str, rng: random.Random) -> str:
+    """One `name = value` entry of an attribute dictionary removed (a decision, a pin, a property)."""
+    return _replace_match(text, ATTRIBUTE_ENTRY, rng, lambda old: "")
+
+
 def change_type(text: str, rng: random.Random) -> str:
     if rng.random() < 0.7:
         pattern = re.compile(r"(?<![\w.])(?:" + "|".join(map(re.escape, TYPES)) + r")\b")
@@ -159,6 +178,8 @@ MUTATIONS: list[tuple[Callable[[str, random.Random], str], int]] = [
     (move_line, 1),
     (change_number, 5),
     (change_name, 4),
+    (swap_operands, 2),
+    (delete_attribute, 2),
     (change_type, 3),
     (damage_string, 3),
     (delete_token, 1),
