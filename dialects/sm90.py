@@ -309,7 +309,7 @@ class _ParamOp(IRDLOperation):
     def verify_(self) -> None:
         kernel = _kernel_of(self)
         if kernel is None:
-            raise VerifyException(f"{self.name} belongs in an sm90.kernel")
+            raise VerifyException("it belongs in an sm90.kernel")
         try:
             params = {p.name: p.kind for p in kernel_abi(kernel.abi.data).params}
         except ABIError:
@@ -361,7 +361,7 @@ class _AxisOp(IRDLOperation):
 
     def verify_(self) -> None:
         if not 0 <= self.axis.value.data <= 2:
-            raise VerifyException(f"{self.name} axis is 0, 1 or 2 (x, y, z), got {self.axis.value.data}")
+            raise VerifyException(f"the axis is 0, 1 or 2 (x, y, z), got {self.axis.value.data}")
 
 
 @irdl_op_definition
@@ -523,7 +523,7 @@ class NamedBarrierOp(IRDLOperation):
             _check_range(self, "the barrier id", barrier, 0, 15)
         threads = self.threads.value.data
         if threads % 32 or not 32 <= threads <= 1024:
-            raise VerifyException(f"sm90.named_barrier synchronises whole warps: 32..1024 threads, got {threads}")
+            raise VerifyException(f"a named barrier synchronises whole warps, 32..1024 threads; got {threads}")
 
 
 @irdl_op_definition

@@ -159,7 +159,7 @@ def _shape_attr(shape: Sequence[int]) -> ArrayAttr[IntAttr]:
     return ArrayAttr(IntAttr(d) for d in shape)
 
 
-def _check_integers(where: str, attributes: dict[str, Attribute], allowed: dict[str, Allowed]) -> None:
+def _check_integers(attributes: dict[str, Attribute], allowed: dict[str, Allowed], prefix: str = "") -> None:
     """Each of `attributes` named in `allowed` is an integer (a #tile.decision or a plain integer) in it."""
     for name, rule in allowed.items():
         attr = attributes.get(name)
@@ -167,7 +167,7 @@ def _check_integers(where: str, attributes: dict[str, Attribute], allowed: dict[
             continue
         value = attr.value if isinstance(attr, DecisionAttr) else attr
         if not isinstance(value, IntegerAttr) or value.value.data not in rule.values:
-            raise VerifyException(f"{where} {name} must be an integer, {rule.text}; got {value}")
+            raise VerifyException(f"{prefix}{name} must be an integer, {rule.text}; got {value}")
 
 
 # --------------------------------------------------------------------------- attributes
@@ -554,7 +554,7 @@ class KernelOp(IRDLOperation):
     def _verify_plan(self, grid_rank: int) -> None:
         """The pins and decisions passes read (passes/plan.py) hold values they can obey."""
         pins = self.annotations.data
-        _check_integers("annotation", pins, KERNEL_PINS)
+        _check_integers(pins, KERNEL_PINS, "the annotation ")
         registers = pins.get("registers")
         if registers is not None and not (
             isinstance(registers, ArrayAttr)
@@ -564,7 +564,7 @@ class KernelOp(IRDLOperation):
             raise VerifyException(f"annotation registers = {registers} is not two multiples of 8 in 24..256")
         if "persistent" in pins and not isinstance(pins["persistent"], UnitAttr):
             raise VerifyException("annotation persistent is a unit attribute")
-        _check_integers("decision", self.attributes, KERNEL_DECISIONS)
+        _check_integers(self.attributes, KERNEL_DECISIONS, "the decision ")
         consumers, threads, heavy_first = (self.attributes.get(n) for n in ("consumers", "threads", "heavy_first"))
         if isinstance(threads, DecisionAttr) and isinstance(consumers, DecisionAttr):
             if threads.int_value != WARPGROUP_THREADS * (1 + consumers.int_value):
@@ -573,7 +573,7 @@ class KernelOp(IRDLOperation):
             raise VerifyException(f"heavy_first axis {heavy_first.int_value} is not an axis of the {grid_rank}-D grid")
         for loop in self.walk():
             if isinstance(loop, scf.ForOp):
-                _check_integers("scf.for", loop.attributes, LOOP_DECISIONS)
+                _check_integers(loop.attributes, LOOP_DECISIONS, "the scf.for's ")
 
 
 @irdl_op_definition
@@ -641,12 +641,12 @@ class BlockIdOp(IRDLOperation):
         while kernel is not None and not isinstance(kernel, KernelOp):
             kernel = kernel.parent_op()
         if kernel is None:
-            raise VerifyException("tile.block_id belongs in a tile.kernel")
+            raise VerifyException("it belongs in a tile.kernel")
         at = kernel.body.block.find_ancestor_op_in_block(self)
         above = takewhile(lambda op: op is not at, kernel.body.block.ops)
         grid = next((op for op in above if isinstance(op, GridOp)), None)
         if grid is None:
-            raise VerifyException("tile.block_id must follow the kernel's tile.grid")
+            raise VerifyException("it must follow the kernel's tile.grid")
         if not 0 <= self.axis.value.data < len(grid.extents):
             raise VerifyException(f"axis {self.axis.value.data} is not an axis of the {len(grid.extents)}-D grid")
 
@@ -710,7 +710,7 @@ class StoreOp(IRDLOperation):
         assert isinstance(self.tensor.type, GlobalType)
         assert isinstance(self.value.type, _ShapedTileType)
         _check_coords(self.tensor.type, self.coords, len(self.value.type.get_shape()), "tile.store")
-        _check_integers("tile.store", self.attributes, STORE_DECISIONS)
+        _check_integers(self.attributes, STORE_DECISIONS)
         if self.tensor.type.element_type != self.value.type.element_type:
             raise VerifyException(
                 f"tile.store needs matching dtypes: tensor holds {element_name(self.tensor.type.element_type)}, "
@@ -752,7 +752,7 @@ class ToRegOp(IRDLOperation):
 
 def _check_shared_layout(op: LoadOp | ToSharedOp) -> None:
     """The swizzle pinned or decided and the row padding of a shared tile; a decided swizzle is the type's."""
-    _check_integers(op.name, op.attributes, SHARED_TILE_DECISIONS)
+    _check_integers(op.attributes, SHARED_TILE_DECISIONS)
     decision, tile_type = op.attributes.get("swizzle"), op.result.type
     if isinstance(decision, DecisionAttr) and isinstance(tile_type, SharedTileType):
         if decision.int_value != tile_type.swizzle.data:

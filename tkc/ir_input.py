@@ -68,7 +68,7 @@ class LocatedParser(Parser):
             if not self.forward_ssa_references or not e.msg.startswith("values used but not defined"):
                 raise
             name = next(iter(self.forward_ssa_references))  # xDSL says so at the end of the file
-            raise ParseError(self._first_uses[name], f"%{name} is used but never defined") from None
+            raise ParseError(self._first_uses[name], f"%{name} is used, but not defined above the use in its block or an enclosing one") from None
 
     def resolve_operand(self, operand: UnresolvedOperand, type: Attribute) -> SSAValue:
         if operand.operand_name not in self.ssa_values:
@@ -80,7 +80,7 @@ class LocatedParser(Parser):
         try:
             op = super().parse_operation()
         except VerifyException as e:  # an attribute of this op rejected its parameters
-            raise ParseError(Span(start.start, self.pos, start.input), _first_line(e)) from None
+            raise ParseError(Span(start.start, self.pos, start.input), _message(e)) from None
         except OverflowError as e:  # xDSL packs a float attribute in its type's format
             raise ParseError(Span(start.start, self.pos, start.input), f"a number does not fit its type: {e}") from None
         if isinstance(op.location, UnknownLoc):
@@ -98,7 +98,8 @@ def parse_mlir(
         module = parser.parse_module(implicit_module)
     except ParseError as e:
         line, column = parser.line_and_column(e.span.start)
-        raise TkError(e.msg, filename, line, column, source) from None
+        message = e.msg if text[e.span.start :].strip() else f"the input ends inside an op ({e.msg.strip()})"
+        raise TkError(message, filename, line, column, source) from None
     if isinstance(module.location, UnknownLoc):  # the implicit module around top-level ops
         module.location = parser.location(0)
     verify_input(module, filename, source)
@@ -118,8 +119,9 @@ def verify_input(module: ModuleOp, filename: str, source: str | None = None) -> 
             try:
                 op.verify(verify_nested_ops=False)
             except VerifyException as op_error:
-                raise _error(op, f"invalid {op.name}: {_first_line(op_error)}", filename, source) from None
-        raise _error(module, f"invalid IR: {_first_line(e)}", filename, source) from None  # a block's own check
+                message = _message(op_error).removeprefix(f"{op.name}: ")
+                raise _error(op, f"invalid {op.name}: {message}", filename, source) from None
+        raise _error(module, f"invalid IR: {_message(e)}", filename, source) from None  # a block's own check
 
 
 def check_dominance(module: ModuleOp, filename: str, source: str | None = None) -> None:
@@ -161,5 +163,6 @@ def _error(op: Operation, message: str, filename: str, source: str | None) -> Tk
     return TkError(message, op_file or filename, line, col, source if op_file == filename else None)
 
 
-def _first_line(error: Exception) -> str:
-    return str(error).split("\n")[0].removeprefix("Operation does not verify: ")
+def _message(error: Exception) -> str:
+    """A verifier's message on one line (xDSL's constraint errors take two)."""
+    return " ".join(str(error).split()).removeprefix("Operation does not verify: ")

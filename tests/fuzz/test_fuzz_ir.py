@@ -6,7 +6,8 @@ and compiles it in-process as a user would: `tkc compile x.mlir --emit=ptx`, or 
 with the passes that remain after the dump's stage and `-t ptx`. A case passes when the compiler
 either succeeds or rejects the input with a located diagnostic (`x.mlir:line:col: error: ...`,
 a line of the file, the line's text and a caret), never with an internal error (exit 2), and
-within 10 s. The minimized reproducers of what this found are replayed from corpus/ir/.
+within 10 s. The minimized reproducers of what this found are replayed from corpus/ir/ (the files with an
+`// expect:` line).
 
 Seeded and bounded; TKC_FUZZ_IR_CASES and TKC_FUZZ_IR_SEED run a larger campaign:
     TKC_FUZZ_IR_CASES=5000 TKC_FUZZ_IR_SEED=1 pytest tests/fuzz/test_fuzz_ir.py
@@ -33,9 +34,12 @@ from ir_mutator import mutate
 from tkc import cli, opt
 from tkc.driver import PIPELINE, DumpOptions, compile_module, ir_text, load_module, make_context
 
+pytestmark = pytest.mark.fuzz
+
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = ("gemm", "attention", "linear_attention", "layernorm")
-CORPUS = Path(__file__).resolve().parent / "corpus" / "ir"
+REPRODUCERS = sorted(p for p in (Path(__file__).resolve().parent / "corpus" / "ir").glob("*.mlir") if "// expect: " in p.read_text())
+"""The minimized reproducers of what this test found (corpus/ir also holds other fuzzers' cases)."""
 CASES = int(os.environ.get("TKC_FUZZ_IR_CASES", "300"))
 SEED = int(os.environ.get("TKC_FUZZ_IR_SEED", "0"))
 CASE_SECONDS = 10.0
@@ -178,14 +182,14 @@ def test_mutated_dumps_are_compiled_or_rejected_with_a_located_diagnostic(tmp_pa
     assert not failures, f"{sum(map(len, failures.values()))} of {CASES} cases failed:\n{report}"
 
 
-@pytest.mark.parametrize("path", sorted(CORPUS.glob("*.mlir")), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", REPRODUCERS, ids=lambda p: p.stem)
 def test_corpus_reproducer_is_rejected_with_a_located_diagnostic(path: Path) -> None:
-    """Each corpus file names on its first line (`// tool: tkc-opt -p PASSES`) how it is compiled."""
+    """A reproducer says how it is compiled (`// tkc compile FILE ARGS`, to PTX) and what the
+    diagnostic says (`// expect: TEXT`)."""
     text = path.read_text()
-    header = re.match(r"// tool: (?P<tool>tkc-opt|tkc)(?P<args>[^\n]*)", text)
-    assert header is not None, f"{path.name} lacks its `// tool:` line"
-    args = header["args"].split()
-    tool = header["tool"]
-    argv = ["compile", str(path), "--emit=ptx", *args] if tool == "tkc" else [str(path), *args, "-t", "ptx"]
-    outcome = run(tool, argv)
+    command_line = re.search(r"^// tkc compile FILE(.*)$", text, re.M)
+    expect = re.search(r"^// expect: (.*)$", text, re.M)
+    assert command_line is not None and expect is not None
+    outcome = run("tkc", ["compile", str(path), "--emit=ptx", *command_line[1].split()])
     assert outcome.status == 1 and problem(path, text, outcome) is None, outcome.stderr
+    assert expect[1] in outcome.stderr.split("\n", 1)[0], outcome.stderr

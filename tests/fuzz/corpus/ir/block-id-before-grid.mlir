@@ -1,0 +1,16 @@
+// tkc compile FILE
+// expect: it must follow the kernel's tile.grid
+// The lowering read the block ids before the grid made them (AttributeError).
+builtin.module {
+  tile.kernel @k(%X: !tile.gl<[M, N], f32>) {
+    %m = tile.dim %X[0] : !tile.gl<[M, N], f32>
+    %c64 = arith.constant 64 : index
+    %g = arith.divui %m, %c64 : index
+    %i = tile.block_id 0
+    tile.grid(%g) as ["i"]
+    %c0 = arith.constant 0 : index
+    %x = tile.fill 0.000000e+00 : f32 : !tile.rt<64x64xf32>
+    tile.store %x, %X[%i, %c0] : !tile.rt<64x64xf32>, !tile.gl<[M, N], f32>
+    tile.return
+  }
+}

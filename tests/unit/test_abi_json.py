@@ -1,0 +1,64 @@
+"""KernelABI.from_json takes back what to_json wrote and says what is wrong with anything else;
+sm90.kernel and ptx.module verify their ABI with it (the runtime launches by it)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tkc.abi import ABIError, ArgSpec, DimParam, KernelABI, PointerParam, TensorMapParam
+
+ABI = KernelABI(
+    entry="k",
+    args=(ArgSpec("A", "bf16", ("M", 64)), ArgSpec("L", "f32", ("M",))),
+    params=(TensorMapParam("tmap_A", "A", (64, 128), 128), PointerParam("ptr_L", "L"), DimParam("dim_M", "M")),
+    grid=(("ceildiv", "M", 128), ("min", "num_sms", 4), 1),
+    block=384,
+    smem_bytes=1024,
+    divisibility=(("M", 128),),
+)
+
+
+def test_the_json_round_trips() -> None:
+    assert KernelABI.from_json(ABI.to_json()) == ABI
+
+
+def edited(path: tuple[str | int, ...], value: object) -> str:
+    raw = json.loads(ABI.to_json())
+    target = raw
+    for key in path[:-1]:
+        target = target[key]
+    if value is KeyError:
+        del target[path[-1]]
+    else:
+        target[path[-1]] = value
+    return json.dumps(raw)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (ABI.to_json()[:-1], "not JSON"),
+        ("[]", "missing 'args'"),
+        (edited(("block",), "384"), "'block' must be a JSON int"),
+        (edited(("block",), True), "'block' must be a JSON int"),
+        (edited(("block",), 0), "a block of 0 threads"),
+        (edited(("entry",), KeyError), "missing 'entry'"),
+        (edited(("params", 0, "kind"), "texture"), "unknown kind 'texture'"),
+        (edited(("params", 0, "box"), [64, 0]), "'box' holds an invalid entry"),
+        (edited(("params", 0, "swizzle"), 100), "the swizzle 100"),
+        (edited(("params", 1, "arg"), "B"), "names no argument 'B'"),
+        (edited(("params", 2, "dim"), "K"), "names no dim 'K'"),
+        (edited(("params", 2, "name"), "tmap_A"), "two parameters share a name"),
+        (edited(("grid",), [1, 1]), "the grid has 3 extents"),
+        (edited(("grid", 0), ["pow", "M", 2]), "'grid' holds an invalid entry"),
+        (edited(("grid", 0), ["div", "M", 0]), "'grid' holds an invalid entry"),
+        (edited(("grid", 0), "K"), "'grid' holds an invalid entry"),
+        (edited(("divisibility",), [["M", 0]]), "'divisibility' holds an invalid entry"),
+        (edited(("args", 0, "dims"), ["M", -1]), "'dims' holds an invalid entry"),
+    ],
+)
+def test_anything_else_is_an_abi_error(text: str, message: str) -> None:
+    with pytest.raises(ABIError, match=message):
+        KernelABI.from_json(text)
