@@ -465,6 +465,32 @@ _BITS = frozenset(("b16", "b32", "b64"))
 _NUMBERS = _INTS | _HALVES | {"f32"}
 
 
+def _variants(*choices: Sequence[str], required: bool = False) -> tuple[str, ...]:
+    """Every modifier string of one (or, unless `required` for the first, none) of each choice, in order."""
+    results = [""]
+    for i, options in enumerate(choices):
+        pick = list(options) if required and i == 0 else ["", *options]
+        results = [".".join(p for p in (r, o) if p) for r in results for o in pick]
+    return tuple(dict.fromkeys(results))
+
+
+def _check_mods(op: PtxInst, what: str, allowed: Sequence[str]) -> None:
+    mods = op.properties.get("mods")
+    given = mods.data if isinstance(mods, StringAttr) else ""
+    if given not in allowed:
+        named = ["none" if not m else m for m in allowed]
+        choices = ", ".join(named[:-1]) + f" or {named[-1]}" if len(named) > 1 else named[0]
+        _check(False, op, f"{what} does not take the modifiers {given!r}; it takes {choices}" if given else
+               f"{what} needs mods {choices}")
+
+
+_ROUNDING = ("rn", "rz", "rm", "rp")
+_FLOAT_MODS = _variants(_ROUNDING, ("ftz",), ("sat",))
+"""add, sub, mul on floats: an optional rounding, flush-to-zero, saturation."""
+_APPROX = _variants(("approx",), ("ftz",), required=True)
+_NONE = ("",)
+
+
 class _Arith(PtxInst):
     """`op{.mods}.ty d, a, b...`; the last source may be `imm` instead of a register."""
 
@@ -476,21 +502,15 @@ class _Arith(PtxInst):
     OPCODE: ClassVar[str] = ""
     TYPES: ClassVar[frozenset[str]] = _NUMBERS
     """The type suffixes PTX accepts for this opcode."""
+    INT_MODS: ClassVar[tuple[str, ...]] = _NONE
+    FLOAT_MODS: ClassVar[tuple[str, ...]] = _FLOAT_MODS
+    """The modifiers PTX accepts (`""`: none) with an integer or bit type, and with a float type."""
 
     def _check_ty(self) -> None:
         _check(self.ty.data in self.TYPES, self, f"{self.OPCODE} does not take .{self.ty.data}; "
                f"one of {', '.join(sorted(self.TYPES))}")
-
-    def _check_int_mods(self) -> None:
-        """Integer mul/mad must say which part of the product they keep."""
-        if self.ty.data in _INTS:
-            _check(self.mods is not None and self.mods.data in ("lo", "hi", "wide"), self,
-                   f"integer {self.OPCODE} needs mods lo, hi or wide")
-
-    def _check_float_mods(self) -> None:
-        """f32 div/rcp/sqrt have no default rounding in PTX."""
-        if self.ty.data == "f32":
-            _check(self.mods is not None, self, f"f32 {self.OPCODE} needs mods (rn, approx, ...)")
+        floats = self.ty.data in _HALVES | {"f32"}
+        _check_mods(self, f"{self.OPCODE}.{self.ty.data}", self.FLOAT_MODS if floats else self.INT_MODS)
 
     def verify_(self) -> None:
         self._check_ty()
@@ -545,10 +565,7 @@ class MulOp(_Arith):
 
     name = "ptx.mul"
     OPCODE: ClassVar[str] = "mul"
-
-    def verify_(self) -> None:
-        super().verify_()
-        self._check_int_mods()
+    INT_MODS: ClassVar[tuple[str, ...]] = ("lo", "hi", "wide")
 
 
 @irdl_op_definition
@@ -558,10 +575,7 @@ class DivOp(_Arith):
     name = "ptx.div"
     OPCODE: ClassVar[str] = "div"
     TYPES: ClassVar[frozenset[str]] = _INTS | {"f32"}
-
-    def verify_(self) -> None:
-        super().verify_()
-        self._check_float_mods()
+    FLOAT_MODS: ClassVar[tuple[str, ...]] = _APPROX + _variants(("full", *_ROUNDING), ("ftz",), required=True)
 
 
 @irdl_op_definition
@@ -596,12 +610,14 @@ class XorOp(_Arith):
 class MinOp(_Arith):
     name = "ptx.min"
     OPCODE: ClassVar[str] = "min"
+    FLOAT_MODS: ClassVar[tuple[str, ...]] = _variants(("ftz",), ("NaN",))
 
 
 @irdl_op_definition
 class MaxOp(_Arith):
     name = "ptx.max"
     OPCODE: ClassVar[str] = "max"
+    FLOAT_MODS: ClassVar[tuple[str, ...]] = _variants(("ftz",), ("NaN",))
 
 
 @irdl_op_definition
@@ -626,10 +642,8 @@ class MadOp(_Arith):
     name = "ptx.mad"
     OPCODE: ClassVar[str] = "mad"
     SOURCES: ClassVar[int] = 3
-
-    def verify_(self) -> None:
-        super().verify_()
-        self._check_int_mods()
+    INT_MODS: ClassVar[tuple[str, ...]] = ("lo", "hi", "wide")
+    FLOAT_MODS: ClassVar[tuple[str, ...]] = _variants(_ROUNDING, ("ftz",), ("sat",), required=True)
 
 
 @irdl_op_definition
@@ -640,6 +654,7 @@ class FmaOp(_Arith):
     OPCODE: ClassVar[str] = "fma"
     SOURCES: ClassVar[int] = 3
     TYPES: ClassVar[frozenset[str]] = _HALVES | {"f32"}
+    FLOAT_MODS: ClassVar[tuple[str, ...]] = _variants(_ROUNDING, ("ftz",), ("sat",), required=True)
 
 
 class _Unary(_Arith):
@@ -658,6 +673,7 @@ class NegOp(_Unary):
     name = "ptx.neg"
     OPCODE: ClassVar[str] = "neg"
     TYPES: ClassVar[frozenset[str]] = _SIGNED | _HALVES | {"f32"}
+    FLOAT_MODS: ClassVar[tuple[str, ...]] = _variants(("ftz",))
 
 
 @irdl_op_definition
@@ -665,6 +681,7 @@ class AbsOp(_Unary):
     name = "ptx.abs"
     OPCODE: ClassVar[str] = "abs"
     TYPES: ClassVar[frozenset[str]] = _SIGNED | _HALVES | {"f32"}
+    FLOAT_MODS: ClassVar[tuple[str, ...]] = _variants(("ftz",))
 
 
 @irdl_op_definition
@@ -674,10 +691,7 @@ class RcpOp(_Unary):
     name = "ptx.rcp"
     OPCODE: ClassVar[str] = "rcp"
     TYPES: ClassVar[frozenset[str]] = frozenset(("f32",))
-
-    def verify_(self) -> None:
-        super().verify_()
-        self._check_float_mods()
+    FLOAT_MODS: ClassVar[tuple[str, ...]] = _APPROX + _variants(_ROUNDING, ("ftz",), required=True)
 
 
 @irdl_op_definition
@@ -685,10 +699,7 @@ class SqrtOp(_Unary):
     name = "ptx.sqrt"
     OPCODE: ClassVar[str] = "sqrt"
     TYPES: ClassVar[frozenset[str]] = frozenset(("f32",))
-
-    def verify_(self) -> None:
-        super().verify_()
-        self._check_float_mods()
+    FLOAT_MODS: ClassVar[tuple[str, ...]] = _APPROX + _variants(_ROUNDING, ("ftz",), required=True)
 
 
 @irdl_op_definition
@@ -696,6 +707,7 @@ class RsqrtOp(_Unary):
     name = "ptx.rsqrt"
     OPCODE: ClassVar[str] = "rsqrt"
     TYPES: ClassVar[frozenset[str]] = frozenset(("f32",))
+    FLOAT_MODS: ClassVar[tuple[str, ...]] = _APPROX
 
 
 @irdl_op_definition
@@ -703,6 +715,7 @@ class Ex2Op(_Unary):
     name = "ptx.ex2"
     OPCODE: ClassVar[str] = "ex2"
     TYPES: ClassVar[frozenset[str]] = _HALVES | {"f32"}
+    FLOAT_MODS: ClassVar[tuple[str, ...]] = _APPROX
 
 
 @irdl_op_definition
@@ -710,6 +723,7 @@ class Lg2Op(_Unary):
     name = "ptx.lg2"
     OPCODE: ClassVar[str] = "lg2"
     TYPES: ClassVar[frozenset[str]] = frozenset(("f32",))
+    FLOAT_MODS: ClassVar[tuple[str, ...]] = _APPROX
 
 
 @irdl_op_definition
@@ -717,6 +731,7 @@ class TanhOp(_Unary):
     name = "ptx.tanh"
     OPCODE: ClassVar[str] = "tanh"
     TYPES: ClassVar[frozenset[str]] = _HALVES | {"f32"}
+    FLOAT_MODS: ClassVar[tuple[str, ...]] = ("approx",)
 
 
 @irdl_op_definition
@@ -787,7 +802,13 @@ class CvtOp(PtxInst):
     src = prop_def(StringAttr)
     mods = opt_prop_def(StringAttr)
 
+    MODS: ClassVar[tuple[str, ...]] = _variants(
+        (*_ROUNDING, "rni", "rzi", "rmi", "rpi"), ("ftz",), ("sat", "relu", "satfinite", "relu.satfinite")
+    )
+    """Rounding (to a float, or `i` to an integer), flush-to-zero, saturation."""
+
     def verify_(self) -> None:
+        _check_mods(self, "cvt", self.MODS)
         packs = self.dst.data.endswith("x2") and self.src.data == "f32"
         self._arity(2 if packs else 1, 1)
         _check_type_fits(self, self.src.data, self.operands, "source")
@@ -811,9 +832,13 @@ class _Memory(PtxInst):
     offset = prop_def(IntegerAttr, default_value=_int(0))
     mods = opt_prop_def(StringAttr)
 
+    MODS: ClassVar[tuple[str, ...]] = _NONE
+    """The modifiers between the state space and the type (`nc`: ld.global.nc, the read-only path)."""
+
     def _check_space(self, nvals: int, vals: Sequence[SSAValue]) -> None:
         space = self.space.data
         _check(space in ("global", "shared"), self, "space must be global or shared")
+        _check_mods(self, f"{self.name[4:]}.{space}", self.MODS if space == "global" else _NONE)
         _check(_kind(self.operands[0]) == ("b64" if space == "global" else "b32"), self,
                "address must be b64 for global and b32 for shared")
         _check(nvals in (1, 2, 4), self, "vector width must be 1, 2 or 4")
@@ -825,6 +850,7 @@ class LdOp(_Memory):
     """`ld.space{.mods}{.vN}.ty d|{d...}, [addr+offset]`. args: [addr]; 1, 2 or 4 results."""
 
     name = "ptx.ld"
+    MODS: ClassVar[tuple[str, ...]] = ("", "nc")
 
     def verify_(self) -> None:
         _check(len(self.operands) == 1, self, "expected one address operand")
