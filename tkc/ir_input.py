@@ -47,8 +47,8 @@ class LocatedParser(Parser):
         self._line_offset = line_offset
         self._text = text
         self._line_starts = [0, *(m.end() for m in re.finditer("\n", text))]
-
         self._first_uses: dict[str, Span] = {}
+        """Where each name was first used before a definition: where an undefined name is reported."""
 
     def line_and_column(self, position: int) -> tuple[int, int]:
         """Of a position in the text; the end of a text that ends in a newline is on its last line."""
@@ -68,7 +68,8 @@ class LocatedParser(Parser):
             if not self.forward_ssa_references or not e.msg.startswith("values used but not defined"):
                 raise
             name = next(iter(self.forward_ssa_references))  # xDSL says so at the end of the file
-            raise ParseError(self._first_uses[name], f"%{name} is used, but not defined above the use in its block or an enclosing one") from None
+            message = f"%{name} is used, but not defined above the use in its block or an enclosing one"
+            raise ParseError(self._first_uses[name], message) from None
 
     def resolve_operand(self, operand: UnresolvedOperand, type: Attribute) -> SSAValue:
         if operand.operand_name not in self.ssa_values:
@@ -126,7 +127,8 @@ def verify_input(module: ModuleOp, filename: str, source: str | None = None) -> 
 
 def check_dominance(module: ModuleOp, filename: str, source: str | None = None) -> None:
     """A TkError at the first op that uses a value not defined above it in its block or an
-    enclosing one (tkc's regions are single blocks, so this is SSA dominance)."""
+    enclosing one (tkc's regions are single blocks, so this is SSA dominance; a use in another
+    block of a multi-block region would be reported too)."""
     position = {op: i for block in module.walk_blocks() for i, op in enumerate(block.ops)}
     for op in module.walk():
         for index, operand in enumerate(op.operands):
@@ -153,7 +155,7 @@ def _dominance_problem(value: SSAValue, user: Operation, position: dict[Operatio
 
 
 def _line_of(op: Operation | None) -> str:
-    _, line, _ = location_of(op) if op is not None else (None, None, None)
+    line = location_of(op)[1] if op is not None else None
     return f"line {line}" if line is not None else "elsewhere"
 
 
