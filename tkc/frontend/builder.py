@@ -271,6 +271,12 @@ class _Builder:
             raise self.error(token, f"'{name}' is already defined{where}")
         if name in BUILTIN_FUNCTIONS:
             raise self.error(token, f"'{name}' is a builtin function and cannot be redefined")
+        # In an expression these words are a fill or a conversion, never a name: a binding
+        # could not be read back.
+        if name in FILLS:
+            raise self.error(token, f"'{name}' is a builtin fill and cannot be redefined")
+        if name in DTYPES:
+            raise self.error(token, f"'{name}' is a dtype and cannot be redefined")
         binding = Binding(name, kind, value, token.line, dim)
         self.scopes[-1][name] = binding
         if isinstance(value, SSAValue):
