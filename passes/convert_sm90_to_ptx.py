@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Sequence
+from math import copysign, inf, isfinite
 from typing import cast
 
 from xdsl.context import Context
@@ -58,6 +59,26 @@ from tkc.passes.plan import WARPGROUP_THREADS
 
 Value = SSAValue | list[SSAValue]
 """What an sm90/arith value lowers to: one register, or a fragment's registers."""
+
+_F32_NORMAL = (2.0**-126, (2 - 2.0**-23) * 2.0**127)
+"""The smallest and the largest normal f32 magnitudes."""
+
+
+def _reciprocal(divisor: float) -> float | None:
+    """r such that x * r is x / divisor (to rounding) for every x, or None: then emit a div.
+
+    IEEE gives x / ±0 = x * ±inf and x / ±inf = x * ±0 for every x, signed zeros, infinities
+    and NaN included. Otherwise 1/divisor must be a normal f32: for a subnormal divisor it
+    overflows to inf (x * inf is not x / divisor), beyond 2**126 it is subnormal and has lost
+    precision. The test is on the divisor as the f32 immediate of a div would hold it.
+    """
+    divisor = struct.unpack("<f", struct.pack("<I", ptx.f32_bits(divisor)))[0]
+    if divisor == 0:
+        return copysign(inf, divisor)
+    reciprocal = 1.0 / divisor
+    if not isfinite(divisor) or _F32_NORMAL[0] <= abs(reciprocal) <= _F32_NORMAL[1]:
+        return reciprocal
+    return None
 
 LOG2E = 1.4426950408889634
 LN2 = 0.6931471805599453
@@ -681,8 +702,10 @@ class _Lowering:
             self.values[op.result] = [self.f32_binary(fn, scalar, x) for x in self.f32_frag(op, op.rhs)]
         elif isinstance(op.rhs.type, Float32Type):
             scalar = self.src(op.rhs, "f32")
-            if fn == BinaryFn.DIV:
-                fn, scalar = BinaryFn.MUL, (1.0 / scalar if isinstance(scalar, float) else self.b.rcp("f32", scalar, "rn"))
+            if fn == BinaryFn.DIV and not isinstance(scalar, float):
+                fn, scalar = BinaryFn.MUL, self.b.rcp("f32", scalar, "rn")
+            elif fn == BinaryFn.DIV and (reciprocal := _reciprocal(scalar)) is not None:
+                fn, scalar = BinaryFn.MUL, reciprocal
             self.values[op.result] = [self.f32_binary(fn, x, scalar) for x in self.f32_frag(op, op.lhs)]
         else:
             pairs = zip(self.f32_frag(op, op.lhs), self.f32_frag(op, op.rhs))

@@ -37,8 +37,8 @@ class TkError(Exception):
         """The diagnostic as printed: location, message, then the line and a caret under `col`."""
         source = source if source is not None else self.source
         if source is None and self.filename and self.line:
-            try:
-                source = Path(self.filename).read_text(encoding="utf-8", errors="replace")
+            try:  # bytes, not text mode: its newline translation would shift the lines
+                source = Path(self.filename).read_bytes().decode("utf-8", errors="replace")
             except OSError:
                 source = None
         where = self.filename or "<input>"
@@ -48,9 +48,12 @@ class TkError(Exception):
                 where += f":{self.col}"
         text = f"{where}: error: {self.message}"
         if source is not None and self.line is not None:
-            lines = source.splitlines()
+            # Lines as the lexer counts them: only "\n" ends one (an empty file is one empty line).
+            lines = source.split("\n")
             if 1 <= self.line <= len(lines):
-                line_text = lines[self.line - 1].replace("\t", " ")
+                # One column per character, so the caret stays under it; a tab or a control
+                # character would move the terminal's cursor, so each prints as one space.
+                line_text = "".join(c if c.isprintable() else " " for c in lines[self.line - 1].rstrip("\r"))
                 caret_col = max(1, self.col or 1)
                 text += f"\n{line_text}\n{' ' * (caret_col - 1)}^"
         return text

@@ -853,6 +853,8 @@ class _Builder:
         """a ⊙ b for `+ - * / %` and `max`/`min`, over every kind of operand."""
         if not isinstance(a, SSAValue) and not isinstance(b, SSAValue):
             return self.fold(op, a, b, node)
+        if op in ("/", "%") and is_number(b) and b == 0:  # of tiles, vectors and scalars alike
+            raise self.error(node, f"division by zero: the divisor is the constant {b}")
         for v in (a, b):
             if isinstance(v, SSAValue) and isinstance(v.type, GlobalType):
                 raise self.error(node, f"'{op}' cannot take a global tensor; load a tile from it first")
@@ -879,8 +881,6 @@ class _Builder:
         if "bool" in kinds:
             raise self.error(node, f"'{op}' applies to numbers, not bools")
         if kinds <= {"int", "index"}:
-            if op in ("/", "%") and b == 0 and is_int(b):
-                raise self.error(node, "division by zero")
             return self.emit(INDEX_OPS[op](self.index(a, node), self.index(b, node)))
         if kinds <= {"int", "float", "f32"}:
             if op == "%":
