@@ -9,6 +9,8 @@ the `.tk` line that caused it.
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from pathlib import Path
 
 from xdsl.dialects.builtin import FileLineColLoc
@@ -60,6 +62,14 @@ class TkError(Exception):
 
     def __str__(self) -> str:
         return self.render()
+
+
+def did_you_mean(name: str, candidates: Iterable[str]) -> str:
+    """"; did you mean 'X'?" for the candidate closest to a misspelt `name` (case aside), or ""."""
+    name, candidates = str(name), list(candidates)
+    same_letters = [c for c in candidates if c.lower() == name.lower()]
+    close = same_letters or difflib.get_close_matches(name, candidates, n=1)
+    return f"; did you mean '{close[0]}'?" if close else ""
 
 
 def location_of(op: Operation) -> tuple[str | None, int | None, int | None]:

@@ -22,11 +22,12 @@ from typing import IO, Any
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import ParseError, VerifyException
 
-from tkc.diagnostics import TkError
+from tkc.diagnostics import TkError, did_you_mean
 from tkc.passes import ALL_PASSES, is_available
 
 TILE_PASSES = (
@@ -125,18 +126,48 @@ def parse_mlir(text: str, filename: str, ctx: Context | None = None) -> ModuleOp
     return module
 
 
+KERNEL_OPS = ("tile.kernel", "sm90.kernel")
+"""The ops that are one kernel each, at the level of IR where they occur."""
+
+
+def kernels_of(module: ModuleOp) -> list[Operation]:
+    return [op for op in module.body.block.ops if op.name in KERNEL_OPS]
+
+
+def select_kernel(module: ModuleOp, kernel: str | None, path: str) -> None:
+    """Keep only the kernel named `kernel` (all when None); a name the module lacks is a user error."""
+    if kernel is None:
+        return
+    kernels = kernels_of(module)
+    names = [op.sym_name.data for op in kernels]
+    if kernel not in names:
+        have = f"the file defines {', '.join(names)}" if names else "the file defines none"
+        raise TkError(f"no kernel named '{kernel}' ({have}){did_you_mean(kernel, names)}", path)
+    for op in kernels:
+        if op.sym_name.data != kernel:
+            op.detach()
+            op.erase()
+
+
+def require_one_kernel(module: ModuleOp, path: str, choose: str = "-k NAME") -> None:
+    """A user error naming the kernels where `module` has several: PTX, a run and a report are
+    of one kernel, picked with `choose`."""
+    names = [op.sym_name.data for op in kernels_of(module)]
+    if len(names) > 1:
+        raise TkError(f"the file defines {len(names)} kernels ({', '.join(names)}); choose one with {choose}", path)
+
+
 def load_module(
     path: str | Path, kernel: str | None = None, params: dict[str, int] | None = None, ctx: Context | None = None
 ) -> ModuleOp:
-    """The tile IR of a `.tk` file (through the frontend) or of an `.mlir` file, verified."""
+    """The tile IR of a `.tk` file (through the frontend) or of an `.mlir` file, verified; only
+    `kernel` when one is named."""
     path = str(path)
     if path.endswith(".mlir"):
         if params:
             raise TkError(f"-D parameters apply to .tk sources only, not to {path}")
         module = parse_mlir(read_text(path), path, ctx)
-        names = [op.sym_name.data for op in module.walk() if op.name == "tile.kernel"]
-        if kernel is not None and kernel not in names:
-            raise TkError(f"{path} has no kernel {kernel!r} (it has {', '.join(names) or 'none'})")
+        select_kernel(module, kernel, path)
         return module
     from tkc.frontend import parse_tk, read_source
 
@@ -297,6 +328,8 @@ def compile_file(
     """Load, compile and emit in one call (what `tkc compile` does)."""
     ctx = make_context()
     module = load_module(path, kernel, params, ctx)
+    if emit not in _LAST_PASS:  # PTX, cubin and SASS hold one kernel
+        require_one_kernel(module, str(path))
     if isinstance(observer, DumpOptions):
         observer.write_input(module)
     return emit_output(compile_module(module, emit, observer, ctx), emit)

@@ -19,9 +19,9 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from tkc.cli import render_user_error
+from tkc.cli import render_user_error, report_internal_error
 from tkc.diagnostics import TkError
-from tkc.driver import StageUnavailable
+from tkc.driver import PIPELINE, StageUnavailable, require_one_kernel, select_kernel
 from tkc.universe import TKC_UNIVERSE
 
 
@@ -67,13 +67,29 @@ class TkcOptMain(xDSLOptMain):
         data = chunk.read()
         if not data.strip():
             return None
-        return super().parse_chunk(BytesIO(data), file_extension, start_offset)
+        module = super().parse_chunk(BytesIO(data), file_extension, start_offset)
+        if module is not None:
+            select_kernel(module, self.args.kernel, self.get_input_name())  # -k on .mlir input too
+        return module
+
+    def apply_passes(self, prog: ModuleOp) -> None:
+        if self.args.target == "ptx" or any(p.name == "convert-sm90-to-ptx" for p in self.pipeline.passes):
+            require_one_kernel(prog, self.get_input_name())  # a PTX module holds one kernel
+        super().apply_passes(prog)
+
+    def output_resulting_program(self, prog: ModuleOp) -> str:
+        if self.args.target == "ptx" and not any(op.name == "ptx.module" for op in prog.walk()):
+            raise TkError(
+                f"-t ptx prints IR lowered to the ptx dialect; lower it first with -p {','.join(PIPELINE)}",
+                self.get_input_name(),
+            )
+        return super().output_resulting_program(prog)
 
     def _parse_tk(self, io: IO[bytes]) -> ModuleOp:
-        from tkc.frontend import parse_tk
+        from tkc.frontend import decode_source, parse_tk
 
         name = self.get_input_name()
-        return parse_tk(io.read().decode("utf-8"), name, dict(self.args.params), self.args.kernel)
+        return parse_tk(decode_source(io.read(), name), name, dict(self.args.params), self.args.kernel)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -101,6 +117,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except StageUnavailable as e:
         print(f"tkc-opt: error: {e}", file=sys.stderr)
         return 2
+    except Exception as e:
+        return report_internal_error(e, "tkc-opt", sys.argv[1:] if argv is None else argv)
     return 0
 
 

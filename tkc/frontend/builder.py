@@ -17,7 +17,6 @@ program becomes a `TkError` at the offending token.
 
 from __future__ import annotations
 
-import difflib
 import math
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -46,7 +45,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
-from tkc.diagnostics import TkError, location_of
+from tkc.diagnostics import TkError, did_you_mean, location_of
 from tkc.dialects import tile
 from tkc.dialects.tile import Axis, BinaryFn, GlobalType, ReduceFn, UnaryFn
 
@@ -422,21 +421,19 @@ class _Builder:
         if kernel is not None:
             if kernel not in seen:
                 raise TkError(
-                    f"no kernel named '{kernel}' (the file defines {', '.join(seen)})",
+                    f"no kernel named '{kernel}' (the file defines {', '.join(seen)}){did_you_mean(kernel, seen)}",
                     self.filename,
-                    None,
-                    None,
-                    self.source,
                 )
             kernels = [k for k, n in zip(kernels, names) if str(n) == kernel]
-        declared = {str(p.children[0]) for k in kernels for p in k.iter_subtrees() if p.data == "param"}
-        if unknown := sorted(set(self.overrides) - declared):
+        params = (p for k in kernels for p in k.iter_subtrees_topdown() if p.data == "param")
+        declared = list(dict.fromkeys(str(p.children[0]) for p in params))
+        if unknown := [name for name in self.overrides if name not in declared]:
+            built = ", ".join(str(self.kernel_name(k)) for k in kernels)
+            owner = f"kernel {built} has" if len(kernels) == 1 else f"kernels {built} have"
+            have = ", ".join(declared) if declared else "no parameters"
             raise TkError(
-                f"unknown parameter '{unknown[0]}' (no kernel built here declares it)",
+                f"unknown parameter '{unknown[0]}' ({owner} {have}){did_you_mean(unknown[0], declared)}",
                 self.filename,
-                None,
-                None,
-                self.source,
             )
         module = ModuleOp([self.kernel(k) for k in kernels])
         self.verify(module)
@@ -789,9 +786,7 @@ class _Builder:
             return getattr(self, "x_" + node.data)(node)
 
     def unknown(self, token: Token) -> TkError:
-        candidates = self.visible_names() + BUILTIN_FUNCTIONS
-        close = difflib.get_close_matches(str(token), candidates, n=1)
-        hint = f"; did you mean '{close[0]}'?" if close else ""
+        hint = did_you_mean(str(token), self.visible_names() + BUILTIN_FUNCTIONS)
         return self.error(token, f"unknown name '{token}'{hint}")
 
     def x_number(self, node: Tree) -> Value:

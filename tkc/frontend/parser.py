@@ -24,7 +24,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 
 from tkc.diagnostics import TkError
 
-KEYWORDS = ("kernel", "let", "var", "for", "in", "if", "else", "store", "load", "grid", "as", "and", "or", "not", "true", "false")
+KEYWORDS = tuple("kernel let var for in if else store load grid as and or not true false".split())
 """Reserved words: keywords wherever they appear (docs/language.md, "Lexical structure")."""
 
 MAX_DEPTH = 100
@@ -218,6 +218,11 @@ def parse_tree(source: str, filename: str = "<input>") -> Tree:
 def read_source(path: str | Path) -> str:
     """The UTF-8 text of a `.tk` file; invalid UTF-8 is a TkError at the offending byte."""
     data = Path(path).read_bytes()  # OSError is the caller's to report (the CLI names the file)
+    return decode_source(data, str(path))
+
+
+def decode_source(data: bytes, filename: str) -> str:
+    """`data` as UTF-8 text; invalid UTF-8 is a TkError at the offending byte."""
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:
@@ -227,7 +232,7 @@ def read_source(path: str | Path) -> str:
         col = len(data[line_start : err.start].decode("utf-8", errors="replace")) + 1
         raise TkError(
             f"invalid UTF-8 byte 0x{data[err.start]:02x} (source files must be UTF-8)",
-            str(path),
+            filename,
             line,
             col,
             data.decode("utf-8", errors="replace"),
