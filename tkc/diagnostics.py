@@ -55,7 +55,7 @@ class TkError(Exception):
             if 1 <= self.line <= len(lines):
                 # One column per character, so the caret stays under it; a tab or a control
                 # character would move the terminal's cursor, so each prints as one space.
-                line_text = "".join(c if c.isprintable() else " " for c in lines[self.line - 1].rstrip("\r"))
+                line_text = "".join(c if c.isprintable() else " " for c in lines[self.line - 1].removesuffix("\r"))
                 caret_col = max(1, self.col or 1)
                 text += f"\n{line_text}\n{' ' * (caret_col - 1)}^"
         return text
