@@ -64,6 +64,24 @@ class TkError(Exception):
         return self.render()
 
 
+def decode_utf8(data: bytes, filename: str) -> str:
+    """`data` as UTF-8 text; invalid UTF-8 is a TkError at the offending byte."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        before = data[: err.start]
+        line = before.count(b"\n") + 1
+        line_start = before.rfind(b"\n") + 1
+        col = len(data[line_start : err.start].decode("utf-8", errors="replace")) + 1
+        raise TkError(
+            f"invalid UTF-8 byte 0x{data[err.start]:02x} (source files must be UTF-8)",
+            filename,
+            line,
+            col,
+            data.decode("utf-8", errors="replace"),
+        ) from None
+
+
 def did_you_mean(name: str, candidates: Iterable[str]) -> str:
     """"; did you mean 'X'?" for the candidate closest to a misspelt `name` (case aside), or ""."""
     name, candidates = str(name), list(candidates)

@@ -27,7 +27,7 @@ from xdsl.passes import ModulePass, PassPipeline
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import ParseError, VerifyException
 
-from tkc.diagnostics import TkError, did_you_mean
+from tkc.diagnostics import TkError, decode_utf8, did_you_mean
 from tkc.passes import ALL_PASSES, is_available
 
 TILE_PASSES = (
@@ -102,12 +102,13 @@ def make_context() -> Context:
 
 
 def read_text(path: str | Path) -> str:
-    """The UTF-8 text of an input file; a file that cannot be read is a user error."""
+    """The UTF-8 text of an input file (lines as in the file: no newline translation); a file
+    that cannot be read is a user error, invalid UTF-8 one at the byte."""
     try:
-        return Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
-        raise TkError(f"cannot read {path}: {reason}") from None
+        data = Path(path).read_bytes()
+    except OSError as e:
+        raise TkError(f"cannot read {path}: {e.strerror or e}") from None
+    return decode_utf8(data, str(path))
 
 
 def parse_mlir(text: str, filename: str, ctx: Context | None = None) -> ModuleOp:

@@ -20,7 +20,7 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from tkc.cli import render_user_error, report_internal_error
-from tkc.diagnostics import TkError
+from tkc.diagnostics import TkError, decode_utf8
 from tkc.driver import PIPELINE, StageUnavailable, require_one_kernel, select_kernel
 from tkc.universe import TKC_UNIVERSE
 
@@ -59,7 +59,10 @@ class TkcOptMain(xDSLOptMain):
     def get_input_stream(self) -> tuple[IO[bytes], str]:
         # Dumps and temporaries (`x.dump`, `x.tmp`) are MLIR: only `.tk` needs another frontend.
         stream, extension = super().get_input_stream()
-        return stream, extension if extension in self.available_frontends else "mlir"
+        data = stream.read()
+        stream.close()
+        decode_utf8(data, self.get_input_name())  # invalid UTF-8 is a diagnostic at the byte
+        return BytesIO(data), extension if extension in self.available_frontends else "mlir"
 
     def parse_chunk(self, chunk: IO[bytes], file_extension: str, start_offset: int = 0) -> ModuleOp | None:
         # An IR dump starts with its first `// -----` header, so --split-input-file sees an empty
@@ -86,15 +89,17 @@ class TkcOptMain(xDSLOptMain):
         return super().output_resulting_program(prog)
 
     def _parse_tk(self, io: IO[bytes]) -> ModuleOp:
-        from tkc.frontend import decode_source, parse_tk
+        from tkc.frontend import parse_tk
 
         name = self.get_input_name()
-        return parse_tk(decode_source(io.read(), name), name, dict(self.args.params), self.args.kernel)
+        return parse_tk(io.read().decode("utf-8"), name, dict(self.args.params), self.args.kernel)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         tool = TkcOptMain(description="tkc's modular optimizer driver (xdsl-opt with the tkc dialects)", args=argv)
+    except SystemExit as e:  # argparse: --help (0) or bad usage (2, which is the user's: 1)
+        return 1 if e.code == 2 else int(e.code or 0)
     except ValueError as e:  # unknown pass or bad pass option in -p
         print(f"tkc-opt: error: {e}", file=sys.stderr)
         return 1
@@ -112,7 +117,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `tkc-opt ... | head`
         sys.stderr.close()
     except OSError as e:
-        print(f"tkc-opt: error: {e}", file=sys.stderr)
+        reason = f"cannot read {e.filename}: {e.strerror}" if e.filename and e.strerror else str(e)
+        print(f"tkc-opt: error: {reason}", file=sys.stderr)
         return 1
     except StageUnavailable as e:
         print(f"tkc-opt: error: {e}", file=sys.stderr)

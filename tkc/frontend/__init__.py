@@ -13,9 +13,9 @@ from xdsl.dialects.builtin import ModuleOp
 
 from tkc.diagnostics import TkError
 from tkc.frontend.builder import build_module
-from tkc.frontend.parser import decode_source, parse_tree, read_source
+from tkc.frontend.parser import parse_tree, read_source
 
-__all__ = ["decode_source", "parse_define", "parse_tk", "read_source"]
+__all__ = ["parse_define", "parse_tk", "read_source"]
 
 
 def parse_define(text: str) -> tuple[str, int | bool | float]:

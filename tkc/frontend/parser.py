@@ -22,7 +22,7 @@ from lark import Lark, Token, Tree
 from lark.lark import PostLex
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
-from tkc.diagnostics import TkError
+from tkc.diagnostics import TkError, decode_utf8
 
 KEYWORDS = tuple("kernel let var for in if else store load grid as and or not true false".split())
 """Reserved words: keywords wherever they appear (docs/language.md, "Lexical structure")."""
@@ -218,22 +218,4 @@ def parse_tree(source: str, filename: str = "<input>") -> Tree:
 def read_source(path: str | Path) -> str:
     """The UTF-8 text of a `.tk` file; invalid UTF-8 is a TkError at the offending byte."""
     data = Path(path).read_bytes()  # OSError is the caller's to report (the CLI names the file)
-    return decode_source(data, str(path))
-
-
-def decode_source(data: bytes, filename: str) -> str:
-    """`data` as UTF-8 text; invalid UTF-8 is a TkError at the offending byte."""
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        before = data[: err.start]
-        line = before.count(b"\n") + 1
-        line_start = before.rfind(b"\n") + 1
-        col = len(data[line_start : err.start].decode("utf-8", errors="replace")) + 1
-        raise TkError(
-            f"invalid UTF-8 byte 0x{data[err.start]:02x} (source files must be UTF-8)",
-            filename,
-            line,
-            col,
-            data.decode("utf-8", errors="replace"),
-        ) from None
+    return decode_utf8(data, str(path))
