@@ -151,9 +151,11 @@ def select_kernel(module: ModuleOp, kernel: str | None, path: str) -> None:
 
 
 def require_one_kernel(module: ModuleOp, path: str, choose: str = "-k NAME") -> None:
-    """A user error naming the kernels where `module` has several: PTX, a run and a report are
-    of one kernel, picked with `choose`."""
+    """A user error unless `module` holds exactly one kernel (PTX, a run and a report are of
+    one): it names the kernels and how to pick one (`choose`)."""
     names = [op.sym_name.data for op in kernels_of(module)]
+    if not names:
+        raise TkError(f"the file defines no kernel ({' or '.join(KERNEL_OPS)})", path)
     if len(names) > 1:
         raise TkError(f"the file defines {len(names)} kernels ({', '.join(names)}); choose one with {choose}", path)
 
