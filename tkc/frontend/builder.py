@@ -18,6 +18,7 @@ program becomes a `TkError` at the offending token.
 from __future__ import annotations
 
 import math
+import struct
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -318,6 +319,8 @@ class _Builder:
     def f32_attr(self, value: float, node: Node) -> FloatAttr:
         if math.isfinite(value) and abs(value) > F32_MAX:
             raise self.error(node, f"the number {value} does not fit in f32")
+        if value != 0 and struct.unpack("<f", struct.pack("<f", value))[0] == 0:
+            raise self.error(node, f"the number {value} does not fit in f32 (it would round to 0)")
         return FloatAttr(float(value), Float32Type())
 
     def runtime(self, value: Value, node: Node) -> SSAValue:
@@ -383,6 +386,8 @@ class _Builder:
     def fold(self, op: str, a: Number, b: Number, node: Node) -> Number:
         if isinstance(a, bool) or isinstance(b, bool):
             raise self.error(node, f"'{op}' applies to numbers, not bools")
+        if op in ("/", "%") and b == 0:
+            raise self.error(node, "division by zero in a compile-time expression")
         try:
             if op == "+":
                 result = a + b
@@ -398,10 +403,14 @@ class _Builder:
                 result = max(a, b)
             else:
                 result = min(a, b)
-        except ZeroDivisionError:
-            raise self.error(node, "division by zero in a compile-time expression") from None
         except (OverflowError, ValueError):
             raise self.error(node, f"compile-time {op} of {a} and {b} is out of range") from None
+        # Float arithmetic does not raise: an infinity from finite operands is an overflow, and
+        # a NaN (from infinities) is never meant (the language has no NaN literal).
+        finite_operands = math.isfinite(a) and math.isfinite(b)
+        if isinstance(result, float) and (math.isnan(result) or math.isinf(result) and finite_operands):
+            what = "not a number" if math.isnan(result) else "out of range (inf)"
+            raise self.error(node, f"compile-time {op} of {a} and {b} is {what}")
         if is_int(result) and not I64_MIN <= result <= I64_MAX:
             raise self.error(node, f"compile-time integer {op} overflows 64 bits")
         return result
@@ -492,6 +501,8 @@ class _Builder:
 
     def override(self, token: Token, default: Number, value: object) -> Number:
         kinds = {bool: "a bool", int: "an integer", float: "a number"}
+        if isinstance(value, float) and math.isnan(value):
+            raise self.error(token, f"the override {token}=nan of parameter '{token}' is not a number")
         if isinstance(default, bool) and is_int(value) and value in (0, 1):
             return bool(value)  # -D CAUSAL=1 reads naturally
         if isinstance(default, bool) == isinstance(value, bool):
