@@ -21,7 +21,7 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 
 from tkc.cli import render_user_error, report_internal_error
 from tkc.diagnostics import TkError, decode_utf8
-from tkc.driver import PIPELINE, StageUnavailable, require_one_kernel, select_kernel
+from tkc.driver import PIPELINE, StageUnavailable, kernels_of, require_one_kernel, select_kernel
 from tkc.universe import TKC_UNIVERSE
 
 
@@ -76,7 +76,8 @@ class TkcOptMain(xDSLOptMain):
         return module
 
     def apply_passes(self, prog: ModuleOp) -> None:
-        if self.args.target == "ptx" or any(p.name == "convert-sm90-to-ptx" for p in self.pipeline.passes):
+        lowers = any(p.name == "convert-sm90-to-ptx" for p in self.pipeline.passes)
+        if lowers or self.args.target == "ptx" and kernels_of(prog):  # (not IR already in ptx)
             require_one_kernel(prog, self.get_input_name())  # a PTX module holds one kernel
         super().apply_passes(prog)
 
