@@ -533,6 +533,30 @@ class _Lowering:
         parity = self.src(op.parity, "u32")
         self.b.mbar_wait(self.reg(op.barrier), parity if isinstance(parity, SSAValue) else parity & 1)
 
+    # the two u32 counters of a store-fence slot: the consumers' passes, then the producer's
+    _CONSUMER_PASSES, _PRODUCER_PASSES = 0, 4
+
+    def op_sm90_store_fence_init(self, op: sm90.StoreFenceInitOp) -> None:
+        slot = self.reg(op.slot)
+        self.b.st("shared", "u32", slot, self.b.mov("u32", 0), self._CONSUMER_PASSES)
+        self.b.st("shared", "u32", slot, self.b.mov("u32", 0), self._PRODUCER_PASSES)
+
+    def op_sm90_store_fence_signal(self, op: sm90.StoreFenceSignalOp) -> None:
+        self.b.red("shared", "add", "u32", self.reg(op.slot), 1, sem="release.cta")
+
+    def op_sm90_store_fence_wait(self, op: sm90.StoreFenceWaitOp) -> None:
+        b = self.b
+        slot = self.reg(op.slot)
+        passes = b.add("u32", cast(SSAValue, b.ld("shared", "u32", slot, self._PRODUCER_PASSES)), 1)
+        b.st("shared", "u32", slot, passes, self._PRODUCER_PASSES)
+        top = b.fresh_label("STORES")
+        b.label(top)
+        done = cast(SSAValue, b.ld("shared", "u32", slot, self._CONSUMER_PASSES, sem="acquire.cta"))
+        b.bra(top, b.setp("lt", "u32", done, passes))
+
+    def op_sm90_fence_proxy_async_global(self, op: Operation) -> None:
+        self.b.fence("proxy.async.global")
+
     def op_sm90_tma_load(self, op: sm90.TmaLoadOp) -> None:
         coords = [self.reg(c) for c in op.coords]
         multicast = op.multicast.value.data if op.multicast is not None else None

@@ -79,6 +79,7 @@ from tkc.passes.plan import (
     WGMMA_ROWS,
     KernelPlan,
     depends_on_block_axis,
+    kernel_load_groups,
     late_tail,
     staging_bytes,
     staging_chunk,
@@ -196,23 +197,48 @@ class KernelLayout:
     smem_bytes: int
     col_scratch: int = 0
     """The scratch buffer all column reductions share (sm90.ColReduceOp.scratch_bytes of the widest)."""
+    fence_slots: dict[tile.FenceOp, int] = field(default_factory=dict)
+    """The counter slot (offset from the base, after the mbarriers) of each fence the producer
+    passes: those in the kernel body and in loops it walks. Other fences only order stores."""
+
+    @property
+    def kernel_rings(self) -> list[Ring]:
+        """The one-stage rings of the loads that run once per output tile."""
+        return [ring for ring in self.rings if ring.loop is None]
 
 
 def _ref_type(t: tile.SharedTileType | tile.SharedVectorType | tile.RegisterTileType, swizzle: int) -> sm90.SharedRefType:
     return sm90.SharedRefType(t.get_shape(), t.element_type, swizzle)
 
 
+def _check_ring_order(loop: scf.ForOp, loads: list[tile.LoadOp]) -> None:
+    """A loop iteration's loads are one TMA stage, which consumers wait for at its first load and
+    the producer issues at its last: a fence between them (a load that must follow a store of the
+    same iteration) would make each wait for the other."""
+    body = loop.body.block
+    first = body.get_operation_index(loads[0])
+    for op in body.ops:
+        if isinstance(op, tile.FenceOp) and body.get_operation_index(op) > first:
+            raise error_at(
+                op,
+                "the GPU backend loads a loop iteration's tiles as one TMA stage, so it cannot load a tile after a "
+                "store earlier in the same iteration that it may read: move the store after the loads, or load "
+                "the stored tile in a later iteration or loop",
+            )
+
+
 def _plan_shared_memory(kernel: tile.KernelOp, plan: KernelPlan, consumers: int, rows_per_consumer: int) -> KernelLayout:
     body = kernel.body.block
-    rings: list[Ring] = []
-    hoisted = [op for op in body.ops if isinstance(op, tile.LoadOp)]
-    if hoisted:
-        rings.append(Ring(hoisted, 1, None))
+    rings = [Ring(group, 1, None) for group in kernel_load_groups(kernel)]
+    hoisted = [load for ring in rings for load in ring.loads]
+    walked = [body]
     for op in body.ops:
         if isinstance(op, scf.ForOp):
             loads = [inner for inner in op.body.block.ops if isinstance(inner, tile.LoadOp)]
             if loads:
+                _check_ring_order(op, loads)
                 rings.append(Ring(loads, _stages_of(op, plan), op))
+                walked.append(op.body.block)
     for op in kernel.walk():
         if isinstance(op, tile.LoadOp) and not any(op in ring.loads for ring in rings):
             raise error_at(op, "the GPU backend loads tiles only at kernel level or directly in a top-level loop")
@@ -220,8 +246,9 @@ def _plan_shared_memory(kernel: tile.KernelOp, plan: KernelPlan, consumers: int,
     barriers = 0
     offset = BARRIER_REGION
     shared: dict[tile.ToSharedOp, SharedBuffer] = {}
-    # single tiles first, in program order as plan.smem_plan places them: the hoisted ring's one
-    # stage (from the barrier region's end) and the tile.to_shared tiles
+    ring_of = {load: ring for ring in rings for load in ring.loads}
+    # single tiles first, in program order as plan.smem_plan places them: the kernel-level rings'
+    # one stage each (from the barrier region's end) and the tile.to_shared tiles
     for op in kernel.walk():
         if isinstance(op, tile.ToSharedOp) or op in hoisted:
             t = cast(tile.SharedTileType, op.results[0].type)
@@ -229,10 +256,11 @@ def _plan_shared_memory(kernel: tile.KernelOp, plan: KernelPlan, consumers: int,
             if isinstance(op, tile.ToSharedOp):
                 shared[op] = SharedBuffer(offset, ref)
             else:
-                rings[0].buffers[op] = SharedBuffer(offset - BARRIER_REGION, ref)
+                ring_of[cast(tile.LoadOp, op)].buffers[op] = SharedBuffer(offset - BARRIER_REGION, ref)
             offset = _align(offset + t.num_bytes, TILE_ALIGN)
-    if hoisted:
-        rings[0].base, rings[0].stage_bytes = BARRIER_REGION, offset - BARRIER_REGION
+    for ring in rings:
+        if ring.loop is None:
+            ring.base, ring.stage_bytes = BARRIER_REGION, offset - BARRIER_REGION
     for ring in rings:
         if ring.loop is not None:
             stage_offset = 0
@@ -245,8 +273,13 @@ def _plan_shared_memory(kernel: tile.KernelOp, plan: KernelPlan, consumers: int,
             offset += ring.stages * stage_offset
         ring.full, ring.empty = barriers, barriers + ring.stages
         barriers += 2 * ring.stages
-    if barriers * 8 > BARRIER_REGION:
-        raise error_at(kernel, f"{barriers} mbarriers do not fit the {BARRIER_REGION}-byte barrier region")
+    fences = [op for block in walked for op in block.ops if isinstance(op, tile.FenceOp)]
+    fence_slots = {fence: 8 * (barriers + k) for k, fence in enumerate(fences)}
+    if (barriers + len(fences)) * 8 > BARRIER_REGION:
+        raise error_at(
+            kernel,
+            f"{barriers} mbarriers and {len(fences)} store fences do not fit the {BARRIER_REGION}-byte barrier region",
+        )
 
     staging: dict[tile.StoreOp, Staging] = {}
     stores = [op for op in kernel.walk() if isinstance(op, tile.StoreOp) and isinstance(op.value.type, tile.RegisterTileType)]
@@ -272,7 +305,7 @@ def _plan_shared_memory(kernel: tile.KernelOp, plan: KernelPlan, consumers: int,
             f"shared memory overflows: the plan needs {smem_bytes} bytes, a block may use {SMEM_LIMIT} "
             f"(reduce @stages or the tile sizes)",
         )
-    return KernelLayout(rings, staging, shared, barriers, smem_bytes, col_scratch)
+    return KernelLayout(rings, staging, shared, barriers, smem_bytes, col_scratch, fence_slots)
 
 
 def _stages_of(loop: scf.ForOp, plan: KernelPlan) -> int:
@@ -516,6 +549,9 @@ class _Emitter:
                 # a multicast stage is free once the consumers of every CTA that receives it are done
                 releasers = WARPGROUP_THREADS // 32 * self.consumers * (self.cluster if ring.loop is not None else 1)
                 self._insert(init.body.block, sm90.MbarrierInitOp(empty, releasers))
+        for slot in self.layout.fence_slots.values():
+            address = self._binop(init.body.block, arith.AddiOp, base, self._const(init.body.block, slot))
+            self._insert(init.body.block, sm90.StoreFenceInitOp(address))
         self._insert(init.body.block, sm90.FenceBarrierInitOp())
         # the peer's multicasts complete on our barriers: they must be initialised cluster-wide
         self._insert(block, sm90.ClusterSyncOp() if self.cluster > 1 else sm90.SyncBlockOp())
@@ -728,15 +764,17 @@ class _RoleEmitter:
         return [i, j, z][: len(extents)]
 
     def _emit_tile(self, ops: list[Operation], block: Block) -> None:
-        hoisted = next((r for r in self.e.layout.rings if r.loop is None), None)
+        kernel_rings = self.e.layout.kernel_rings
         for op in ops:
             if isinstance(op, tile.LoadOp):
-                if hoisted is not None and op is self._slot_position(hoisted):
-                    self._ring_slot(hoisted, self.tile_count, block)
+                for ring in kernel_rings:
+                    if op is self._slot_position(ring):
+                        self._ring_slot(ring, self.tile_count, block)
                 continue
             self._emit_op(op, block)
-        if hoisted is not None and not self.is_producer:
-            self._release(hoisted, self.tile_count, block)
+        if not self.is_producer:
+            for ring in kernel_rings:
+                self._release(ring, self.tile_count, block)
 
     # ----- rings
 
@@ -864,6 +902,9 @@ class _RoleEmitter:
         if isinstance(op, scf.IfOp):
             self._emit_if(op, block)
             return
+        if isinstance(op, tile.FenceOp):
+            self._emit_fence(op, block)
+            return
         if op.dialect_name() in ("arith", "math"):
             clone = op.clone_without_regions(value_mapper=self.values, clone_operands=True)
             block.add_op(clone)
@@ -887,7 +928,7 @@ class _RoleEmitter:
             for op in loop.body.block.ops:
                 if op is self._slot_position(ring):
                     self._ring_slot(ring, it, body)
-                elif op.dialect_name() in ("arith", "math") or isinstance(op, tile.DimOp | tile.BlockIdOp):
+                elif op.dialect_name() in ("arith", "math") or isinstance(op, tile.DimOp | tile.BlockIdOp | tile.FenceOp):
                     self._emit_op(op, body)
             body.add_op(scf.YieldOp())
             return
@@ -1158,6 +1199,36 @@ class _RoleEmitter:
         self._op(new, block)
         for old, result in zip(op.results, new.results):
             self.values[old] = result
+
+    def _emit_fence(self, op: tile.FenceOp, block: Block) -> None:
+        """Consumers: each thread fences its st.global stores for the async proxy, the thread that
+        issued a warpgroup's TMA stores waits until they are written (not only read), all
+        consumers meet, and the first one counts the pass on the fence's slot. The producer
+        counts its own pass and waits until the consumers' count catches up before it issues a
+        later load (a fence the producer never passes only orders the consumers' stores)."""
+        assert self.smem_base is not None
+        slot_offset = self.e.layout.fence_slots.get(op)
+        slot = self._add(self.smem_base, self._const(slot_offset, block), block) if slot_offset is not None else None
+        if self.is_producer:
+            assert slot is not None
+            self._op(sm90.StoreFenceWaitOp(slot), block)
+            self._op(sm90.FenceProxyAsyncGlobalOp(), block)
+            return
+        assert self.consumer_index is not None
+        self._op(sm90.FenceProxyAsyncGlobalOp(), block)
+        issuer = sm90.SingleThreadOp("warpgroup")
+        self._op(issuer, block)
+        self._op(sm90.TmaStoreWaitOp(0, read=False), issuer.body.block)
+        self._op(sm90.NamedBarrierOp(self._const(self.e.consumers + 1, block), WARPGROUP_THREADS * self.e.consumers), block)
+        if slot is None:
+            return
+        first = self._op(arith.CmpiOp(self.consumer_index, self._const(0, block), "eq"), block).results[0]
+        signal = Block()
+        counter = sm90.SingleThreadOp("warpgroup")
+        self._op(counter, signal)
+        self._op(sm90.StoreFenceSignalOp(slot), counter.body.block)
+        signal.add_op(scf.YieldOp())
+        self._op(scf.IfOp(first, [], Region(signal)), block)
 
     def _emit_to_shared(self, op: tile.ToSharedOp, block: Block) -> None:
         """Every consumer writes its rows of the register tile into the tile's one shared buffer,

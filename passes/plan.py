@@ -23,6 +23,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.traits import Pure
 
 from tkc.dialects.sm90 import ColReduceOp
+from tkc.passes.alias import may_overlap_in_loop
 from tkc.dialects.tile import (
     Axis,
     BinaryOp,
@@ -30,6 +31,7 @@ from tkc.dialects.tile import (
     BroadcastOp,
     DecisionAttr,
     element_bytes,
+    FenceOp,
     LoadOp,
     MmaOp,
     ReduceOp,
@@ -137,10 +139,33 @@ def is_loop_invariant(value: SSAValue, loop: scf.ForOp) -> bool:
 
 
 def loop_loads(loop: scf.ForOp) -> tuple[list[LoadOp], list[LoadOp]]:
-    """(loop-invariant, pipelined) tile loads directly in the loop body."""
+    """(loop-invariant, pipelined) tile loads directly in the loop body. A load is invariant when
+    its coordinates are and no store in the loop may write what it reads: then every iteration
+    reads the same values and it is loaded once, before the loop."""
     loads = [op for op in loop.body.block.ops if isinstance(op, LoadOp)]
-    invariant = [op for op in loads if all(is_loop_invariant(v, loop) for v in op.operands)]
+    stores = [op for op in loop.walk() if isinstance(op, StoreOp)]
+    invariant = [
+        op for op in loads
+        if all(is_loop_invariant(v, loop) for v in op.operands)
+        and not any(may_overlap_in_loop(op, store, loop) for store in stores)
+    ]
     return invariant, [op for op in loads if op not in invariant]
+
+
+def kernel_load_groups(kernel: Operation) -> list[list[LoadOp]]:
+    """The loads that run once per output tile (in the kernel body, or loop-invariant in a
+    top-level loop, which tile-pipeline hoists to just before it), grouped by the tile.fence ops
+    of the kernel body: each group is a TMA stage of its own, since the loads after a fence wait
+    for stores that those before it do not."""
+    groups: list[list[LoadOp]] = [[]]
+    for op in kernel.regions[0].block.ops:
+        if isinstance(op, FenceOp) and groups[-1]:
+            groups.append([])
+        elif isinstance(op, LoadOp):
+            groups[-1].append(op)
+        elif isinstance(op, scf.ForOp):
+            groups[-1].extend(loop_loads(op)[0])
+    return [group for group in groups if group]
 
 
 def pipelined_loops(kernel: Operation) -> list[scf.ForOp]:
@@ -176,7 +201,8 @@ class SmemPlan:
     staging: tuple[tuple[StoreOp, int], ...]
     """Each store of a register tile and the offset of its staging tile."""
     barrier_count: int
-    """full[s] and empty[s] per ring stage, and one pair for the single loads; they sit at offset 0."""
+    """full[s] and empty[s] per ring stage, and one pair per group of single loads
+    (kernel_load_groups); they sit at offset 0."""
     total: int
     """Bytes to request, including the slack for aligning the base to 1024."""
 
@@ -334,5 +360,5 @@ def smem_plan(kernel: Operation, stages: int) -> SmemPlan:
         staging.append((op, align(offset, TILE_ALIGN)))
         offset = align(offset, TILE_ALIGN) + staging_bytes(op)
     offset += col_scratch_bytes(kernel)
-    count = 2 * stages * len(rings) + (2 if any(isinstance(op, LoadOp) for op, _ in single) else 0)
+    count = 2 * stages * len(rings) + 2 * len(kernel_load_groups(kernel))
     return SmemPlan(tuple(single), tuple(rings), tuple(staging), count, align(offset, TILE_ALIGN) + ALIGN_SLACK)

@@ -32,6 +32,7 @@ from tkc.passes import ALL_PASSES, is_available
 TILE_PASSES = (
     "canonicalize",
     "cse",
+    "tile-memory-order",
     "tile-swizzle-select",
     "tile-bank-conflicts",
     "tile-occupancy-plan",
