@@ -483,12 +483,15 @@ class _Emitter:
             return set(), None
         extents = [_grid_expr(v, self.kernel) for v in self.grid_op.extents]
         first = extents[0]
+        # a stored tensor is never multicast: one CTA's producer cannot wait for the other's stores
+        stored = {op.tensor for op in self.kernel.walk() if isinstance(op, tile.StoreOp)}
         shared = {
             load
             for ring in self.layout.rings
             if ring.loop is not None
             for load in ring.loads
             if not depends_on_block_axis(load, 0) and ring.buffers[load].panels % CLUSTER == 0
+            and load.tensor not in stored
         }
         simple = isinstance(first, tuple) and first[0] == "div" and isinstance(first[1], str) and isinstance(first[2], int)
         if size != CLUSTER or not self.plan.persistent or len(extents) < 2 or not simple or not shared:
@@ -616,6 +619,8 @@ def _abi(emitter: _Emitter) -> StringAttr:
         block=WARPGROUP_THREADS * (1 + emitter.consumers),
         smem_bytes=emitter.layout.smem_bytes,
         divisibility=tuple(sorted(divisibility.items())),
+        written=tuple(name for arg, name in emitter.arg_names.items()
+                      if any(isinstance(op, tile.StoreOp) and op.tensor is arg for op in kernel.walk())),
     )
     return StringAttr(contract.to_json())
 
@@ -863,10 +868,16 @@ class _RoleEmitter:
                 mask = (1 << self.e.cluster) - 1
                 self._op(sm90.TmaLoadOp(tmap, dst, full, [column, *coords[1:]], buffer.panel_bytes, mask), block)
             return
+        order = load.attributes.get("memory_order")
         for panel in range(buffer.panels):
             dst = self._add(stage_addr, self._const(buffer.offset + panel * buffer.panel_bytes, block), block)
             panel_coords = [self._add(coords[0], self._const(panel * buffer.ref_type.panel_cols, block), block)] + coords[1:]
-            self._op(sm90.TmaLoadOp(tmap, dst, full, panel_coords, buffer.panel_bytes), block)
+            issued = self._op(sm90.TmaLoadOp(tmap, dst, full, panel_coords, buffer.panel_bytes), block)
+            if isinstance(order, tile.DecisionAttr):
+                # tile-memory-order's claim, which sm90-verify-barriers checks: a load after stores
+                # follows a store-fence wait; the others are disjoint from every earlier store
+                key = "after_stores" if order.int_value else "disjoint_from_stores"
+                issued.attributes[key] = StringAttr(order.reason.data)
 
     # ----- ops
 

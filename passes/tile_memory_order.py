@@ -71,10 +71,13 @@ def _fence_point(access: Access, deps: list[StoreOp]) -> Operation:
     return point
 
 
-def _earlier_point(point: Operation, points: dict[Operation, list[tuple[Access, list[StoreOp]]]]) -> Operation | None:
-    """A fence point before `point` in its block with no store between them: one fence serves both."""
+def _earlier_point(
+    point: Operation, deps: list[StoreOp], points: dict[Operation, list[tuple[Access, list[StoreOp]]]]
+) -> Operation | None:
+    """A fence point before `point` in its block with none of `deps` between them: a fence
+    there also orders the access (it waits for every earlier store, these among them)."""
     previous = point.prev_op
-    while previous is not None and not _stores_within(previous):
+    while previous is not None and not any(previous.is_ancestor(store) for store in deps):
         if previous in points:
             return previous
         previous = previous.prev_op
@@ -95,7 +98,7 @@ def order_memory(kernel: KernelOp) -> None:
         deps = [s for s in stores if may_follow_and_overlap(s, access)]
         if deps:
             point = _fence_point(access, deps)
-            point = _earlier_point(point, points) or point
+            point = _earlier_point(point, deps, points) or point
             points.setdefault(point, []).append((access, deps))
         elif isinstance(access, LoadOp):
             lines = ", ".join(sorted({_line(s) for s in stores if s.tensor is access.tensor}))

@@ -1,7 +1,8 @@
 """tile-pipeline: hoist loop-invariant loads, and turn each loop that loads tiles into an S-stage TMA ring.
 
 A `tile.load` in an `scf.for` whose tensor and coordinates do not depend on the loop (Q in
-attention) is moved before the loop, with the pure index math it needs, and loaded once.
+attention), and which no store in the loop may overwrite (plan.loop_loads, tkc.passes.alias),
+is moved before the loop, with the pure index math it needs, and loaded once.
 The remaining loads of the loop body are its stage: the lowering builds an S-stage ring of
 them with full/empty mbarriers (the producer waits empty[s], expects the stage bytes and
 issues the TMA loads of stage s; the consumers wait full[s], compute, and arrive on
