@@ -642,6 +642,10 @@ def _accumulation_chain(loop: scf.ForOp) -> tile.MmaOp | None:
     return mma if carried and uses == [yield_op] else None
 
 
+_TILE_TYPES = (tile.RegisterTileType, tile.RegisterVectorType, tile.SharedTileType, tile.SharedVectorType)
+"""Values only the consumers hold; the producer carries the scalars (index, bool, f32)."""
+
+
 def _tile_extents(tensor_type: tile.GlobalType, value_type: Attribute) -> tuple[int, ...]:
     """The tile's extent along each tensor axis (1 for the leading axes the tile does not span)."""
     shape = cast(tile.SharedTileType, value_type).get_shape()
@@ -930,18 +934,7 @@ class _RoleEmitter:
         ring = next((r for r in self.e.layout.rings if r.loop is loop), None)
         lb, ub, step = (self.values[v] for v in (loop.lb, loop.ub, loop.step))
         if self.is_producer:
-            if ring is None:
-                return
-            body = Block(arg_types=[IndexType()])
-            self._op(scf.ForOp(lb, ub, step, [], body), block)
-            self.values[loop.body.block.args[0]] = body.args[0]
-            it = self._iteration(ring, loop, body.args[0], body)
-            for op in loop.body.block.ops:
-                if op is self._slot_position(ring):
-                    self._ring_slot(ring, it, body)
-                elif op.dialect_name() in ("arith", "math") or isinstance(op, tile.DimOp | tile.BlockIdOp | tile.FenceOp):
-                    self._emit_op(op, body)
-            body.add_op(scf.YieldOp())
+            self._emit_producer_for(loop, ring, block)
             return
         tail = late_tail(loop) if ring is not None and KernelPlan.overlaps(loop) else None
         if ring is not None and tail is not None:
@@ -988,6 +981,32 @@ class _RoleEmitter:
             self._release(ring, last.results[0], guarded)
             guarded.add_op(scf.YieldOp())
             self._op(scf.IfOp(ran, [], Region(guarded)), block)
+
+    def _emit_producer_for(self, loop: scf.ForOp, ring: Ring | None, block: Block) -> None:
+        """The producer's copy of a loop: its loads' ring slot, its index math, its fences, and the
+        loop-carried scalars (a var that is a tile coordinate); the tiles it carries are the
+        consumers'. A loop with neither loads nor carried scalars is not the producer's."""
+        scalars = [i for i, arg in enumerate(loop.body.block.args[1:]) if not isinstance(arg.type, _TILE_TYPES)]
+        if ring is None and not scalars:
+            return
+        lb, ub, step = (self.values[v] for v in (loop.lb, loop.ub, loop.step))
+        old = loop.body.block
+        body = Block(arg_types=[IndexType(), *(old.args[1 + i].type for i in scalars)])
+        new_loop = scf.ForOp(lb, ub, step, [self.values[loop.iter_args[i]] for i in scalars], body)
+        self._op(new_loop, block)
+        self.values[old.args[0]] = body.args[0]
+        for i, arg in zip(scalars, body.args[1:]):
+            self.values[old.args[1 + i]] = arg
+        it = self._iteration(ring, loop, body.args[0], body) if ring is not None else None
+        for op in old.ops:
+            if ring is not None and it is not None and op is self._slot_position(ring):
+                self._ring_slot(ring, it, body)
+            elif isinstance(op, scf.YieldOp):
+                body.add_op(scf.YieldOp(*(self.values[op.operands[i]] for i in scalars)))
+            elif not isinstance(op, tile.LoadOp):
+                self._emit_op(op, body)
+        for i, result in zip(scalars, new_loop.results):
+            self.values[loop.results[i]] = result
 
     def _emit_overlapped_for(self, loop: scf.ForOp, ring: Ring, tail: list[Operation], block: Block) -> None:
         """A loop whose tail runs one iteration late (see plan.late_tail), as
@@ -1148,6 +1167,7 @@ class _RoleEmitter:
         if self.is_producer:
             if any(isinstance(inner, tile.LoadOp) for inner in op.walk()):
                 raise error_at(op, "the GPU backend does not load tiles under an if")
+            self._emit_producer_if(op, block)
             return
         regions = []
         for region in (op.true_region, op.false_region):
@@ -1165,6 +1185,26 @@ class _RoleEmitter:
         self._op(new_if, block)
         for old, new in zip(op.results, new_if.results):
             self.values[old] = new
+
+    def _emit_producer_if(self, op: scf.IfOp, block: Block) -> None:
+        """The producer's copy of an if that yields scalars (a var a later load's coordinates
+        may use): its index math only."""
+        scalars = [i for i, result in enumerate(op.results) if not isinstance(result.type, _TILE_TYPES)]
+        if not scalars:
+            return
+        regions = []
+        for region in (op.true_region, op.false_region):
+            new_block = Block()
+            for inner in region.block.ops:
+                if isinstance(inner, scf.YieldOp):
+                    new_block.add_op(scf.YieldOp(*(self.values[inner.operands[i]] for i in scalars)))
+                else:
+                    self._emit_op(inner, new_block)
+            regions.append(Region(new_block))
+        new_if = scf.IfOp(self.values[op.cond], [op.results[i].type for i in scalars], regions[0], regions[1])
+        self._op(new_if, block)
+        for i, result in zip(scalars, new_if.results):
+            self.values[op.results[i]] = result
 
     def _emit_compute(self, op: Operation, block: Block) -> None:
         v = self.values

@@ -32,6 +32,7 @@ SIZES = {
     "raw_loop.tk": {"M": 256, "N": 64},
     "raw_two_sweeps.tk": {"M": 64 * 300},  # persistent: several row blocks per CTA
     "waw.tk": {"M": 256, "N": 256},
+    "carried_scalars.tk": {"M": 256, "N": 768},
 }
 
 
