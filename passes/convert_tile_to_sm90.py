@@ -74,6 +74,7 @@ from xdsl.passes import ModulePass
 from tkc import abi as kabi
 from tkc.diagnostics import error_at
 from tkc.dialects import sm90, tile
+from tkc.passes.wgmma_layout import widest_span
 from tkc.passes.plan import (
     WARPGROUP_THREADS,
     WGMMA_ROWS,
@@ -81,9 +82,7 @@ from tkc.passes.plan import (
     depends_on_block_axis,
     kernel_load_groups,
     late_tail,
-    staging_bytes,
     staging_chunk,
-    staging_reuses_single_tiles,
 )
 
 CLUSTER = 2
@@ -98,21 +97,13 @@ def _align(value: int, to: int) -> int:
     return (value + to - 1) // to * to
 
 
-def default_swizzle(shape: tuple[int, ...], element_type: Attribute) -> int:
-    """The widest swizzle span a row of the tile fills (used when tile-swizzle-select did not run)."""
-    row_bytes = shape[-1] * tile.element_bytes(element_type)
-    for span in (128, 64, 32):
-        if row_bytes % span == 0:
-            return span
-    return 0
-
-
 def _swizzle_of(t: tile.SharedTileType | tile.SharedVectorType) -> int:
     if isinstance(t, tile.SharedTileType) and t.swizzle.data >= 0:
         return t.swizzle.data
     if isinstance(t, tile.SharedVectorType):
         return 0
-    return default_swizzle(t.get_shape(), t.element_type)
+    # tile-swizzle-select did not run: the widest span a row fills, as it would choose
+    return widest_span(t.get_shape()[-1] * tile.element_bytes(t.element_type))
 
 
 # --------------------------------------------------------------------------- planning
@@ -227,10 +218,23 @@ def _check_ring_order(loop: scf.ForOp, loads: list[tile.LoadOp]) -> None:
             )
 
 
-def _plan_shared_memory(kernel: tile.KernelOp, plan: KernelPlan, consumers: int, rows_per_consumer: int) -> KernelLayout:
+def _offset(op: Operation, key: str) -> int:
+    """An offset tile-pipeline recorded on `op`: the lowering lays out nothing itself."""
+    attr = op.attributes.get(key)
+    if not isinstance(attr, IntegerAttr):
+        raise error_at(
+            op, f"convert-tile-to-sm90 reads the shared-memory layout tile-pipeline records, but {op.name} has no "
+            f"{key}: run tile-pipeline first",
+        )
+    return attr.value.data
+
+
+def _read_shared_memory(kernel: tile.KernelOp, plan: KernelPlan, consumers: int, rows_per_consumer: int) -> KernelLayout:
+    """The kernel's shared memory as tile-pipeline laid it out (plan.smem_plan): offsets of the
+    single tiles, rings and staging tiles, the total; the mbarriers and store-fence slots of the
+    first 1 KB are numbered here."""
     body = kernel.body.block
     rings = [Ring(group, 1, None) for group in kernel_load_groups(kernel)]
-    hoisted = [load for ring in rings for load in ring.loads]
     walked = [body]
     for op in body.ops:
         if isinstance(op, scf.ForOp):
@@ -243,36 +247,29 @@ def _plan_shared_memory(kernel: tile.KernelOp, plan: KernelPlan, consumers: int,
         if isinstance(op, tile.LoadOp) and not any(op in ring.loads for ring in rings):
             raise error_at(op, "the GPU backend loads tiles only at kernel level or directly in a top-level loop")
 
+    def buffer(op: Operation, key: str, base: int = 0) -> SharedBuffer:
+        t = cast(tile.SharedTileType, op.results[0].type)
+        return SharedBuffer(_offset(op, key) - base, _ref_type(t, _swizzle_of(t)))
+
+    shared = {op: buffer(op, "smem_offset") for op in kernel.walk() if isinstance(op, tile.ToSharedOp)}
+    single_end = max((s.offset + s.ref_type.num_bytes for s in shared.values()), default=BARRIER_REGION)
     barriers = 0
-    offset = BARRIER_REGION
-    shared: dict[tile.ToSharedOp, SharedBuffer] = {}
-    ring_of = {load: ring for ring in rings for load in ring.loads}
-    # single tiles first, in program order as plan.smem_plan places them: the kernel-level rings'
-    # one stage each (from the barrier region's end) and the tile.to_shared tiles
-    for op in kernel.walk():
-        if isinstance(op, tile.ToSharedOp) or op in hoisted:
-            t = cast(tile.SharedTileType, op.results[0].type)
-            ref = _ref_type(t, _swizzle_of(t))
-            if isinstance(op, tile.ToSharedOp):
-                shared[op] = SharedBuffer(offset, ref)
-            else:
-                ring_of[cast(tile.LoadOp, op)].buffers[op] = SharedBuffer(offset - BARRIER_REGION, ref)
-            offset = _align(offset + t.num_bytes, TILE_ALIGN)
     for ring in rings:
         if ring.loop is None:
-            ring.base, ring.stage_bytes = BARRIER_REGION, offset - BARRIER_REGION
-    for ring in rings:
-        if ring.loop is not None:
-            stage_offset = 0
+            # the kernel-level rings share one stage: the single tiles, from the barrier region's end
+            ring.base = BARRIER_REGION
             for load in ring.loads:
-                t = cast(tile.SharedTileType, load.result.type)
-                ring.buffers[load] = SharedBuffer(stage_offset, _ref_type(t, _swizzle_of(t)))
-                stage_offset = _align(stage_offset + t.num_bytes, TILE_ALIGN)
-            ring.stage_bytes = stage_offset
-            ring.base = offset
-            offset += ring.stages * stage_offset
+                ring.buffers[load] = buffer(load, "smem_offset", BARRIER_REGION)
+                single_end = max(single_end, BARRIER_REGION + ring.buffers[load].offset + ring.buffers[load].ref_type.num_bytes)
+        else:
+            ring.base, ring.stage_bytes = _offset(ring.loop, "ring_offset"), _offset(ring.loop, "stage_bytes")
+            for load in ring.loads:
+                ring.buffers[load] = buffer(load, "stage_offset")
         ring.full, ring.empty = barriers, barriers + ring.stages
         barriers += 2 * ring.stages
+    for ring in rings:
+        if ring.loop is None:
+            ring.stage_bytes = _align(single_end, TILE_ALIGN) - BARRIER_REGION
     fences = [op for block in walked for op in block.ops if isinstance(op, tile.FenceOp)]
     fence_slots = {fence: 8 * (barriers + k) for k, fence in enumerate(fences)}
     if (barriers + len(fences)) * 8 > BARRIER_REGION:
@@ -282,23 +279,16 @@ def _plan_shared_memory(kernel: tile.KernelOp, plan: KernelPlan, consumers: int,
         )
 
     staging: dict[tile.StoreOp, Staging] = {}
-    stores = [op for op in kernel.walk() if isinstance(op, tile.StoreOp) and isinstance(op.value.type, tile.RegisterTileType)]
-    fits = bool(hoisted) and sum(staging_bytes(op) for op in stores) <= rings[0].stage_bytes
-    reused = BARRIER_REGION if fits and staging_reuses_single_tiles(kernel, hoisted) else None
-    for op in stores:
-        t = cast(tile.RegisterTileType, op.value.type)
-        swizzle, chunk_cols, buffers = staging_chunk(op)
-        chunk = sm90.SharedRefType([rows_per_consumer, chunk_cols], t.element_type, swizzle)
-        if reused is not None:
-            staging[op] = Staging(reused, chunk, buffers, reuses_single_tiles=True)
-            reused += consumers * staging[op].consumer_stride
-            continue
-        staging[op] = Staging(offset, chunk, buffers)
-        offset += consumers * staging[op].consumer_stride
-    col_scratch = offset
-    reduced_cols = [op.source.type.cols for op in kernel.walk() if isinstance(op, tile.ReduceOp) and op.axis.data == tile.Axis.COL]
-    offset += sm90.ColReduceOp.scratch_bytes(max(reduced_cols, default=0), consumers)
-    smem_bytes = offset + TILE_ALIGN
+    for op in kernel.walk():
+        if isinstance(op, tile.StoreOp) and isinstance(op.value.type, tile.RegisterTileType):
+            swizzle, chunk_cols, buffers = staging_chunk(op)
+            chunk = sm90.SharedRefType([rows_per_consumer, chunk_cols], op.value.type.element_type, swizzle)
+            reused = isinstance(op.attributes.get("staging_reuse"), tile.DecisionAttr)
+            staging[op] = Staging(_offset(op, "smem_offset"), chunk, buffers, reuses_single_tiles=reused)
+    col_scratch = _offset(kernel, "col_scratch_offset") if "col_scratch_offset" in kernel.attributes else 0
+    smem_bytes = plan.smem_bytes
+    if not smem_bytes:
+        raise error_at(kernel, "convert-tile-to-sm90 needs the kernel's smem_bytes decision: run tile-pipeline first")
     if smem_bytes > SMEM_LIMIT:
         raise error_at(
             kernel,
@@ -389,12 +379,8 @@ def _register_rows(kernel: tile.KernelOp, columns: set[SSAValue]) -> int:
 
 
 def _consumers(kernel: tile.KernelOp, plan: KernelPlan, rows: int) -> int:
-    if "consumers" in kernel.attributes:
-        consumers = plan.consumers
-    else:
-        consumers = max(1, min(rows // WGMMA_ROWS, 4))
-        while (rows // WGMMA_ROWS) % consumers:
-            consumers -= 1
+    """tile-occupancy-plan's count (one consumer where no plan ran), checked against the rows."""
+    consumers = plan.consumers
     if rows % (consumers * WGMMA_ROWS):
         raise error_at(
             kernel,
@@ -459,7 +445,7 @@ class _Emitter:
         self.rows = _register_rows(kernel, self.columns)
         self.consumers = _consumers(kernel, self.plan, self.rows)
         self.rows_per_consumer = self.rows // self.consumers
-        self.layout = _plan_shared_memory(kernel, self.plan, self.consumers, self.rows_per_consumer)
+        self.layout = _read_shared_memory(kernel, self.plan, self.consumers, self.rows_per_consumer)
         self.arg_names = {arg: name for arg, name in zip(kernel.body.block.args, kernel.arg_names)}
         self.tensor_maps: dict[tuple[str, tuple[int, ...], int], str] = {}
         self.pointers: dict[str, str] = {}

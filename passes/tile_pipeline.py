@@ -13,13 +13,19 @@ Written (offsets in bytes from the 1024-aligned base of dynamic shared memory, p
                          ring_offset = R : i64, stage_bytes = B : i64 (stage s at R + s * B)
   on each ring load      stage_offset = o : i64 (within a stage)
   on other shared tiles  smem_offset = o : i64 (hoisted and outer loads, tile.to_shared tiles)
-  on stores of registers smem_offset = o : i64 (the epilogue staging tile)
+  on stores of registers smem_offset = o : i64 (the epilogue staging tile), and
+                         staging_reuse = #tile.decision<1, "..."> when it lies in the bytes of the
+                         kernel-level loads (plan.staging_reuses_single_tiles)
+  on the kernel          col_scratch_offset = o : i64 (the column reductions' scratch buffer), and
+                         smem_bytes (tile-occupancy-plan's budget, which must equal the layout's
+                         total; written here when no plan ran)
   on a loop whose last mma can run one iteration late (plan.late_tail: attention's P.V)
                          overlap = #tile.decision<1, "...">; the lowering then issues each
                          iteration's first mma, then the previous iteration's last, and runs the
                          element-wise work between them (softmax) while both are in flight.
                          `@overlap(0)` on the loop turns it off; `@overlap(1)` insists.
-The mbarriers sit in the first 1 KB.
+The mbarriers sit in the first 1 KB. This is the one layout: convert-tile-to-sm90 reads these
+offsets and computes none of its own.
 """
 
 from __future__ import annotations
@@ -104,6 +110,23 @@ def pipeline(kernel: KernelOp) -> None:
             ring.loop.attributes["overlap"] = overlap
     for op, offset in (*plan.single, *plan.staging):
         op.attributes["smem_offset"] = IntegerAttr(offset, 64)
+    if plan.staging_reused:
+        for store, _ in plan.staging:
+            store.attributes["staging_reuse"] = DecisionAttr(
+                1, "the CTA runs one tile and every use of its kernel-level loads comes before the first staged "
+                "store: the epilogue stages in their bytes, once all consumers meet",
+            )
+    if plan.col_scratch is not None:
+        kernel.attributes["col_scratch_offset"] = IntegerAttr(plan.col_scratch, 64)
+    budgeted = kernel.attributes.get("smem_bytes")
+    if isinstance(budgeted, DecisionAttr) and budgeted.int_value != plan.total:
+        raise error_at(
+            kernel,
+            f"the smem_bytes decision ({budgeted.int_value} bytes) disagrees with the shared-memory layout "
+            f"tile-pipeline builds ({plan.total} bytes)",
+        )
+    if not isinstance(budgeted, DecisionAttr):
+        kernel.attributes["smem_bytes"] = DecisionAttr(plan.total, f"tile-pipeline's layout of {stages} stage(s)")
 
 
 @dataclass(frozen=True)
