@@ -1,7 +1,8 @@
 """The compilation driver: load a `.tk` or `.mlir` file, run the pass pipeline, emit a stage.
 
-`PIPELINE` is the fixed order of passes. `compile_module` runs a prefix of it, chosen by the
-stage to emit, through an xDSL `PassPipeline` whose callback verifies the IR after every pass
+`PIPELINE` is the fixed order of passes. `compile_module` runs the part of it that lies between
+the stage its input is in and the stage to emit, through an xDSL `PassPipeline` whose callback
+verifies the IR after every pass
 (a pass that leaves invalid IR is a compiler bug, reported with the pass's name) and feeds an
 `Observer`, which is how the IR dumps and `ir_after_each_pass` (the interpreter's --bisect)
 see the module between passes.
@@ -10,6 +11,26 @@ Passes and backends are imported lazily: a tile-level pass whose module does not
 skipped; a stage the requested output needs and this build or machine lacks (a lowering,
 `tkc run`/`tkc report`, the CUDA tools behind cubin/sass) raises `StageUnavailable`, which the
 CLI reports in one line.
+
+Resuming from a dump. Every dump parses back, so `tkc compile DUMP` continues where the dump
+was taken and gives the PTX (and ABI) of the uninterrupted compile. `input_stage` reads the
+input's stage from the IR itself, never from a file name or a dump header:
+  - a `ptx.module` is PTX: every pass is behind it, only the backend remains;
+  - an `sm90.kernel` is sm90 IR: convert-tile-to-sm90 is behind it. sm90-verify-barriers runs
+    again: it only checks and leaves no trace, so whether it ran cannot be told, and a second
+    check changes nothing;
+  - a `tile.kernel` is tile IR, and each tile pass that ran left its decisions on it
+    (`TILE_PASS_MARKS`): the input is resumed after the last pass whose marks are present. A
+    pass leaves its marks whenever it changes anything, so a later pass without marks either
+    did not run or had nothing to do, and running it is right either way. Tile IR without
+    marks (the frontend's output, or after canonicalize or cse, which leave none) starts from
+    canonicalize; the two reach a fixed point, so running them again changes nothing.
+Resuming rather than re-running the tile passes is what makes the result the same as the
+uninterrupted compile by construction: the passes that run see exactly the IR they would have
+seen. It also keeps the decisions in the dump, including ones a user edited, where a re-run
+would recompute them (and tile-pipeline is not idempotent: it would turn an `@overlap(0)`
+decision back into 1). `--emit` of a stage before the input's is a user error.
+Dumps print each op's `.tk` location, so a resumed compile's diagnostics point at the source.
 """
 
 from __future__ import annotations
@@ -17,16 +38,19 @@ from __future__ import annotations
 import importlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from io import StringIO
 from pathlib import Path
 from typing import IO, Any
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, UnknownLoc
+from xdsl.ir import Attribute, BlockArgument, Operation
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import ParseError, VerifyException
 
 from tkc.diagnostics import TkError
+from tkc.dialects.tile import DecisionAttr
 from tkc.passes import ALL_PASSES, is_available
 
 TILE_PASSES = (
@@ -50,6 +74,22 @@ EMITS = ("tile", "sm90", "ptx", "cubin", "sass")
 """Stages `--emit` can stop at; the first two print MLIR, the rest go through the backend."""
 
 _LAST_PASS = {"tile": TILE_PASSES[-1], "sm90": SM90_PASSES[-1]}
+
+STAGES = ("tile", "sm90", "ptx")
+"""The dialect levels IR is in, in pipeline order (the first three of EMITS)."""
+
+_STAGE_OF_TOP_OP = {"tile.kernel": "tile", "sm90.kernel": "sm90", "ptx.module": "ptx"}
+_PASSES_BEHIND = {"sm90": PIPELINE.index("convert-tile-to-sm90") + 1, "ptx": len(PIPELINE)}
+"""How many passes of PIPELINE lie behind sm90 and PTX input (tile input: see TILE_PASS_MARKS)."""
+
+TILE_PASS_MARKS: dict[str, tuple[tuple[str, type[Attribute]], ...]] = {
+    "tile-swizzle-select": (("swizzle", DecisionAttr),),  # the frontend's @swizzle pin is an IntegerAttr
+    "tile-bank-conflicts": (("bank_conflicts", DecisionAttr),),
+    "tile-occupancy-plan": (("threads", DecisionAttr),),
+    "tile-pipeline": (("stage_offset", IntegerAttr), ("smem_offset", IntegerAttr)),
+}
+"""The attributes each tile pass writes whenever it changes the IR (its module docstring lists
+them): an op carrying one of them shows that the pass ran."""
 
 
 class StageUnavailable(Exception):
@@ -80,6 +120,32 @@ def pipeline_for(emit: str) -> list[str]:
         if name in REQUIRED and not is_available(name):
             raise StageUnavailable(f"--emit={emit} needs the pass {name}, which is not available in this build of tkc")
     return [name for name in names if is_available(name)]
+
+
+def _tile_passes_done(kernel: Operation) -> int:
+    """How many passes of PIPELINE ran on a tile.kernel: up to the last one whose marks it carries."""
+    marked = {
+        name
+        for op in kernel.walk()
+        for name, marks in TILE_PASS_MARKS.items()
+        if any(isinstance(op.attributes.get(key), kind) for key, kind in marks)
+    }
+    return max((PIPELINE.index(name) + 1 for name in marked), default=0)
+
+
+def input_stage(module: ModuleOp) -> tuple[str, int]:
+    """The stage `module` is in and how many passes of PIPELINE are already behind it."""
+    stages = {_STAGE_OF_TOP_OP[op.name] for op in module.body.block.ops if op.name in _STAGE_OF_TOP_OP}
+    if len(stages) > 1:
+        raise TkError(f"the input mixes {' and '.join(s for s in STAGES if s in stages)} IR; compile one stage at a time")
+    stage = stages.pop() if stages else "tile"
+    if stage != "tile":
+        return stage, _PASSES_BEHIND[stage]
+    kernels = [op for op in module.body.block.ops if op.name == "tile.kernel"]
+    done = {_tile_passes_done(kernel) for kernel in kernels}
+    if len(done) > 1:
+        raise TkError("the input's tile kernels went through different passes; compile them one at a time")
+    return stage, next(iter(done), 0)
 
 
 def check_pass_names(names: Iterable[str], option: str) -> None:
@@ -160,13 +226,37 @@ class Observer:
         pass
 
 
+class LocatedPrinter(Printer):
+    """Prints every op's and block argument's location, as `loc("file.tk":line:col)`, except
+    unknown ones (xDSL's print_debuginfo writes `loc(unknown)` on each of them): the
+    diagnostics of the passes that run on a dump point at the `.tk` source through them."""
+
+    def print_op(self, op: Operation) -> None:
+        outer = self.print_debuginfo
+        self.print_debuginfo = not isinstance(op.location, UnknownLoc)
+        try:
+            super().print_op(op)
+        finally:
+            self.print_debuginfo = outer
+
+    def print_block_argument(self, arg: BlockArgument, print_type: bool = True) -> None:
+        outer = self.print_debuginfo
+        self.print_debuginfo = not isinstance(arg.location, UnknownLoc)
+        try:
+            super().print_block_argument(arg, print_type)
+        finally:
+            self.print_debuginfo = outer
+
+
 def print_ir(module: ModuleOp, stream: IO[str]) -> None:
-    Printer(stream=stream).print_op(module)
+    LocatedPrinter(stream=stream).print_op(module)
     stream.write("\n")
 
 
 def ir_text(module: ModuleOp) -> str:
-    return str(module) + "\n"
+    out = StringIO()
+    print_ir(module, out)
+    return out.getvalue()
 
 
 @dataclass
@@ -226,9 +316,21 @@ def compile_module(
 ) -> ModuleOp:
     """Run the passes that produce `emit` on `module` in place and return it.
 
-    The IR is verified after every pass; invalid IR raises PassVerifyError naming the pass.
-    Any other exception escaping a pass gets a note saying which pass was running.
+    Passes already behind the input's stage are skipped (`input_stage`); an `emit` stage before
+    the input's is a TkError. The IR is verified after every pass; invalid IR raises
+    PassVerifyError naming the pass. Any other exception escaping a pass gets a note saying
+    which pass was running.
     """
+    names = pipeline_for(emit)
+    stage, done = input_stage(module)
+    if EMITS.index(emit) < EMITS.index(stage):
+        *others, last = EMITS[EMITS.index(stage) :]
+        raise TkError(
+            f"--emit={emit} asks for an earlier stage than the input's, which is {stage} IR: "
+            f"emit {', '.join(others)} or {last}"
+        )
+    behind = set(PIPELINE[:done])
+    names = [name for name in names if name not in behind]
     observer = observer or Observer()
     running: list[str] = []
 
@@ -243,7 +345,7 @@ def compile_module(
             observer.before(next_pass.name, op)
             running[:] = [next_pass.name]
 
-    pipeline = PassPipeline(instantiate(pipeline_for(emit)), callback)
+    pipeline = PassPipeline(instantiate(names), callback)
     try:
         pipeline.apply(ctx or make_context(), module)
     except (TkError, PassVerifyError, StageUnavailable):
