@@ -62,21 +62,30 @@ def describe(op: Operation) -> str:
     return f"{op.results[0].name_hint or 'tile'} {shape}x{element_name(t.element_type)}"
 
 
+def _overlap_pin(loop: scf.ForOp) -> int | None:
+    """The loop's @overlap pin: the frontend's integer, or, when tile-pipeline runs on its own
+    output (a dump), the pinned value its decision recorded."""
+    attr = loop.attributes.get("overlap")
+    if isinstance(attr, DecisionAttr):
+        return attr.int_value if attr.reason.data.startswith("pinned") else None
+    return attr.value.data if isinstance(attr, IntegerAttr) else None
+
+
 def _overlap_decision(loop: scf.ForOp) -> DecisionAttr | None:
     """Whether the loop's last mma runs one iteration late (plan.late_tail), pinned by @overlap."""
-    pin = loop.attributes.get("overlap")
+    pin = _overlap_pin(loop)
     tail = late_tail(loop)
-    if isinstance(pin, IntegerAttr) and pin.value.data == 0:
+    if pin == 0:
         return DecisionAttr(0, "pinned by @overlap(0): each iteration waits for its own mmas")
     if tail is None:
-        if isinstance(pin, IntegerAttr):
+        if pin is not None:
             raise error_at(
                 loop,
                 "@overlap(1) needs a loop whose last mma only accumulates into a loop-carried tile that nothing "
                 "else in the loop reads, after an earlier mma, and no stores or tile.to_shared in the loop",
             )
         return None
-    pinned = "pinned by @overlap(1); " if isinstance(pin, IntegerAttr) else ""
+    pinned = "pinned by @overlap(1); " if pin is not None else ""
     return DecisionAttr(
         1,
         f"{pinned}the last mma only accumulates into a carried tile nothing else reads, so it runs one iteration "

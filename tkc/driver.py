@@ -24,12 +24,12 @@ input's stage from the IR itself, never from a file name or a dump header:
     pass leaves its marks whenever it changes anything, so a later pass without marks either
     did not run or had nothing to do, and running it is right either way. Tile IR without
     marks (the frontend's output, or after canonicalize or cse, which leave none) starts from
-    canonicalize; the two reach a fixed point, so running them again changes nothing.
+    canonicalize: run again on their own output, canonicalize and cse give back the same IR.
 Resuming rather than re-running the tile passes is what makes the result the same as the
 uninterrupted compile by construction: the passes that run see exactly the IR they would have
-seen. It also keeps the decisions in the dump, including ones a user edited, where a re-run
-would recompute them (and tile-pipeline is not idempotent: it would turn an `@overlap(0)`
-decision back into 1). `--emit` of a stage before the input's is a user error.
+seen, with no need for every pass to be idempotent. It also keeps the decisions in the dump,
+including ones a user edited, which a re-run would recompute. `--emit` of a stage before the
+input's is a user error.
 Dumps print each op's `.tk` location, so a resumed compile's diagnostics point at the source.
 """
 

@@ -165,3 +165,17 @@ def test_a_late_diagnostic_on_a_resumed_dump_points_at_the_source(tmp_path: Path
         driver.compile_file(dump, emit="ptx")
     assert (resumed.value.filename, resumed.value.line, resumed.value.col) == (str(source), 5, 13)
     assert resumed.value.render() == direct.value.render()
+
+
+@pytest.mark.parametrize("pin", ["", "@overlap(0)", "@overlap(1)"])
+def test_each_tile_pass_run_again_on_its_own_output_changes_nothing(pin: str) -> None:
+    """Not what resuming relies on (it never runs a pass twice), but `tkc-opt -p PASS` on a dump
+    and `tkc run --bisect` on tile IR do: an @overlap pin survives tile-pipeline run twice."""
+    source = read_source(str(REPO / "examples/attention.tk"))
+    if pin:
+        assert source.count("\n    for kv in") == 1
+        source = source.replace("\n    for kv in", f"\n    {pin} for kv in")
+    for name, snapshot in driver.ir_after_each_pass(parse_tk(source, "attention.tk"))[1:]:
+        again = snapshot.clone()
+        driver.instantiate([name])[0].apply(driver.make_context(), again)
+        assert driver.ir_text(again) == driver.ir_text(snapshot), name
