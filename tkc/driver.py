@@ -79,6 +79,8 @@ STAGES = ("tile", "sm90", "ptx")
 """The dialect levels IR is in, in pipeline order (the first three of EMITS)."""
 
 _STAGE_OF_TOP_OP = {"tile.kernel": "tile", "sm90.kernel": "sm90", "ptx.module": "ptx"}
+KERNEL_OPS = ("tile.kernel", "sm90.kernel", "ptx.entry")
+"""The op that holds a kernel (its sym_name the kernel's name) at each stage."""
 _PASSES_BEHIND = {"sm90": PIPELINE.index("convert-tile-to-sm90") + 1, "ptx": len(PIPELINE)}
 """How many passes of PIPELINE lie behind sm90 and PTX input (tile input: see TILE_PASS_MARKS)."""
 
@@ -201,7 +203,7 @@ def load_module(
         if params:
             raise TkError(f"-D parameters apply to .tk sources only, not to {path}")
         module = parse_mlir(read_text(path), path, ctx)
-        names = [op.sym_name.data for op in module.walk() if op.name == "tile.kernel"]
+        names = [op.sym_name.data for op in module.walk() if op.name in KERNEL_OPS]
         if kernel is not None and kernel not in names:
             raise TkError(f"{path} has no kernel {kernel!r} (it has {', '.join(names) or 'none'})")
         return module

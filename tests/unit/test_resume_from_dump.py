@@ -131,6 +131,13 @@ def test_emit_of_the_input_stage_prints_it_back(gemm_dumps: Path) -> None:
         assert driver.compile_file(file, emit=emit) == file.read_text()
 
 
+def test_k_names_the_kernel_of_a_dump_at_every_stage(gemm_dumps: Path) -> None:
+    for dump in ("06-tile-pipeline", "07-convert-tile-to-sm90", "09-convert-sm90-to-ptx"):
+        driver.load_module(gemm_dumps / f"{dump}.mlir", "gemm")
+        with pytest.raises(TkError, match=r"has no kernel 'nope' \(it has gemm\)"):
+            driver.load_module(gemm_dumps / f"{dump}.mlir", "nope")
+
+
 def test_a_module_mixing_stages_is_a_user_error(gemm_dumps: Path) -> None:
     module = driver.load_module(gemm_dumps / "06-tile-pipeline.mlir")
     ptx = driver.load_module(gemm_dumps / "09-convert-sm90-to-ptx.mlir")
