@@ -139,7 +139,8 @@ def input_stage(module: ModuleOp) -> tuple[str, int]:
     """The stage `module` is in and how many passes of PIPELINE are already behind it."""
     stages = {_STAGE_OF_TOP_OP[op.name] for op in module.body.block.ops if op.name in _STAGE_OF_TOP_OP}
     if len(stages) > 1:
-        raise TkError(f"the input mixes {' and '.join(s for s in STAGES if s in stages)} IR; compile one stage at a time")
+        mixed = " and ".join(s for s in STAGES if s in stages)
+        raise TkError(f"the input mixes {mixed} IR; compile one stage at a time")
     stage = stages.pop() if stages else "tile"
     if stage != "tile":
         return stage, _PASSES_BEHIND[stage]
@@ -328,8 +329,7 @@ def compile_module(
     if EMITS.index(emit) < EMITS.index(stage):
         *others, last = EMITS[EMITS.index(stage) :]
         raise TkError(
-            f"--emit={emit} asks for an earlier stage than the input's, which is {stage} IR: "
-            f"emit {', '.join(others)} or {last}"
+            f"cannot emit {emit} IR: the input is already {stage} IR, a later stage; emit {', '.join(others)} or {last}"
         )
     behind = set(PIPELINE[:done])
     names = [name for name in names if name not in behind]
