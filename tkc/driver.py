@@ -19,12 +19,12 @@ input's stage from the IR itself, never from a file name or a dump header:
   - an `sm90.kernel` is sm90 IR: convert-tile-to-sm90 is behind it. sm90-verify-barriers runs
     again: it only checks and leaves no trace, so whether it ran cannot be told, and a second
     check changes nothing;
-  - a `tile.kernel` is tile IR, and each tile pass that ran left its decisions on it
-    (`TILE_PASS_MARKS`): the input is resumed after the last pass whose marks are present. A
-    pass leaves its marks whenever it changes anything, so a later pass without marks either
-    did not run or had nothing to do, and running it is right either way. Tile IR without
-    marks (the frontend's output, or after canonicalize or cse, which leave none) starts from
-    canonicalize: run again on their own output, canonicalize and cse give back the same IR.
+  - a `tile.kernel` is tile IR, and each tile pass that ran left its marks on it (decisions,
+    offsets, fences: `TILE_PASS_MARKS`): the input resumes after the last pass whose marks it
+    has. A pass leaves its marks whenever it changes anything, so a later pass without marks
+    either did not run or had nothing to do, and running it is right either way. Tile IR
+    without marks (the frontend's output, or after canonicalize or cse, which leave none)
+    starts from canonicalize: run again on their own output, the two give back the same IR.
 Resuming rather than re-running the tile passes is what makes the result the same as the
 uninterrupted compile by construction: the passes that run see exactly the IR they would have
 seen, with no need for every pass to be idempotent. It also keeps the decisions in the dump,
@@ -43,14 +43,13 @@ from pathlib import Path
 from typing import IO, Any
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, UnknownLoc
-from xdsl.ir import Attribute, BlockArgument, Operation
+from xdsl.dialects.builtin import ModuleOp, UnknownLoc
+from xdsl.ir import BlockArgument, Operation
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import ParseError, VerifyException
 
 from tkc.diagnostics import TkError
-from tkc.dialects.tile import DecisionAttr
 from tkc.passes import ALL_PASSES, is_available
 
 TILE_PASSES = (
@@ -84,14 +83,16 @@ KERNEL_OPS = ("tile.kernel", "sm90.kernel", "ptx.entry")
 _PASSES_BEHIND = {"sm90": PIPELINE.index("convert-tile-to-sm90") + 1, "ptx": len(PIPELINE)}
 """How many passes of PIPELINE lie behind sm90 and PTX input (tile input: see TILE_PASS_MARKS)."""
 
-TILE_PASS_MARKS: dict[str, tuple[tuple[str, type[Attribute]], ...]] = {
-    "tile-swizzle-select": (("swizzle", DecisionAttr),),  # the frontend's @swizzle pin is an IntegerAttr
-    "tile-bank-conflicts": (("bank_conflicts", DecisionAttr),),
-    "tile-occupancy-plan": (("threads", DecisionAttr),),
-    "tile-pipeline": (("stage_offset", IntegerAttr), ("smem_offset", IntegerAttr)),
+TILE_PASS_MARKS: dict[str, frozenset[str]] = {
+    "tile-memory-order": frozenset({"tile.fence", "memory_order"}),
+    "tile-swizzle-select": frozenset({"smem_align"}),
+    "tile-bank-conflicts": frozenset({"bank_conflicts"}),
+    "tile-occupancy-plan": frozenset({"threads"}),
+    "tile-pipeline": frozenset({"stage_offset", "smem_offset"}),
 }
-"""The attributes each tile pass writes whenever it changes the IR (its module docstring lists
-them): an op carrying one of them shows that the pass ran."""
+"""The ops each tile pass inserts and the attributes it writes whenever it changes the IR (its
+module docstring lists them); no other pass or frontend makes them, so an op that is, or
+carries, one of them shows that the pass ran."""
 
 
 class StageUnavailable(Exception):
@@ -130,7 +131,7 @@ def _tile_passes_done(kernel: Operation) -> int:
         name
         for op in kernel.walk()
         for name, marks in TILE_PASS_MARKS.items()
-        if any(isinstance(op.attributes.get(key), kind) for key, kind in marks)
+        if op.name in marks or not marks.isdisjoint(op.attributes)
     }
     return max((PIPELINE.index(name) + 1 for name in marked), default=0)
 

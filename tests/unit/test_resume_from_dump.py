@@ -16,17 +16,11 @@ from tkc.diagnostics import TkError
 from tkc.frontend import parse_tk, read_source
 
 REPO = Path(__file__).resolve().parents[2]
-CASES = [
-    *((path, {}) for path in sorted((REPO / "examples").glob("*.tk"))),
-    *((path, {}) for path in sorted((REPO / "tests/gpu/kernels").glob("*.tk"))),
-    (REPO / "examples/attention.tk", {"CAUSAL": True}),  # masks and the heavy-first launch order
-    (REPO / "tests/lit/driver/cluster.tk", {}),  # a 2-CTA cluster that multicasts B
+SOURCES = [
+    *sorted((REPO / "examples").glob("*.tk")),
+    *sorted((REPO / "tests/gpu/kernels").glob("*.tk")),
+    REPO / "tests/lit/driver/cluster.tk",  # a 2-CTA cluster that multicasts B: optional syntax at each stage
 ]
-
-
-def case_id(case: tuple[Path, dict[str, int]]) -> str:
-    path, params = case
-    return path.stem + "".join(f"-{name}={value}" for name, value in params.items())
 
 
 class Ran(driver.Observer):
@@ -76,16 +70,16 @@ def ahead_of(dump: str) -> list[str]:
     return list(driver.PIPELINE[driver.PIPELINE.index(dump) + 1 :])
 
 
-@pytest.mark.parametrize("case", CASES, ids=[case_id(c) for c in CASES])
-def test_every_dump_resumes_to_the_same_ptx_and_abi(case: tuple[Path, dict[str, int]], tmp_path: Path) -> None:
-    path, params = case
-    module = parse_tk(read_source(str(path)), str(path), params)
+@pytest.mark.parametrize("path", SOURCES, ids=[path.stem for path in SOURCES])
+def test_every_dump_resumes_to_the_same_ptx_and_abi(path: Path, tmp_path: Path) -> None:
+    """With the default parameters, each kernel of the file (`-k`) on its own."""
+    module = parse_tk(read_source(str(path)), str(path))
     kernels = [op.sym_name.data for op in module.walk() if op.name == "tile.kernel"]
     assert kernels
     for kernel in kernels:
         dumps = tmp_path / kernel
         observer = driver.DumpOptions(StringIO(), dump_dir=dumps)
-        module = driver.load_module(path, kernel, params)
+        module = driver.load_module(path, kernel)
         observer.write_input(module)
         ptx, abi = lower(module, observer)
         files = sorted(dumps.iterdir())
@@ -108,39 +102,39 @@ def test_every_dump_resumes_to_the_same_ptx_and_abi(case: tuple[Path, dict[str, 
 
 
 @pytest.fixture(scope="module")
-def gemm_dumps(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def gemm_dumps(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """GEMM's dump files by the pass they were taken after."""
     dumps = tmp_path_factory.mktemp("gemm")
     driver.compile_file(REPO / "examples/gemm.tk", emit="ptx", observer=driver.DumpOptions(StringIO(), dump_dir=dumps))
-    return dumps
+    return {file.stem.split("-", 1)[1]: file for file in dumps.iterdir()}
 
 
 @pytest.mark.parametrize(
     ("dump", "emit", "stage"),
-    [("07-convert-tile-to-sm90", "tile", "sm90"), ("09-convert-sm90-to-ptx", "tile", "ptx"),
-     ("09-convert-sm90-to-ptx", "sm90", "ptx")],
+    [("convert-tile-to-sm90", "tile", "sm90"), ("convert-sm90-to-ptx", "tile", "ptx"),
+     ("convert-sm90-to-ptx", "sm90", "ptx")],
 )
-def test_emit_of_an_earlier_stage_than_the_input_is_a_user_error(gemm_dumps: Path, dump: str, emit: str,
+def test_emit_of_an_earlier_stage_than_the_input_is_a_user_error(gemm_dumps: dict[str, Path], dump: str, emit: str,
                                                                   stage: str) -> None:
     with pytest.raises(TkError, match=f"cannot emit {emit} IR: the input is already {stage} IR, a later stage"):
-        driver.compile_file(gemm_dumps / f"{dump}.mlir", emit=emit)
+        driver.compile_file(gemm_dumps[dump], emit=emit)
 
 
-def test_emit_of_the_input_stage_prints_it_back(gemm_dumps: Path) -> None:
-    for dump, emit in (("06-tile-pipeline", "tile"), ("08-sm90-verify-barriers", "sm90")):
-        file = gemm_dumps / f"{dump}.mlir"
-        assert driver.compile_file(file, emit=emit) == file.read_text()
+def test_emit_of_the_input_stage_prints_it_back(gemm_dumps: dict[str, Path]) -> None:
+    for dump, emit in (("tile-pipeline", "tile"), ("sm90-verify-barriers", "sm90")):
+        assert driver.compile_file(gemm_dumps[dump], emit=emit) == gemm_dumps[dump].read_text()
 
 
-def test_k_names_the_kernel_of_a_dump_at_every_stage(gemm_dumps: Path) -> None:
-    for dump in ("06-tile-pipeline", "07-convert-tile-to-sm90", "09-convert-sm90-to-ptx"):
-        driver.load_module(gemm_dumps / f"{dump}.mlir", "gemm")
+def test_k_names_the_kernel_of_a_dump_at_every_stage(gemm_dumps: dict[str, Path]) -> None:
+    for dump in ("tile-pipeline", "convert-tile-to-sm90", "convert-sm90-to-ptx"):
+        driver.load_module(gemm_dumps[dump], "gemm")
         with pytest.raises(TkError, match=r"has no kernel 'nope' \(it has gemm\)"):
-            driver.load_module(gemm_dumps / f"{dump}.mlir", "nope")
+            driver.load_module(gemm_dumps[dump], "nope")
 
 
-def test_a_module_mixing_stages_is_a_user_error(gemm_dumps: Path) -> None:
-    module = driver.load_module(gemm_dumps / "06-tile-pipeline.mlir")
-    ptx = driver.load_module(gemm_dumps / "09-convert-sm90-to-ptx.mlir")
+def test_a_module_mixing_stages_is_a_user_error(gemm_dumps: dict[str, Path]) -> None:
+    module = driver.load_module(gemm_dumps["tile-pipeline"])
+    ptx = driver.load_module(gemm_dumps["convert-sm90-to-ptx"])
     for op in list(ptx.body.block.ops):
         op.detach()
         module.body.block.add_op(op)
