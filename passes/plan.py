@@ -123,24 +123,25 @@ def align(n: int, to: int) -> int:
     return -(-n // to) * to
 
 
-def is_loop_invariant(value: SSAValue, loop: scf.ForOp) -> bool:
-    """Defined outside the loop, or computed inside it by pure ops from loop-invariant values."""
-    owner = value.owner
-    if not loop.is_ancestor(owner):
-        return True
-    return (
-        isinstance(owner, Operation)
-        and owner.has_trait(Pure)
-        and not owner.regions
-        and all(is_loop_invariant(v, loop) for v in owner.operands)
-    )
+def loop_variant_values(loop: scf.ForOp) -> set[SSAValue]:
+    """The values of the loop body's own block that may change between iterations: its
+    arguments, and the results of ops that are not pure, have regions, or read a variant value.
+    The rest, and everything defined outside the loop, is loop-invariant. One pass over the
+    block in program order, so a deep chain of lets costs its length."""
+    block = loop.body.block
+    variant: set[SSAValue] = set(block.args)
+    for op in block.ops:
+        if op.regions or not op.has_trait(Pure) or any(v in variant for v in op.operands):
+            variant.update(op.results)
+    return variant
 
 
 def loop_loads(loop: scf.ForOp) -> tuple[list[LoadOp], list[LoadOp]]:
     """(loop-invariant, pipelined) tile loads directly in the loop body."""
     loads = [op for op in loop.body.block.ops if isinstance(op, LoadOp)]
-    invariant = [op for op in loads if all(is_loop_invariant(v, loop) for v in op.operands)]
-    return invariant, [op for op in loads if op not in invariant]
+    variant = loop_variant_values(loop)
+    varies = [any(v in variant for v in op.operands) for op in loads]
+    return [op for op, v in zip(loads, varies) if not v], [op for op, v in zip(loads, varies) if v]
 
 
 def pipelined_loops(kernel: Operation) -> list[scf.ForOp]:

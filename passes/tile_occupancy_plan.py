@@ -33,7 +33,10 @@ on the loop) are checked against the same budgets; an infeasible one is a TkErro
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from fractions import Fraction
 
 from xdsl.context import Context
 from xdsl.dialects import arith, scf
@@ -95,48 +98,64 @@ def register_split(consumers: int, ctas: int) -> tuple[int, int]:
     return producer, min(256, floor8((pool // WARPGROUP_THREADS - producer) // consumers))
 
 
-def register_cost(type_: Attribute, consumers: int) -> float:
-    """Registers per consumer thread that a value of this type holds."""
+def register_cost(type_: Attribute, consumers: int) -> Fraction:
+    """Registers per consumer thread that a value of this type holds (exact, so sums do not
+    depend on their order)."""
     threads = consumers * WARPGROUP_THREADS
     if isinstance(type_, RegisterTileType):
-        return type_.num_elements * element_bytes(type_.element_type) / 4 / threads
+        return Fraction(type_.num_elements * element_bytes(type_.element_type), 4 * threads)
     if isinstance(type_, RegisterVectorType):
-        return 2 * -(-type_.length // (consumers * WGMMA_ROWS))
-    return 0
+        return Fraction(2 * -(-type_.length // (consumers * WGMMA_ROWS)))
+    return Fraction(0)
 
 
-def peak_registers(block: Block, consumers: int) -> float:
-    """Peak registers per consumer thread of the values live in `block` (and nested blocks)."""
+def _nested_ops(op: Operation) -> Iterator[Operation]:
+    """`op` and every op nested in it, in no particular order: an explicit stack, where xDSL's
+    recursive walk costs the nesting depth per op."""
+    stack = [op]
+    while stack:
+        inner = stack.pop()
+        yield inner
+        stack.extend(nested for region in inner.regions for b in region.blocks for nested in b.ops)
+
+
+def peak_registers(block: Block, consumers: int) -> Fraction:
+    """Peak registers per consumer thread of the values live in `block` (and nested blocks).
+
+    A value is live from its definition to the op of `block` that holds its last use; one sweep
+    over the ops keeps the total of the values live through the current op, so the cost is linear
+    in the ops (times the nesting depth, for finding which op of `block` holds a nested use)."""
     ops = list(block.ops)
-    index = {op: i for i, op in enumerate(ops)}
-
-    def position(op: Operation) -> int:
-        while op.parent_block() is not block:
-            parent = op.parent_op()
-            assert parent is not None
-            op = parent
-        return index[op]
-
-    values: list[tuple[SSAValue, int]] = [(arg, -1) for arg in block.args]
-    values += [(result, i) for i, op in enumerate(ops) for result in op.results]
-    last = {v: max((position(use.operation) for use in v.uses), default=d) for v, d in values}
-    cost = {v: register_cost(v.type, consumers) for v, _ in values}
-    peak = 0.0
+    holder = {inner: i for i, op in enumerate(ops) for inner in _nested_ops(op)}
+    starts = [Fraction(0)] * (len(ops) + 1)
+    """starts[i]: registers of the values that become live through op i, minus those that end."""
+    dying = [Fraction(0)] * len(ops)
+    """dying[i]: registers of the values whose last use is op i."""
+    last: dict[SSAValue, int] = {}
+    defined = [(arg, -1) for arg in block.args] + [(r, i) for i, op in enumerate(ops) for r in op.results]
+    for value, at in defined:
+        cost = register_cost(value.type, consumers)
+        end = max((holder[use.operation] for use in value.uses), default=at)
+        if cost and end > at:
+            starts[at + 1] += cost
+            starts[end] -= cost
+            dying[end] += cost
+            last[value] = end
+    peak = through = Fraction(0)
     for i, op in enumerate(ops):
-        through = sum(cost[v] for v, d in values if d < i < last[v])
-        dying = [v for v, d in values if d < i == last[v]]
+        through += starts[i]
         if op.regions:
-            captured = sum(cost[v] for v in dying if v not in op.operands)
-            inner = max(peak_registers(b, consumers) for r in op.regions for b in r.blocks)
-            peak = max(peak, through + captured + inner)
+            consumed = sum((register_cost(v.type, consumers) for v in set(op.operands) if last.get(v) == i), Fraction(0))
+            inner = max((peak_registers(b, consumers) for r in op.regions for b in r.blocks), default=Fraction(0))
+            peak = max(peak, through + dying[i] - consumed + inner)
         else:
-            results = sum(cost[r] for r in op.results)
-            peak = max(peak, through + max(sum(cost[v] for v in dying), results))
+            results = sum((register_cost(r.type, consumers) for r in op.results), Fraction(0))
+            peak = max(peak, through + max(dying[i], results))
     return peak
 
 
 def register_demand(kernel: KernelOp, consumers: int) -> int:
-    return -(-int(peak_registers(kernel.body.block, consumers) * 8) // 8) + OVERHEAD_REGISTERS
+    return -(-math.floor(peak_registers(kernel.body.block, consumers) * 8) // 8) + OVERHEAD_REGISTERS
 
 
 def max_tile_rows(kernel: KernelOp) -> int:
@@ -145,25 +164,32 @@ def max_tile_rows(kernel: KernelOp) -> int:
     return max((t.rows for t in types if isinstance(t, RegisterTileType)), default=0)
 
 
-def _depends_on(value: SSAValue, source: SSAValue) -> bool:
-    if value is source:
-        return True
-    op = value.owner
-    return isinstance(op, Operation) and any(_depends_on(v, source) for v in op.operands)
+@dataclass(frozen=True)
+class IndexGrowth:
+    """Which index values of a kernel depend on `source` (a block index) and which never
+    decrease when it grows: sums and products of it, differences and quotients with it on the
+    left only. One pass over the kernel in program order (operands are defined before their
+    uses), so a deep chain of index lets costs its length, not 2^length."""
 
+    depends: frozenset[SSAValue]
+    grows: frozenset[SSAValue]
 
-def _grows_with(value: SSAValue, source: SSAValue) -> bool:
-    """Whether index `value` depends on `source` and never decreases when it grows: sums and
-    products of it, differences and quotients with it on the left only."""
-    if value is source:
-        return True
-    op = value.owner
-    if isinstance(op, arith.AddiOp | arith.MuliOp):
-        grows = [_grows_with(v, source) for v in op.operands]
-        return any(grows) and all(g or not _depends_on(v, source) for g, v in zip(grows, op.operands))
-    if isinstance(op, arith.SubiOp | arith.DivUIOp | arith.CeilDivUIOp):
-        return _grows_with(op.lhs, source) and not _depends_on(op.rhs, source)
-    return False
+    @staticmethod
+    def of(kernel: KernelOp, source: SSAValue) -> IndexGrowth:
+        depends, grows = {source}, {source}
+        for op in kernel.walk():
+            if not any(v in depends for v in op.operands):
+                continue
+            depends.update(op.results)
+            if isinstance(op, arith.AddiOp | arith.MuliOp):
+                monotone = all(v in grows or v not in depends for v in op.operands)
+            elif isinstance(op, arith.SubiOp | arith.DivUIOp | arith.CeilDivUIOp):
+                monotone = op.lhs in grows and op.rhs not in depends
+            else:
+                monotone = False
+            if monotone:
+                grows.update(op.results)
+        return IndexGrowth(frozenset(depends), frozenset(grows))
 
 
 def int_pin(attr: Attribute | None) -> int | None:
@@ -173,6 +199,13 @@ def int_pin(attr: Attribute | None) -> int | None:
 @dataclass
 class Planner:
     kernel: KernelOp
+    _demand: dict[int, int] = field(default_factory=dict)
+    """register_demand by consumer count: the IR does not change while planning."""
+
+    def demand(self, consumers: int) -> int:
+        if consumers not in self._demand:
+            self._demand[consumers] = register_demand(self.kernel, consumers)
+        return self._demand[consumers]
 
     def annotation(self, key: str) -> Attribute | None:
         return self.kernel.annotations.data.get(key)
@@ -189,13 +222,13 @@ class Planner:
         most = min(MAX_CONSUMERS, max(1, rows // WGMMA_ROWS))
         options = [n for n in range(most, 0, -1) if rows < WGMMA_ROWS or rows % (WGMMA_ROWS * n) == 0]
         for n in options:
-            if register_demand(self.kernel, n) <= register_split(n, 1)[1] and self.widest_mma_fits(n):
+            if self.demand(n) <= register_split(n, 1)[1] and self.widest_mma_fits(n):
                 return n
         n = options[0]  # the most consumers: the smallest share of the tiles each thread holds
-        if register_demand(self.kernel, n) > register_split(n, 1)[1]:
+        if self.demand(n) > register_split(n, 1)[1]:
             raise error_at(
                 self.kernel,
-                f"the register tiles need {register_demand(self.kernel, n)} registers per thread even split over "
+                f"the register tiles need {self.demand(n)} registers per thread even split over "
                 f"{n} consumer warpgroup(s), over the {register_split(n, 1)[1]} each can get "
                 f"from the {SM_REGISTERS}-register file: use smaller tiles",
             )
@@ -226,7 +259,7 @@ class Planner:
                 f"@consumers({n}) splits the {rows}-row register tiles into {rows / n:g} rows per warpgroup; "
                 f"wgmma needs multiples of {WGMMA_ROWS}",
             )
-        demand = register_demand(self.kernel, n)
+        demand = self.demand(n)
         _, consumer = register_split(n, 1)
         if demand > consumer:
             _, pool = register_pool(n, 1)
@@ -244,7 +277,7 @@ class Planner:
 
     def registers(self, n: int, ctas: int) -> tuple[int, int, str]:
         pin = self.annotation("registers")
-        demand = register_demand(self.kernel, n)
+        demand = self.demand(n)
         entry, pool = register_pool(n, ctas)
         threads = WARPGROUP_THREADS * (1 + n)
         if pin is None:
@@ -348,12 +381,14 @@ class Planner:
         if pin == 0:
             return None
         grid = next(op for op in self.kernel.body.block.ops if isinstance(op, GridOp))
-        block_ids = {op.axis.value.data: op.result for op in self.kernel.body.block.ops if isinstance(op, BlockIdOp)}
+        growth_by_axis = {op.axis.value.data: IndexGrowth.of(self.kernel, op.result)
+                          for op in self.kernel.body.block.ops if isinstance(op, BlockIdOp)}
         for loop in loops:
             if loop.parent_op() is not self.kernel:
                 continue
-            for axis, block_id in sorted(block_ids.items()):
-                if _grows_with(loop.ub, block_id) and not _depends_on(loop.lb, block_id):
+            for axis in sorted(growth_by_axis):
+                growth = growth_by_axis[axis]
+                if loop.ub in growth.grows and loop.lb not in growth.depends:
                     name = grid.names.data[axis].data
                     return axis, (
                         f"the loop's trip count grows with {name}: blocks launch from the last {name} down, so the "
@@ -373,7 +408,7 @@ class Planner:
             f"pinned by @consumers({n})"
             if "consumers" in self.annotation_keys()
             else f"{rows}-row register tiles: {rows // n if rows >= WGMMA_ROWS else rows} rows per consumer warpgroup "
-            f"(wgmma m64); the demand of {register_demand(self.kernel, n)} registers per thread fits",
+            f"(wgmma m64); the demand of {self.demand(n)} registers per thread fits",
         )
         self.decide("threads", WARPGROUP_THREADS * (1 + n), f"1 producer + {n} consumer warpgroup(s) of 128 threads")
         loops = pipelined_loops(self.kernel)
@@ -412,7 +447,7 @@ class Planner:
             return 1, "@registers pins the split of one block's registers"
         if 2 * (smem + 1024) > SM_SMEM:
             return 1, f"two blocks would need 2 x ({smem} + 1024 reserved) bytes, over the SM's {SM_SMEM}"
-        demand = register_demand(self.kernel, n)
+        demand = self.demand(n)
         _, consumer = register_split(n, 2)
         if demand > consumer:
             return 1, f"with two blocks a consumer gets {consumer} registers, under the {demand} it needs"
