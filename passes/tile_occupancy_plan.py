@@ -5,7 +5,12 @@ owning 64-row slices of every register tile. Decisions, in order, each written o
 `tile.kernel` as `#tile.decision<value, "why">` (read back by `KernelPlan.of`):
 
   consumers            rows of the largest register tile / 64, at most 4, fewer when the
-                       register demand per thread does not fit the split below
+                       register demand per thread does not fit the split below or the widest
+                       wgmma does not fit the entry count (below); rows of 64 or more that are
+                       not a multiple of 64 are an error at the tile (the GPU backend splits
+                       register tiles in 64-row slices; fewer than 64 rows only interpret)
+                       Then every TMA box must span at most 256 elements per dimension
+                       (loaded tiles' rows, unswizzled rows, vectors, each consumer's stored rows).
   threads              128 x (1 + consumers)
   producer_registers   setmaxnreg values (multiples of 8 in [24, 256]) splitting the block's
   consumer_registers   entry allocation (threads x floor8(65536 / threads), what ptxas gives with
@@ -17,7 +22,8 @@ owning 64-row slices of every register tile. Decisions, in order, each written o
   smem_bytes           that total
   persistent, group_m  a 2-D grid with a K loop (GEMM-like) runs one CTA per SM over the tiles,
                        8 tile-rows at a time (L2 reuse); other grids launch one CTA per tile
-  ctas_per_sm          2 when two blocks fit both budgets, else 1
+  ctas_per_sm          2 when two blocks fit both budgets and the widest wgmma fits the halved
+                       entry count, else 1
   cluster              only pinned (@cluster(2)): tile rows i and i+1 run on a 2-CTA cluster
                        that multicasts the pipelined tile they share (GEMM's B)
   heavy_first          (one CTA per tile) the grid axis whose block index a loop's trip count
@@ -27,14 +33,19 @@ owning 64-row slices of every register tile. Decisions, in order, each written o
 The register demand per consumer thread is the peak over the program of the live register
 tiles' registers (f32 tiles 1 per element, 16-bit tiles 1 per 2, row vectors 2 per 64 rows,
 each divided over consumers x 128 threads) plus 32 for addresses, indices and descriptors.
-Pins (`annotations = {consumers, registers = [p, c], persistent, group_m, heavy_first}`, `stages`
+ptxas compiles every instruction within the entry count (setmaxnreg.inc raises the budget of the
+code after it, but not of one instruction: C7602), so one wgmma m64nN, N/2 accumulators + 26
+(+4 with A in registers), must fit the entry count of the chosen consumers and CTAs per SM.
+The analyses are linear in the program: the live-range sweep, the index-growth pass behind
+heavy_first, and `check_budgets` (registers and one copy of the shared tiles), which
+tile-bank-conflicts calls before it simulates any tile. Pins (`annotations = {consumers, registers = [p, c], persistent, group_m, heavy_first}`, `stages`
 on the loop) are checked against the same budgets; an infeasible one is a TkError naming the budget.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -50,9 +61,14 @@ from tkc.dialects.tile import (
     DecisionAttr,
     GridOp,
     KernelOp,
+    LoadOp,
     MmaOp,
     RegisterTileType,
     RegisterVectorType,
+    SharedTileType,
+    SharedVectorType,
+    StoreOp,
+    ToSharedOp,
     element_bytes,
 )
 from tkc.passes.plan import (
@@ -65,9 +81,12 @@ from tkc.passes.plan import (
     pipelined_loops,
     smem_plan,
     staging_bytes,
+    staging_chunk,
 )
 
 MAX_CONSUMERS = 4
+TMA_BOX_MAX = 256
+"""Elements a TMA box spans at most along each dimension (cuTensorMapEncodeTiled's boxDim)."""
 MAX_STAGES = 4
 MAX_THREADS = 1024
 MAX_THREAD_REGISTERS = 255
@@ -80,8 +99,18 @@ def floor8(n: int) -> int:
     return n // 8 * 8
 
 
-WGMMA_OPERAND_REGISTERS = 16
-"""Registers a wgmma needs besides its accumulators (descriptors, A fragments, addresses)."""
+WGMMA_OPERAND_REGISTERS = 26
+"""Registers ptxas needs for one wgmma besides its accumulators (descriptors, addresses): its
+C7602 'register target' for the instruction is N/2 + 26 for m64nN with A in shared memory, over
+every gemm, attention and fp8 variant measured (N 16..256, K 16..128, ptxas 13)."""
+A_FRAGMENT_REGISTERS = 4
+"""A from registers adds its fragment: 4 x b32 per thread (m64k16 16-bit, m64k32 fp8)."""
+
+
+def mma_registers(mma: MmaOp) -> int:
+    """Registers per thread one wgmma of this product needs at once (the accumulators are f32)."""
+    a_fragment = A_FRAGMENT_REGISTERS if isinstance(mma.a.type, RegisterTileType) else 0
+    return mma.result.type.cols // 2 + WGMMA_OPERAND_REGISTERS + a_fragment
 
 
 def register_pool(consumers: int, ctas: int) -> tuple[int, int]:
@@ -109,24 +138,26 @@ def register_cost(type_: Attribute, consumers: int) -> Fraction:
     return Fraction(0)
 
 
-def _nested_ops(op: Operation) -> Iterator[Operation]:
-    """`op` and every op nested in it, in no particular order: an explicit stack, where xDSL's
-    recursive walk costs the nesting depth per op."""
-    stack = [op]
+def program_order(root: Operation) -> dict[Operation, int]:
+    """Every op under `root` numbered in program order, so the ops nested in an op follow it
+    contiguously (an explicit stack: xDSL's recursive walk costs the nesting depth per op)."""
+    order: dict[Operation, int] = {}
+    stack = [root]
     while stack:
-        inner = stack.pop()
-        yield inner
-        stack.extend(nested for region in inner.regions for b in region.blocks for nested in b.ops)
+        op = stack.pop()
+        order[op] = len(order)
+        stack.extend(reversed([nested for region in op.regions for b in region.blocks for nested in b.ops]))
+    return order
 
 
-def peak_registers(block: Block, consumers: int) -> Fraction:
+def peak_registers(block: Block, consumers: int, order: dict[Operation, int]) -> Fraction:
     """Peak registers per consumer thread of the values live in `block` (and nested blocks).
 
-    A value is live from its definition to the op of `block` that holds its last use; one sweep
-    over the ops keeps the total of the values live through the current op, so the cost is linear
-    in the ops (times the nesting depth, for finding which op of `block` holds a nested use)."""
+    A value is live from its definition to the op of `block` that holds its last use (found by
+    bisecting the ops' program-order numbers); one sweep over the ops keeps the total of the
+    values live through the current op, so the cost is about linear in the program."""
     ops = list(block.ops)
-    holder = {inner: i for i, op in enumerate(ops) for inner in _nested_ops(op)}
+    numbers = [order[op] for op in ops]
     starts = [Fraction(0)] * (len(ops) + 1)
     """starts[i]: registers of the values that become live through op i, minus those that end."""
     dying = [Fraction(0)] * len(ops)
@@ -135,8 +166,10 @@ def peak_registers(block: Block, consumers: int) -> Fraction:
     defined = [(arg, -1) for arg in block.args] + [(r, i) for i, op in enumerate(ops) for r in op.results]
     for value, at in defined:
         cost = register_cost(value.type, consumers)
-        end = max((holder[use.operation] for use in value.uses), default=at)
-        if cost and end > at:
+        if not cost:
+            continue
+        end = max((bisect_right(numbers, order[use.operation]) - 1 for use in value.uses), default=at)
+        if end > at:
             starts[at + 1] += cost
             starts[end] -= cost
             dying[end] += cost
@@ -146,7 +179,7 @@ def peak_registers(block: Block, consumers: int) -> Fraction:
         through += starts[i]
         if op.regions:
             consumed = sum((register_cost(v.type, consumers) for v in set(op.operands) if last.get(v) == i), Fraction(0))
-            inner = max((peak_registers(b, consumers) for r in op.regions for b in r.blocks), default=Fraction(0))
+            inner = max((peak_registers(b, consumers, order) for r in op.regions for b in r.blocks), default=Fraction(0))
             peak = max(peak, through + dying[i] - consumed + inner)
         else:
             results = sum((register_cost(r.type, consumers) for r in op.results), Fraction(0))
@@ -155,7 +188,8 @@ def peak_registers(block: Block, consumers: int) -> Fraction:
 
 
 def register_demand(kernel: KernelOp, consumers: int) -> int:
-    return -(-math.floor(peak_registers(kernel.body.block, consumers) * 8) // 8) + OVERHEAD_REGISTERS
+    peak = peak_registers(kernel.body.block, consumers, program_order(kernel))
+    return -(-math.floor(peak * 8) // 8) + OVERHEAD_REGISTERS
 
 
 def max_tile_rows(kernel: KernelOp) -> int:
@@ -215,6 +249,15 @@ class Planner:
 
     def consumers(self) -> int:
         rows = max_tile_rows(self.kernel)
+        if rows >= WGMMA_ROWS and rows % WGMMA_ROWS:
+            tile = next(op for op in self.kernel.walk()
+                        if any(isinstance(r.type, RegisterTileType) and r.type.rows == rows for r in op.results))
+            raise error_at(
+                tile,
+                f"a register tile of {rows} rows: the GPU backend splits register tiles over consumer warpgroups "
+                f"in 64-row slices (wgmma computes 64 rows at a time), so it needs a multiple of 64 rows here, "
+                f"not only the multiple of 16 the language allows",
+            )
         pin = int_pin(self.annotation("consumers"))
         if pin is not None:
             self.check_consumers(pin, rows)
@@ -239,11 +282,37 @@ class Planner:
             f"fewer rows per block",
         )
 
-    def widest_mma_fits(self, consumers: int) -> bool:
-        """ptxas allocates a kernel's registers at the entry count (setmaxnreg only moves them at run
-        time), so one wgmma's accumulators and operands must fit that count: m64nN holds N/2."""
-        widest = max((op.result.type.cols for op in self.kernel.walk() if isinstance(op, MmaOp)), default=0)
-        return widest // 2 + WGMMA_OPERAND_REGISTERS <= register_pool(consumers, 1)[0]
+    def check_tma_boxes(self, consumers: int) -> None:
+        """Each TMA box the lowering issues spans at most 256 elements per dimension: a loaded
+        tile's rows and the row of one panel (the swizzle span, the whole row unswizzled), a
+        loaded vector, and a stored register tile's rows per consumer (each stores its own)."""
+        for op in self.kernel.walk():
+            if isinstance(op, LoadOp) and isinstance(op.result.type, SharedTileType):
+                t = op.result.type
+                if t.rows > TMA_BOX_MAX:
+                    raise error_at(op, f"a TMA box spans at most {TMA_BOX_MAX} rows, and this tile has {t.rows}: "
+                                       f"load tiles of at most {TMA_BOX_MAX} rows")
+                if t.swizzle.data <= 0 and t.cols > TMA_BOX_MAX:  # a swizzle span is at most 128 elements
+                    raise error_at(op, f"the tile is not swizzled, so one TMA box spans its whole {t.cols}-element "
+                                       f"rows, over the {TMA_BOX_MAX} a box can: use narrower tiles")
+            elif isinstance(op, LoadOp) and isinstance(op.result.type, SharedVectorType):
+                if op.result.type.length > TMA_BOX_MAX:
+                    raise error_at(op, f"a TMA box spans at most {TMA_BOX_MAX} elements, and this vector has "
+                                       f"{op.result.type.length}: load vectors of at most {TMA_BOX_MAX}")
+            elif isinstance(op, StoreOp) and isinstance(op.value.type, RegisterTileType):
+                rows = op.value.type.rows // consumers
+                if rows > TMA_BOX_MAX or staging_chunk(op)[1] > TMA_BOX_MAX:
+                    raise error_at(op, f"each of the {consumers} consumer warpgroup(s) stores its {rows} rows of "
+                                       f"this {op.value.type.rows}x{op.value.type.cols} tile as TMA boxes of "
+                                       f"{staging_chunk(op)[1]} columns, and a box spans at most {TMA_BOX_MAX}: "
+                                       f"store smaller tiles")
+
+    def widest_mma_fits(self, consumers: int, ctas: int = 1) -> bool:
+        """ptxas compiles each instruction within the registers a thread has at kernel entry
+        (.maxntid with .minnctapersm `ctas`; setmaxnreg only moves registers at run time: C7602
+        otherwise), so the largest wgmma must fit that count."""
+        need = max((mma_registers(op) for op in self.kernel.walk() if isinstance(op, MmaOp)), default=0)
+        return need <= register_pool(consumers, ctas)[0]
 
     def check_consumers(self, n: int, rows: int) -> None:
         threads = WARPGROUP_THREADS * (1 + n)
@@ -326,19 +395,24 @@ class Planner:
             s = pinned[0][1]
             assert s is not None
             return s, f"pinned by @stages({s}); {smem_plan(self.kernel, s).total} of {SMEM_BUDGET} bytes"
-        fits = [s for s in range(1, MAX_STAGES + 1) if smem_plan(self.kernel, s).total <= SMEM_BUDGET]
-        if not fits:
-            raise error_at(
-                loops[0],
-                f"one stage already needs {smem_plan(self.kernel, 1).total} bytes of shared memory "
-                f"({self.smem_breakdown(1)}), over the {SMEM_BUDGET}-byte budget: use smaller tiles",
-            )
-        s = fits[-1]
+        self.check_shared_memory(loops)
+        s = max(s for s in range(1, MAX_STAGES + 1) if smem_plan(self.kernel, s).total <= SMEM_BUDGET)
         if s == MAX_STAGES:
             why = "the deepest ring tkc builds (as ThunderKittens)"
         else:
             why = f"{s + 1} would need {smem_plan(self.kernel, s + 1).total} bytes, over {SMEM_BUDGET}"
         return s, f"{s} stages fit ({self.smem_breakdown(s)}); {why}"
+
+    def check_shared_memory(self, loops: list[scf.ForOp]) -> None:
+        """One stage of each ring with every other buffer must fit: no plan needs less."""
+        total = smem_plan(self.kernel, 1).total
+        if total > SMEM_BUDGET:
+            need = "one stage already needs" if loops else "the shared tiles need"
+            raise error_at(
+                loops[0] if loops else self.kernel,
+                f"{need} {total} bytes of shared memory ({self.smem_breakdown(1)}), over the {SMEM_BUDGET}-byte "
+                f"budget: use smaller tiles",
+            )
 
     def smem_breakdown(self, stages: int) -> str:
         plan = smem_plan(self.kernel, stages)
@@ -401,6 +475,7 @@ class Planner:
 
     def plan(self) -> None:
         n = self.consumers()
+        self.check_tma_boxes(n)
         rows = max_tile_rows(self.kernel)
         self.decide(
             "consumers",
@@ -419,6 +494,8 @@ class Planner:
         if loops:
             stages, why = self.stages(loops)
             self.decide("stages", stages, why)
+        else:
+            self.check_shared_memory(loops)
         smem = smem_plan(self.kernel, stages).total
         self.decide("smem_bytes", smem, f"{self.smem_breakdown(stages)}; budget {SMEM_BUDGET}")
         group_m = int_pin(self.annotation("group_m"))
@@ -451,7 +528,22 @@ class Planner:
         _, consumer = register_split(n, 2)
         if demand > consumer:
             return 1, f"with two blocks a consumer gets {consumer} registers, under the {demand} it needs"
+        if not self.widest_mma_fits(n, 2):
+            return 1, (f"with two blocks a thread starts with {register_pool(n, 2)[0]} registers, too few for "
+                       f"one wgmma of the widest product with its accumulators")
         return 2, f"two blocks fit: {smem} bytes of shared memory and {consumer} registers per consumer thread each"
+
+
+def check_budgets(kernel: KernelOp) -> None:
+    """The budgets no plan escapes, checked before anything whose cost grows with the tiles
+    (tile-bank-conflicts simulates every warp access of the tiles it lays out): the register
+    tiles fit the consumer warpgroups, and the shared tiles, one copy each, fit the shared memory
+    (the lower bound of every layout and stage count; over it, the planner's own message)."""
+    planner = Planner(kernel)
+    planner.consumers()
+    tiles = sum(buffer_bytes(op.results[0].type) for op in kernel.walk() if isinstance(op, LoadOp | ToSharedOp))
+    if tiles > SMEM_BUDGET:
+        planner.check_shared_memory(pipelined_loops(kernel))
 
 
 @dataclass(frozen=True)
