@@ -501,28 +501,32 @@ class HoistConstants(RewritePattern):
     outermost loop of the nest, where xDSL's RehoistConstInLoops takes it one loop per walk of
     the module), and equal constants of one block become one. Without it a nest of d loops costs
     d walks of the module, each with a region DCE, and CSE merges n equal constants one by one,
-    rehashing the op that uses them each time (10,000 `var x = 0.0` feeding one loop)."""
+    rehashing the op that uses them each time (10,000 `var x = 0.0` feeding one loop). Each user
+    gets its new operands at once: replacing one operand of an op costs all its operands."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: KernelOp, rewriter: PatternRewriter) -> None:
         first: dict[tuple[Block | None, tuple[object, ...]], Operation] = {}
+        replaced: dict[Operation, Operation] = {}
+        """Each constant that goes -> the one that takes its uses."""
         for constant in [inner for inner in op.walk() if inner.has_trait(ConstantLike)]:
             outermost = constant
             while isinstance(parent := outermost.parent_op(), scf.ForOp):
                 outermost = parent
             key = (outermost.parent_block(), _constant_key(constant))
             if key in first:
-                for old, new in zip(constant.results, first[key].results):
-                    rewriter.replace_all_uses_with(old, new)
-                rewriter.erase(constant)
+                replaced[constant] = first[key]
             elif outermost is not constant:
-                hoisted = rewriter.insert(constant.clone(), InsertPoint.before(outermost))
-                for old, new in zip(constant.results, hoisted.results):
-                    rewriter.replace_all_uses_with(old, new)
-                rewriter.erase(constant)
-                first[key] = hoisted
+                first[key] = replaced[constant] = rewriter.insert(constant.clone(), InsertPoint.before(outermost))
             else:
                 first[key] = constant
+        values = {old: new for constant, kept in replaced.items() for old, new in zip(constant.results, kept.results)}
+        users = dict.fromkeys(use.operation for value in values for use in value.uses)
+        for user in users:
+            user.operands = [values.get(v, v) for v in user.operands]
+            rewriter.handle_operation_modification(user)
+        for constant in replaced:
+            rewriter.erase(constant)
 
 
 def _constant_key(op: Operation) -> tuple[object, ...]:
