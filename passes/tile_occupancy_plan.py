@@ -8,9 +8,9 @@ owning 64-row slices of every register tile. Decisions, in order, each written o
                        register demand per thread does not fit the split below or the widest
                        wgmma does not fit the entry count (below); rows of 64 or more that are
                        not a multiple of 64 are an error at the tile (the GPU backend splits
-                       register tiles in 64-row slices; fewer than 64 rows only interpret)
-                       Then every TMA box must span at most 256 elements per dimension
-                       (loaded tiles' rows, unswizzled rows, vectors, each consumer's stored rows).
+                       register tiles in 64-row slices; fewer than 64 rows only interpret);
+                       then every TMA box must span at most 256 elements per dimension
+                       (loaded tiles' rows, unswizzled rows, vectors, each consumer's stored rows)
   threads              128 x (1 + consumers)
   producer_registers   setmaxnreg values (multiples of 8 in [24, 256]) splitting the block's
   consumer_registers   entry allocation (threads x floor8(65536 / threads), what ptxas gives with
@@ -31,14 +31,17 @@ owning 64-row slices of every register tile. Decisions, in order, each written o
                        longest tiles start first and the short ones fill the last wave
 
 The register demand per consumer thread is the peak over the program of the live register
-tiles' registers (f32 tiles 1 per element, 16-bit tiles 1 per 2, row vectors 2 per 64 rows,
-each divided over consumers x 128 threads) plus 32 for addresses, indices and descriptors.
+tiles' registers, as their sm90 fragments hold them (f32 tiles 1 per element, narrower ones 1
+per 2, divided over consumers x 128 threads; row vectors 2 per 64 rows of a consumer's slice;
+column vectors, replicated in every thread, a quarter of their f32 columns, an eighth of
+narrower ones) plus 32 for addresses, indices and descriptors.
 ptxas compiles every instruction within the entry count (setmaxnreg.inc raises the budget of the
 code after it, but not of one instruction: C7602), so one wgmma m64nN, N/2 accumulators + 26
 (+4 with A in registers), must fit the entry count of the chosen consumers and CTAs per SM.
 The analyses are linear in the program: the live-range sweep, the index-growth pass behind
 heavy_first, and `check_budgets` (registers and one copy of the shared tiles), which
-tile-bank-conflicts calls before it simulates any tile. Pins (`annotations = {consumers, registers = [p, c], persistent, group_m, heavy_first}`, `stages`
+tile-bank-conflicts calls before it simulates any tile.
+Pins (`annotations = {consumers, registers = [p, c], persistent, group_m, heavy_first}`, `stages`
 on the loop) are checked against the same budgets; an infeasible one is a TkError naming the budget.
 """
 
@@ -78,6 +81,7 @@ from tkc.passes.plan import (
     WARPGROUP_THREADS,
     WGMMA_ROWS,
     buffer_bytes,
+    column_vectors,
     pipelined_loops,
     smem_plan,
     staging_bytes,
@@ -127,15 +131,20 @@ def register_split(consumers: int, ctas: int) -> tuple[int, int]:
     return producer, min(256, floor8((pool // WARPGROUP_THREADS - producer) // consumers))
 
 
-def register_cost(type_: Attribute, consumers: int) -> Fraction:
-    """Registers per consumer thread that a value of this type holds (exact, so sums do not
-    depend on their order)."""
-    threads = consumers * WARPGROUP_THREADS
+def register_cost(value: SSAValue, consumers: int, columns: set[SSAValue]) -> Fraction:
+    """Registers per consumer thread that a value holds, as sm90.FragmentType counts its fragment
+    (exact, so sums do not depend on their order): a tile's slice of rows / consumers rows, one
+    f32 or two narrower elements per register; a row vector 2 per 64 rows of the slice; a column
+    vector (`columns`, replicated in every consumer) a quarter of its columns, an eighth when narrow."""
+    type_ = value.type
+    if not isinstance(type_, RegisterTileType | RegisterVectorType):
+        return Fraction(0)
+    per_register = 1 if element_bytes(type_.element_type) == 4 else 2
     if isinstance(type_, RegisterTileType):
-        return Fraction(type_.num_elements * element_bytes(type_.element_type), 4 * threads)
-    if isinstance(type_, RegisterVectorType):
-        return Fraction(2 * -(-type_.length // (consumers * WGMMA_ROWS)))
-    return Fraction(0)
+        return Fraction(type_.num_elements, consumers * WARPGROUP_THREADS * per_register)
+    if value in columns:
+        return Fraction(type_.length, 4 * per_register)
+    return Fraction(2 * -(-type_.length // (consumers * WGMMA_ROWS)))
 
 
 def program_order(root: Operation) -> dict[Operation, int]:
@@ -150,7 +159,7 @@ def program_order(root: Operation) -> dict[Operation, int]:
     return order
 
 
-def peak_registers(block: Block, consumers: int, order: dict[Operation, int]) -> Fraction:
+def peak_registers(block: Block, consumers: int, order: dict[Operation, int], columns: set[SSAValue]) -> Fraction:
     """Peak registers per consumer thread of the values live in `block` (and nested blocks).
 
     A value is live from its definition to the op of `block` that holds its last use (found by
@@ -165,7 +174,7 @@ def peak_registers(block: Block, consumers: int, order: dict[Operation, int]) ->
     last: dict[SSAValue, int] = {}
     defined = [(arg, -1) for arg in block.args] + [(r, i) for i, op in enumerate(ops) for r in op.results]
     for value, at in defined:
-        cost = register_cost(value.type, consumers)
+        cost = register_cost(value, consumers, columns)
         if not cost:
             continue
         end = max((bisect_right(numbers, order[use.operation]) - 1 for use in value.uses), default=at)
@@ -178,17 +187,19 @@ def peak_registers(block: Block, consumers: int, order: dict[Operation, int]) ->
     for i, op in enumerate(ops):
         through += starts[i]
         if op.regions:
-            consumed = sum((register_cost(v.type, consumers) for v in set(op.operands) if last.get(v) == i), Fraction(0))
-            inner = max((peak_registers(b, consumers, order) for r in op.regions for b in r.blocks), default=Fraction(0))
+            ending_here = [v for v in set(op.operands) if last.get(v) == i]
+            consumed = sum((register_cost(v, consumers, columns) for v in ending_here), Fraction(0))
+            inner = max((peak_registers(b, consumers, order, columns) for r in op.regions for b in r.blocks),
+                        default=Fraction(0))
             peak = max(peak, through + dying[i] - consumed + inner)
         else:
-            results = sum((register_cost(r.type, consumers) for r in op.results), Fraction(0))
+            results = sum((register_cost(r, consumers, columns) for r in op.results), Fraction(0))
             peak = max(peak, through + max(dying[i], results))
     return peak
 
 
 def register_demand(kernel: KernelOp, consumers: int) -> int:
-    peak = peak_registers(kernel.body.block, consumers, program_order(kernel))
+    peak = peak_registers(kernel.body.block, consumers, program_order(kernel), column_vectors(kernel))
     return -(-math.floor(peak * 8) // 8) + OVERHEAD_REGISTERS
 
 

@@ -2,7 +2,8 @@
 registers for an instruction) and without spills, or tkc refuses the variant at compile time with
 a located diagnostic. The sweep crosses the register model's boundaries: one wgmma's accumulators
 against the entry register count (one or two CTAs per SM, 1-4 consumer warpgroups), A from
-registers (attention's P.V), fp8 operands, and tiles over the register and row-split limits."""
+registers (attention's P.V), fp8 operands, column vectors (replicated in every consumer thread),
+and tiles over the register and row-split limits."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 ATTENTION = ROOT / "examples" / "attention.tk"
 FP8_1D = Path(__file__).parent / "kernels" / "gemm_fp8_1d.tk"
 FP8_2D = ROOT / "tests" / "gpu" / "kernels" / "fp8.tk"
+COLUMNS = Path(__file__).parent / "kernels" / "column_vectors.tk"
 
 VARIANTS = [
     *[(ATTENTION, {"D": d, "BQ": bq, "BKV": bkv}) for d in (64, 128, 256) for bq in (64, 128) for bkv in (16, 64, 128)],
@@ -40,6 +42,7 @@ VARIANTS = [
     (FP8_1D, {"BM": 256, "BN": 128, "BK": 128}),
     (FP8_2D, {"BM": 64, "BN": 256, "BK": 64}),
     (FP8_2D, {"BM": 128, "BN": 128, "BK": 64}),
+    *[(COLUMNS, {"BM": bm, "BN": bn}) for bm in (64, 128, 256) for bn in (128, 256)],
 ]
 
 

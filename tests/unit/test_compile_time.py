@@ -138,7 +138,7 @@ CASES = {
     "index chain depth 20 -> 40": (lambda n: generated(index_chain, n), 20, "ptx", GROWTH),
     "element-wise ops 2500 -> 5000": (lambda n: generated(elementwise, n), 2500, "tile", GROWTH),
     "loop-carried vars 1000 -> 2000": (lambda n: generated(carried, n), 1000, "tile", GROWTH),
-    "loop nests of depth 90, 4 -> 8": (lambda n: generated(deep_nests, n), 4, "tile", GROWTH),
+    "loop nests of depth 90, 2 -> 4": (lambda n: generated(deep_nests, n), 2, "tile", GROWTH),
     "loop nest depth 12 -> 24": (lambda n: generated(loop_nests, n), 12, "ptx", NEST_GROWTH),
     "loop nest depth 45 -> 90": (lambda n: generated(loop_nests, n), 45, "tile", NEST_GROWTH),
     "gemm BN 32768 -> 65536": (gemm_tile, 32768, "ptx", GROWTH),

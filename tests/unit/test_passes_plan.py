@@ -144,3 +144,11 @@ def test_tma_boxes_span_at_most_256_rows() -> None:
     with pytest.raises(TkError, match="stores its 320 rows of this 320x64 tile as TMA boxes") as error:
         compiled(source)
     assert error.value.line == 3
+
+
+def test_column_vectors_count_in_every_consumer_thread() -> None:
+    """A 256-column f32 vector is 64 registers in each thread (replicated), not 8 (split by rows):
+    two, their product and the 64x256 tile need 128 + 3 x 64 + 32 (ptxas spilled at 216)."""
+    source = (REPO / "tests" / "ptx" / "kernels" / "column_vectors.tk").read_text()
+    with pytest.raises(TkError, match="need 352 registers per thread even split over 1 consumer"):
+        compiled(source)
