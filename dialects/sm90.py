@@ -534,6 +534,51 @@ class TmaStoreWaitOp(IRDLOperation):
         super().__init__(properties=props)
 
 
+# --------------------------------------------------------------------------- store → load order
+
+
+class _SlotOp(IRDLOperation):
+    """An op on the 8-byte store-fence slot at shared address `slot`: a u32 the consumers count
+    their passes of one tile.fence in, and a u32 the producer counts its own in."""
+
+    slot = operand_def(IndexType)
+    assembly_format = "$slot attr-dict"
+
+    def __init__(self, slot: SSAValue):
+        super().__init__(operands=[slot])
+
+
+@irdl_op_definition
+class StoreFenceInitOp(_SlotOp):
+    """Zero both counters of the slot (before the block's first sync)."""
+
+    name = "sm90.store_fence_init"
+
+
+@irdl_op_definition
+class StoreFenceSignalOp(_SlotOp):
+    """One thread counts one pass of the consumers (red.release.cta.add 1): every consumer's
+    stores before it are complete, so the producer may load what they wrote."""
+
+    name = "sm90.store_fence_signal"
+
+
+@irdl_op_definition
+class StoreFenceWaitOp(_SlotOp):
+    """The producer counts its own pass of the fence, then spins (ld.acquire.cta) until the
+    consumers have passed it as often. Counts, not mbarrier phases: the consumers may run any
+    number of passes ahead (a loop with no loads between two passes) without confusing it."""
+
+    name = "sm90.store_fence_wait"
+
+
+FenceProxyAsyncGlobalOp = _no_operand_op(
+    "sm90.fence_proxy_async_global",
+    "Order this thread's global-memory accesses in the generic proxy with its async-proxy (TMA) "
+    "ones (fence.proxy.async.global).",
+)
+
+
 # --------------------------------------------------------------------------- tensor cores
 
 
@@ -875,6 +920,10 @@ Sm90 = Dialect(
         TmaStoreOp,
         TmaStoreCommitOp,
         TmaStoreWaitOp,
+        StoreFenceInitOp,
+        StoreFenceSignalOp,
+        StoreFenceWaitOp,
+        FenceProxyAsyncGlobalOp,
         WgmmaOp,
         WgmmaWaitOp,
         FillOp,

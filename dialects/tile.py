@@ -71,10 +71,13 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewri
 from xdsl.rewriter import InsertPoint
 from xdsl.traits import (
     ConstantLike,
+    EffectInstance,
     HasCanonicalizationPatternsTrait,
     HasParent,
     IsolatedFromAbove,
     IsTerminator,
+    MemoryEffect,
+    MemoryEffectKind,
     Pure,
     SymbolOpInterface,
 )
@@ -607,19 +610,37 @@ def _check_coords(tensor_type: GlobalType, coords: Sequence[SSAValue], tile_rank
         raise VerifyException(f"a rank-{tile_rank} tile does not fit a rank-{tensor_type.rank} tensor")
 
 
+class ReadsTensor(MemoryEffect):
+    """The op reads the global tensor that is its first operand (tile.load)."""
+
+    @classmethod
+    def get_effects(cls, op: Operation) -> frozenset[EffectInstance]:
+        return frozenset((EffectInstance(MemoryEffectKind.READ, op.operands[0]),))
+
+
+class WritesTensor(MemoryEffect):
+    """The op writes the global tensor that is its first operand (tile.store)."""
+
+    @classmethod
+    def get_effects(cls, op: Operation) -> frozenset[EffectInstance]:
+        return frozenset((EffectInstance(MemoryEffectKind.WRITE, op.operands[0]),))
+
+
 @irdl_op_definition
 class LoadOp(IRDLOperation):
     """Global → shared: the tile at tile coordinates `coords` (a TMA box).
 
     Coordinates count in units of the tile's extent along each dimension; the leading
-    dimensions of the tensor beyond the tile's rank have extent 1.
+    dimensions of the tensor beyond the tile's rank have extent 1. A load reads memory that
+    stores write, so it is not pure: CSE merges two loads only with no write between them,
+    and nothing moves a load across a store that may overlap it (tkc.passes.alias decides).
     """
 
     name = "tile.load"
     tensor = operand_def(GlobalType)
     coords = var_operand_def(IndexType)
     result = result_def(SharedTileType | SharedVectorType)
-    traits = traits_def(Pure())
+    traits = traits_def(ReadsTensor())
     assembly_format = "$tensor `[` $coords `]` attr-dict `:` type($tensor) `->` type($result)"
 
     def __init__(self, tensor: SSAValue, coords: Sequence[SSAValue], result_type: Attribute):
@@ -644,6 +665,7 @@ class StoreOp(IRDLOperation):
     tensor = operand_def(GlobalType)
     coords = var_operand_def(IndexType)
     value = operand_def(AnyTile)
+    traits = traits_def(WritesTensor())
     assembly_format = "$value `,` $tensor `[` $coords `]` attr-dict `:` type($value) `,` type($tensor)"
 
     def __init__(self, value: SSAValue, tensor: SSAValue, coords: Sequence[SSAValue]):
@@ -658,6 +680,27 @@ class StoreOp(IRDLOperation):
                 f"tile.store needs matching dtypes: tensor holds {element_name(self.tensor.type.element_type)}, "
                 f"value holds {element_name(self.value.type.element_type)} (convert it first)"
             )
+
+
+@irdl_op_definition
+class FenceOp(IRDLOperation):
+    """Every tile.store of this block before the fence is complete, and visible to every
+    tile.load and tile.store after it.
+
+    tile-memory-order puts one where a load (or store) may touch elements an earlier store of
+    the same block wrote, and `reason` says which accesses. On the GPU the stores and the loads
+    run on different warpgroups (consumers store, the producer loads with TMA), so program order
+    alone does not order them: the consumers wait for their stores to complete and signal, the
+    producer waits for the signal before it issues a later load. The interpreter, which runs a
+    block in program order, treats it as a no-op.
+    """
+
+    name = "tile.fence"
+    reason = prop_def(StringAttr)
+    assembly_format = "$reason attr-dict"
+
+    def __init__(self, reason: str):
+        super().__init__(properties={"reason": StringAttr(reason)})
 
 
 def _check_same_shape_and_dtype(op: ToRegOp | ToSharedOp) -> None:
@@ -1071,6 +1114,7 @@ Tile = Dialect(
         BlockIdOp,
         LoadOp,
         StoreOp,
+        FenceOp,
         ToRegOp,
         ToSharedOp,
         MmaOp,

@@ -24,6 +24,8 @@ from xdsl.traits import Pure
 
 from tkc.diagnostics import error_at
 from tkc.dialects.sm90 import ColReduceOp
+from tkc.passes.alias import may_overlap_in_loop
+from tkc.passes.wgmma_layout import widest_span
 from tkc.dialects.tile import (
     Axis,
     BinaryOp,
@@ -32,6 +34,7 @@ from tkc.dialects.tile import (
     ConvertOp,
     DecisionAttr,
     element_bytes,
+    FenceOp,
     LoadOp,
     MmaOp,
     ReduceOp,
@@ -139,11 +142,35 @@ def loop_variant_values(loop: scf.ForOp) -> set[SSAValue]:
 
 
 def loop_loads(loop: scf.ForOp) -> tuple[list[LoadOp], list[LoadOp]]:
-    """(loop-invariant, pipelined) tile loads directly in the loop body."""
+    """(loop-invariant, pipelined) tile loads directly in the loop body. A load is invariant when
+    its coordinates are and no store in the loop may write what it reads: then every iteration
+    reads the same values and it is loaded once, before the loop."""
     loads = [op for op in loop.body.block.ops if isinstance(op, LoadOp)]
     variant = loop_variant_values(loop)
-    varies = [any(v in variant for v in op.operands) for op in loads]
-    return [op for op, v in zip(loads, varies) if not v], [op for op, v in zip(loads, varies) if v]
+    stores = [op for op in loop.walk() if isinstance(op, StoreOp)]
+    invariant = [
+        op for op in loads
+        if not any(v in variant for v in op.operands)
+        and not any(may_overlap_in_loop(op, store, loop) for store in stores)
+    ]
+    hoisted = set(invariant)
+    return invariant, [op for op in loads if op not in hoisted]
+
+
+def kernel_load_groups(kernel: Operation) -> list[list[LoadOp]]:
+    """The loads that run once per output tile (in the kernel body, or loop-invariant in a
+    top-level loop, which tile-pipeline hoists to just before it), grouped by the tile.fence ops
+    of the kernel body: each group is a TMA stage of its own, since the loads after a fence wait
+    for stores that those before it do not."""
+    groups: list[list[LoadOp]] = [[]]
+    for op in kernel.regions[0].block.ops:
+        if isinstance(op, FenceOp) and groups[-1]:
+            groups.append([])
+        elif isinstance(op, LoadOp):
+            groups[-1].append(op)
+        elif isinstance(op, scf.ForOp):
+            groups[-1].extend(loop_loads(op)[0])
+    return [group for group in groups if group]
 
 
 def pipelined_loops(kernel: Operation) -> list[scf.ForOp]:
@@ -179,9 +206,14 @@ class SmemPlan:
     staging: tuple[tuple[StoreOp, int], ...]
     """Each store of a register tile and the offset of its staging tile."""
     barrier_count: int
-    """full[s] and empty[s] per ring stage, and one pair for the single loads; they sit at offset 0."""
+    """full[s] and empty[s] per ring stage, and one pair per group of single loads
+    (kernel_load_groups); they sit at offset 0."""
     total: int
     """Bytes to request, including the slack for aligning the base to 1024."""
+    staging_reused: bool = False
+    """The staging tiles lie in the bytes of the kernel-level loads (staging_reuses_single_tiles)."""
+    col_scratch: int | None = None
+    """Where the column reductions' scratch buffer starts (after the staging), if there is one."""
 
 
 STAGING_BUFFERS = 2
@@ -197,8 +229,7 @@ def staging_chunk(store: Operation) -> tuple[int, int, int]:
     if isinstance(chosen, DecisionAttr):
         swizzle = chosen.int_value
     else:
-        row_bytes = value_type.cols * element_bytes(value_type.element_type)
-        swizzle = next((span for span in (128, 64, 32) if row_bytes % span == 0), 0)
+        swizzle = widest_span(value_type.cols * element_bytes(value_type.element_type))
     cols = min(value_type.cols, swizzle // element_bytes(value_type.element_type)) if swizzle else value_type.cols
     return swizzle, cols, min(STAGING_BUFFERS, value_type.cols // cols)
 
@@ -214,11 +245,16 @@ def staging_bytes(store: Operation) -> int:
 
 def col_scratch_bytes(kernel: Operation) -> int:
     """The column reductions' shared scratch: an f32 row of the widest reduced tile's columns per
-    warp of every consumer (at most one consumer per 64 rows, at most 4)."""
+    warp of every consumer (tile-occupancy-plan's count; before it decides, at most one consumer
+    per 64 rows and at most 4)."""
     tiles = [op.source.type for op in kernel.walk() if isinstance(op, ReduceOp) and op.axis.data == Axis.COL]
     if not tiles:
         return 0
-    return ColReduceOp.scratch_bytes(max(t.cols for t in tiles), min(4, max(t.rows for t in tiles) // WGMMA_ROWS))
+    if "consumers" in kernel.attributes:
+        consumers = KernelPlan.of(kernel).consumers
+    else:
+        consumers = min(4, max(1, max(t.rows for t in tiles) // WGMMA_ROWS))
+    return ColReduceOp.scratch_bytes(max(t.cols for t in tiles), consumers)
 
 
 def column_vectors(kernel: Operation) -> set[SSAValue]:
@@ -382,16 +418,20 @@ def smem_plan(kernel: Operation, stages: int) -> SmemPlan:
     staging = []
     stores = [op for op in kernel.walk() if isinstance(op, StoreOp) and isinstance(op.value.type, RegisterTileType)]
     loads = [(op, at) for op, at in single if isinstance(op, LoadOp)]
-    if staging_reuses_single_tiles(kernel, [op for op, _ in loads]) and sum(map(staging_bytes, stores)) <= (
-            loads[-1][1] + buffer_bytes(loads[-1][0].result.type) - loads[0][1]):
-        reused = loads[0][1]
+    reused = staging_reuses_single_tiles(kernel, [op for op, _ in loads]) and sum(map(staging_bytes, stores)) <= (
+        loads[-1][1] + buffer_bytes(loads[-1][0].result.type) - loads[0][1])
+    if reused:
+        at = loads[0][1]
         for op in stores:
-            staging.append((op, reused))
-            reused += staging_bytes(op)
+            staging.append((op, at))
+            at += staging_bytes(op)
         stores = []
     for op in stores:
         staging.append((op, align(offset, TILE_ALIGN)))
         offset = align(offset, TILE_ALIGN) + staging_bytes(op)
-    offset += col_scratch_bytes(kernel)
-    count = 2 * stages * len(rings) + (2 if any(isinstance(op, LoadOp) for op, _ in single) else 0)
-    return SmemPlan(tuple(single), tuple(rings), tuple(staging), count, align(offset, TILE_ALIGN) + ALIGN_SLACK)
+    scratch = col_scratch_bytes(kernel)
+    col_scratch = offset if scratch else None
+    offset += scratch
+    count = 2 * stages * len(rings) + 2 * len(kernel_load_groups(kernel))
+    total = align(offset, TILE_ALIGN) + ALIGN_SLACK
+    return SmemPlan(tuple(single), tuple(rings), tuple(staging), count, total, reused, col_scratch)

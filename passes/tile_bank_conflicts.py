@@ -55,8 +55,8 @@ from tkc.passes.bank_model import (
     row_vector,
 )
 from tkc.passes.tile_occupancy_plan import check_budgets
+from tkc.passes.wgmma_layout import SWIZZLE_SPANS
 from tkc.passes.tile_swizzle_select import (
-    SPANS,
     read_by_wgmma,
     set_swizzle,
     shared_tile_ops,
@@ -84,7 +84,7 @@ def candidates(tile: SharedTileType, tma: bool, wgmma: bool) -> list[Layout]:
     """Layouts the tile's TMA boxes and wgmma descriptors allow, the preferred (widest span) first."""
     e = element_bytes(tile.element_type)
     row_bytes = tile.cols * e
-    layouts = [Layout(tile.rows, tile.cols, e, s) for s in SPANS if row_bytes % s == 0]
+    layouts = [Layout(tile.rows, tile.cols, e, s) for s in SWIZZLE_SPANS if row_bytes % s == 0]
     if not wgmma:
         layouts.append(Layout(tile.rows, tile.cols, e, 0))
     if not wgmma and not tma:

@@ -70,6 +70,9 @@ class KernelABI:
     smem_bytes: int
     divisibility: tuple[tuple[str, int], ...] = field(default=())
     """(dim name, divisor): the tile sizes each symbolic dim must be a multiple of."""
+    written: tuple[str, ...] = field(default=())
+    """The arguments the kernel stores to: none may overlap another argument in memory (the
+    compiler orders a block's accesses per argument, assuming distinct arguments are distinct memory)."""
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -92,6 +95,7 @@ class KernelABI:
             block=raw["block"],
             smem_bytes=raw["smem_bytes"],
             divisibility=tuple((d, int(n)) for d, n in raw["divisibility"]),
+            written=tuple(raw.get("written", ())),
         )
 
 

@@ -19,9 +19,9 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from tkc.cli import render_user_error
-from tkc.diagnostics import TkError
-from tkc.driver import StageUnavailable
+from tkc.cli import render_user_error, report_internal_error
+from tkc.diagnostics import TkError, decode_utf8
+from tkc.driver import PIPELINE, StageUnavailable, kernels_of, require_one_kernel, select_kernel
 from tkc.universe import TKC_UNIVERSE
 
 
@@ -59,7 +59,10 @@ class TkcOptMain(xDSLOptMain):
     def get_input_stream(self) -> tuple[IO[bytes], str]:
         # Dumps and temporaries (`x.dump`, `x.tmp`) are MLIR: only `.tk` needs another frontend.
         stream, extension = super().get_input_stream()
-        return stream, extension if extension in self.available_frontends else "mlir"
+        data = stream.read()
+        stream.close()
+        decode_utf8(data, self.get_input_name())  # invalid UTF-8 is a diagnostic at the byte
+        return BytesIO(data), extension if extension in self.available_frontends else "mlir"
 
     def parse_chunk(self, chunk: IO[bytes], file_extension: str, start_offset: int = 0) -> ModuleOp | None:
         # An IR dump starts with its first `// -----` header, so --split-input-file sees an empty
@@ -67,7 +70,24 @@ class TkcOptMain(xDSLOptMain):
         data = chunk.read()
         if not data.strip():
             return None
-        return super().parse_chunk(BytesIO(data), file_extension, start_offset)
+        module = super().parse_chunk(BytesIO(data), file_extension, start_offset)
+        if module is not None:
+            select_kernel(module, self.args.kernel, self.get_input_name())  # -k on .mlir input too
+        return module
+
+    def apply_passes(self, prog: ModuleOp) -> None:
+        lowers = any(p.name == "convert-sm90-to-ptx" for p in self.pipeline.passes)
+        if lowers or self.args.target == "ptx" and kernels_of(prog):  # (not IR already in ptx)
+            require_one_kernel(prog, self.get_input_name())  # a PTX module holds one kernel
+        super().apply_passes(prog)
+
+    def output_resulting_program(self, prog: ModuleOp) -> str:
+        if self.args.target == "ptx" and not any(op.name == "ptx.module" for op in prog.walk()):
+            raise TkError(
+                f"-t ptx prints IR lowered to the ptx dialect; lower it first with -p {','.join(PIPELINE)}",
+                self.get_input_name(),
+            )
+        return super().output_resulting_program(prog)
 
     def _parse_tk(self, io: IO[bytes]) -> ModuleOp:
         from tkc.frontend import parse_tk
@@ -79,6 +99,8 @@ class TkcOptMain(xDSLOptMain):
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         tool = TkcOptMain(description="tkc's modular optimizer driver (xdsl-opt with the tkc dialects)", args=argv)
+    except SystemExit as e:  # argparse: --help (0) or bad usage (2, which is the user's: 1)
+        return 1 if e.code == 2 else int(e.code or 0)
     except ValueError as e:  # unknown pass or bad pass option in -p
         print(f"tkc-opt: error: {e}", file=sys.stderr)
         return 1
@@ -96,11 +118,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `tkc-opt ... | head`
         sys.stderr.close()
     except OSError as e:
-        print(f"tkc-opt: error: {e}", file=sys.stderr)
+        reason = f"cannot read {e.filename}: {e.strerror}" if e.filename and e.strerror else str(e)
+        print(f"tkc-opt: error: {reason}", file=sys.stderr)
         return 1
     except StageUnavailable as e:
         print(f"tkc-opt: error: {e}", file=sys.stderr)
         return 2
+    except Exception as e:
+        return report_internal_error(e, "tkc-opt", sys.argv[1:] if argv is None else argv)
     return 0
 
 

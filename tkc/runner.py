@@ -289,11 +289,12 @@ def _run_on_gpu(path: str, kernel: str, inputs: Arrays, params: dict[str, int], 
 
 def run_command(args: Any, out: TextIO = sys.stdout) -> int:
     """`tkc run`; returns the exit status (1: --check failed, bisect found a pass, no GPU path)."""
-    from tkc.driver import load_module
+    from tkc.driver import load_module, require_one_kernel
 
     params = _assignments(getattr(args, "params", None) or getattr(args, "define", None))
     sizes = _assignments(args.size)
     module = load_module(args.file, args.kernel, params)
+    require_one_kernel(module, args.file)
     kernel_op = find_kernel(module, args.kernel)
     kernel = kernel_op.sym_name.data
     final_params = kernel_params(kernel_op)
