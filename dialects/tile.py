@@ -41,6 +41,7 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects.utils import EnumAttribute, parse_func_op_like, print_func_op_like
 from xdsl.ir import (
     Attribute,
+    Block,
     Dialect,
     Operation,
     ParametrizedAttribute,
@@ -69,6 +70,7 @@ from xdsl.printer import Printer
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 from xdsl.rewriter import InsertPoint
 from xdsl.traits import (
+    ConstantLike,
     EffectInstance,
     HasCanonicalizationPatternsTrait,
     HasParent,
@@ -412,6 +414,12 @@ def same_kind(type_: Attribute, element_type: Attribute) -> Attribute:
 # --------------------------------------------------------------------------- structure
 
 
+class KernelHasCanonicalizationPatterns(HasCanonicalizationPatternsTrait):
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        return (HoistConstants(),)
+
+
 @irdl_op_definition
 class KernelOp(IRDLOperation):
     """A kernel: global tensors in, nothing out (results are stores).
@@ -426,7 +434,7 @@ class KernelOp(IRDLOperation):
     function_type = prop_def(FunctionType)
     params = prop_def(DictionaryAttr, default_value=DictionaryAttr({}))
     annotations = prop_def(DictionaryAttr, default_value=DictionaryAttr({}))
-    traits = traits_def(IsolatedFromAbove(), SymbolOpInterface())
+    traits = traits_def(IsolatedFromAbove(), SymbolOpInterface(), KernelHasCanonicalizationPatterns())
 
     def __init__(
         self,
@@ -489,6 +497,44 @@ class KernelOp(IRDLOperation):
         grids = [op for op in block.ops if isinstance(op, GridOp)]
         if len(grids) != 1:
             raise VerifyException(f"a kernel has exactly one tile.grid, found {len(grids)}")
+
+
+class HoistConstants(RewritePattern):
+    """Every constant moves out of the loops around it in one rewrite (to just before the
+    outermost loop of the nest, where xDSL's RehoistConstInLoops takes it one loop per walk of
+    the module), and equal constants of one block become one. Without it a nest of d loops costs
+    d walks of the module, each with a region DCE, and CSE merges n equal constants one by one,
+    rehashing the op that uses them each time (10,000 `var x = 0.0` feeding one loop). Each user
+    gets its new operands at once: replacing one operand of an op costs all its operands."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: KernelOp, rewriter: PatternRewriter) -> None:
+        first: dict[tuple[Block | None, tuple[object, ...]], Operation] = {}
+        replaced: dict[Operation, Operation] = {}
+        """Each constant that goes -> the one that takes its uses."""
+        for constant in [inner for inner in op.walk() if inner.has_trait(ConstantLike)]:
+            outermost = constant
+            while isinstance(parent := outermost.parent_op(), scf.ForOp):
+                outermost = parent
+            key = (outermost.parent_block(), _constant_key(constant))
+            if key in first:
+                replaced[constant] = first[key]
+            elif outermost is not constant:
+                first[key] = replaced[constant] = rewriter.insert(constant.clone(), InsertPoint.before(outermost))
+            else:
+                first[key] = constant
+        values = {old: new for constant, kept in replaced.items() for old, new in zip(constant.results, kept.results)}
+        users = dict.fromkeys(use.operation for value in values for use in value.uses)
+        for user in users:
+            user.operands = [values.get(v, v) for v in user.operands]
+            rewriter.handle_operation_modification(user)
+        for constant in replaced:
+            rewriter.erase(constant)
+
+
+def _constant_key(op: Operation) -> tuple[object, ...]:
+    """What makes two constant ops equal: name, properties, attributes, result types."""
+    return (op.name, tuple(sorted(op.properties.items())), tuple(sorted(op.attributes.items())), tuple(op.result_types))
 
 
 @irdl_op_definition

@@ -22,6 +22,7 @@ from xdsl.dialects.builtin import IntegerAttr, UnitAttr
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.traits import Pure
 
+from tkc.diagnostics import error_at
 from tkc.dialects.sm90 import ColReduceOp
 from tkc.passes.alias import may_overlap_in_loop
 from tkc.passes.wgmma_layout import widest_span
@@ -30,6 +31,7 @@ from tkc.dialects.tile import (
     BinaryOp,
     BlockIdOp,
     BroadcastOp,
+    ConvertOp,
     DecisionAttr,
     element_bytes,
     FenceOp,
@@ -126,17 +128,17 @@ def align(n: int, to: int) -> int:
     return -(-n // to) * to
 
 
-def is_loop_invariant(value: SSAValue, loop: scf.ForOp) -> bool:
-    """Defined outside the loop, or computed inside it by pure ops from loop-invariant values."""
-    owner = value.owner
-    if not loop.is_ancestor(owner):
-        return True
-    return (
-        isinstance(owner, Operation)
-        and owner.has_trait(Pure)
-        and not owner.regions
-        and all(is_loop_invariant(v, loop) for v in owner.operands)
-    )
+def loop_variant_values(loop: scf.ForOp) -> set[SSAValue]:
+    """The values of the loop body's own block that may change between iterations: its
+    arguments, and the results of ops that are not pure, have regions, or read a variant value.
+    The rest, and everything defined outside the loop, is loop-invariant. One pass over the
+    block in program order, so a deep chain of lets costs its length."""
+    block = loop.body.block
+    variant: set[SSAValue] = set(block.args)
+    for op in block.ops:
+        if op.regions or not op.has_trait(Pure) or any(v in variant for v in op.operands):
+            variant.update(op.results)
+    return variant
 
 
 def loop_loads(loop: scf.ForOp) -> tuple[list[LoadOp], list[LoadOp]]:
@@ -144,13 +146,15 @@ def loop_loads(loop: scf.ForOp) -> tuple[list[LoadOp], list[LoadOp]]:
     its coordinates are and no store in the loop may write what it reads: then every iteration
     reads the same values and it is loaded once, before the loop."""
     loads = [op for op in loop.body.block.ops if isinstance(op, LoadOp)]
+    variant = loop_variant_values(loop)
     stores = [op for op in loop.walk() if isinstance(op, StoreOp)]
     invariant = [
         op for op in loads
-        if all(is_loop_invariant(v, loop) for v in op.operands)
+        if not any(v in variant for v in op.operands)
         and not any(may_overlap_in_loop(op, store, loop) for store in stores)
     ]
-    return invariant, [op for op in loads if op not in invariant]
+    hoisted = set(invariant)
+    return invariant, [op for op in loads if op not in hoisted]
 
 
 def kernel_load_groups(kernel: Operation) -> list[list[LoadOp]]:
@@ -251,6 +255,62 @@ def col_scratch_bytes(kernel: Operation) -> int:
     else:
         consumers = min(4, max(1, max(t.rows for t in tiles) // WGMMA_ROWS))
     return ColReduceOp.scratch_bytes(max(t.cols for t in tiles), consumers)
+
+
+def column_vectors(kernel: Operation) -> set[SSAValue]:
+    """The register vectors that hold one value per column of a tile (fragments replicated over
+    the warpgroup) rather than one per row (split by rows like the tiles). A vector is a column
+    vector when a column broadcast reads it or a column reduction makes it; element-wise ops,
+    converts and loop / if values carry the layout from one value to the next. Unconstrained
+    vectors are row vectors. (The layout convert-tile-to-sm90 gives them; the planner counts
+    their registers by it.)"""
+    parent: dict[SSAValue, SSAValue] = {}
+
+    def find(v: SSAValue) -> SSAValue:
+        while parent.setdefault(v, v) is not v:
+            v = parent[v]
+        return v
+
+    def join(*values: SSAValue) -> None:
+        vectors = [find(v) for v in values if isinstance(v.type, RegisterVectorType)]
+        for v in vectors[1:]:
+            parent[v] = vectors[0]
+
+    axis: dict[SSAValue, tuple[Axis, Operation]] = {}
+    for op in kernel.walk():
+        match op:
+            case UnaryOp() | ConvertOp():
+                join(op.source, op.result)
+            case BinaryOp():
+                join(op.lhs, op.rhs, op.result)
+            case scf.ForOp():
+                for init, arg, result, yielded in zip(
+                    op.iter_args, op.body.block.args[1:], op.results, op.body.block.last_op.operands  # type: ignore[union-attr]
+                ):
+                    join(init, arg, result, yielded)
+            case scf.IfOp():
+                for region in (op.true_region, op.false_region):
+                    if region.blocks:
+                        for result, yielded in zip(op.results, region.block.last_op.operands):  # type: ignore[union-attr]
+                            join(result, yielded)
+            case _:
+                pass
+    for op in kernel.walk():
+        match op:
+            case BroadcastOp():
+                seeds = [(op.vector, op.axis.data)]
+            case ReduceOp():
+                seeds = [(op.result, op.axis.data)]
+            case _:
+                seeds = []
+        for value, kind in seeds:
+            root = find(value)
+            if root in axis and axis[root][0] != kind:
+                raise error_at(
+                    op, f"this vector is used both as a row vector and as a column vector (see {axis[root][1].name})"
+                )
+            axis.setdefault(root, (kind, op))
+    return {v for v in parent if axis.get(find(v), (Axis.ROW,))[0] == Axis.COL}
 
 
 def depends_on_block_axis(op: Operation, axis: int) -> bool:

@@ -12,6 +12,9 @@ For each tile, every instruction over the whole tile is enumerated lane by lane 
 layout the tile's other users allow (swizzle 128/64/32 when wgmma reads it, also none when only
 TMA does, also rows padded by 16 B when neither does), and the layout with the fewest wavefronts
 wins; ties keep the layout TMA and wgmma prefer (tile-swizzle-select's widest span).
+The simulation costs one warp request per instruction over the tile, so the budgets come first
+(tile-occupancy-plan's `check_budgets`): a kernel whose tiles no plan can hold (a 65536-column
+tile) is refused before any tile is simulated, and what is simulated fits the budgets.
 
 Written:
   on each access op       bank_conflicts = #tile.decision<ways, "why">   (1 = conflict-free)
@@ -33,6 +36,7 @@ from xdsl.passes import ModulePass
 
 from tkc.dialects.tile import (
     DecisionAttr,
+    KernelOp,
     LoadOp,
     RegisterTileType,
     SharedTileType,
@@ -50,6 +54,7 @@ from tkc.passes.bank_model import (
     fragment_pairs,
     row_vector,
 )
+from tkc.passes.tile_occupancy_plan import check_budgets
 from tkc.passes.wgmma_layout import SWIZZLE_SPANS
 from tkc.passes.tile_swizzle_select import (
     read_by_wgmma,
@@ -176,6 +181,9 @@ class TileBankConflictsPass(ModulePass):
     name = "tile-bank-conflicts"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for kernel in op.walk():
+            if isinstance(kernel, KernelOp):
+                check_budgets(kernel)  # before simulating tiles that could never fit
         for tile_op in shared_tile_ops(op):
             plan_shared_tile(tile_op)
         for inner in op.walk():
