@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IntegerAttr
-from xdsl.ir import Block, BlockArgument, Operation, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 
 from tkc.dialects.tile import GlobalType, LoadOp, StoreOp, _ShapedTileType
 

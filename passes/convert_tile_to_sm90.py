@@ -79,6 +79,7 @@ from tkc.passes.plan import (
     WARPGROUP_THREADS,
     WGMMA_ROWS,
     KernelPlan,
+    column_vectors,
     depends_on_block_axis,
     kernel_load_groups,
     late_tail,
@@ -307,61 +308,6 @@ def _stages_of(loop: scf.ForOp, plan: KernelPlan) -> int:
     return plan.stages
 
 
-def _column_vectors(kernel: tile.KernelOp) -> set[SSAValue]:
-    """The register vectors that hold one value per column of a tile (fragments replicated over
-    the warpgroup) rather than one per row (split by rows like the tiles). A vector is a column
-    vector when a column broadcast reads it or a column reduction makes it; element-wise ops,
-    converts and loop / if values carry the layout from one value to the next. Unconstrained
-    vectors are row vectors."""
-    parent: dict[SSAValue, SSAValue] = {}
-
-    def find(v: SSAValue) -> SSAValue:
-        while parent.setdefault(v, v) is not v:
-            v = parent[v]
-        return v
-
-    def join(*values: SSAValue) -> None:
-        vectors = [find(v) for v in values if isinstance(v.type, tile.RegisterVectorType)]
-        for v in vectors[1:]:
-            parent[v] = vectors[0]
-
-    axis: dict[SSAValue, tuple[tile.Axis, Operation]] = {}
-    for op in kernel.walk():
-        match op:
-            case tile.UnaryOp() | tile.ConvertOp():
-                join(op.source, op.result)
-            case tile.BinaryOp():
-                join(op.lhs, op.rhs, op.result)
-            case scf.ForOp():
-                for init, arg, result, yielded in zip(
-                    op.iter_args, op.body.block.args[1:], op.results, op.body.block.last_op.operands  # type: ignore[union-attr]
-                ):
-                    join(init, arg, result, yielded)
-            case scf.IfOp():
-                for region in (op.true_region, op.false_region):
-                    if region.blocks:
-                        for result, yielded in zip(op.results, region.block.last_op.operands):  # type: ignore[union-attr]
-                            join(result, yielded)
-            case _:
-                pass
-    for op in kernel.walk():
-        match op:
-            case tile.BroadcastOp():
-                seeds = [(op.vector, op.axis.data)]
-            case tile.ReduceOp():
-                seeds = [(op.result, op.axis.data)]
-            case _:
-                seeds = []
-        for value, kind in seeds:
-            root = find(value)
-            if root in axis and axis[root][0] != kind:
-                raise error_at(
-                    op, f"this vector is used both as a row vector and as a column vector (see {axis[root][1].name})"
-                )
-            axis.setdefault(root, (kind, op))
-    return {v for v in parent if axis.get(find(v), (tile.Axis.ROW,))[0] == tile.Axis.COL}
-
-
 def _register_rows(kernel: tile.KernelOp, columns: set[SSAValue]) -> int:
     """The rows every register tile and row vector shares (column vectors have no rows)."""
     rows = {
@@ -441,7 +387,7 @@ class _Emitter:
     def __init__(self, kernel: tile.KernelOp):
         self.kernel = kernel
         self.plan = KernelPlan.of(kernel)
-        self.columns = _column_vectors(kernel)
+        self.columns = column_vectors(kernel)
         self.rows = _register_rows(kernel, self.columns)
         self.consumers = _consumers(kernel, self.plan, self.rows)
         self.rows_per_consumer = self.rows // self.consumers
