@@ -57,7 +57,6 @@ from xdsl.traits import IsolatedFromAbove, NoTerminator, Pure, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
 from tkc.dialects.tile import (
-    AxisAttr,
     BinaryFnAttr,
     ElementType,
     MaskKindAttr,
