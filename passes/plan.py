@@ -177,10 +177,10 @@ def pipelined_loops(kernel: Operation) -> list[scf.ForOp]:
     return [op for op in kernel.walk() if isinstance(op, scf.ForOp) and loop_loads(op)[1]]
 
 
-def buffer_bytes(type_: Attribute, pad: int = 0) -> int:
-    """Bytes of shared memory a tile or vector of this type occupies (rows padded by `pad`)."""
+def buffer_bytes(type_: Attribute) -> int:
+    """Bytes of shared memory a tile or vector of this type occupies."""
     assert isinstance(type_, SharedTileType | SharedVectorType | RegisterTileType | RegisterVectorType)
-    return type_.num_bytes + (type_.rows * pad if isinstance(type_, SharedTileType) else 0)
+    return type_.num_bytes
 
 
 def buffer_align(type_: Attribute) -> int:
@@ -394,10 +394,10 @@ def staging_reuses_single_tiles(kernel: Operation, single: list[LoadOp]) -> bool
 def smem_plan(kernel: Operation, stages: int) -> SmemPlan:
     offset = MBARRIER_REGION
 
-    def place(type_: Attribute, pad: int = 0) -> int:
+    def place(type_: Attribute) -> int:
         nonlocal offset
         start = align(offset, buffer_align(type_))
-        offset = start + buffer_bytes(type_, pad)
+        offset = start + buffer_bytes(type_)
         return start
 
     loops = pipelined_loops(kernel)
@@ -405,8 +405,7 @@ def smem_plan(kernel: Operation, stages: int) -> SmemPlan:
     single: list[tuple[Operation, int]] = []
     for op in kernel.walk():
         if isinstance(op, LoadOp | ToSharedOp) and op not in ringed:
-            pad = op.attributes.get("pad")
-            single.append((op, place(op.result.type, pad.value.data if isinstance(pad, IntegerAttr) else 0)))
+            single.append((op, place(op.result.type)))
     rings: list[Ring] = []
     for loop in loops:
         start = align(offset, TILE_ALIGN)
