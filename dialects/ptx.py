@@ -845,22 +845,64 @@ class _Memory(PtxInst):
         _check_type_fits(self, self.ty.data, vals, "value")
 
 
+MEMORY_ORDERS = ("acquire.cta", "release.cta", "relaxed.cta")
+"""Memory-model semantics and scope an ordered ld or a red may carry (`ld.acquire.cta...`)."""
+
+
+def _sem(op: Operation) -> str:
+    sem = op.properties.get("sem")
+    return f".{sem.data}" if isinstance(sem, StringAttr) else ""
+
+
+def _check_sem(op: Operation) -> None:
+    sem = op.properties.get("sem")
+    _check(sem is None or (isinstance(sem, StringAttr) and sem.data in MEMORY_ORDERS), op,
+           f"sem must be one of {MEMORY_ORDERS}")
+
+
 @irdl_op_definition
 class LdOp(_Memory):
-    """`ld.space{.mods}{.vN}.ty d|{d...}, [addr+offset]`. args: [addr]; 1, 2 or 4 results."""
+    """`ld{.sem}.space{.mods}{.vN}.ty d|{d...}, [addr+offset]`. args: [addr]; 1, 2 or 4 results.
+    With `sem` (e.g. "acquire.cta") the load is ordered by the memory model (one value only)."""
 
     name = "ptx.ld"
     MODS: ClassVar[tuple[str, ...]] = ("", "nc")
+    sem = opt_prop_def(StringAttr)
 
     def verify_(self) -> None:
         _check(len(self.operands) == 1, self, "expected one address operand")
         self._check_space(len(self.results), self.results)
+        _check_sem(self)
+        _check(self.sem is None or len(self.results) == 1, self, "an ordered load reads one value")
 
     def ptx(self, names: Names) -> str:
         outs = self.results
         dst = names[outs[0]] if len(outs) == 1 else _vec(names, outs)
-        return (f"ld.{self.space.data}{_mods(self)}{_vec_suffix(len(outs))}.{self.ty.data} {dst}, "
+        return (f"ld{_sem(self)}.{self.space.data}{_mods(self)}{_vec_suffix(len(outs))}.{self.ty.data} {dst}, "
                 f"{_addr(names, self.operands[0], self.offset.value.data)};")
+
+
+@irdl_op_definition
+class RedOp(_Memory):
+    """`red{.sem}.space.op.ty [addr+offset], b`: an atomic reduction whose old value nobody reads;
+    b is a register or `imm`. args: [addr, b?]"""
+
+    name = "ptx.red"
+    op = prop_def(StringAttr)
+    sem = opt_prop_def(StringAttr)
+    imm = opt_prop_def(IntegerAttr)
+
+    def verify_(self) -> None:
+        _check(not self.results, self, "has no results")
+        _check((len(self.operands) == 2) != (self.imm is not None), self, "needs exactly one of b or imm")
+        _check(self.op.data in ("add", "min", "max", "inc", "dec", "and", "or", "xor"), self,
+               f"unknown reduction '{self.op.data}'")
+        _check_sem(self)
+        self._check_space(1, self.operands[1:])
+
+    def ptx(self, names: Names) -> str:
+        return (f"red{_sem(self)}.{self.space.data}.{self.op.data}.{self.ty.data} "
+                f"{_addr(names, self.operands[0], self.offset.value.data)}, {_imm_or_reg(self, names, self.ty.data, 1)};")
 
 
 @irdl_op_definition
@@ -985,7 +1027,7 @@ class BarArriveOp(_Barrier):
         return f"bar.arrive {self._bar_text(names)};"
 
 
-FENCES = ("proxy.async.shared::cta", "proxy.async", "mbarrier_init.release.cluster",
+FENCES = ("proxy.async.shared::cta", "proxy.async.global", "proxy.async", "mbarrier_init.release.cluster",
           "acq_rel.cta", "acq_rel.cluster", "acq_rel.gpu", "sc.cta", "sc.gpu")
 
 
@@ -1589,7 +1631,7 @@ Ptx = Dialect(
     "ptx",
     [ModuleOp, EntryOp, RegOp, MovOp, AssignOp, PackOp, UnpackOp, ParamAddrOp, CvtaOp, LdParamOp, SmemBaseOp,
      SregOp, AddOp, SubOp, MulOp, DivOp, RemOp, AndOp, OrOp, XorOp, MinOp, MaxOp, ShlOp, ShrOp, MadOp, FmaOp,
-     NotOp, NegOp, AbsOp, RcpOp, SqrtOp, RsqrtOp, Ex2Op, Lg2Op, TanhOp, PopcOp, SetpOp, SelpOp, CvtOp, LdOp, StOp,
+     NotOp, NegOp, AbsOp, RcpOp, SqrtOp, RsqrtOp, Ex2Op, Lg2Op, TanhOp, PopcOp, SetpOp, SelpOp, CvtOp, LdOp, StOp, RedOp,
      ShflOp, StmatrixOp, LdmatrixOp, BarSyncOp, BarArriveOp, FenceOp, MbarInitOp, MbarArriveOp,
      MbarArriveExpectTxOp, MbarExpectTxOp, MbarTryWaitOp, MbarInvalOp, TmaLoadOp, TmaStoreOp, BulkCommitOp,
      BulkWaitOp, PrefetchTensormapOp, WgmmaFenceOp, WgmmaCommitOp, WgmmaWaitOp, WgmmaOp, SetmaxnregOp, MapaOp,
@@ -1896,10 +1938,12 @@ class PtxBuilder:
     # ----------------------------------------------------------------- memory
 
     def ld(self, space: str, ty: str, addr: SSAValue, offset: int = 0, vec: int = 1,
-           mods: str | None = None) -> SSAValue | list[SSAValue]:
+           mods: str | None = None, sem: str | None = None) -> SSAValue | list[SSAValue]:
         props = {"space": _s(space), "ty": _s(ty), "offset": _i(offset)}
         if mods:
             props["mods"] = _s(mods)
+        if sem:
+            props["sem"] = _s(sem)
         outs = self._op(LdOp, (addr,), [kind_of_type(ty)] * vec, props).results
         return outs[0] if vec == 1 else list(outs)
 
@@ -1910,6 +1954,15 @@ class PtxBuilder:
         if mods:
             props["mods"] = _s(mods)
         self._op(StOp, (addr, *vals), props=props)
+
+    def red(self, space: str, op: str, ty: str, addr: SSAValue, value: SSAValue | int, sem: str | None = None) -> None:
+        props = {"space": _s(space), "op": _s(op), "ty": _s(ty)}
+        if sem:
+            props["sem"] = _s(sem)
+        if isinstance(value, SSAValue):
+            self._op(RedOp, (addr, value), props=props)
+        else:
+            self._op(RedOp, (addr,), props={**props, "imm": _i(value)})
 
     def shfl(self, mode: str, a: SSAValue, b: SSAValue | int, clamp: int | None = None,
              mask: int = 0xFFFFFFFF) -> SSAValue:

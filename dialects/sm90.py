@@ -61,7 +61,6 @@ from xdsl.utils.exceptions import VerifyException
 from tkc.abi import ABIError, KernelABI
 from tkc.dialects.tile import (
     WARPGROUP_THREADS,
-    AxisAttr,
     BinaryFnAttr,
     ElementType,
     MaskKindAttr,
@@ -646,6 +645,51 @@ class TmaStoreWaitOp(IRDLOperation):
         _check_range(self, "pending", self.pending.value.data, 0, 63)
 
 
+# --------------------------------------------------------------------------- store → load order
+
+
+class _SlotOp(IRDLOperation):
+    """An op on the 8-byte store-fence slot at shared address `slot`: a u32 the consumers count
+    their passes of one tile.fence in, and a u32 the producer counts its own in."""
+
+    slot = operand_def(IndexType)
+    assembly_format = "$slot attr-dict"
+
+    def __init__(self, slot: SSAValue):
+        super().__init__(operands=[slot])
+
+
+@irdl_op_definition
+class StoreFenceInitOp(_SlotOp):
+    """Zero both counters of the slot (before the block's first sync)."""
+
+    name = "sm90.store_fence_init"
+
+
+@irdl_op_definition
+class StoreFenceSignalOp(_SlotOp):
+    """One thread counts one pass of the consumers (red.release.cta.add 1): every consumer's
+    stores before it are complete, so the producer may load what they wrote."""
+
+    name = "sm90.store_fence_signal"
+
+
+@irdl_op_definition
+class StoreFenceWaitOp(_SlotOp):
+    """The producer counts its own pass of the fence, then spins (ld.acquire.cta) until the
+    consumers have passed it as often. Counts, not mbarrier phases: the consumers may run any
+    number of passes ahead (a loop with no loads between two passes) without confusing it."""
+
+    name = "sm90.store_fence_wait"
+
+
+FenceProxyAsyncGlobalOp = _no_operand_op(
+    "sm90.fence_proxy_async_global",
+    "Order this thread's global-memory accesses in the generic proxy with its async-proxy (TMA) "
+    "ones (fence.proxy.async.global).",
+)
+
+
 # --------------------------------------------------------------------------- tensor cores
 
 
@@ -990,6 +1034,10 @@ Sm90 = Dialect(
         TmaStoreOp,
         TmaStoreCommitOp,
         TmaStoreWaitOp,
+        StoreFenceInitOp,
+        StoreFenceSignalOp,
+        StoreFenceWaitOp,
+        FenceProxyAsyncGlobalOp,
         WgmmaOp,
         WgmmaWaitOp,
         FillOp,

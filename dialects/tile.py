@@ -42,6 +42,7 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects.utils import EnumAttribute, parse_func_op_like, print_func_op_like
 from xdsl.ir import (
     Attribute,
+    Block,
     Dialect,
     Operation,
     ParametrizedAttribute,
@@ -70,10 +71,14 @@ from xdsl.printer import Printer
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 from xdsl.rewriter import InsertPoint
 from xdsl.traits import (
+    ConstantLike,
+    EffectInstance,
     HasCanonicalizationPatternsTrait,
     HasParent,
     IsolatedFromAbove,
     IsTerminator,
+    MemoryEffect,
+    MemoryEffectKind,
     Pure,
     SymbolOpInterface,
 )
@@ -472,6 +477,12 @@ def same_kind(type_: Attribute, element_type: Attribute) -> Attribute:
 # --------------------------------------------------------------------------- structure
 
 
+class KernelHasCanonicalizationPatterns(HasCanonicalizationPatternsTrait):
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        return (HoistConstants(),)
+
+
 @irdl_op_definition
 class KernelOp(IRDLOperation):
     """A kernel: global tensors in, nothing out (results are stores).
@@ -486,7 +497,7 @@ class KernelOp(IRDLOperation):
     function_type = prop_def(FunctionType)
     params = prop_def(DictionaryAttr, default_value=DictionaryAttr({}))
     annotations = prop_def(DictionaryAttr, default_value=DictionaryAttr({}))
-    traits = traits_def(IsolatedFromAbove(), SymbolOpInterface())
+    traits = traits_def(IsolatedFromAbove(), SymbolOpInterface(), KernelHasCanonicalizationPatterns())
 
     def __init__(
         self,
@@ -576,6 +587,44 @@ class KernelOp(IRDLOperation):
                 _check_integers(loop.attributes, LOOP_DECISIONS, "the scf.for's ")
 
 
+class HoistConstants(RewritePattern):
+    """Every constant moves out of the loops around it in one rewrite (to just before the
+    outermost loop of the nest, where xDSL's RehoistConstInLoops takes it one loop per walk of
+    the module), and equal constants of one block become one. Without it a nest of d loops costs
+    d walks of the module, each with a region DCE, and CSE merges n equal constants one by one,
+    rehashing the op that uses them each time (10,000 `var x = 0.0` feeding one loop). Each user
+    gets its new operands at once: replacing one operand of an op costs all its operands."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: KernelOp, rewriter: PatternRewriter) -> None:
+        first: dict[tuple[Block | None, tuple[object, ...]], Operation] = {}
+        replaced: dict[Operation, Operation] = {}
+        """Each constant that goes -> the one that takes its uses."""
+        for constant in [inner for inner in op.walk() if inner.has_trait(ConstantLike)]:
+            outermost = constant
+            while isinstance(parent := outermost.parent_op(), scf.ForOp):
+                outermost = parent
+            key = (outermost.parent_block(), _constant_key(constant))
+            if key in first:
+                replaced[constant] = first[key]
+            elif outermost is not constant:
+                first[key] = replaced[constant] = rewriter.insert(constant.clone(), InsertPoint.before(outermost))
+            else:
+                first[key] = constant
+        values = {old: new for constant, kept in replaced.items() for old, new in zip(constant.results, kept.results)}
+        users = dict.fromkeys(use.operation for value in values for use in value.uses)
+        for user in users:
+            user.operands = [values.get(v, v) for v in user.operands]
+            rewriter.handle_operation_modification(user)
+        for constant in replaced:
+            rewriter.erase(constant)
+
+
+def _constant_key(op: Operation) -> tuple[object, ...]:
+    """What makes two constant ops equal: name, properties, attributes, result types."""
+    return (op.name, tuple(sorted(op.properties.items())), tuple(sorted(op.attributes.items())), tuple(op.result_types))
+
+
 @irdl_op_definition
 class ReturnOp(IRDLOperation):
     name = "tile.return"
@@ -663,19 +712,37 @@ def _check_coords(tensor_type: GlobalType, coords: Sequence[SSAValue], tile_rank
         raise VerifyException(f"a rank-{tile_rank} tile does not fit a rank-{tensor_type.rank} tensor")
 
 
+class ReadsTensor(MemoryEffect):
+    """The op reads the global tensor that is its first operand (tile.load)."""
+
+    @classmethod
+    def get_effects(cls, op: Operation) -> frozenset[EffectInstance]:
+        return frozenset((EffectInstance(MemoryEffectKind.READ, op.operands[0]),))
+
+
+class WritesTensor(MemoryEffect):
+    """The op writes the global tensor that is its first operand (tile.store)."""
+
+    @classmethod
+    def get_effects(cls, op: Operation) -> frozenset[EffectInstance]:
+        return frozenset((EffectInstance(MemoryEffectKind.WRITE, op.operands[0]),))
+
+
 @irdl_op_definition
 class LoadOp(IRDLOperation):
     """Global → shared: the tile at tile coordinates `coords` (a TMA box).
 
     Coordinates count in units of the tile's extent along each dimension; the leading
-    dimensions of the tensor beyond the tile's rank have extent 1.
+    dimensions of the tensor beyond the tile's rank have extent 1. A load reads memory that
+    stores write, so it is not pure: CSE merges two loads only with no write between them,
+    and nothing moves a load across a store that may overlap it (tkc.passes.alias decides).
     """
 
     name = "tile.load"
     tensor = operand_def(GlobalType)
     coords = var_operand_def(IndexType)
     result = result_def(SharedTileType | SharedVectorType)
-    traits = traits_def(Pure())
+    traits = traits_def(ReadsTensor())
     assembly_format = "$tensor `[` $coords `]` attr-dict `:` type($tensor) `->` type($result)"
 
     def __init__(self, tensor: SSAValue, coords: Sequence[SSAValue], result_type: Attribute):
@@ -701,6 +768,7 @@ class StoreOp(IRDLOperation):
     tensor = operand_def(GlobalType)
     coords = var_operand_def(IndexType)
     value = operand_def(AnyTile)
+    traits = traits_def(WritesTensor())
     assembly_format = "$value `,` $tensor `[` $coords `]` attr-dict `:` type($value) `,` type($tensor)"
 
     def __init__(self, value: SSAValue, tensor: SSAValue, coords: Sequence[SSAValue]):
@@ -716,6 +784,27 @@ class StoreOp(IRDLOperation):
                 f"tile.store needs matching dtypes: tensor holds {element_name(self.tensor.type.element_type)}, "
                 f"value holds {element_name(self.value.type.element_type)} (convert it first)"
             )
+
+
+@irdl_op_definition
+class FenceOp(IRDLOperation):
+    """Every tile.store of this block before the fence is complete, and visible to every
+    tile.load and tile.store after it.
+
+    tile-memory-order puts one where a load (or store) may touch elements an earlier store of
+    the same block wrote, and `reason` says which accesses. On the GPU the stores and the loads
+    run on different warpgroups (consumers store, the producer loads with TMA), so program order
+    alone does not order them: the consumers wait for their stores to complete and signal, the
+    producer waits for the signal before it issues a later load. The interpreter, which runs a
+    block in program order, treats it as a no-op.
+    """
+
+    name = "tile.fence"
+    reason = prop_def(StringAttr)
+    assembly_format = "$reason attr-dict"
+
+    def __init__(self, reason: str):
+        super().__init__(properties={"reason": StringAttr(reason)})
 
 
 def _check_same_shape_and_dtype(op: ToRegOp | ToSharedOp) -> None:
@@ -1139,6 +1228,7 @@ Tile = Dialect(
         BlockIdOp,
         LoadOp,
         StoreOp,
+        FenceOp,
         ToRegOp,
         ToSharedOp,
         MmaOp,

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import cache
 
 BANKS = 32
 WARP = 32
@@ -86,12 +87,14 @@ class Access:
     lane: Callable[[int, int, int], tuple[int, int]]
 
 
+@cache
 def fragment_pairs(instruction: str, elem_bytes: int) -> Access:
     """Accumulator fragment (hopper-ptx.md §5): lane l holds columns 2(l%4), +1 of row l/4; one
     instruction stores that pair for the warp's 8 rows x 8 columns."""
     return Access(instruction, 2 * elem_bytes, 8, 8, lambda t, r0, c0: (r0 + t // 4, c0 + 2 * (t % 4)))
 
 
+@cache
 def row_vector(instruction: str, elem_bytes: int) -> Access:
     """A row vector as the fragments hold it: lane l has row l/4 (the quad shares it), 8 rows a warp."""
     return Access(instruction, elem_bytes, 8, 1, lambda t, r0, c0: (r0 + t // 4, c0))
@@ -113,7 +116,11 @@ class Conflicts:
     ideal: int
 
 
+@cache
 def conflicts(layout: Layout, access: Access) -> Conflicts:
+    """The whole tile's conflicts, memoised: kernels repeat tile shapes, and the simulation costs
+    one warp request per instruction over the tile (the access builders are memoised too, so
+    equal accesses are the same object)."""
     ways = actual = ideal = 0
     for addrs in warp_requests(layout, access):
         a, i = wavefronts(addrs, access.width)

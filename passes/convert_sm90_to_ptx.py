@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Sequence
+from math import copysign, inf, isfinite
 from typing import cast
 
 from xdsl.context import Context
@@ -55,15 +56,35 @@ from tkc.dialects.ptx import PtxBuilder
 from tkc.dialects.tile import BinaryFn, ReduceFn, UnaryFn, element_bytes
 from tkc.diagnostics import error_at
 from tkc.passes.plan import WARPGROUP_THREADS
+from tkc.passes.wgmma_layout import DESCRIPTOR_LAYOUT, Descriptor, descriptor
 
 Value = SSAValue | list[SSAValue]
 """What an sm90/arith value lowers to: one register, or a fragment's registers."""
+
+_F32_NORMAL = (2.0**-126, (2 - 2.0**-23) * 2.0**127)
+"""The smallest and the largest normal f32 magnitudes."""
+
+
+def _reciprocal(divisor: float) -> float | None:
+    """r such that x * r is x / divisor (to rounding) for every x, or None: then emit a div.
+
+    IEEE gives x / ±0 = x * ±inf and x / ±inf = x * ±0 for every x, signed zeros, infinities
+    and NaN included. Otherwise 1/divisor must be a normal f32: for a subnormal divisor it
+    overflows to inf (x * inf is not x / divisor), beyond 2**126 it is subnormal and has lost
+    precision. The test is on the divisor as the f32 immediate of a div would hold it.
+    """
+    divisor = struct.unpack("<f", struct.pack("<I", ptx.f32_bits(divisor)))[0]
+    if divisor == 0:
+        return copysign(inf, divisor)
+    reciprocal = 1.0 / divisor
+    if not isfinite(divisor) or _F32_NORMAL[0] <= abs(reciprocal) <= _F32_NORMAL[1]:
+        return reciprocal
+    return None
 
 LOG2E = 1.4426950408889634
 LN2 = 0.6931471805599453
 _PARAM_KIND = {"tensormap": "tensormap", "pointer": "u64", "dim": "u32"}
 _SWIZZLE_MASK = {128: 7, 64: 3, 32: 1, 0: 0}
-_DESC_LAYOUT = {128: 1, 64: 2, 32: 3}
 _CMPI = {"eq": ("eq", False), "ne": ("ne", False), "slt": ("lt", True), "sle": ("le", True),
          "sgt": ("gt", True), "sge": ("ge", True), "ult": ("lt", False), "ule": ("le", False),
          "ugt": ("gt", False), "uge": ("ge", False)}
@@ -533,6 +554,30 @@ class _Lowering:
         parity = self.src(op.parity, "u32")
         self.b.mbar_wait(self.reg(op.barrier), parity if isinstance(parity, SSAValue) else parity & 1)
 
+    # the two u32 counters of a store-fence slot: the consumers' passes, then the producer's
+    _CONSUMER_PASSES, _PRODUCER_PASSES = 0, 4
+
+    def op_sm90_store_fence_init(self, op: sm90.StoreFenceInitOp) -> None:
+        slot = self.reg(op.slot)
+        self.b.st("shared", "u32", slot, self.b.mov("u32", 0), self._CONSUMER_PASSES)
+        self.b.st("shared", "u32", slot, self.b.mov("u32", 0), self._PRODUCER_PASSES)
+
+    def op_sm90_store_fence_signal(self, op: sm90.StoreFenceSignalOp) -> None:
+        self.b.red("shared", "add", "u32", self.reg(op.slot), 1, sem="release.cta")
+
+    def op_sm90_store_fence_wait(self, op: sm90.StoreFenceWaitOp) -> None:
+        b = self.b
+        slot = self.reg(op.slot)
+        passes = b.add("u32", cast(SSAValue, b.ld("shared", "u32", slot, self._PRODUCER_PASSES)), 1)
+        b.st("shared", "u32", slot, passes, self._PRODUCER_PASSES)
+        top = b.fresh_label("STORES")
+        b.label(top)
+        done = cast(SSAValue, b.ld("shared", "u32", slot, self._CONSUMER_PASSES, sem="acquire.cta"))
+        b.bra(top, b.setp("lt", "u32", done, passes))
+
+    def op_sm90_fence_proxy_async_global(self, op: Operation) -> None:
+        self.b.fence("proxy.async.global")
+
     def op_sm90_tma_load(self, op: sm90.TmaLoadOp) -> None:
         coords = [self.reg(c) for c in op.coords]
         multicast = op.multicast.value.data if op.multicast is not None else None
@@ -549,12 +594,11 @@ class _Lowering:
 
     # ----------------------------------------------------------------- wgmma
 
-    def descriptor(self, addr: SSAValue, lbo: int, sbo: int, swizzle: int) -> SSAValue:
+    def descriptor(self, addr: SSAValue, desc: Descriptor) -> SSAValue:
         """The 64-bit shared-memory matrix descriptor of the tile at shared address `addr`."""
         b = self.b
         field = b.and_("b32", b.shr("u32", addr, 4), 0x3FFF)
-        constant = ((lbo >> 4) & 0x3FFF) << 16 | ((sbo >> 4) & 0x3FFF) << 32 | _DESC_LAYOUT[swizzle] << 62
-        return b.or_("b64", b.cvt("u64", "u32", field), constant)
+        return b.or_("b64", b.cvt("u64", "u32", field), desc.constant)
 
     def op_sm90_wgmma(self, op: sm90.WgmmaOp) -> None:
         b = self.b
@@ -608,15 +652,15 @@ class _Lowering:
         K-major: the tile is [extent, K] in K panels of `span` bytes; MN-major: [K, extent] in
         MN panels of `span` bytes, each covering all K rows."""
         swizzle = t.swizzle.data
-        if swizzle not in _DESC_LAYOUT:
+        if swizzle not in DESCRIPTOR_LAYOUT:
             raise error_at(op, "wgmma reads swizzled shared tiles only (32B, 64B or 128B)")
         span = t.panel_cols * element_bytes(t.element_type)
-        rows = t.get_shape()[0]
+        desc = descriptor(t.get_shape()[0], span, "K" if k_major else "MN", element_bytes(t.element_type))
         if k_major:
-            per_panel = span // 32
-            offsets = [(kk // per_panel) * rows * span + 32 * (kk % per_panel) for kk in range(steps)]
-            return self.descriptor(addr, 16, 8 * span, swizzle), offsets
-        return self.descriptor(addr, rows * span, 8 * span, swizzle), [16 * span * kk for kk in range(steps)]
+            per_panel = span // desc.k_step
+            offsets = [(kk // per_panel) * desc.panel_bytes + desc.k_step * (kk % per_panel) for kk in range(steps)]
+            return self.descriptor(addr, desc), offsets
+        return self.descriptor(addr, desc), [desc.k_step * kk for kk in range(steps)]
 
     def a_descriptor(self, op: sm90.WgmmaOp, t: sm90.SharedRefType, steps: int,
                      blocks: int) -> tuple[SSAValue, list[list[int]]]:
@@ -681,8 +725,10 @@ class _Lowering:
             self.values[op.result] = [self.f32_binary(fn, scalar, x) for x in self.f32_frag(op, op.rhs)]
         elif isinstance(op.rhs.type, Float32Type):
             scalar = self.src(op.rhs, "f32")
-            if fn == BinaryFn.DIV:
-                fn, scalar = BinaryFn.MUL, (1.0 / scalar if isinstance(scalar, float) else self.b.rcp("f32", scalar, "rn"))
+            if fn == BinaryFn.DIV and not isinstance(scalar, float):
+                fn, scalar = BinaryFn.MUL, self.b.rcp("f32", scalar, "rn")
+            elif fn == BinaryFn.DIV and (reciprocal := _reciprocal(scalar)) is not None:
+                fn, scalar = BinaryFn.MUL, reciprocal
             self.values[op.result] = [self.f32_binary(fn, x, scalar) for x in self.f32_frag(op, op.lhs)]
         else:
             pairs = zip(self.f32_frag(op, op.lhs), self.f32_frag(op, op.rhs))

@@ -74,15 +74,16 @@ from xdsl.passes import ModulePass
 from tkc import abi as kabi
 from tkc.diagnostics import error_at
 from tkc.dialects import sm90, tile
+from tkc.passes.wgmma_layout import widest_span
 from tkc.passes.plan import (
     WARPGROUP_THREADS,
     WGMMA_ROWS,
     KernelPlan,
+    column_vectors,
     depends_on_block_axis,
+    kernel_load_groups,
     late_tail,
-    staging_bytes,
     staging_chunk,
-    staging_reuses_single_tiles,
 )
 
 CLUSTER = 2
@@ -97,21 +98,13 @@ def _align(value: int, to: int) -> int:
     return (value + to - 1) // to * to
 
 
-def default_swizzle(shape: tuple[int, ...], element_type: Attribute) -> int:
-    """The widest swizzle span a row of the tile fills (used when tile-swizzle-select did not run)."""
-    row_bytes = shape[-1] * tile.element_bytes(element_type)
-    for span in (128, 64, 32):
-        if row_bytes % span == 0:
-            return span
-    return 0
-
-
 def _swizzle_of(t: tile.SharedTileType | tile.SharedVectorType) -> int:
     if isinstance(t, tile.SharedTileType) and t.swizzle.data >= 0:
         return t.swizzle.data
     if isinstance(t, tile.SharedVectorType):
         return 0
-    return default_swizzle(t.get_shape(), t.element_type)
+    # tile-swizzle-select did not run: the widest span a row fills, as it would choose
+    return widest_span(t.get_shape()[-1] * tile.element_bytes(t.element_type))
 
 
 # --------------------------------------------------------------------------- planning
@@ -196,83 +189,114 @@ class KernelLayout:
     smem_bytes: int
     col_scratch: int = 0
     """The scratch buffer all column reductions share (sm90.ColReduceOp.scratch_bytes of the widest)."""
+    fence_slots: dict[tile.FenceOp, int] = field(default_factory=dict)
+    """The counter slot (offset from the base, after the mbarriers) of each fence the producer
+    passes: those in the kernel body and in loops it walks. Other fences only order stores."""
+
+    @property
+    def kernel_rings(self) -> list[Ring]:
+        """The one-stage rings of the loads that run once per output tile."""
+        return [ring for ring in self.rings if ring.loop is None]
 
 
 def _ref_type(t: tile.SharedTileType | tile.SharedVectorType | tile.RegisterTileType, swizzle: int) -> sm90.SharedRefType:
     return sm90.SharedRefType(t.get_shape(), t.element_type, swizzle)
 
 
-def _plan_shared_memory(kernel: tile.KernelOp, plan: KernelPlan, consumers: int, rows_per_consumer: int) -> KernelLayout:
+def _check_ring_order(loop: scf.ForOp, loads: list[tile.LoadOp]) -> None:
+    """A loop iteration's loads are one TMA stage, which consumers wait for at its first load and
+    the producer issues at its last: a fence between them (a load that must follow a store of the
+    same iteration) would make each wait for the other."""
+    body = loop.body.block
+    first = body.get_operation_index(loads[0])
+    for op in body.ops:
+        if isinstance(op, tile.FenceOp) and body.get_operation_index(op) > first:
+            raise error_at(
+                op,
+                "the GPU backend loads a loop iteration's tiles as one TMA stage, so it cannot load a tile after a "
+                "store earlier in the same iteration that it may read: move the store after the loads, or load "
+                "the stored tile in a later iteration or loop",
+            )
+
+
+def _offset(op: Operation, key: str) -> int:
+    """An offset tile-pipeline recorded on `op`: the lowering lays out nothing itself."""
+    attr = op.attributes.get(key)
+    if not isinstance(attr, IntegerAttr):
+        raise error_at(
+            op, f"convert-tile-to-sm90 reads the shared-memory layout tile-pipeline records, but {op.name} has no "
+            f"{key}: run tile-pipeline first",
+        )
+    return attr.value.data
+
+
+def _read_shared_memory(kernel: tile.KernelOp, plan: KernelPlan, consumers: int, rows_per_consumer: int) -> KernelLayout:
+    """The kernel's shared memory as tile-pipeline laid it out (plan.smem_plan): offsets of the
+    single tiles, rings and staging tiles, the total; the mbarriers and store-fence slots of the
+    first 1 KB are numbered here."""
     body = kernel.body.block
-    rings: list[Ring] = []
-    hoisted = [op for op in body.ops if isinstance(op, tile.LoadOp)]
-    if hoisted:
-        rings.append(Ring(hoisted, 1, None))
+    rings = [Ring(group, 1, None) for group in kernel_load_groups(kernel)]
+    walked = [body]
     for op in body.ops:
         if isinstance(op, scf.ForOp):
             loads = [inner for inner in op.body.block.ops if isinstance(inner, tile.LoadOp)]
             if loads:
+                _check_ring_order(op, loads)
                 rings.append(Ring(loads, _stages_of(op, plan), op))
+                walked.append(op.body.block)
     for op in kernel.walk():
         if isinstance(op, tile.LoadOp) and not any(op in ring.loads for ring in rings):
             raise error_at(op, "the GPU backend loads tiles only at kernel level or directly in a top-level loop")
 
+    def buffer(op: Operation, key: str, base: int = 0) -> SharedBuffer:
+        t = cast(tile.SharedTileType, op.results[0].type)
+        return SharedBuffer(_offset(op, key) - base, _ref_type(t, _swizzle_of(t)))
+
+    shared = {op: buffer(op, "smem_offset") for op in kernel.walk() if isinstance(op, tile.ToSharedOp)}
+    single_end = max((s.offset + s.ref_type.num_bytes for s in shared.values()), default=BARRIER_REGION)
     barriers = 0
-    offset = BARRIER_REGION
-    shared: dict[tile.ToSharedOp, SharedBuffer] = {}
-    # single tiles first, in program order as plan.smem_plan places them: the hoisted ring's one
-    # stage (from the barrier region's end) and the tile.to_shared tiles
-    for op in kernel.walk():
-        if isinstance(op, tile.ToSharedOp) or op in hoisted:
-            t = cast(tile.SharedTileType, op.results[0].type)
-            ref = _ref_type(t, _swizzle_of(t))
-            if isinstance(op, tile.ToSharedOp):
-                shared[op] = SharedBuffer(offset, ref)
-            else:
-                rings[0].buffers[op] = SharedBuffer(offset - BARRIER_REGION, ref)
-            offset = _align(offset + t.num_bytes, TILE_ALIGN)
-    if hoisted:
-        rings[0].base, rings[0].stage_bytes = BARRIER_REGION, offset - BARRIER_REGION
     for ring in rings:
-        if ring.loop is not None:
-            stage_offset = 0
+        if ring.loop is None:
+            # the kernel-level rings share one stage: the single tiles, from the barrier region's end
+            ring.base = BARRIER_REGION
             for load in ring.loads:
-                t = cast(tile.SharedTileType, load.result.type)
-                ring.buffers[load] = SharedBuffer(stage_offset, _ref_type(t, _swizzle_of(t)))
-                stage_offset = _align(stage_offset + t.num_bytes, TILE_ALIGN)
-            ring.stage_bytes = stage_offset
-            ring.base = offset
-            offset += ring.stages * stage_offset
+                ring.buffers[load] = buffer(load, "smem_offset", BARRIER_REGION)
+                single_end = max(single_end, BARRIER_REGION + ring.buffers[load].offset + ring.buffers[load].ref_type.num_bytes)
+        else:
+            ring.base, ring.stage_bytes = _offset(ring.loop, "ring_offset"), _offset(ring.loop, "stage_bytes")
+            for load in ring.loads:
+                ring.buffers[load] = buffer(load, "stage_offset")
         ring.full, ring.empty = barriers, barriers + ring.stages
         barriers += 2 * ring.stages
-    if barriers * 8 > BARRIER_REGION:
-        raise error_at(kernel, f"{barriers} mbarriers do not fit the {BARRIER_REGION}-byte barrier region")
+    for ring in rings:
+        if ring.loop is None:
+            ring.stage_bytes = _align(single_end, TILE_ALIGN) - BARRIER_REGION
+    fences = [op for block in walked for op in block.ops if isinstance(op, tile.FenceOp)]
+    fence_slots = {fence: 8 * (barriers + k) for k, fence in enumerate(fences)}
+    if (barriers + len(fences)) * 8 > BARRIER_REGION:
+        raise error_at(
+            kernel,
+            f"{barriers} mbarriers and {len(fences)} store fences do not fit the {BARRIER_REGION}-byte barrier region",
+        )
 
     staging: dict[tile.StoreOp, Staging] = {}
-    stores = [op for op in kernel.walk() if isinstance(op, tile.StoreOp) and isinstance(op.value.type, tile.RegisterTileType)]
-    fits = bool(hoisted) and sum(staging_bytes(op) for op in stores) <= rings[0].stage_bytes
-    reused = BARRIER_REGION if fits and staging_reuses_single_tiles(kernel, hoisted) else None
-    for op in stores:
-        t = cast(tile.RegisterTileType, op.value.type)
-        swizzle, chunk_cols, buffers = staging_chunk(op)
-        chunk = sm90.SharedRefType([rows_per_consumer, chunk_cols], t.element_type, swizzle)
-        if reused is not None:
-            staging[op] = Staging(reused, chunk, buffers, reuses_single_tiles=True)
-            reused += consumers * staging[op].consumer_stride
-            continue
-        staging[op] = Staging(offset, chunk, buffers)
-        offset += consumers * staging[op].consumer_stride
-    col_scratch = offset
-    reduced_cols = [op.source.type.cols for op in kernel.walk() if isinstance(op, tile.ReduceOp) and op.axis.data == tile.Axis.COL]
-    offset += sm90.ColReduceOp.scratch_bytes(max(reduced_cols, default=0), consumers)
-    smem_bytes = offset + TILE_ALIGN
+    for op in kernel.walk():
+        if isinstance(op, tile.StoreOp) and isinstance(op.value.type, tile.RegisterTileType):
+            swizzle, chunk_cols, buffers = staging_chunk(op)
+            chunk = sm90.SharedRefType([rows_per_consumer, chunk_cols], op.value.type.element_type, swizzle)
+            reused = isinstance(op.attributes.get("staging_reuse"), tile.DecisionAttr)
+            staging[op] = Staging(_offset(op, "smem_offset"), chunk, buffers, reuses_single_tiles=reused)
+    col_scratch = _offset(kernel, "col_scratch_offset") if "col_scratch_offset" in kernel.attributes else 0
+    smem_bytes = plan.smem_bytes
+    if not smem_bytes:
+        raise error_at(kernel, "convert-tile-to-sm90 needs the kernel's smem_bytes decision: run tile-pipeline first")
     if smem_bytes > SMEM_LIMIT:
         raise error_at(
             kernel,
             f"shared memory overflows: the plan needs {smem_bytes} bytes, a block may use {SMEM_LIMIT} "
             f"(reduce @stages or the tile sizes)",
         )
-    return KernelLayout(rings, staging, shared, barriers, smem_bytes, col_scratch)
+    return KernelLayout(rings, staging, shared, barriers, smem_bytes, col_scratch, fence_slots)
 
 
 def _stages_of(loop: scf.ForOp, plan: KernelPlan) -> int:
@@ -282,61 +306,6 @@ def _stages_of(loop: scf.ForOp, plan: KernelPlan) -> int:
     if isinstance(decision, IntegerAttr):
         return decision.value.data
     return plan.stages
-
-
-def _column_vectors(kernel: tile.KernelOp) -> set[SSAValue]:
-    """The register vectors that hold one value per column of a tile (fragments replicated over
-    the warpgroup) rather than one per row (split by rows like the tiles). A vector is a column
-    vector when a column broadcast reads it or a column reduction makes it; element-wise ops,
-    converts and loop / if values carry the layout from one value to the next. Unconstrained
-    vectors are row vectors."""
-    parent: dict[SSAValue, SSAValue] = {}
-
-    def find(v: SSAValue) -> SSAValue:
-        while parent.setdefault(v, v) is not v:
-            v = parent[v]
-        return v
-
-    def join(*values: SSAValue) -> None:
-        vectors = [find(v) for v in values if isinstance(v.type, tile.RegisterVectorType)]
-        for v in vectors[1:]:
-            parent[v] = vectors[0]
-
-    axis: dict[SSAValue, tuple[tile.Axis, Operation]] = {}
-    for op in kernel.walk():
-        match op:
-            case tile.UnaryOp() | tile.ConvertOp():
-                join(op.source, op.result)
-            case tile.BinaryOp():
-                join(op.lhs, op.rhs, op.result)
-            case scf.ForOp():
-                for init, arg, result, yielded in zip(
-                    op.iter_args, op.body.block.args[1:], op.results, op.body.block.last_op.operands  # type: ignore[union-attr]
-                ):
-                    join(init, arg, result, yielded)
-            case scf.IfOp():
-                for region in (op.true_region, op.false_region):
-                    if region.blocks:
-                        for result, yielded in zip(op.results, region.block.last_op.operands):  # type: ignore[union-attr]
-                            join(result, yielded)
-            case _:
-                pass
-    for op in kernel.walk():
-        match op:
-            case tile.BroadcastOp():
-                seeds = [(op.vector, op.axis.data)]
-            case tile.ReduceOp():
-                seeds = [(op.result, op.axis.data)]
-            case _:
-                seeds = []
-        for value, kind in seeds:
-            root = find(value)
-            if root in axis and axis[root][0] != kind:
-                raise error_at(
-                    op, f"this vector is used both as a row vector and as a column vector (see {axis[root][1].name})"
-                )
-            axis.setdefault(root, (kind, op))
-    return {v for v in parent if axis.get(find(v), (tile.Axis.ROW,))[0] == tile.Axis.COL}
 
 
 def _register_rows(kernel: tile.KernelOp, columns: set[SSAValue]) -> int:
@@ -356,12 +325,8 @@ def _register_rows(kernel: tile.KernelOp, columns: set[SSAValue]) -> int:
 
 
 def _consumers(kernel: tile.KernelOp, plan: KernelPlan, rows: int) -> int:
-    if "consumers" in kernel.attributes:
-        consumers = plan.consumers
-    else:
-        consumers = max(1, min(rows // WGMMA_ROWS, 4))
-        while (rows // WGMMA_ROWS) % consumers:
-            consumers -= 1
+    """tile-occupancy-plan's count (one consumer where no plan ran), checked against the rows."""
+    consumers = plan.consumers
     if rows % (consumers * WGMMA_ROWS):
         raise error_at(
             kernel,
@@ -422,11 +387,11 @@ class _Emitter:
     def __init__(self, kernel: tile.KernelOp):
         self.kernel = kernel
         self.plan = KernelPlan.of(kernel)
-        self.columns = _column_vectors(kernel)
+        self.columns = column_vectors(kernel)
         self.rows = _register_rows(kernel, self.columns)
         self.consumers = _consumers(kernel, self.plan, self.rows)
         self.rows_per_consumer = self.rows // self.consumers
-        self.layout = _plan_shared_memory(kernel, self.plan, self.consumers, self.rows_per_consumer)
+        self.layout = _read_shared_memory(kernel, self.plan, self.consumers, self.rows_per_consumer)
         self.arg_names = {arg: name for arg, name in zip(kernel.body.block.args, kernel.arg_names)}
         self.tensor_maps: dict[tuple[str, tuple[int, ...], int], str] = {}
         self.pointers: dict[str, str] = {}
@@ -450,12 +415,15 @@ class _Emitter:
             return set(), None
         extents = [_grid_expr(v, self.kernel) for v in self.grid_op.extents]
         first = extents[0]
+        # a stored tensor is never multicast: one CTA's producer cannot wait for the other's stores
+        stored = {op.tensor for op in self.kernel.walk() if isinstance(op, tile.StoreOp)}
         shared = {
             load
             for ring in self.layout.rings
             if ring.loop is not None
             for load in ring.loads
             if not depends_on_block_axis(load, 0) and ring.buffers[load].panels % CLUSTER == 0
+            and load.tensor not in stored
         }
         simple = isinstance(first, tuple) and first[0] == "div" and isinstance(first[1], str) and isinstance(first[2], int)
         if size != CLUSTER or not self.plan.persistent or len(extents) < 2 or not simple or not shared:
@@ -516,6 +484,9 @@ class _Emitter:
                 # a multicast stage is free once the consumers of every CTA that receives it are done
                 releasers = WARPGROUP_THREADS // 32 * self.consumers * (self.cluster if ring.loop is not None else 1)
                 self._insert(init.body.block, sm90.MbarrierInitOp(empty, releasers))
+        for slot in self.layout.fence_slots.values():
+            address = self._binop(init.body.block, arith.AddiOp, base, self._const(init.body.block, slot))
+            self._insert(init.body.block, sm90.StoreFenceInitOp(address))
         self._insert(init.body.block, sm90.FenceBarrierInitOp())
         # the peer's multicasts complete on our barriers: they must be initialised cluster-wide
         self._insert(block, sm90.ClusterSyncOp() if self.cluster > 1 else sm90.SyncBlockOp())
@@ -580,6 +551,8 @@ def _abi(emitter: _Emitter) -> StringAttr:
         block=WARPGROUP_THREADS * (1 + emitter.consumers),
         smem_bytes=emitter.layout.smem_bytes,
         divisibility=tuple(sorted(divisibility.items())),
+        written=tuple(name for arg, name in emitter.arg_names.items()
+                      if any(isinstance(op, tile.StoreOp) and op.tensor is arg for op in kernel.walk())),
     )
     return StringAttr(contract.to_json())
 
@@ -599,6 +572,10 @@ def _accumulation_chain(loop: scf.ForOp) -> tile.MmaOp | None:
     uses = [use.operation for use in mma.result.uses]
     carried = mma.acc in loop.body.block.args and len(list(mma.acc.uses)) == 1
     return mma if carried and uses == [yield_op] else None
+
+
+_TILE_TYPES = (tile.RegisterTileType, tile.RegisterVectorType, tile.SharedTileType, tile.SharedVectorType)
+"""Values only the consumers hold; the producer carries the scalars (index, bool, f32)."""
 
 
 def _tile_extents(tensor_type: tile.GlobalType, value_type: Attribute) -> tuple[int, ...]:
@@ -728,15 +705,17 @@ class _RoleEmitter:
         return [i, j, z][: len(extents)]
 
     def _emit_tile(self, ops: list[Operation], block: Block) -> None:
-        hoisted = next((r for r in self.e.layout.rings if r.loop is None), None)
+        kernel_rings = self.e.layout.kernel_rings
         for op in ops:
             if isinstance(op, tile.LoadOp):
-                if hoisted is not None and op is self._slot_position(hoisted):
-                    self._ring_slot(hoisted, self.tile_count, block)
+                for ring in kernel_rings:
+                    if op is self._slot_position(ring):
+                        self._ring_slot(ring, self.tile_count, block)
                 continue
             self._emit_op(op, block)
-        if hoisted is not None and not self.is_producer:
-            self._release(hoisted, self.tile_count, block)
+        if not self.is_producer:
+            for ring in kernel_rings:
+                self._release(ring, self.tile_count, block)
 
     # ----- rings
 
@@ -825,10 +804,16 @@ class _RoleEmitter:
                 mask = (1 << self.e.cluster) - 1
                 self._op(sm90.TmaLoadOp(tmap, dst, full, [column, *coords[1:]], buffer.panel_bytes, mask), block)
             return
+        order = load.attributes.get("memory_order")
         for panel in range(buffer.panels):
             dst = self._add(stage_addr, self._const(buffer.offset + panel * buffer.panel_bytes, block), block)
             panel_coords = [self._add(coords[0], self._const(panel * buffer.ref_type.panel_cols, block), block)] + coords[1:]
-            self._op(sm90.TmaLoadOp(tmap, dst, full, panel_coords, buffer.panel_bytes), block)
+            issued = self._op(sm90.TmaLoadOp(tmap, dst, full, panel_coords, buffer.panel_bytes), block)
+            if isinstance(order, tile.DecisionAttr):
+                # tile-memory-order's claim, which sm90-verify-barriers checks: a load after stores
+                # follows a store-fence wait; the others are disjoint from every earlier store
+                key = "after_stores" if order.int_value else "disjoint_from_stores"
+                issued.attributes[key] = StringAttr(order.reason.data)
 
     # ----- ops
 
@@ -864,6 +849,9 @@ class _RoleEmitter:
         if isinstance(op, scf.IfOp):
             self._emit_if(op, block)
             return
+        if isinstance(op, tile.FenceOp):
+            self._emit_fence(op, block)
+            return
         if op.dialect_name() in ("arith", "math"):
             clone = op.clone_without_regions(value_mapper=self.values, clone_operands=True)
             block.add_op(clone)
@@ -878,18 +866,7 @@ class _RoleEmitter:
         ring = next((r for r in self.e.layout.rings if r.loop is loop), None)
         lb, ub, step = (self.values[v] for v in (loop.lb, loop.ub, loop.step))
         if self.is_producer:
-            if ring is None:
-                return
-            body = Block(arg_types=[IndexType()])
-            self._op(scf.ForOp(lb, ub, step, [], body), block)
-            self.values[loop.body.block.args[0]] = body.args[0]
-            it = self._iteration(ring, loop, body.args[0], body)
-            for op in loop.body.block.ops:
-                if op is self._slot_position(ring):
-                    self._ring_slot(ring, it, body)
-                elif op.dialect_name() in ("arith", "math") or isinstance(op, tile.DimOp | tile.BlockIdOp):
-                    self._emit_op(op, body)
-            body.add_op(scf.YieldOp())
+            self._emit_producer_for(loop, ring, block)
             return
         tail = late_tail(loop) if ring is not None and KernelPlan.overlaps(loop) else None
         if ring is not None and tail is not None:
@@ -936,6 +913,32 @@ class _RoleEmitter:
             self._release(ring, last.results[0], guarded)
             guarded.add_op(scf.YieldOp())
             self._op(scf.IfOp(ran, [], Region(guarded)), block)
+
+    def _emit_producer_for(self, loop: scf.ForOp, ring: Ring | None, block: Block) -> None:
+        """The producer's copy of a loop: its loads' ring slot, its index math, its fences, and the
+        loop-carried scalars (a var that is a tile coordinate); the tiles it carries are the
+        consumers'. A loop with neither loads nor carried scalars is not the producer's."""
+        scalars = [i for i, arg in enumerate(loop.body.block.args[1:]) if not isinstance(arg.type, _TILE_TYPES)]
+        if ring is None and not scalars:
+            return
+        lb, ub, step = (self.values[v] for v in (loop.lb, loop.ub, loop.step))
+        old = loop.body.block
+        body = Block(arg_types=[IndexType(), *(old.args[1 + i].type for i in scalars)])
+        new_loop = scf.ForOp(lb, ub, step, [self.values[loop.iter_args[i]] for i in scalars], body)
+        self._op(new_loop, block)
+        self.values[old.args[0]] = body.args[0]
+        for i, arg in zip(scalars, body.args[1:]):
+            self.values[old.args[1 + i]] = arg
+        it = self._iteration(ring, loop, body.args[0], body) if ring is not None else None
+        for op in old.ops:
+            if ring is not None and it is not None and op is self._slot_position(ring):
+                self._ring_slot(ring, it, body)
+            elif isinstance(op, scf.YieldOp):
+                body.add_op(scf.YieldOp(*(self.values[op.operands[i]] for i in scalars)))
+            elif not isinstance(op, tile.LoadOp):
+                self._emit_op(op, body)
+        for i, result in zip(scalars, new_loop.results):
+            self.values[loop.results[i]] = result
 
     def _emit_overlapped_for(self, loop: scf.ForOp, ring: Ring, tail: list[Operation], block: Block) -> None:
         """A loop whose tail runs one iteration late (see plan.late_tail), as
@@ -1096,6 +1099,7 @@ class _RoleEmitter:
         if self.is_producer:
             if any(isinstance(inner, tile.LoadOp) for inner in op.walk()):
                 raise error_at(op, "the GPU backend does not load tiles under an if")
+            self._emit_producer_if(op, block)
             return
         regions = []
         for region in (op.true_region, op.false_region):
@@ -1113,6 +1117,26 @@ class _RoleEmitter:
         self._op(new_if, block)
         for old, new in zip(op.results, new_if.results):
             self.values[old] = new
+
+    def _emit_producer_if(self, op: scf.IfOp, block: Block) -> None:
+        """The producer's copy of an if that yields scalars (a var a later load's coordinates
+        may use): its index math only."""
+        scalars = [i for i, result in enumerate(op.results) if not isinstance(result.type, _TILE_TYPES)]
+        if not scalars:
+            return
+        regions = []
+        for region in (op.true_region, op.false_region):
+            new_block = Block()
+            for inner in region.block.ops:
+                if isinstance(inner, scf.YieldOp):
+                    new_block.add_op(scf.YieldOp(*(self.values[inner.operands[i]] for i in scalars)))
+                else:
+                    self._emit_op(inner, new_block)
+            regions.append(Region(new_block))
+        new_if = scf.IfOp(self.values[op.cond], [op.results[i].type for i in scalars], regions[0], regions[1])
+        self._op(new_if, block)
+        for i, result in zip(scalars, new_if.results):
+            self.values[op.results[i]] = result
 
     def _emit_compute(self, op: Operation, block: Block) -> None:
         v = self.values
@@ -1158,6 +1182,36 @@ class _RoleEmitter:
         self._op(new, block)
         for old, result in zip(op.results, new.results):
             self.values[old] = result
+
+    def _emit_fence(self, op: tile.FenceOp, block: Block) -> None:
+        """Consumers: each thread fences its st.global stores for the async proxy, the thread that
+        issued a warpgroup's TMA stores waits until they are written (not only read), all
+        consumers meet, and the first one counts the pass on the fence's slot. The producer
+        counts its own pass and waits until the consumers' count catches up before it issues a
+        later load (a fence the producer never passes only orders the consumers' stores)."""
+        assert self.smem_base is not None
+        slot_offset = self.e.layout.fence_slots.get(op)
+        slot = self._add(self.smem_base, self._const(slot_offset, block), block) if slot_offset is not None else None
+        if self.is_producer:
+            assert slot is not None
+            self._op(sm90.StoreFenceWaitOp(slot), block)
+            self._op(sm90.FenceProxyAsyncGlobalOp(), block)
+            return
+        assert self.consumer_index is not None
+        self._op(sm90.FenceProxyAsyncGlobalOp(), block)
+        issuer = sm90.SingleThreadOp("warpgroup")
+        self._op(issuer, block)
+        self._op(sm90.TmaStoreWaitOp(0, read=False), issuer.body.block)
+        self._op(sm90.NamedBarrierOp(self._const(self.e.consumers + 1, block), WARPGROUP_THREADS * self.e.consumers), block)
+        if slot is None:
+            return
+        first = self._op(arith.CmpiOp(self.consumer_index, self._const(0, block), "eq"), block).results[0]
+        signal = Block()
+        counter = sm90.SingleThreadOp("warpgroup")
+        self._op(counter, signal)
+        self._op(sm90.StoreFenceSignalOp(slot), counter.body.block)
+        signal.add_op(scf.YieldOp())
+        self._op(scf.IfOp(first, [], Region(signal)), block)
 
     def _emit_to_shared(self, op: tile.ToSharedOp, block: Block) -> None:
         """Every consumer writes its rows of the register tile into the tile's one shared buffer,

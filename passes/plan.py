@@ -22,15 +22,20 @@ from xdsl.dialects.builtin import IntegerAttr, UnitAttr
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.traits import Pure
 
+from tkc.diagnostics import error_at
 from tkc.dialects.sm90 import ColReduceOp
+from tkc.passes.alias import may_overlap_in_loop
+from tkc.passes.wgmma_layout import widest_span
 from tkc.dialects.tile import (
     WARPGROUP_THREADS,
     Axis,
     BinaryOp,
     BlockIdOp,
     BroadcastOp,
+    ConvertOp,
     DecisionAttr,
     element_bytes,
+    FenceOp,
     LoadOp,
     MmaOp,
     ReduceOp,
@@ -123,34 +128,59 @@ def align(n: int, to: int) -> int:
     return -(-n // to) * to
 
 
-def is_loop_invariant(value: SSAValue, loop: scf.ForOp) -> bool:
-    """Defined outside the loop, or computed inside it by pure ops from loop-invariant values."""
-    owner = value.owner
-    if not loop.is_ancestor(owner):
-        return True
-    return (
-        isinstance(owner, Operation)
-        and owner.has_trait(Pure)
-        and not owner.regions
-        and all(is_loop_invariant(v, loop) for v in owner.operands)
-    )
+def loop_variant_values(loop: scf.ForOp) -> set[SSAValue]:
+    """The values of the loop body's own block that may change between iterations: its
+    arguments, and the results of ops that are not pure, have regions, or read a variant value.
+    The rest, and everything defined outside the loop, is loop-invariant. One pass over the
+    block in program order, so a deep chain of lets costs its length."""
+    block = loop.body.block
+    variant: set[SSAValue] = set(block.args)
+    for op in block.ops:
+        if op.regions or not op.has_trait(Pure) or any(v in variant for v in op.operands):
+            variant.update(op.results)
+    return variant
 
 
 def loop_loads(loop: scf.ForOp) -> tuple[list[LoadOp], list[LoadOp]]:
-    """(loop-invariant, pipelined) tile loads directly in the loop body."""
+    """(loop-invariant, pipelined) tile loads directly in the loop body. A load is invariant when
+    its coordinates are and no store in the loop may write what it reads: then every iteration
+    reads the same values and it is loaded once, before the loop."""
     loads = [op for op in loop.body.block.ops if isinstance(op, LoadOp)]
-    invariant = [op for op in loads if all(is_loop_invariant(v, loop) for v in op.operands)]
-    return invariant, [op for op in loads if op not in invariant]
+    variant = loop_variant_values(loop)
+    stores = [op for op in loop.walk() if isinstance(op, StoreOp)]
+    invariant = [
+        op for op in loads
+        if not any(v in variant for v in op.operands)
+        and not any(may_overlap_in_loop(op, store, loop) for store in stores)
+    ]
+    hoisted = set(invariant)
+    return invariant, [op for op in loads if op not in hoisted]
+
+
+def kernel_load_groups(kernel: Operation) -> list[list[LoadOp]]:
+    """The loads that run once per output tile (in the kernel body, or loop-invariant in a
+    top-level loop, which tile-pipeline hoists to just before it), grouped by the tile.fence ops
+    of the kernel body: each group is a TMA stage of its own, since the loads after a fence wait
+    for stores that those before it do not."""
+    groups: list[list[LoadOp]] = [[]]
+    for op in kernel.regions[0].block.ops:
+        if isinstance(op, FenceOp) and groups[-1]:
+            groups.append([])
+        elif isinstance(op, LoadOp):
+            groups[-1].append(op)
+        elif isinstance(op, scf.ForOp):
+            groups[-1].extend(loop_loads(op)[0])
+    return [group for group in groups if group]
 
 
 def pipelined_loops(kernel: Operation) -> list[scf.ForOp]:
     return [op for op in kernel.walk() if isinstance(op, scf.ForOp) and loop_loads(op)[1]]
 
 
-def buffer_bytes(type_: Attribute, pad: int = 0) -> int:
-    """Bytes of shared memory a tile or vector of this type occupies (rows padded by `pad`)."""
+def buffer_bytes(type_: Attribute) -> int:
+    """Bytes of shared memory a tile or vector of this type occupies."""
     assert isinstance(type_, SharedTileType | SharedVectorType | RegisterTileType | RegisterVectorType)
-    return type_.num_bytes + (type_.rows * pad if isinstance(type_, SharedTileType) else 0)
+    return type_.num_bytes
 
 
 def buffer_align(type_: Attribute) -> int:
@@ -176,9 +206,14 @@ class SmemPlan:
     staging: tuple[tuple[StoreOp, int], ...]
     """Each store of a register tile and the offset of its staging tile."""
     barrier_count: int
-    """full[s] and empty[s] per ring stage, and one pair for the single loads; they sit at offset 0."""
+    """full[s] and empty[s] per ring stage, and one pair per group of single loads
+    (kernel_load_groups); they sit at offset 0."""
     total: int
     """Bytes to request, including the slack for aligning the base to 1024."""
+    staging_reused: bool = False
+    """The staging tiles lie in the bytes of the kernel-level loads (staging_reuses_single_tiles)."""
+    col_scratch: int | None = None
+    """Where the column reductions' scratch buffer starts (after the staging), if there is one."""
 
 
 STAGING_BUFFERS = 2
@@ -194,8 +229,7 @@ def staging_chunk(store: Operation) -> tuple[int, int, int]:
     if isinstance(chosen, DecisionAttr):
         swizzle = chosen.int_value
     else:
-        row_bytes = value_type.cols * element_bytes(value_type.element_type)
-        swizzle = next((span for span in (128, 64, 32) if row_bytes % span == 0), 0)
+        swizzle = widest_span(value_type.cols * element_bytes(value_type.element_type))
     cols = min(value_type.cols, swizzle // element_bytes(value_type.element_type)) if swizzle else value_type.cols
     return swizzle, cols, min(STAGING_BUFFERS, value_type.cols // cols)
 
@@ -211,11 +245,72 @@ def staging_bytes(store: Operation) -> int:
 
 def col_scratch_bytes(kernel: Operation) -> int:
     """The column reductions' shared scratch: an f32 row of the widest reduced tile's columns per
-    warp of every consumer (at most one consumer per 64 rows, at most 4)."""
+    warp of every consumer (tile-occupancy-plan's count; before it decides, at most one consumer
+    per 64 rows and at most 4)."""
     tiles = [op.source.type for op in kernel.walk() if isinstance(op, ReduceOp) and op.axis.data == Axis.COL]
     if not tiles:
         return 0
-    return ColReduceOp.scratch_bytes(max(t.cols for t in tiles), min(4, max(t.rows for t in tiles) // WGMMA_ROWS))
+    if "consumers" in kernel.attributes:
+        consumers = KernelPlan.of(kernel).consumers
+    else:
+        consumers = min(4, max(1, max(t.rows for t in tiles) // WGMMA_ROWS))
+    return ColReduceOp.scratch_bytes(max(t.cols for t in tiles), consumers)
+
+
+def column_vectors(kernel: Operation) -> set[SSAValue]:
+    """The register vectors that hold one value per column of a tile (fragments replicated over
+    the warpgroup) rather than one per row (split by rows like the tiles). A vector is a column
+    vector when a column broadcast reads it or a column reduction makes it; element-wise ops,
+    converts and loop / if values carry the layout from one value to the next. Unconstrained
+    vectors are row vectors. (The layout convert-tile-to-sm90 gives them; the planner counts
+    their registers by it.)"""
+    parent: dict[SSAValue, SSAValue] = {}
+
+    def find(v: SSAValue) -> SSAValue:
+        while parent.setdefault(v, v) is not v:
+            v = parent[v]
+        return v
+
+    def join(*values: SSAValue) -> None:
+        vectors = [find(v) for v in values if isinstance(v.type, RegisterVectorType)]
+        for v in vectors[1:]:
+            parent[v] = vectors[0]
+
+    axis: dict[SSAValue, tuple[Axis, Operation]] = {}
+    for op in kernel.walk():
+        match op:
+            case UnaryOp() | ConvertOp():
+                join(op.source, op.result)
+            case BinaryOp():
+                join(op.lhs, op.rhs, op.result)
+            case scf.ForOp():
+                for init, arg, result, yielded in zip(
+                    op.iter_args, op.body.block.args[1:], op.results, op.body.block.last_op.operands  # type: ignore[union-attr]
+                ):
+                    join(init, arg, result, yielded)
+            case scf.IfOp():
+                for region in (op.true_region, op.false_region):
+                    if region.blocks:
+                        for result, yielded in zip(op.results, region.block.last_op.operands):  # type: ignore[union-attr]
+                            join(result, yielded)
+            case _:
+                pass
+    for op in kernel.walk():
+        match op:
+            case BroadcastOp():
+                seeds = [(op.vector, op.axis.data)]
+            case ReduceOp():
+                seeds = [(op.result, op.axis.data)]
+            case _:
+                seeds = []
+        for value, kind in seeds:
+            root = find(value)
+            if root in axis and axis[root][0] != kind:
+                raise error_at(
+                    op, f"this vector is used both as a row vector and as a column vector (see {axis[root][1].name})"
+                )
+            axis.setdefault(root, (kind, op))
+    return {v for v in parent if axis.get(find(v), (Axis.ROW,))[0] == Axis.COL}
 
 
 def depends_on_block_axis(op: Operation, axis: int) -> bool:
@@ -299,10 +394,10 @@ def staging_reuses_single_tiles(kernel: Operation, single: list[LoadOp]) -> bool
 def smem_plan(kernel: Operation, stages: int) -> SmemPlan:
     offset = MBARRIER_REGION
 
-    def place(type_: Attribute, pad: int = 0) -> int:
+    def place(type_: Attribute) -> int:
         nonlocal offset
         start = align(offset, buffer_align(type_))
-        offset = start + buffer_bytes(type_, pad)
+        offset = start + buffer_bytes(type_)
         return start
 
     loops = pipelined_loops(kernel)
@@ -310,8 +405,7 @@ def smem_plan(kernel: Operation, stages: int) -> SmemPlan:
     single: list[tuple[Operation, int]] = []
     for op in kernel.walk():
         if isinstance(op, LoadOp | ToSharedOp) and op not in ringed:
-            pad = op.attributes.get("pad")
-            single.append((op, place(op.result.type, pad.value.data if isinstance(pad, IntegerAttr) else 0)))
+            single.append((op, place(op.result.type)))
     rings: list[Ring] = []
     for loop in loops:
         start = align(offset, TILE_ALIGN)
@@ -323,16 +417,20 @@ def smem_plan(kernel: Operation, stages: int) -> SmemPlan:
     staging = []
     stores = [op for op in kernel.walk() if isinstance(op, StoreOp) and isinstance(op.value.type, RegisterTileType)]
     loads = [(op, at) for op, at in single if isinstance(op, LoadOp)]
-    if staging_reuses_single_tiles(kernel, [op for op, _ in loads]) and sum(map(staging_bytes, stores)) <= (
-            loads[-1][1] + buffer_bytes(loads[-1][0].result.type) - loads[0][1]):
-        reused = loads[0][1]
+    reused = staging_reuses_single_tiles(kernel, [op for op, _ in loads]) and sum(map(staging_bytes, stores)) <= (
+        loads[-1][1] + buffer_bytes(loads[-1][0].result.type) - loads[0][1])
+    if reused:
+        at = loads[0][1]
         for op in stores:
-            staging.append((op, reused))
-            reused += staging_bytes(op)
+            staging.append((op, at))
+            at += staging_bytes(op)
         stores = []
     for op in stores:
         staging.append((op, align(offset, TILE_ALIGN)))
         offset = align(offset, TILE_ALIGN) + staging_bytes(op)
-    offset += col_scratch_bytes(kernel)
-    count = 2 * stages * len(rings) + (2 if any(isinstance(op, LoadOp) for op, _ in single) else 0)
-    return SmemPlan(tuple(single), tuple(rings), tuple(staging), count, align(offset, TILE_ALIGN) + ALIGN_SLACK)
+    scratch = col_scratch_bytes(kernel)
+    col_scratch = offset if scratch else None
+    offset += scratch
+    count = 2 * stages * len(rings) + 2 * len(kernel_load_groups(kernel))
+    total = align(offset, TILE_ALIGN) + ALIGN_SLACK
+    return SmemPlan(tuple(single), tuple(rings), tuple(staging), count, total, reused, col_scratch)

@@ -20,7 +20,16 @@ generated kernel) at the first op that breaks one of these rules:
    producer waits on `empty` barriers (no TMA completes on them) with the flipped phase, the
    consumers on `full` ones (TMA completes on them) with the plain phase; a phase bit
    `(it / S) & 1` on a barrier whose stage is `it % S` uses that same `it` and `S`;
-5. every barrier waited on has an arrive, or the wait never completes.
+5. every barrier waited on has an arrive, or the wait never completes;
+6. store fences (tile-memory-order's, lowered to counter slots after the mbarriers): each slot is
+   initialised with the barriers, signalled at one consumer site and waited on at one producer
+   site at the same loop depth; before the signal the consumers fence their global stores for
+   the async proxy (`sm90.fence_proxy_async_global`), wait in an elected thread until their TMA
+   stores are written (`sm90.tma_store_wait 0`, not `read`) and meet on a named barrier of all
+   consumer threads; after the wait the producer fences before it loads;
+7. every producer TMA load of a tensor the consumers store says how it is ordered after those
+   stores: `after_stores` (then a store-fence wait precedes it on its path) or
+   `disjoint_from_stores` (tile-memory-order proved no earlier store overlaps it).
 
 Barrier addresses are computed (`smem_base` + constants + stage * 8 with stage = it % S), so
 they are evaluated abstractly: a value is a finite set of possible integers, either plain or
@@ -34,11 +43,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith
+from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
+from tkc.abi import KernelABI, PointerParam, TensorMapParam
 from tkc.diagnostics import TkError, error_at
 from tkc.dialects import sm90
 from tkc.passes.plan import WARPGROUP_THREADS
@@ -222,6 +232,105 @@ class _KernelCheck:
                 )
         for wait in waits:
             self.check_wait(wait, arrived, full)
+        self.check_store_fences()
+        self.check_loads_after_stores(loads)
+
+    def slot(self, op: Operation, slot: SSAValue) -> int:
+        offsets = self.barriers(op, slot)
+        if len(offsets) != 1:
+            raise self.fail(op, f"expected {op.name} on one store-fence slot, found an address that may be any of {_names(offsets)}")
+        return next(iter(offsets))
+
+    def check_store_fences(self) -> None:
+        sites: dict[int, dict[type[Operation], list[Operation]]] = {}
+        for op in self.kernel.walk():
+            if isinstance(op, sm90.StoreFenceInitOp | sm90.StoreFenceSignalOp | sm90.StoreFenceWaitOp):
+                sites.setdefault(self.slot(op, op.slot), {}).setdefault(type(op), []).append(op)
+        for offset, by_kind in sorted(sites.items()):
+            inits = by_kind.get(sm90.StoreFenceInitOp, [])
+            signals = by_kind.get(sm90.StoreFenceSignalOp, [])
+            waits = by_kind.get(sm90.StoreFenceWaitOp, [])
+            first = (inits + signals + waits)[0]
+            if len(inits) != 1 or offset in self.counts:
+                raise self.fail(first, f"expected one sm90.store_fence_init of the slot at smem+{offset}, apart from the mbarriers")
+            region = inits[0].parent_op()
+            if not (isinstance(region, sm90.SingleThreadOp) and region.scope.data == "block"):
+                raise self.fail(inits[0], "expected sm90.store_fence_init among the barrier inits, found it elsewhere")
+            if len(signals) != 1 or len(waits) != 1:
+                raise self.fail(
+                    first,
+                    f"the store fence at smem+{offset} expects one consumer signal and one producer wait, "
+                    f"found {len(signals)} and {len(waits)}",
+                )
+            signal, wait = signals[0], waits[0]
+            if _role(signal) != "consumer" or _role(wait) != "producer":
+                raise self.fail(signal, "a store fence is signalled by the consumers and waited on by the producer")
+            if _threads(signal, self.kernel) != 1:
+                raise self.fail(signal, "expected one thread to signal a store fence, found several")
+            if _loop_depth(signal) != _loop_depth(wait):
+                raise self.fail(
+                    wait, "the producer waits on a store fence in another loop nest than the consumers signal it: "
+                    "their pass counts would differ",
+                )
+            self.check_signal_order(signal)
+            following = _after(wait)
+            if not following or not isinstance(following[0], sm90.FenceProxyAsyncGlobalOp):
+                raise self.fail(wait, "expected sm90.fence_proxy_async_global right after the producer's store-fence wait")
+
+    def check_signal_order(self, signal: sm90.StoreFenceSignalOp) -> None:
+        """Before the signal, in the consumers' block that holds it: proxy fence, full TMA store
+        wait in an elected thread, named barrier of all consumer threads."""
+        site: Operation = signal
+        while isinstance(parent := site.parent_op(), sm90.SingleThreadOp | scf.IfOp):
+            site = parent
+        roles = next(p for p in _ancestors(signal) if isinstance(p, sm90.RolesOp))
+        consumer_threads = WARPGROUP_THREADS * roles.consumers.value.data
+        expected = ["fence", "store wait", "barrier"]
+        seen: list[str] = []
+        previous = site.prev_op
+        while previous is not None and len(seen) < len(expected):
+            if isinstance(previous, sm90.NamedBarrierOp) and previous.threads.value.data == consumer_threads and not seen:
+                seen.append("barrier")
+            elif seen == ["barrier"] and isinstance(previous, sm90.SingleThreadOp) and any(
+                isinstance(o, sm90.TmaStoreWaitOp) and o.pending.value.data == 0 and o.read is None for o in previous.walk()
+            ):
+                seen.append("store wait")
+            elif seen == ["barrier", "store wait"] and isinstance(previous, sm90.FenceProxyAsyncGlobalOp):
+                seen.append("fence")
+            previous = previous.prev_op
+        if len(seen) != len(expected):
+            raise self.fail(
+                signal,
+                "expected the consumers to fence their global stores, wait until their TMA stores are written and "
+                f"meet on a named barrier of all {consumer_threads} consumer threads before signalling a store fence",
+            )
+
+    def check_loads_after_stores(self, loads: list[sm90.TmaLoadOp]) -> None:
+        try:
+            abi = KernelABI.from_json(self.kernel.abi.data)
+        except (ValueError, KeyError, TypeError):
+            return  # hand-written IR without a launch contract: no argument to tell loads and stores apart by
+        arg_of = {p.name: p.arg for p in abi.params if isinstance(p, TensorMapParam | PointerParam)}
+
+        def argument(value: SSAValue) -> str | None:
+            owner = value.owner
+            return arg_of.get(owner.param.data) if isinstance(owner, sm90.TensorMapParamOp | sm90.PointerParamOp) else None
+
+        stored = {argument(op.tensor_map) for op in self.kernel.walk() if isinstance(op, sm90.TmaStoreOp)}
+        stored |= {argument(op.base) for op in self.kernel.walk() if isinstance(op, sm90.StoreVectorGlobalOp)}
+        for load in loads:
+            arg = argument(load.tensor_map)
+            if arg is None or arg not in stored:
+                continue
+            if "disjoint_from_stores" in load.attributes:
+                continue
+            if "after_stores" not in load.attributes:
+                raise self.fail(
+                    load, f"a TMA load of {arg}, which the consumers also store, expects after_stores or "
+                    "disjoint_from_stores (tile-memory-order's decision), found neither",
+                )
+            if not any(isinstance(op, sm90.StoreFenceWaitOp) for op in _before_on_path(load)):
+                raise self.fail(load, f"a TMA load of {arg} after its stores expects a store-fence wait before it, found none")
 
     def check_inits(self) -> None:
         body = self.kernel.body.block
@@ -336,6 +445,32 @@ class _KernelCheck:
             f"expected the phase of sm90.mbarrier_wait to be (it / {count}) & 1 for its stage it % {count}, "
             f"found ({counter} / {laps}) & 1",
         )
+
+
+def _ancestors(op: Operation) -> list[Operation]:
+    chain = []
+    while (parent := op.parent_op()) is not None:
+        chain.append(parent)
+        op = parent
+    return chain
+
+
+def _loop_depth(op: Operation) -> int:
+    return sum(isinstance(p, scf.ForOp) for p in _ancestors(op))
+
+
+def _before_on_path(op: Operation) -> list[Operation]:
+    """The ops that run before `op` on every path to it: earlier ops of its block and of each
+    enclosing block, up to the role."""
+    ops: list[Operation] = []
+    current: Operation | None = op
+    while current is not None and not isinstance(current, sm90.RolesOp):
+        previous = current.prev_op
+        while previous is not None:
+            ops.append(previous)
+            previous = previous.prev_op
+        current = current.parent_op()
+    return ops
 
 
 def _after(op: Operation) -> list[Operation]:

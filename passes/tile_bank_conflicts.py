@@ -9,16 +9,19 @@ convert-sm90-to-ptx) emits exactly these, each thread moving its accumulator-fra
   - shared row vectors read into registers (`tile.to_reg` of an sv): one element per row,
     shared by a quad, always conflict-free. Row vectors are stored straight to global memory.
 For each tile, every instruction over the whole tile is enumerated lane by lane under each
-layout the tile's other users allow (swizzle 128/64/32 when wgmma reads it, also none when only
-TMA does, also rows padded by 16 B when neither does), and the layout with the fewest wavefronts
-wins; ties keep the layout TMA and wgmma prefer (tile-swizzle-select's widest span).
+layout the tile's other users allow and the lowering builds (swizzle 128/64/32 when wgmma reads
+it, also none otherwise; the lowering addresses shared tiles by swizzle alone, so padded rows are
+not among them), and the layout with the fewest wavefronts wins; ties keep the layout TMA and
+wgmma prefer (tile-swizzle-select's widest span).
+The simulation costs one warp request per instruction over the tile, so the budgets come first
+(tile-occupancy-plan's `check_budgets`): a kernel whose tiles no plan can hold (a 65536-column
+tile) is refused before any tile is simulated, and what is simulated fits the budgets.
 
 Written:
   on each access op       bank_conflicts = #tile.decision<ways, "why">   (1 = conflict-free)
                           smem_access = "st.shared.b32" | ...             the instruction modelled
   on a store of registers staging = #tile.decision<S, "why">              the staging tile's swizzle
-  on a shared tile's op   swizzle re-decided (via set_swizzle) when another layout is better,
-                          pad = 16 : i64 when the rows are padded
+  on a shared tile's op   swizzle re-decided (via set_swizzle) when another layout is better
 """
 
 from __future__ import annotations
@@ -27,13 +30,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr
+from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
 from tkc.diagnostics import error_at
 from tkc.dialects.tile import (
     DecisionAttr,
+    KernelOp,
     LoadOp,
     RegisterTileType,
     SharedTileType,
@@ -51,16 +55,15 @@ from tkc.passes.bank_model import (
     fragment_pairs,
     row_vector,
 )
+from tkc.passes.tile_occupancy_plan import check_budgets
+from tkc.passes.wgmma_layout import SWIZZLE_SPANS
 from tkc.passes.tile_swizzle_select import (
-    SPANS,
     read_by_wgmma,
     set_swizzle,
     shared_tile_ops,
     users,
 )
 
-PAD = 16
-"""Row padding tried for tiles no TMA box or wgmma descriptor constrains (shifts each row 4 banks)."""
 
 
 def write_access(elem_bytes: int) -> Access:
@@ -72,19 +75,17 @@ def read_access(elem_bytes: int) -> Access:
     return fragment_pairs("ld.shared.v2.f32" if elem_bytes == 4 else f"ld.shared.b{16 * elem_bytes}", elem_bytes)
 
 
-def layout_of(tile: SharedTileType, pad: int = 0) -> Layout:
-    return Layout(tile.rows, tile.cols, element_bytes(tile.element_type), max(tile.swizzle.data, 0), pad)
+def layout_of(tile: SharedTileType) -> Layout:
+    return Layout(tile.rows, tile.cols, element_bytes(tile.element_type), max(tile.swizzle.data, 0))
 
 
-def candidates(tile: SharedTileType, tma: bool, wgmma: bool) -> list[Layout]:
+def candidates(tile: SharedTileType, wgmma: bool) -> list[Layout]:
     """Layouts the tile's TMA boxes and wgmma descriptors allow, the preferred (widest span) first."""
     e = element_bytes(tile.element_type)
     row_bytes = tile.cols * e
-    layouts = [Layout(tile.rows, tile.cols, e, s) for s in SPANS if row_bytes % s == 0]
+    layouts = [Layout(tile.rows, tile.cols, e, s) for s in SWIZZLE_SPANS if row_bytes % s == 0]
     if not wgmma:
         layouts.append(Layout(tile.rows, tile.cols, e, 0))
-    if not wgmma and not tma:
-        layouts.append(Layout(tile.rows, tile.cols, e, 0, PAD))
     return layouts
 
 
@@ -135,13 +136,10 @@ def plan_shared_tile(op: LoadOp | ToSharedOp) -> None:
         raise error_at(op, "tile-bank-conflicts needs the swizzle decision of tile-swizzle-select on this tile")
     current = layout_of(tile)
     pinned = decided.reason.data.startswith("pinned")
-    tma = isinstance(op, LoadOp) or any(isinstance(user, StoreOp) for user, _ in users(op.result))
-    layouts = [current] if pinned else candidates(tile, tma, bool(read_by_wgmma(op)))
+    layouts = [current] if pinned else candidates(tile, bool(read_by_wgmma(op)))
     choice = choose(layouts, [a for _, a in accessors], current)
     if choice.layout != current:
         set_swizzle(op, choice.layout.swizzle, choice.reason)
-    if choice.layout.pad:
-        op.attributes["pad"] = IntegerAttr(choice.layout.pad, 64)
     for accessor, access in accessors:
         record(accessor, access.instruction, choice.ways[access.instruction], choice.reason)
 
@@ -151,7 +149,7 @@ def plan_staging(store: StoreOp) -> None:
     value = store.value.type
     assert isinstance(value, RegisterTileType)
     staging = SharedTileType(value.get_shape(), value.element_type)
-    layouts = candidates(staging, tma=True, wgmma=False)
+    layouts = candidates(staging, wgmma=False)
     access = write_access(element_bytes(value.element_type))
     choice = choose(layouts, [access], layouts[0])
     shape = f"{value.rows}x{value.cols}x{element_name(value.element_type)}"
@@ -178,6 +176,9 @@ class TileBankConflictsPass(ModulePass):
     name = "tile-bank-conflicts"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for kernel in op.walk():
+            if isinstance(kernel, KernelOp):
+                check_budgets(kernel)  # before simulating tiles that could never fit
         for tile_op in shared_tile_ops(op):
             plan_shared_tile(tile_op)
         for inner in op.walk():

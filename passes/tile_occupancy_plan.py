@@ -5,7 +5,12 @@ owning 64-row slices of every register tile. Decisions, in order, each written o
 `tile.kernel` as `#tile.decision<value, "why">` (read back by `KernelPlan.of`):
 
   consumers            rows of the largest register tile / 64, at most 4, fewer when the
-                       register demand per thread does not fit the split below
+                       register demand per thread does not fit the split below or the widest
+                       wgmma does not fit the entry count (below); rows of 64 or more that are
+                       not a multiple of 64 are an error at the tile (the GPU backend splits
+                       register tiles in 64-row slices; fewer than 64 rows only interpret);
+                       then every TMA box must span at most 256 elements per dimension
+                       (loaded tiles' rows, unswizzled rows, vectors, each consumer's stored rows)
   threads              128 x (1 + consumers)
   producer_registers   setmaxnreg values (multiples of 8 in [24, 256]) splitting the block's
   consumer_registers   entry allocation (threads x floor8(65536 / threads), what ptxas gives with
@@ -17,7 +22,8 @@ owning 64-row slices of every register tile. Decisions, in order, each written o
   smem_bytes           that total
   persistent, group_m  a 2-D grid with a K loop (GEMM-like) runs one CTA per SM over the tiles,
                        8 tile-rows at a time (L2 reuse); other grids launch one CTA per tile
-  ctas_per_sm          2 when two blocks fit both budgets, else 1
+  ctas_per_sm          2 when two blocks fit both budgets and the widest wgmma fits the halved
+                       entry count, else 1
   cluster              only pinned (@cluster(2)): tile rows i and i+1 run on a 2-CTA cluster
                        that multicasts the pipelined tile they share (GEMM's B)
   heavy_first          (one CTA per tile) the grid axis whose block index a loop's trip count
@@ -25,15 +31,26 @@ owning 64-row slices of every register tile. Decisions, in order, each written o
                        longest tiles start first and the short ones fill the last wave
 
 The register demand per consumer thread is the peak over the program of the live register
-tiles' registers (f32 tiles 1 per element, 16-bit tiles 1 per 2, row vectors 2 per 64 rows,
-each divided over consumers x 128 threads) plus 32 for addresses, indices and descriptors.
+tiles' registers, as their sm90 fragments hold them (f32 tiles 1 per element, narrower ones 1
+per 2, divided over consumers x 128 threads; row vectors 2 per 64 rows of a consumer's slice;
+column vectors, replicated in every thread, a quarter of their f32 columns, an eighth of
+narrower ones) plus 32 for addresses, indices and descriptors.
+ptxas compiles every instruction within the entry count (setmaxnreg.inc raises the budget of the
+code after it, but not of one instruction: C7602), so one wgmma m64nN, N/2 accumulators + 26
+(+4 with A in registers), must fit the entry count of the chosen consumers and CTAs per SM.
+The analyses are linear in the program: the live-range sweep, the index-growth pass behind
+heavy_first, and `check_budgets` (registers and one copy of the shared tiles), which
+tile-bank-conflicts calls before it simulates any tile.
 Pins (`annotations = {consumers, registers = [p, c], persistent, group_m, heavy_first}`, `stages`
 on the loop) are checked against the same budgets; an infeasible one is a TkError naming the budget.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from bisect import bisect_right
+from dataclasses import dataclass, field
+from fractions import Fraction
 
 from xdsl.context import Context
 from xdsl.dialects import arith, scf
@@ -47,9 +64,14 @@ from tkc.dialects.tile import (
     DecisionAttr,
     GridOp,
     KernelOp,
+    LoadOp,
     MmaOp,
     RegisterTileType,
     RegisterVectorType,
+    SharedTileType,
+    SharedVectorType,
+    StoreOp,
+    ToSharedOp,
     element_bytes,
 )
 from tkc.passes.plan import (
@@ -59,12 +81,16 @@ from tkc.passes.plan import (
     WARPGROUP_THREADS,
     WGMMA_ROWS,
     buffer_bytes,
+    column_vectors,
     pipelined_loops,
     smem_plan,
     staging_bytes,
+    staging_chunk,
 )
 
 MAX_CONSUMERS = 4
+TMA_BOX_MAX = 256
+"""Elements a TMA box spans at most along each dimension (cuTensorMapEncodeTiled's boxDim)."""
 MAX_STAGES = 4
 MAX_THREADS = 1024
 MAX_THREAD_REGISTERS = 255
@@ -77,8 +103,18 @@ def floor8(n: int) -> int:
     return n // 8 * 8
 
 
-WGMMA_OPERAND_REGISTERS = 16
-"""Registers a wgmma needs besides its accumulators (descriptors, A fragments, addresses)."""
+WGMMA_OPERAND_REGISTERS = 26
+"""Registers ptxas needs for one wgmma besides its accumulators (descriptors, addresses): its
+C7602 'register target' for the instruction is N/2 + 26 for m64nN with A in shared memory, over
+every gemm, attention and fp8 variant measured (N 16..256, K 16..128, ptxas 13)."""
+A_FRAGMENT_REGISTERS = 4
+"""A from registers adds its fragment: 4 x b32 per thread (m64k16 16-bit, m64k32 fp8)."""
+
+
+def mma_registers(mma: MmaOp) -> int:
+    """Registers per thread one wgmma of this product needs at once (the accumulators are f32)."""
+    a_fragment = A_FRAGMENT_REGISTERS if isinstance(mma.a.type, RegisterTileType) else 0
+    return mma.result.type.cols // 2 + WGMMA_OPERAND_REGISTERS + a_fragment
 
 
 def register_pool(consumers: int, ctas: int) -> tuple[int, int]:
@@ -95,48 +131,76 @@ def register_split(consumers: int, ctas: int) -> tuple[int, int]:
     return producer, min(256, floor8((pool // WARPGROUP_THREADS - producer) // consumers))
 
 
-def register_cost(type_: Attribute, consumers: int) -> float:
-    """Registers per consumer thread that a value of this type holds."""
-    threads = consumers * WARPGROUP_THREADS
+def register_cost(value: SSAValue, consumers: int, columns: set[SSAValue]) -> Fraction:
+    """Registers per consumer thread that a value holds, as sm90.FragmentType counts its fragment
+    (exact, so sums do not depend on their order): a tile's slice of rows / consumers rows, one
+    f32 or two narrower elements per register; a row vector 2 per 64 rows of the slice; a column
+    vector (`columns`, replicated in every consumer) a quarter of its columns, an eighth when narrow."""
+    type_ = value.type
+    if not isinstance(type_, RegisterTileType | RegisterVectorType):
+        return Fraction(0)
+    per_register = 1 if element_bytes(type_.element_type) == 4 else 2
     if isinstance(type_, RegisterTileType):
-        return type_.num_elements * element_bytes(type_.element_type) / 4 / threads
-    if isinstance(type_, RegisterVectorType):
-        return 2 * -(-type_.length // (consumers * WGMMA_ROWS))
-    return 0
+        return Fraction(type_.num_elements, consumers * WARPGROUP_THREADS * per_register)
+    if value in columns:
+        return Fraction(type_.length, 4 * per_register)
+    return Fraction(2 * -(-type_.length // (consumers * WGMMA_ROWS)))
 
 
-def peak_registers(block: Block, consumers: int) -> float:
-    """Peak registers per consumer thread of the values live in `block` (and nested blocks)."""
+def program_order(root: Operation) -> dict[Operation, int]:
+    """Every op under `root` numbered in program order, so the ops nested in an op follow it
+    contiguously (an explicit stack: xDSL's recursive walk costs the nesting depth per op)."""
+    order: dict[Operation, int] = {}
+    stack = [root]
+    while stack:
+        op = stack.pop()
+        order[op] = len(order)
+        stack.extend(reversed([nested for region in op.regions for b in region.blocks for nested in b.ops]))
+    return order
+
+
+def peak_registers(block: Block, consumers: int, order: dict[Operation, int], columns: set[SSAValue]) -> Fraction:
+    """Peak registers per consumer thread of the values live in `block` (and nested blocks).
+
+    A value is live from its definition to the op of `block` that holds its last use (found by
+    bisecting the ops' program-order numbers); one sweep over the ops keeps the total of the
+    values live through the current op, so the cost is about linear in the program."""
     ops = list(block.ops)
-    index = {op: i for i, op in enumerate(ops)}
-
-    def position(op: Operation) -> int:
-        while op.parent_block() is not block:
-            parent = op.parent_op()
-            assert parent is not None
-            op = parent
-        return index[op]
-
-    values: list[tuple[SSAValue, int]] = [(arg, -1) for arg in block.args]
-    values += [(result, i) for i, op in enumerate(ops) for result in op.results]
-    last = {v: max((position(use.operation) for use in v.uses), default=d) for v, d in values}
-    cost = {v: register_cost(v.type, consumers) for v, _ in values}
-    peak = 0.0
+    numbers = [order[op] for op in ops]
+    starts = [Fraction(0)] * (len(ops) + 1)
+    """starts[i]: registers of the values that become live through op i, minus those that end."""
+    dying = [Fraction(0)] * len(ops)
+    """dying[i]: registers of the values whose last use is op i."""
+    last: dict[SSAValue, int] = {}
+    defined = [(arg, -1) for arg in block.args] + [(r, i) for i, op in enumerate(ops) for r in op.results]
+    for value, at in defined:
+        cost = register_cost(value, consumers, columns)
+        if not cost:
+            continue
+        end = max((bisect_right(numbers, order[use.operation]) - 1 for use in value.uses), default=at)
+        if end > at:
+            starts[at + 1] += cost
+            starts[end] -= cost
+            dying[end] += cost
+            last[value] = end
+    peak = through = Fraction(0)
     for i, op in enumerate(ops):
-        through = sum(cost[v] for v, d in values if d < i < last[v])
-        dying = [v for v, d in values if d < i == last[v]]
+        through += starts[i]
         if op.regions:
-            captured = sum(cost[v] for v in dying if v not in op.operands)
-            inner = max(peak_registers(b, consumers) for r in op.regions for b in r.blocks)
-            peak = max(peak, through + captured + inner)
+            ending_here = [v for v in set(op.operands) if last.get(v) == i]
+            consumed = sum((register_cost(v, consumers, columns) for v in ending_here), Fraction(0))
+            inner = max((peak_registers(b, consumers, order, columns) for r in op.regions for b in r.blocks),
+                        default=Fraction(0))
+            peak = max(peak, through + dying[i] - consumed + inner)
         else:
-            results = sum(cost[r] for r in op.results)
-            peak = max(peak, through + max(sum(cost[v] for v in dying), results))
+            results = sum((register_cost(r, consumers, columns) for r in op.results), Fraction(0))
+            peak = max(peak, through + max(dying[i], results))
     return peak
 
 
 def register_demand(kernel: KernelOp, consumers: int) -> int:
-    return -(-int(peak_registers(kernel.body.block, consumers) * 8) // 8) + OVERHEAD_REGISTERS
+    peak = peak_registers(kernel.body.block, consumers, program_order(kernel), column_vectors(kernel))
+    return -(-math.floor(peak * 8) // 8) + OVERHEAD_REGISTERS
 
 
 def max_tile_rows(kernel: KernelOp) -> int:
@@ -145,25 +209,32 @@ def max_tile_rows(kernel: KernelOp) -> int:
     return max((t.rows for t in types if isinstance(t, RegisterTileType)), default=0)
 
 
-def _depends_on(value: SSAValue, source: SSAValue) -> bool:
-    if value is source:
-        return True
-    op = value.owner
-    return isinstance(op, Operation) and any(_depends_on(v, source) for v in op.operands)
+@dataclass(frozen=True)
+class IndexGrowth:
+    """Which index values of a kernel depend on `source` (a block index) and which never
+    decrease when it grows: sums and products of it, differences and quotients with it on the
+    left only. One pass over the kernel in program order (operands are defined before their
+    uses), so a deep chain of index lets costs its length, not 2^length."""
 
+    depends: frozenset[SSAValue]
+    grows: frozenset[SSAValue]
 
-def _grows_with(value: SSAValue, source: SSAValue) -> bool:
-    """Whether index `value` depends on `source` and never decreases when it grows: sums and
-    products of it, differences and quotients with it on the left only."""
-    if value is source:
-        return True
-    op = value.owner
-    if isinstance(op, arith.AddiOp | arith.MuliOp):
-        grows = [_grows_with(v, source) for v in op.operands]
-        return any(grows) and all(g or not _depends_on(v, source) for g, v in zip(grows, op.operands))
-    if isinstance(op, arith.SubiOp | arith.DivUIOp | arith.CeilDivUIOp):
-        return _grows_with(op.lhs, source) and not _depends_on(op.rhs, source)
-    return False
+    @staticmethod
+    def of(kernel: KernelOp, source: SSAValue) -> IndexGrowth:
+        depends, grows = {source}, {source}
+        for op in kernel.walk():
+            if not any(v in depends for v in op.operands):
+                continue
+            depends.update(op.results)
+            if isinstance(op, arith.AddiOp | arith.MuliOp):
+                monotone = all(v in grows or v not in depends for v in op.operands)
+            elif isinstance(op, arith.SubiOp | arith.DivUIOp | arith.CeilDivUIOp):
+                monotone = op.lhs in grows and op.rhs not in depends
+            else:
+                monotone = False
+            if monotone:
+                grows.update(op.results)
+        return IndexGrowth(frozenset(depends), frozenset(grows))
 
 
 def int_pin(attr: Attribute | None) -> int | None:
@@ -173,6 +244,13 @@ def int_pin(attr: Attribute | None) -> int | None:
 @dataclass
 class Planner:
     kernel: KernelOp
+    _demand: dict[int, int] = field(default_factory=dict)
+    """register_demand by consumer count: the IR does not change while planning."""
+
+    def demand(self, consumers: int) -> int:
+        if consumers not in self._demand:
+            self._demand[consumers] = register_demand(self.kernel, consumers)
+        return self._demand[consumers]
 
     def annotation(self, key: str) -> Attribute | None:
         return self.kernel.annotations.data.get(key)
@@ -182,6 +260,15 @@ class Planner:
 
     def consumers(self) -> int:
         rows = max_tile_rows(self.kernel)
+        if rows >= WGMMA_ROWS and rows % WGMMA_ROWS:
+            tile = next(op for op in self.kernel.walk()
+                        if any(isinstance(r.type, RegisterTileType) and r.type.rows == rows for r in op.results))
+            raise error_at(
+                tile,
+                f"a register tile of {rows} rows: the GPU backend splits register tiles over consumer warpgroups "
+                f"in 64-row slices (wgmma computes 64 rows at a time), so it needs a multiple of 64 rows here, "
+                f"not only the multiple of 16 the language allows",
+            )
         pin = int_pin(self.annotation("consumers"))
         if pin is not None:
             self.check_consumers(pin, rows)
@@ -189,13 +276,13 @@ class Planner:
         most = min(MAX_CONSUMERS, max(1, rows // WGMMA_ROWS))
         options = [n for n in range(most, 0, -1) if rows < WGMMA_ROWS or rows % (WGMMA_ROWS * n) == 0]
         for n in options:
-            if register_demand(self.kernel, n) <= register_split(n, 1)[1] and self.widest_mma_fits(n):
+            if self.demand(n) <= register_split(n, 1)[1] and self.widest_mma_fits(n):
                 return n
         n = options[0]  # the most consumers: the smallest share of the tiles each thread holds
-        if register_demand(self.kernel, n) > register_split(n, 1)[1]:
+        if self.demand(n) > register_split(n, 1)[1]:
             raise error_at(
                 self.kernel,
-                f"the register tiles need {register_demand(self.kernel, n)} registers per thread even split over "
+                f"the register tiles need {self.demand(n)} registers per thread even split over "
                 f"{n} consumer warpgroup(s), over the {register_split(n, 1)[1]} each can get "
                 f"from the {SM_REGISTERS}-register file: use smaller tiles",
             )
@@ -206,11 +293,37 @@ class Planner:
             f"fewer rows per block",
         )
 
-    def widest_mma_fits(self, consumers: int) -> bool:
-        """ptxas allocates a kernel's registers at the entry count (setmaxnreg only moves them at run
-        time), so one wgmma's accumulators and operands must fit that count: m64nN holds N/2."""
-        widest = max((op.result.type.cols for op in self.kernel.walk() if isinstance(op, MmaOp)), default=0)
-        return widest // 2 + WGMMA_OPERAND_REGISTERS <= register_pool(consumers, 1)[0]
+    def check_tma_boxes(self, consumers: int) -> None:
+        """Each TMA box the lowering issues spans at most 256 elements per dimension: a loaded
+        tile's rows and the row of one panel (the swizzle span, the whole row unswizzled), a
+        loaded vector, and a stored register tile's rows per consumer (each stores its own)."""
+        for op in self.kernel.walk():
+            if isinstance(op, LoadOp) and isinstance(op.result.type, SharedTileType):
+                t = op.result.type
+                if t.rows > TMA_BOX_MAX:
+                    raise error_at(op, f"a TMA box spans at most {TMA_BOX_MAX} rows, and this tile has {t.rows}: "
+                                       f"load tiles of at most {TMA_BOX_MAX} rows")
+                if t.swizzle.data <= 0 and t.cols > TMA_BOX_MAX:  # a swizzle span is at most 128 elements
+                    raise error_at(op, f"the tile is not swizzled, so one TMA box spans its whole {t.cols}-element "
+                                       f"rows, over the {TMA_BOX_MAX} a box can: use narrower tiles")
+            elif isinstance(op, LoadOp) and isinstance(op.result.type, SharedVectorType):
+                if op.result.type.length > TMA_BOX_MAX:
+                    raise error_at(op, f"a TMA box spans at most {TMA_BOX_MAX} elements, and this vector has "
+                                       f"{op.result.type.length}: load vectors of at most {TMA_BOX_MAX}")
+            elif isinstance(op, StoreOp) and isinstance(op.value.type, RegisterTileType):
+                rows = op.value.type.rows // consumers
+                if rows > TMA_BOX_MAX or staging_chunk(op)[1] > TMA_BOX_MAX:
+                    raise error_at(op, f"each of the {consumers} consumer warpgroup(s) stores its {rows} rows of "
+                                       f"this {op.value.type.rows}x{op.value.type.cols} tile as TMA boxes of "
+                                       f"{staging_chunk(op)[1]} columns, and a box spans at most {TMA_BOX_MAX}: "
+                                       f"store smaller tiles")
+
+    def widest_mma_fits(self, consumers: int, ctas: int = 1) -> bool:
+        """ptxas compiles each instruction within the registers a thread has at kernel entry
+        (.maxntid with .minnctapersm `ctas`; setmaxnreg only moves registers at run time: C7602
+        otherwise), so the largest wgmma must fit that count."""
+        need = max((mma_registers(op) for op in self.kernel.walk() if isinstance(op, MmaOp)), default=0)
+        return need <= register_pool(consumers, ctas)[0]
 
     def check_consumers(self, n: int, rows: int) -> None:
         threads = WARPGROUP_THREADS * (1 + n)
@@ -226,7 +339,7 @@ class Planner:
                 f"@consumers({n}) splits the {rows}-row register tiles into {rows / n:g} rows per warpgroup; "
                 f"wgmma needs multiples of {WGMMA_ROWS}",
             )
-        demand = register_demand(self.kernel, n)
+        demand = self.demand(n)
         _, consumer = register_split(n, 1)
         if demand > consumer:
             _, pool = register_pool(n, 1)
@@ -244,7 +357,7 @@ class Planner:
 
     def registers(self, n: int, ctas: int) -> tuple[int, int, str]:
         pin = self.annotation("registers")
-        demand = register_demand(self.kernel, n)
+        demand = self.demand(n)
         entry, pool = register_pool(n, ctas)
         threads = WARPGROUP_THREADS * (1 + n)
         if pin is None:
@@ -293,19 +406,24 @@ class Planner:
             s = pinned[0][1]
             assert s is not None
             return s, f"pinned by @stages({s}); {smem_plan(self.kernel, s).total} of {SMEM_BUDGET} bytes"
-        fits = [s for s in range(1, MAX_STAGES + 1) if smem_plan(self.kernel, s).total <= SMEM_BUDGET]
-        if not fits:
-            raise error_at(
-                loops[0],
-                f"one stage already needs {smem_plan(self.kernel, 1).total} bytes of shared memory "
-                f"({self.smem_breakdown(1)}), over the {SMEM_BUDGET}-byte budget: use smaller tiles",
-            )
-        s = fits[-1]
+        self.check_shared_memory(loops)
+        s = max(s for s in range(1, MAX_STAGES + 1) if smem_plan(self.kernel, s).total <= SMEM_BUDGET)
         if s == MAX_STAGES:
             why = "the deepest ring tkc builds (as ThunderKittens)"
         else:
             why = f"{s + 1} would need {smem_plan(self.kernel, s + 1).total} bytes, over {SMEM_BUDGET}"
         return s, f"{s} stages fit ({self.smem_breakdown(s)}); {why}"
+
+    def check_shared_memory(self, loops: list[scf.ForOp]) -> None:
+        """One stage of each ring with every other buffer must fit: no plan needs less."""
+        total = smem_plan(self.kernel, 1).total
+        if total > SMEM_BUDGET:
+            need = "one stage already needs" if loops else "the shared tiles need"
+            raise error_at(
+                loops[0] if loops else self.kernel,
+                f"{need} {total} bytes of shared memory ({self.smem_breakdown(1)}), over the {SMEM_BUDGET}-byte "
+                f"budget: use smaller tiles",
+            )
 
     def smem_breakdown(self, stages: int) -> str:
         plan = smem_plan(self.kernel, stages)
@@ -348,12 +466,14 @@ class Planner:
         if pin == 0:
             return None
         grid = next(op for op in self.kernel.body.block.ops if isinstance(op, GridOp))
-        block_ids = {op.axis.value.data: op.result for op in self.kernel.body.block.ops if isinstance(op, BlockIdOp)}
+        growth_by_axis = {op.axis.value.data: IndexGrowth.of(self.kernel, op.result)
+                          for op in self.kernel.body.block.ops if isinstance(op, BlockIdOp)}
         for loop in loops:
             if loop.parent_op() is not self.kernel:
                 continue
-            for axis, block_id in sorted(block_ids.items()):
-                if _grows_with(loop.ub, block_id) and not _depends_on(loop.lb, block_id):
+            for axis in sorted(growth_by_axis):
+                growth = growth_by_axis[axis]
+                if loop.ub in growth.grows and loop.lb not in growth.depends:
                     name = grid.names.data[axis].data
                     return axis, (
                         f"the loop's trip count grows with {name}: blocks launch from the last {name} down, so the "
@@ -366,6 +486,7 @@ class Planner:
 
     def plan(self) -> None:
         n = self.consumers()
+        self.check_tma_boxes(n)
         rows = max_tile_rows(self.kernel)
         self.decide(
             "consumers",
@@ -373,7 +494,7 @@ class Planner:
             f"pinned by @consumers({n})"
             if "consumers" in self.annotation_keys()
             else f"{rows}-row register tiles: {rows // n if rows >= WGMMA_ROWS else rows} rows per consumer warpgroup "
-            f"(wgmma m64); the demand of {register_demand(self.kernel, n)} registers per thread fits",
+            f"(wgmma m64); the demand of {self.demand(n)} registers per thread fits",
         )
         self.decide("threads", WARPGROUP_THREADS * (1 + n), f"1 producer + {n} consumer warpgroup(s) of 128 threads")
         loops = pipelined_loops(self.kernel)
@@ -384,6 +505,8 @@ class Planner:
         if loops:
             stages, why = self.stages(loops)
             self.decide("stages", stages, why)
+        else:
+            self.check_shared_memory(loops)
         smem = smem_plan(self.kernel, stages).total
         self.decide("smem_bytes", smem, f"{self.smem_breakdown(stages)}; budget {SMEM_BUDGET}")
         group_m = int_pin(self.annotation("group_m"))
@@ -412,11 +535,26 @@ class Planner:
             return 1, "@registers pins the split of one block's registers"
         if 2 * (smem + 1024) > SM_SMEM:
             return 1, f"two blocks would need 2 x ({smem} + 1024 reserved) bytes, over the SM's {SM_SMEM}"
-        demand = register_demand(self.kernel, n)
+        demand = self.demand(n)
         _, consumer = register_split(n, 2)
         if demand > consumer:
             return 1, f"with two blocks a consumer gets {consumer} registers, under the {demand} it needs"
+        if not self.widest_mma_fits(n, 2):
+            return 1, (f"with two blocks a thread starts with {register_pool(n, 2)[0]} registers, too few for "
+                       f"one wgmma of the widest product with its accumulators")
         return 2, f"two blocks fit: {smem} bytes of shared memory and {consumer} registers per consumer thread each"
+
+
+def check_budgets(kernel: KernelOp) -> None:
+    """The budgets no plan escapes, checked before anything whose cost grows with the tiles
+    (tile-bank-conflicts simulates every warp access of the tiles it lays out): the register
+    tiles fit the consumer warpgroups, and the shared tiles, one copy each, fit the shared memory
+    (the lower bound of every layout and stage count; over it, the planner's own message)."""
+    planner = Planner(kernel)
+    planner.consumers()
+    tiles = sum(buffer_bytes(op.results[0].type) for op in kernel.walk() if isinstance(op, LoadOp | ToSharedOp))
+    if tiles > SMEM_BUDGET:
+        planner.check_shared_memory(pipelined_loops(kernel))
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
 """tile-pipeline: hoist loop-invariant loads, and turn each loop that loads tiles into an S-stage TMA ring.
 
 A `tile.load` in an `scf.for` whose tensor and coordinates do not depend on the loop (Q in
-attention) is moved before the loop, with the pure index math it needs, and loaded once.
+attention), and which no store in the loop may overwrite (plan.loop_loads, tkc.passes.alias),
+is moved before the loop, with the pure index math it needs, and loaded once.
 The remaining loads of the loop body are its stage: the lowering builds an S-stage ring of
 them with full/empty mbarriers (the producer waits empty[s], expects the stage bytes and
 issues the TMA loads of stage s; the consumers wait full[s], compute, and arrive on
@@ -12,13 +13,19 @@ Written (offsets in bytes from the 1024-aligned base of dynamic shared memory, p
                          ring_offset = R : i64, stage_bytes = B : i64 (stage s at R + s * B)
   on each ring load      stage_offset = o : i64 (within a stage)
   on other shared tiles  smem_offset = o : i64 (hoisted and outer loads, tile.to_shared tiles)
-  on stores of registers smem_offset = o : i64 (the epilogue staging tile)
+  on stores of registers smem_offset = o : i64 (the epilogue staging tile), and
+                         staging_reuse = #tile.decision<1, "..."> when it lies in the bytes of the
+                         kernel-level loads (plan.staging_reuses_single_tiles)
+  on the kernel          col_scratch_offset = o : i64 (the column reductions' scratch buffer), and
+                         smem_bytes (tile-occupancy-plan's budget, which must equal the layout's
+                         total; written here when no plan ran)
   on a loop whose last mma can run one iteration late (plan.late_tail: attention's P.V)
                          overlap = #tile.decision<1, "...">; the lowering then issues each
                          iteration's first mma, then the previous iteration's last, and runs the
                          element-wise work between them (softmax) while both are in flight.
                          `@overlap(0)` on the loop turns it off; `@overlap(1)` insists.
-The mbarriers sit in the first 1 KB.
+The mbarriers sit in the first 1 KB. This is the one layout: convert-tile-to-sm90 reads these
+offsets and computes none of its own.
 """
 
 from __future__ import annotations
@@ -55,21 +62,30 @@ def describe(op: Operation) -> str:
     return f"{op.results[0].name_hint or 'tile'} {shape}x{element_name(t.element_type)}"
 
 
+def _overlap_pin(loop: scf.ForOp) -> int | None:
+    """The loop's @overlap pin: the frontend's integer, or, when tile-pipeline runs on its own
+    output (a dump), the pinned value its decision recorded."""
+    attr = loop.attributes.get("overlap")
+    if isinstance(attr, DecisionAttr):
+        return attr.int_value if attr.reason.data.startswith("pinned") else None
+    return attr.value.data if isinstance(attr, IntegerAttr) else None
+
+
 def _overlap_decision(loop: scf.ForOp) -> DecisionAttr | None:
     """Whether the loop's last mma runs one iteration late (plan.late_tail), pinned by @overlap."""
-    pin = loop.attributes.get("overlap")
+    pin = _overlap_pin(loop)
     tail = late_tail(loop)
-    if isinstance(pin, IntegerAttr) and pin.value.data == 0:
+    if pin == 0:
         return DecisionAttr(0, "pinned by @overlap(0): each iteration waits for its own mmas")
     if tail is None:
-        if isinstance(pin, IntegerAttr):
+        if pin is not None:
             raise error_at(
                 loop,
                 "@overlap(1) needs a loop whose last mma only accumulates into a loop-carried tile that nothing "
                 "else in the loop reads, after an earlier mma, and no stores or tile.to_shared in the loop",
             )
         return None
-    pinned = "pinned by @overlap(1); " if isinstance(pin, IntegerAttr) else ""
+    pinned = "pinned by @overlap(1); " if pin is not None else ""
     return DecisionAttr(
         1,
         f"{pinned}the last mma only accumulates into a carried tile nothing else reads, so it runs one iteration "
@@ -103,6 +119,23 @@ def pipeline(kernel: KernelOp) -> None:
             ring.loop.attributes["overlap"] = overlap
     for op, offset in (*plan.single, *plan.staging):
         op.attributes["smem_offset"] = IntegerAttr(offset, 64)
+    if plan.staging_reused:
+        for store, _ in plan.staging:
+            store.attributes["staging_reuse"] = DecisionAttr(
+                1, "the CTA runs one tile and every use of its kernel-level loads comes before the first staged "
+                "store: the epilogue stages in their bytes, once all consumers meet",
+            )
+    if plan.col_scratch is not None:
+        kernel.attributes["col_scratch_offset"] = IntegerAttr(plan.col_scratch, 64)
+    budgeted = kernel.attributes.get("smem_bytes")
+    if isinstance(budgeted, DecisionAttr) and budgeted.int_value != plan.total:
+        raise error_at(
+            kernel,
+            f"the smem_bytes decision ({budgeted.int_value} bytes) disagrees with the shared-memory layout "
+            f"tile-pipeline builds ({plan.total} bytes)",
+        )
+    if not isinstance(budgeted, DecisionAttr):
+        kernel.attributes["smem_bytes"] = DecisionAttr(plan.total, f"tile-pipeline's layout of {stages} stage(s)")
 
 
 @dataclass(frozen=True)

@@ -43,45 +43,10 @@ from tkc.dialects.tile import (
     element_bytes,
     element_name,
 )
-
-SPANS = (128, 64, 32)
-LAYOUT_CODE = {128: 1, 64: 2, 32: 3}
-"""Descriptor bits 62-63 for each swizzle span."""
-
-
-@dataclass(frozen=True)
-class Descriptor:
-    """A wgmma shared-memory matrix descriptor for one operand tile."""
-
-    major: str
-    """"K": rows are M/N indices, K contiguous; "MN": rows are K indices, M/N contiguous."""
-    swizzle: int
-    lbo: int
-    sbo: int
-    k_step: int
-    """Bytes the start address advances per wgmma k-step (32 bytes of K) inside one panel."""
-    panel_bytes: int
-    """Distance between the span-wide column panels (K-major: next K panel; MN-major: = LBO)."""
-
-    @property
-    def constant(self) -> int:
-        return (LAYOUT_CODE[self.swizzle] << 62) | ((self.sbo >> 4) << 32) | ((self.lbo >> 4) << 16)
-
-    def describe(self) -> str:
-        lbo = "LBO 16 (unused)" if self.major == "K" else f"LBO {self.lbo} (next {self.swizzle}-byte MN panel)"
-        return (
-            f"{self.constant:#018x}: {self.major}-major, {self.swizzle}B swizzle "
-            f"(layout {LAYOUT_CODE[self.swizzle]}): {lbo}, "
-            f"SBO {self.sbo} (8 rows x {self.swizzle} B), k-step +{self.k_step} B, panels {self.panel_bytes} B apart"
-        )
-
+from tkc.passes.wgmma_layout import SWIZZLE_SPANS, Descriptor, descriptor, widest_span
 
 def wgmma_descriptor(tile: SharedTileType, major: str) -> Descriptor:
-    span = tile.swizzle.data
-    panel = tile.rows * span
-    if major == "K":
-        return Descriptor("K", span, 16, 8 * span, 32, panel)
-    return Descriptor("MN", span, panel, 8 * span, 32 // element_bytes(tile.element_type) * span, panel)
+    return descriptor(tile.rows, tile.swizzle.data, major, element_bytes(tile.element_type))
 
 
 def operand_major(mma: MmaOp, operand: SSAValue) -> str:
@@ -161,10 +126,6 @@ def set_swizzle(op: LoadOp | ToSharedOp, swizzle: int, reason: str) -> None:
             user.attributes[name] = DecisionAttr(IntegerAttr(desc.constant, 64), desc.describe())
 
 
-def widest_span(row_bytes: int) -> int:
-    return next((s for s in SPANS if row_bytes % s == 0), 0)
-
-
 def check_and_choose(op: LoadOp | ToSharedOp) -> tuple[int, str]:
     tile = op.result.type
     assert isinstance(tile, SharedTileType)
@@ -178,7 +139,7 @@ def check_and_choose(op: LoadOp | ToSharedOp) -> tuple[int, str]:
     pin = op.attributes.get("swizzle")
     if isinstance(pin, IntegerAttr):
         value = pin.value.data
-        if value not in (0, *SPANS):
+        if value not in (0, *SWIZZLE_SPANS):
             raise error_at(op, f"@swizzle({value}): the swizzle is 0, 32, 64 or 128 bytes")
         if value and row_bytes % value:
             raise error_at(

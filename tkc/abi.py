@@ -71,6 +71,9 @@ class KernelABI:
     smem_bytes: int
     divisibility: tuple[tuple[str, int], ...] = field(default=())
     """(dim name, divisor): the tile sizes each symbolic dim must be a multiple of."""
+    written: tuple[str, ...] = field(default=())
+    """The arguments the kernel stores to: none may overlap another argument in memory (the
+    compiler orders a block's accesses per argument, assuming distinct arguments are distinct memory)."""
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -86,7 +89,7 @@ class KernelABI:
             ArgSpec(_get(a, "name", str), _get(a, "dtype", str), tuple(_get(a, "dims", list, _is_dim)))
             for a in _get(raw, "args", list, lambda a: isinstance(a, dict))
         )
-        dims = {d for a in args for d in a.dims if isinstance(d, str)}
+        names, dims = {a.name for a in args}, {d for a in args for d in a.dims if isinstance(d, str)}
         params: list[Param] = []
         for p in _get(raw, "params", list, lambda p: isinstance(p, dict)):
             kind, name = _get(p, "kind", str), _get(p, "name", str)
@@ -102,7 +105,7 @@ class KernelABI:
             else:
                 raise ABIError(f"parameter {name!r} has the unknown kind {kind!r}")
         for param in params:
-            if isinstance(param, TensorMapParam | PointerParam) and param.arg not in {a.name for a in args}:
+            if isinstance(param, TensorMapParam | PointerParam) and param.arg not in names:
                 raise ABIError(f"parameter {param.name!r} names no argument {param.arg!r}")
             if isinstance(param, DimParam) and param.dim not in dims:
                 raise ABIError(f"parameter {param.name!r} names no dim {param.dim!r} of the arguments")
@@ -124,6 +127,7 @@ class KernelABI:
             divisibility=tuple(
                 (d, n) for d, n in _get(raw, "divisibility", list, lambda e: _is_pair(e, dims))
             ),
+            written=tuple(_get(raw, "written", list, lambda a: a in names)) if "written" in raw else (),
         )
 
 

@@ -25,6 +25,7 @@ from tkc.driver import (
     load_module,
     make_context,
     read_text,
+    require_one_kernel,
 )
 
 if TYPE_CHECKING:
@@ -103,6 +104,7 @@ class CompiledKernel:
         self.params = dict(params or {})
         self._source = read_text(self.path)
         self._input = load_module(self.path, kernel, self.params, make_context())
+        require_one_kernel(self._input, self.path, "kernel='NAME'")
         self._ir: dict[str, str] = {"input": str(self._input)}
         self.module = compile_module(self._input.clone(), "tile", _Snapshots(self._ir))
         self._key = cache_key(self._source, kernel, self.params)

@@ -34,27 +34,34 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: error: {message}")
 
 
-def _param(text: str) -> tuple[str, int]:
-    """-D NAME=VALUE: an integer, or true/false for flags such as CAUSAL."""
-    name, sep, value = text.partition("=")
-    if not sep or not name.isidentifier():
-        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
-    if value.lower() in ("true", "false"):
-        return name, value.lower() == "true"
+def _param(text: str) -> tuple[str, int | bool | float]:
+    """-D NAME=VALUE (tkc.frontend.parse_define), a usage error when malformed."""
+    from tkc.frontend import parse_define
+
     try:
-        return name, int(value, 0)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"the value of {name} must be an integer, got {value!r}") from None
+        return parse_define(text)
+    except TkError as e:
+        raise argparse.ArgumentTypeError(e.message) from None
 
 
 def _sizes(text: str) -> dict[str, int]:
-    """--size M=256,N=256,K=128"""
-    return dict(_param(item) for item in text.split(",") if item)
+    """--size M=256,N=256,K=128: positive integers."""
+    sizes = {}
+    for item in filter(None, text.split(",")):
+        name, sep, value = item.partition("=")
+        try:
+            size = int(value, 0)
+        except ValueError:
+            size = 0
+        if not sep or not name.isidentifier() or size < 1:
+            raise argparse.ArgumentTypeError(f"expected NAME=SIZE with a positive integer SIZE, got {item!r}")
+        sizes[name] = size
+    return sizes
 
 
-def _add_source_args(parser: argparse.ArgumentParser, kernel_required: bool = False) -> None:
+def _add_source_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", help="a .tk program or tile-dialect .mlir")
-    parser.add_argument("-k", "--kernel", required=kernel_required, help="the kernel to compile (default: the only one)")
+    parser.add_argument("-k", "--kernel", help="the kernel to compile (default: the only one)")
     parser.add_argument(
         "-D", dest="params", metavar="NAME=VALUE", type=_param, action="append", default=[],
         help="override a compile-time parameter (repeatable)",
@@ -86,7 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
 
     report = commands.add_parser("report", help="explain the decisions the passes made for a kernel")
-    _add_source_args(report, kernel_required=True)
+    _add_source_args(report)
     return parser
 
 
@@ -126,11 +133,13 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from tkc.driver import compile_module, load_module, load_stage, make_context
+    from tkc.driver import compile_module, load_module, load_stage, make_context, require_one_kernel
 
     report = load_stage("tkc.report", "report", "tkc report")
     ctx = make_context()
-    module = compile_module(load_module(args.file, args.kernel, args.params, ctx), "tile", ctx=ctx)
+    module = load_module(args.file, args.kernel, args.params, ctx)
+    require_one_kernel(module, args.file)
+    module = compile_module(module, "tile", ctx=ctx)
     sys.stdout.write(report(module).rstrip("\n") + "\n")
     return EXIT_OK
 
@@ -148,23 +157,6 @@ def _raised_at(error: BaseException) -> str:
     """Where the exception came from, so a bare `assert` still points somewhere."""
     frame = traceback.extract_tb(error.__traceback__)[-1]
     return f"raised at {frame.filename}:{frame.lineno}"
-
-
-def report_internal_error(error: Exception, tool: str, argv: Sequence[str]) -> int:
-    """Print a compiler bug as every tkc tool does (one line, notes, how to report it): EXIT_INTERNAL."""
-    if os.environ.get("TKC_TRACEBACK") == "1":
-        traceback.print_exception(error)
-    message = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
-    print(f"{tool}: internal compiler error: {message}", file=sys.stderr)
-    for note in [*getattr(error, "__notes__", []), _raised_at(error)]:
-        print(f"  ({note})", file=sys.stderr)
-    print(
-        "Please report this bug with the command line that caused it:\n"
-        f"  {tool} {shlex.join(argv)}\n"
-        "(set TKC_TRACEBACK=1 to see the traceback)",
-        file=sys.stderr,
-    )
-    return EXIT_INTERNAL
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -193,6 +185,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_OK
     except Exception as e:
         return report_internal_error(e, "tkc", argv)
+
+
+def report_internal_error(error: Exception, prog: str, argv: Sequence[str]) -> int:
+    """One line naming the exception, where it came from, and a request to report the command."""
+    if os.environ.get("TKC_TRACEBACK") == "1":
+        traceback.print_exception(error)
+    message = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+    print(f"{prog}: internal compiler error: {message}", file=sys.stderr)
+    for note in [*getattr(error, "__notes__", []), _raised_at(error)]:
+        print(f"  ({note})", file=sys.stderr)
+    print(
+        "Please report this bug with the command line that caused it:\n"
+        f"  {prog} {shlex.join(argv)}\n"
+        "(set TKC_TRACEBACK=1 to see the traceback)",
+        file=sys.stderr,
+    )
+    return EXIT_INTERNAL
 
 
 if __name__ == "__main__":

@@ -9,7 +9,10 @@ the `.tk` line that caused it.
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from pathlib import Path
+from weakref import WeakKeyDictionary
 
 from xdsl.dialects.builtin import FileLineColLoc
 from xdsl.ir import Operation
@@ -37,8 +40,8 @@ class TkError(Exception):
         """The diagnostic as printed: location, message, then the line and a caret under `col`."""
         source = source if source is not None else self.source
         if source is None and self.filename and self.line:
-            try:
-                source = Path(self.filename).read_text(encoding="utf-8", errors="replace")
+            try:  # bytes, not text mode: its newline translation would shift the lines
+                source = Path(self.filename).read_bytes().decode("utf-8", errors="replace")
             except OSError:
                 source = None
         where = self.filename or "<input>"
@@ -48,9 +51,12 @@ class TkError(Exception):
                 where += f":{self.col}"
         text = f"{where}: error: {self.message}"
         if source is not None and self.line is not None:
-            lines = source.splitlines()
+            # Lines as the lexer counts them: only "\n" ends one (an empty file is one empty line).
+            lines = source.split("\n")
             if 1 <= self.line <= len(lines):
-                line_text = lines[self.line - 1].replace("\t", " ")
+                # One column per character, so the caret stays under it; a tab or a control
+                # character would move the terminal's cursor, so each prints as one space.
+                line_text = "".join(c if c.isprintable() else " " for c in lines[self.line - 1].removesuffix("\r"))
                 caret_col = max(1, self.col or 1)
                 text += f"\n{line_text}\n{' ' * (caret_col - 1)}^"
         return text
@@ -59,8 +65,40 @@ class TkError(Exception):
         return self.render()
 
 
+def decode_utf8(data: bytes, filename: str) -> str:
+    """`data` as UTF-8 text; invalid UTF-8 is a TkError at the offending byte."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        before = data[: err.start]
+        line = before.count(b"\n") + 1
+        line_start = before.rfind(b"\n") + 1
+        col = len(data[line_start : err.start].decode("utf-8", errors="replace")) + 1
+        raise TkError(
+            f"invalid UTF-8 byte 0x{data[err.start]:02x} (source files must be UTF-8)",
+            filename,
+            line,
+            col,
+            data.decode("utf-8", errors="replace"),
+        ) from None
+
+
+def did_you_mean(name: str, candidates: Iterable[str]) -> str:
+    """"; did you mean 'X'?" for the candidate closest to a misspelt `name` (case aside), or ""."""
+    name, candidates = str(name), list(candidates)
+    same_letters = [c for c in candidates if c.lower() == name.lower()]
+    close = same_letters or difflib.get_close_matches(name, candidates, n=1)
+    return f"; did you mean '{close[0]}'?" if close else ""
+
+
+INPUT_PLACES: WeakKeyDictionary[Operation, FileLineColLoc] = WeakKeyDictionary()
+"""Where an op read from an `.mlir` file stands in it (tkc.ir_input), for each op whose own
+location cannot be shown: none (a dump prints none for ops that have none, and must print back
+unchanged), or a damaged one. `location_of` prefers it to the op's location."""
+
+
 def location_of(op: Operation) -> tuple[str | None, int | None, int | None]:
-    loc = op.location
+    loc = INPUT_PLACES.get(op, op.location)
     if isinstance(loc, FileLineColLoc):
         return loc.filename.data, loc.line.data, loc.column.data
     return None, None, None

@@ -1,7 +1,8 @@
 """The compilation driver: load a `.tk` or `.mlir` file, run the pass pipeline, emit a stage.
 
-`PIPELINE` is the fixed order of passes. `compile_module` runs a prefix of it, chosen by the
-stage to emit, through an xDSL `PassPipeline` whose callback verifies the IR after every pass
+`PIPELINE` is the fixed order of passes. `compile_module` runs the part of it that lies between
+the stage its input is in and the stage to emit, through an xDSL `PassPipeline` whose callback
+verifies the IR after every pass
 (a pass that leaves invalid IR is a compiler bug, reported with the pass's name) and feeds an
 `Observer`, which is how the IR dumps and `ir_after_each_pass` (the interpreter's --bisect)
 see the module between passes.
@@ -10,6 +11,26 @@ Passes and backends are imported lazily: a tile-level pass whose module does not
 skipped; a stage the requested output needs and this build or machine lacks (a lowering,
 `tkc run`/`tkc report`, the CUDA tools behind cubin/sass) raises `StageUnavailable`, which the
 CLI reports in one line.
+
+Resuming from a dump. Every dump parses back, so `tkc compile DUMP` continues where the dump
+was taken and gives the PTX (and ABI) of the uninterrupted compile. `input_stage` reads the
+input's stage from the IR itself, never from a file name or a dump header:
+  - a `ptx.module` is PTX: every pass is behind it, only the backend remains;
+  - an `sm90.kernel` is sm90 IR: convert-tile-to-sm90 is behind it. sm90-verify-barriers runs
+    again: it only checks and leaves no trace, so whether it ran cannot be told, and a second
+    check changes nothing;
+  - a `tile.kernel` is tile IR, and each tile pass that ran left its marks on it (decisions,
+    offsets, fences: `TILE_PASS_MARKS`): the input resumes after the last pass whose marks it
+    has. A pass leaves its marks whenever it changes anything, so a later pass without marks
+    either did not run or had nothing to do, and running it is right either way. Tile IR
+    without marks (the frontend's output, or after canonicalize or cse, which leave none)
+    starts from canonicalize: run again on their own output, the two give back the same IR.
+Resuming rather than re-running the tile passes is what makes the result the same as the
+uninterrupted compile by construction: the passes that run see exactly the IR they would have
+seen, with no need for every pass to be idempotent. It also keeps the decisions in the dump,
+including ones a user edited, which a re-run would recompute. `--emit` of a stage before the
+input's is a user error.
+Dumps print each op's `.tk` location, so a resumed compile's diagnostics point at the source.
 """
 
 from __future__ import annotations
@@ -17,21 +38,24 @@ from __future__ import annotations
 import importlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from io import StringIO
 from pathlib import Path
 from typing import IO, Any
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, UnknownLoc
+from xdsl.ir import BlockArgument, Operation
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-from tkc.diagnostics import TkError
+from tkc.diagnostics import TkError, decode_utf8, did_you_mean
 from tkc.passes import ALL_PASSES, is_available
 
 TILE_PASSES = (
     "canonicalize",
     "cse",
+    "tile-memory-order",
     "tile-swizzle-select",
     "tile-bank-conflicts",
     "tile-occupancy-plan",
@@ -49,6 +73,26 @@ EMITS = ("tile", "sm90", "ptx", "cubin", "sass")
 """Stages `--emit` can stop at; the first two print MLIR, the rest go through the backend."""
 
 _LAST_PASS = {"tile": TILE_PASSES[-1], "sm90": SM90_PASSES[-1]}
+
+STAGES = ("tile", "sm90", "ptx")
+"""The dialect levels IR is in, in pipeline order (the first three of EMITS)."""
+
+_STAGE_OF_TOP_OP = {"tile.kernel": "tile", "sm90.kernel": "sm90", "ptx.module": "ptx"}
+KERNEL_OPS = ("tile.kernel", "sm90.kernel", "ptx.entry")
+"""The op that holds a kernel (its sym_name the kernel's name) at each stage."""
+_PASSES_BEHIND = {"sm90": PIPELINE.index("convert-tile-to-sm90") + 1, "ptx": len(PIPELINE)}
+"""How many passes of PIPELINE lie behind sm90 and PTX input (tile input: see TILE_PASS_MARKS)."""
+
+TILE_PASS_MARKS: dict[str, frozenset[str]] = {
+    "tile-memory-order": frozenset({"tile.fence", "memory_order"}),
+    "tile-swizzle-select": frozenset({"smem_align"}),
+    "tile-bank-conflicts": frozenset({"bank_conflicts"}),
+    "tile-occupancy-plan": frozenset({"threads"}),
+    "tile-pipeline": frozenset({"stage_offset", "smem_offset", "col_scratch_offset"}),
+}
+"""The ops each tile pass inserts and the attributes it writes whenever it changes the IR (its
+module docstring lists them); no other pass or frontend makes them, so an op that is, or
+carries, one of them shows that the pass ran."""
 
 
 class StageUnavailable(Exception):
@@ -81,6 +125,33 @@ def pipeline_for(emit: str) -> list[str]:
     return [name for name in names if is_available(name)]
 
 
+def _tile_passes_done(kernel: Operation) -> int:
+    """How many passes of PIPELINE ran on a tile.kernel: up to the last one whose marks it carries."""
+    marked = {
+        name
+        for op in kernel.walk()
+        for name, marks in TILE_PASS_MARKS.items()
+        if op.name in marks or not marks.isdisjoint(op.attributes)
+    }
+    return max((PIPELINE.index(name) + 1 for name in marked), default=0)
+
+
+def input_stage(module: ModuleOp) -> tuple[str, int]:
+    """The stage `module` is in and how many passes of PIPELINE are already behind it."""
+    stages = {_STAGE_OF_TOP_OP[op.name] for op in module.body.block.ops if op.name in _STAGE_OF_TOP_OP}
+    if len(stages) > 1:
+        mixed = " and ".join(s for s in STAGES if s in stages)
+        raise TkError(f"the input mixes {mixed} IR; compile one stage at a time")
+    stage = stages.pop() if stages else "tile"
+    if stage != "tile":
+        return stage, _PASSES_BEHIND[stage]
+    kernels = [op for op in module.body.block.ops if op.name == "tile.kernel"]
+    done = {_tile_passes_done(kernel) for kernel in kernels}
+    if len(done) > 1:
+        raise TkError("the input's tile kernels went through different passes; compile them one at a time")
+    return stage, next(iter(done), 0)
+
+
 def check_pass_names(names: Iterable[str], option: str) -> None:
     """A user error naming the valid passes if `names` holds one that is not in PIPELINE."""
     for name in names:
@@ -101,12 +172,13 @@ def make_context() -> Context:
 
 
 def read_text(path: str | Path) -> str:
-    """The UTF-8 text of an input file; a file that cannot be read is a user error."""
+    """The UTF-8 text of an input file (lines as in the file: no newline translation); a file
+    that cannot be read is a user error, invalid UTF-8 one at the byte."""
     try:
-        return Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
-        raise TkError(f"cannot read {path}: {reason}") from None
+        data = Path(path).read_bytes()
+    except OSError as e:
+        raise TkError(f"cannot read {path}: {e.strerror or e}") from None
+    return decode_utf8(data, str(path))
 
 
 def parse_mlir(text: str, filename: str, ctx: Context | None = None) -> ModuleOp:
@@ -116,18 +188,46 @@ def parse_mlir(text: str, filename: str, ctx: Context | None = None) -> ModuleOp
     return parse_and_verify(text, filename, ctx or make_context())
 
 
+def kernels_of(module: ModuleOp) -> list[Operation]:
+    return [op for op in module.walk() if op.name in KERNEL_OPS]
+
+
+def select_kernel(module: ModuleOp, kernel: str | None, path: str) -> None:
+    """Keep only the kernel named `kernel` (all when None); a name the module lacks is a user error."""
+    if kernel is None:
+        return
+    kernels = kernels_of(module)
+    names = [op.sym_name.data for op in kernels]
+    if kernel not in names:
+        have = f"the file defines {', '.join(names)}" if names else "the file defines none"
+        raise TkError(f"no kernel named '{kernel}' ({have}){did_you_mean(kernel, names)}", path)
+    for op in kernels:
+        if op.sym_name.data != kernel:
+            op.detach()
+            op.erase()
+
+
+def require_one_kernel(module: ModuleOp, path: str, choose: str = "-k NAME") -> None:
+    """A user error unless `module` holds exactly one kernel (PTX, a run and a report are of
+    one): it names the kernels and how to pick one (`choose`)."""
+    names = [op.sym_name.data for op in kernels_of(module)]
+    if not names:
+        raise TkError(f"the file defines no kernel (no {', '.join(KERNEL_OPS[:-1])} or {KERNEL_OPS[-1]})", path)
+    if len(names) > 1:
+        raise TkError(f"the file defines {len(names)} kernels ({', '.join(names)}); choose one with {choose}", path)
+
+
 def load_module(
     path: str | Path, kernel: str | None = None, params: dict[str, int] | None = None, ctx: Context | None = None
 ) -> ModuleOp:
-    """The tile IR of a `.tk` file (through the frontend) or of an `.mlir` file, verified."""
+    """The tile IR of a `.tk` file (through the frontend) or of an `.mlir` file, verified; only
+    `kernel` when one is named."""
     path = str(path)
     if path.endswith(".mlir"):
         if params:
             raise TkError(f"-D parameters apply to .tk sources only, not to {path}")
         module = parse_mlir(read_text(path), path, ctx)
-        names = [op.sym_name.data for op in module.walk() if op.name == "tile.kernel"]
-        if kernel is not None and kernel not in names:
-            raise TkError(f"{path} has no kernel {kernel!r} (it has {', '.join(names) or 'none'})")
+        select_kernel(module, kernel, path)
         return module
     from tkc.frontend import parse_tk, read_source
 
@@ -150,13 +250,37 @@ class Observer:
         pass
 
 
+class LocatedPrinter(Printer):
+    """Prints every op's and block argument's location, as `loc("file.tk":line:col)`, except
+    unknown ones (xDSL's print_debuginfo writes `loc(unknown)` on each of them): the
+    diagnostics of the passes that run on a dump point at the `.tk` source through them."""
+
+    def print_op(self, op: Operation) -> None:
+        outer = self.print_debuginfo
+        self.print_debuginfo = not isinstance(op.location, UnknownLoc)
+        try:
+            super().print_op(op)
+        finally:
+            self.print_debuginfo = outer
+
+    def print_block_argument(self, arg: BlockArgument, print_type: bool = True) -> None:
+        outer = self.print_debuginfo
+        self.print_debuginfo = not isinstance(arg.location, UnknownLoc)
+        try:
+            super().print_block_argument(arg, print_type)
+        finally:
+            self.print_debuginfo = outer
+
+
 def print_ir(module: ModuleOp, stream: IO[str]) -> None:
-    Printer(stream=stream).print_op(module)
+    LocatedPrinter(stream=stream).print_op(module)
     stream.write("\n")
 
 
 def ir_text(module: ModuleOp) -> str:
-    return str(module) + "\n"
+    out = StringIO()
+    print_ir(module, out)
+    return out.getvalue()
 
 
 @dataclass
@@ -216,9 +340,20 @@ def compile_module(
 ) -> ModuleOp:
     """Run the passes that produce `emit` on `module` in place and return it.
 
-    The IR is verified after every pass; invalid IR raises PassVerifyError naming the pass.
-    Any other exception escaping a pass gets a note saying which pass was running.
+    Passes already behind the input's stage are skipped (`input_stage`); an `emit` stage before
+    the input's is a TkError. The IR is verified after every pass; invalid IR raises
+    PassVerifyError naming the pass. Any other exception escaping a pass gets a note saying
+    which pass was running.
     """
+    names = pipeline_for(emit)
+    stage, done = input_stage(module)
+    if EMITS.index(emit) < EMITS.index(stage):
+        *others, last = EMITS[EMITS.index(stage) :]
+        raise TkError(
+            f"cannot emit {emit} IR: the input is already {stage} IR, a later stage; emit {', '.join(others)} or {last}"
+        )
+    behind = set(PIPELINE[:done])
+    names = [name for name in names if name not in behind]
     observer = observer or Observer()
     running: list[str] = []
 
@@ -233,7 +368,7 @@ def compile_module(
             observer.before(next_pass.name, op)
             running[:] = [next_pass.name]
 
-    pipeline = PassPipeline(instantiate(pipeline_for(emit)), callback)
+    pipeline = PassPipeline(instantiate(names), callback)
     try:
         pipeline.apply(ctx or make_context(), module)
     except (TkError, PassVerifyError, StageUnavailable):
@@ -288,6 +423,8 @@ def compile_file(
     """Load, compile and emit in one call (what `tkc compile` does)."""
     ctx = make_context()
     module = load_module(path, kernel, params, ctx)
+    if emit not in _LAST_PASS:  # PTX, cubin and SASS hold one kernel
+        require_one_kernel(module, str(path))
     if isinstance(observer, DumpOptions):
         observer.write_input(module)
     return emit_output(compile_module(module, emit, observer, ctx), emit)

@@ -374,6 +374,9 @@ class _Machine:
     def _grid(self, op: tile.GridOp, active: np.ndarray | None) -> list[np.ndarray]:
         return []
 
+    def _fence(self, op: tile.FenceOp, active: np.ndarray | None) -> list[np.ndarray]:
+        return []  # a block runs in program order here: its stores are already visible
+
     def _block_id(self, op: tile.BlockIdOp, active: np.ndarray | None) -> list[np.ndarray]:
         assert self.block_ids is not None
         return [self.block_ids[op.axis.value.data]]
@@ -551,6 +554,7 @@ _HANDLERS: dict[str, Callable[[_Machine, Operation, np.ndarray | None], list[np.
     "tile.block_id": _Machine._block_id,
     "tile.load": _Machine._load,
     "tile.store": _Machine._store,
+    "tile.fence": _Machine._fence,
     "tile.to_reg": _Machine._identity,
     "tile.to_shared": _Machine._identity,
     "tile.mma": _Machine._mma,

@@ -1,25 +1,32 @@
 """Reading IR that a user hands to tkc (`tkc compile x.mlir`, `tkc-opt`), at any stage.
 
 The input is parsed and verified before any pass runs, and a mistake in it is the user's: a
-TkError at the line and column of the op in the input file. Three things xDSL leaves to us:
-  - its parser gives an op without `loc(...)` an unknown location; here every op gets its place
-    in the input, so a verifier, and a pass's `error_at(op, ...)` later, points at that line;
+TkError at the line and column of the op in the input file. What xDSL leaves to us:
+  - its parser gives an op without `loc(...)` an unknown location; here each op's place in the
+    input is recorded (tkc.diagnostics.INPUT_PLACES, which leaves the IR and so the dumps as
+    they are), so a pass's `error_at(op, ...)` later points at that line. The `loc("k.tk":l:c)`
+    a dump gives an op wins (a resumed compile's diagnostics point at the `.tk` source) where
+    that line can be shown; one that names a file that cannot be read, or a line or column
+    outside it, gives way to the op's place in the input. A verifier's complaint is about the
+    input's text, so it points at the op's place in the input either way;
   - an attribute or type whose verifier rejects its parameters raises VerifyException out of
     the parser (a float too large for its type, OverflowError); here it becomes a parse error at
     the op being parsed;
   - its verifier does not check dominance (a value may be used above its definition, or outside
     the region that defines it: the parser accepts forward references); every pass assumes
-    it, so it is checked here, in every block, for every stage.
-It also lexes string literals in linear time (see _Lexer).
+    it, so it is checked here, in every block, for every stage;
+  - its string-literal pattern takes exponential time on a string not closed on its line (_Lexer).
 """
 
 from __future__ import annotations
 
 import bisect
 import re
+from dataclasses import dataclass
+from pathlib import Path
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
+from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.parser.core import ForwardDeclaredValue
@@ -28,17 +35,18 @@ from xdsl.utils.exceptions import ParseError, VerifyException
 from xdsl.utils.lexer import Input, Span
 from xdsl.utils.mlir_lexer import MLIRLexer
 
-from tkc.diagnostics import TkError, location_of
+from tkc.diagnostics import INPUT_PLACES, TkError
 
 
 class _Lexer(MLIRLexer):
-    # xDSL's string-literal pattern nests `+` in `*`, which backtracks exponentially when a
-    # string is not closed on its line (a damaged dump hung for minutes); this one is linear.
+    # xDSL's pattern nests `+` in `*`, which backtracks exponentially when a string is not
+    # closed on its line (a damaged dump hung for minutes); this one matches in linear time.
     _unescaped_characters_regex = re.compile(r'"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*+"')
 
 
 class LocatedParser(Parser):
-    """xDSL's parser; every op it parses without a `loc(...)` gets its line and column in the input."""
+    """xDSL's parser; `places` holds every op's line and column in the input, which INPUT_PLACES
+    also holds for the ops whose location a diagnostic cannot show."""
 
     def __init__(self, ctx: Context, text: str, filename: str, line_offset: int = 0):
         super().__init__(ctx, "", filename)
@@ -49,6 +57,9 @@ class LocatedParser(Parser):
         self._line_starts = [0, *(m.end() for m in re.finditer("\n", text))]
         self._first_uses: dict[str, Span] = {}
         """Where each name was first used before a definition: where an undefined name is reported."""
+        self._sources: dict[str, list[str] | None] = {}
+        """The lines of each file a `loc(...)` names (None: it cannot be read)."""
+        self.places: dict[Operation, FileLineColLoc] = {}
 
     def line_and_column(self, position: int) -> tuple[int, int]:
         """Of a position in the text; the end of a text that ends in a newline is on its last line."""
@@ -63,13 +74,16 @@ class LocatedParser(Parser):
 
     def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
         try:
-            return super().parse_module(allow_implicit_module)
+            module = super().parse_module(allow_implicit_module)
         except ParseError as e:
             if not self.forward_ssa_references or not e.msg.startswith("values used but not defined"):
                 raise
             name = next(iter(self.forward_ssa_references))  # xDSL says so at the end of the file
             message = f"%{name} is used, but not defined above the use in its block or an enclosing one"
             raise ParseError(self._first_uses[name], message) from None
+        if module not in self.places:  # the implicit module around top-level ops
+            self.places[module] = INPUT_PLACES[module] = self.location(0)
+        return module
 
     def resolve_operand(self, operand: UnresolvedOperand, type: Attribute) -> SSAValue:
         if operand.operand_name not in self.ssa_values:
@@ -84,9 +98,23 @@ class LocatedParser(Parser):
             raise ParseError(Span(start.start, self.pos, start.input), _message(e)) from None
         except OverflowError as e:  # xDSL packs a float attribute in its type's format
             raise ParseError(Span(start.start, self.pos, start.input), f"a number does not fit its type: {e}") from None
-        if isinstance(op.location, UnknownLoc):
-            op.location = self.location(start.start)
+        self.places[op] = self.location(start.start)
+        if not self._shows(op.location):
+            INPUT_PLACES[op] = self.places[op]
         return op
+
+    def _shows(self, location: Attribute) -> bool:
+        """Whether `location` is a line and column of a file that can be read."""
+        if not isinstance(location, FileLineColLoc):
+            return False
+        name = location.filename.data
+        if name not in self._sources:
+            try:
+                self._sources[name] = Path(name).read_bytes().decode("utf-8", errors="replace").split("\n")
+            except OSError:
+                self._sources[name] = None
+        lines, line, column = self._sources[name], location.line.data, location.column.data
+        return lines is not None and 1 <= line <= len(lines) and 1 <= column <= len(lines[line - 1]) + 1
 
 
 def parse_mlir(
@@ -101,68 +129,62 @@ def parse_mlir(
         line, column = parser.line_and_column(e.span.start)
         message = e.msg if text[e.span.start :].strip() else f"the input ends inside an op ({e.msg.strip()})"
         raise TkError(message, filename, line, column, source) from None
-    if isinstance(module.location, UnknownLoc):  # the implicit module around top-level ops
-        module.location = parser.location(0)
-    verify_input(module, filename, source)
+    _Verifier(parser.places, source).verify(module)
     return module
 
 
-def verify_input(module: ModuleOp, filename: str, source: str | None = None) -> None:
-    """Verify `module` and check that every value is defined before its uses (dominance).
+@dataclass
+class _Verifier:
+    """Verifies a parsed module: a TkError at the first op (innermost first) that does not, at
+    its place in the input, whose text is `source` (None: the diagnostic reads the file)."""
 
-    A failure is a TkError at the first op (innermost first) that does not verify.
-    """
-    check_dominance(module, filename, source)  # first: xDSL's verifiers may trip over what it finds
-    try:
-        module.verify()
-    except VerifyException as e:
-        for op in module.walk(region_first=True):
-            try:
-                op.verify(verify_nested_ops=False)
-            except VerifyException as op_error:
-                message = _message(op_error).removeprefix(f"{op.name}: ")
-                raise _error(op, f"invalid {op.name}: {message}", filename, source) from None
-        raise _error(module, f"invalid IR: {_message(e)}", filename, source) from None  # a block's own check
+    places: dict[Operation, FileLineColLoc]
+    source: str | None
 
+    def verify(self, module: ModuleOp) -> None:
+        self.check_dominance(module)  # first: xDSL's verifiers may trip over what it finds
+        try:
+            module.verify()
+        except VerifyException as e:
+            for op in module.walk(region_first=True):
+                try:
+                    op.verify(verify_nested_ops=False)
+                except VerifyException as op_error:
+                    message = _message(op_error).removeprefix(f"{op.name}: ")
+                    raise self.error(op, f"invalid {op.name}: {message}") from None
+            raise self.error(module, f"invalid IR: {_message(e)}") from None  # a block's own check
 
-def check_dominance(module: ModuleOp, filename: str, source: str | None = None) -> None:
-    """A TkError at the first op that uses a value not defined above it in its block or an
-    enclosing one (tkc's regions are single blocks, so this is SSA dominance; a use in another
-    block of a multi-block region would be reported too)."""
-    position = {op: i for block in module.walk_blocks() for i, op in enumerate(block.ops)}
-    for op in module.walk():
-        for index, operand in enumerate(op.operands):
-            if (problem := _dominance_problem(operand, op, position)) is not None:
-                name = f"%{operand.name_hint}" if operand.name_hint else f"operand {index}"
-                raise _error(op, f"{op.name} uses {name} {problem}", filename, source)
+    def check_dominance(self, module: ModuleOp) -> None:
+        """Every value is defined above its uses in their block or an enclosing one (tkc's regions
+        are single blocks, so this is SSA dominance; a use in another block of a multi-block
+        region would be reported too)."""
+        position = {op: i for block in module.walk_blocks() for i, op in enumerate(block.ops)}
+        for op in module.walk():
+            for index, operand in enumerate(op.operands):
+                if (problem := self.dominance_problem(operand, op, position)) is not None:
+                    name = f"%{operand.name_hint}" if operand.name_hint else f"operand {index}"
+                    raise self.error(op, f"{op.name} uses {name} {problem}")
 
+    def dominance_problem(self, value: SSAValue, user: Operation, position: dict[Operation, int]) -> str | None:
+        """Why `user` may not use `value`, or None."""
+        if isinstance(value, ForwardDeclaredValue):  # defined only in a region the use is outside of
+            return "outside the region that defines it"
+        if isinstance(value, BlockArgument):
+            block, definition = value.block, value.block.parent_op()
+        else:
+            assert isinstance(value.owner, Operation)
+            block, definition = value.owner.parent_block(), value.owner
+        ancestor = block.find_ancestor_op_in_block(user) if isinstance(block, Block) else None
+        where = f"line {self.places[definition].line.data}" if definition in self.places else "elsewhere"
+        if ancestor is None:
+            return f"outside the region that defines it ({where})"
+        if isinstance(value, BlockArgument) or position[definition] < position[ancestor]:
+            return None
+        return f"before its definition ({where})" if ancestor is not definition else "inside its own op"
 
-def _dominance_problem(value: SSAValue, user: Operation, position: dict[Operation, int]) -> str | None:
-    """Why `user` may not use `value`, or None."""
-    if isinstance(value, ForwardDeclaredValue):  # defined only in a region the use is outside of
-        return "outside the region that defines it"
-    if isinstance(value, BlockArgument):
-        block, definition = value.block, value.block.parent_op()
-    else:
-        assert isinstance(value.owner, Operation)
-        block, definition = value.owner.parent_block(), value.owner
-    ancestor = block.find_ancestor_op_in_block(user) if isinstance(block, Block) else None
-    if ancestor is None:
-        return f"outside the region that defines it ({_line_of(definition)})"
-    if isinstance(value, BlockArgument) or position[definition] < position[ancestor]:
-        return None
-    return f"before its definition ({_line_of(definition)})" if ancestor is not definition else "inside its own op"
-
-
-def _line_of(op: Operation | None) -> str:
-    line = location_of(op)[1] if op is not None else None
-    return f"line {line}" if line is not None else "elsewhere"
-
-
-def _error(op: Operation, message: str, filename: str, source: str | None) -> TkError:
-    """A TkError at `op`; `source` is the text of `filename`, which op's location may not name."""
-    op_file, line, col = location_of(op)
-    return TkError(message, op_file or filename, line, col, source if op_file == filename else None)
+    def error(self, op: Operation, message: str) -> TkError:
+        place = self.places[op]
+        return TkError(message, place.filename.data, place.line.data, place.column.data, self.source)
 
 
 def _message(error: Exception) -> str:

@@ -3,9 +3,10 @@
 It knows the tile (and sm90/ptx) dialects and tkc's passes through the `xdsl.universe` plugin
 (tkc.universe), registered here directly as well so that it also works from a source tree that
 was never installed. On top of xdsl-opt it reads `.tk` files (the `tk` frontend, with `-k` and
-`-D` as in `tkc`) and prints PTX (`-t ptx`); any file not named `.tk` is read as MLIR, parsed and verified as `tkc compile` reads
-it (tkc.ir_input). User mistakes (bad input, unknown pass, bad pass option, bad usage) print one diagnostic and
-exit 1; a compiler bug is an internal error, exit 2, reported as `tkc` reports it.
+`-D` as in `tkc`) and prints PTX (`-t ptx`); any file not named `.tk` is read as MLIR, parsed and
+verified before any pass as `tkc compile` reads it (tkc.ir_input). User mistakes (bad input, unknown
+pass, bad pass option, bad usage) print one diagnostic and exit 1; a compiler bug, also IR that does
+not verify after a pass, is an internal error (exit 2), reported as `tkc` reports it.
 """
 
 from __future__ import annotations
@@ -19,9 +20,9 @@ from typing import IO
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from tkc.cli import EXIT_INTERNAL, EXIT_OK, EXIT_USER, render_user_error, report_internal_error
-from tkc.diagnostics import TkError
-from tkc.driver import StageUnavailable
+from tkc.cli import render_user_error, report_internal_error
+from tkc.diagnostics import TkError, decode_utf8
+from tkc.driver import PIPELINE, StageUnavailable, kernels_of, require_one_kernel, select_kernel
 from tkc.ir_input import parse_mlir
 from tkc.universe import TKC_UNIVERSE
 
@@ -60,7 +61,10 @@ class TkcOptMain(xDSLOptMain):
     def get_input_stream(self) -> tuple[IO[bytes], str]:
         # Dumps and temporaries (`x.dump`, `x.tmp`) are MLIR: only `.tk` needs another frontend.
         stream, extension = super().get_input_stream()
-        return stream, extension if extension in self.available_frontends else "mlir"
+        data = stream.read()
+        stream.close()
+        decode_utf8(data, self.get_input_name())  # invalid UTF-8 is a diagnostic at the byte
+        return BytesIO(data), extension if extension in self.available_frontends else "mlir"
 
     def parse_chunk(self, chunk: IO[bytes], file_extension: str, start_offset: int = 0) -> ModuleOp | None:
         # An IR dump starts with its first `// -----` header, so --split-input-file sees an empty
@@ -68,9 +72,17 @@ class TkcOptMain(xDSLOptMain):
         data = chunk.read()
         if not data.strip():
             return None
-        if file_extension != "mlir":
-            return super().parse_chunk(BytesIO(data), file_extension, start_offset)
-        # MLIR is read as `tkc compile` reads it: located ops, verified, dominance checked.
+        if file_extension == "mlir":
+            module = self._parse_mlir(data, start_offset)
+        else:
+            module = super().parse_chunk(BytesIO(data), file_extension, start_offset)
+        if module is not None:
+            select_kernel(module, self.args.kernel, self.get_input_name())  # -k on .mlir input too
+        return module
+
+    def _parse_mlir(self, data: bytes, start_offset: int) -> ModuleOp | None:
+        """MLIR read as `tkc compile` reads it (tkc.ir_input): ops located, verified, dominance checked;
+        with --verify-diagnostics or --parsing-diagnostics a mistake is printed and the chunk skipped."""
         try:
             return parse_mlir(
                 data.decode("utf-8"), self.get_input_name(), self.ctx, start_offset, not self.args.no_implicit_module
@@ -81,6 +93,20 @@ class TkcOptMain(xDSLOptMain):
             print(render_user_error(e))
             return None
 
+    def apply_passes(self, prog: ModuleOp) -> None:
+        lowers = any(p.name == "convert-sm90-to-ptx" for p in self.pipeline.passes)
+        if lowers or self.args.target == "ptx" and kernels_of(prog):  # (not IR already in ptx)
+            require_one_kernel(prog, self.get_input_name())  # a PTX module holds one kernel
+        super().apply_passes(prog)
+
+    def output_resulting_program(self, prog: ModuleOp) -> str:
+        if self.args.target == "ptx" and not any(op.name == "ptx.module" for op in prog.walk()):
+            raise TkError(
+                f"-t ptx prints IR lowered to the ptx dialect; lower it first with -p {','.join(PIPELINE)}",
+                self.get_input_name(),
+            )
+        return super().output_resulting_program(prog)
+
     def _parse_tk(self, io: IO[bytes]) -> ModuleOp:
         from tkc.frontend import parse_tk
 
@@ -89,35 +115,33 @@ class TkcOptMain(xDSLOptMain):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of `tkc-opt`; the exit status is tkc's (cli.py): 1 for the user's mistake, 2 for
-    the compiler's."""
-    argv = list(sys.argv[1:] if argv is None else argv)
     try:
         tool = TkcOptMain(description="tkc's modular optimizer driver (xdsl-opt with the tkc dialects)", args=argv)
-    except SystemExit as e:  # argparse: --help (0) or bad usage (2, which is tkc's EXIT_USER)
-        return EXIT_USER if e.code == 2 else EXIT_OK if e.code is None else int(e.code)
+    except SystemExit as e:  # argparse: --help (0) or bad usage (2, which is the user's: 1)
+        return 1 if e.code == 2 else int(e.code or 0)
     except ValueError as e:  # unknown pass or bad pass option in -p
         print(f"tkc-opt: error: {e}", file=sys.stderr)
-        return EXIT_USER
+        return 1
     except TkError as e:
         print(render_user_error(e), file=sys.stderr)
-        return EXIT_USER
+        return 1
     try:
         tool.run()
     except TkError as e:
         print(render_user_error(e), file=sys.stderr)
-        return EXIT_USER
+        return 1
     except BrokenPipeError:  # `tkc-opt ... | head`
         sys.stderr.close()
-    except OSError as e:  # the input or output file
-        print(f"tkc-opt: error: {e}", file=sys.stderr)
-        return EXIT_USER
+    except OSError as e:
+        reason = f"cannot read {e.filename}: {e.strerror}" if e.filename and e.strerror else str(e)
+        print(f"tkc-opt: error: {reason}", file=sys.stderr)
+        return 1
     except StageUnavailable as e:
         print(f"tkc-opt: error: {e}", file=sys.stderr)
-        return EXIT_INTERNAL
+        return 2
     except Exception as e:
-        return report_internal_error(e, "tkc-opt", argv)
-    return EXIT_OK
+        return report_internal_error(e, "tkc-opt", sys.argv[1:] if argv is None else argv)
+    return 0
 
 
 if __name__ == "__main__":

@@ -85,6 +85,10 @@ def write_only(kernel: tile.KernelOp) -> set[str]:
     return {name for name, arg in args if name in stored and arg not in loaded}
 
 
+MAX_RUN_ELEMENTS = 1 << 32
+"""The most elements of arguments `tkc run` allocates (16 GiB of f32 host arrays)."""
+
+
 def default_sizes(kernel: tile.KernelOp, tiles: int = 2) -> dict[str, int]:
     """A size for every symbolic dim: `tiles` tiles of the lcm of the extents that tile it
     (`tiles` for dims no tile spans, such as batch and heads), so no grid axis is trivial."""
@@ -289,15 +293,26 @@ def _run_on_gpu(path: str, kernel: str, inputs: Arrays, params: dict[str, int], 
 
 def run_command(args: Any, out: TextIO = sys.stdout) -> int:
     """`tkc run`; returns the exit status (1: --check failed, bisect found a pass, no GPU path)."""
-    from tkc.driver import load_module
+    from tkc.driver import load_module, require_one_kernel
 
     params = _assignments(getattr(args, "params", None) or getattr(args, "define", None))
     sizes = _assignments(args.size)
     module = load_module(args.file, args.kernel, params)
+    require_one_kernel(module, args.file)
     kernel_op = find_kernel(module, args.kernel)
     kernel = kernel_op.sym_name.data
     final_params = kernel_params(kernel_op)
-    sizes = {dim: size for dim, size in default_sizes(kernel_op).items() if dim not in final_params} | sizes
+    defaults = {dim: size for dim, size in default_sizes(kernel_op).items() if dim not in final_params}
+    unknown = sorted(set(sizes) - set(defaults))
+    if unknown:
+        raise TkError(f"--size names {', '.join(unknown)}, which {kernel} has no symbolic dim of; "
+                      f"its dims are {', '.join(defaults) or 'none'}")
+    sizes = defaults | sizes
+    elements = sum(math.prod(shape_of(arg.type, final_params | sizes, name))
+                   for name, arg in zip(kernel_op.arg_names, kernel_op.body.block.args, strict=True))
+    if elements > MAX_RUN_ELEMENTS:
+        raise TkError(f"--size {' '.join(f'{d}={n}' for d, n in sizes.items())} makes {elements} elements of "
+                      f"inputs and outputs; tkc run handles at most {MAX_RUN_ELEMENTS}")
     reference = load_reference(args.file) if args.check else None  # a missing one fails before the run
     print(f"{kernel}: {' '.join(f'{dim}={size}' for dim, size in sizes.items())}  seed {args.seed}", file=out, flush=True)
     inputs = make_inputs(kernel_op, final_params | sizes, args.seed)

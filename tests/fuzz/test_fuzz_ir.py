@@ -5,8 +5,8 @@ sm90 and ptx dialect), made in-process. Each case mutates one dump (tests/fuzz/i
 and compiles it in-process as a user would: `tkc compile x.mlir --emit=ptx`, or `tkc-opt x.mlir`
 with the passes that remain after the dump's stage and `-t ptx`. A case passes when the compiler
 either succeeds or rejects the input with a located diagnostic (`x.mlir:line:col: error: ...`,
-a line of the file, the line's text and a caret), never with an internal error (exit 2), and
-within 10 s. The minimized reproducers of what this found are replayed from corpus/ir/ (the files with an
+or a pass's at the `.tk` location the dump gave the op: a line of the file, its text and a
+caret), never with an internal error (exit 2), and within 10 s of CPU time. The minimized reproducers of what this found are replayed from corpus/ir/ (the files with an
 `// expect:` line).
 
 Seeded and bounded; TKC_FUZZ_IR_CASES and TKC_FUZZ_IR_SEED run a larger campaign:
@@ -104,7 +104,7 @@ def time_limit(seconds: float) -> Iterator[None]:
 def command(dump: Dump, path: Path, rng: random.Random) -> tuple[str, list[str]]:
     """("tkc" or "tkc-opt", argv) compiling `path`, a mutation of `dump`, to PTX."""
     out = str(path.with_suffix(".out"))
-    if dump.stage != PIPELINE[-1] and rng.random() < 0.6:
+    if rng.random() < 0.6:  # resumes from the dump's stage
         return "tkc", ["compile", str(path), "--emit=ptx", "-o", out]
     passes = ["-p", ",".join(dump.remaining_passes)] if dump.remaining_passes else []
     return "tkc-opt", [str(path), *passes, "-t", "ptx", "-o", out]
@@ -136,13 +136,18 @@ def problem(path: Path, text: str, outcome: Outcome) -> str | None:
     if outcome.status != 1:
         return f"exit {outcome.status}: {first_line}"
     match = LOCATED.match(outcome.stderr)
-    if match is None or match["file"] != str(path):
+    if match is None:
         return f"unlocated: {first_line}"
-    lines = text.splitlines()
+    if match["file"] != str(path):  # a pass's complaint at the `.tk` location a dump gave the op
+        try:
+            text = Path(match["file"]).read_text()
+        except OSError:
+            return f"located in a file that cannot be read: {first_line}"
+    lines = text.split("\n")
     line, col = int(match["line"]), int(match["col"])
     if not 1 <= line <= len(lines):
         return f"line {line} is not in the file ({len(lines)} lines): {first_line}"
-    source = lines[line - 1].replace("\t", " ")
+    source = "".join(c if c.isprintable() else " " for c in lines[line - 1].removesuffix("\r"))  # as rendered
     if not 1 <= col <= len(source) + 1 or f"\n{source}\n{' ' * (col - 1)}^" not in outcome.stderr:
         return f"no source line with a caret at column {col}: {first_line}"
     return None

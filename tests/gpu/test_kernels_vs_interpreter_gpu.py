@@ -1,7 +1,9 @@
 """Kernels beyond the examples (other dtypes, fp8, f32 outputs, several outputs, one consumer
 warpgroup, exp instead of exp2, a column sum stored to global memory, a GEMM whose activated
 result feeds a second product, element-wise math, block-index branches, row min/max, a bias
-epilogue, a positional mask, row sums) run on the GPU and match the interpreter."""
+epilogue, a positional mask, row sums, kernels that store a tensor and load it again in the same
+block: the same tile, overlapping tiles, in a loop, across two loops; stores over stores) run on
+the GPU and match the interpreter."""
 
 from pathlib import Path
 
@@ -24,6 +26,13 @@ SIZES = {
     "gemm_bias_relu.tk": {"M": 256, "N": 256, "K": 256},
     "masked_copy.tk": {"M": 128, "N": 128},
     "rowsum_exp2.tk": {"M": 128, "K": 256},
+    # kernels that re-read what they stored (tile-memory-order's fences)
+    "raw_same_tile.tk": {"M": 256, "N": 256},
+    "raw_overlap.tk": {"M": 256, "N": 512},
+    "raw_loop.tk": {"M": 256, "N": 64},
+    "raw_two_sweeps.tk": {"M": 64 * 300},  # persistent: several row blocks per CTA
+    "waw.tk": {"M": 256, "N": 256},
+    "carried_scalars.tk": {"M": 256, "N": 768},
 }
 
 

@@ -36,7 +36,7 @@ def test_compile_writes_the_output_file(tmp_path: Path) -> None:
         ["compile", GEMM, "--emit=bogus"],
         ["compile", GEMM, "-D", "BM"],
         ["compile", GEMM, "-D", "BM=wide"],
-        ["report", GEMM],  # -k is required
+        ["run", GEMM, "--size", "M=0"],
         ["frobnicate"],
     ],
 )
@@ -110,6 +110,39 @@ def test_tkc_opt_round_trips_and_reports_unknown_passes(capsys: pytest.CaptureFi
     assert capsys.readouterr().out == custom
     assert opt.main([GEMM, "-p", "no-such-pass"]) == 1
     assert "Unrecognized passes: ['no-such-pass']" in capsys.readouterr().err
+
+
+def test_tkc_opt_internal_errors_exit_2_and_user_errors_1(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    def explode(*args: object) -> None:
+        raise RuntimeError("the pass fell over")
+
+    monkeypatch.setattr(opt.TkcOptMain, "apply_passes", explode)
+    monkeypatch.delenv("TKC_TRACEBACK", raising=False)
+    assert opt.main([GEMM]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("tkc-opt: internal compiler error: RuntimeError: the pass fell over\n")
+    assert f"tkc-opt {GEMM}" in err and "Traceback" not in err
+    monkeypatch.undo()
+    latin1 = tmp_path / "latin1.tk"
+    latin1.write_bytes(b"// caf\xe9\n")
+    assert opt.main([str(latin1)]) == 1
+    assert capsys.readouterr().err.startswith(f"{latin1}:1:7: error: invalid UTF-8 byte 0xe9")
+
+
+@pytest.mark.parametrize(
+    "text, value",
+    [("BM=64", 64), ("BM=0x40", 64), ("CAUSAL=True", True), ("EPS=1e-6", 1e-6), ("FILL=-inf", float("-inf"))],
+)
+def test_defines_take_bools_integers_and_numbers(text: str, value: object) -> None:
+    assert cli._param(text) == (text.partition("=")[0], value)
+
+
+@pytest.mark.parametrize("text", ["BM", "=1", "B M=1", "BM=wide", "BM=", "EPS=1e999"])
+def test_malformed_defines_are_usage_errors(text: str) -> None:
+    with pytest.raises(argparse.ArgumentTypeError):
+        cli._param(text)
 
 
 def test_tkc_opt_knows_the_tkc_passes() -> None:

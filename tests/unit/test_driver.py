@@ -154,6 +154,20 @@ def test_compile_api_keeps_the_ir_after_each_pass(tmp_path: Path, monkeypatch: p
         kernel.ir("nope")
 
 
+def test_compile_api_names_the_kernels_and_parameters_it_could_take(tmp_path: Path) -> None:
+    two = REPO / "tests/lit/driver/Inputs/two-kernels.mlir"
+    with pytest.raises(TkError, match=r"defines 2 kernels \(a, b\); choose one with kernel='NAME'"):
+        tkc.compile(two)
+    assert tkc.compile(two, kernel="b").module.body.block.first_op.sym_name.data == "b"
+    with pytest.raises(TkError, match=r"no kernel named 'B' \(the file defines a, b\); did you mean 'b'\?"):
+        tkc.compile(two, kernel="B")
+    with pytest.raises(TkError, match=r"unknown parameter 'bk' \(kernel gemm has BM, BN, BK\); did you mean 'BK'\?"):
+        tkc.compile(REPO / "examples/gemm.tk", bk=32)
+    with pytest.raises(TkError, match="parameter 'BK' is an integer") as info:
+        tkc.compile(REPO / "examples/gemm.tk", BK="32")
+    assert info.value.line == 2 and info.value.render().split("\n")[2].endswith("^")
+
+
 def test_ptx_comes_from_the_cache_when_present(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TKC_CACHE_DIR", str(tmp_path))
     kernel = tkc.compile(GEMM)

@@ -264,6 +264,16 @@ DIAGNOSTICS = [
     ("    let x = 99999999999999999999", "does not fit in 64 bits", 3, 13),
     ("    let x = exp(1000.0)", "exp(1000.0) overflows", 3, 17),
     ("    let x = zero<f32>[BM] * 1e39", "the number 1e+39 does not fit in f32", 3, 27),
+    ("    let x = zero<f32>[BM] * 1e-50", "the number 1e-50 does not fit in f32 (it would round to 0)", 3, 27),
+    ("    let x = zero<f32>[BM] * (1e300 * 1e300)", "compile-time * of 1e+300 and 1e+300 is out of range", 3, 36),
+    ("    let x = zero<f32>[BM] * (inf - inf)", "compile-time - of inf and inf is not a number", 3, 34),
+    ("    let x = 1.5 % 0.0", "division by zero in a compile-time expression", 3, 17),
+    ("    let x = zero<f32>[BM, BN] / 0.0", "division by zero: the divisor is the constant 0.0", 3, 31),
+    ("    var x = f32(i)\n    x /= -0.0", "division by zero: the divisor is the constant -0.0", 4, 7),
+    ("    let zero = 2", "'zero' is a builtin fill and cannot be redefined", 3, 9),
+    ("    for bf16 in 0 .. 2 { }", "'bf16' is a dtype and cannot be redefined", 3, 9),
+    ("    let in = 2", "expected a name, found keyword 'in'", 3, 9),
+    ("    for k in0 .. 2 { }", "expected 'in', found name 'in0'; did you mean 'in 0'?", 3, 11),
     ("    let x = causal_mask(zero<f32>[BM, BN], -1e39)", "the number -1e+39 does not fit in f32", 3, 44),
     (
         "    let x = causal_mask(zero<f32>[BM, BN], i)",
@@ -318,6 +328,8 @@ def test_kernel_diagnostics(source: str, message: str, line: int, col: int) -> N
         ({"BM": 1.5}, "parameter 'BM' is an integer"),
         ({"CAUSAL": 2}, "parameter 'CAUSAL' is a bool"),
         ({"EPS": "x"}, "parameter 'EPS' is a number"),
+        ({"EPS": float("nan")}, "the override EPS=nan of parameter 'EPS' is not a number"),
+        ({"BMM": 1}, "unknown parameter 'BMM' (kernel k has BM, BN, CAUSAL, EPS); did you mean 'BM'?"),
     ],
 )
 def test_bad_param_overrides(params: dict[str, object], message: str) -> None:

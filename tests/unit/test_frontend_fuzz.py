@@ -1,7 +1,8 @@
 """Fuzzing the frontend: for any input string, parse_tk returns a verified module or raises
-TkError, never another exception. Inputs are token-level mutations of the examples (deleted,
-duplicated, swapped and replaced tokens), random insertions of grammar fragments, and
-arbitrary text."""
+TkError, never another exception, and that diagnostic is located: a line and column inside the
+file, rendered as `fuzz.tk:line:col: error: ...`, the source line and a caret under the column.
+Inputs are token-level mutations of the examples (deleted, duplicated, swapped, replaced and
+glued tokens), random insertions of grammar fragments, and arbitrary text."""
 
 from __future__ import annotations
 
@@ -104,11 +105,22 @@ FRAGMENTS = [
 CHECK = settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
 
 
+def assert_located(err: TkError, source: str) -> None:
+    """`err` points into `source` and renders with the line and a caret under the column."""
+    lines = source.split("\n")  # lines as the lexer counts them
+    assert err.filename == "fuzz.tk" and err.line is not None and err.col is not None, err.render()
+    assert 1 <= err.line <= len(lines) and 1 <= err.col <= len(lines[err.line - 1]) + 1, err.render()
+    rendered = err.render().split("\n")
+    assert rendered[0] == f"fuzz.tk:{err.line}:{err.col}: error: {err.message}"
+    assert len(rendered) == 3 and len(rendered[1]) == len(lines[err.line - 1].removesuffix("\r")), err.render()
+    assert rendered[2] == " " * (err.col - 1) + "^"
+
+
 def assert_total(source: str) -> None:
     try:
         module = parse_tk(source, "fuzz.tk")
     except TkError as err:
-        err.render()  # rendering a diagnostic must not fail either
+        assert_located(err, source)
         return
     module.verify()
 
@@ -118,8 +130,11 @@ def mutated(draw: st.DrawFn) -> str:
     tokens = TOKEN.findall(draw(st.sampled_from(SOURCES)))
     for _ in range(draw(st.integers(1, 4))):
         at = draw(st.integers(0, len(tokens) - 1))
-        action = draw(st.sampled_from(["delete", "duplicate", "swap", "replace", "insert"]))
-        if action == "delete":
+        action = draw(st.sampled_from(["delete", "duplicate", "swap", "replace", "insert", "glue"]))
+        if action == "glue":  # `kernel k` -> `kernelk`: a keyword glued to the next word
+            while at < len(tokens) and tokens[at].isspace():
+                del tokens[at]
+        elif action == "delete":
             del tokens[at]
         elif action == "duplicate":
             tokens.insert(at, tokens[at])
@@ -169,6 +184,8 @@ def test_random_insertions(source: str, insert: str, at: int) -> None:
 def test_random_parameter_overrides(source: str, params: dict[str, object]) -> None:
     try:
         module = parse_tk(source, "fuzz.tk", params)  # type: ignore[arg-type]
-    except TkError:
+    except TkError as err:
+        if not err.message.startswith("unknown parameter"):  # about -D, not a place in the file
+            assert_located(err, source)
         return
     module.verify()

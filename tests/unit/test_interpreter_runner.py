@@ -81,6 +81,13 @@ def test_check_against_the_reference(gemm_file: Path) -> None:
     assert "FAIL" in out.getvalue()
 
 
+def test_sizes_name_the_kernels_dims_and_fit_in_memory(gemm_file: Path) -> None:
+    with pytest.raises(TkError, match="--size names Q, which gemm has no symbolic dim of; its dims are M, K, N"):
+        run_command(args(gemm_file, size={"Q": 3}), io.StringIO())
+    with pytest.raises(TkError, match="tkc run handles at most"):
+        run_command(args(gemm_file, size={"M": 10**14}), io.StringIO())
+
+
 def test_check_without_a_reference_is_a_user_error(gemm_file: Path) -> None:
     with pytest.raises(TkError, match="gemm_ref.py does not exist"):
         run_command(args(gemm_file, check=True), io.StringIO())

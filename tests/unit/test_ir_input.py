@@ -51,11 +51,23 @@ def test_every_op_is_located_at_its_line_and_column() -> None:
     assert places["tile.fill"] == ("k.mlir", 9, 5)  # the result's name starts the op
 
 
-def test_an_explicit_location_is_kept_and_a_chunk_counts_the_lines_above_it() -> None:
-    text = KERNEL.replace("tile.grid(%g) as [\"i\"]", 'tile.grid(%g) as ["i"] loc("k.tk":3:5)')
-    module = parse(text, line_offset=10)
-    assert location_of(next(op for op in module.walk() if op.name == "tile.grid")) == ("k.tk", 3, 5)
-    assert location_of(next(op for op in module.walk() if op.name == "tile.fill")) == ("k.mlir", 19, 5)
+def test_a_dump_location_is_kept_where_it_can_be_shown(tmp_path: Path) -> None:
+    source = tmp_path / "k.tk"
+    source.write_text("kernel k(X: gl<f32>[M, N]) {\n    grid (M / 64) as (i)\n}\n")
+    shown = f'loc("{source}":2:5)'
+    text = KERNEL.replace('tile.grid(%g) as ["i"]', f'tile.grid(%g) as ["i"] {shown}')
+    grid = lambda module: next(op for op in module.walk() if op.name == "tile.grid")  # noqa: E731
+    assert location_of(grid(parse(text))) == (str(source), 2, 5)
+    for unshown in (f'loc("{source}":9:5)', f'loc("{source}":2:99)', 'loc("gone.tk":2:5)'):
+        module = parse(KERNEL.replace('tile.grid(%g) as ["i"]', f'tile.grid(%g) as ["i"] {unshown}'), line_offset=10)
+        assert location_of(grid(module)) == ("k.mlir", 16, 5)
+
+
+def test_a_verifier_failure_is_located_in_the_input_even_with_a_dump_location(tmp_path: Path) -> None:
+    source = tmp_path / "k.tk"
+    source.write_text("kernel k() {\n    grid (M / 64) as (i, j)\n}\n")
+    e = error(KERNEL.replace("%i = tile.block_id 0", f'%i = tile.block_id 3 loc("{source}":2:5)'))
+    assert (e.filename, e.line, e.col) == ("k.mlir", 7, 5)
 
 
 def test_a_verifier_failure_is_located_at_its_op_with_a_caret() -> None:

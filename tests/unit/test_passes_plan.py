@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from tkc.dialects.tile import KernelOp, SharedTileType
+from tkc.dialects.tile import KernelOp, MmaOp, RegisterTileType, SharedTileType
 from tkc.diagnostics import TkError
 from tkc.driver import compile_module, parse_mlir
 from tkc.frontend import parse_tk
 from tkc.passes.plan import SMEM_BUDGET, KernelPlan, smem_plan
-from tkc.passes.tile_occupancy_plan import register_pool, register_split
+from tkc.passes.tile_occupancy_plan import mma_registers, register_pool, register_split
 from tkc.passes.tile_swizzle_select import wgmma_descriptor
 from tkc.report import report
 from xdsl.dialects.builtin import BFloat16Type
@@ -91,3 +91,64 @@ def test_infeasible_stages() -> None:
     message = r"@stages\(9\) needs 477184 bytes of shared memory .* over the 232448-byte budget"
     with pytest.raises(TkError, match=message):
         compiled(GEMM.replace("    for k", "    @stages(9) for k"))
+
+
+def test_register_tile_rows_that_no_consumer_split_takes() -> None:
+    """96 rows: no count of 64-row slices; the diagnostic names the tile and what the backend needs."""
+    with pytest.raises(TkError, match="96 rows: .* multiple of 64 rows here, not only the multiple of 16") as error:
+        compiled(GEMM.replace("BM = 128", "BM = 96"))
+    assert error.value.line == 4  # var acc = zero<f32>[BM, BN]
+
+
+ATTENTION = (REPO / "examples" / "attention.tk").read_text()
+
+
+def test_two_ctas_need_room_for_the_widest_wgmma() -> None:
+    """D = 256 with one 64-row consumer: the registers would fit two CTAs, but ptxas compiles the
+    m64n256 P.V (128 accumulators + 30) within the entry count, 128 with two CTAs (C7602)."""
+    module = compiled(ATTENTION.replace("D = 128, BQ = 128, BKV = 128", "D = 256, BQ = 64, BKV = 16"))
+    kernel = kernel_of(module)
+    (mma,) = [op for op in kernel.walk() if isinstance(op, MmaOp) and isinstance(op.a.type, RegisterTileType)]
+    assert mma_registers(mma) == 256 // 2 + 30 > register_pool(1, 2)[0] == 128
+    assert KernelPlan.of(kernel).ctas_per_sm == 1
+    assert "too few for one wgmma" in kernel.attributes["ctas_per_sm"].reason.data
+
+
+def test_widest_wgmma_bounds_the_consumers() -> None:
+    """4 consumers start with 96 registers a thread: an m64n144 (72 + 26) takes 2 consumers."""
+    module = compiled(GEMM.replace("BM = 128, BN = 256", "BM = 256, BN = 144"))
+    assert KernelPlan.of(kernel_of(module)).consumers == 2
+
+
+def test_shared_tiles_over_the_budget_without_a_ring() -> None:
+    source = """kernel big(A: gl<bf16>[M, N], B: gl<bf16>[N, 1024], C: gl<f32>[M, 1024]) {
+    grid (M / 64) as (i)
+    let a = load A[i, 0] : st<bf16>[64, 1024]
+    let b = load B[0, 0] : st<bf16>[1024, 64]
+    store C[i, 0] = mma_AB(a, b)
+}"""
+    with pytest.raises(TkError, match=r"the shared tiles need 264192 bytes .* over the 232448-byte budget"):
+        compiled(source)
+
+
+def test_tma_boxes_span_at_most_256_rows() -> None:
+    """The runtime's tensor-map encoder takes boxes of at most 256 per dimension: a 320-row tile
+    is a compile error at its load, and at its store when only one consumer can hold its rows."""
+    with pytest.raises(TkError, match="a TMA box spans at most 256 rows, and this tile has 320") as error:
+        compiled(GEMM.replace("BM = 128, BN = 256", "BM = 320, BN = 64"))
+    assert error.value.line == 6  # let a = load A[i, k]
+    source = """kernel fill(C: gl<f32>[M, 64]) {
+    grid (M / 320) as (i)
+    store C[i, 0] = one<f32>[320, 64]
+}"""
+    with pytest.raises(TkError, match="stores its 320 rows of this 320x64 tile as TMA boxes") as error:
+        compiled(source)
+    assert error.value.line == 3
+
+
+def test_column_vectors_count_in_every_consumer_thread() -> None:
+    """A 256-column f32 vector is 64 registers in each thread (replicated), not 8 (split by rows):
+    two, their product and the 64x256 tile need 128 + 3 x 64 + 32 (ptxas spilled at 216)."""
+    source = (REPO / "tests" / "ptx" / "kernels" / "column_vectors.tk").read_text()
+    with pytest.raises(TkError, match="need 352 registers per thread even split over 1 consumer"):
+        compiled(source)

@@ -505,3 +505,25 @@ def test_vector_tensor_map_is_one_row_of_a_2d_map() -> None:
     spec = spec_for(TensorMapParam("tmap_W_0", "W", (128, 1), 0), "bf16", (1000,), 0)
     assert (spec.rank, spec.global_dims, spec.box) == (2, (1000, 1), (128, 1))
     assert spec.global_strides == (2000,)
+
+
+# ---- aliasing ----
+
+WRITES_C = KernelABI(
+    entry="gemm", args=GEMM.args, params=GEMM.params, grid=GEMM.grid, block=GEMM.block,
+    smem_bytes=GEMM.smem_bytes, divisibility=GEMM.divisibility, written=("C",),
+)
+
+
+def test_written_argument_overlapping_another_is_refused():
+    A, B, _ = gemm_args()
+    # C (256 x 512 f32) starts inside A's bytes
+    C = FakeCuda((256, 512), "<f4", ptr=BASE + 0x1000)
+    msg = error(WRITES_C, A, B, C)
+    assert msg.startswith("arguments C and A overlap in memory, and the kernel writes C: pass distinct tensors")
+
+
+def test_read_only_arguments_may_share_memory():
+    A, _, C = gemm_args(M=128, N=256, K=256)
+    a_twice = FakeCuda((256, 256), ptr=BASE)  # the same bytes as A, read as B
+    plan_launch(WRITES_C, (A, a_twice, C), {}, num_sms=132)

@@ -7,12 +7,36 @@ is a `tkc.diagnostics.TkError`; anything else escaping is a bug in the frontend.
 
 from __future__ import annotations
 
+import math
+
 from xdsl.dialects.builtin import ModuleOp
 
+from tkc.diagnostics import TkError
 from tkc.frontend.builder import build_module
 from tkc.frontend.parser import parse_tree, read_source
 
-__all__ = ["parse_tk", "read_source"]
+__all__ = ["parse_define", "parse_tk", "read_source"]
+
+
+def parse_define(text: str) -> tuple[str, int | bool | float]:
+    """`NAME=VALUE` of `-D`: VALUE is true or false, an integer (`64`, `0x40`) or a number
+    (`1e-6`, `inf`); `parse_tk` then checks it against the parameter's type."""
+    name, sep, value = text.partition("=")
+    if not sep or not name.isidentifier():
+        raise TkError(f"expected NAME=VALUE, got {text!r}")
+    if value.lower() in ("true", "false"):
+        return name, value.lower() == "true"
+    try:
+        return name, int(value, 0)
+    except ValueError:
+        pass
+    try:
+        number = float(value)
+    except ValueError:
+        raise TkError(f"the value of {name} must be true, false or a number, got {value!r}") from None
+    if math.isinf(number) and "inf" not in value.lower():
+        raise TkError(f"the value of {name}, {value}, is too large")
+    return name, number
 
 
 def parse_tk(

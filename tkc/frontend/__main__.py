@@ -12,22 +12,7 @@ import sys
 from xdsl.printer import Printer
 
 from tkc.diagnostics import TkError
-from tkc.frontend import parse_tk, read_source
-
-
-def parse_define(text: str) -> tuple[str, int | bool | float]:
-    """`NAME=VALUE` with VALUE `true`/`false`, an integer or a float."""
-    name, sep, value = text.partition("=")
-    if not sep or not name:
-        raise TkError(f"-D expects NAME=VALUE, got '{text}'")
-    if value in ("true", "false"):
-        return name, value == "true"
-    for convert in (int, float):
-        try:
-            return name, convert(value)
-        except ValueError:
-            pass
-    raise TkError(f"-D {name}: '{value}' is not true, false or a number")
+from tkc.frontend import parse_define, parse_tk, read_source
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -17,8 +17,8 @@ program becomes a `TkError` at the offending token.
 
 from __future__ import annotations
 
-import difflib
 import math
+import struct
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -46,7 +46,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
-from tkc.diagnostics import TkError, location_of
+from tkc.diagnostics import TkError, did_you_mean, location_of
 from tkc.dialects import tile
 from tkc.dialects.tile import Axis, BinaryFn, GlobalType, ReduceFn, UnaryFn
 
@@ -271,6 +271,12 @@ class _Builder:
             raise self.error(token, f"'{name}' is already defined{where}")
         if name in BUILTIN_FUNCTIONS:
             raise self.error(token, f"'{name}' is a builtin function and cannot be redefined")
+        # In an expression these words are a fill or a conversion, never a name: a binding
+        # could not be read back.
+        if name in FILLS:
+            raise self.error(token, f"'{name}' is a builtin fill and cannot be redefined")
+        if name in DTYPES:
+            raise self.error(token, f"'{name}' is a dtype and cannot be redefined")
         binding = Binding(name, kind, value, token.line, dim)
         self.scopes[-1][name] = binding
         if isinstance(value, SSAValue):
@@ -313,6 +319,8 @@ class _Builder:
     def f32_attr(self, value: float, node: Node) -> FloatAttr:
         if math.isfinite(value) and abs(value) > F32_MAX:
             raise self.error(node, f"the number {value} does not fit in f32")
+        if value != 0 and struct.unpack("<f", struct.pack("<f", value))[0] == 0:
+            raise self.error(node, f"the number {value} does not fit in f32 (it would round to 0)")
         return FloatAttr(float(value), Float32Type())
 
     def runtime(self, value: Value, node: Node) -> SSAValue:
@@ -378,6 +386,8 @@ class _Builder:
     def fold(self, op: str, a: Number, b: Number, node: Node) -> Number:
         if isinstance(a, bool) or isinstance(b, bool):
             raise self.error(node, f"'{op}' applies to numbers, not bools")
+        if op in ("/", "%") and b == 0:
+            raise self.error(node, "division by zero in a compile-time expression")
         try:
             if op == "+":
                 result = a + b
@@ -393,10 +403,14 @@ class _Builder:
                 result = max(a, b)
             else:
                 result = min(a, b)
-        except ZeroDivisionError:
-            raise self.error(node, "division by zero in a compile-time expression") from None
         except (OverflowError, ValueError):
             raise self.error(node, f"compile-time {op} of {a} and {b} is out of range") from None
+        # Float arithmetic does not raise: an infinity from finite operands is an overflow, and
+        # a NaN (from infinities) is never meant (the language has no NaN literal).
+        finite_operands = math.isfinite(a) and math.isfinite(b)
+        if isinstance(result, float) and (math.isnan(result) or math.isinf(result) and finite_operands):
+            what = "not a number" if math.isnan(result) else "out of range (inf)"
+            raise self.error(node, f"compile-time {op} of {a} and {b} is {what}")
         if is_int(result) and not I64_MIN <= result <= I64_MAX:
             raise self.error(node, f"compile-time integer {op} overflows 64 bits")
         return result
@@ -416,21 +430,19 @@ class _Builder:
         if kernel is not None:
             if kernel not in seen:
                 raise TkError(
-                    f"no kernel named '{kernel}' (the file defines {', '.join(seen)})",
+                    f"no kernel named '{kernel}' (the file defines {', '.join(seen)}){did_you_mean(kernel, seen)}",
                     self.filename,
-                    None,
-                    None,
-                    self.source,
                 )
             kernels = [k for k, n in zip(kernels, names) if str(n) == kernel]
-        declared = {str(p.children[0]) for k in kernels for p in k.iter_subtrees() if p.data == "param"}
-        if unknown := sorted(set(self.overrides) - declared):
+        params = (p for k in kernels for p in k.iter_subtrees_topdown() if p.data == "param")
+        declared = list(dict.fromkeys(str(p.children[0]) for p in params))
+        if unknown := [name for name in self.overrides if name not in declared]:
+            built = ", ".join(str(self.kernel_name(k)) for k in kernels)
+            owner = f"kernel {built} has" if len(kernels) == 1 else f"kernels {built} have"
+            have = ", ".join(declared) if declared else "no parameters"
             raise TkError(
-                f"unknown parameter '{unknown[0]}' (no kernel built here declares it)",
+                f"unknown parameter '{unknown[0]}' ({owner} {have}){did_you_mean(unknown[0], declared)}",
                 self.filename,
-                None,
-                None,
-                self.source,
             )
         module = ModuleOp([self.kernel(k) for k in kernels])
         self.verify(module)
@@ -489,6 +501,8 @@ class _Builder:
 
     def override(self, token: Token, default: Number, value: object) -> Number:
         kinds = {bool: "a bool", int: "an integer", float: "a number"}
+        if isinstance(value, float) and math.isnan(value):
+            raise self.error(token, f"the override {token}=nan of parameter '{token}' is not a number")
         if isinstance(default, bool) and is_int(value) and value in (0, 1):
             return bool(value)  # -D CAUSAL=1 reads naturally
         if isinstance(default, bool) == isinstance(value, bool):
@@ -783,9 +797,7 @@ class _Builder:
             return getattr(self, "x_" + node.data)(node)
 
     def unknown(self, token: Token) -> TkError:
-        candidates = self.visible_names() + BUILTIN_FUNCTIONS
-        close = difflib.get_close_matches(str(token), candidates, n=1)
-        hint = f"; did you mean '{close[0]}'?" if close else ""
+        hint = did_you_mean(str(token), self.visible_names() + BUILTIN_FUNCTIONS)
         return self.error(token, f"unknown name '{token}'{hint}")
 
     def x_number(self, node: Tree) -> Value:
@@ -847,6 +859,8 @@ class _Builder:
         """a ⊙ b for `+ - * / %` and `max`/`min`, over every kind of operand."""
         if not isinstance(a, SSAValue) and not isinstance(b, SSAValue):
             return self.fold(op, a, b, node)
+        if op in ("/", "%") and is_number(b) and b == 0:  # of tiles, vectors and scalars alike
+            raise self.error(node, f"division by zero: the divisor is the constant {b}")
         for v in (a, b):
             if isinstance(v, SSAValue) and isinstance(v.type, GlobalType):
                 raise self.error(node, f"'{op}' cannot take a global tensor; load a tile from it first")
@@ -873,8 +887,6 @@ class _Builder:
         if "bool" in kinds:
             raise self.error(node, f"'{op}' applies to numbers, not bools")
         if kinds <= {"int", "index"}:
-            if op in ("/", "%") and b == 0 and is_int(b):
-                raise self.error(node, "division by zero")
             return self.emit(INDEX_OPS[op](self.index(a, node), self.index(b, node)))
         if kinds <= {"int", "float", "f32"}:
             if op == "%":

@@ -1,21 +1,31 @@
 """Source text → lark parse tree, with every failure turned into a located `TkError`.
 
-The grammar (`tk.lark`) is LALR(1) with lark's contextual lexer, so keywords such as `st` or
-`zero` are only keywords where the grammar can use them. Syntax errors say what was expected
-and what was found; invalid UTF-8 and absurdly deep nesting are reported the same way (the
-builder recurses over the tree, so depth is bounded here, before any recursion happens).
+The grammar (`tk.lark`) is LALR(1) with lark's contextual lexer, so the type and fill words
+(`st`, `bf16`, `zero` ...) are keywords only where the grammar can use them. Every state of the
+lexer also scans NAME (`_WholeWords`): a word is read whole and only then recognised as a
+keyword, so `kernelk` is the name `kernelk`, never `kernel k`, even where no name may stand. The
+words of `KEYWORDS` are recognised in every state, so they are reserved: never names.
+
+Syntax errors say what was expected and what was found; invalid UTF-8 and absurdly deep nesting
+are reported the same way (the builder recurses over the tree, so depth is bounded here, before
+any recursion happens).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 
 from lark import Lark, Token, Tree
+from lark.lark import PostLex
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
-from tkc.diagnostics import TkError
+from tkc.diagnostics import TkError, decode_utf8
+
+KEYWORDS = tuple("kernel let var for in if else store load grid as and or not true false".split())
+"""Reserved words: keywords wherever they appear (docs/language.md, "Lexical structure")."""
 
 MAX_DEPTH = 100
 """Deepest nesting of blocks and expressions the frontend accepts (real kernels stay below 20)."""
@@ -31,10 +41,31 @@ _COMPARISONS = {"==", "!=", "<=", ">=", "<", ">"}
 _STATEMENTS = {"AT", "FOR", "GRID", "IF", "LET", "NAME", "STORE", "VAR"}
 
 
+class _WholeWords(PostLex):
+    """Makes every lexer state scan NAME and the reserved words (the tokens pass unchanged).
+
+    A state that scans only some keywords would match `kernel` at the front of `kernelk`. With
+    NAME in every state the longest word wins, and lark turns a NAME whose text is a keyword the
+    state scans into that keyword: the reserved ones everywhere, the contextual ones where the
+    grammar accepts them.
+    """
+
+    always_accept = ("NAME", *(keyword.upper() for keyword in KEYWORDS))
+
+    def process(self, stream: Iterator[Token]) -> Iterator[Token]:
+        return stream
+
+
 @cache
 def _parser() -> Lark:
     grammar = (Path(__file__).parent / "tk.lark").read_text(encoding="utf-8")
-    return Lark(grammar, parser="lalr", propagate_positions=True, maybe_placeholders=True)
+    return Lark(grammar, parser="lalr", propagate_positions=True, maybe_placeholders=True, postlex=_WholeWords())
+
+
+@cache
+def _word() -> re.Pattern[str]:
+    """The NAME terminal: what a keyword looks like, too."""
+    return re.compile(_parser().get_terminal("NAME").pattern.to_regexp())
 
 
 def _terminal_text(name: str) -> str | None:
@@ -80,7 +111,38 @@ def _describe_token(token: Token) -> str:
         return f"name '{token}'"
     if token.type == "NUMBER":
         return f"number {token}"
+    if _word().fullmatch(token):
+        return f"keyword '{token}'"
     return f"'{token}'"
+
+
+def _split_keyword(token: Token, expected: set[str]) -> str:
+    """"; did you mean 'kernel k'?" for a name that starts with a keyword expected here."""
+    if token.type != "NAME":
+        return ""
+    keywords = [text for text in map(_terminal_text, expected) if text and _word().fullmatch(text)]
+    for text in sorted(keywords, key=len, reverse=True):  # the longest keyword that fits
+        if token.startswith(text) and len(token) > len(text):
+            return f"; did you mean '{text} {token[len(text):]}'?"
+    return ""
+
+
+def _accepted_before(source: str, token: Token) -> set[str]:
+    """The terminals that may stand where `token` does.
+
+    The parser that failed has already made the reductions `token` triggered: LALR merges the
+    lookaheads of a state's contexts, so in `(a b` it reduces `a` up to `( expr . )`, where only
+    `)` is left. Replaying the parse up to `token` and asking there is exact (accepts() feeds
+    each terminal to a copy of the parser).
+    """
+    parser = _parser().parse_interactive(source)
+    try:
+        for next_token in parser.iter_parse():  # yields each token before feeding it
+            if token.type != "$END" and next_token.start_pos == token.start_pos:
+                break
+    except UnexpectedInput:
+        pass  # the lexer found nothing this state scans: the state is already the one before
+    return parser.accepts()
 
 
 def _syntax_error(err: UnexpectedInput, source: str, filename: str) -> TkError:
@@ -89,10 +151,9 @@ def _syntax_error(err: UnexpectedInput, source: str, filename: str) -> TkError:
         char = source[err.pos_in_stream] if 0 <= err.pos_in_stream < len(source) else "?"
         message = f"unexpected character {char!r}"
     elif isinstance(err, UnexpectedToken):
-        # accepts() replays the parser on each terminal: exact, unlike LALR's merged lookaheads.
-        accepted = err.interactive_parser.accepts() if err.interactive_parser is not None else err.expected
+        accepted = _accepted_before(source, err.token)
         expected = _describe_expected(set(accepted))
-        message = f"expected {expected}, found {_describe_token(err.token)}"
+        message = f"expected {expected}, found {_describe_token(err.token)}{_split_keyword(err.token, accepted)}"
         if err.token.type == "$END":
             line, col = _end_position(source)
     elif isinstance(err, UnexpectedEOF):
@@ -157,17 +218,4 @@ def parse_tree(source: str, filename: str = "<input>") -> Tree:
 def read_source(path: str | Path) -> str:
     """The UTF-8 text of a `.tk` file; invalid UTF-8 is a TkError at the offending byte."""
     data = Path(path).read_bytes()  # OSError is the caller's to report (the CLI names the file)
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        before = data[: err.start]
-        line = before.count(b"\n") + 1
-        line_start = before.rfind(b"\n") + 1
-        col = len(data[line_start : err.start].decode("utf-8", errors="replace")) + 1
-        raise TkError(
-            f"invalid UTF-8 byte 0x{data[err.start]:02x} (source files must be UTF-8)",
-            str(path),
-            line,
-            col,
-            data.decode("utf-8", errors="replace"),
-        ) from None
+    return decode_utf8(data, str(path))

@@ -8,6 +8,7 @@ alone can answer, numpy staging, tensor maps (cached), the `void**` params and `
 
 from __future__ import annotations
 
+import math
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
@@ -130,7 +131,28 @@ def bind(abi: KernelABI, args: tuple[Any, ...], named: dict[str, Any]) -> Bindin
         info = arrays[spec.name]
         if info.location == "cuda":  # numpy arguments are staged into fresh, packed buffers
             _check_layout(spec.name, info, ITEMSIZE[spec.dtype])
+    _check_no_overlap(abi, arrays)
     return Binding(arrays, dims)
+
+
+def _check_no_overlap(abi: KernelABI, arrays: dict[str, ArrayInfo]) -> None:
+    """The compiler orders loads after stores per argument: an argument the kernel writes must
+    not share memory with another one (the same tensor passed twice, or overlapping views)."""
+    extents = {
+        spec.name: (info.ptr, info.ptr + math.prod(info.shape) * ITEMSIZE[spec.dtype])
+        for spec in abi.args
+        if (info := arrays[spec.name]).location == "cuda"
+    }
+    for written in abi.written:
+        if written not in extents:
+            continue
+        start, end = extents[written]
+        for other, (lo, hi) in extents.items():
+            if other != written and lo < end and start < hi:
+                raise TkError(
+                    f"arguments {written} and {other} overlap in memory, and the kernel writes {written}: "
+                    "pass distinct tensors (tkc orders a block's loads after its stores only within one argument)"
+                )
 
 
 def _check_device(name: str, info: ArrayInfo) -> None:

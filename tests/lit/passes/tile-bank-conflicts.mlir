@@ -21,8 +21,8 @@ builtin.module {
     // CHECK: tile.to_reg %x {bank_conflicts = #tile.decision<1, {{.*}}smem_access = "ld.shared.v2.f32"} : !tile.st<64x32xf32, swizzle 32>
     %x = tile.load %X[%c0, %c0] : !tile.gl<[M, N], f32> -> !tile.st<64x32xf32>
     %xr = tile.to_reg %x : !tile.st<64x32xf32> -> !tile.rt<64x32xf32>
-    // Registers through shared and back (no TMA, no wgmma): padding is a candidate, 128B wins the tie.
-    // CHECK: %s = tile.to_shared %bb {swizzle = #tile.decision<128, "128-byte rows (64 x bf16) as one 128-byte panel; written by st.shared, read by ld.shared">, smem_align = 1024 : i64, bank_conflicts = #tile.decision<1, "st.shared.b32 (4 B/lane) + ld.shared.b32 (4 B/lane): 128B swizzle conflict-free, 128 wavefronts (ideal 128); 64B swizzle conflict-free, 32B swizzle conflict-free, no swizzle 8-way, no swizzle, rows padded by 16 B conflict-free">, smem_access = "st.shared.b32"} : !tile.rt<64x64xbf16> -> !tile.st<64x64xbf16, swizzle 128>
+    // Registers through shared and back (no TMA, no wgmma): any swizzle or none; 128B wins the tie.
+    // CHECK: %s = tile.to_shared %bb {swizzle = #tile.decision<128, "128-byte rows (64 x bf16) as one 128-byte panel; written by st.shared, read by ld.shared">, smem_align = 1024 : i64, bank_conflicts = #tile.decision<1, "st.shared.b32 (4 B/lane) + ld.shared.b32 (4 B/lane): 128B swizzle conflict-free, 128 wavefronts (ideal 128); 64B swizzle conflict-free, 32B swizzle conflict-free, no swizzle 8-way">, smem_access = "st.shared.b32"} : !tile.rt<64x64xbf16> -> !tile.st<64x64xbf16, swizzle 128>
     // CHECK: tile.to_reg %s {bank_conflicts = #tile.decision<1, {{.*}}smem_access = "ld.shared.b32"}
     %bb = tile.fill 0.0 : bf16 : !tile.rt<64x64xbf16>
     %s = tile.to_shared %bb : !tile.rt<64x64xbf16> -> !tile.st<64x64xbf16>

@@ -35,7 +35,7 @@ builtin.module {
 // CHECK-NEXT:   %k = tile.load %K[%kv, %z] {{.*}}stage_offset = 0 : i64}
 // CHECK-NEXT:   %v = tile.load %K[%kv, %z] {{.*}}stage_offset = 32768 : i64}
 // CHECK:      } {pipeline = #tile.decision<3, "3-stage TMA ring: k 128x128xbf16 + v 128x128xbf16 = 65536 bytes per stage, full/empty mbarrier per stage">, ring_offset = 33792 : i64, stage_bytes = 65536 : i64}
-// CHECK:      tile.store %ob, %O[%qi, %c0] {{.*}}smem_offset = 1024 : i64}
+// CHECK:      tile.store %ob, %O[%qi, %c0] {{.*}}smem_offset = 1024 : i64, staging_reuse = #tile.decision<1, "the CTA runs one tile
 
 // In the gemm the 4-stage ring of A and B tiles starts after the mbarriers and the epilogue staging follows it.
 // GEMM:      %a = tile.load {{.*}}stage_offset = 0 : i64}

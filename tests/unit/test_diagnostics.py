@@ -1,0 +1,43 @@
+"""TkError.render: the location, the message, the source line as the lexer counts lines, a caret."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tkc.diagnostics import TkError
+from tkc.frontend import parse_tk
+
+
+def rendered(source: str) -> list[str]:
+    with pytest.raises(TkError) as info:
+        parse_tk(source, "t.tk")
+    return info.value.render().split("\n")
+
+
+@pytest.mark.parametrize("source", ["", "\n", "   \n\t\n", "// only a comment\n"])
+def test_a_file_without_kernels_is_located_with_a_caret(source: str) -> None:
+    where, line, caret = rendered(source)
+    assert where == "t.tk:1:1: error: no kernel in the file"
+    assert line == source.split("\n")[0].replace("\t", " ") and caret == "^"
+
+
+@pytest.mark.parametrize("separator", ["\x0c", "\x0b", "\x1c", "\x85", "\u2028"])
+def test_only_newline_ends_a_line(separator: str) -> None:
+    # Python's splitlines() also breaks at these; the lexer does not, so neither may the caret.
+    where, line, caret = rendered(f"// a{separator}b\nkernel k() {{ let $ }}")
+    assert where == "t.tk:2:18: error: unexpected character '$'"
+    assert line == "kernel k() { let $ }" and caret == " " * 17 + "^"
+
+
+def test_crlf_and_control_characters_print_as_one_column_each() -> None:
+    where, line, caret = rendered("kernel k() {\r\n\tlet x = $ // \x1b[2J\r\n}\r\n")
+    assert where == "t.tk:2:10: error: unexpected character '$'"
+    assert line == " let x = $ //  [2J" and caret == " " * 9 + "^"
+
+
+def test_a_late_error_reads_the_line_from_the_file_as_bytes(tmp_path: Path) -> None:
+    path = tmp_path / "k.tk"
+    path.write_bytes(b"a\rb\nline two\n")  # text mode would turn the lone \r into a line break
+    assert TkError("late", str(path), 2, 6).render().split("\n")[1:] == ["line two", "     ^"]
