@@ -364,7 +364,10 @@ def _grid_expr(value: SSAValue, kernel: tile.KernelOp) -> kabi.Expr:
         return _grid_expr(op.input, kernel)
     if type(op) in binary:
         operation = cast(arith.SignlessIntegerBinaryOperation, op)
-        return (binary[type(op)], _grid_expr(operation.lhs, kernel), _grid_expr(operation.rhs, kernel))
+        expr = (binary[type(op)], _grid_expr(operation.lhs, kernel), _grid_expr(operation.rhs, kernel))
+        if expr[0] in ("div", "ceildiv") and expr[2] == 0:
+            raise error_at(op, "a grid extent divides by zero")
+        return expr
     raise error_at(
         op if isinstance(op, Operation) else kernel,
         "a grid extent must be computed from dims and constants with + - * / ceildiv min max",
