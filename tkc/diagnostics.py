@@ -4,7 +4,8 @@ Any part of the compiler that finds a mistake in the user's program (the parser,
 a pass that cannot honour an annotation, the runtime checking arguments) raises `TkError`.
 The CLI prints it and exits with status 1. Anything else escaping is a bug in tkc (status 2).
 Ops carry `FileLineColLoc` locations, so `error_at(op, ...)` points a late pass's complaint at
-the `.tk` line that caused it.
+the `.tk` line that caused it; an op read from an `.mlir` file without one that can be shown is
+located at its line in that file (INPUT_PLACES).
 """
 
 from __future__ import annotations
