@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import IO
 
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.utils.exceptions import ArgSpecParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from tkc.cli import render_user_error, report_internal_error
@@ -121,6 +122,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1 if e.code == 2 else int(e.code or 0)
     except ValueError as e:  # unknown pass or bad pass option in -p
         print(f"tkc-opt: error: {e}", file=sys.stderr)
+        return 1
+    except ArgSpecParseError as e:  # -p that does not parse (a BaseException in xDSL)
+        print(f"tkc-opt: error: {e}".rstrip(), file=sys.stderr)
         return 1
     except TkError as e:
         print(render_user_error(e), file=sys.stderr)

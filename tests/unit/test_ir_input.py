@@ -137,6 +137,9 @@ def test_tkc_opt_reports_input_mistakes_with_exit_1(tmp_path: Path, capsys: pyte
     assert opt.main([str(bad)]) == 1
     assert capsys.readouterr().err.startswith(f"{bad}:7:5: error: invalid tile.block_id: axis 1")
     assert opt.main([str(bad), "--no-such-flag"]) == 1
+    capsys.readouterr()
+    assert opt.main([str(bad), "-p", "cse,,"]) == 1
+    assert capsys.readouterr().err.startswith("tkc-opt: error: Error parsing pass pipeline specification")
 
 
 def test_tkc_opt_splits_diagnostics_per_chunk(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
