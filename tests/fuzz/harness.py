@@ -31,7 +31,10 @@ import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+import tkc  # light: the package itself loads neither xDSL nor CUDA
+
+REPO = Path(tkc.__file__).resolve().parents[1]
+"""The checkout of the compiler under test (the editable install's), whose frames signatures name."""
 PROJECT_DIRS = ("tkc", "passes", "dialects", "backends")
 """The repository's source directories: the frames a signature names (not xDSL's, not lark's)."""
 
@@ -126,7 +129,9 @@ def normalise(message: str, words: int = 10) -> str:
     message = message.strip().splitlines()[0] if message.strip() else ""
     message = re.sub(r"'[^']*'|\"[^\"]*\"", "'_'", message)
     message = re.sub(r"<[^<>]*>\[[^\]]*\]", "T", message)  # tile types such as rt<f32>[64, 64]
+    message = re.sub(r"![\w.]+<[^<>]*>", "T", message)  # IR types such as !sm90.smem<64x128xbf16, swizzle 0>
     message = re.sub(r"%\w+", "%_", message)
+    message = re.sub(r"\[[^\[\]]*\]", "[_]", message)  # lists: shapes, values, candidates
     message = re.sub(r"\b\d+(\.\d+)?(e[+-]?\d+)?\b", "0", message)
     return " ".join(message.split()[:words])
 
@@ -143,7 +148,7 @@ def internal_signature(stderr: str) -> str:
         running = re.search(r"after pass ([\w-]+)", stderr) or re.search(r"while running pass ([\w-]+)", stderr)
         detail = re.search(r"internal compiler error: [\w.]+: (.*)", stderr)
         what = normalise(re.sub(r".*after pass [\w-]+: ", "", detail.group(1)), 6) if detail else ""
-        signature += f" ({running.group(1) if running else '?'}: {what})"
+        signature += f" ({running.group(1)}: {what})" if running else f" ({what})"
     return signature
 
 
@@ -295,7 +300,7 @@ def case_header(case: Case, signature: str | None = None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def parse_header(text: str, origin: str = "") -> Case:
+def parse_header(text: str, origin: str = "", suffix: str = ".tk") -> Case:
     """The Case a corpus file describes: its `// tkc compile FILE ...` line gives -k and -D."""
     kernel, defines = None, []
     if match := re.search(r"^// tkc compile FILE(.*)$", text, re.M):
@@ -305,4 +310,4 @@ def parse_header(text: str, origin: str = "") -> Case:
                 kernel = value
             elif flag == "-D":
                 defines.append(value)
-    return Case(text, kernel, tuple(defines), origin)
+    return Case(text, kernel, tuple(defines), origin, suffix)

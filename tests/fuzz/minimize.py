@@ -2,8 +2,8 @@
 
 The source is cut at line granularity: first whole blocks (a line that opens `{` through the
 line that closes it) are removed or unwrapped, then delta debugging (ddmin) over the remaining
-lines finds a 1-minimal set, then single tokens are dropped where that keeps the failure; finally
-the command-line options are dropped one by one. Comment lines at the top (the replay header)
+lines finds a 1-minimal set, then single tokens are dropped where that keeps the failure (and the
+gaps they leave are closed); finally the command-line options are dropped one by one. Comment lines at the top (the replay header)
 are kept as they are. A trial counts when `run_case` reports the same signature; results are
 cached by text, and a budget of trials and seconds bounds the search (timeouts make trials
 expensive).
@@ -11,6 +11,7 @@ expensive).
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 
@@ -104,6 +105,9 @@ def minimize(case: Case, signature: str, trials: int = 400, seconds: float = 240
                 break
     body = _ddmin(body, lambda lines: fails(text(lines)), budget)
     body = _drop_tokens(body, lambda lines: fails(text(lines)), budget)
+    tidy = [_tidy(line) for line in body]
+    if tidy != body and fails(text(tidy)):
+        body = tidy
     source = text(body)
     result = Case(source, case.kernel, case.defines, case.origin, case.suffix)
     for k in range(len(result.defines) - 1, -1, -1):
@@ -115,6 +119,15 @@ def minimize(case: Case, signature: str, trials: int = 400, seconds: float = 240
         if fails(source, unnamed):
             result = unnamed
     return result
+
+
+def _tidy(line: str) -> str:
+    """`line` without the gaps dropped tokens leave: runs of spaces, spaces after ( and [, before , ) ]."""
+    indent = line[: len(line) - len(line.lstrip())]
+    body = re.sub(r" {2,}", " ", line.strip())
+    body = re.sub(r"([(\[]) ", r"\1", body)
+    body = re.sub(r" ([,)\]])", r"\1", body)
+    return indent + body
 
 
 def _drop_tokens(body: list[str], test: Callable[[list[str]], bool], budget: Budget) -> list[str]:

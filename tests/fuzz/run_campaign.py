@@ -120,8 +120,13 @@ def _minimize_one(item: tuple[str, dict, int, float]) -> tuple[str, str, str]:
 
     signature, record, trials, seconds = item
     case = Case(record["source"], record["kernel"], tuple(record["defines"]), record["origin"], record["suffix"])
-    small = minimize(case, signature, trials=trials, seconds=seconds, limit_s=_LIMIT_S)
-    return signature, case_header(small, signature) + small.source, small.suffix
+    # minimize with the replay header in place (the minimizer keeps leading comments), so that
+    # line numbers stay what they were; then rewrite it for the options that are left
+    header = case_header(case, signature)
+    small = minimize(Case(header + case.source, case.kernel, case.defines, case.origin, case.suffix),
+                     signature, trials=trials, seconds=seconds, limit_s=_LIMIT_S)
+    body = small.source.split("\n")[header.count("\n"):]
+    return signature, case_header(small, signature) + "\n".join(body), small.suffix
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -156,6 +161,8 @@ def main(argv: list[str] | None = None) -> int:
             print("--ir: tests/fuzz/ir_mutator.py is not there; skipping IR cases", file=sys.stderr)
         else:
             kinds.append(("ir", args.ir))
+    if any(kind == "ir" for kind, _ in kinds):
+        ir_seeds()  # once, here: the workers inherit them (they are restarted every 200 cases)
     tasks = [(args.seed, kind, i) for kind, count in kinds for i in range(count)]
     random.Random(args.seed).shuffle(tasks)  # mix slow and fast cases over the workers
 
