@@ -128,7 +128,7 @@ def normalise(message: str, words: int = 10) -> str:
     """A message with its program-specific parts (names in quotes, numbers, types) blanked out."""
     message = message.strip().splitlines()[0] if message.strip() else ""
     message = re.sub(r"'[^']*'|\"[^\"]*\"", "'_'", message)
-    message = re.sub(r"<[^<>]*>\[[^\]]*\]", "T", message)  # tile types such as rt<f32>[64, 64]
+    message = re.sub(r"\b\w+<[^<>]*>\[[^\]]*\]", "T", message)  # tile types such as rt<f32>[64, 64]
     message = re.sub(r"![\w.]+<[^<>]*>", "T", message)  # IR types such as !sm90.smem<64x128xbf16, swizzle 0>
     message = re.sub(r"%\w+", "%_", message)
     message = re.sub(r"\[[^\[\]]*\]", "[_]", message)  # lists: shapes, values, candidates

@@ -3,7 +3,7 @@
 `mutate(case, rng)` applies one to three edits chosen from `rng`:
 
 - tokens deleted, duplicated, swapped with the next one, or replaced (by a grammar fragment or
-  by another token of the same program: a name, an operator, a keyword);
+  by another token of the same program: a name, an operator, a keyword); two words run together;
 - numbers changed to edge values (tile sizes that are not multiples of 16, or that are but
   odd ones such as 48, 96, 192; zero; huge integers; floats that overflow f32);
 - whole lines deleted, duplicated or swapped;
@@ -78,8 +78,13 @@ def token_edit(source: str, rng: random.Random) -> str:
     if not places:
         return source + rng.choice(FRAGMENTS)
     at = rng.choice(places)
-    action = rng.choice(("delete", "duplicate", "swap", "replace", "replace_same", "insert"))
-    if action == "delete":
+    action = rng.choice(("delete", "duplicate", "swap", "replace", "replace_same", "insert", "join"))
+    if action == "join":
+        # two words run together (`kernel k` -> `kernelk`): the lexer must read one name
+        gaps = [i for i in range(1, len(tokens) - 1) if tokens[i].isspace() and tokens[i - 1][-1:].isalnum()]
+        if gaps:
+            del tokens[rng.choice(gaps)]
+    elif action == "delete":
         del tokens[at]
     elif action == "duplicate":
         tokens.insert(at, tokens[at] + " ")
