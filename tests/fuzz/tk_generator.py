@@ -874,7 +874,7 @@ def generate(rng: random.Random, origin: str = "") -> Case:
     target = kernel or names[0]
     writers = [KernelWriter(rng, name, override and name == target) for name in names]
     source = "\n".join(w.write() for w in writers)
-    if rng.random() < 0.3:
+    if rng.random() < 0.3 and origin:
         source = f"// generated: {origin}\n" + source
     defines = list(writers[names.index(target)].defines)
     bools = [n for n, v in writers[names.index(target)].param_values.items() if type(v) is bool]
