@@ -28,24 +28,6 @@ pytestmark = pytest.mark.fuzz
 
 KNOWN_OPEN: dict[str, str] = {
     # signature: what it is. The lead empties this table as the fixes are merged.
-    # --- .tk programs: reported, being fixed now
-    "internal IndexError at passes/tile_occupancy_plan.py:consumers":
-        "register-tile rows that no consumer count splits into 64-row multiples (BM=96, BM=80)",
-    "internal ValueError at passes/convert_sm90_to_ptx.py:apply":
-        "a file of several kernels compiled without -k",
-    "internal ZeroDivisionError at passes/convert_sm90_to_ptx.py:op_sm90_binary":
-        "a tile divided by the constant 0.0",
-    "internal PassVerifyError at tkc/driver.py:callback (convert-tile-to-sm90: Operation using value defined out of)":
-        "a scalar var carried through a loop or if, in a kernel that loads tiles (IsolatedFromAbove)",
-    "internal KeyError at passes/convert_tile_to_sm90.py:<genexpr>":
-        "a scalar var carried through a loop that loads tiles (KeyError in convert-tile-to-sm90)",
-    "timeout in passes/tile_occupancy_plan.py": "compile-time blowup in tile-occupancy-plan",
-    "timeout in passes/tile_bank_conflicts.py": "compile-time blowup in tile-bank-conflicts",
-    "timeout in passes/bank_model.py": "compile-time blowup in tile-bank-conflicts' bank model (BM=65536)",
-    "ptxas C7602": "ptxas rejects the PTX of a row_max over an mma_ABt result with C7602",
-    # --- .tk programs: found by this fuzzer, not assigned yet
-    "internal PassVerifyError at tkc/driver.py:callback (convert-tile-to-sm90: wgmma of T and T cannot)":
-        "NEW: an mma operand whose width is no multiple of 64 elements (BN=272, fp8 BN=320) gets swizzle 0",
     # --- tile IR (.mlir) inputs, from tests/fuzz/ir_mutator.py's mutations (the IR-robustness work).
     # Most are a value used above its definition: xDSL's verifier does not check dominance.
     "diagnostic line outside the file: values used but not defined: [_]":
