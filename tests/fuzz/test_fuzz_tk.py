@@ -37,6 +37,7 @@ KNOWN_OPEN: dict[str, str] = {
     "internal AttributeError at passes/convert_tile_to_sm90.py:_emit_op": "IR: tile.block_id above tile.grid",
     "internal IndexError at passes/convert_tile_to_sm90.py:_emit_op": "IR: tile.block_id 24 of a 2-D grid",
     "internal KeyError at passes/convert_tile_to_sm90.py:<listcomp>": "IR: a grid extent used before its definition",
+    "internal KeyError at passes/convert_tile_to_sm90.py:<genexpr>": "IR: a loop bound used before its definition",
     "internal KeyError at passes/convert_tile_to_sm90.py:_emit_compute": "IR: a value used before its definition",
     "internal KeyError at passes/convert_tile_to_sm90.py:_emit_store": "IR: a value used before its definition",
     "internal KeyError at passes/convert_tile_to_sm90.py:_issue_mma": "IR: a value used before its definition",
