@@ -91,6 +91,8 @@ from tkc.passes.plan import (
 MAX_CONSUMERS = 4
 TMA_BOX_MAX = 256
 """Elements a TMA box spans at most along each dimension (cuTensorMapEncodeTiled's boxDim)."""
+WGMMA_MAX_N = 256
+"""Columns one wgmma produces at most (m64nNk16, N <= 256)."""
 MAX_STAGES = 4
 MAX_THREADS = 1024
 MAX_THREAD_REGISTERS = 255
@@ -293,6 +295,13 @@ class Planner:
             f"fewer rows per block",
         )
 
+    def check_mma_widths(self) -> None:
+        """The lowering issues one wgmma per mma, which produces at most 256 columns."""
+        for op in self.kernel.walk():
+            if isinstance(op, MmaOp) and op.result.type.cols > WGMMA_MAX_N:
+                raise error_at(op, f"this mma produces {op.result.type.cols} columns, and the GPU backend computes an "
+                                   f"mma as one wgmma of at most {WGMMA_MAX_N}: use tiles of at most {WGMMA_MAX_N} columns")
+
     def check_tma_boxes(self, consumers: int) -> None:
         """Each TMA box the lowering issues spans at most 256 elements per dimension: a loaded
         tile's rows and the row of one panel (the swizzle span, the whole row unswizzled), a
@@ -485,6 +494,7 @@ class Planner:
         return set(self.kernel.annotations.data)
 
     def plan(self) -> None:
+        self.check_mma_widths()
         n = self.consumers()
         self.check_tma_boxes(n)
         rows = max_tile_rows(self.kernel)
@@ -551,6 +561,7 @@ def check_budgets(kernel: KernelOp) -> None:
     tiles fit the consumer warpgroups, and the shared tiles, one copy each, fit the shared memory
     (the lower bound of every layout and stage count; over it, the planner's own message)."""
     planner = Planner(kernel)
+    planner.check_mma_widths()
     planner.consumers()
     tiles = sum(buffer_bytes(op.results[0].type) for op in kernel.walk() if isinstance(op, LoadOp | ToSharedOp))
     if tiles > SMEM_BUDGET:

@@ -152,3 +152,10 @@ def test_column_vectors_count_in_every_consumer_thread() -> None:
     source = (REPO / "tests" / "ptx" / "kernels" / "column_vectors.tk").read_text()
     with pytest.raises(TkError, match="need 352 registers per thread even split over 1 consumer"):
         compiled(source)
+
+
+def test_an_mma_wider_than_one_wgmma_is_refused() -> None:
+    path = Path(__file__).resolve().parents[2] / "examples" / "gemm.tk"
+    module = parse_tk(path.read_text(), str(path), {"BN": 272, "BM": 64})
+    with pytest.raises(TkError, match="this mma produces 272 columns, and the GPU backend computes an mma as one wgmma"):
+        compile_module(module, "ptx")

@@ -1,0 +1,4 @@
+// signature: internal OverflowError at dialects/tile.py:parse
+// tkc compile FILE
+  tile.kernel @k3(%X: !tile.gl<[N], bf16>, %R: !tile.gl<[M], f32>) attributes {consumers = #tile.decision<1, " ">, threads = #tile.decision<256, " ">, persistent = #tile.decision<0, " ">, stages = #tile.decision<4, " ">, smem_bytes = #tile.decision<67584, " ">, group_m = #tile.decision<1, " ">, ctas_per_sm = #tile.decision<2, " ">, producer_registers = #tile.decision<40, " only issues TMA, so 40/216 gives the consumers the rest; they need about 102">, consumer_registers = #tile.decision<216, "256 threads get 128 registers each at entry (32768 in all); the producer only issues TMA, so 40/216 gives the consumers the rest; they need about 102">, params = {BM = 64 : i64, BN = 128 : i64}} {
+    %mn = tile.fill 0x14f800000 : f32 : !tile.rv<64xf32>

@@ -1,0 +1,3 @@
+// signature: timeout in dialects/tile.py
+// tkc compile FILE
+    tile.store %10, %C[%i, %j] {staging = #tile.decision< " .b32 then one TMA store: 128B swizzle, the fewest wavefronts (bank_con\ why)">, bank_conflicts = #tile.decision<1, "st.shared.b32 (4 B/lane): 128B swizzle conflict-free, 512 wavefronts (ideal 512); 64B swizzle conflict-free, 32B swizzle conflict-free, no swizzle 8-way">, smem_access = "st.shared.b32", smem_offset = 197632 : i64} : !tile.rt<128x256xbf16>, !tile.gl<[M, N], bf16>
