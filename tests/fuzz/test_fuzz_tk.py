@@ -28,29 +28,6 @@ pytestmark = pytest.mark.fuzz
 
 KNOWN_OPEN: dict[str, str] = {
     # signature: what it is. The lead empties this table as the fixes are merged.
-    # --- tile IR (.mlir) inputs, from tests/fuzz/ir_mutator.py's mutations (the IR-robustness work).
-    # Most are a value used above its definition: xDSL's verifier does not check dominance.
-    "diagnostic line outside the file: values used but not defined: [_]":
-        "an MLIR parse error at the end of the file points one line past it, with no source line",
-    "diagnostic line outside the file: in block definition": "likewise, for an unclosed block",
-    "internal AssertionError at passes/tile_occupancy_plan.py:position": "IR: a load above its tile.grid",
-    "internal AttributeError at passes/convert_tile_to_sm90.py:_emit_op": "IR: tile.block_id above tile.grid",
-    "internal IndexError at passes/convert_tile_to_sm90.py:_emit_op": "IR: tile.block_id 24 of a 2-D grid",
-    "internal KeyError at passes/convert_tile_to_sm90.py:<listcomp>": "IR: a grid extent used before its definition",
-    "internal KeyError at passes/convert_tile_to_sm90.py:<genexpr>": "IR: a loop bound used before its definition",
-    "internal KeyError at passes/convert_tile_to_sm90.py:_emit_compute": "IR: a value used before its definition",
-    "internal KeyError at passes/convert_tile_to_sm90.py:_emit_store": "IR: a value used before its definition",
-    "internal KeyError at passes/convert_tile_to_sm90.py:_issue_mma": "IR: a value used before its definition",
-    "internal ValueError at passes/convert_tile_to_sm90.py:_emit_overlapped_for": "IR: a value used before its definition",
-    "internal OverflowError at dialects/tile.py:parse": "IR: a tile.fill value wider than f32 (0x14f800000)",
-    "internal VerifyException at dialects/tile.py:parse": "IR: !tile.gl of element type i64",
-    "internal VerifyException at dialects/tile.py:parse_parameters": "IR: a tile dimension beyond i64",
-    "internal VerifyException at dialects/tile.py:verify": "IR: tile.to_reg to !tile.rt<64x65xf32>",
-    "internal ValueError at tkc/driver.py:parse_mlir (Forward declared values do not have)":
-        "IR: a value used but never defined, inside a region",
-    "internal VerifyException at tkc/driver.py:parse_mlir (parameter '_' does not verify:)":
-        "IR: a type parameter that does not verify, raised while parsing",
-    "timeout in dialects/tile.py": "IR: the #tile.decision parser loops on a damaged string",
 }
 
 SEED = int(os.environ.get("TKC_FUZZ_SEED", "0"))
