@@ -354,6 +354,11 @@ def compile_module(
         )
     behind = set(PIPELINE[:done])
     names = [name for name in names if name not in behind]
+    if stage == "tile" and "tile-memory-order" in behind:
+        from tkc.passes.tile_memory_order import check_memory_order
+
+        for kernel in module.body.block.ops:
+            check_memory_order(kernel)
     observer = observer or Observer()
     running: list[str] = []
 
