@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from tkc.diagnostics import TkError
+from tkc.pipeline import StageUnavailable
 
 EXIT_OK, EXIT_USER, EXIT_INTERNAL = 0, 1, 2
 
@@ -69,9 +70,11 @@ def _add_source_args(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from tkc.driver import EMITS, PIPELINE
+    from tkc import __version__
+    from tkc.pipeline import EMITS, PIPELINE
 
     parser = _Parser(prog="tkc", description="Compile ThunderKittens-style tile programs to PTX for Hopper.")
+    parser.add_argument("--version", action="version", version=f"tkc {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     compile_ = commands.add_parser("compile", help="compile to a stage and print it")
@@ -98,18 +101,26 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _compile(args: argparse.Namespace) -> int:
-    from tkc.driver import DumpOptions, compile_file
+    from tkc import cache
 
-    dumps = DumpOptions(
-        sys.stderr,
-        after_all=args.print_ir_after_all,
-        after_passes=frozenset(args.print_ir_after),
-        before_passes=frozenset(args.print_ir_before),
-        dump_dir=args.dump_dir,
-    )
     if args.emit == "cubin" and args.output is None and sys.stdout.isatty():
         raise TkError("a cubin is binary: write it to a file with -o FILE")
-    result = compile_file(args.file, args.kernel, args.params, args.emit, dumps)
+    dumping = args.print_ir_after_all or args.print_ir_after or args.print_ir_before or args.dump_dir
+    # A compile asked for the same way before is answered without loading the compiler.
+    cached = None if dumping else cache.lookup(args.file, args.kernel, args.params, args.emit)
+    if cached is not None:
+        result: str | bytes = cached if args.emit == "cubin" else cached.decode("utf-8")
+    else:
+        from tkc.driver import DumpOptions, compile_file
+
+        dumps = DumpOptions(
+            sys.stderr,
+            after_all=args.print_ir_after_all,
+            after_passes=frozenset(args.print_ir_after),
+            before_passes=frozenset(args.print_ir_before),
+            dump_dir=args.dump_dir,
+        )
+        result = compile_file(args.file, args.kernel, args.params, args.emit, dumps if dumping else None)
     if args.output is None:
         if isinstance(result, bytes):
             sys.stdout.buffer.write(result)
@@ -161,8 +172,6 @@ def _raised_at(error: BaseException) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of `tkc`; returns the exit status (the console script exits with it)."""
-    from tkc.driver import StageUnavailable
-
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         args = build_parser().parse_args(argv)
