@@ -45,6 +45,16 @@ def _param(text: str) -> tuple[str, int | bool | float]:
         raise argparse.ArgumentTypeError(e.message) from None
 
 
+def defines(pairs: Sequence[tuple[str, int | bool | float]]) -> dict[str, int | bool | float]:
+    """The -D assignments as a dict; a name given twice is a mistake (which one was meant?)."""
+    params: dict[str, int | bool | float] = {}
+    for name, value in pairs:
+        if name in params:
+            raise TkError(f"-D {name} is given twice ({params[name]} and {value}); give it once")
+        params[name] = value
+    return params
+
+
 def _sizes(text: str) -> dict[str, int]:
     """--size M=256,N=256,K=128: positive integers."""
     sizes = {}
@@ -175,7 +185,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         args = build_parser().parse_args(argv)
-        args.params = dict(args.params)
+        args.params = defines(args.params)
         return COMMANDS[args.command](args)
     except UsageError as e:
         print(e, file=sys.stderr)

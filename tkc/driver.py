@@ -289,6 +289,15 @@ class DumpOptions(Observer):
             self._remove_old_dumps()
             self._write_file("00-input.mlir", module)
 
+    def check_runs(self, names: list[str], emit: str) -> None:
+        """A user error if a pass whose IR is asked for is not among those that will run
+        (otherwise the dump would silently be missing)."""
+        for when, wanted in (("before", self.before_passes), ("after", self.after_passes)):
+            for name in sorted(set(wanted) - set(names)):
+                option = f"--print-ir-{when}={name}"
+                ran = ", ".join(names) if names else "none"
+                raise TkError(f"{option}: {name} does not run in this compile to {emit} (the passes that run: {ran})")
+
     def restart(self) -> None:
         """Number the passes from 01 again (a compile that runs the pipeline from its input twice)."""
         self._count = 0
@@ -330,6 +339,20 @@ def instantiate(names: Iterable[str]) -> tuple[ModulePass, ...]:
     return tuple(ALL_PASSES[name]()() for name in names)
 
 
+def passes_to_run(module: ModuleOp, emit: str) -> list[str]:
+    """The passes of PIPELINE that produce `emit` from `module`: those behind the input's stage
+    are left out (`input_stage`); an `emit` stage before the input's is a TkError."""
+    names = pipeline_for(emit)
+    stage, done = input_stage(module)
+    if EMITS.index(emit) < EMITS.index(stage):
+        *others, last = EMITS[EMITS.index(stage) :]
+        raise TkError(
+            f"cannot emit {emit} IR: the input is already {stage} IR, a later stage; emit {', '.join(others)} or {last}"
+        )
+    behind = set(PIPELINE[:done])
+    return [name for name in names if name not in behind]
+
+
 def compile_module(
     module: ModuleOp, emit: str = "tile", observer: Observer | None = None, ctx: Context | None = None
 ) -> ModuleOp:
@@ -340,15 +363,9 @@ def compile_module(
     PassVerifyError naming the pass. Any other exception escaping a pass gets a note saying
     which pass was running.
     """
-    names = pipeline_for(emit)
-    stage, done = input_stage(module)
-    if EMITS.index(emit) < EMITS.index(stage):
-        *others, last = EMITS[EMITS.index(stage) :]
-        raise TkError(
-            f"cannot emit {emit} IR: the input is already {stage} IR, a later stage; emit {', '.join(others)} or {last}"
-        )
-    behind = set(PIPELINE[:done])
-    names = [name for name in names if name not in behind]
+    names = passes_to_run(module, emit)
+    if isinstance(observer, DumpOptions):
+        observer.check_runs(names, emit)
     observer = observer or Observer()
     running: list[str] = []
 
