@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
 
     from tkc.abi import KernelABI
+    from tkc.backends.ptxas import Cubin
 
 __all__ = ["ABI_ATTRIBUTE", "CompiledKernel"]
 
@@ -109,14 +110,23 @@ class CompiledKernel:
         if self._cubin is None:
             self._cubin = None if self._recompiling() else cache.read_bytes(self._key + cache.ARTEFACTS["cubin"])
         if self._cubin is None:
-            from tkc.backends.ptxas import ToolNotFound, assemble
+            from tkc.backends.ptxas import ToolNotFound
 
             try:
-                self._cubin = assemble(self.ptx).data
+                self.assemble()
             except ToolNotFound:
                 return None
-            cache.write(self._key + cache.ARTEFACTS["cubin"], self._cubin)
         return self._cubin
+
+    def assemble(self) -> Cubin:
+        """Run ptxas on the PTX (its `.report`: registers, spills) and cache the cubin for launches;
+        raises ToolNotFound where ptxas is not installed."""
+        from tkc.backends.ptxas import assemble
+
+        cubin = assemble(self.ptx)
+        self._cubin = cubin.data
+        cache.write(self._key + cache.ARTEFACTS["cubin"], cubin.data)
+        return cubin
 
     def report(self) -> str:
         from tkc.driver import load_stage

@@ -70,6 +70,17 @@ def _sizes(text: str) -> dict[str, int]:
     return sizes
 
 
+def _space_item(text: str) -> tuple[str, list[int | bool | float]]:
+    """--space BM=64,128: a parameter and the values to try."""
+    from tkc.frontend import parse_define
+
+    name, sep, values = text.partition("=")
+    try:
+        return name, [parse_define(f"{name}={value}")[1] for value in values.split(",") if sep and value]
+    except TkError as e:
+        raise argparse.ArgumentTypeError(e.message) from None
+
+
 def _add_source_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", help="a .tk program or tile-dialect .mlir")
     parser.add_argument("-k", "--kernel", help="the kernel to compile (default: the only one)")
@@ -91,6 +102,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_source_args(compile_)
     compile_.add_argument("--emit", choices=EMITS, default="ptx", help="stage to stop at (default: ptx)")
     compile_.add_argument("-o", "--output", help="write the result here instead of stdout")
+    compile_.add_argument("--tuned", type=_sizes, metavar="M=4096,...",
+                          help="compile with the parameters `tkc tune` chose for these sizes (-D still wins)")
     dumps = compile_.add_argument_group("IR dumps (to stderr; pass names: " + ", ".join(PIPELINE) + ")")
     dumps.add_argument("--print-ir-after-all", action="store_true", help="print the IR after every pass")
     dumps.add_argument("--print-ir-after", metavar="PASS", action="append", default=[], help="print the IR after PASS")
@@ -107,6 +120,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     report = commands.add_parser("report", help="explain the decisions the passes made for a kernel")
     _add_source_args(report)
+
+    tune = commands.add_parser("tune", help="time the feasible configurations of a kernel's parameters (GPU)")
+    _add_source_args(tune)
+    tune.add_argument("--size", type=_sizes, default={}, metavar="M=4096,N=4096,...", help="the sizes to tune for")
+    tune.add_argument("--space", type=_space_item, action="append", default=[], metavar="NAME=V1,V2,...",
+                      help="values to try of a parameter (repeatable; default: the tiling parameters at x0.5, x1, x2)")
+    tune.add_argument("--prune-only", action="store_true", help="compile and prune only; time nothing (any machine)")
+    tune.add_argument("--force", action="store_true", help="tune again even when a result is cached")
     return parser
 
 
@@ -115,6 +136,10 @@ def _compile(args: argparse.Namespace) -> int:
 
     if args.emit == "cubin" and args.output is None and sys.stdout.isatty():
         raise TkError("a cubin is binary: write it to a file with -o FILE")
+    if args.tuned:
+        from tkc.tune import tuned_config
+
+        args.params = {**tuned_config(args.file, args.kernel, args.tuned), **args.params}
     dumping = args.print_ir_after_all or args.print_ir_after or args.print_ir_before or args.dump_dir
     # A compile asked for the same way before is answered without loading the compiler.
     cached = None if dumping else cache.lookup(args.file, args.kernel, args.params, args.emit)
@@ -165,7 +190,24 @@ def _report(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-COMMANDS = {"compile": _compile, "run": _run, "report": _report}
+def _tune(args: argparse.Namespace) -> int:
+    from tkc.tune import autotune, progress_line
+
+    space = dict(args.space)
+    result = autotune(args.file, args.kernel, args.size, space or None, args.params,
+                      prune_only=args.prune_only, force=args.force, progress=progress_line())
+    sys.stdout.write(result.table())
+    best = result.best
+    if best is not None:
+        chosen = " ".join(f"-D {k}={v}" for k, v in best.config.items())
+        source = "cached result" if result.from_cache else f"on {result.gpu}"
+        print(f"best ({source}): {chosen}")
+    elif not args.prune_only:
+        print("every configuration was pruned")
+    return EXIT_OK
+
+
+COMMANDS = {"compile": _compile, "run": _run, "report": _report, "tune": _tune}
 
 
 def render_user_error(error: TkError) -> str:
