@@ -141,10 +141,15 @@ class CompiledKernel:
 
     def __call__(self, *tensors: Any, stream: Any = None) -> Any:
         if self._launcher is None:
-            from tkc.runtime import load
+            from tkc.runtime import CudaError, load
 
             cubin = self.cubin
-            self._launcher = load(ptx=self.ptx, abi=self.abi) if cubin is None else load(cubin=cubin, abi=self.abi)
+            try:
+                self._launcher = None if cubin is None else load(cubin=cubin, abi=self.abi)
+            except CudaError:  # a driver older than the ptxas that made it: its JIT takes the PTX
+                self._launcher = None
+            if self._launcher is None:
+                self._launcher = load(ptx=self.ptx, abi=self.abi)
         return self._launcher(*tensors, stream=stream)
 
     def __repr__(self) -> str:
@@ -156,7 +161,8 @@ class CompiledKernel:
         root = os.environ.get("TKC_DUMP_DIR")
         if not root:
             return None
-        name = kernels_of(self._input)[0].sym_name.data
+        (kernel,) = kernels_of(self._input)
+        name = kernel.sym_name.data  # type: ignore[attr-defined]  # every op of KERNEL_OPS has one
         dumps = DumpOptions(sys.stderr, dump_dir=Path(root) / f"{name}-{self._key[:12]}")
         dumps.write_input(self._input)
         return dumps

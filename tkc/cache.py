@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from functools import cache
 from importlib.util import find_spec
 from pathlib import Path
@@ -34,7 +34,7 @@ ARTEFACTS = {"tile": ".tile.mlir", "sm90": ".sm90.mlir", "ptx": ".ptx", "cubin":
 ABI_SUFFIX = ".abi.json"
 ENTRY_SUFFIX = ".entry"
 
-Params = dict[str, int | bool | float]
+Params = Mapping[str, int | bool | float]
 
 
 def cache_dir() -> Path:

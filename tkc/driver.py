@@ -468,15 +468,18 @@ def compile_file(
     if isinstance(observer, DumpOptions):
         observer.write_input(module)
     entry = cache.entry_key(ir_text(module))
-    result = None if observer is not None or cache.always_compile() else cache.read_bytes(entry + cache.ARTEFACTS[emit])
-    if result is None:
+    cached = None if observer is not None or cache.always_compile() else cache.read_bytes(entry + cache.ARTEFACTS[emit])
+    result: str | bytes
+    if cached is None:
         module = compile_module(module, emit, observer, ctx)
-        outputs = {emit: ir_text(module)} if emit in _LAST_PASS else {**backend_outputs(module, emit), "abi": find_abi(module)}
+        outputs: dict[str, str | bytes] = (
+            {emit: ir_text(module)} if emit in _LAST_PASS else {**backend_outputs(module, emit), "abi": find_abi(module)}
+        )
         for name, data in outputs.items():
             cache.write(entry + (cache.ABI_SUFFIX if name == "abi" else cache.ARTEFACTS[name]), data)
         result = outputs[emit]
-    elif emit != "cubin":
-        result = result.decode("utf-8")
+    else:
+        result = cached if emit == "cubin" else cached.decode("utf-8")
     if source is not None:
         cache.remember(str(path), source, kernel, params or {}, entry)
     return result

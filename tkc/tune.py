@@ -271,8 +271,12 @@ def cached_results(path: str, kernel: str, sizes: Mapping[str, int]) -> dict[str
 
 
 def _check_sizes(op: KernelOp, sizes: Mapping[str, int]) -> None:
-    dims = list(dict.fromkeys(d for arg in op.body.block.args for d in arg.type.get_dims()  # type: ignore[attr-defined]
-                              if isinstance(d, str)))
+    from tkc.dialects.tile import GlobalType
+
+    dims: list[str] = []
+    for arg in op.body.block.args:
+        assert isinstance(arg.type, GlobalType)
+        dims += [d for d in arg.type.get_dims() if isinstance(d, str) and d not in dims]
     unknown = sorted(set(sizes) - set(dims))
     if unknown:
         raise TkError(f"--size names {', '.join(unknown)}, which {op.sym_name.data} has no symbolic dim of; "
