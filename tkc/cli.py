@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from tkc.diagnostics import TkError
+from tkc.pipeline import StageUnavailable
 
 EXIT_OK, EXIT_USER, EXIT_INTERNAL = 0, 1, 2
 
@@ -44,6 +45,16 @@ def _param(text: str) -> tuple[str, int | bool | float]:
         raise argparse.ArgumentTypeError(e.message) from None
 
 
+def defines(pairs: Sequence[tuple[str, int | bool | float]]) -> dict[str, int | bool | float]:
+    """The -D assignments as a dict; a name given twice is a mistake (which one was meant?)."""
+    params: dict[str, int | bool | float] = {}
+    for name, value in pairs:
+        if name in params:
+            raise TkError(f"-D {name} is given twice ({params[name]} and {value}); give it once")
+        params[name] = value
+    return params
+
+
 def _sizes(text: str) -> dict[str, int]:
     """--size M=256,N=256,K=128: positive integers."""
     sizes = {}
@@ -59,6 +70,17 @@ def _sizes(text: str) -> dict[str, int]:
     return sizes
 
 
+def _space_item(text: str) -> tuple[str, list[int | bool | float]]:
+    """--space BM=64,128: a parameter and the values to try."""
+    from tkc.frontend import parse_define
+
+    name, sep, values = text.partition("=")
+    try:
+        return name, [parse_define(f"{name}={value}")[1] for value in values.split(",") if sep and value]
+    except TkError as e:
+        raise argparse.ArgumentTypeError(e.message) from None
+
+
 def _add_source_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", help="a .tk program or tile-dialect .mlir")
     parser.add_argument("-k", "--kernel", help="the kernel to compile (default: the only one)")
@@ -69,15 +91,19 @@ def _add_source_args(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from tkc.driver import EMITS, PIPELINE
+    from tkc import __version__
+    from tkc.pipeline import EMITS, PIPELINE
 
     parser = _Parser(prog="tkc", description="Compile ThunderKittens-style tile programs to PTX for Hopper.")
+    parser.add_argument("--version", action="version", version=f"tkc {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     compile_ = commands.add_parser("compile", help="compile to a stage and print it")
     _add_source_args(compile_)
     compile_.add_argument("--emit", choices=EMITS, default="ptx", help="stage to stop at (default: ptx)")
     compile_.add_argument("-o", "--output", help="write the result here instead of stdout")
+    compile_.add_argument("--tuned", type=_sizes, metavar="M=4096,...",
+                          help="compile with the parameters `tkc tune` chose for these sizes (-D still wins)")
     dumps = compile_.add_argument_group("IR dumps (to stderr; pass names: " + ", ".join(PIPELINE) + ")")
     dumps.add_argument("--print-ir-after-all", action="store_true", help="print the IR after every pass")
     dumps.add_argument("--print-ir-after", metavar="PASS", action="append", default=[], help="print the IR after PASS")
@@ -94,22 +120,42 @@ def build_parser() -> argparse.ArgumentParser:
 
     report = commands.add_parser("report", help="explain the decisions the passes made for a kernel")
     _add_source_args(report)
+
+    tune = commands.add_parser("tune", help="time the feasible configurations of a kernel's parameters (GPU)")
+    _add_source_args(tune)
+    tune.add_argument("--size", type=_sizes, default={}, metavar="M=4096,N=4096,...", help="the sizes to tune for")
+    tune.add_argument("--space", type=_space_item, action="append", default=[], metavar="NAME=V1,V2,...",
+                      help="values to try of a parameter (repeatable; default: the tiling parameters at x0.5, x1, x2)")
+    tune.add_argument("--prune-only", action="store_true", help="compile and prune only; time nothing (any machine)")
+    tune.add_argument("--force", action="store_true", help="tune again even when a result is cached")
     return parser
 
 
 def _compile(args: argparse.Namespace) -> int:
-    from tkc.driver import DumpOptions, compile_file
+    from tkc import cache
 
-    dumps = DumpOptions(
-        sys.stderr,
-        after_all=args.print_ir_after_all,
-        after_passes=frozenset(args.print_ir_after),
-        before_passes=frozenset(args.print_ir_before),
-        dump_dir=args.dump_dir,
-    )
     if args.emit == "cubin" and args.output is None and sys.stdout.isatty():
         raise TkError("a cubin is binary: write it to a file with -o FILE")
-    result = compile_file(args.file, args.kernel, args.params, args.emit, dumps)
+    if args.tuned:
+        from tkc.tune import tuned_config
+
+        args.params = {**tuned_config(args.file, args.kernel, args.tuned), **args.params}
+    dumping = args.print_ir_after_all or args.print_ir_after or args.print_ir_before or args.dump_dir
+    # A compile asked for the same way before is answered without loading the compiler.
+    cached = None if dumping else cache.lookup(args.file, args.kernel, args.params, args.emit)
+    if cached is not None:
+        result: str | bytes = cached if args.emit == "cubin" else cached.decode("utf-8")
+    else:
+        from tkc.driver import DumpOptions, compile_file
+
+        dumps = DumpOptions(
+            sys.stderr,
+            after_all=args.print_ir_after_all,
+            after_passes=frozenset(args.print_ir_after),
+            before_passes=frozenset(args.print_ir_before),
+            dump_dir=args.dump_dir,
+        )
+        result = compile_file(args.file, args.kernel, args.params, args.emit, dumps if dumping else None)
     if args.output is None:
         if isinstance(result, bytes):
             sys.stdout.buffer.write(result)
@@ -144,7 +190,24 @@ def _report(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-COMMANDS = {"compile": _compile, "run": _run, "report": _report}
+def _tune(args: argparse.Namespace) -> int:
+    from tkc.tune import autotune, progress_line
+
+    space = dict(args.space)
+    result = autotune(args.file, args.kernel, args.size, space or None, args.params,
+                      prune_only=args.prune_only, force=args.force, progress=progress_line())
+    sys.stdout.write(result.table())
+    best = result.best
+    if best is not None:
+        chosen = " ".join(f"-D {k}={v}" for k, v in best.config.items())
+        source = "cached result" if result.from_cache else f"on {result.gpu}"
+        print(f"best ({source}): {chosen}")
+    elif not args.prune_only:
+        print("every configuration was pruned")
+    return EXIT_OK
+
+
+COMMANDS = {"compile": _compile, "run": _run, "report": _report, "tune": _tune}
 
 
 def render_user_error(error: TkError) -> str:
@@ -161,12 +224,10 @@ def _raised_at(error: BaseException) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of `tkc`; returns the exit status (the console script exits with it)."""
-    from tkc.driver import StageUnavailable
-
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         args = build_parser().parse_args(argv)
-        args.params = dict(args.params)
+        args.params = defines(args.params)
         return COMMANDS[args.command](args)
     except UsageError as e:
         print(e, file=sys.stderr)

@@ -51,26 +51,10 @@ from xdsl.utils.exceptions import VerifyException
 
 from tkc.diagnostics import TkError, decode_utf8, did_you_mean
 from tkc.passes import ALL_PASSES, is_available
-
-TILE_PASSES = (
-    "canonicalize",
-    "cse",
-    "tile-memory-order",
-    "tile-swizzle-select",
-    "tile-bank-conflicts",
-    "tile-occupancy-plan",
-    "tile-pipeline",
-)
-SM90_PASSES = ("convert-tile-to-sm90", "sm90-verify-barriers")
-PTX_PASSES = ("convert-sm90-to-ptx",)
-PIPELINE = TILE_PASSES + SM90_PASSES + PTX_PASSES
-"""Every pass of a full compilation, in order."""
+from tkc.pipeline import EMITS, PIPELINE, SM90_PASSES, TILE_PASSES, StageUnavailable
 
 REQUIRED = frozenset({"convert-tile-to-sm90", "convert-sm90-to-ptx"})
 """Passes without which a stage cannot be produced; the others are skipped while absent."""
-
-EMITS = ("tile", "sm90", "ptx", "cubin", "sass")
-"""Stages `--emit` can stop at; the first two print MLIR, the rest go through the backend."""
 
 _LAST_PASS = {"tile": TILE_PASSES[-1], "sm90": SM90_PASSES[-1]}
 
@@ -93,10 +77,6 @@ TILE_PASS_MARKS: dict[str, frozenset[str]] = {
 """The ops each tile pass inserts and the attributes it writes whenever it changes the IR (its
 module docstring lists them); no other pass or frontend makes them, so an op that is, or
 carries, one of them shows that the pass ran."""
-
-
-class StageUnavailable(Exception):
-    """A stage of the compiler the request needs is not part of this build (yet)."""
 
 
 class PassVerifyError(Exception):
@@ -303,8 +283,24 @@ class DumpOptions(Observer):
         check_pass_names(self.before_passes, "--print-ir-before")
 
     def write_input(self, module: ModuleOp) -> None:
+        """Start the dump directory afresh (the files of an earlier run would mix with these)
+        with 00-input.mlir."""
         if self.dump_dir is not None:
+            self._remove_old_dumps()
             self._write_file("00-input.mlir", module)
+
+    def check_runs(self, names: list[str], emit: str) -> None:
+        """A user error if a pass whose IR is asked for is not among those that will run
+        (otherwise the dump would silently be missing)."""
+        for when, wanted in (("before", self.before_passes), ("after", self.after_passes)):
+            for name in sorted(set(wanted) - set(names)):
+                option = f"--print-ir-{when}={name}"
+                ran = ", ".join(names) if names else "none"
+                raise TkError(f"{option}: {name} does not run in this compile to {emit} (the passes that run: {ran})")
+
+    def restart(self) -> None:
+        """Number the passes from 01 again (a compile that runs the pipeline from its input twice)."""
+        self._count = 0
 
     def before(self, pass_name: str, module: ModuleOp) -> None:
         if pass_name in self.before_passes:
@@ -322,6 +318,14 @@ class DumpOptions(Observer):
         print_ir(module, self.stream)
         self.stream.flush()
 
+    def _remove_old_dumps(self) -> None:
+        assert self.dump_dir is not None
+        try:
+            for old in self.dump_dir.glob("[0-9][0-9]-*.mlir"):
+                old.unlink()
+        except OSError as e:
+            raise TkError(f"cannot clear the IR dumps in {self.dump_dir}: {e.strerror or e}") from None
+
     def _write_file(self, name: str, module: ModuleOp) -> None:
         assert self.dump_dir is not None
         try:
@@ -335,6 +339,20 @@ def instantiate(names: Iterable[str]) -> tuple[ModulePass, ...]:
     return tuple(ALL_PASSES[name]()() for name in names)
 
 
+def passes_to_run(module: ModuleOp, emit: str) -> list[str]:
+    """The passes of PIPELINE that produce `emit` from `module`: those behind the input's stage
+    are left out (`input_stage`); an `emit` stage before the input's is a TkError."""
+    names = pipeline_for(emit)
+    stage, done = input_stage(module)
+    if EMITS.index(emit) < EMITS.index(stage):
+        *others, last = EMITS[EMITS.index(stage) :]
+        raise TkError(
+            f"cannot emit {emit} IR: the input is already {stage} IR, a later stage; emit {', '.join(others)} or {last}"
+        )
+    behind = set(PIPELINE[:done])
+    return [name for name in names if name not in behind]
+
+
 def compile_module(
     module: ModuleOp, emit: str = "tile", observer: Observer | None = None, ctx: Context | None = None
 ) -> ModuleOp:
@@ -345,19 +363,13 @@ def compile_module(
     PassVerifyError naming the pass. Any other exception escaping a pass gets a note saying
     which pass was running.
     """
-    names = pipeline_for(emit)
-    stage, done = input_stage(module)
-    if EMITS.index(emit) < EMITS.index(stage):
-        *others, last = EMITS[EMITS.index(stage) :]
-        raise TkError(
-            f"cannot emit {emit} IR: the input is already {stage} IR, a later stage; emit {', '.join(others)} or {last}"
-        )
-    behind = set(PIPELINE[:done])
-    names = [name for name in names if name not in behind]
-    if stage == "tile" and "tile-memory-order" in behind:
+    names = passes_to_run(module, emit)
+    if isinstance(observer, DumpOptions):
+        observer.check_runs(names, emit)
+    if input_stage(module)[0] == "tile" and "tile-memory-order" not in names:
         from tkc.passes.tile_memory_order import check_memory_order
 
-        for kernel in module.body.block.ops:
+        for kernel in module.body.block.ops:  # resumed after the pass: its fences are checked
             check_memory_order(kernel)
     observer = observer or Observer()
     running: list[str] = []
@@ -400,22 +412,44 @@ def ir_after_each_pass(module: ModuleOp, emit: str = "tile") -> list[tuple[str, 
     return snapshots
 
 
+ABI_ATTRIBUTE = "tkc.abi"
+"""The attribute of the PTX module that holds the kernel's ABI as JSON (see tkc/abi.py)."""
+
+
+def find_abi(module: ModuleOp) -> str:
+    """The ABI JSON a lowered module carries."""
+    from xdsl.dialects.builtin import StringAttr
+
+    for op in module.walk():
+        value = op.attributes.get(ABI_ATTRIBUTE)
+        if isinstance(value, StringAttr):
+            return value.data
+    raise RuntimeError(f"the lowered module carries no {ABI_ATTRIBUTE} attribute")
+
+
+def backend_outputs(module: ModuleOp, emit: str) -> dict[str, str | bytes]:
+    """Every artefact the backend makes on the way to `emit` (PTX; then the cubin; then SASS)."""
+    from tkc.backends.ptx_printer import print_ptx
+    from tkc.backends.ptxas import ToolNotFound, assemble, sass
+
+    outputs: dict[str, str | bytes] = {"ptx": print_ptx(module)}
+    if emit == "ptx":
+        return outputs
+    try:
+        cubin = assemble(str(outputs["ptx"]))
+        outputs["cubin"] = cubin.data
+        if emit == "sass":
+            outputs["sass"] = sass(cubin)
+    except ToolNotFound as e:  # no CUDA wheels or toolkit: the environment's gap, not a bug
+        raise StageUnavailable(str(e)) from None
+    return outputs
+
+
 def emit_output(module: ModuleOp, emit: str) -> str | bytes:
     """The final artefact of a compiled module: MLIR text, PTX text, cubin bytes or SASS text."""
     if emit in ("tile", "sm90"):
         return ir_text(module)
-    from tkc.backends.ptx_printer import print_ptx
-    from tkc.backends.ptxas import ToolNotFound, assemble, sass
-
-    ptx = print_ptx(module)
-    if emit == "ptx":
-        return ptx
-
-    try:
-        cubin = assemble(ptx)
-        return cubin.data if emit == "cubin" else sass(cubin)
-    except ToolNotFound as e:  # no CUDA wheels or toolkit: the environment's gap, not a bug
-        raise StageUnavailable(str(e)) from None
+    return backend_outputs(module, emit)[emit]
 
 
 def compile_file(
@@ -425,11 +459,32 @@ def compile_file(
     emit: str = "tile",
     observer: Observer | None = None,
 ) -> str | bytes:
-    """Load, compile and emit in one call (what `tkc compile` does)."""
+    """Load, compile and emit in one call (what `tkc compile` does), through the cache
+    (tkc.cache): an entry for the same input IR is served without running the passes unless
+    an `observer` wants to see them; a result compiled is stored, with this spelling of the
+    call, so that `tkc.cache.lookup` finds it next time."""
+    from tkc import cache
+
+    source = cache.source_bytes(str(path))
     ctx = make_context()
     module = load_module(path, kernel, params, ctx)
     if emit not in _LAST_PASS:  # PTX, cubin and SASS hold one kernel
         require_one_kernel(module, str(path))
     if isinstance(observer, DumpOptions):
         observer.write_input(module)
-    return emit_output(compile_module(module, emit, observer, ctx), emit)
+    entry = cache.entry_key(ir_text(module))
+    cached = None if observer is not None or cache.always_compile() else cache.read_bytes(entry + cache.ARTEFACTS[emit])
+    result: str | bytes
+    if cached is None:
+        module = compile_module(module, emit, observer, ctx)
+        outputs: dict[str, str | bytes] = (
+            {emit: ir_text(module)} if emit in _LAST_PASS else {**backend_outputs(module, emit), "abi": find_abi(module)}
+        )
+        for name, data in outputs.items():
+            cache.write(entry + (cache.ABI_SUFFIX if name == "abi" else cache.ARTEFACTS[name]), data)
+        result = outputs[emit]
+    else:
+        result = cached if emit == "cubin" else cached.decode("utf-8")
+    if source is not None:
+        cache.remember(str(path), source, kernel, params or {}, entry)
+    return result

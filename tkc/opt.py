@@ -21,7 +21,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import ArgSpecParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from tkc.cli import render_user_error, report_internal_error
+from tkc.cli import defines, render_user_error, report_internal_error
 from tkc.diagnostics import TkError, decode_utf8
 from tkc.driver import PIPELINE, StageUnavailable, kernels_of, require_one_kernel, select_kernel
 from tkc.ir_input import parse_mlir
@@ -112,7 +112,7 @@ class TkcOptMain(xDSLOptMain):
         from tkc.frontend import parse_tk
 
         name = self.get_input_name()
-        return parse_tk(io.read().decode("utf-8"), name, dict(self.args.params), self.args.kernel)
+        return parse_tk(io.read().decode("utf-8"), name, defines(self.args.params), self.args.kernel)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -29,6 +29,7 @@ from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType, ModuleOp
 from xdsl.passes import ModulePass
 
 from tkc.diagnostics import TkError
+from tkc.pipeline import StageUnavailable
 from tkc.dialects import tile
 from tkc.interpreter import find_kernel, interpret, round_to, shape_of, stored_arguments
 
@@ -274,7 +275,8 @@ def bisect(
 def _run_on_gpu(path: str, kernel: str, inputs: Arrays, params: dict[str, int], out: TextIO) -> Arrays | None:
     """The lead's GPU path: `tkc.gpu.run_on_gpu` (it also prints the median time) where it
     exists, else `tkc.runtime.run_on_gpu`; None when this build has neither. No usable GPU is
-    the user's to fix (TkError)."""
+    the machine's gap, not a mistake in the input: StageUnavailable (exit 2, as for a missing
+    ptxas)."""
     try:
         from tkc.runtime import DeviceError, run_on_gpu
     except ImportError:
@@ -288,7 +290,7 @@ def _run_on_gpu(path: str, kernel: str, inputs: Arrays, params: dict[str, int], 
             return timed_run(path=path, kernel=kernel, inputs=inputs, params=params, out=out)
         return run_on_gpu(path=path, kernel=kernel, inputs=inputs, params=params)
     except DeviceError as e:
-        raise TkError(f"cannot run on the GPU: {e} (--interpret runs the reference interpreter)") from None
+        raise StageUnavailable(f"cannot run on the GPU: {e} (--interpret runs the reference interpreter)") from None
 
 
 def run_command(args: Any, out: TextIO = sys.stdout) -> int:

@@ -18,6 +18,7 @@ from xdsl.printer import Printer
 
 import tkc
 import tkc.api
+import tkc.cache
 from tkc import driver
 from tkc.diagnostics import TkError
 from tkc.dialects import tile
@@ -179,7 +180,9 @@ def test_ptx_comes_from_the_cache_when_present(tmp_path: Path, monkeypatch: pyte
 
 
 def test_cache_key_depends_on_source_kernel_and_params() -> None:
-    cache_key = tkc.api.cache_key
+    def cache_key(source: str, kernel: str | None, params: dict[str, int]) -> str:
+        return tkc.cache.spelling_key("k.tk", source, kernel, dict(params))
+
     keys = {
         cache_key("src", "k", {"BM": 128}),
         cache_key("src", "k", {"BM": 64}),

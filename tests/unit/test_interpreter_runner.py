@@ -22,6 +22,7 @@ import tkc.driver
 import tkc.runtime
 from tkc.diagnostics import TkError
 from tkc.dialects import tile
+from tkc.pipeline import StageUnavailable
 from tkc.runner import bisect, make_inputs, run_command, snapshots
 
 GEMM_REF = """
@@ -108,13 +109,13 @@ def test_gpu_path_missing(gemm_file: Path, monkeypatch: pytest.MonkeyPatch, caps
     assert "--interpret" in capsys.readouterr().err
 
 
-def test_no_usable_gpu_is_a_user_error(gemm_file: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_usable_gpu_is_the_machines_gap_not_a_user_error(gemm_file: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     def no_device(**kwargs):
         raise tkc.runtime.DeviceError("no CUDA driver")
 
     monkeypatch.setitem(sys.modules, "tkc.gpu", None)
     monkeypatch.setattr(tkc.runtime, "run_on_gpu", no_device)
-    with pytest.raises(TkError, match="cannot run on the GPU: no CUDA driver .*--interpret"):
+    with pytest.raises(StageUnavailable, match="cannot run on the GPU: no CUDA driver .*--interpret"):
         run_command(args(gemm_file, interpret=False), io.StringIO())
 
 
