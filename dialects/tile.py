@@ -24,10 +24,7 @@ from typing import ClassVar
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import (
     ArrayAttr,
-    BFloat16Type,
     DictionaryAttr,
-    Float8E4M3FNType,
-    Float16Type,
     Float32Type,
     FloatAttr,
     FunctionType,
@@ -85,8 +82,9 @@ from xdsl.traits import (
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
-ElementType = BFloat16Type | Float16Type | Float32Type | Float8E4M3FNType
-"""Element types a tile can hold."""
+from tkc import dtypes
+from tkc.dtypes import ElementType
+
 
 TILE_QUANTUM = 16
 """Every tile dimension is a multiple of 16 (the wgmma/ldmatrix granule)."""
@@ -140,19 +138,16 @@ STORE_DECISIONS = {"staging": SHARED_TILE_DECISIONS["swizzle"]}
 
 
 def element_bytes(element_type: Attribute) -> int:
-    if isinstance(element_type, Float32Type | IntegerType):
-        return 4
-    if isinstance(element_type, BFloat16Type | Float16Type):
-        return 2
-    if isinstance(element_type, Float8E4M3FNType):
-        return 1
-    raise ValueError(f"no byte size for {element_type}")
+    dtype = dtypes.of_type(element_type)
+    if dtype is None:
+        raise ValueError(f"no byte size for {element_type}")
+    return dtype.bytes
 
 
 def element_name(element_type: Attribute) -> str:
     """The dtype as the .tk language spells it."""
-    names = {BFloat16Type: "bf16", Float16Type: "f16", Float32Type: "f32", Float8E4M3FNType: "fp8e4m3"}
-    return names.get(type(element_type), str(element_type))
+    dtype = dtypes.of_type(element_type)
+    return str(element_type) if dtype is None else dtype.name
 
 
 def _print_shape_and_element(printer: Printer, shape: Sequence[int], element_type: Attribute) -> None:

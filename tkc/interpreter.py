@@ -29,7 +29,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from math import prod
 
-import ml_dtypes
 import numpy as np
 from xdsl.dialects import scf
 from xdsl.dialects.builtin import (
@@ -44,26 +43,19 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
+from tkc import dtypes
 from tkc.diagnostics import TkError, error_at
 from tkc.dialects import tile
 
 FP8_E4M3_MAX = 448.0
 """cvt.rn.satfinite.e4m3x2 saturates to the largest finite e4m3 value."""
 
-_STORAGE = {
-    BFloat16Type: ml_dtypes.bfloat16,
-    Float16Type: np.float16,
-    Float8E4M3FNType: ml_dtypes.float8_e4m3fn,
-    Float32Type: np.float32,
-}
-
-
 def numpy_dtype(element_type: Attribute) -> np.dtype:
     """The numpy dtype that stores a tensor of `element_type` (ml_dtypes for bf16 and fp8)."""
-    try:
-        return np.dtype(_STORAGE[type(element_type)])
-    except KeyError:
-        raise TkError(f"the interpreter has no numpy dtype for {element_type}") from None
+    dtype = dtypes.of_type(element_type)
+    if dtype is None:
+        raise TkError(f"the interpreter has no numpy dtype for {element_type}")
+    return dtype.numpy_dtype()
 
 
 def round_to(x: np.ndarray, element_type: Attribute) -> np.ndarray:

@@ -28,10 +28,7 @@ from xdsl.dialects import arith, scf
 from xdsl.dialects import math as xmath
 from xdsl.dialects.builtin import (
     ArrayAttr,
-    BFloat16Type,
     FileLineColLoc,
-    Float8E4M3FNType,
-    Float16Type,
     Float32Type,
     Float64Type,
     FloatAttr,
@@ -49,17 +46,12 @@ from xdsl.utils.exceptions import VerifyException
 from tkc.diagnostics import TkError, did_you_mean, location_of
 from tkc.dialects import tile
 from tkc.dialects.tile import Axis, BinaryFn, GlobalType, ReduceFn, UnaryFn
+from tkc.dtypes import BY_NAME
 
 Number = int | float | bool
 Value = Number | SSAValue
 Node = Tree | Token
 
-DTYPES: dict[str, Attribute] = {
-    "bf16": BFloat16Type(),
-    "f16": Float16Type(),
-    "f32": Float32Type(),
-    "fp8e4m3": Float8E4M3FNType(),
-}
 CONSTANTS: dict[str, float] = {"log2e": math.log2(math.e), "ln2": math.log(2.0), "inf": math.inf}
 FILLS = {"zero": 0.0, "one": 1.0, "neg_infty": -math.inf, "pos_infty": math.inf}
 
@@ -275,7 +267,7 @@ class _Builder:
         # could not be read back.
         if name in FILLS:
             raise self.error(token, f"'{name}' is a builtin fill and cannot be redefined")
-        if name in DTYPES:
+        if name in BY_NAME:
             raise self.error(token, f"'{name}' is a dtype and cannot be redefined")
         binding = Binding(name, kind, value, token.line, dim)
         self.scopes[-1][name] = binding
@@ -545,7 +537,7 @@ class _Builder:
                 shape.append(size)
             if not 1 <= len(shape) <= 5:
                 raise self.error(token, f"a global tensor has rank 1 to 5 (TMA's limit), got {len(shape)}")
-            types.append(GlobalType(shape, DTYPES[str(dtype.children[0])]))
+            types.append(GlobalType(shape, BY_NAME[str(dtype.children[0])].ir_type()))
         return types, dims
 
     # ------------------------------------------------------------------ annotations
@@ -1048,7 +1040,7 @@ class _Builder:
                 raise self.error(d_node, f"tile dimension {d} is too large")
             if d <= 0 or d % tile.TILE_QUANTUM:
                 raise self.error(d_node, f"tile dimensions must be positive multiples of {tile.TILE_QUANTUM}, got {d}")
-        element = DTYPES[dtype]
+        element = BY_NAME[dtype].ir_type()
         if kind in ("st", "rt"):
             return tile.SharedTileType(dims, element) if kind == "st" else tile.RegisterTileType(dims, element)
         return tile.SharedVectorType(dims[0], element) if kind == "sv" else tile.RegisterVectorType(dims[0], element)
@@ -1121,9 +1113,10 @@ class _Builder:
         value = self.expr(operand)
         if is_tile(value):
             value = self.reg(value)
-            if value.type.element_type == DTYPES[dtype]:
+            element = BY_NAME[dtype].ir_type()
+            if value.type.element_type == element:
                 return value
-            return self.emit(tile.ConvertOp(value, DTYPES[dtype]))
+            return self.emit(tile.ConvertOp(value, element))
         if dtype != "f32":
             raise self.error(node, f"{dtype}(...) converts tiles and vectors; scalars are f32, got {describe(value)}")
         if is_number(value):

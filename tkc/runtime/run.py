@@ -16,20 +16,11 @@ import numpy as np
 
 from tkc.abi import KernelABI
 from tkc.diagnostics import TkError
+from tkc.dtypes import BY_NAME
 
 if TYPE_CHECKING:
     from tkc.api import CompiledKernel
     from tkc.dialects.tile import KernelOp
-
-
-def storage_dtype(dtype: str) -> np.dtype:
-    """The numpy dtype holding a tensor of the tkc `dtype`."""
-    import ml_dtypes
-
-    return np.dtype(
-        {"bf16": ml_dtypes.bfloat16, "f16": np.float16, "f32": np.float32,
-         "fp8e4m3": ml_dtypes.float8_e4m3fn}[dtype]
-    )
 
 
 def launch_arrays(abi: KernelABI, inputs: Mapping[str, np.ndarray]) -> list[np.ndarray]:
@@ -38,7 +29,7 @@ def launch_arrays(abi: KernelABI, inputs: Mapping[str, np.ndarray]) -> list[np.n
     if missing:
         raise TkError(f"no input array for argument {', '.join(missing)}")
     return [
-        np.ascontiguousarray(np.asarray(inputs[a.name]).astype(storage_dtype(a.dtype)))
+        np.ascontiguousarray(np.asarray(inputs[a.name]).astype(BY_NAME[a.dtype].numpy_dtype()))
         for a in abi.args
     ]
 
@@ -68,10 +59,8 @@ def report_speed(compiled: CompiledKernel, kernel_op: KernelOp, arrays: list[np.
         return
     from tkc.flops import count_flops
 
-    torch_dtypes = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32,
-                    "fp8e4m3": torch.float8_e4m3fn}
     tensors = [
-        torch.from_numpy(np.asarray(a, np.float32)).to(device="cuda", dtype=torch_dtypes[spec.dtype])
+        torch.from_numpy(np.asarray(a, np.float32)).to(device="cuda", dtype=getattr(torch, BY_NAME[spec.dtype].torch))
         for spec, a in zip(compiled.abi.args, arrays, strict=True)
     ]
     times = []
