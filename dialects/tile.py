@@ -327,7 +327,7 @@ class GlobalType(ParametrizedAttribute, TypeAttribute):
 # A dataclass, so that `shape` and `element_type` are fields of every subclass: irdl's generated
 # __eq__/__hash__ compare fields only, and without this any two tiles of a kind compared equal.
 @dataclass(frozen=True, init=False)
-class _ShapedTileType(ParametrizedAttribute, TypeAttribute):
+class ShapedTileType(ParametrizedAttribute, TypeAttribute):
     """Shared by register/shared tiles and vectors: a static shape of 16-multiples and a dtype."""
 
     shape: ArrayAttr[IntAttr]
@@ -368,7 +368,7 @@ class _ShapedTileType(ParametrizedAttribute, TypeAttribute):
 
 
 @irdl_attr_definition
-class RegisterTileType(_ShapedTileType):
+class RegisterTileType(ShapedTileType):
     name = "tile.rt"
 
     def __init__(self, shape: Sequence[int], element_type: Attribute):
@@ -386,7 +386,7 @@ class RegisterTileType(_ShapedTileType):
 
 
 @irdl_attr_definition
-class SharedTileType(_ShapedTileType):
+class SharedTileType(ShapedTileType):
     """A shared tile. `swizzle` is -1 until tile-swizzle-select chooses 0, 32, 64 or 128 bytes."""
 
     name = "tile.st"
@@ -420,7 +420,7 @@ class SharedTileType(_ShapedTileType):
             raise VerifyException(f"swizzle must be 0, 32, 64 or 128 bytes, got {self.swizzle.data}")
 
 
-class _VectorType(_ShapedTileType):
+class _VectorType(ShapedTileType):
     EXPECTED_RANK: ClassVar[int] = 1
 
     def __init__(self, length: int, element_type: Attribute):
@@ -771,7 +771,7 @@ class StoreOp(IRDLOperation):
 
     def verify_(self) -> None:
         assert isinstance(self.tensor.type, GlobalType)
-        assert isinstance(self.value.type, _ShapedTileType)
+        assert isinstance(self.value.type, ShapedTileType)
         _check_coords(self.tensor.type, self.coords, len(self.value.type.get_shape()), "tile.store")
         _check_integers(self.attributes, STORE_DECISIONS)
         if self.tensor.type.element_type != self.value.type.element_type:
@@ -805,7 +805,7 @@ class FenceOp(IRDLOperation):
 def _check_same_shape_and_dtype(op: ToRegOp | ToSharedOp) -> None:
     """Moves between shared memory and registers keep the shape and the dtype."""
     source, result = op.source.type, op.result.type
-    assert isinstance(source, _ShapedTileType) and isinstance(result, _ShapedTileType)
+    assert isinstance(source, ShapedTileType) and isinstance(result, ShapedTileType)
     if (source.get_shape(), source.element_type) != (result.get_shape(), result.element_type):
         raise VerifyException(f"{op.name} keeps shape and dtype: {source} -> {result}")
 
@@ -912,7 +912,7 @@ class MmaOp(IRDLOperation):
 
     def problem_shape(self) -> tuple[int, int, int]:
         """(M, N, K) after applying the transpose flags."""
-        assert isinstance(self.a.type, _ShapedTileType) and isinstance(self.b.type, _ShapedTileType)
+        assert isinstance(self.a.type, ShapedTileType) and isinstance(self.b.type, ShapedTileType)
         ar, ac = self.a.type.get_shape()
         br, bc = self.b.type.get_shape()
         m, ka = (ac, ar) if self.transpose_a else (ar, ac)
@@ -922,7 +922,7 @@ class MmaOp(IRDLOperation):
         return m, n, ka
 
     def verify_(self) -> None:
-        assert isinstance(self.a.type, _ShapedTileType) and isinstance(self.b.type, _ShapedTileType)
+        assert isinstance(self.a.type, ShapedTileType) and isinstance(self.b.type, ShapedTileType)
         assert isinstance(self.result.type, RegisterTileType)
         m, n, _ = self.problem_shape()
         if self.result.type.get_shape() != (m, n):
@@ -1206,7 +1206,7 @@ class ConvertOp(IRDLOperation):
         super().__init__(operands=[source], result_types=[same_kind(source.type, element_type)])
 
     def verify_(self) -> None:
-        assert isinstance(self.source.type, _ShapedTileType) and isinstance(self.result.type, _ShapedTileType)
+        assert isinstance(self.source.type, ShapedTileType) and isinstance(self.result.type, ShapedTileType)
         if type(self.source.type) is not type(self.result.type) or (
             self.source.type.get_shape() != self.result.type.get_shape()
         ):

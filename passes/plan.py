@@ -23,7 +23,6 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.traits import Pure
 
 from tkc.diagnostics import error_at
-from tkc.dialects.sm90 import ColReduceOp
 from tkc.passes.alias import may_overlap_in_loop
 from tkc.passes.wgmma_layout import widest_span
 from tkc.dialects.tile import (
@@ -243,6 +242,12 @@ def staging_bytes(store: Operation) -> int:
     return buffers * value_type.rows * cols * element_bytes(value_type.element_type)
 
 
+def col_reduce_scratch_bytes(cols: int, warpgroups: int) -> int:
+    """The buffer sm90.col_reduce reduces `cols` columns through: one f32 row per warp (4 per
+    warpgroup) of every one of `warpgroups` warpgroups."""
+    return 4 * warpgroups * cols * 4
+
+
 def col_scratch_bytes(kernel: Operation) -> int:
     """The column reductions' shared scratch: an f32 row of the widest reduced tile's columns per
     warp of every consumer (tile-occupancy-plan's count; before it decides, at most one consumer
@@ -254,7 +259,7 @@ def col_scratch_bytes(kernel: Operation) -> int:
         consumers = KernelPlan.of(kernel).consumers
     else:
         consumers = min(4, max(1, max(t.rows for t in tiles) // WGMMA_ROWS))
-    return ColReduceOp.scratch_bytes(max(t.cols for t in tiles), consumers)
+    return col_reduce_scratch_bytes(max(t.cols for t in tiles), consumers)
 
 
 def column_vectors(kernel: Operation) -> set[SSAValue]:

@@ -7,10 +7,10 @@ verifies the IR after every pass
 `Observer`, which is how the IR dumps and `ir_after_each_pass` (the interpreter's --bisect)
 see the module between passes.
 
-Passes and backends are imported lazily: a tile-level pass whose module does not exist is
-skipped; a stage the requested output needs and this build or machine lacks (a lowering,
-`tkc run`/`tkc report`, the CUDA tools behind cubin/sass) raises `StageUnavailable`, which the
-CLI reports in one line.
+Passes and backends are imported lazily; a part the requested output needs and this build or
+machine lacks (a pass of the pipeline whose module is missing, `tkc run`/`tkc report`, the CUDA
+tools behind cubin/sass) raises `StageUnavailable`, which the CLI reports in one line (exit 2):
+a pipeline that silently left out a pass would compile something else than it says.
 
 Resuming from a dump. Every dump parses back, so `tkc compile DUMP` continues where the dump
 was taken and gives the PTX (and ABI) of the uninterrupted compile. `input_stage` reads the
@@ -66,9 +66,6 @@ PTX_PASSES = ("convert-sm90-to-ptx",)
 PIPELINE = TILE_PASSES + SM90_PASSES + PTX_PASSES
 """Every pass of a full compilation, in order."""
 
-REQUIRED = frozenset({"convert-tile-to-sm90", "convert-sm90-to-ptx"})
-"""Passes without which a stage cannot be produced; the others are skipped while absent."""
-
 EMITS = ("tile", "sm90", "ptx", "cubin", "sass")
 """Stages `--emit` can stop at; the first two print MLIR, the rest go through the backend."""
 
@@ -114,15 +111,15 @@ def load_stage(module: str, attribute: str, what: str) -> Any:
 
 
 def pipeline_for(emit: str) -> list[str]:
-    """The passes that produce `emit`, leaving out optional ones whose module is missing."""
+    """The passes that produce `emit`; StageUnavailable if the module of one of them is missing."""
     if emit not in EMITS:
         raise TkError(f"unknown --emit stage {emit!r}; choose one of {', '.join(EMITS)}")
     last = _LAST_PASS.get(emit, PIPELINE[-1])
-    names = PIPELINE[: PIPELINE.index(last) + 1]
+    names = list(PIPELINE[: PIPELINE.index(last) + 1])
     for name in names:
-        if name in REQUIRED and not is_available(name):
+        if not is_available(name):
             raise StageUnavailable(f"--emit={emit} needs the pass {name}, which is not available in this build of tkc")
-    return [name for name in names if is_available(name)]
+    return names
 
 
 def _tile_passes_done(kernel: Operation) -> int:

@@ -412,7 +412,7 @@ class _Machine:
         return np.ravel_multi_index(target, self.tensors[op.tensor].shape), blocks, mask
 
     def _load(self, op: tile.LoadOp, active: np.ndarray | None) -> list[np.ndarray]:
-        assert isinstance(op.result.type, tile._ShapedTileType)
+        assert isinstance(op.result.type, tile.ShapedTileType)
         indices, inside = self._box(op, op.result.type.get_shape())
         values = self.tensors[op.tensor][tuple(indices)]
         if op.tensor in self.writers:
@@ -425,7 +425,7 @@ class _Machine:
     def _store(self, op: tile.StoreOp, active: np.ndarray | None) -> list[np.ndarray]:
         """Scatter the active blocks' tiles; record who wrote what, since two blocks writing one
         element (here or in an earlier store) is a race on the GPU."""
-        assert isinstance(op.value.type, tile._ShapedTileType)
+        assert isinstance(op.value.type, tile.ShapedTileType)
         shape = (self.num_blocks, *op.value.type.get_shape())
         elements, blocks, mask = self._accesses(op, shape, active)
         self.tensors[op.tensor].flat[elements] = np.broadcast_to(self.env[op.value], shape)[mask]
@@ -479,7 +479,7 @@ class _Machine:
 
     def _fill(self, op: tile.FillOp, active: np.ndarray | None) -> list[np.ndarray]:
         t = op.result.type
-        assert isinstance(t, tile._ShapedTileType)
+        assert isinstance(t, tile.ShapedTileType)
         return [round_to(np.full((1, *t.get_shape()), op.value.value.data, np.float32), t.element_type)]
 
     def _unary(self, op: tile.UnaryOp, active: np.ndarray | None) -> list[np.ndarray]:
@@ -488,7 +488,7 @@ class _Machine:
 
     def _binary(self, op: tile.BinaryOp, active: np.ndarray | None) -> list[np.ndarray]:
         t = op.result.type
-        assert isinstance(t, tile._ShapedTileType)
+        assert isinstance(t, tile.ShapedTileType)
         rank = len(t.get_shape())
         lhs, rhs = (
             _lift(self.env[v], rank) if isinstance(v.type, Float32Type) else self.env[v] for v in (op.lhs, op.rhs)
@@ -518,7 +518,7 @@ class _Machine:
 
 
 def _element(value: SSAValue) -> Attribute:
-    assert isinstance(value.type, tile._ShapedTileType)
+    assert isinstance(value.type, tile.ShapedTileType)
     return value.type.element_type
 
 
@@ -631,7 +631,7 @@ def _check_divisible(kernel: tile.KernelOp, tensors: Mapping[SSAValue, np.ndarra
         if not isinstance(op, tile.LoadOp | tile.StoreOp):
             continue
         tile_type = op.result.type if isinstance(op, tile.LoadOp) else op.value.type
-        assert isinstance(tile_type, tile._ShapedTileType) and isinstance(op.tensor.type, tile.GlobalType)
+        assert isinstance(tile_type, tile.ShapedTileType) and isinstance(op.tensor.type, tile.GlobalType)
         shape, tile_shape = tensors[op.tensor].shape, tile_type.get_shape()
         declared = op.tensor.type.get_dims()
         for axis in range(len(shape) - len(tile_shape), len(shape)):

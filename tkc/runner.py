@@ -99,7 +99,7 @@ def default_sizes(kernel: tile.KernelOp, tiles: int = 2) -> dict[str, int]:
     for op in kernel.walk():
         if isinstance(op, tile.LoadOp | tile.StoreOp):
             tile_type = op.result.type if isinstance(op, tile.LoadOp) else op.value.type
-            assert isinstance(tile_type, tile._ShapedTileType) and isinstance(op.tensor.type, tile.GlobalType)
+            assert isinstance(tile_type, tile.ShapedTileType) and isinstance(op.tensor.type, tile.GlobalType)
             dims = op.tensor.type.get_dims()
             for dim, extent in zip(dims[len(dims) - len(tile_type.get_shape()) :], tile_type.get_shape()):
                 if isinstance(dim, str):
@@ -271,28 +271,33 @@ def bisect(
 # --------------------------------------------------------------------------- the command
 
 
-def _run_on_gpu(path: str, kernel: str, inputs: Arrays, params: dict[str, int], out: TextIO) -> Arrays | None:
-    """The lead's GPU path: `tkc.gpu.run_on_gpu` (it also prints the median time) where it
-    exists, else `tkc.runtime.run_on_gpu`; None when this build has neither. No usable GPU is
-    the user's to fix (TkError)."""
-    try:
-        from tkc.runtime import DeviceError, run_on_gpu
-    except ImportError:
-        return None
-    try:
-        from tkc.gpu import run_on_gpu as timed_run
-    except ImportError:
-        timed_run = None
-    try:
-        if timed_run is not None:
-            return timed_run(path=path, kernel=kernel, inputs=inputs, params=params, out=out)
-        return run_on_gpu(path=path, kernel=kernel, inputs=inputs, params=params)
-    except DeviceError as e:
-        raise TkError(f"cannot run on the GPU: {e} (--interpret runs the reference interpreter)") from None
+def run_on_gpu(
+    path: str, kernel: str | None, inputs: Mapping[str, np.ndarray], params: Mapping[str, int], out: TextIO = sys.stdout
+) -> Arrays:
+    """Compile `kernel`, launch it once on `inputs` (synchronous) and return the arguments it
+    writes; then print the median time of 20 launches and their TFLOP/s (where torch is there to
+    keep copies on the device). tkc.runtime.DeviceError where no usable GPU is."""
+    from tkc.api import CompiledKernel
+    from tkc.flops import count_flops
+    from tkc.runtime.run import launch_arrays, median_milliseconds, written
+
+    compiled = CompiledKernel(path, kernel, dict(params))
+    abi = compiled.abi
+    arrays = launch_arrays(abi, inputs)
+    compiled(*arrays)
+    outputs = written(abi, arrays)
+    milliseconds = median_milliseconds(abi, compiled, arrays)
+    if milliseconds is not None:
+        dims = {d: int(n) for spec, a in zip(abi.args, arrays, strict=True) for d, n in zip(spec.dims, a.shape)
+                if isinstance(d, str)}
+        flops = count_flops(find_kernel(compiled.module, kernel), dims)
+        rate = f"  {flops / milliseconds / 1e9:.1f} TFLOP/s" if flops else ""
+        print(f"time {milliseconds * 1e3:.1f} us (median of 20 launches){rate}", file=out, flush=True)
+    return outputs
 
 
 def run_command(args: Any, out: TextIO = sys.stdout) -> int:
-    """`tkc run`; returns the exit status (1: --check failed, bisect found a pass, no GPU path)."""
+    """`tkc run`; returns the exit status (1: --check failed or bisect found a pass)."""
     from tkc.driver import load_module, require_one_kernel
 
     params = _assignments(getattr(args, "params", None) or getattr(args, "define", None))
@@ -325,12 +330,12 @@ def run_command(args: Any, out: TextIO = sys.stdout) -> int:
     if args.interpret:
         outputs = interpret(module, kernel, inputs, sizes)
     else:
-        gpu_outputs = _run_on_gpu(args.file, kernel, inputs, params, out)
-        if gpu_outputs is None:
-            print("tkc: error: the GPU path (tkc.runtime.run_on_gpu) is not available in this build; "
-                  "use --interpret to run the reference interpreter", file=sys.stderr)
-            return 1
-        outputs = gpu_outputs
+        from tkc.runtime import DeviceError
+
+        try:
+            outputs = run_on_gpu(path=args.file, kernel=kernel, inputs=inputs, params=params, out=out)
+        except DeviceError as e:  # no usable GPU is the user's to fix
+            raise TkError(f"cannot run on the GPU: {e} (--interpret runs the reference interpreter)") from None
     for name, value in outputs.items():
         print(checksum_line(name, value), file=out)
     if reference is None:
