@@ -15,7 +15,7 @@ attributes, so IR dumps explain the compiled kernel.
 from __future__ import annotations
 
 import math
-from collections.abc import Container, Sequence
+from collections.abc import Container, Mapping, Sequence
 from itertools import takewhile
 from dataclasses import dataclass
 from enum import auto
@@ -159,7 +159,7 @@ def _shape_attr(shape: Sequence[int]) -> ArrayAttr[IntAttr]:
     return ArrayAttr(IntAttr(d) for d in shape)
 
 
-def _check_integers(attributes: dict[str, Attribute], allowed: dict[str, Allowed], prefix: str = "") -> None:
+def _check_integers(attributes: Mapping[str, Attribute], allowed: Mapping[str, Allowed], prefix: str = "") -> None:
     """Each of `attributes` named in `allowed` is an integer (a #tile.decision or a plain integer) in it."""
     for name, rule in allowed.items():
         attr = attributes.get(name)
@@ -445,14 +445,21 @@ class _VectorType(ShapedTileType):
 class RegisterVectorType(_VectorType):
     name = "tile.rv"
 
+    def __init__(self, length: int, element_type: Attribute):  # irdl would make one of the fields
+        super().__init__(length, element_type)
+
 
 @irdl_attr_definition
 class SharedVectorType(_VectorType):
     name = "tile.sv"
 
+    def __init__(self, length: int, element_type: Attribute):  # irdl would make one of the fields
+        super().__init__(length, element_type)
+
 
 RegisterValue = RegisterTileType | RegisterVectorType
 """Values that element-wise ops compute on."""
+SharedValue = SharedTileType | SharedVectorType
 AnyTile = RegisterTileType | SharedTileType | RegisterVectorType | SharedVectorType
 
 
@@ -736,7 +743,7 @@ class LoadOp(IRDLOperation):
     name = "tile.load"
     tensor = operand_def(GlobalType)
     coords = var_operand_def(IndexType)
-    result = result_def(SharedTileType | SharedVectorType)
+    result = result_def(SharedValue)
     traits = traits_def(ReadsTensor())
     assembly_format = "$tensor `[` $coords `]` attr-dict `:` type($tensor) `->` type($result)"
 
@@ -816,7 +823,7 @@ class ToRegOp(IRDLOperation):
 
     name = "tile.to_reg"
     source = operand_def(SharedTileType | SharedVectorType)
-    result = result_def(RegisterTileType | RegisterVectorType)
+    result = result_def(RegisterValue)
     traits = traits_def(Pure())
     assembly_format = "$source attr-dict `:` type($source) `->` type($result)"
 
@@ -849,7 +856,7 @@ class ToSharedOp(IRDLOperation):
 
     name = "tile.to_shared"
     source = operand_def(RegisterTileType | RegisterVectorType)
-    result = result_def(SharedTileType | SharedVectorType)
+    result = result_def(SharedValue)
     traits = traits_def(Pure())
     assembly_format = "$source attr-dict `:` type($source) `->` type($result)"
 
@@ -1113,7 +1120,7 @@ class ScaleAfterIf(RewritePattern):
             rescale = BinaryOp(BinaryFn.MUL, result, scalar)
             rescale.location = op.location
             rewriter.insert(rescale, InsertPoint.after(if_op))
-            rewriter.replace_uses_with_if(result, rescale.result, lambda u, rescale=rescale: u.operation is not rescale)
+            rewriter.replace_uses_with_if(result, rescale.result, lambda u: u.operation is not rescale)
             return
 
 

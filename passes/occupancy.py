@@ -334,10 +334,10 @@ class Planner:
                 f"TMA, so {producer}/{consumer} gives the consumers the rest; they need about {demand}"
             )
         values = [int_pin(v) for v in pin.data] if isinstance(pin, ArrayAttr) else []
-        if len(values) != 2 or any(v is None or v % 8 or not 24 <= v <= 256 for v in values):
+        pins = [v for v in values if v is not None and v % 8 == 0 and 24 <= v <= 256]
+        if len(values) != 2 or len(pins) != 2:
             raise error_at(self.kernel, "@registers(producer, consumer) takes two multiples of 8 in [24, 256]")
-        producer, consumer = values
-        assert producer is not None and consumer is not None
+        producer, consumer = pins
         need = WARPGROUP_THREADS * (producer + n * consumer)
         if need > pool:
             raise error_at(
@@ -354,13 +354,13 @@ class Planner:
         return producer, consumer, f"pinned by @registers({producer}, {consumer}); {need} of {pool} registers"
 
     def stages(self, loops: list[scf.ForOp]) -> tuple[int, str]:
-        pinned = [(loop, int_pin(loop.attributes.get("stages"))) for loop in loops]
-        pinned = [(loop, s) for loop, s in pinned if s is not None]
+        pinned: list[tuple[Operation, int]] = [
+            (loop, s) for loop in loops if (s := int_pin(loop.attributes.get("stages"))) is not None
+        ]
         kernel_pin = int_pin(self.annotation("stages"))
         if kernel_pin is not None:
             pinned.append((self.kernel, kernel_pin))
         for where, s in pinned:
-            assert s is not None
             plan = smem_plan(self.kernel, s)
             if s < 1 or plan.total > SMEM_BUDGET:
                 fit = [t for t in range(1, 9) if smem_plan(self.kernel, t).total <= SMEM_BUDGET]
@@ -371,7 +371,6 @@ class Planner:
                 )
         if pinned:
             s = pinned[0][1]
-            assert s is not None
             return s, f"pinned by @stages({s}); {smem_plan(self.kernel, s).total} of {SMEM_BUDGET} bytes"
         self.check_shared_memory(loops)
         s = max(s for s in range(1, MAX_STAGES + 1) if smem_plan(self.kernel, s).total <= SMEM_BUDGET)

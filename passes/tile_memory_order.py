@@ -40,7 +40,7 @@ def _line(op: Operation) -> str:
 
 
 def _describe(op: Access, kernel: KernelOp) -> str:
-    name = kernel.arg_names[kernel.body.block.args.index(op.tensor)]  # type: ignore[arg-type]
+    name = kernel.arg_names[kernel.body.block.args.index(op.tensor)]
     what = "load" if isinstance(op, LoadOp) else "store"
     return f"the {what} of {name} at {_line(op)}"
 

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, UnknownLoc
+from xdsl.dialects.builtin import ModuleOp, StringAttr, UnknownLoc
 from xdsl.ir import BlockArgument, Operation
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.printer import Printer
@@ -189,17 +189,24 @@ def kernels_of(module: ModuleOp) -> list[Operation]:
     return [op for op in module.walk() if op.name in KERNEL_OPS]
 
 
+def kernel_name(kernel: Operation) -> str:
+    """The name of an op of KERNEL_OPS: its `sym_name` property."""
+    name = kernel.properties["sym_name"]
+    assert isinstance(name, StringAttr)
+    return name.data
+
+
 def select_kernel(module: ModuleOp, kernel: str | None, path: str) -> None:
     """Keep only the kernel named `kernel` (all when None); a name the module lacks is a user error."""
     if kernel is None:
         return
     kernels = kernels_of(module)
-    names = [op.sym_name.data for op in kernels]
+    names = [kernel_name(op) for op in kernels]
     if kernel not in names:
         have = f"the file defines {', '.join(names)}" if names else "the file defines none"
         raise TkError(f"no kernel named '{kernel}' ({have}){did_you_mean(kernel, names)}", path)
     for op in kernels:
-        if op.sym_name.data != kernel:
+        if kernel_name(op) != kernel:
             op.detach()
             op.erase()
 
@@ -207,7 +214,7 @@ def select_kernel(module: ModuleOp, kernel: str | None, path: str) -> None:
 def require_one_kernel(module: ModuleOp, path: str, choose: str = "-k NAME") -> None:
     """A user error unless `module` holds exactly one kernel (PTX, a run and a report are of
     one): it names the kernels and how to pick one (`choose`)."""
-    names = [op.sym_name.data for op in kernels_of(module)]
+    names = [kernel_name(op) for op in kernels_of(module)]
     if not names:
         raise TkError(f"the file defines no kernel (no {', '.join(KERNEL_OPS[:-1])} or {KERNEL_OPS[-1]})", path)
     if len(names) > 1:

@@ -28,8 +28,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from math import prod
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from xdsl.dialects import scf
 from xdsl.dialects.builtin import (
     BFloat16Type,
@@ -58,7 +60,7 @@ def numpy_dtype(element_type: Attribute) -> np.dtype:
     return dtype.numpy_dtype()
 
 
-def round_to(x: np.ndarray, element_type: Attribute) -> np.ndarray:
+def round_to(x: npt.ArrayLike, element_type: Attribute) -> np.ndarray:
     """`x` (f32) rounded to nearest even in `element_type`, returned as f32."""
     if isinstance(element_type, Float32Type):
         return np.asarray(x, np.float32)
@@ -187,7 +189,7 @@ _CMPI = {
 def _cmpf(predicate: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """arith.cmpf: 1-6 ordered (false on NaN), 8-13 unordered (true on NaN), 7 ord, 14 uno."""
     unordered = np.isnan(a) | np.isnan(b)
-    compare = [None, np.equal, np.greater, np.greater_equal, np.less, np.less_equal, np.not_equal]
+    compare = (np.equal, np.greater, np.greater_equal, np.less, np.less_equal, np.not_equal)  # predicates 1-6
     if predicate == 0:
         return np.zeros_like(unordered)
     if predicate == 15:
@@ -197,8 +199,8 @@ def _cmpf(predicate: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     if predicate == 14:
         return unordered
     if predicate <= 6:
-        return compare[predicate](a, b) & ~unordered
-    return compare[predicate - 7](a, b) | unordered
+        return compare[predicate - 1](a, b) & ~unordered
+    return compare[predicate - 8](a, b) | unordered
 
 
 def _scalar_dtype(type_: Attribute) -> type:
@@ -345,6 +347,7 @@ class _Machine:
         cond = self.env[op.operands[0]]
         then_block = op.regions[0].blocks.first
         else_block = op.regions[1].blocks.first
+        assert then_block is not None
         if cond.ndim == 0:
             chosen = then_block if cond else else_block
             return self.run_block(chosen, active) if chosen is not None else []
@@ -451,7 +454,7 @@ class _Machine:
         if not clash.any():
             return
         k = int(np.argmax(clash))
-        names = dict(zip(self.kernel.body.block.args, self.kernel.arg_names, strict=True))
+        names: dict[SSAValue, str] = dict(zip(self.kernel.body.block.args, self.kernel.arg_names, strict=True))
         where = ", ".join(str(int(i)) for i in np.unravel_index(elements[k], self.tensors[op.tensor].shape))
         at = f"{names[op.tensor]}[{where}]"
         text = message.format(block=self._block_name(int(blocks[k])), other=self._block_name(int(others[k])), at=at)
@@ -522,7 +525,8 @@ def _element(value: SSAValue) -> Attribute:
     return value.type.element_type
 
 
-_HANDLERS: dict[str, Callable[[_Machine, Operation, np.ndarray | None], list[np.ndarray]]] = {
+_HANDLERS: dict[str, Callable[[_Machine, Any, np.ndarray | None], list[np.ndarray]]] = {
+    # each handler takes the op its name says: Any, as no one op type fits them all
     "arith.constant": _Machine._constant,
     "arith.cmpi": _Machine._cmpi,
     "arith.cmpf": _Machine._cmpf,
@@ -557,7 +561,7 @@ _HANDLERS: dict[str, Callable[[_Machine, Operation, np.ndarray | None], list[np.
     "tile.broadcast": _Machine._broadcast,
     "tile.mask": _Machine._mask,
     "tile.convert": _Machine._convert,
-}  # type: ignore[dict-item]
+}
 
 
 # --------------------------------------------------------------------------- entry point
@@ -626,7 +630,7 @@ def shape_of(arg_type: tile.GlobalType, dims: Mapping[str, int], name: str) -> t
 
 def _check_divisible(kernel: tile.KernelOp, tensors: Mapping[SSAValue, np.ndarray]) -> None:
     """Every tensor dim a load or store tiles must be a whole number of tiles (checked at launch)."""
-    names = dict(zip(kernel.body.block.args, kernel.arg_names, strict=True))
+    names: dict[SSAValue, str] = dict(zip(kernel.body.block.args, kernel.arg_names, strict=True))
     for op in kernel.walk():
         if not isinstance(op, tile.LoadOp | tile.StoreOp):
             continue

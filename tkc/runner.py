@@ -22,7 +22,7 @@ import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 import numpy as np
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType, ModuleOp
@@ -148,7 +148,7 @@ def relative_error(out: np.ndarray, ref: np.ndarray) -> tuple[float, float]:
     return max_abs, error / norm if norm else error
 
 
-def load_reference(tk_file: str) -> Callable[[Arrays, dict[str, int]], Arrays]:
+def load_reference(tk_file: str) -> Callable[[Arrays, dict[str, int | float]], Arrays]:
     """`reference` from `X_ref.py` beside `X.tk`."""
     path = Path(tk_file).with_name(Path(tk_file).stem + "_ref.py")
     if not path.is_file():
@@ -184,7 +184,9 @@ def check(outputs: Arrays, expected: Arrays, out: TextIO, tolerance: float = CHE
 Stage = tuple[str, ModuleOp]
 
 
-def snapshots(module: ModuleOp, passes: Sequence[ModulePass] | None = None) -> tuple[list[Stage], Stage | None]:
+def snapshots(
+    module: ModuleOp, passes: Sequence[ModulePass] | None = None
+) -> tuple[list[Stage], tuple[str, str] | None]:
     """("input", IR) then (pass, IR after it) for each tile-level pass, and the pass that
     crashed or left invalid IR with the error (None if all ran); `module` is untouched.
 
@@ -313,14 +315,15 @@ def run_command(args: Any, out: TextIO = sys.stdout) -> int:
         raise TkError(f"--size names {', '.join(unknown)}, which {kernel} has no symbolic dim of; "
                       f"its dims are {', '.join(defaults) or 'none'}")
     sizes = defaults | sizes
-    elements = sum(math.prod(shape_of(arg.type, final_params | sizes, name))
+    dims = {name: value for name, value in final_params.items() if isinstance(value, int)} | sizes
+    elements = sum(math.prod(shape_of(cast(tile.GlobalType, arg.type), dims, name))
                    for name, arg in zip(kernel_op.arg_names, kernel_op.body.block.args, strict=True))
     if elements > MAX_RUN_ELEMENTS:
         raise TkError(f"--size {' '.join(f'{d}={n}' for d, n in sizes.items())} makes {elements} elements of "
                       f"inputs and outputs; tkc run handles at most {MAX_RUN_ELEMENTS}")
     reference = load_reference(args.file) if args.check else None  # a missing one fails before the run
     print(f"{kernel}: {' '.join(f'{dim}={size}' for dim, size in sizes.items())}  seed {args.seed}", file=out, flush=True)
-    inputs = make_inputs(kernel_op, final_params | sizes, args.seed)
+    inputs = make_inputs(kernel_op, dims, args.seed)
 
     if args.bisect:
         stages, crashed = snapshots(module)

@@ -331,7 +331,7 @@ class Kernel:
         grid_of(self.abi, binding.dims, self.device.num_sms)  # checked before allocating
         handle = stream_handle(stream, binding)
         hstream = cu.CUstream(handle)
-        for producer in {a.stream for a in binding.arrays.values()} - {None, handle}:
+        for producer in {a.stream for a in binding.arrays.values() if a.stream is not None} - {handle}:
             _wait_for(producer, hstream)
         pointers = _device_pointers(binding)
         staged: dict[str, tuple[np.ndarray, Any]] = {}
