@@ -45,7 +45,7 @@ def _line(op: Operation) -> str:
 
 
 def _describe(op: Access, kernel: KernelOp) -> str:
-    name = kernel.arg_names[kernel.body.block.args.index(op.tensor)]  # type: ignore[arg-type]
+    name = kernel.arg_names[kernel.body.block.args.index(op.tensor)]
     what = "load" if isinstance(op, LoadOp) else "store"
     return f"the {what} of {name} at {_line(op)}"
 
@@ -129,7 +129,7 @@ def order_memory(kernel: KernelOp) -> None:
 def _ordering(kernel: KernelOp) -> list[tuple[Operation, str]]:
     """The kernel's accesses and fences in program order, each with its nesting depth and, for a
     load, its memory_order decision: what this pass decides, written so that two kernels compare."""
-    ordering = []
+    ordering: list[tuple[Operation, str]] = []
     for op in kernel.walk():
         if isinstance(op, FenceOp | LoadOp | StoreOp):
             decision = op.attributes.get("memory_order") if isinstance(op, LoadOp) else None

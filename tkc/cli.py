@@ -1,26 +1,30 @@
 """The `tkc` command: `tkc compile`, `tkc run`, `tkc report`.
 
-Exit status: 0 success; 1 a mistake in the user's input (a TkError, printed with its source
-line and a caret; bad command-line usage; a file that cannot be read); 2 the compiler failed:
-an internal error (one line naming the exception, a request to report it, and a traceback only
-with TKC_TRACEBACK=1) or a stage this build does not have yet.
+Exit status (tkc.command_line): 0 success; 1 a mistake in the user's input (a TkError, printed
+with its source line and a caret; bad command-line usage; a file that cannot be read); 2 the
+compiler failed: an internal error (one line naming the exception, a request to report it, and a
+traceback only with TKC_TRACEBACK=1) or a stage this build does not have yet.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import shlex
 import sys
-import traceback
 from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
+from tkc.command_line import (
+    EXIT_INTERNAL,
+    EXIT_OK,
+    EXIT_USER,
+    define_argument,
+    defines,
+    render_user_error,
+    report_internal_error,
+)
 from tkc.diagnostics import TkError
 from tkc.pipeline import StageUnavailable
-
-EXIT_OK, EXIT_USER, EXIT_INTERNAL = 0, 1, 2
 
 
 class UsageError(Exception):
@@ -33,26 +37,6 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
         raise UsageError(f"{self.prog}: error: {message}")
-
-
-def _param(text: str) -> tuple[str, int | bool | float]:
-    """-D NAME=VALUE (tkc.frontend.parse_define), a usage error when malformed."""
-    from tkc.frontend import parse_define
-
-    try:
-        return parse_define(text)
-    except TkError as e:
-        raise argparse.ArgumentTypeError(e.message) from None
-
-
-def defines(pairs: Sequence[tuple[str, int | bool | float]]) -> dict[str, int | bool | float]:
-    """The -D assignments as a dict; a name given twice is a mistake (which one was meant?)."""
-    params: dict[str, int | bool | float] = {}
-    for name, value in pairs:
-        if name in params:
-            raise TkError(f"-D {name} is given twice ({params[name]} and {value}); give it once")
-        params[name] = value
-    return params
 
 
 def _sizes(text: str) -> dict[str, int]:
@@ -85,7 +69,7 @@ def _add_source_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", help="a .tk program or tile-dialect .mlir")
     parser.add_argument("-k", "--kernel", help="the kernel to compile (default: the only one)")
     parser.add_argument(
-        "-D", dest="params", metavar="NAME=VALUE", type=_param, action="append", default=[],
+        "-D", dest="params", metavar="NAME=VALUE", type=define_argument, action="append", default=[],
         help="override a compile-time parameter (repeatable)",
     )
 
@@ -210,18 +194,6 @@ def _tune(args: argparse.Namespace) -> int:
 COMMANDS = {"compile": _compile, "run": _run, "report": _report, "tune": _tune}
 
 
-def render_user_error(error: TkError) -> str:
-    if error.filename is None and error.line is None:
-        return f"tkc: error: {error.message}"
-    return error.render()
-
-
-def _raised_at(error: BaseException) -> str:
-    """Where the exception came from, so a bare `assert` still points somewhere."""
-    frame = traceback.extract_tb(error.__traceback__)[-1]
-    return f"raised at {frame.filename}:{frame.lineno}"
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of `tkc`; returns the exit status (the console script exits with it)."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -246,23 +218,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_OK
     except Exception as e:
         return report_internal_error(e, "tkc", argv)
-
-
-def report_internal_error(error: Exception, prog: str, argv: Sequence[str]) -> int:
-    """One line naming the exception, where it came from, and a request to report the command."""
-    if os.environ.get("TKC_TRACEBACK") == "1":
-        traceback.print_exception(error)
-    message = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
-    print(f"{prog}: internal compiler error: {message}", file=sys.stderr)
-    for note in [*getattr(error, "__notes__", []), _raised_at(error)]:
-        print(f"  ({note})", file=sys.stderr)
-    print(
-        "Please report this bug with the command line that caused it:\n"
-        f"  {prog} {shlex.join(argv)}\n"
-        "(set TKC_TRACEBACK=1 to see the traceback)",
-        file=sys.stderr,
-    )
-    return EXIT_INTERNAL
 
 
 if __name__ == "__main__":

@@ -7,10 +7,10 @@ verifies the IR after every pass
 `Observer`, which is how the IR dumps and `ir_after_each_pass` (the interpreter's --bisect)
 see the module between passes.
 
-Passes and backends are imported lazily: a tile-level pass whose module does not exist is
-skipped; a stage the requested output needs and this build or machine lacks (a lowering,
-`tkc run`/`tkc report`, the CUDA tools behind cubin/sass) raises `StageUnavailable`, which the
-CLI reports in one line.
+Passes and backends are imported lazily; a part the requested output needs and this build or
+machine lacks (a pass of the pipeline whose module is missing, `tkc run`/`tkc report`, the CUDA
+tools behind cubin/sass) raises `StageUnavailable`, which the CLI reports in one line (exit 2):
+a pipeline that silently left out a pass would compile something else than it says.
 
 Resuming from a dump. Every dump parses back, so `tkc compile DUMP` continues where the dump
 was taken and gives the PTX (and ABI) of the uninterrupted compile. `input_stage` reads the
@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, UnknownLoc
+from xdsl.dialects.builtin import ModuleOp, StringAttr, UnknownLoc
 from xdsl.ir import BlockArgument, Operation
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.printer import Printer
@@ -53,8 +53,6 @@ from tkc.diagnostics import TkError, decode_utf8, did_you_mean
 from tkc.passes import ALL_PASSES, is_available
 from tkc.pipeline import EMITS, PIPELINE, SM90_PASSES, TILE_PASSES, StageUnavailable
 
-REQUIRED = frozenset({"convert-tile-to-sm90", "convert-sm90-to-ptx"})
-"""Passes without which a stage cannot be produced; the others are skipped while absent."""
 
 _LAST_PASS = {"tile": TILE_PASSES[-1], "sm90": SM90_PASSES[-1]}
 
@@ -94,15 +92,15 @@ def load_stage(module: str, attribute: str, what: str) -> Any:
 
 
 def pipeline_for(emit: str) -> list[str]:
-    """The passes that produce `emit`, leaving out optional ones whose module is missing."""
+    """The passes that produce `emit`; StageUnavailable if the module of one of them is missing."""
     if emit not in EMITS:
         raise TkError(f"unknown --emit stage {emit!r}; choose one of {', '.join(EMITS)}")
     last = _LAST_PASS.get(emit, PIPELINE[-1])
-    names = PIPELINE[: PIPELINE.index(last) + 1]
+    names = list(PIPELINE[: PIPELINE.index(last) + 1])
     for name in names:
-        if name in REQUIRED and not is_available(name):
+        if not is_available(name):
             raise StageUnavailable(f"--emit={emit} needs the pass {name}, which is not available in this build of tkc")
-    return [name for name in names if is_available(name)]
+    return names
 
 
 def _tile_passes_done(kernel: Operation) -> int:
@@ -172,17 +170,24 @@ def kernels_of(module: ModuleOp) -> list[Operation]:
     return [op for op in module.walk() if op.name in KERNEL_OPS]
 
 
+def kernel_name(kernel: Operation) -> str:
+    """The name of an op of KERNEL_OPS: its `sym_name` property."""
+    name = kernel.properties["sym_name"]
+    assert isinstance(name, StringAttr)
+    return name.data
+
+
 def select_kernel(module: ModuleOp, kernel: str | None, path: str) -> None:
     """Keep only the kernel named `kernel` (all when None); a name the module lacks is a user error."""
     if kernel is None:
         return
     kernels = kernels_of(module)
-    names = [op.sym_name.data for op in kernels]
+    names = [kernel_name(op) for op in kernels]
     if kernel not in names:
         have = f"the file defines {', '.join(names)}" if names else "the file defines none"
         raise TkError(f"no kernel named '{kernel}' ({have}){did_you_mean(kernel, names)}", path)
     for op in kernels:
-        if op.sym_name.data != kernel:
+        if kernel_name(op) != kernel:
             op.detach()
             op.erase()
 
@@ -190,7 +195,7 @@ def select_kernel(module: ModuleOp, kernel: str | None, path: str) -> None:
 def require_one_kernel(module: ModuleOp, path: str, choose: str = "-k NAME") -> None:
     """A user error unless `module` holds exactly one kernel (PTX, a run and a report are of
     one): it names the kernels and how to pick one (`choose`)."""
-    names = [op.sym_name.data for op in kernels_of(module)]
+    names = [kernel_name(op) for op in kernels_of(module)]
     if not names:
         raise TkError(f"the file defines no kernel (no {', '.join(KERNEL_OPS[:-1])} or {KERNEL_OPS[-1]})", path)
     if len(names) > 1:

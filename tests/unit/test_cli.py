@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tkc import cli, driver, opt
+from tkc import cli, command_line, driver, opt
 
 REPO = Path(__file__).resolve().parents[2]
 GEMM = str(REPO / "tests/lit/driver/Inputs/gemm.mlir")
@@ -137,13 +137,13 @@ def test_tkc_opt_internal_errors_exit_2_and_user_errors_1(
     [("BM=64", 64), ("BM=0x40", 64), ("CAUSAL=True", True), ("EPS=1e-6", 1e-6), ("FILL=-inf", float("-inf"))],
 )
 def test_defines_take_bools_integers_and_numbers(text: str, value: object) -> None:
-    assert cli._param(text) == (text.partition("=")[0], value)
+    assert command_line.define_argument(text) == (text.partition("=")[0], value)
 
 
 @pytest.mark.parametrize("text", ["BM", "=1", "B M=1", "BM=wide", "BM=", "EPS=1e999"])
 def test_malformed_defines_are_usage_errors(text: str) -> None:
     with pytest.raises(argparse.ArgumentTypeError):
-        cli._param(text)
+        command_line.define_argument(text)
 
 
 def test_tkc_opt_knows_the_tkc_passes() -> None:

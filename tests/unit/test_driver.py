@@ -57,6 +57,14 @@ def test_missing_lowering_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> N
         driver.pipeline_for("ptx")
 
 
+@pytest.mark.parametrize("missing", ["tile-bank-conflicts", "tile-pipeline"])
+def test_a_missing_tile_pass_is_an_error_not_skipped(monkeypatch: pytest.MonkeyPatch, missing: str) -> None:
+    monkeypatch.setattr(driver, "is_available", lambda name: name != missing)
+    for emit in ("tile", "ptx"):
+        with pytest.raises(driver.StageUnavailable, match=f"--emit={emit} needs the pass {missing}"):
+            driver.pipeline_for(emit)
+
+
 def test_canonicalize_and_cse_keep_side_effects() -> None:
     module = driver.compile_module(gemm(), "tile")
     names = [op.name for op in module.walk()]

@@ -8,6 +8,7 @@ is a `tkc.diagnostics.TkError`; anything else escaping is a bug in the frontend.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -43,7 +44,7 @@ def parse_define(text: str) -> tuple[str, int | bool | float]:
 def parse_tk(
     source: str,
     filename: str = "<input>",
-    params: dict[str, int | bool | float] | None = None,
+    params: Mapping[str, int | bool | float] | None = None,
     kernel: str | None = None,
 ) -> ModuleOp:
     """The verified tile-dialect module of `source`.

@@ -159,7 +159,8 @@ def _accepted_before(source: str, token: Token) -> set[str]:
 def _syntax_error(err: UnexpectedInput, source: str, filename: str) -> TkError:
     line, col = err.line, err.column
     if isinstance(err, UnexpectedCharacters):
-        char = source[err.pos_in_stream] if 0 <= err.pos_in_stream < len(source) else "?"
+        at = err.pos_in_stream
+        char = source[at] if at is not None and 0 <= at < len(source) else "?"
         message = f"unexpected character {char!r}"
     elif isinstance(err, UnexpectedToken):
         accepted = _accepted_before(source, err.token)
