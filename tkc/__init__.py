@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from tkc.version import __version__
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence

@@ -75,7 +75,7 @@ def _distribution(package: str) -> str:
 def compiler_fingerprint() -> str:
     """tkc's version, a hash of its own source and the versions of xDSL and lark: part of
     every key, so an edited or upgraded compiler never serves a stale kernel."""
-    from tkc import __version__
+    from tkc.version import __version__
 
     digest = hashlib.sha256(__version__.encode())
     for dependency in ("xdsl", "lark"):

@@ -75,7 +75,7 @@ def _add_source_args(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from tkc import __version__
+    from tkc.version import __version__
     from tkc.pipeline import EMITS, PIPELINE
 
     parser = _Parser(prog="tkc", description="Compile ThunderKittens-style tile programs to PTX for Hopper.")

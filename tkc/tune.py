@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from tkc import cache
 from tkc.diagnostics import TkError, did_you_mean
+from tkc.dtypes import BY_NAME
 from tkc.pipeline import StageUnavailable
 
 if TYPE_CHECKING:
@@ -238,9 +239,10 @@ def measure(compiled: CompiledKernel, sizes: Mapping[str, int]) -> float:
 
     op = find_kernel(compiled.module, compiled.kernel)
     arrays = make_inputs(op, {**declared_params(op), **sizes}, seed=0)  # type: ignore[dict-item]
-    dtypes = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32, "fp8e4m3": torch.float8_e4m3fn}
     tensors = [
-        torch.from_numpy(np.nan_to_num(np.asarray(arrays[a.name], np.float32))).to("cuda", dtypes[a.dtype])
+        torch.from_numpy(np.nan_to_num(np.asarray(arrays[a.name], np.float32))).to(
+            "cuda", getattr(torch, BY_NAME[a.dtype].torch)
+        )
         for a in compiled.abi.args
     ]
     return median_ms({"kernel": lambda i: compiled(*tensors)}, RUNS)["kernel"]

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import tkc
+import tkc.version
 import tkc.api
 from tkc import cache, cli
 
@@ -37,7 +38,7 @@ def test_cache_dir_follows_tkc_cache_dir_then_xdg(monkeypatch: pytest.MonkeyPatc
 def test_keys_cover_the_compiler_version(monkeypatch: pytest.MonkeyPatch) -> None:
     before = cache.spelling_key("k.tk", "src", None, {}), cache.entry_key("ir")
     cache.compiler_fingerprint.cache_clear()
-    monkeypatch.setattr(tkc, "__version__", "99.0")
+    monkeypatch.setattr(tkc.version, "__version__", "99.0")
     try:
         assert cache.compiler_fingerprint().startswith("99.0-")
         after = cache.spelling_key("k.tk", "src", None, {}), cache.entry_key("ir")

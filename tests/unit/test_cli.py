@@ -184,8 +184,7 @@ def test_run_without_a_gpu_exits_2(monkeypatch: pytest.MonkeyPatch, capsys: pyte
     def no_device(**kwargs: object) -> None:
         raise tkc.runtime.DeviceError("no CUDA driver")
 
-    monkeypatch.setitem(sys.modules, "tkc.gpu", None)
-    monkeypatch.setattr(tkc.runtime, "run_on_gpu", no_device)
+    monkeypatch.setattr(tkc.runner, "run_on_gpu", no_device)
     assert cli.main(["run", str(REPO / "examples/gemm.tk"), "--size", "M=128,N=256,K=64"]) == 2
     assert "tkc: error: cannot run on the GPU: no CUDA driver" in capsys.readouterr().err
 

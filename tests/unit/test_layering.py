@@ -31,6 +31,10 @@ EXPLICIT_LAYER = {
     "tkc.abi": "base",
     "tkc.diagnostics": "base",
     "tkc.dtypes": "base",
+    "tkc.version": "base",
+    "tkc.cache": "base",  # files on disk by key; the frontend keeps its analysed grammar there
+    "tkc.pipeline": "base",  # pass and stage names as plain data
+    "tkc.timing": "base",  # torch-timed measurements, imported by the tuner and the benchmarks
     "tkc.dialects": "dialects",
     "tkc.interpreter": "analyses",
     "tkc.flops": "analyses",
@@ -47,6 +51,7 @@ EXPLICIT_LAYER = {
     "tkc.command_line": "api/cli",
     "tkc.runner": "api/cli",
     "tkc.report": "api/cli",
+    "tkc.tune": "api/cli",
     "tkc.frontend.__main__": "api/cli",
 }
 ENTRY_POINTS = frozenset({"tkc.cli", "tkc.opt", "tkc.frontend.__main__"})
