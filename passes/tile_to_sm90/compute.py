@@ -1,5 +1,5 @@
 """Register-tile compute, op by op: each tile op becomes the sm90 op on the consumer's
-fragments (lowering.fragment_of gives their types).
+fragments (lowering.fragment_type, the type converter, gives their types).
 
 Element-wise maps, converts and fills are register-local. A row reduction meets the four
 threads of a quad (quad shuffles); a row broadcast is register-local, as a row vector lives in
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 
 def _fill(c: ConsumerEmitter, op: tile.FillOp, block: Block) -> Operation:
-    return sm90.FillOp(op.value.value.data, c.lowering.fragment_of(op.result))
+    return sm90.FillOp(op.value.value.data, c.lowering.fragment_type(op.result.type))
 
 
 def _unary(c: ConsumerEmitter, op: tile.UnaryOp, block: Block) -> Operation:
@@ -35,7 +35,7 @@ def _binary(c: ConsumerEmitter, op: tile.BinaryOp, block: Block) -> Operation:
 
 
 def _convert(c: ConsumerEmitter, op: tile.ConvertOp, block: Block) -> Operation:
-    return sm90.ConvertOp(c.values[op.source], c.lowering.fragment_of(op.result))
+    return sm90.ConvertOp(c.values[op.source], c.lowering.fragment_type(op.result.type))
 
 
 def _reduce(c: ConsumerEmitter, op: tile.ReduceOp, block: Block) -> Operation:
@@ -59,9 +59,10 @@ def _mask(c: ConsumerEmitter, op: tile.MaskOp, block: Block) -> Operation:
 
 
 def _to_reg(c: ConsumerEmitter, op: tile.ToRegOp, block: Block) -> Operation:
-    if op.result in c.lowering.columns:
-        return sm90.LoadFragmentOp(c.values[op.source], c.const(0, block), c.lowering.fragment_of(op.result))
-    return sm90.LoadFragmentOp(c.values[op.source], c.row0, c.lowering.fragment_type(op.result.type))
+    result_type = op.result.type
+    if isinstance(result_type, tile.RegisterVectorType) and result_type.is_column:
+        return sm90.LoadFragmentOp(c.values[op.source], c.const(0, block), c.lowering.fragment_type(result_type))
+    return sm90.LoadFragmentOp(c.values[op.source], c.row0, c.lowering.fragment_type(result_type))
 
 
 PATTERNS: dict[type[Operation], Callable[[ConsumerEmitter, Any, Block], Operation]] = {

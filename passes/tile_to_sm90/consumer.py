@@ -57,7 +57,7 @@ class ConsumerEmitter(RoleEmitter):
             return
         lb, ub, step = (self.values[v] for v in (loop.lb, loop.ub, loop.step))
         init = [self.values[v] for v in loop.iter_args]
-        body = Block(arg_types=[IndexType(), *(self.lowering.fragment_of(a) for a in loop.body.block.args[1:])])
+        body = Block(arg_types=[IndexType(), *(self.lowering.fragment_type(a.type) for a in loop.body.block.args[1:])])
         new_loop = scf.ForOp(lb, ub, step, init, body)
         self.op(new_loop, block)
         for arg, new_arg in zip(loop.body.block.args, body.args):
@@ -124,7 +124,7 @@ class ConsumerEmitter(RoleEmitter):
                 else:
                     self.emit_op(inner, new_block)
             regions.append(Region(new_block))
-        new_if = scf.IfOp(self.values[op.cond], [self.lowering.fragment_of(r) for r in op.results], regions[0], regions[1])
+        new_if = scf.IfOp(self.values[op.cond], [self.lowering.fragment_type(r.type) for r in op.results], regions[0], regions[1])
         self.op(new_if, block)
         for old, new in zip(op.results, new_if.results):
             self.values[old] = new

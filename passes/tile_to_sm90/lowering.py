@@ -3,9 +3,9 @@
 - **Rows and consumers.** Every register tile and row vector has the same rows R (column
   vectors have none); the occupancy plan's C consumer warpgroups each own R/C of them, in
   multiples of the 64 rows of a wgmma.
-- **Fragment layouts.** The type a tile value has in a consumer (`fragment_type`): a register
-  tile or row vector is split by rows (`!sm90.frag<R/C x N>`), a column vector
-  (plan.column_vectors) is replicated (`!sm90.frag<N, col>`).
+- **Fragment types**, the type converter `!tile.rt`/`!tile.rv` → `!sm90.frag`
+  (`fragment_type`): a register tile or row vector is split by rows (`!sm90.frag<R/C x N>`), a
+  column vector (`!tile.rv<N, col>`, tile-vector-layout's) is replicated (`!sm90.frag<N, col>`).
 - **Shared memory** as tile-pipeline recorded it (shared_memory.read_shared_memory).
 - **Clusters** (`@cluster(2)` or the plan's decision): which ring loads a 2-CTA cluster along
   grid axis 0 multicasts (those whose coordinates do not involve that axis and whose panels
@@ -21,7 +21,7 @@ from xdsl.ir import Attribute, SSAValue
 
 from tkc.diagnostics import error_at
 from tkc.dialects import sm90, tile
-from tkc.passes.plan import WGMMA_ROWS, KernelPlan, column_vectors, depends_on_block_axis
+from tkc.passes.plan import WGMMA_ROWS, KernelPlan, depends_on_block_axis
 from tkc.passes.tile_to_sm90.launch_abi import LaunchParams, grid_expr
 from tkc.passes.tile_to_sm90.shared_memory import SharedMemory, read_shared_memory
 
@@ -29,13 +29,14 @@ CLUSTER = 2
 """CTAs of a cluster sharing multicast loads (pairs along grid axis 0)."""
 
 
-def register_rows(kernel: tile.KernelOp, columns: set[SSAValue]) -> int:
+def register_rows(kernel: tile.KernelOp) -> int:
     """The rows every register tile and row vector shares (column vectors have no rows)."""
     rows = {
         v.type.rows
         for op in kernel.walk()
         for v in (*op.results, *op.operands)
-        if isinstance(v.type, tile.RegisterTileType | tile.RegisterVectorType) and v not in columns
+        if isinstance(v.type, tile.RegisterTileType)
+        or isinstance(v.type, tile.RegisterVectorType) and not v.type.is_column
     }
     if len(rows) > 1:
         raise error_at(
@@ -43,6 +44,20 @@ def register_rows(kernel: tile.KernelOp, columns: set[SSAValue]) -> int:
             f"the GPU backend needs every register tile and row vector to have the same rows, got {sorted(rows)}",
         )
     return rows.pop() if rows else WGMMA_ROWS
+
+
+def check_vector_layouts(kernel: tile.KernelOp) -> None:
+    """Every broadcast and reduction has a vector of its axis's layout, as tile-vector-layout
+    types them (the fragment types follow the types alone)."""
+    for op in kernel.walk():
+        if isinstance(op, tile.BroadcastOp | tile.ReduceOp):
+            vector = op.vector if isinstance(op, tile.BroadcastOp) else op.result
+            column = op.axis.data == tile.Axis.COL
+            if isinstance(vector.type, tile.RegisterVectorType) and vector.type.is_column != column:
+                raise error_at(
+                    op, f"a {op.axis.data} {op.name} needs a {'column' if column else 'row'} vector, got {vector.type}: "
+                    "tile-vector-layout infers the layouts (run it before convert-tile-to-sm90)",
+                )
 
 
 def consumer_count(kernel: tile.KernelOp, plan: KernelPlan, rows: int) -> int:
@@ -60,8 +75,6 @@ def consumer_count(kernel: tile.KernelOp, plan: KernelPlan, rows: int) -> int:
 class KernelLowering:
     kernel: tile.KernelOp
     plan: KernelPlan
-    columns: set[SSAValue]
-    """The column vectors (plan.column_vectors)."""
     consumers: int
     rows_per_consumer: int
     memory: SharedMemory
@@ -79,8 +92,8 @@ class KernelLowering:
     @staticmethod
     def of(kernel: tile.KernelOp) -> KernelLowering:
         plan = KernelPlan.of(kernel)
-        columns = column_vectors(kernel)
-        rows = register_rows(kernel, columns)
+        check_vector_layouts(kernel)
+        rows = register_rows(kernel)
         consumers = consumer_count(kernel, plan, rows)
         memory = read_shared_memory(kernel, plan, rows // consumers)
         params = LaunchParams({arg: name for arg, name in zip(kernel.body.block.args, kernel.arg_names)})
@@ -94,24 +107,19 @@ class KernelLowering:
             }
         )
         multicast, paired_dim = _cluster_plan(kernel, plan, memory, grid_op)
-        return KernelLowering(kernel, plan, columns, consumers, rows // consumers, memory, params, grid_op,
+        return KernelLowering(kernel, plan, consumers, rows // consumers, memory, params, grid_op,
                               symbolic_dims, multicast, paired_dim)
 
     def fragment_type(self, t: Attribute) -> Attribute:
-        """The type convert-tile-to-sm90 gives a register tile or row vector in a consumer."""
+        """The type a register tile or vector has in a consumer: a column vector is replicated,
+        the rest split by rows; other types are kept."""
         if isinstance(t, tile.RegisterTileType):
             return sm90.FragmentType([self.rows_per_consumer, t.cols], t.element_type)
+        if isinstance(t, tile.RegisterVectorType) and t.is_column:
+            return sm90.FragmentType([t.length], t.element_type, column=True)
         if isinstance(t, tile.RegisterVectorType):
             return sm90.FragmentType([self.rows_per_consumer], t.element_type)
         return t
-
-    def fragment_of(self, value: SSAValue) -> Attribute:
-        """The type `value` has in a consumer: a column vector is replicated, the rest split by rows."""
-        t = value.type
-        if value in self.columns:
-            assert isinstance(t, tile.RegisterVectorType)
-            return sm90.FragmentType([t.length], t.element_type, column=True)
-        return self.fragment_type(t)
 
 
 def _cluster_plan(kernel: tile.KernelOp, plan: KernelPlan, memory: SharedMemory,

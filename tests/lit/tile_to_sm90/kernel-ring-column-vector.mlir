@@ -1,9 +1,10 @@
 // convert-tile-to-sm90 on hand-written planned tile IR: kernel-level loads (a one-stage ring
 // that turns over once per output tile), a column vector and two consumers. The producer issues
 // the stage where its last load (X) stood, the consumers wait for it where the first (V) stood;
-// the vector is a column fragment every consumer loads whole (row 0), each consumer loads its
-// 64 rows of X (row0 = index * 64); the store stages in the loads' bytes (staging_reuse), so
-// all consumers meet first (named barrier 3, 256 threads); the stage is freed at the tile's end.
+// the column vector (typed `col` as tile-vector-layout leaves it) is a fragment every consumer
+// loads whole (row 0), each consumer loads its 64 rows of X (row0 = index * 64); the store
+// stages in the loads' bytes (staging_reuse), so all consumers meet first (named barrier 3, 256
+// threads); the stage is freed at the tile's end.
 // RUN: tkc-opt %s -p convert-tile-to-sm90 | filecheck %s
 
 builtin.module {
@@ -18,12 +19,12 @@ builtin.module {
     %i = tile.block_id 0
     %j = tile.block_id 1
     %vs = tile.load %V[%j] {smem_offset = 1024 : i64} : !tile.gl<[N], bf16> -> !tile.sv<64xbf16>
-    %vr = tile.to_reg %vs : !tile.sv<64xbf16> -> !tile.rv<64xbf16>
-    %v = tile.convert %vr : !tile.rv<64xbf16> -> !tile.rv<64xf32>
+    %vr = tile.to_reg %vs : !tile.sv<64xbf16> -> !tile.rv<64xbf16, col>
+    %v = tile.convert %vr : !tile.rv<64xbf16, col> -> !tile.rv<64xf32, col>
     %xs = tile.load %X[%i, %j] {smem_offset = 2048 : i64} : !tile.gl<[M, N], bf16> -> !tile.st<128x64xbf16, swizzle 128>
     %xr = tile.to_reg %xs : !tile.st<128x64xbf16, swizzle 128> -> !tile.rt<128x64xbf16>
     %x = tile.convert %xr : !tile.rt<128x64xbf16> -> !tile.rt<128x64xf32>
-    %sum = tile.broadcast add col %x, %v : !tile.rt<128x64xf32>, !tile.rv<64xf32>
+    %sum = tile.broadcast add col %x, %v : !tile.rt<128x64xf32>, !tile.rv<64xf32, col>
     %out = tile.convert %sum : !tile.rt<128x64xf32> -> !tile.rt<128x64xbf16>
     tile.store %out, %Y[%i, %j] {smem_offset = 1024 : i64, staging_reuse = #tile.decision<1, "hand-written">} : !tile.rt<128x64xbf16>, !tile.gl<[M, N], bf16>
     tile.return
