@@ -1083,13 +1083,14 @@ class ReduceOp(IRDLOperation):
     traits = traits_def(Pure(), ReduceHasCanonicalizationPatterns())
     assembly_format = "$fn $axis $source attr-dict `:` type($source) `->` type($result)"
 
-    def __init__(self, fn: ReduceFn, axis: Axis, source: SSAValue):
+    def __init__(self, fn: ReduceFn, axis: Axis, source: SSAValue, column: bool = False):
+        """`column`: the result is typed a column vector (as tile-vector-layout would)."""
         t = source.type
         assert isinstance(t, RegisterTileType)
         length = t.rows if axis == Axis.ROW else t.cols
         super().__init__(
             operands=[source],
-            result_types=[RegisterVectorType(length, t.element_type)],
+            result_types=[RegisterVectorType(length, t.element_type, column)],
             properties={"fn": ReduceFnAttr(fn), "axis": AxisAttr(axis)},
         )
 
@@ -1118,7 +1119,8 @@ class ReduceBeforeScaling(RewritePattern):
             return
         if op.fn.data != ReduceFn.SUM and not _positive_constant(scalar):
             return
-        reduce = ReduceOp(op.fn.data, op.axis.data, tile_value)
+        column = isinstance(op.result.type, RegisterVectorType) and op.result.type.is_column
+        reduce = ReduceOp(op.fn.data, op.axis.data, tile_value, column)
         rescale = BinaryOp(BinaryFn.MUL, reduce.result, scalar)
         reduce.location = rescale.location = op.location
         rewriter.replace(op, [reduce, rescale])

@@ -5,6 +5,8 @@
 // second run changes nothing.
 // RUN: tkc-opt %s -p tile-vector-layout | filecheck %s
 // RUN: tkc-opt %s -p tile-vector-layout -o %t.once.mlir && tkc-opt %t.once.mlir -p tile-vector-layout | diff %t.once.mlir -
+// canonicalize after it keeps the layouts: sum(x * 2) becomes sum(x) * 2, a column vector still.
+// RUN: tkc-opt %S/Inputs/scaled-column-sum.mlir -p tile-vector-layout,canonicalize | filecheck %s --check-prefix=CANON
 // A vector broadcast both over columns and over rows is the user's error, at the second use.
 // RUN: not tkc-opt %S/Inputs/vector-both-ways.mlir -p tile-vector-layout 2>&1 | filecheck %s --check-prefix=BOTH
 
@@ -53,5 +55,9 @@ builtin.module {
 // CHECK-NEXT:   %z = tile.broadcast sub col %y, %total : !tile.rt<64x64xf32>, !tile.rv<64xf32, col>
 // CHECK-NEXT:   %rowsum = tile.reduce sum row %z : !tile.rt<64x64xf32> -> !tile.rv<64xf32>{{$}}
 // CHECK:        tile.store %rowsum, %S[%i] : !tile.rv<64xf32>, !tile.gl<[M], f32>
+
+// CANON:      %r = tile.reduce sum col %x : !tile.rt<64x64xf32> -> !tile.rv<64xf32, col>
+// CANON-NEXT: %r_1 = tile.binary mul %r, %two : !tile.rv<64xf32, col>, f32 -> !tile.rv<64xf32, col>
+// CANON-NEXT: %y = tile.broadcast sub col %x, %r_1 : !tile.rt<64x64xf32>, !tile.rv<64xf32, col>
 
 // BOTH: vector-both-ways.mlir:13:5: error: this vector is used both as a row vector and as a column vector (see tile.broadcast)
