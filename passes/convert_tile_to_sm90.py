@@ -7,6 +7,9 @@ What it decides, and why:
   fragments, each owning R/C rows of every register tile (the occupancy plan's `consumers`;
   tile_to_sm90/consumer.py). Producer and consumers never share a register, only shared memory
   and mbarriers, so neither waits on the other's latency.
+- **Fragments.** A register tile or row vector becomes each consumer's rows of it, a column
+  vector (`!tile.rv<N, col>`, tile-vector-layout's) one replicated fragment: the type converter
+  `KernelLowering.fragment_type` (tile_to_sm90/lowering.py) follows the tile types alone.
 - **Rings.** The loads inside a loop form one stage of an S-stage ring (S from the pipeline
   decision); loads outside loops form a one-stage ring that turns over once per output tile;
   full/empty mbarriers per stage (tile_to_sm90/rings.py).

@@ -12,6 +12,7 @@ its subclass's (producer.py, consumer.py).
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
 from xdsl.dialects import arith, scf
@@ -38,7 +39,7 @@ class TileWalk:
     """The CTA's rank in its cluster (clusters only)."""
 
 
-class RoleEmitter:
+class RoleEmitter(ABC):
     """Emits one role's copy of the kernel body into `block`."""
 
     def __init__(self, lowering: KernelLowering, block: Block):
@@ -217,24 +218,30 @@ class RoleEmitter:
 
     # ----- what each role does differently
 
+    @abstractmethod
     def slot_position(self, ring: Ring) -> tile.LoadOp:
         """The load of `ring` where the role handles the ring's stage."""
-        raise NotImplementedError
 
+    @abstractmethod
     def ring_slot(self, ring: Ring, it: SSAValue, block: Block) -> None:
-        raise NotImplementedError
+        """The role's side of ring iteration `it`'s stage (issue it, or wait for it)."""
 
+    @abstractmethod
     def finish_tile(self, block: Block) -> None:
-        raise NotImplementedError
+        """What the role does once an output tile's ops are emitted."""
 
+    @abstractmethod
     def emit_for(self, loop: scf.ForOp, block: Block) -> None:
-        raise NotImplementedError
+        """The role's copy of a loop of the kernel body."""
 
+    @abstractmethod
     def emit_if(self, op: scf.IfOp, block: Block) -> None:
-        raise NotImplementedError
+        """The role's copy of an if of the kernel body."""
 
+    @abstractmethod
     def emit_fence(self, op: tile.FenceOp, block: Block) -> None:
-        raise NotImplementedError
+        """The role's side of a store fence (fences.py)."""
 
+    @abstractmethod
     def emit_compute(self, op: Operation, block: Block) -> None:
-        raise NotImplementedError
+        """A tile op other than loads, loops, ifs, fences and index math."""
