@@ -443,10 +443,43 @@ class _VectorType(ShapedTileType):
 
 @irdl_attr_definition
 class RegisterVectorType(_VectorType):
-    name = "tile.rv"
+    """A register vector: one value per row of a tile (the default), or with layout `col` one
+    value per column (tile-vector-layout infers which; the lowering splits the former by rows
+    over the consumers and replicates the latter)."""
 
-    def __init__(self, length: int, element_type: Attribute):  # irdl would make one of the fields
-        super().__init__(length, element_type)
+    name = "tile.rv"
+    layout: StringAttr
+    """"" (a row vector, or not yet inferred) or "col"."""
+
+    def __init__(self, length: int, element_type: Attribute, column: bool = False):
+        ParametrizedAttribute.__init__(self, _shape_attr([length]), element_type, StringAttr("col" if column else ""))
+
+    @property
+    def is_column(self) -> bool:
+        return self.layout.data == "col"
+
+    def with_layout(self, column: bool) -> RegisterVectorType:
+        return RegisterVectorType(self.length, self.element_type, column)
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            _print_shape_and_element(printer, self.get_shape(), self.element_type)
+            if self.is_column:
+                printer.print_string(", col")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            dims, element_type = parser.parse_ranked_shape()
+            column = parser.parse_optional_punctuation(",") is not None
+            if column:
+                parser.parse_keyword("col")
+        return (_shape_attr(dims), element_type, StringAttr("col" if column else ""))
+
+    def verify(self) -> None:
+        super().verify()
+        if self.layout.data not in ("", "col"):
+            raise VerifyException(f"a register vector's layout is the rows' or `col`, got {self.layout.data!r}")
 
 
 @irdl_attr_definition
@@ -470,7 +503,7 @@ def same_kind(type_: Attribute, element_type: Attribute) -> Attribute:
     if isinstance(type_, SharedTileType):
         return SharedTileType(type_.get_shape(), element_type, type_.swizzle.data)
     if isinstance(type_, RegisterVectorType):
-        return RegisterVectorType(type_.length, element_type)
+        return RegisterVectorType(type_.length, element_type, type_.is_column)
     if isinstance(type_, SharedVectorType):
         return SharedVectorType(type_.length, element_type)
     raise ValueError(f"not a tile type: {type_}")
@@ -1049,13 +1082,14 @@ class ReduceOp(IRDLOperation):
     traits = traits_def(Pure(), ReduceHasCanonicalizationPatterns())
     assembly_format = "$fn $axis $source attr-dict `:` type($source) `->` type($result)"
 
-    def __init__(self, fn: ReduceFn, axis: Axis, source: SSAValue):
+    def __init__(self, fn: ReduceFn, axis: Axis, source: SSAValue, column: bool = False):
+        """`column`: the result is typed a column vector (as tile-vector-layout would)."""
         t = source.type
         assert isinstance(t, RegisterTileType)
         length = t.rows if axis == Axis.ROW else t.cols
         super().__init__(
             operands=[source],
-            result_types=[RegisterVectorType(length, t.element_type)],
+            result_types=[RegisterVectorType(length, t.element_type, column)],
             properties={"fn": ReduceFnAttr(fn), "axis": AxisAttr(axis)},
         )
 
@@ -1084,7 +1118,8 @@ class ReduceBeforeScaling(RewritePattern):
             return
         if op.fn.data != ReduceFn.SUM and not _positive_constant(scalar):
             return
-        reduce = ReduceOp(op.fn.data, op.axis.data, tile_value)
+        column = isinstance(op.result.type, RegisterVectorType) and op.result.type.is_column
+        reduce = ReduceOp(op.fn.data, op.axis.data, tile_value, column)
         rescale = BinaryOp(BinaryFn.MUL, reduce.result, scalar)
         reduce.location = rescale.location = op.location
         rewriter.replace(op, [reduce, rescale])

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from xdsl.passes import ModulePass
 
 TKC_PASS_NAMES = (
+    "tile-vector-layout",
     "tile-memory-order",
     "tile-swizzle-select",
     "tile-bank-conflicts",

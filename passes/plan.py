@@ -22,7 +22,6 @@ from xdsl.dialects.builtin import IntegerAttr, UnitAttr
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.traits import Pure
 
-from tkc.diagnostics import error_at
 from tkc.passes.alias import may_overlap_in_loop
 from tkc.passes.wgmma_layout import widest_span
 from tkc.dialects.tile import (
@@ -31,7 +30,6 @@ from tkc.dialects.tile import (
     BinaryOp,
     BlockIdOp,
     BroadcastOp,
-    ConvertOp,
     DecisionAttr,
     element_bytes,
     FenceOp,
@@ -265,58 +263,11 @@ def col_scratch_bytes(kernel: Operation) -> int:
 
 def column_vectors(kernel: Operation) -> set[SSAValue]:
     """The register vectors that hold one value per column of a tile (fragments replicated over
-    the warpgroup) rather than one per row (split by rows like the tiles). A vector is a column
-    vector when a column broadcast reads it or a column reduction makes it; element-wise ops,
-    converts and loop / if values carry the layout from one value to the next. Unconstrained
-    vectors are row vectors. (The layout convert-tile-to-sm90 gives them; the planner counts
-    their registers by it.)"""
-    parent: dict[SSAValue, SSAValue] = {}
-
-    def find(v: SSAValue) -> SSAValue:
-        while parent.setdefault(v, v) is not v:
-            v = parent[v]
-        return v
-
-    def join(*values: SSAValue) -> None:
-        vectors = [find(v) for v in values if isinstance(v.type, RegisterVectorType)]
-        for v in vectors[1:]:
-            parent[v] = vectors[0]
-
-    axis: dict[SSAValue, tuple[Axis, Operation]] = {}
-    for op in kernel.walk():
-        match op:
-            case UnaryOp() | ConvertOp():
-                join(op.source, op.result)
-            case BinaryOp():
-                join(op.lhs, op.rhs, op.result)
-            case scf.ForOp():
-                for init, arg, result, yielded in zip(
-                    op.iter_args, op.body.block.args[1:], op.results, op.body.block.last_op.operands  # type: ignore[union-attr]
-                ):
-                    join(init, arg, result, yielded)
-            case scf.IfOp():
-                for region in (op.true_region, op.false_region):
-                    if region.blocks:
-                        for result, yielded in zip(op.results, region.block.last_op.operands):  # type: ignore[union-attr]
-                            join(result, yielded)
-            case _:
-                pass
-    for op in kernel.walk():
-        match op:
-            case BroadcastOp():
-                seeds = [(op.vector, op.axis.data)]
-            case ReduceOp():
-                seeds = [(op.result, op.axis.data)]
-            case _:
-                seeds = []
-        for value, kind in seeds:
-            root = find(value)
-            if root in axis and axis[root][0] != kind:
-                raise error_at(
-                    op, f"this vector is used both as a row vector and as a column vector (see {axis[root][1].name})"
-                )
-            axis.setdefault(root, (kind, op))
-    return {v for v in parent if axis.get(find(v), (Axis.ROW,))[0] == Axis.COL}
+    the warpgroup) rather than one per row (split by rows like the tiles): those whose type
+    tile-vector-layout made `!tile.rv<N, col>`."""
+    values = [arg for op in kernel.walk() for region in op.regions for block in region.blocks for arg in block.args]
+    values += [result for op in kernel.walk() for result in op.results]
+    return {v for v in values if isinstance(v.type, RegisterVectorType) and v.type.is_column}
 
 
 def depends_on_block_axis(op: Operation, axis: int) -> bool:

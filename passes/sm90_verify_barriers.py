@@ -58,50 +58,50 @@ MAX_SET = 4096
 
 
 @dataclass(frozen=True)
-class _Abstract:
+class AbstractIndex:
     """The possible values of an index: plain integers, or offsets from `sm90.smem_base`."""
 
     values: frozenset[int]
     based: bool
 
 
-def _pairwise(op: Operation, lhs: _Abstract, rhs: _Abstract) -> _Abstract | None:
+def _pairwise(op: Operation, lhs: AbstractIndex, rhs: AbstractIndex) -> AbstractIndex | None:
     if isinstance(op, arith.AddiOp) and not (lhs.based and rhs.based):
         values = {a + b for a in lhs.values for b in rhs.values}
-        return _Abstract(frozenset(values), lhs.based or rhs.based)
+        return AbstractIndex(frozenset(values), lhs.based or rhs.based)
     if isinstance(op, arith.SubiOp) and (lhs.based or not rhs.based):
         values = {a - b for a in lhs.values for b in rhs.values}
-        return _Abstract(frozenset(values), lhs.based and not rhs.based)
+        return AbstractIndex(frozenset(values), lhs.based and not rhs.based)
     if isinstance(op, arith.MuliOp) and not (lhs.based or rhs.based):
-        return _Abstract(frozenset(a * b for a in lhs.values for b in rhs.values), False)
+        return AbstractIndex(frozenset(a * b for a in lhs.values for b in rhs.values), False)
     if isinstance(op, arith.RemUIOp) and not (lhs.based or rhs.based) and 0 not in rhs.values:
-        return _Abstract(frozenset(a % b for a in lhs.values for b in rhs.values), False)
+        return AbstractIndex(frozenset(a % b for a in lhs.values for b in rhs.values), False)
     return None
 
 
-class _Addresses:
+class BarrierAddresses:
     """Abstract evaluation of index values, memoised."""
 
     def __init__(self) -> None:
-        self.cache: dict[SSAValue, _Abstract | None] = {}
+        self.cache: dict[SSAValue, AbstractIndex | None] = {}
 
-    def __call__(self, value: SSAValue) -> _Abstract | None:
+    def __call__(self, value: SSAValue) -> AbstractIndex | None:
         if value not in self.cache:
             self.cache[value] = self._eval(value)
         return self.cache[value]
 
-    def _eval(self, value: SSAValue) -> _Abstract | None:
+    def _eval(self, value: SSAValue) -> AbstractIndex | None:
         op = value.owner
         if isinstance(op, sm90.SmemBaseOp):
-            return _Abstract(frozenset({0}), True)
+            return AbstractIndex(frozenset({0}), True)
         if (constant := _constant(value)) is not None:
-            return _Abstract(frozenset({constant}), False)
+            return AbstractIndex(frozenset({constant}), False)
         if not isinstance(op, arith.AddiOp | arith.SubiOp | arith.MuliOp | arith.RemUIOp):
             return None
         lhs, rhs = self(op.lhs), self(op.rhs)
         if isinstance(op, arith.RemUIOp) and lhs is None and rhs is not None and not rhs.based:
             if len(rhs.values) == 1 and (modulus := next(iter(rhs.values))) > 0:
-                return _Abstract(frozenset(range(min(modulus, MAX_SET + 1))), False)
+                return AbstractIndex(frozenset(range(min(modulus, MAX_SET + 1))), False)
         if lhs is None or rhs is None:
             return None
         result = _pairwise(op, lhs, rhs)
@@ -174,7 +174,7 @@ def _stage_counters(address: SSAValue) -> set[tuple[SSAValue, int]]:
 class _KernelCheck:
     def __init__(self, kernel: sm90.KernelOp):
         self.kernel = kernel
-        self.addresses = _Addresses()
+        self.addresses = BarrierAddresses()
         self.counts: dict[int, int] = {}
 
     def fail(self, op: Operation, what: str) -> TkError:

@@ -66,6 +66,7 @@ _PASSES_BEHIND = {"sm90": PIPELINE.index("convert-tile-to-sm90") + 1, "ptx": len
 """How many passes of PIPELINE lie behind sm90 and PTX input (tile input: see TILE_PASS_MARKS)."""
 
 TILE_PASS_MARKS: dict[str, frozenset[str]] = {
+    "tile-vector-layout": frozenset({"column_vectors"}),
     "tile-memory-order": frozenset({"tile.fence", "memory_order"}),
     "tile-swizzle-select": frozenset({"smem_align"}),
     "tile-bank-conflicts": frozenset({"bank_conflicts"}),

@@ -15,6 +15,7 @@ import tkc
 import tkc.version
 import tkc.api
 from tkc import cache, cli
+from tkc.pipeline import PIPELINE
 
 REPO = Path(__file__).resolve().parents[2]
 GEMM = str(REPO / "examples/gemm.tk")
@@ -171,17 +172,19 @@ def test_dump_dir_environment_writes_every_pass(tmp_path: Path, monkeypatch: pyt
     (directory,) = (tmp_path / "dumps").iterdir()
     assert directory.name == f"gemm-{kernel._key[:12]}"
     names = sorted(p.name for p in directory.iterdir())
-    assert names[0] == "00-input.mlir" and names[-1] == "10-convert-sm90-to-ptx.mlir" and len(names) == 11
+    last = len(PIPELINE)
+    assert names[0] == "00-input.mlir" and names[-1] == f"{last:02d}-{PIPELINE[-1]}.mlir" and len(names) == last + 1
 
 
 def test_dump_dir_starts_afresh(tmp_path: Path) -> None:
     dumps = tmp_path / "dumps"
     dumps.mkdir()
-    (dumps / "11-stale-pass.mlir").write_text("old")
+    (dumps / "99-stale-pass.mlir").write_text("old")
     (dumps / "notes.txt").write_text("mine")
     assert cli.main(["compile", GEMM, "--emit=tile", "--dump-dir", str(dumps), "-o", os.devnull]) == 0
     names = {p.name for p in dumps.iterdir()}
-    assert "11-stale-pass.mlir" not in names and "notes.txt" in names and "07-tile-pipeline.mlir" in names
+    tile_pipeline = f"{PIPELINE.index('tile-pipeline') + 1:02d}-tile-pipeline.mlir"
+    assert "99-stale-pass.mlir" not in names and "notes.txt" in names and tile_pipeline in names
 
 
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:

@@ -24,7 +24,7 @@ from test_sm90_to_ptx import (
 from tkc.backends.ptx_printer import print_ptx
 from tkc.backends.ptxas import ToolNotFound, assemble, find_tool
 from tkc.dialects import sm90, tile
-from tkc.passes.convert_tile_to_sm90 import _Emitter
+from tkc.passes.tile_to_sm90.lowering import KernelLowering
 from tkc.passes.plan import WARPGROUP_THREADS, smem_plan
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import ModuleOp
@@ -127,7 +127,7 @@ def test_linear_attention_syncs_consumers_around_the_write(params: dict[str, int
     the next iteration's first barrier finds the old contents read."""
     planned, lowered = sm90_of(params)
     (kernel_op,) = [op for op in planned.walk() if isinstance(op, tile.KernelOp)]
-    consumers = _Emitter(kernel_op).consumers
+    consumers = KernelLowering.of(kernel_op).consumers
     (store,) = [
         op
         for op in lowered.walk()
@@ -152,13 +152,13 @@ def test_linear_attention_syncs_consumers_around_the_write(params: dict[str, int
 def test_to_shared_buffer_sits_where_the_plan_put_it(params: dict[str, int]) -> None:
     planned, _ = sm90_of(params)
     (kernel_op,) = [op for op in planned.walk() if isinstance(op, tile.KernelOp)]
-    emitter = _Emitter(kernel_op)
-    plan = smem_plan(kernel_op, emitter.plan.stages)
+    lowering = KernelLowering.of(kernel_op)
+    plan = smem_plan(kernel_op, lowering.plan.stages)
     single = dict(plan.single)
-    assert emitter.layout.shared and all(single[op] == buffer.offset for op, buffer in emitter.layout.shared.items())
-    assert [ring.base for ring in emitter.layout.rings] == [ring.offset for ring in plan.rings]
-    assert [s.offset for s in emitter.layout.staging.values()] == [offset for _, offset in plan.staging]
-    assert emitter.layout.smem_bytes == plan.total
+    assert lowering.memory.shared and all(single[op] == buffer.offset for op, buffer in lowering.memory.shared.items())
+    assert [ring.base for ring in lowering.memory.rings] == [ring.offset for ring in plan.rings]
+    assert [s.offset for s in lowering.memory.staging.values()] == [offset for _, offset in plan.staging]
+    assert lowering.memory.smem_bytes == plan.total
 
 
 @pytest.mark.parametrize("params", [{}, {"BC": 128, "D": 128}], ids=["64", "128"])
@@ -190,11 +190,11 @@ def test_hoisted_loads_and_to_shared_tiles_share_the_single_region() -> None:
     smem_plan puts it (program order after the mbarriers), and so the staging too."""
     module = compile_module(parse_tk(HOISTED, "hoist.tk"))
     (kernel_op,) = [op for op in module.walk() if isinstance(op, tile.KernelOp)]
-    emitter = _Emitter(kernel_op)
-    plan = smem_plan(kernel_op, emitter.plan.stages)
-    (ring,) = emitter.layout.rings
+    lowering = KernelLowering.of(kernel_op)
+    plan = smem_plan(kernel_op, lowering.plan.stages)
+    (ring,) = lowering.memory.rings
     placed = {op: ring.base + buffer.offset for op, buffer in ring.buffers.items()}
-    placed |= {op: buffer.offset for op, buffer in emitter.layout.shared.items()}
+    placed |= {op: buffer.offset for op, buffer in lowering.memory.shared.items()}
     assert len(placed) == 3 and placed == dict(plan.single)
-    assert [s.offset for s in emitter.layout.staging.values()] == [offset for _, offset in plan.staging]
-    assert emitter.layout.smem_bytes == plan.total
+    assert [s.offset for s in lowering.memory.staging.values()] == [offset for _, offset in plan.staging]
+    assert lowering.memory.smem_bytes == plan.total

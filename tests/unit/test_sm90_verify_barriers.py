@@ -18,7 +18,7 @@ from tkc.diagnostics import TkError
 from tkc.dialects import sm90, tile
 from tkc.passes.convert_tile_to_sm90 import ConvertTileToSm90Pass
 from tkc.passes.tile_pipeline import TilePipelinePass
-from tkc.passes.sm90_verify_barriers import Sm90VerifyBarriersPass, _Abstract, _Addresses
+from tkc.passes.sm90_verify_barriers import Sm90VerifyBarriersPass, AbstractIndex, BarrierAddresses
 
 T = TypeVar("T", bound=Operation)
 INPUTS = Path(__file__).resolve().parents[1] / "lit/sm90_verify_barriers/Inputs"
@@ -94,9 +94,9 @@ def test_the_pipeline_runs_it_after_the_lowering() -> None:
 
 def test_barrier_addresses_evaluate_to_the_ring_stages() -> None:
     module = lowered("gemm", **GEMM_3)
-    addresses = _Addresses()
-    assert addresses(consumer_wait(module).barrier) == _Abstract(frozenset({0, 8, 16}), True)
-    assert addresses(producer_wait(module).barrier) == _Abstract(frozenset({24, 32, 40}), True)
+    addresses = BarrierAddresses()
+    assert addresses(consumer_wait(module).barrier) == AbstractIndex(frozenset({0, 8, 16}), True)
+    assert addresses(producer_wait(module).barrier) == AbstractIndex(frozenset({24, 32, 40}), True)
     loop = consumer_wait(module).parent_op()
     assert isinstance(loop, scf.ForOp)
     assert addresses(loop.body.block.args[0]) is None

@@ -1,0 +1,78 @@
+"""Register-tile compute, op by op: each tile op becomes the sm90 op on the consumer's
+fragments (lowering.fragment_type, the type converter, gives their types).
+
+Element-wise maps, converts and fills are register-local. A row reduction meets the four
+threads of a quad (quad shuffles); a row broadcast is register-local, as a row vector lives in
+the rows' threads. A column vector is replicated over the warpgroup, so a column broadcast is
+register-local too, while a column reduction meets the other warps and consumers in the shared
+scratch buffer tile-pipeline placed (between two syncs of named barrier consumers + 1). A mask
+and a register load see the consumer's first row, as each consumer owns rows row0.. of a tile.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from xdsl.ir import Block, Operation
+
+from tkc.dialects import sm90, tile
+
+if TYPE_CHECKING:
+    from tkc.passes.tile_to_sm90.consumer import ConsumerEmitter
+
+
+def _fill(c: ConsumerEmitter, op: tile.FillOp, block: Block) -> Operation:
+    return sm90.FillOp(op.value.value.data, c.lowering.fragment_type(op.result.type))
+
+
+def _unary(c: ConsumerEmitter, op: tile.UnaryOp, block: Block) -> Operation:
+    return sm90.UnaryOp(op.fn, c.values[op.source])
+
+
+def _binary(c: ConsumerEmitter, op: tile.BinaryOp, block: Block) -> Operation:
+    return sm90.BinaryOp(op.fn, c.values[op.lhs], c.values[op.rhs])
+
+
+def _convert(c: ConsumerEmitter, op: tile.ConvertOp, block: Block) -> Operation:
+    return sm90.ConvertOp(c.values[op.source], c.lowering.fragment_type(op.result.type))
+
+
+def _reduce(c: ConsumerEmitter, op: tile.ReduceOp, block: Block) -> Operation:
+    if op.axis.data == tile.Axis.ROW:
+        return sm90.RowReduceOp(op.fn, c.values[op.source])
+    consumers = c.lowering.consumers
+    scratch = c.add(c.smem_base, c.const(c.memory.col_scratch, block), block)
+    barrier_id = c.const(consumers + 1, block)
+    return sm90.ColReduceOp(op.fn, c.values[op.source], scratch, c.consumer_index, consumers, barrier_id)
+
+
+def _broadcast(c: ConsumerEmitter, op: tile.BroadcastOp, block: Block) -> Operation:
+    if op.axis.data == tile.Axis.ROW:
+        return sm90.RowBroadcastOp(op.fn, c.values[op.source], c.values[op.vector])
+    return sm90.ColBroadcastOp(op.fn, c.values[op.source], c.values[op.vector])
+
+
+def _mask(c: ConsumerEmitter, op: tile.MaskOp, block: Block) -> Operation:
+    row0 = c.add(c.values[op.row_offset], c.row0, block)
+    return sm90.MaskOp(op.kind, c.values[op.source], row0, c.values[op.col_offset], op.fill)
+
+
+def _to_reg(c: ConsumerEmitter, op: tile.ToRegOp, block: Block) -> Operation:
+    result_type = op.result.type
+    if isinstance(result_type, tile.RegisterVectorType) and result_type.is_column:
+        return sm90.LoadFragmentOp(c.values[op.source], c.const(0, block), c.lowering.fragment_type(result_type))
+    return sm90.LoadFragmentOp(c.values[op.source], c.row0, c.lowering.fragment_type(result_type))
+
+
+PATTERNS: dict[type[Operation], Callable[[ConsumerEmitter, Any, Block], Operation]] = {
+    tile.FillOp: _fill,
+    tile.UnaryOp: _unary,
+    tile.BinaryOp: _binary,
+    tile.ConvertOp: _convert,
+    tile.ReduceOp: _reduce,
+    tile.BroadcastOp: _broadcast,
+    tile.MaskOp: _mask,
+    tile.ToRegOp: _to_reg,
+}
+"""The sm90 op of each register-tile compute op (built after any index math it needs)."""

@@ -1,0 +1,151 @@
+"""The consumers' copy of the kernel body: warpgroups 1..C run everything but the loads on
+register fragments, each owning rows row0 = index * R/C .. of every register tile.
+
+A ring stage is waited for (`full`) where its first load stood (the first use may come before
+the last load) and its loads become views of the stage; the stage is freed (`empty`) once the
+wgmmas reading it are done: at the end of a loop iteration, or of the output tile for the
+kernel-level rings. Each op family's conversion is its own module: compute.py (element-wise,
+reductions, broadcasts, masks), mma.py (wgmma and its waits), stores.py (epilogue, vector
+stores, tile.to_shared), fences.py; loops whose last mma runs one iteration late are
+overlap.py's.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import IndexType, StringAttr
+from xdsl.ir import Block, Operation, Region, SSAValue
+
+from tkc.diagnostics import error_at
+from tkc.dialects import sm90, tile
+from tkc.passes.plan import KernelPlan, late_tail
+from tkc.passes.tile_to_sm90.compute import PATTERNS
+from tkc.passes.tile_to_sm90.fences import consumer_fence
+from tkc.passes.tile_to_sm90.lowering import KernelLowering
+from tkc.passes.tile_to_sm90.mma import accumulation_chain, emit_mma
+from tkc.passes.tile_to_sm90.overlap import emit_overlapped_for
+from tkc.passes.tile_to_sm90.rings import release, ring_slot, view_stage
+from tkc.passes.tile_to_sm90.roles import RoleEmitter
+from tkc.passes.tile_to_sm90.shared_memory import Ring
+from tkc.passes.tile_to_sm90.stores import emit_store, emit_to_shared
+
+
+class ConsumerEmitter(RoleEmitter):
+    def __init__(self, lowering: KernelLowering, block: Block):
+        super().__init__(lowering, block)
+        self.consumer_index: SSAValue = block.args[0]
+        self.row0 = self.mul(self.consumer_index, self.const(lowering.rows_per_consumer))
+
+    def slot_position(self, ring: Ring) -> tile.LoadOp:
+        return ring.loads[0]
+
+    def ring_slot(self, ring: Ring, it: SSAValue, block: Block) -> None:
+        """Wait until the stage's loads landed; its loads are views of the stage."""
+        slot = ring_slot(self, ring, it, block)
+        self.op(sm90.MbarrierWaitOp(slot.full, slot.parity), block)
+        view_stage(self, ring, ring.loads, slot.stage, block)
+
+    def finish_tile(self, block: Block) -> None:
+        for ring in self.memory.kernel_rings:
+            release(self, ring, self.tiles.count, block)
+
+    def emit_for(self, loop: scf.ForOp, block: Block) -> None:
+        ring = self.memory.ring_of(loop)
+        tail = late_tail(loop) if ring is not None and KernelPlan.overlaps(loop) else None
+        if ring is not None and tail is not None:
+            emit_overlapped_for(self, loop, ring, tail, block)
+            return
+        lb, ub, step = (self.values[v] for v in (loop.lb, loop.ub, loop.step))
+        init = [self.values[v] for v in loop.iter_args]
+        body = Block(arg_types=[IndexType(), *(self.lowering.fragment_type(a.type) for a in loop.body.block.args[1:])])
+        new_loop = scf.ForOp(lb, ub, step, init, body)
+        self.op(new_loop, block)
+        for arg, new_arg in zip(loop.body.block.args, body.args):
+            self.values[arg] = new_arg
+        it = self.iteration(loop, body.args[0], body) if ring else None
+        chain = accumulation_chain(loop) if ring else None
+        if chain is not None:
+            new_loop.attributes["wgmma_in_flight"] = StringAttr(
+                "one group: the loop only accumulates (acc = mma(a, b, acc)), so each iteration waits for the "
+                "previous wgmma group and frees its stage, and the tensor cores never wait on a barrier"
+            )
+        for op in loop.body.block.ops:
+            if isinstance(op, tile.LoadOp):
+                if ring is not None and it is not None and op is self.slot_position(ring):
+                    self.ring_slot(ring, it, body)
+                continue
+            if chain is not None and op is chain:
+                emit_mma(self, chain, body, pending=1)
+                continue
+            if isinstance(op, scf.YieldOp):
+                if ring is not None and it is not None:
+                    self._release_after_mma(ring, it, chain is not None, body)
+                body.add_op(scf.YieldOp(*(self.values[v] for v in op.operands)))
+                continue
+            self.emit_op(op, body)
+        for old, new in zip(loop.results, new_loop.results):
+            self.values[old] = new
+        if chain is not None and ring is not None:
+            # the last group is still in flight: wait for it, then free its stage
+            yield_op = loop.body.block.last_op
+            assert isinstance(yield_op, scf.YieldOp)
+            index = next(i for i, v in enumerate(yield_op.operands) if v is chain.result)
+            final = self.op(sm90.WgmmaWaitOp(new_loop.results[index], 0), block).results[0]
+            self.values[loop.results[index]] = final
+            trips = self.trip_count(loop, block)
+            last = self.sub(self.add(self.tiles.ring_counts[loop], trips, block), self.const(1, block), block)
+            ran = self.op(arith.CmpiOp(trips, self.const(0, block), "ugt"), block).results[0]
+            guarded = Block()
+            release(self, ring, last, guarded)
+            self.emit_if_then(ran, guarded, block)
+
+    def _release_after_mma(self, ring: Ring, it: SSAValue, deferred: bool, block: Block) -> None:
+        """Free the stage the finished wgmmas read: this iteration's, or with a deferred wait
+        (one group left in flight) the previous iteration's, from the second iteration on."""
+        if not deferred:
+            release(self, ring, it, block)
+            return
+        assert ring.loop is not None
+        later = self.op(arith.CmpiOp(it, self.tiles.ring_counts[ring.loop], "ugt"), block).results[0]
+        guarded = Block()
+        release(self, ring, self.sub(it, self.const(1, guarded), guarded), guarded)
+        self.emit_if_then(later, guarded, block)
+
+    def emit_if(self, op: scf.IfOp, block: Block) -> None:
+        regions = []
+        for region in (op.true_region, op.false_region):
+            if not region.blocks:
+                regions.append(Region())
+                continue
+            new_block = Block()
+            for inner in region.block.ops:
+                if isinstance(inner, scf.YieldOp):
+                    new_block.add_op(scf.YieldOp(*(self.values[v] for v in inner.operands)))
+                else:
+                    self.emit_op(inner, new_block)
+            regions.append(Region(new_block))
+        new_if = scf.IfOp(self.values[op.cond], [self.lowering.fragment_type(r.type) for r in op.results], regions[0], regions[1])
+        self.op(new_if, block)
+        for old, new in zip(op.results, new_if.results):
+            self.values[old] = new
+
+    def emit_fence(self, op: tile.FenceOp, block: Block) -> None:
+        consumer_fence(self, op, self.consumer_index, block)
+
+    def emit_compute(self, op: Operation, block: Block) -> None:
+        if isinstance(op, tile.MmaOp):
+            emit_mma(self, op, block)
+            return
+        if isinstance(op, tile.StoreOp):
+            emit_store(self, op, block)
+            return
+        if isinstance(op, tile.ToSharedOp):
+            emit_to_shared(self, op, block)
+            return
+        pattern = PATTERNS.get(type(op))
+        if pattern is None:
+            raise error_at(op, f"the GPU backend does not support {op.name} here yet")
+        new = pattern(self, op, block)
+        self.op(new, block)
+        for old, result in zip(op.results, new.results):
+            self.values[old] = result

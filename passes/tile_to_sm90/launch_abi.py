@@ -1,0 +1,150 @@
+"""The kernel's launch contract (tkc.abi.KernelABI), which the runtime reads and nothing else.
+
+What it decides: the kernel's parameters (a tensor map per distinct TMA box of a tensor, a
+pointer per tensor stored element-wise, a u32 per symbolic dim), the grid as an expression over
+dims and `num_sms` (one CTA per tile; the persistent grid's min(tiles, SMs x CTAs/SM); pairs of
+tiles for a cluster), and the multiple each dim must be (the tile extents, and the paired dim of
+a cluster with pointer stores), which the runtime checks before it launches.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, cast
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IntegerAttr, StringAttr
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from tkc import abi as kabi
+from tkc.diagnostics import error_at
+from tkc.dialects import tile
+from tkc.passes.plan import WARPGROUP_THREADS
+
+if TYPE_CHECKING:
+    from tkc.passes.tile_to_sm90.lowering import KernelLowering
+
+_GRID_BINARY: dict[type[Operation], str] = {
+    arith.DivUIOp: "div",
+    arith.DivSIOp: "div",
+    arith.CeilDivUIOp: "ceildiv",
+    arith.CeilDivSIOp: "ceildiv",
+    arith.MuliOp: "mul",
+    arith.AddiOp: "add",
+    arith.SubiOp: "sub",
+    arith.MinUIOp: "min",
+    arith.MaxUIOp: "max",
+}
+
+
+def dim_name(dim: tile.DimOp) -> str | int:
+    return cast(tile.GlobalType, dim.tensor.type).get_dims()[dim.axis.value.data]
+
+
+def grid_expr(value: SSAValue, kernel: tile.KernelOp) -> kabi.Expr:
+    """A grid extent as an ABI expression over dims and constants."""
+    op = value.owner
+    if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
+        return op.value.value.data
+    if isinstance(op, tile.DimOp):
+        return dim_name(op)
+    if isinstance(op, arith.IndexCastOp):
+        return grid_expr(op.input, kernel)
+    if isinstance(op, Operation) and type(op) in _GRID_BINARY:
+        operation = cast(arith.SignlessIntegerBinaryOperation, op)
+        expr = (_GRID_BINARY[type(op)], grid_expr(operation.lhs, kernel), grid_expr(operation.rhs, kernel))
+        if expr[0] in ("div", "ceildiv") and expr[2] == 0:
+            raise error_at(op, "a grid extent divides by zero")
+        return expr
+    raise error_at(
+        op if isinstance(op, Operation) else kernel,
+        "a grid extent must be computed from dims and constants with + - * / ceildiv min max",
+    )
+
+
+def _product(exprs: list[kabi.Expr]) -> kabi.Expr:
+    result = exprs[0]
+    for e in exprs[1:]:
+        result = ("mul", result, e)
+    return result
+
+
+def tile_extents(tensor_type: tile.GlobalType, value_type: Attribute) -> tuple[int, ...]:
+    """The tile's extent along each tensor axis (1 for the leading axes the tile does not span)."""
+    shape = cast(tile.SharedTileType, value_type).get_shape()
+    return (1,) * (tensor_type.rank - len(shape)) + shape
+
+
+@dataclass
+class LaunchParams:
+    """The kernel parameters the lowering asks for, named in the order it first needs them."""
+
+    arg_names: dict[SSAValue, str]
+    tensor_maps: dict[tuple[str, tuple[int, ...], int], str] = field(default_factory=dict)
+    pointers: dict[str, str] = field(default_factory=dict)
+
+    def tensor_map(self, tensor: SSAValue, box: tuple[int, ...], swizzle: int) -> str:
+        arg = self.arg_names[tensor]
+        key = (arg, box, swizzle)
+        if key not in self.tensor_maps:
+            self.tensor_maps[key] = f"tmap_{arg}_{len(self.tensor_maps)}"
+        return self.tensor_maps[key]
+
+    def pointer(self, tensor: SSAValue) -> str:
+        arg = self.arg_names[tensor]
+        return self.pointers.setdefault(arg, f"ptr_{arg}")
+
+
+def launch_abi(lowering: KernelLowering) -> StringAttr:
+    """The ABI of the lowered kernel: call once both roles are emitted (they name the params)."""
+    kernel, params = lowering.kernel, lowering.params
+    args = tuple(
+        kabi.ArgSpec(
+            name,
+            tile.element_name(cast(tile.GlobalType, arg.type).element_type),
+            cast(tile.GlobalType, arg.type).get_dims(),
+        )
+        for arg, name in params.arg_names.items()
+    )
+    contract_params: list[kabi.Param] = [
+        kabi.TensorMapParam(name, arg, box, swizzle) for (arg, box, swizzle), name in params.tensor_maps.items()
+    ]
+    contract_params += [kabi.PointerParam(name, arg) for arg, name in params.pointers.items()]
+    contract_params += [kabi.DimParam(f"dim_{d}", d) for d in lowering.symbolic_dims]
+    extents = [grid_expr(v, kernel) for v in lowering.grid_op.extents]
+    if lowering.cluster > 1:
+        pairs = _product([("ceildiv", extents[0], lowering.cluster), *extents[1:]])
+        clusters = ("min", pairs, ("div", "num_sms", lowering.cluster))
+        grid: tuple[kabi.Expr, ...] = (("mul", clusters, lowering.cluster), 1, 1)
+    elif lowering.plan.persistent:
+        grid = (
+            ("min", _product(extents), ("mul", "num_sms", max(1, lowering.plan.ctas_per_sm))),
+            1,
+            1,
+        )
+    else:
+        grid = tuple(extents) + (1,) * (3 - len(extents))
+    divisibility: dict[str, int] = {}
+    for op in kernel.walk():
+        if isinstance(op, tile.LoadOp | tile.StoreOp):
+            value_type = op.result.type if isinstance(op, tile.LoadOp) else op.value.type
+            tensor_type = cast(tile.GlobalType, op.tensor.type)
+            extents_per_axis = tile_extents(tensor_type, cast(tile.SharedTileType, value_type))
+            for dim, extent in zip(tensor_type.get_dims(), extents_per_axis):
+                if isinstance(dim, str) and extent > 1:
+                    divisibility[dim] = max(divisibility.get(dim, 1), extent)
+    if lowering.paired_dim is not None:
+        dim, multiple = lowering.paired_dim
+        divisibility[dim] = max(divisibility.get(dim, 1), multiple)
+    contract = kabi.KernelABI(
+        entry=kernel.sym_name.data,
+        args=args,
+        params=tuple(contract_params),
+        grid=cast(tuple[kabi.Expr, kabi.Expr, kabi.Expr], grid),
+        block=WARPGROUP_THREADS * (1 + lowering.consumers),
+        smem_bytes=lowering.memory.smem_bytes,
+        divisibility=tuple(sorted(divisibility.items())),
+        written=tuple(name for arg, name in params.arg_names.items()
+                      if any(isinstance(op, tile.StoreOp) and op.tensor is arg for op in kernel.walk())),
+    )
+    return StringAttr(contract.to_json())

@@ -1,0 +1,157 @@
+"""What the lowering of one tile.kernel decides once, before either role is emitted.
+
+- **Rows and consumers.** Every register tile and row vector has the same rows R (column
+  vectors have none); the occupancy plan's C consumer warpgroups each own R/C of them, in
+  multiples of the 64 rows of a wgmma.
+- **Fragment types**, the type converter `!tile.rt`/`!tile.rv` → `!sm90.frag`
+  (`fragment_type`): a register tile or row vector is split by rows (`!sm90.frag<R/C x N>`), a
+  column vector (`!tile.rv<N, col>`, tile-vector-layout's) is replicated (`!sm90.frag<N, col>`).
+- **Shared memory** as tile-pipeline recorded it (shared_memory.read_shared_memory).
+- **Clusters** (`@cluster(2)` or the plan's decision): which ring loads a 2-CTA cluster along
+  grid axis 0 multicasts (those whose coordinates do not involve that axis and whose panels
+  split evenly, never a stored tensor), and which dim must then hold an even number of tiles.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import cast
+
+from xdsl.ir import Attribute
+
+from tkc.diagnostics import error_at
+from tkc.dialects import sm90, tile
+from tkc.passes.plan import WGMMA_ROWS, KernelPlan, depends_on_block_axis
+from tkc.passes.tile_to_sm90.launch_abi import LaunchParams, grid_expr
+from tkc.passes.tile_to_sm90.shared_memory import SharedMemory, read_shared_memory
+
+CLUSTER = 2
+"""CTAs of a cluster sharing multicast loads (pairs along grid axis 0)."""
+
+
+def register_rows(kernel: tile.KernelOp) -> int:
+    """The rows every register tile and row vector shares (column vectors have no rows)."""
+    rows = {
+        v.type.rows
+        for op in kernel.walk()
+        for v in (*op.results, *op.operands)
+        if isinstance(v.type, tile.RegisterTileType)
+        or isinstance(v.type, tile.RegisterVectorType) and not v.type.is_column
+    }
+    if len(rows) > 1:
+        raise error_at(
+            kernel,
+            f"the GPU backend needs every register tile and row vector to have the same rows, got {sorted(rows)}",
+        )
+    return rows.pop() if rows else WGMMA_ROWS
+
+
+def check_vector_layouts(kernel: tile.KernelOp) -> None:
+    """Every broadcast and reduction has a vector of its axis's layout, as tile-vector-layout
+    types them (the fragment types follow the types alone)."""
+    for op in kernel.walk():
+        if isinstance(op, tile.BroadcastOp | tile.ReduceOp):
+            vector = op.vector if isinstance(op, tile.BroadcastOp) else op.result
+            column = op.axis.data == tile.Axis.COL
+            if isinstance(vector.type, tile.RegisterVectorType) and vector.type.is_column != column:
+                raise error_at(
+                    op, f"a {op.axis.data} {op.name} needs a {'column' if column else 'row'} vector, got {vector.type}: "
+                    "tile-vector-layout infers the layouts (run it before convert-tile-to-sm90)",
+                )
+
+
+def consumer_count(kernel: tile.KernelOp, plan: KernelPlan, rows: int) -> int:
+    """tile-occupancy-plan's count (one consumer where no plan ran), checked against the rows."""
+    consumers = plan.consumers
+    if rows % (consumers * WGMMA_ROWS):
+        raise error_at(
+            kernel,
+            f"{rows} register-tile rows cannot be split over {consumers} consumer warpgroups of 64-row multiples",
+        )
+    return consumers
+
+
+@dataclass
+class KernelLowering:
+    kernel: tile.KernelOp
+    plan: KernelPlan
+    consumers: int
+    rows_per_consumer: int
+    memory: SharedMemory
+    params: LaunchParams
+    grid_op: tile.GridOp
+    symbolic_dims: list[str]
+    multicast: set[tile.LoadOp]
+    paired_dim: tuple[str, int] | None
+    """A dim that must be a multiple of this many (a cluster's pairs with pointer stores)."""
+
+    @property
+    def cluster(self) -> int:
+        return CLUSTER if self.multicast else 1
+
+    @staticmethod
+    def of(kernel: tile.KernelOp) -> KernelLowering:
+        plan = KernelPlan.of(kernel)
+        check_vector_layouts(kernel)
+        rows = register_rows(kernel)
+        consumers = consumer_count(kernel, plan, rows)
+        memory = read_shared_memory(kernel, plan, rows // consumers)
+        params = LaunchParams({arg: name for arg, name in zip(kernel.body.block.args, kernel.arg_names)})
+        grid_op = next(op for op in kernel.body.block.ops if isinstance(op, tile.GridOp))
+        symbolic_dims = sorted(
+            {
+                d
+                for arg in kernel.body.block.args
+                for d in cast(tile.GlobalType, arg.type).get_dims()
+                if isinstance(d, str)
+            }
+        )
+        multicast, paired_dim = _cluster_plan(kernel, plan, memory, grid_op)
+        return KernelLowering(kernel, plan, consumers, rows // consumers, memory, params, grid_op,
+                              symbolic_dims, multicast, paired_dim)
+
+    def fragment_type(self, t: Attribute) -> Attribute:
+        """The type a register tile or vector has in a consumer: a column vector is replicated,
+        the rest split by rows; other types are kept."""
+        if isinstance(t, tile.RegisterTileType):
+            return sm90.FragmentType([self.rows_per_consumer, t.cols], t.element_type)
+        if isinstance(t, tile.RegisterVectorType) and t.is_column:
+            return sm90.FragmentType([t.length], t.element_type, column=True)
+        if isinstance(t, tile.RegisterVectorType):
+            return sm90.FragmentType([self.rows_per_consumer], t.element_type)
+        return t
+
+
+def _cluster_plan(kernel: tile.KernelOp, plan: KernelPlan, memory: SharedMemory,
+                  grid_op: tile.GridOp) -> tuple[set[tile.LoadOp], tuple[str, int] | None]:
+    """With `@cluster(2)`: the ring loads a 2-CTA cluster along grid axis 0 shares, and the dim
+    that must then hold an even number of tiles, if any (see the module docstring)."""
+    size = plan.cluster
+    if size == 1:
+        return set(), None
+    extents = [grid_expr(v, kernel) for v in grid_op.extents]
+    first = extents[0]
+    # a stored tensor is never multicast: one CTA's producer cannot wait for the other's stores
+    stored = {op.tensor for op in kernel.walk() if isinstance(op, tile.StoreOp)}
+    shared = {
+        load
+        for ring in memory.rings
+        if ring.loop is not None
+        for load in ring.loads
+        if not depends_on_block_axis(load, 0) and ring.buffers[load].panels % CLUSTER == 0
+        and load.tensor not in stored
+    }
+    simple = isinstance(first, tuple) and first[0] == "div" and isinstance(first[1], str) and isinstance(first[2], int)
+    if size != CLUSTER or not plan.persistent or len(extents) < 2 or not simple or not shared:
+        raise error_at(
+            kernel,
+            f"@cluster({size}) needs a persistent kernel with a 2-D grid whose first extent is a dim "
+            f"divided by a tile size, and a pipelined tile shared along that axis with an even number of "
+            f"swizzle panels; tkc builds clusters of {CLUSTER}",
+        )
+    assert isinstance(first, tuple)
+    # the extra tile of an odd last pair is out of bounds: TMA reads it as zeros and drops its
+    # stores, but a pointer store would write it, so then the tile rows must pair up exactly
+    pointer_stores = any(isinstance(op, tile.StoreOp) and not isinstance(op.value.type, tile.RegisterTileType)
+                         for op in kernel.walk())
+    return shared, (first[1], CLUSTER * cast(int, first[2])) if pointer_stores else None

@@ -1,0 +1,247 @@
+"""What the producer's and the consumers' copies of a kernel body share: the walk over the
+output tiles, the index math, and the small builders every op family uses.
+
+A role emitter copies the tile kernel's body into one role's region, op by op, in program
+order, keeping the tile value → lowered value map. The walk over output tiles is the same for
+both roles (they must agree on the tile and on each ring's iteration count `it`): one tile per
+CTA at the block indices (the plan's `heavy_first` axis reversed), or with `persistent` a loop
+over tiles t = blockIdx.x, += gridDim.x in grouped order, carrying the tile count and each
+loop ring's count across tiles. What a role does with loads, loops, ifs, fences and compute is
+its subclass's (producer.py, consumer.py).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import IndexType, IntegerAttr, LocationAttr
+from xdsl.ir import Block, Operation, Region, SSAValue
+
+from tkc.dialects import sm90, tile
+from tkc.passes.tile_to_sm90.launch_abi import dim_name
+from tkc.passes.tile_to_sm90.lowering import KernelLowering
+from tkc.passes.tile_to_sm90.shared_memory import Ring
+
+
+@dataclass
+class TileWalk:
+    """Where the role stands in the walk over output tiles."""
+
+    block_ids: list[SSAValue]
+    """The current tile's block index along each grid axis."""
+    count: SSAValue
+    """How many tiles this CTA ran before the current one (a kernel-level ring's `it`)."""
+    ring_counts: dict[scf.ForOp, SSAValue]
+    """Each loop ring's iteration count at the start of the current tile."""
+    rank: SSAValue | None = None
+    """The CTA's rank in its cluster (clusters only)."""
+
+
+class RoleEmitter(ABC):
+    """Emits one role's copy of the kernel body into `block`."""
+
+    def __init__(self, lowering: KernelLowering, block: Block):
+        self.lowering = lowering
+        self.memory = lowering.memory
+        self.block = block
+        self.values: dict[SSAValue, SSAValue] = {}
+        self.location: LocationAttr = lowering.kernel.location
+        self.walk: TileWalk | None = None
+        self.smem_base = self.op(sm90.SmemBaseOp()).results[0]
+        self.dims = {name: self.op(sm90.DimParamOp(f"dim_{name}")).results[0] for name in lowering.symbolic_dims}
+
+    @property
+    def tiles(self) -> TileWalk:
+        assert self.walk is not None, "the tile walk starts after the kernel's prologue"
+        return self.walk
+
+    # ----- builders
+
+    def const(self, value: int, block: Block | None = None) -> SSAValue:
+        constant = arith.ConstantOp(IntegerAttr(value, IndexType()))
+        (block or self.block).add_op(constant)
+        return constant.result
+
+    def op(self, op: Operation, block: Block | None = None) -> Operation:
+        op.location = self.location  # errors found later still point at the .tk construct
+        (block or self.block).add_op(op)
+        return op
+
+    def add(self, lhs: SSAValue, rhs: SSAValue, block: Block | None = None) -> SSAValue:
+        return self.op(arith.AddiOp(lhs, rhs), block).results[0]
+
+    def sub(self, lhs: SSAValue, rhs: SSAValue, block: Block | None = None) -> SSAValue:
+        return self.op(arith.SubiOp(lhs, rhs), block).results[0]
+
+    def mul(self, lhs: SSAValue, rhs: SSAValue, block: Block | None = None) -> SSAValue:
+        return self.op(arith.MuliOp(lhs, rhs), block).results[0]
+
+    def div(self, lhs: SSAValue, rhs: SSAValue, block: Block | None = None) -> SSAValue:
+        return self.op(arith.DivUIOp(lhs, rhs), block).results[0]
+
+    def rem(self, lhs: SSAValue, rhs: SSAValue, block: Block | None = None) -> SSAValue:
+        return self.op(arith.RemUIOp(lhs, rhs), block).results[0]
+
+    def emit_if_then(self, condition: SSAValue, then: Block, block: Block) -> None:
+        """`scf.if condition` without results at the end of `block`, running the ops of `then`."""
+        then.add_op(scf.YieldOp())
+        self.op(scf.IfOp(condition, [], Region(then)), block)
+
+    # ----- the body, once per output tile
+
+    def emit_kernel_body(self) -> None:
+        lowering = self.lowering
+        kernel_ops = list(lowering.kernel.body.block.ops)
+        grid_at = kernel_ops.index(lowering.grid_op)
+        prologue, per_tile = kernel_ops[:grid_at], kernel_ops[grid_at + 1 :]
+        for op in prologue:
+            self.emit_op(op, self.block)
+        extents = [self.values[v] for v in lowering.grid_op.extents]
+        if lowering.plan.persistent:
+            self._emit_persistent_loop(per_tile, extents)
+            return
+        block_ids: list[SSAValue] = [self.op(sm90.BlockIdOp(axis)).results[0] for axis in range(len(extents))]
+        axis = lowering.plan.heavy_first
+        if axis >= 0:
+            # the planner's heavy-first order: block b of the axis computes tile (extent - 1 - b)
+            last = self.sub(self.op(sm90.GridDimOp(axis)).results[0], self.const(1))
+            block_ids[axis] = self.sub(last, block_ids[axis])
+        count = self.const(0)
+        self.walk = TileWalk(block_ids, count, {loop: self.const(0) for loop in self.memory.pipelined_loops})
+        self.emit_tile(per_tile, self.block)
+
+    def _emit_persistent_loop(self, per_tile: list[Operation], extents: list[SSAValue]) -> None:
+        num_tiles = extents[0]
+        for extent in extents[1:]:
+            num_tiles = self.mul(num_tiles, extent)
+        start: SSAValue = self.op(sm90.BlockIdOp(0)).results[0]
+        step: SSAValue = self.op(sm90.GridDimOp(0)).results[0]
+        cluster = self.lowering.cluster
+        rank = None
+        if cluster > 1:
+            # clusters walk pairs of tiles along axis 0; the rank picks the tile of the pair
+            size = self.const(cluster)
+            rank = self.op(sm90.ClusterRankOp()).results[0]
+            start = self.div(start, size)
+            step = self.div(step, size)
+            extents = [self.op(arith.CeilDivUIOp(extents[0], size)).results[0], *extents[1:]]
+            num_tiles = extents[0]
+            for extent in extents[1:]:
+                num_tiles = self.mul(num_tiles, extent)
+        loops = self.memory.pipelined_loops
+        carried = [self.const(0)] + [self.const(0) for _ in loops]
+        body = Block(arg_types=[IndexType()] * (1 + len(carried)))
+        self.op(scf.ForOp(start, num_tiles, step, carried, body))
+        tile_index, tile_count, *ring_bases = body.args
+        block_ids = self._tile_coordinates(tile_index, extents, body)
+        if rank is not None:
+            paired = self.mul(block_ids[0], self.const(cluster, body), body)
+            block_ids[0] = self.add(paired, rank, body)
+        self.walk = TileWalk(block_ids, tile_count, dict(zip(loops, ring_bases)), rank)
+        self.emit_tile(per_tile, body)
+        next_counts = [self.add(tile_count, self.const(1, body), body)]
+        for loop in loops:
+            next_counts.append(self.add(self.walk.ring_counts[loop], self.trip_count(loop, body), body))
+        body.add_op(scf.YieldOp(*next_counts))
+
+    def _tile_coordinates(self, t: SSAValue, extents: list[SSAValue], block: Block) -> list[SSAValue]:
+        """Block indices of tile t: grouped order over the first two axes (group_m rows of tiles
+        at a time sweep the columns), the third axis slowest."""
+        if len(extents) == 1:
+            return [t]
+        rows, cols = extents[0], extents[1]
+        plane = self.mul(rows, cols, block)
+        z = self.div(t, plane, block)
+        t2 = self.rem(t, plane, block)
+        group_m = self.const(max(1, self.lowering.plan.group_m), block)
+        group_size = self.mul(group_m, cols, block)
+        group = self.div(t2, group_size, block)
+        first_row = self.mul(group, group_m, block)
+        rows_left = self.sub(rows, first_row, block)
+        group_rows = self.op(arith.MinUIOp(rows_left, group_m), block).results[0]
+        in_group = self.rem(t2, group_size, block)
+        i = self.add(first_row, self.rem(in_group, group_rows, block), block)
+        j = self.div(in_group, group_rows, block)
+        return [i, j, z][: len(extents)]
+
+    def emit_tile(self, ops: list[Operation], block: Block) -> None:
+        for op in ops:
+            if isinstance(op, tile.LoadOp):
+                for ring in self.memory.kernel_rings:
+                    if op is self.slot_position(ring):
+                        self.ring_slot(ring, self.tiles.count, block)
+                continue
+            self.emit_op(op, block)
+        self.finish_tile(block)
+
+    def trip_count(self, loop: scf.ForOp, block: Block) -> SSAValue:
+        lb, ub, step = (self.values[v] for v in (loop.lb, loop.ub, loop.step))
+        return self.op(arith.CeilDivUIOp(self.sub(ub, lb, block), step), block).results[0]
+
+    def iteration(self, loop: scf.ForOp, iv: SSAValue, block: Block) -> SSAValue:
+        """The ring count `it` of the loop's iteration `iv`."""
+        lb, step = self.values[loop.lb], self.values[loop.step]
+        local = self.div(self.sub(iv, lb, block), step, block)
+        return self.add(self.tiles.ring_counts[loop], local, block)
+
+    # ----- ops both roles copy
+
+    def emit_op(self, op: Operation, block: Block) -> None:
+        self.location = op.location
+        if isinstance(op, tile.ReturnOp | tile.GridOp):
+            return
+        if isinstance(op, tile.DimOp):
+            dim = dim_name(op)
+            self.values[op.result] = self.dims[dim] if isinstance(dim, str) else self.const(dim, block)
+            return
+        if isinstance(op, tile.BlockIdOp):
+            self.values[op.result] = self.tiles.block_ids[op.axis.value.data]
+            return
+        if isinstance(op, scf.ForOp):
+            self.emit_for(op, block)
+            return
+        if isinstance(op, scf.IfOp):
+            self.emit_if(op, block)
+            return
+        if isinstance(op, tile.FenceOp):
+            self.emit_fence(op, block)
+            return
+        if op.dialect_name() in ("arith", "math"):
+            clone = op.clone_without_regions(value_mapper=self.values, clone_operands=True)
+            block.add_op(clone)
+            for old, new in zip(op.results, clone.results):
+                self.values[old] = new
+            return
+        self.emit_compute(op, block)
+
+    # ----- what each role does differently
+
+    @abstractmethod
+    def slot_position(self, ring: Ring) -> tile.LoadOp:
+        """The load of `ring` where the role handles the ring's stage."""
+
+    @abstractmethod
+    def ring_slot(self, ring: Ring, it: SSAValue, block: Block) -> None:
+        """The role's side of ring iteration `it`'s stage (issue it, or wait for it)."""
+
+    @abstractmethod
+    def finish_tile(self, block: Block) -> None:
+        """What the role does once an output tile's ops are emitted."""
+
+    @abstractmethod
+    def emit_for(self, loop: scf.ForOp, block: Block) -> None:
+        """The role's copy of a loop of the kernel body."""
+
+    @abstractmethod
+    def emit_if(self, op: scf.IfOp, block: Block) -> None:
+        """The role's copy of an if of the kernel body."""
+
+    @abstractmethod
+    def emit_fence(self, op: tile.FenceOp, block: Block) -> None:
+        """The role's side of a store fence (fences.py)."""
+
+    @abstractmethod
+    def emit_compute(self, op: Operation, block: Block) -> None:
+        """A tile op other than loads, loops, ifs, fences and index math."""

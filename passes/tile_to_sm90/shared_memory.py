@@ -1,0 +1,241 @@
+"""The kernel's shared memory as the lowering sees it: tile-pipeline decided every offset
+(plan.smem_plan, recorded on the ops); this module reads them back and numbers what only the
+lowering places, the mbarriers and store-fence slots of the first kilobyte.
+
+One source of truth: nothing here lays out a tile. An op without its recorded offset means
+tile-pipeline did not run, which is an error, not a reason to recompute the layout.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import cast
+
+from xdsl.dialects import scf
+from xdsl.dialects.builtin import IntegerAttr
+from xdsl.ir import Operation
+
+from tkc.diagnostics import error_at
+from tkc.dialects import sm90, tile
+from tkc.passes.plan import (
+    MBARRIER_REGION,
+    SMEM_BUDGET,
+    TILE_ALIGN,
+    KernelPlan,
+    align,
+    kernel_load_groups,
+    staging_chunk,
+)
+from tkc.passes.wgmma_layout import widest_span
+
+
+def swizzle_of(t: tile.SharedTileType | tile.SharedVectorType) -> int:
+    """The tile's swizzle span in bytes (tile-swizzle-select's choice; 0 for vectors)."""
+    if isinstance(t, tile.SharedTileType) and t.swizzle.data >= 0:
+        return t.swizzle.data
+    if isinstance(t, tile.SharedVectorType):
+        return 0
+    # tile-swizzle-select did not run: the widest span a row fills, as it would choose
+    return widest_span(t.get_shape()[-1] * tile.element_bytes(t.element_type))
+
+
+def ref_type(t: tile.SharedTileType | tile.SharedVectorType | tile.RegisterTileType, swizzle: int) -> sm90.SharedRefType:
+    return sm90.SharedRefType(t.get_shape(), t.element_type, swizzle)
+
+
+@dataclass
+class SharedBuffer:
+    """A tile's place in shared memory (offset from the aligned base) and the layout it has."""
+
+    offset: int
+    ref_type: sm90.SharedRefType
+
+    @property
+    def panel_bytes(self) -> int:
+        shape = self.ref_type.get_shape()
+        rows = shape[0] if len(shape) == 2 else 1
+        return rows * self.ref_type.panel_cols * tile.element_bytes(self.ref_type.element_type)
+
+    @property
+    def panels(self) -> int:
+        return self.ref_type.get_shape()[-1] // self.ref_type.panel_cols
+
+
+@dataclass
+class Ring:
+    """Loads that complete together: one stage each time `it` advances."""
+
+    loads: list[tile.LoadOp]
+    stages: int
+    loop: scf.ForOp | None
+    """The loop whose iterations advance the ring; None: once per output tile."""
+    buffers: dict[tile.LoadOp, SharedBuffer] = field(default_factory=dict)
+    stage_bytes: int = 0
+    base: int = 0
+    full: int = 0
+    """Index of the first stage's `full` mbarrier (8 bytes each from the base)."""
+    empty: int = 0
+
+    @property
+    def tx_bytes(self) -> int:
+        return sum(cast(tile.SharedTileType, load.result.type).num_bytes for load in self.loads)
+
+
+@dataclass
+class Staging:
+    """A consumer's chunk buffers for one register-tile store, at offset + consumer * stride."""
+
+    offset: int
+    chunk: sm90.SharedRefType
+    buffers: int
+    reuses_single_tiles: bool = False
+    """In the bytes of the kernel-level loads (plan.staging_reuses_single_tiles): all consumers
+    meet before writing them, so no wgmma still reads them."""
+
+    @property
+    def chunk_bytes(self) -> int:
+        return align(self.chunk.num_bytes, TILE_ALIGN)
+
+    @property
+    def consumer_stride(self) -> int:
+        return self.buffers * self.chunk_bytes
+
+
+@dataclass
+class SharedMemory:
+    rings: list[Ring]
+    staging: dict[tile.StoreOp, Staging]
+    shared: dict[tile.ToSharedOp, SharedBuffer]
+    """The one buffer of each tile.to_shared tile: every consumer writes its rows, all read it whole."""
+    barriers: int
+    smem_bytes: int
+    col_scratch: int = 0
+    """The scratch buffer all column reductions share (sm90.ColReduceOp.scratch_bytes of the widest)."""
+    fence_slots: dict[tile.FenceOp, int] = field(default_factory=dict)
+    """The counter slot (offset from the base, after the mbarriers) of each fence the producer
+    passes: those in the kernel body and in loops it walks. Other fences only order stores."""
+
+    @property
+    def kernel_rings(self) -> list[Ring]:
+        """The one-stage rings of the loads that run once per output tile."""
+        return [ring for ring in self.rings if ring.loop is None]
+
+    @property
+    def pipelined_loops(self) -> list[scf.ForOp]:
+        """The loops whose loads form a ring, in ring order."""
+        loops = []
+        for ring in self.rings:
+            if ring.loop is not None:
+                loops.append(ring.loop)
+        return loops
+
+    def ring_of(self, loop: scf.ForOp) -> Ring | None:
+        return next((ring for ring in self.rings if ring.loop is loop), None)
+
+    def ring_loading(self, load: tile.LoadOp) -> Ring:
+        return next(ring for ring in self.rings if load in ring.loads)
+
+
+def _check_ring_order(loop: scf.ForOp, loads: list[tile.LoadOp]) -> None:
+    """A loop iteration's loads are one TMA stage, which consumers wait for at its first load and
+    the producer issues at its last: a fence between them (a load that must follow a store of the
+    same iteration) would make each wait for the other."""
+    body = loop.body.block
+    first = body.get_operation_index(loads[0])
+    for op in body.ops:
+        if isinstance(op, tile.FenceOp) and body.get_operation_index(op) > first:
+            raise error_at(
+                op,
+                "the GPU backend loads a loop iteration's tiles as one TMA stage, so it cannot load a tile after a "
+                "store earlier in the same iteration that it may read: move the store after the loads, or load "
+                "the stored tile in a later iteration or loop",
+            )
+
+
+def _offset(op: Operation, key: str) -> int:
+    """An offset tile-pipeline recorded on `op`: the lowering lays out nothing itself."""
+    attr = op.attributes.get(key)
+    if not isinstance(attr, IntegerAttr):
+        raise error_at(
+            op, f"convert-tile-to-sm90 reads the shared-memory layout tile-pipeline records, but {op.name} has no "
+            f"{key}: run tile-pipeline first",
+        )
+    return attr.value.data
+
+
+def stages_of(loop: scf.ForOp, plan: KernelPlan) -> int:
+    decision = loop.attributes.get("pipeline") or loop.attributes.get("stages")
+    if isinstance(decision, tile.DecisionAttr):
+        return decision.int_value
+    if isinstance(decision, IntegerAttr):
+        return decision.value.data
+    return plan.stages
+
+
+def read_shared_memory(kernel: tile.KernelOp, plan: KernelPlan, rows_per_consumer: int) -> SharedMemory:
+    """The kernel's shared memory as tile-pipeline laid it out (plan.smem_plan): offsets of the
+    single tiles, rings and staging tiles, the total; the mbarriers and store-fence slots of the
+    first 1 KB are numbered here."""
+    body = kernel.body.block
+    rings = [Ring(group, 1, None) for group in kernel_load_groups(kernel)]
+    walked = [body]
+    for op in body.ops:
+        if isinstance(op, scf.ForOp):
+            loads = [inner for inner in op.body.block.ops if isinstance(inner, tile.LoadOp)]
+            if loads:
+                _check_ring_order(op, loads)
+                rings.append(Ring(loads, stages_of(op, plan), op))
+                walked.append(op.body.block)
+    for op in kernel.walk():
+        if isinstance(op, tile.LoadOp) and not any(op in ring.loads for ring in rings):
+            raise error_at(op, "the GPU backend loads tiles only at kernel level or directly in a top-level loop")
+
+    def buffer(op: Operation, key: str, base: int = 0) -> SharedBuffer:
+        t = cast(tile.SharedTileType, op.results[0].type)
+        return SharedBuffer(_offset(op, key) - base, ref_type(t, swizzle_of(t)))
+
+    shared = {op: buffer(op, "smem_offset") for op in kernel.walk() if isinstance(op, tile.ToSharedOp)}
+    single_end = max((s.offset + s.ref_type.num_bytes for s in shared.values()), default=MBARRIER_REGION)
+    barriers = 0
+    for ring in rings:
+        if ring.loop is None:
+            # the kernel-level rings share one stage: the single tiles, from the barrier region's end
+            ring.base = MBARRIER_REGION
+            for load in ring.loads:
+                ring.buffers[load] = buffer(load, "smem_offset", MBARRIER_REGION)
+                single_end = max(single_end, MBARRIER_REGION + ring.buffers[load].offset + ring.buffers[load].ref_type.num_bytes)
+        else:
+            ring.base, ring.stage_bytes = _offset(ring.loop, "ring_offset"), _offset(ring.loop, "stage_bytes")
+            for load in ring.loads:
+                ring.buffers[load] = buffer(load, "stage_offset")
+        ring.full, ring.empty = barriers, barriers + ring.stages
+        barriers += 2 * ring.stages
+    for ring in rings:
+        if ring.loop is None:
+            ring.stage_bytes = align(single_end, TILE_ALIGN) - MBARRIER_REGION
+    fences = [op for block in walked for op in block.ops if isinstance(op, tile.FenceOp)]
+    fence_slots = {fence: 8 * (barriers + k) for k, fence in enumerate(fences)}
+    if (barriers + len(fences)) * 8 > MBARRIER_REGION:
+        raise error_at(
+            kernel,
+            f"{barriers} mbarriers and {len(fences)} store fences do not fit the {MBARRIER_REGION}-byte barrier region",
+        )
+
+    staging: dict[tile.StoreOp, Staging] = {}
+    for op in kernel.walk():
+        if isinstance(op, tile.StoreOp) and isinstance(op.value.type, tile.RegisterTileType):
+            swizzle, chunk_cols, buffers = staging_chunk(op)
+            chunk = sm90.SharedRefType([rows_per_consumer, chunk_cols], op.value.type.element_type, swizzle)
+            reused = isinstance(op.attributes.get("staging_reuse"), tile.DecisionAttr)
+            staging[op] = Staging(_offset(op, "smem_offset"), chunk, buffers, reuses_single_tiles=reused)
+    col_scratch = _offset(kernel, "col_scratch_offset") if "col_scratch_offset" in kernel.attributes else 0
+    smem_bytes = plan.smem_bytes
+    if not smem_bytes:
+        raise error_at(kernel, "convert-tile-to-sm90 needs the kernel's smem_bytes decision: run tile-pipeline first")
+    if smem_bytes > SMEM_BUDGET:
+        raise error_at(
+            kernel,
+            f"shared memory overflows: the plan needs {smem_bytes} bytes, a block may use {SMEM_BUDGET} "
+            f"(reduce @stages or the tile sizes)",
+        )
+    return SharedMemory(rings, staging, shared, barriers, smem_bytes, col_scratch, fence_slots)

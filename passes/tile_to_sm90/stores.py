@@ -1,0 +1,122 @@
+"""Stores of register tiles and vectors, and register tiles moved to shared memory.
+
+- **Epilogue.** Each consumer stages its rows of an output tile one swizzle panel of columns at
+  a time (64 bf16 columns: a 64x64 chunk) through chunk buffers of its own, and one of its
+  threads stores each chunk with TMA while the others write the next. Two small buffers per
+  consumer instead of a whole output tile is what leaves room for a deep input ring. Consumers
+  sync only their own warpgroup (named barrier 1 + consumer); before a buffer is rewritten, the
+  store issued from it `buffers` chunks earlier has finished reading it. Staging in the bytes
+  of the kernel-level loads (attention's Q) first meets all consumers, past their last wgmma.
+- **Vectors** are stored element-wise through a pointer: a row vector by every consumer (its
+  rows), a column vector, which every consumer holds whole, by the first.
+- **tile.to_shared** (a register tile as a wgmma operand, e.g. bf16(state) as B): wgmma reads B
+  only from shared memory, so every consumer writes its rows into the tile's one buffer that
+  each consumer's wgmma then reads whole. All consumers sync before the write (the wgmmas
+  reading the previous contents are waited on) and after it (each writer's proxy fence first),
+  on named barrier consumers + 1; 1..consumers are the epilogue's.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, cast
+
+from xdsl.dialects import arith
+from xdsl.ir import Block, SSAValue
+
+from tkc.diagnostics import error_at
+from tkc.dialects import sm90, tile
+from tkc.passes.plan import WARPGROUP_THREADS
+from tkc.passes.tile_to_sm90.launch_abi import tile_extents
+from tkc.passes.tile_to_sm90.tma import box, element_coords
+
+if TYPE_CHECKING:
+    from tkc.passes.tile_to_sm90.consumer import ConsumerEmitter
+
+
+def _all_consumers_meet(c: ConsumerEmitter, block: Block) -> None:
+    consumers = c.lowering.consumers
+    c.op(sm90.NamedBarrierOp(c.const(consumers + 1, block), WARPGROUP_THREADS * consumers), block)
+
+
+def emit_store(c: ConsumerEmitter, op: tile.StoreOp, block: Block) -> None:
+    value_type = op.value.type
+    tensor_type = cast(tile.GlobalType, op.tensor.type)
+    coords = [c.values[v] for v in op.coords]
+    if isinstance(value_type, tile.RegisterVectorType):
+        _emit_vector_store(c, op, tensor_type, coords, block)
+        return
+    if not isinstance(value_type, tile.RegisterTileType):
+        raise error_at(op, "the GPU backend stores register tiles and vectors; load shared tiles into registers first")
+    staging = c.memory.staging[op]
+    chunk_cols = staging.chunk.get_shape()[1]
+    base = c.add(
+        c.add(c.smem_base, c.const(staging.offset, block), block),
+        c.mul(c.consumer_index, c.const(staging.consumer_stride, block), block),
+        block,
+    )
+    barrier_id = c.add(c.consumer_index, c.const(1, block), block)
+    if staging.reuses_single_tiles:
+        _all_consumers_meet(c, block)
+    name = c.lowering.params.tensor_map(
+        op.tensor, box(staging.chunk, tensor_type.rank, c.lowering.rows_per_consumer), staging.chunk.swizzle.data
+    )
+    element = element_coords(c, tensor_type, value_type, coords, block)
+    element[1] = c.add(element[1], c.row0, block)
+    zero = c.const(0, block)
+    for chunk in range(value_type.cols // chunk_cols):
+        addr = c.add(base, c.const((chunk % staging.buffers) * staging.chunk_bytes, block), block)
+        view = c.op(sm90.SmemViewOp(addr, staging.chunk), block).results[0]
+        # the store issued from this buffer `buffers` chunks ago has read it (see the wait below)
+        c.op(sm90.NamedBarrierOp(barrier_id, WARPGROUP_THREADS), block)
+        c.op(sm90.StoreFragmentOp(c.values[op.value], view, zero, chunk * chunk_cols), block)
+        c.op(sm90.FenceProxyAsyncOp(), block)
+        c.op(sm90.NamedBarrierOp(barrier_id, WARPGROUP_THREADS), block)
+        issue = sm90.SingleThreadOp("warpgroup")
+        c.op(issue, block)
+        inner = issue.body.block
+        tmap = c.op(sm90.TensorMapParamOp(name), inner).results[0]
+        column = c.add(element[0], c.const(chunk * chunk_cols, inner), inner)
+        c.op(sm90.TmaStoreOp(tmap, addr, [column, *element[1:]]), inner)
+        c.op(sm90.TmaStoreCommitOp(), inner)
+        c.op(sm90.TmaStoreWaitOp(staging.buffers - 1, read=True), inner)
+
+
+def _emit_vector_store(c: ConsumerEmitter, op: tile.StoreOp, tensor_type: tile.GlobalType, coords: list[SSAValue],
+                       block: Block) -> None:
+    base = c.op(sm90.PointerParamOp(c.lowering.params.pointer(op.tensor)), block).results[0]
+    extents = tile_extents(tensor_type, op.value.type)
+    offset: SSAValue | None = None
+    for axis, (coord, extent) in enumerate(zip(coords, extents)):
+        element = coord if extent == 1 else c.mul(coord, c.const(extent, block), block)
+        if offset is not None:
+            dim = tensor_type.get_dims()[axis]
+            size = c.dims[dim] if isinstance(dim, str) else c.const(dim, block)
+            offset = c.add(c.mul(offset, size, block), element, block)
+        else:
+            offset = element
+    assert offset is not None
+    value = c.values[op.value]
+    if not cast(sm90.FragmentType, value.type).is_column:
+        c.op(sm90.StoreVectorGlobalOp(value, base, c.add(offset, c.row0, block)), block)
+        return
+    # every consumer holds the whole column vector: the first one stores it
+    first = c.op(arith.CmpiOp(c.consumer_index, c.const(0, block), "eq"), block).results[0]
+    store = Block()
+    c.op(sm90.StoreVectorGlobalOp(value, base, offset), store)
+    c.emit_if_then(first, store, block)
+
+
+def emit_to_shared(c: ConsumerEmitter, op: tile.ToSharedOp, block: Block) -> None:
+    if not isinstance(op.result.type, tile.SharedTileType):
+        raise error_at(op, "the GPU backend moves register tiles to shared memory, not vectors")
+    buffer = c.memory.shared[op]
+    addr = c.add(c.smem_base, c.const(buffer.offset, block), block)
+    view = c.op(sm90.SmemViewOp(addr, buffer.ref_type), block).results[0]
+    consumers = c.lowering.consumers
+    barrier_id = c.const(consumers + 1, block)
+    threads = WARPGROUP_THREADS * consumers
+    c.op(sm90.NamedBarrierOp(barrier_id, threads), block)
+    c.op(sm90.StoreFragmentOp(c.values[op.source], view, c.row0), block)
+    c.op(sm90.FenceProxyAsyncOp(), block)
+    c.op(sm90.NamedBarrierOp(barrier_id, threads), block)
+    c.values[op.result] = view

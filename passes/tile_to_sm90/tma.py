@@ -1,0 +1,75 @@
+"""TMA copies between a tensor and shared memory: the box of a shared tile, its element
+coordinates, and the producer's loads.
+
+A tile wider than its swizzle span is copied as one box per panel (panel_cols columns each),
+all completing on the stage's `full` barrier. A load that a 2-CTA cluster shares
+(lowering.multicast) is split between the CTAs: each loads half of the panels and multicasts
+them to both.
+"""
+
+from __future__ import annotations
+
+from typing import cast
+
+from xdsl.dialects.builtin import StringAttr
+from xdsl.ir import Attribute, Block, SSAValue
+
+from tkc.dialects import sm90, tile
+from tkc.passes.tile_to_sm90.launch_abi import tile_extents
+from tkc.passes.tile_to_sm90.roles import RoleEmitter
+from tkc.passes.tile_to_sm90.shared_memory import SharedBuffer
+
+
+def element_coords(role: RoleEmitter, tensor_type: tile.GlobalType, value_type: Attribute, coords: list[SSAValue],
+                   block: Block) -> list[SSAValue]:
+    """TMA coordinates, innermost first, of the tile at tile coordinates `coords`."""
+    extents = tile_extents(tensor_type, value_type)
+    elements = [
+        c if extent == 1 else role.mul(c, role.const(extent, block), block) for c, extent in zip(coords, extents)
+    ]
+    # a rank-1 tensor is mapped as one row of a 2-D tensor (see tkc/abi.py)
+    return list(reversed(elements)) + ([role.const(0, block)] if tensor_type.rank == 1 else [])
+
+
+def box(ref_type: sm90.SharedRefType, rank: int, rows: int) -> tuple[int, ...]:
+    """The TMA box (innermost first) that copies one panel of a tile of `ref_type`."""
+    shape = ref_type.get_shape()
+    inner = (ref_type.panel_cols,) if len(shape) == 1 else (ref_type.panel_cols, rows)
+    return inner + (1,) * (max(rank, 2) - len(inner))
+
+
+def issue_load(role: RoleEmitter, load: tile.LoadOp, buffer: SharedBuffer, stage: SSAValue, full: SSAValue,
+               block: Block) -> None:
+    """The TMA boxes of `load` into its buffer in the stage at address `stage`."""
+    tensor_type = cast(tile.GlobalType, load.tensor.type)
+    ref = buffer.ref_type
+    name = role.lowering.params.tensor_map(load.tensor, box(ref, tensor_type.rank, ref.get_shape()[0]), ref.swizzle.data)
+    tmap = role.op(sm90.TensorMapParamOp(name), block).results[0]
+    coords = element_coords(role, tensor_type, load.result.type, [role.values[c] for c in load.coords], block)
+    if load in role.lowering.multicast:
+        # this CTA's share of the panels, delivered to every CTA of the cluster
+        rank = role.tiles.rank
+        assert rank is not None
+        share = buffer.panels // role.lowering.cluster
+        first = role.mul(rank, role.const(share, block), block)
+        for k in range(share):
+            shared_panel = role.add(first, role.const(k, block), block)
+            dst = role.add(
+                role.add(stage, role.const(buffer.offset, block), block),
+                role.mul(shared_panel, role.const(buffer.panel_bytes, block), block),
+                block,
+            )
+            column = role.add(coords[0], role.mul(shared_panel, role.const(ref.panel_cols, block), block), block)
+            mask = (1 << role.lowering.cluster) - 1
+            role.op(sm90.TmaLoadOp(tmap, dst, full, [column, *coords[1:]], buffer.panel_bytes, mask), block)
+        return
+    order = load.attributes.get("memory_order")
+    for panel in range(buffer.panels):
+        dst = role.add(stage, role.const(buffer.offset + panel * buffer.panel_bytes, block), block)
+        panel_coords = [role.add(coords[0], role.const(panel * ref.panel_cols, block), block)] + coords[1:]
+        issued = role.op(sm90.TmaLoadOp(tmap, dst, full, panel_coords, buffer.panel_bytes), block)
+        if isinstance(order, tile.DecisionAttr):
+            # tile-memory-order's claim, which sm90-verify-barriers checks: a load after stores
+            # follows a store-fence wait; the others are disjoint from every earlier store
+            key = "after_stores" if order.int_value else "disjoint_from_stores"
+            issued.attributes[key] = StringAttr(order.reason.data)

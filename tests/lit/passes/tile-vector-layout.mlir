@@ -1,0 +1,63 @@
+// tile-vector-layout on hand-written tile IR: the vectors a column broadcast reads (w, and the
+// values it is computed from: the loaded and converted v) and a column reduction makes (sums,
+// carried through the loop as acc/next/total, from the fill zero) become `!tile.rv<N, col>`;
+// a row reduction's vector stays a row vector. The kernel records how many it retyped; a
+// second run changes nothing.
+// RUN: tkc-opt %s -p tile-vector-layout | filecheck %s
+// RUN: tkc-opt %s -p tile-vector-layout -o %t.once.mlir && tkc-opt %t.once.mlir -p tile-vector-layout | diff %t.once.mlir -
+// canonicalize after it keeps the layouts: sum(x * 2) becomes sum(x) * 2, a column vector still.
+// RUN: tkc-opt %S/Inputs/scaled-column-sum.mlir -p tile-vector-layout,canonicalize | filecheck %s --check-prefix=CANON
+// A vector broadcast both over columns and over rows is the user's error, at the second use.
+// RUN: not tkc-opt %S/Inputs/vector-both-ways.mlir -p tile-vector-layout 2>&1 | filecheck %s --check-prefix=BOTH
+
+builtin.module {
+  tile.kernel @norm(%X: !tile.gl<[M, N], f32>, %V: !tile.gl<[N], bf16>, %Y: !tile.gl<[M, N], f32>, %S: !tile.gl<[M], f32>) {
+    %M = tile.dim %X[0] : !tile.gl<[M, N], f32>
+    %N = tile.dim %X[1] : !tile.gl<[M, N], f32>
+    %c64 = arith.constant 64 : index
+    %rows = arith.divui %M, %c64 : index
+    tile.grid(%rows) as ["i"]
+    %i = tile.block_id 0
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %vs = tile.load %V[%c0] : !tile.gl<[N], bf16> -> !tile.sv<64xbf16>
+    %vr = tile.to_reg %vs : !tile.sv<64xbf16> -> !tile.rv<64xbf16>
+    %v = tile.convert %vr : !tile.rv<64xbf16> -> !tile.rv<64xf32>
+    %two = arith.constant 2.000000e+00 : f32
+    %w = tile.binary mul %v, %two : !tile.rv<64xf32>, f32 -> !tile.rv<64xf32>
+    %zero = tile.fill 0.000000e+00 : f32 : !tile.rv<64xf32>
+    %xs = tile.load %X[%i, %c0] : !tile.gl<[M, N], f32> -> !tile.st<64x64xf32>
+    %x = tile.to_reg %xs : !tile.st<64x64xf32> -> !tile.rt<64x64xf32>
+    %total = scf.for %k = %c0 to %c1 step %c1 iter_args(%acc = %zero) -> (!tile.rv<64xf32>) {
+      %sums = tile.reduce sum col %x : !tile.rt<64x64xf32> -> !tile.rv<64xf32>
+      %next = tile.binary add %acc, %sums : !tile.rv<64xf32>, !tile.rv<64xf32> -> !tile.rv<64xf32>
+      scf.yield %next : !tile.rv<64xf32>
+    }
+    %y = tile.broadcast add col %x, %w : !tile.rt<64x64xf32>, !tile.rv<64xf32>
+    %z = tile.broadcast sub col %y, %total : !tile.rt<64x64xf32>, !tile.rv<64xf32>
+    %rowsum = tile.reduce sum row %z : !tile.rt<64x64xf32> -> !tile.rv<64xf32>
+    tile.store %z, %Y[%i, %c0] : !tile.rt<64x64xf32>, !tile.gl<[M, N], f32>
+    tile.store %rowsum, %S[%i] : !tile.rv<64xf32>, !tile.gl<[M], f32>
+    tile.return
+  }
+}
+
+// CHECK:      tile.kernel @norm({{.*}}) attributes {column_vectors = #tile.decision<8, "vectors a column broadcast reads
+// CHECK:        %vr = tile.to_reg %vs : !tile.sv<64xbf16> -> !tile.rv<64xbf16, col>
+// CHECK-NEXT:   %v = tile.convert %vr : !tile.rv<64xbf16, col> -> !tile.rv<64xf32, col>
+// CHECK:        %w = tile.binary mul %v, %two : !tile.rv<64xf32, col>, f32 -> !tile.rv<64xf32, col>
+// CHECK-NEXT:   %zero = tile.fill 0.000000e+00 : f32 : !tile.rv<64xf32, col>
+// CHECK:        %total = scf.for %k = %c0 to %c1 step %c1 iter_args(%acc = %zero) -> (!tile.rv<64xf32, col>) {
+// CHECK-NEXT:     %sums = tile.reduce sum col %x : !tile.rt<64x64xf32> -> !tile.rv<64xf32, col>
+// CHECK-NEXT:     %next = tile.binary add %acc, %sums : !tile.rv<64xf32, col>, !tile.rv<64xf32, col> -> !tile.rv<64xf32, col>
+// CHECK-NEXT:     scf.yield %next : !tile.rv<64xf32, col>
+// CHECK:        %y = tile.broadcast add col %x, %w : !tile.rt<64x64xf32>, !tile.rv<64xf32, col>
+// CHECK-NEXT:   %z = tile.broadcast sub col %y, %total : !tile.rt<64x64xf32>, !tile.rv<64xf32, col>
+// CHECK-NEXT:   %rowsum = tile.reduce sum row %z : !tile.rt<64x64xf32> -> !tile.rv<64xf32>{{$}}
+// CHECK:        tile.store %rowsum, %S[%i] : !tile.rv<64xf32>, !tile.gl<[M], f32>
+
+// CANON:      %r = tile.reduce sum col %x : !tile.rt<64x64xf32> -> !tile.rv<64xf32, col>
+// CANON-NEXT: %r_1 = tile.binary mul %r, %two : !tile.rv<64xf32, col>, f32 -> !tile.rv<64xf32, col>
+// CANON-NEXT: %y = tile.broadcast sub col %x, %r_1 : !tile.rt<64x64xf32>, !tile.rv<64xf32, col>
+
+// BOTH: vector-both-ways.mlir:13:5: error: this vector is used both as a row vector and as a column vector (see tile.broadcast)
