@@ -3,8 +3,10 @@
 Registers are SSA values of type `!ptx.reg<pred|b16|b32|b64|f32>`; ptxas allocates the physical
 registers. PTX has no phis, so a value is a *register*, not a single assignment: `ptx.assign`
 writes an existing register (printed as `mov`), and instructions with in/out operands (wgmma
-accumulators) take them as operands and write them in place. Control flow is flat, inside the
-single block of a `ptx.entry`: `ptx.label` and `ptx.bra` (optionally predicated).
+accumulators) take them as operands and write them in place. Control flow is structured at
+first (`ptx.if`, `ptx.for`, `ptx.loop`: regions over registers, see `StructuredOp`), then flat
+after ptx-flatten-control-flow: `ptx.label` and `ptx.bra` (optionally predicated) in the single
+block of a `ptx.entry`, which is all the printer takes.
 
 Every instruction op shares one shape, so one syntax serves them all and the printer is a loop:
   - `args`: register operands, in a fixed order per op (documented on the op),
@@ -15,16 +17,15 @@ Every instruction op shares one shape, so one syntax serves them all and the pri
 MLIR syntax: `%r = ptx.add(%a, %b) {ty = "u32"} : b32`; `ptx.wgmma_fence`.
 
 Each op renders its own PTX line in `ptx(names)`; `backends/ptx_printer.py` adds the module,
-entry, register declarations and register names. `PtxBuilder` (end of file) is the API the
+entry, register declarations and register names. `ptx_builder.PtxBuilder` is the API the
 lowering writes code with.
 """
 
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from typing import ClassVar
+from collections.abc import Sequence
+from typing import ClassVar, cast
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
@@ -36,9 +37,12 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Dialect, Operation, ParametrizedAttribute, Region, SSAValue, TypeAttribute
 from xdsl.irdl import (
+    AttrSizedOperandSegments,
     IRDLOperation,
     irdl_attr_definition,
     irdl_op_definition,
+    operand_def,
+    opt_operand_def,
     opt_prop_def,
     prop_def,
     region_def,
@@ -46,9 +50,9 @@ from xdsl.irdl import (
     var_operand_def,
     var_result_def,
 )
-from xdsl.parser import AttrParser, Parser
+from xdsl.parser import AttrParser, Parser, UnresolvedOperand
 from xdsl.printer import Printer
-from xdsl.traits import NoTerminator
+from xdsl.traits import IsTerminator, NoTerminator
 from xdsl.utils.exceptions import VerifyException
 
 from tkc.abi import ABIError, KernelABI
@@ -111,13 +115,15 @@ REG = {k: RegType(k) for k in REG_KINDS}
 """The register types, shared (attributes are immutable)."""
 
 
-def _kind(v: SSAValue) -> str:
+def reg_kind(v: SSAValue) -> str:
+    """The register class of a register value."""
     assert isinstance(v.type, RegType)
     return v.type.kind.data
 
 
-def _bits(v: SSAValue) -> int:
-    return _KIND_BITS[_kind(v)]
+def reg_bits(v: SSAValue) -> int:
+    """The width of a register value's class."""
+    return _KIND_BITS[reg_kind(v)]
 
 
 @irdl_attr_definition
@@ -185,9 +191,9 @@ def _check_type_fits(op: Operation, ty: str, values: Sequence[SSAValue], what: s
     """Register size must match the instruction type (f32 and b32 registers are interchangeable)."""
     bits = type_bits(ty)
     for v in values:
-        _check(_bits(v) == bits, op, f"{what} is !ptx.reg<{_kind(v)}>, expected a {bits}-bit register for .{ty}")
+        _check(reg_bits(v) == bits, op, f"{what} is !ptx.reg<{reg_kind(v)}>, expected a {bits}-bit register for .{ty}")
         # PTX lets f32 registers meet only .f32 and .b32 instructions (b32 registers meet all)
-        _check(_kind(v) != "f32" or ty in ("f32", "b32"), op, f"{what} is an f32 register, .{ty} needs b32")
+        _check(reg_kind(v) != "f32" or ty in ("f32", "b32"), op, f"{what} is an f32 register, .{ty} needs b32")
 
 
 Names = dict[SSAValue, str]
@@ -205,14 +211,18 @@ def _addr(names: Names, base: SSAValue, offset: int) -> str:
 # --------------------------------------------------------------------------- instruction base
 
 
-def _parse_defined_operand(parser: Parser) -> SSAValue:
-    """An operand whose register was defined above: in one flat block, every use follows its
-    definition, so the operand's type need not be printed."""
-    operand = parser.parse_unresolved_operand()
+def _defined_type(parser: Parser, operand: UnresolvedOperand) -> Attribute:
     defined = parser.ssa_values.get(operand.operand_name)
     if defined is None or operand.index >= len(defined):
         parser.raise_error(f"register %{operand.operand_name} is used before it is defined", operand.span)
-    return parser.resolve_operand(operand, defined[operand.index].type)
+    return defined[operand.index].type
+
+
+def _parse_defined_operand(parser: Parser) -> SSAValue:
+    """An operand whose register was defined above: in an entry, every use follows its
+    definition in text order, so the operand's type need not be printed."""
+    operand = parser.parse_unresolved_operand()
+    return parser.resolve_operand(operand, _defined_type(parser, operand))
 
 
 class PtxInst(IRDLOperation):
@@ -238,7 +248,7 @@ class PtxInst(IRDLOperation):
             printer.print_string(" ")
             printer.print_attr_dict(extra)
         if self.results:
-            printer.print_string(" : " + ", ".join(_kind(r) for r in self.results))
+            printer.print_string(" : " + ", ".join(reg_kind(r) for r in self.results))
 
     @classmethod
     def parse(cls, parser: Parser) -> PtxInst:
@@ -329,10 +339,10 @@ class AssignOp(PtxInst):
         self._arity((1, 2), 0)
         _check((len(self.operands) == 2) != (self.imm is not None), self, "needs exactly one of a source register or imm")
         if len(self.operands) == 2:
-            _check(_bits(self.operands[0]) == _bits(self.operands[1]), self, "source and destination differ in size")
+            _check(reg_bits(self.operands[0]) == reg_bits(self.operands[1]), self, "source and destination differ in size")
 
     def ptx(self, names: Names) -> str:
-        ty = _MOV_TYPE[_kind(self.operands[0])]
+        ty = _MOV_TYPE[reg_kind(self.operands[0])]
         return f"mov.{ty} {names[self.operands[0]]}, {_imm_or_reg(self, names, ty, 1)};"
 
 
@@ -344,11 +354,11 @@ class PackOp(PtxInst):
 
     def verify_(self) -> None:
         self._arity(2, 1)
-        _check(_bits(self.operands[0]) == _bits(self.operands[1]) and 2 * _bits(self.operands[0]) == _bits(self.results[0]),
+        _check(reg_bits(self.operands[0]) == reg_bits(self.operands[1]) and 2 * reg_bits(self.operands[0]) == reg_bits(self.results[0]),
                self, "operands must be two halves of the result")
 
     def ptx(self, names: Names) -> str:
-        return f"mov.b{_bits(self.results[0])} {names[self.results[0]]}, {_vec(names, self.operands)};"
+        return f"mov.b{reg_bits(self.results[0])} {names[self.results[0]]}, {_vec(names, self.operands)};"
 
 
 @irdl_op_definition
@@ -359,11 +369,11 @@ class UnpackOp(PtxInst):
 
     def verify_(self) -> None:
         self._arity(1, 2)
-        _check(_bits(self.results[0]) == _bits(self.results[1]) and 2 * _bits(self.results[0]) == _bits(self.operands[0]),
+        _check(reg_bits(self.results[0]) == reg_bits(self.results[1]) and 2 * reg_bits(self.results[0]) == reg_bits(self.operands[0]),
                self, "results must be two halves of the operand")
 
     def ptx(self, names: Names) -> str:
-        return f"mov.b{_bits(self.operands[0])} {_vec(names, self.results)}, {names[self.operands[0]]};"
+        return f"mov.b{reg_bits(self.operands[0])} {_vec(names, self.results)}, {names[self.operands[0]]};"
 
 
 @irdl_op_definition
@@ -375,7 +385,7 @@ class ParamAddrOp(PtxInst):
 
     def verify_(self) -> None:
         self._arity(0, 1)
-        _check(_kind(self.results[0]) == "b64", self, "result must be b64")
+        _check(reg_kind(self.results[0]) == "b64", self, "result must be b64")
 
     def ptx(self, names: Names) -> str:
         return f"mov.b64 {names[self.results[0]]}, {self.param.data};"
@@ -392,7 +402,7 @@ class CvtaOp(PtxInst):
     def verify_(self) -> None:
         self._arity(1, 1)
         _check(self.space.data in ("param", "global", "shared"), self, "space must be param, global or shared")
-        _check(_kind(self.operands[0]) == "b64" and _kind(self.results[0]) == "b64", self, "operands must be b64")
+        _check(reg_kind(self.operands[0]) == "b64" and reg_kind(self.results[0]) == "b64", self, "operands must be b64")
 
     def ptx(self, names: Names) -> str:
         to = ".to" if self.to is not None else ""
@@ -423,7 +433,7 @@ class SmemBaseOp(PtxInst):
 
     def verify_(self) -> None:
         self._arity(0, 1)
-        _check(_kind(self.results[0]) == "b32", self, "result must be b32")
+        _check(reg_kind(self.results[0]) == "b32", self, "result must be b32")
 
     def ptx(self, names: Names) -> str:
         return f"mov.u32 {names[self.results[0]]}, smem;"
@@ -448,10 +458,10 @@ class SregOp(PtxInst):
         self._arity(0, 1)
         kind = SPECIAL_REGS.get(self.reg.data)
         _check(kind is not None, self, f"unknown special register '%{self.reg.data}'")
-        _check(_kind(self.results[0]) == kind, self, f"%{self.reg.data} needs a {kind} result")
+        _check(reg_kind(self.results[0]) == kind, self, f"%{self.reg.data} needs a {kind} result")
 
     def ptx(self, names: Names) -> str:
-        ty = "u64" if _kind(self.results[0]) == "b64" else "u32"
+        ty = "u64" if reg_kind(self.results[0]) == "b64" else "u32"
         return f"mov.{ty} {names[self.results[0]]}, %{self.reg.data};"
 
 
@@ -520,11 +530,11 @@ class _Arith(PtxInst):
         ty = self.ty.data
         wide = self.mods is not None and self.mods.data == "wide"
         # mul.wide/mad.wide write (and mad.wide adds) a double-width value
-        _check(_bits(self.results[0]) == type_bits(ty) * (2 if wide else 1), self, "result size does not match the type")
+        _check(reg_bits(self.results[0]) == type_bits(ty) * (2 if wide else 1), self, "result size does not match the type")
         srcs = self.operands[:2] if wide else self.operands
         _check_type_fits(self, ty, srcs, "source")
         if wide and len(self.operands) == 3:
-            _check(_bits(self.operands[2]) == 2 * type_bits(ty), self, "mad.wide addend must be double width")
+            _check(reg_bits(self.operands[2]) == 2 * type_bits(ty), self, "mad.wide addend must be double width")
 
     def ptx(self, names: Names) -> str:
         ty = self.ty.data
@@ -544,7 +554,7 @@ class _Shift(_Arith):
         _check((len(self.operands) == n) != (self.imm is not None), self, "needs exactly one of a shift register or imm")
         _check_type_fits(self, self.ty.data, [self.operands[0], self.results[0]], "operand")
         if len(self.operands) == 2:
-            _check(_bits(self.operands[1]) == 32, self, "shift amount is a 32-bit register")
+            _check(reg_bits(self.operands[1]) == 32, self, "shift amount is a 32-bit register")
 
 
 @irdl_op_definition
@@ -746,7 +756,7 @@ class PopcOp(_Unary):
         self._check_ty()
         self._arity(1, 1)
         _check_type_fits(self, self.ty.data, self.operands, "source")
-        _check(_bits(self.results[0]) == 32, self, "result must be 32-bit")
+        _check(reg_bits(self.results[0]) == 32, self, "result must be 32-bit")
 
 
 COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs",
@@ -767,7 +777,7 @@ class SetpOp(PtxInst):
         _check((len(self.operands) == 2) != (self.imm is not None), self, "needs exactly one of b or imm")
         _check(self.cmp.data in COMPARISONS, self, f"unknown comparison '{self.cmp.data}'")
         _check_type_fits(self, self.ty.data, self.operands, "source")
-        _check(_kind(self.results[0]) == "pred", self, "result must be pred")
+        _check(reg_kind(self.results[0]) == "pred", self, "result must be pred")
 
     def ptx(self, names: Names) -> str:
         ty = self.ty.data
@@ -785,7 +795,7 @@ class SelpOp(PtxInst):
     def verify_(self) -> None:
         self._arity(3, 1)
         _check_type_fits(self, self.ty.data, [*self.operands[:2], *self.results], "operand")
-        _check(_kind(self.operands[2]) == "pred", self, "selector must be pred")
+        _check(reg_kind(self.operands[2]) == "pred", self, "selector must be pred")
 
     def ptx(self, names: Names) -> str:
         a, b, p = (names[v] for v in self.operands)
@@ -839,7 +849,7 @@ class _Memory(PtxInst):
         space = self.space.data
         _check(space in ("global", "shared"), self, "space must be global or shared")
         _check_mods(self, f"{self.name[4:]}.{space}", self.MODS if space == "global" else _NONE)
-        _check(_kind(self.operands[0]) == ("b64" if space == "global" else "b32"), self,
+        _check(reg_kind(self.operands[0]) == ("b64" if space == "global" else "b32"), self,
                "address must be b64 for global and b32 for shared")
         _check(nvals in (1, 2, 4), self, "vector width must be 1, 2 or 4")
         _check_type_fits(self, self.ty.data, vals, "value")
@@ -936,7 +946,7 @@ class ShflOp(PtxInst):
         self._arity((1, 2), 1)
         _check((len(self.operands) == 2) != (self.imm is not None), self, "needs exactly one of b or imm")
         _check(self.mode.data in ("bfly", "idx", "up", "down"), self, "mode must be bfly, idx, up or down")
-        _check(all(_bits(v) == 32 for v in [*self.operands, *self.results]), self, "operands must be 32-bit")
+        _check(all(reg_bits(v) == 32 for v in [*self.operands, *self.results]), self, "operands must be 32-bit")
 
     def ptx(self, names: Names) -> str:
         b = _imm_or_reg(self, names, "u32", 1)
@@ -953,7 +963,7 @@ class StmatrixOp(PtxInst):
 
     def verify_(self) -> None:
         _check(len(self.operands) - 1 in (1, 2, 4) and not self.results, self, "takes an address and 1, 2 or 4 registers")
-        _check(all(_bits(v) == 32 for v in self.operands), self, "operands must be 32-bit")
+        _check(all(reg_bits(v) == 32 for v in self.operands), self, "operands must be 32-bit")
 
     def ptx(self, names: Names) -> str:
         trans = ".trans" if self.trans is not None else ""
@@ -970,7 +980,7 @@ class LdmatrixOp(PtxInst):
 
     def verify_(self) -> None:
         _check(len(self.operands) == 1 and len(self.results) in (1, 2, 4), self, "takes an address, gives 1, 2 or 4 registers")
-        _check(all(_bits(v) == 32 for v in [*self.operands, *self.results]), self, "operands must be 32-bit")
+        _check(all(reg_bits(v) == 32 for v in [*self.operands, *self.results]), self, "operands must be 32-bit")
 
     def ptx(self, names: Names) -> str:
         trans = ".trans" if self.trans is not None else ""
@@ -990,7 +1000,7 @@ class _Barrier(PtxInst):
     def verify_(self) -> None:
         self._arity((0, 1), 0)
         _check((len(self.operands) == 1) != (self.imm is not None), self, "needs exactly one of an id register or imm")
-        _check(not self.operands or _kind(self.operands[0]) == "b32", self, "barrier id register must be b32")
+        _check(not self.operands or reg_kind(self.operands[0]) == "b32", self, "barrier id register must be b32")
         if self.imm is not None:
             bar_id = self.imm.value.data
             _check(0 <= bar_id <= 15, self, f"barrier id must be in 0..15, got {bar_id}")
@@ -1048,7 +1058,7 @@ class FenceOp(PtxInst):
 
 def _check_mbar(op: PtxInst, nargs: int | tuple[int, ...], nouts: int) -> None:
     op._arity(nargs, nouts)
-    _check(_kind(op.operands[0]) == "b32", op, "mbarrier address must be a b32 shared address")
+    _check(reg_kind(op.operands[0]) == "b32", op, "mbarrier address must be a b32 shared address")
 
 
 @irdl_op_definition
@@ -1127,7 +1137,7 @@ class MbarTryWaitOp(PtxInst):
     def verify_(self) -> None:
         _check_mbar(self, (1, 2), 1)
         _check((len(self.operands) == 2) != (self.imm is not None), self, "needs exactly one of a parity register or imm")
-        _check(_kind(self.results[0]) == "pred", self, "result must be pred")
+        _check(reg_kind(self.results[0]) == "pred", self, "result must be pred")
 
     def ptx(self, names: Names) -> str:
         parity = _imm_or_reg(self, names, "u32", 1)
@@ -1175,10 +1185,10 @@ class TmaLoadOp(PtxInst):
         _check(4 + extra <= len(self.operands) <= 8 + extra and not self.results, self,
                "takes dst, tmap, mbar, 1..5 coordinates (and a multicast mask)")
         dst, tmap, mbar, coords, mask = self._split()
-        _check(_kind(dst) == "b32" and _kind(mbar) == "b32", self, "dst and mbar must be b32 shared addresses")
-        _check(_kind(tmap) == "b64", self, "tensor map address must be b64")
-        _check(all(_kind(c) == "b32" for c in coords), self, "coordinates must be b32")
-        _check(mask is None or _kind(mask) == "b16", self, "the multicast mask must be b16")
+        _check(reg_kind(dst) == "b32" and reg_kind(mbar) == "b32", self, "dst and mbar must be b32 shared addresses")
+        _check(reg_kind(tmap) == "b64", self, "tensor map address must be b64")
+        _check(all(reg_kind(c) == "b32" for c in coords), self, "coordinates must be b32")
+        _check(mask is None or reg_kind(mask) == "b16", self, "the multicast mask must be b16")
 
     def ptx(self, names: Names) -> str:
         dst, tmap, mbar, coords, mask = self._split()
@@ -1199,8 +1209,8 @@ class TmaStoreOp(PtxInst):
     def verify_(self) -> None:
         _check(3 <= len(self.operands) <= 7 and not self.results, self, "takes tmap, src and 1..5 coordinates")
         tmap, src, *coords = self.operands
-        _check(_kind(tmap) == "b64" and _kind(src) == "b32", self, "tmap must be b64, src a b32 shared address")
-        _check(all(_kind(c) == "b32" for c in coords), self, "coordinates must be b32")
+        _check(reg_kind(tmap) == "b64" and reg_kind(src) == "b32", self, "tmap must be b64, src a b32 shared address")
+        _check(all(reg_kind(c) == "b32" for c in coords), self, "coordinates must be b32")
 
     def ptx(self, names: Names) -> str:
         tmap, src, *coords = self.operands
@@ -1245,7 +1255,7 @@ class PrefetchTensormapOp(PtxInst):
 
     def verify_(self) -> None:
         self._arity(1, 0)
-        _check(_kind(self.operands[0]) == "b64", self, "tensor map address must be b64")
+        _check(reg_kind(self.operands[0]) == "b64", self, "tensor map address must be b64")
 
     def ptx(self, names: Names) -> str:
         return f"prefetch.tensormap [{names[self.operands[0]]}];"
@@ -1330,12 +1340,12 @@ class WgmmaOp(PtxInst):
                f"m64n{n} takes {n // 2} accumulators, {'4 A registers' if na == 4 else 'an A descriptor'}, "
                f"a B descriptor and an optional scale-d predicate; got {len(self.operands)} operands")
         acc, a, b, scale_d = self._split()
-        _check(all(_kind(d) == "f32" for d in acc), self, "accumulators must be f32 registers")
-        _check(all(_kind(r) == ("b32" if na == 4 else "b64") for r in a), self,
+        _check(all(reg_kind(d) == "f32" for d in acc), self, "accumulators must be f32 registers")
+        _check(all(reg_kind(r) == ("b32" if na == 4 else "b64") for r in a), self,
                "A must be four b32 registers or one b64 descriptor")
-        _check(_kind(b) == "b64", self, "B descriptor must be b64")
+        _check(reg_kind(b) == "b64", self, "B descriptor must be b64")
         _check((scale_d is None) != (self.scale_d is None), self, "needs exactly one of a scale-d predicate or imm")
-        _check(scale_d is None or _kind(scale_d) == "pred", self, "scale-d must be pred")
+        _check(scale_d is None or reg_kind(scale_d) == "pred", self, "scale-d must be pred")
         _check(self.scale_d is None or self.scale_d.value.data in (0, 1), self, "scale-d imm must be 0 or 1")
         for s in (self.scale_a, self.scale_b):
             _check(s.value.data in (1, -1), self, "imm-scale-a/b must be 1 or -1")
@@ -1394,7 +1404,7 @@ class MapaOp(PtxInst):
 
     def verify_(self) -> None:
         self._arity(2, 1)
-        _check(all(_kind(v) == "b32" for v in (*self.operands, *self.results)), self, "operands and result are b32")
+        _check(all(reg_kind(v) == "b32" for v in (*self.operands, *self.results)), self, "operands and result are b32")
 
     def ptx(self, names: Names) -> str:
         addr, rank = self.operands
@@ -1426,7 +1436,7 @@ class ElectOp(PtxInst):
 
     def verify_(self) -> None:
         self._arity(0, 1)
-        _check(_kind(self.results[0]) == "pred", self, "result must be pred")
+        _check(reg_kind(self.results[0]) == "pred", self, "result must be pred")
 
     def ptx(self, names: Names) -> str:
         return f"elect.sync _|{names[self.results[0]]}, {self.membermask.value.data & 0xFFFFFFFF:#x};"
@@ -1456,7 +1466,7 @@ class BraOp(PtxInst):
 
     def verify_(self) -> None:
         self._arity((0, 1), 0)
-        _check(not self.operands or _kind(self.operands[0]) == "pred", self, "guard must be pred")
+        _check(not self.operands or reg_kind(self.operands[0]) == "pred", self, "guard must be pred")
         _check(self.negate is None or bool(self.operands), self, "negate needs a guard predicate")
 
     def ptx(self, names: Names) -> str:
@@ -1552,8 +1562,9 @@ class EntryOp(IRDLOperation):
         targets: list[str] = []
         params = set(names)
         defined: set[SSAValue] = set()
-        for op in self.body.block.ops:
-            _check(isinstance(op, PtxInst), self, f"'{op.name}' is not a PTX instruction")
+        for op in self.body.walk():
+            _check(isinstance(op, PtxInst | StructuredOp | YieldOp | RepeatIfOp), self,
+                   f"'{op.name}' is not a PTX instruction")
             # registers are named in text order, so a use must follow its definition
             for v in op.operands:
                 _check(v in defined, op, "uses a register before the instruction that defines it")
@@ -1627,6 +1638,279 @@ class ModuleOp(IRDLOperation):
                                          f"@{abi.entry}: {[n for n, _ in params]}")
 
 
+# --------------------------------------------------------------------------- structured control flow
+
+
+class StructuredOp(IRDLOperation):
+    """Control flow that convert-sm90-to-ptx keeps structured and ptx-flatten-control-flow turns
+    into labels and branches. Values stay registers: an op names the registers it writes
+    (`outs`, `carried`) and its regions' `ptx.yield` says what to copy into them."""
+
+
+def _print_regs(printer: Printer, keyword: str, values: Sequence[SSAValue]) -> None:
+    if values:
+        printer.print_string(f" {keyword}(")
+        printer.print_list(values, printer.print_operand)
+        printer.print_string(")")
+
+
+def _parse_regs(parser: Parser, keyword: str) -> list[SSAValue]:
+    if parser.parse_optional_keyword(keyword) is None:
+        return []
+    return parser.parse_comma_separated_list(parser.Delimiter.PAREN, lambda: _parse_defined_operand(parser))
+
+
+def _print_reg_or_imm(printer: Printer, reg: SSAValue | None, imm: IntegerAttr | None) -> None:
+    if reg is not None:
+        printer.print_operand(reg)
+    else:
+        assert imm is not None
+        printer.print_string(str(imm.value.data))
+
+
+def _parse_reg_or_imm(parser: Parser) -> SSAValue | int:
+    number = parser.parse_optional_integer(allow_negative=True)
+    return number if number is not None else _parse_defined_operand(parser)
+
+
+def _yielded(region: Region) -> Sequence[SSAValue]:
+    last = region.block.last_op
+    return last.operands if isinstance(last, YieldOp) else ()
+
+
+def _check_copy(op: Operation, dsts: Sequence[SSAValue], srcs: Sequence[SSAValue], what: str) -> None:
+    _check(len(dsts) == len(srcs), op, f"{what} yields {len(srcs)} registers for {len(dsts)}")
+    for d, s in zip(dsts, srcs):
+        _check(reg_bits(d) == reg_bits(s), op, f"{what} yields a !ptx.reg<{reg_kind(s)}> for a !ptx.reg<{reg_kind(d)}>")
+
+
+_IF_LABELS = ("ELSE", "ENDIF")
+
+
+@irdl_op_definition
+class IfOp(StructuredOp):
+    """`ptx.if %p [negated] [writes(%r...)] [labels("ELSE", "ENDIF")] {then} [else {else}]`: the
+    then region runs where p holds (with `negated`, where it does not), the else region, if there
+    is one, elsewhere; each ends in a `ptx.yield` of what to copy into the `writes` registers.
+    `labels` name the PTX labels the flattening makes (the else label and the end label)."""
+
+    name = "ptx.if"
+    cond = operand_def(RegType)
+    outs = var_operand_def(RegType)
+    negate = opt_prop_def(UnitAttr)
+    else_label = prop_def(StringAttr, default_value=StringAttr(_IF_LABELS[0]))
+    end_label = prop_def(StringAttr, default_value=StringAttr(_IF_LABELS[1]))
+    then_region = region_def("single_block")
+    else_region = region_def()
+
+    def __init__(self, cond: SSAValue, outs: Sequence[SSAValue] = (), *, negate: bool = False, has_else: bool = False,
+                 labels: tuple[str, str] | None = None):
+        props: dict[str, Attribute] = {}
+        if negate:
+            props["negate"] = UnitAttr()
+        if labels is not None:
+            props["else_label"], props["end_label"] = StringAttr(labels[0]), StringAttr(labels[1])
+        super().__init__(operands=[cond, outs], properties=props,
+                         regions=[Region(Block()), Region(Block()) if has_else else Region()])
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.cond)
+        if self.negate is not None:
+            printer.print_string(" negated")
+        _print_regs(printer, "writes", self.outs)
+        labels = (self.else_label.data, self.end_label.data)
+        if labels != _IF_LABELS:
+            printer.print_string(f' labels("{labels[0]}", "{labels[1]}")')
+        printer.print_string(" ")
+        printer.print_region(self.then_region)
+        if self.else_region.blocks:
+            printer.print_string(" else ")
+            printer.print_region(self.else_region)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> IfOp:
+        cond = _parse_defined_operand(parser)
+        negate = parser.parse_optional_keyword("negated") is not None
+        outs = _parse_regs(parser, "writes")
+        labels = None
+        if parser.parse_optional_keyword("labels") is not None:
+            names = parser.parse_comma_separated_list(parser.Delimiter.PAREN, parser.parse_str_literal)
+            if len(names) != 2:
+                parser.raise_error("labels takes the else label and the end label")
+            labels = (names[0], names[1])
+        op = cls(cond, outs, negate=negate, labels=labels)
+        op.then_region.detach_block(0)  # replaced by the parsed regions
+        op.then_region.add_block(parser.parse_region().detach_block(0))
+        if parser.parse_optional_keyword("else") is not None:
+            op.else_region.add_block(parser.parse_region().detach_block(0))
+        return op
+
+    def verify_(self) -> None:
+        _check(reg_kind(self.cond) == "pred", self, "the condition must be pred")
+        _check(len(self.else_region.blocks) <= 1, self, "the else region has at most one block")
+        for region in (self.then_region, self.else_region):
+            if region.blocks:
+                _check(isinstance(region.block.last_op, YieldOp), self, "each region ends in ptx.yield")
+                _check_copy(self, self.outs, _yielded(region), "a region")
+
+
+@irdl_op_definition
+class ForOp(StructuredOp):
+    """`ptx.for %iv < %ub|imm step %s|imm [carried(%r...)] {body}`: while iv < ub (s32), the
+    body runs, ending in a `ptx.yield` of the next values of the carried registers; then iv
+    (b32, set by the code before the loop) steps by `step` (u32)."""
+
+    name = "ptx.for"
+    iv = operand_def(RegType)
+    ub = opt_operand_def(RegType)
+    step = opt_operand_def(RegType)
+    carried = var_operand_def(RegType)
+    ub_imm = opt_prop_def(IntegerAttr)
+    step_imm = opt_prop_def(IntegerAttr)
+    body = region_def("single_block")
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    def __init__(self, iv: SSAValue, ub: SSAValue | int, step: SSAValue | int, carried: Sequence[SSAValue] = ()):
+        props: dict[str, Attribute] = {}
+        if isinstance(ub, int):
+            props["ub_imm"] = _int(ub)
+        if isinstance(step, int):
+            props["step_imm"] = _int(step)
+        super().__init__(operands=[iv, [] if isinstance(ub, int) else [ub], [] if isinstance(step, int) else [step],
+                                   carried], properties=props, regions=[Region(Block())])
+
+    def bound(self) -> SSAValue | int:
+        return self.ub if self.ub is not None else cast(IntegerAttr, self.ub_imm).value.data
+
+    def increment(self) -> SSAValue | int:
+        return self.step if self.step is not None else cast(IntegerAttr, self.step_imm).value.data
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.iv)
+        printer.print_string(" < ")
+        _print_reg_or_imm(printer, self.ub, self.ub_imm)
+        printer.print_string(" step ")
+        _print_reg_or_imm(printer, self.step, self.step_imm)
+        _print_regs(printer, "carried", self.carried)
+        printer.print_string(" ")
+        printer.print_region(self.body)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ForOp:
+        iv = _parse_defined_operand(parser)
+        parser.parse_punctuation("<")
+        ub = _parse_reg_or_imm(parser)
+        parser.parse_keyword("step")
+        step = _parse_reg_or_imm(parser)
+        op = cls(iv, ub, step, _parse_regs(parser, "carried"))
+        op.body.detach_block(0)
+        op.body.add_block(parser.parse_region().detach_block(0))
+        return op
+
+    def verify_(self) -> None:
+        _check(reg_kind(self.iv) == "b32", self, "the induction variable must be b32")
+        _check((self.ub is None) != (self.ub_imm is None), self, "needs exactly one of an upper bound register or imm")
+        _check((self.step is None) != (self.step_imm is None), self, "needs exactly one of a step register or imm")
+        _check(all(reg_kind(v) == "b32" for v in (self.ub, self.step) if v is not None), self, "bounds must be b32")
+        _check(isinstance(self.body.block.last_op, YieldOp), self, "the body ends in ptx.yield")
+        _check_copy(self, self.carried, _yielded(self.body), "the body")
+
+
+@irdl_op_definition
+class LoopOp(StructuredOp):
+    """`ptx.loop "LABEL" {body}`: the body runs again while its closing `ptx.repeat_if` holds
+    (a spin loop: an mbarrier or a counter wait). LABEL names the PTX label it starts at."""
+
+    name = "ptx.loop"
+    label = prop_def(StringAttr)
+    body = region_def("single_block")
+
+    def __init__(self, label: str):
+        super().__init__(properties={"label": StringAttr(label)}, regions=[Region(Block())])
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_string_literal(self.label.data)
+        printer.print_string(" ")
+        printer.print_region(self.body)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> LoopOp:
+        op = cls(parser.parse_str_literal())
+        op.body.detach_block(0)
+        op.body.add_block(parser.parse_region().detach_block(0))
+        return op
+
+    def verify_(self) -> None:
+        _check(isinstance(self.body.block.last_op, RepeatIfOp), self, "the body ends in ptx.repeat_if")
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    """`ptx.yield %r...`: ends a region of ptx.if or ptx.for with the registers to copy (in
+    parallel) into the op's `writes` or `carried` registers."""
+
+    name = "ptx.yield"
+    values = var_operand_def(RegType)
+    traits = traits_def(IsTerminator())
+
+    def __init__(self, values: Sequence[SSAValue] = ()):
+        super().__init__(operands=[values])
+
+    def print(self, printer: Printer) -> None:
+        if self.values:
+            printer.print_string(" ")
+            printer.print_list(self.values, printer.print_operand)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> YieldOp:
+        first = parser.parse_optional_unresolved_operand()
+        if first is None:
+            return cls()
+        values = [parser.resolve_operand(first, _defined_type(parser, first))]
+        while parser.parse_optional_punctuation(","):
+            values.append(_parse_defined_operand(parser))
+        return cls(values)
+
+    def verify_(self) -> None:
+        _check(isinstance(self.parent_op(), IfOp | ForOp), self, "ends a ptx.if or ptx.for region")
+
+
+@irdl_op_definition
+class RepeatIfOp(IRDLOperation):
+    """`ptx.repeat_if %p [negated]`: ends a ptx.loop body; the loop runs again where p holds
+    (with `negated`, where it does not)."""
+
+    name = "ptx.repeat_if"
+    cond = operand_def(RegType)
+    negate = opt_prop_def(UnitAttr)
+    traits = traits_def(IsTerminator())
+
+    def __init__(self, cond: SSAValue, negate: bool = False):
+        super().__init__(operands=[cond], properties={"negate": UnitAttr()} if negate else {})
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.cond)
+        if self.negate is not None:
+            printer.print_string(" negated")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> RepeatIfOp:
+        cond = _parse_defined_operand(parser)
+        return cls(cond, parser.parse_optional_keyword("negated") is not None)
+
+    def verify_(self) -> None:
+        _check(reg_kind(self.cond) == "pred", self, "the condition must be pred")
+        _check(isinstance(self.parent_op(), LoopOp), self, "ends a ptx.loop body")
+
+
+STRUCTURED_OPS = (IfOp, ForOp, LoopOp)
+"""What ptx-flatten-control-flow replaces; the printer prints only flat entries."""
+
+
 Ptx = Dialect(
     "ptx",
     [ModuleOp, EntryOp, RegOp, MovOp, AssignOp, PackOp, UnpackOp, ParamAddrOp, CvtaOp, LdParamOp, SmemBaseOp,
@@ -1636,484 +1920,6 @@ Ptx = Dialect(
      MbarArriveExpectTxOp, MbarExpectTxOp, MbarTryWaitOp, MbarInvalOp, TmaLoadOp, TmaStoreOp, BulkCommitOp,
      BulkWaitOp, PrefetchTensormapOp, WgmmaFenceOp, WgmmaCommitOp, WgmmaWaitOp, WgmmaOp, SetmaxnregOp, MapaOp,
      ClusterBarrierOp, ElectOp,
-     LabelOp, BraOp, RetOp],
+     LabelOp, BraOp, RetOp, IfOp, ForOp, LoopOp, YieldOp, RepeatIfOp],
     [RegType, ParamAttr],
 )
-
-
-# --------------------------------------------------------------------------- builder
-
-Src = SSAValue | int | float
-"""A source operand: a register, or a number the builder turns into an immediate (or a `mov`)."""
-
-_STR: dict[str, StringAttr] = {}
-_INT: dict[int, IntegerAttr] = {}
-
-
-def _s(text: str) -> StringAttr:
-    attr = _STR.get(text)
-    if attr is None:
-        attr = _STR[text] = StringAttr(text)
-    return attr
-
-
-def _i(value: int) -> IntegerAttr:
-    attr = _INT.get(value)
-    if attr is None:
-        attr = _INT[value] = IntegerAttr(value, i64)
-    return attr
-
-
-_UNIT = UnitAttr()
-
-
-def _is_power_of_two(value: Src) -> bool:
-    return isinstance(value, int) and value > 0 and value & (value - 1) == 0
-
-
-def _bits_type_of(ty: str) -> str:
-    """The b-type of an integer type: `and`, `or`, `xor` take only those."""
-    return "b" + ty[1:]
-
-
-def _imm_bits(ty: str, value: int | float) -> int:
-    """What `imm` stores: f32 values as their bits, integers as they are."""
-    return f32_bits(float(value)) if ty == "f32" else int(value)
-
-
-class PtxBuilder:
-    """Appends PTX instructions to the body of one `ptx.entry`; every method returns the new
-    register(s). Types are PTX type strings ("u32", "s32", "b32", "f32", "u64", "bf16", ...);
-    a source may be a number wherever PTX takes an immediate (elsewhere the builder `mov`s it).
-
-    Module and registers
-      PtxBuilder.kernel(name, params=[("A", "tensormap"), ("out", "u64"), ("n", "u32")],
-                        maxntid=384, minnctapersm=1, maxnreg=None, reqnctapercluster=None)
-                                -> builder; `.module`, `.entry`
-      reg(kind) / regs(kind, n) undeclared register(s) of class pred|b16|b32|b64|f32
-      mov(ty, src)  mov_imm(ty, value)  assign(dst, src)   (assign writes an existing register)
-      pack(lo, hi) -> reg twice the size    unpack(v) -> (lo, hi)
-      tmap_addr(param) -> generic b64 (mov.b64 + cvta.param)   global_ptr(param) -> b64 global
-      ld_param(ty, param)  smem_base() -> b32   sreg("tid.x"|"ctaid.x"|"laneid"|...)
-    Arithmetic (b may be a number)
-      add sub mul div rem and_ or_ xor min max shl shr  (ty, a, b, mods=None)
-      mul (integers default to .lo)   mul_wide / mul_hi (ty, a, b)   mad(ty, a, b, c, mods="lo")
-      fma(ty, a, b, c, mods="rn")     neg abs not_ popc (ty, a)
-      rcp sqrt rsqrt ex2 lg2 (ty, a, mods="approx.ftz")    tanh(ty, a, mods="approx")
-      setp(cmp, ty, a, b) -> pred     selp(ty, a, b, p)
-      cvt(dst_ty, src_ty, a, mods=None)    cvt_pack(dst_ty, lo, hi, mods="rn") -> b32/b16
-    Memory
-      ld(space, ty, addr, offset=0, vec=1, mods=None) -> reg or [regs]
-      st(space, ty, addr, value_or_values, offset=0, mods=None)
-      shfl(mode, a, b, clamp=None, mask=0xFFFFFFFF)    stmatrix(addr, regs, trans=False)
-      ldmatrix(addr, count=4, trans=False) -> [b32]
-    Synchronisation
-      bar_sync(id=0, count=None)  bar_arrive(id, count)    id: 0..15 or a b32 register
-      fence(kind="proxy.async.shared::cta")
-      mbar_init(addr, count)  mbar_arrive(addr, count=None)  mbar_arrive_expect_tx(addr, bytes)
-      mbar_expect_tx(addr, bytes)  mbar_try_wait(addr, parity) -> pred  mbar_inval(addr)
-      mbar_wait(addr, parity)   the try_wait loop (label + try_wait + bra)
-    TMA
-      tma_load(dst, tmap, coords, mbar)   tma_store(tmap, coords, src, reduce=None)
-      bulk_commit()  bulk_wait(n=0, read=False)  prefetch_tensormap(tmap)
-    wgmma
-      wgmma_fence()  wgmma_commit()  wgmma_wait(n=0)
-      wgmma(acc, a, b, dtype="bf16", scale_d=1, scale_a=1, scale_b=1, trans_a=0, trans_b=0)
-        acc: N/2 f32 registers written in place; a: b64 descriptor or 4 b32 registers;
-        b: b64 descriptor; scale_d: 0/1 or a pred register (false: D = A*B)
-    Control
-      setmaxnreg("inc"|"dec", n)  elect() -> pred  ret()
-      label(name)  bra(name, pred=None, negate=False)  fresh_label(prefix) -> unique name
-      with if_(pred, negate=False): ...   body runs only where pred (or !pred) holds
-    """
-
-    def __init__(self, entry: EntryOp):
-        self.entry = entry
-        self.block = entry.body.block
-        self._label_counts: dict[str, int] = {}
-
-    @classmethod
-    def kernel(cls, name: str, params: Sequence[tuple[str, str]] = (), *, maxntid: int | Sequence[int] | None = None,
-               minnctapersm: int | None = None, maxnreg: int | None = None,
-               reqnctapercluster: Sequence[int] | None = None, version: str = "8.0") -> PtxBuilder:
-        """A new `ptx.module` holding one entry, and a builder at its start."""
-        ntid = [maxntid] if isinstance(maxntid, int) else maxntid
-        entry = EntryOp(name, [ParamAttr(n, k) for n, k in params], maxntid=ntid, minnctapersm=minnctapersm,
-                        maxnreg=maxnreg, reqnctapercluster=reqnctapercluster)
-        builder = cls(entry)
-        builder.module = ModuleOp([entry], version=version)
-        return builder
-
-    module: ModuleOp
-
-    # ----------------------------------------------------------------- plumbing
-
-    def _op(self, cls: type[PtxInst], args: Sequence[SSAValue], outs: Sequence[str] = (),
-            props: dict[str, Attribute] | None = None) -> PtxInst:
-        op = cls.create(operands=args, result_types=[REG[k] for k in outs], properties=props or {})
-        self.block.add_op(op)
-        return op
-
-    def _val(self, cls: type[PtxInst], args: Sequence[SSAValue], out: str,
-             props: dict[str, Attribute] | None = None) -> SSAValue:
-        return self._op(cls, args, (out,), props).results[0]
-
-    def _reg(self, ty: str, src: Src) -> SSAValue:
-        """A register holding src (`mov`s a number)."""
-        return src if isinstance(src, SSAValue) else self.mov(ty, src)
-
-    def _arith(self, cls: type[PtxInst], ty: str, srcs: Sequence[Src], mods: str | None = None,
-               out: str | None = None) -> SSAValue:
-        props: dict[str, Attribute] = {"ty": _s(ty)}
-        if mods:
-            props["mods"] = _s(mods)
-        *first, last = srcs
-        args = [self._reg(ty, s) for s in first]
-        if isinstance(last, SSAValue):
-            args.append(last)
-        else:
-            props["imm"] = _i(_imm_bits(ty, last))
-        return self._val(cls, args, out or kind_of_type(ty), props)
-
-    # ----------------------------------------------------------------- registers and moves
-
-    def reg(self, kind: str) -> SSAValue:
-        return self._val(RegOp, (), kind)
-
-    def regs(self, kind: str, n: int) -> list[SSAValue]:
-        return [self.reg(kind) for _ in range(n)]
-
-    def mov(self, ty: str, src: Src) -> SSAValue:
-        if isinstance(src, SSAValue):
-            return self._val(MovOp, (src,), kind_of_type(ty), {"ty": _s(ty)})
-        return self._val(MovOp, (), kind_of_type(ty), {"ty": _s(ty), "imm": _i(_imm_bits(ty, src))})
-
-    def mov_imm(self, ty: str, value: int | float) -> SSAValue:
-        return self.mov(ty, value)
-
-    def assign(self, dst: SSAValue, src: Src) -> None:
-        if isinstance(src, SSAValue):
-            self._op(AssignOp, (dst, src))
-        else:
-            self._op(AssignOp, (dst,), props={"imm": _i(_imm_bits(_kind(dst), src))})
-
-    def pack(self, lo: SSAValue, hi: SSAValue) -> SSAValue:
-        return self._val(PackOp, (lo, hi), {16: "b32", 32: "b64"}[_bits(lo)])
-
-    def unpack(self, value: SSAValue) -> tuple[SSAValue, SSAValue]:
-        half = {32: "b16", 64: "b32"}[_bits(value)]
-        lo, hi = self._op(UnpackOp, (value,), (half, half)).results
-        return lo, hi
-
-    def tmap_addr(self, param: str) -> SSAValue:
-        raw = self._val(ParamAddrOp, (), "b64", {"param": _s(param)})
-        return self._val(CvtaOp, (raw,), "b64", {"space": _s("param")})
-
-    def global_ptr(self, param: str) -> SSAValue:
-        raw = self.ld_param("u64", param)
-        return self._val(CvtaOp, (raw,), "b64", {"space": _s("global"), "to": _UNIT})
-
-    def ld_param(self, ty: str, param: str) -> SSAValue:
-        return self._val(LdParamOp, (), kind_of_type(ty), {"param": _s(param), "ty": _s(ty)})
-
-    def smem_base(self) -> SSAValue:
-        return self._val(SmemBaseOp, (), "b32")
-
-    def sreg(self, name: str) -> SSAValue:
-        return self._val(SregOp, (), SPECIAL_REGS[name], {"reg": _s(name)})
-
-    # ----------------------------------------------------------------- arithmetic
-
-    def add(self, ty: str, a: Src, b: Src, mods: str | None = None) -> SSAValue:
-        return self._arith(AddOp, ty, (a, b), mods)
-
-    def sub(self, ty: str, a: Src, b: Src, mods: str | None = None) -> SSAValue:
-        return self._arith(SubOp, ty, (a, b), mods)
-
-    def mul(self, ty: str, a: Src, b: Src, mods: str | None = None) -> SSAValue:
-        return self._arith(MulOp, ty, (a, b), mods or (None if ty.startswith("f") else "lo"))
-
-    def mul_wide(self, ty: str, a: Src, b: Src) -> SSAValue:
-        return self._arith(MulOp, ty, (a, b), "wide", {32: "b64", 16: "b32"}[type_bits(ty)])
-
-    def mul_hi(self, ty: str, a: Src, b: Src) -> SSAValue:
-        return self._arith(MulOp, ty, (a, b), "hi")
-
-    def mad(self, ty: str, a: Src, b: Src, c: Src, mods: str = "lo") -> SSAValue:
-        if mods == "wide":
-            return self._arith(MadOp, ty, (a, b, c), mods, "b64")
-        return self._arith(MadOp, ty, (a, b, c), mods)
-
-    def fma(self, ty: str, a: Src, b: Src, c: Src, mods: str = "rn") -> SSAValue:
-        return self._arith(FmaOp, ty, (a, b, c), mods)
-
-    def div(self, ty: str, a: Src, b: Src, mods: str | None = None) -> SSAValue:
-        # ptxas expands an unsigned div/rem by an immediate into the generic reciprocal sequence
-        # (I2F + MUFU.RCP + F2I, about 20 instructions) even for 1 and powers of two; in a K loop
-        # that sat between the mbarrier wait and the wgmma issue of every iteration.
-        if ty[0] == "u" and _is_power_of_two(b):
-            return self._reg(ty, a) if b == 1 else self.shr(ty, a, b.bit_length() - 1)
-        return self._arith(DivOp, ty, (a, b), mods or ("rn" if ty == "f32" else None))
-
-    def rem(self, ty: str, a: Src, b: Src) -> SSAValue:
-        if ty[0] == "u" and _is_power_of_two(b):
-            return self.and_(_bits_type_of(ty), a, b - 1)
-        return self._arith(RemOp, ty, (a, b))
-
-    def and_(self, ty: str, a: Src, b: Src) -> SSAValue:
-        return self._arith(AndOp, ty, (a, b))
-
-    def or_(self, ty: str, a: Src, b: Src) -> SSAValue:
-        return self._arith(OrOp, ty, (a, b))
-
-    def xor(self, ty: str, a: Src, b: Src) -> SSAValue:
-        return self._arith(XorOp, ty, (a, b))
-
-    def min(self, ty: str, a: Src, b: Src, mods: str | None = None) -> SSAValue:
-        return self._arith(MinOp, ty, (a, b), mods)
-
-    def max(self, ty: str, a: Src, b: Src, mods: str | None = None) -> SSAValue:
-        return self._arith(MaxOp, ty, (a, b), mods)
-
-    def shl(self, ty: str, a: Src, b: Src) -> SSAValue:
-        return self._arith(ShlOp, ty, (a, b))
-
-    def shr(self, ty: str, a: Src, b: Src) -> SSAValue:
-        return self._arith(ShrOp, ty, (a, b))
-
-    def neg(self, ty: str, a: SSAValue) -> SSAValue:
-        return self._arith(NegOp, ty, (a,))
-
-    def abs(self, ty: str, a: SSAValue) -> SSAValue:
-        return self._arith(AbsOp, ty, (a,))
-
-    def not_(self, ty: str, a: SSAValue) -> SSAValue:
-        return self._arith(NotOp, ty, (a,))
-
-    def popc(self, ty: str, a: SSAValue) -> SSAValue:
-        return self._arith(PopcOp, ty, (a,), out="b32")
-
-    def rcp(self, ty: str, a: SSAValue, mods: str = "approx.ftz") -> SSAValue:
-        return self._arith(RcpOp, ty, (a,), mods)
-
-    def sqrt(self, ty: str, a: SSAValue, mods: str = "approx.ftz") -> SSAValue:
-        return self._arith(SqrtOp, ty, (a,), mods)
-
-    def rsqrt(self, ty: str, a: SSAValue, mods: str = "approx.ftz") -> SSAValue:
-        return self._arith(RsqrtOp, ty, (a,), mods)
-
-    def ex2(self, ty: str, a: SSAValue, mods: str = "approx.ftz") -> SSAValue:
-        return self._arith(Ex2Op, ty, (a,), mods)
-
-    def lg2(self, ty: str, a: SSAValue, mods: str = "approx.ftz") -> SSAValue:
-        return self._arith(Lg2Op, ty, (a,), mods)
-
-    def tanh(self, ty: str, a: SSAValue, mods: str = "approx") -> SSAValue:
-        return self._arith(TanhOp, ty, (a,), mods)
-
-    def setp(self, cmp: str, ty: str, a: Src, b: Src) -> SSAValue:
-        props: dict[str, Attribute] = {"cmp": _s(cmp), "ty": _s(ty)}
-        args = [self._reg(ty, a)]
-        if isinstance(b, SSAValue):
-            args.append(b)
-        else:
-            props["imm"] = _i(_imm_bits(ty, b))
-        return self._val(SetpOp, args, "pred", props)
-
-    def selp(self, ty: str, a: Src, b: Src, p: SSAValue) -> SSAValue:
-        return self._val(SelpOp, (self._reg(ty, a), self._reg(ty, b), p), kind_of_type(ty), {"ty": _s(ty)})
-
-    def cvt(self, dst_ty: str, src_ty: str, a: SSAValue, mods: str | None = None) -> SSAValue:
-        props = {"dst": _s(dst_ty), "src": _s(src_ty)}
-        if mods:
-            props["mods"] = _s(mods)
-        return self._val(CvtOp, (a,), kind_of_type(dst_ty), props)
-
-    def cvt_pack(self, dst_ty: str, lo: SSAValue, hi: SSAValue, mods: str = "rn") -> SSAValue:
-        """Two f32 into one bf16x2/f16x2 (b32) or e4m3x2/e5m2x2 (b16, needs mods="rn.satfinite");
-        `lo` lands in the low half (PTX takes the high source first)."""
-        props = {"dst": _s(dst_ty), "src": _s("f32"), "mods": _s(mods)}
-        return self._val(CvtOp, (hi, lo), kind_of_type(dst_ty), props)
-
-    # ----------------------------------------------------------------- memory
-
-    def ld(self, space: str, ty: str, addr: SSAValue, offset: int = 0, vec: int = 1,
-           mods: str | None = None, sem: str | None = None) -> SSAValue | list[SSAValue]:
-        props = {"space": _s(space), "ty": _s(ty), "offset": _i(offset)}
-        if mods:
-            props["mods"] = _s(mods)
-        if sem:
-            props["sem"] = _s(sem)
-        outs = self._op(LdOp, (addr,), [kind_of_type(ty)] * vec, props).results
-        return outs[0] if vec == 1 else list(outs)
-
-    def st(self, space: str, ty: str, addr: SSAValue, values: SSAValue | Sequence[SSAValue], offset: int = 0,
-           mods: str | None = None) -> None:
-        vals = [values] if isinstance(values, SSAValue) else list(values)
-        props = {"space": _s(space), "ty": _s(ty), "offset": _i(offset)}
-        if mods:
-            props["mods"] = _s(mods)
-        self._op(StOp, (addr, *vals), props=props)
-
-    def red(self, space: str, op: str, ty: str, addr: SSAValue, value: SSAValue | int, sem: str | None = None) -> None:
-        props = {"space": _s(space), "op": _s(op), "ty": _s(ty)}
-        if sem:
-            props["sem"] = _s(sem)
-        if isinstance(value, SSAValue):
-            self._op(RedOp, (addr, value), props=props)
-        else:
-            self._op(RedOp, (addr,), props={**props, "imm": _i(value)})
-
-    def shfl(self, mode: str, a: SSAValue, b: SSAValue | int, clamp: int | None = None,
-             mask: int = 0xFFFFFFFF) -> SSAValue:
-        props = {"mode": _s(mode), "clamp": _i(clamp if clamp is not None else (0 if mode == "up" else 0x1F)),
-                 "membermask": _i(mask)}
-        args = [a]
-        if isinstance(b, SSAValue):
-            args.append(b)
-        else:
-            props["imm"] = _i(b)
-        return self._val(ShflOp, args, _kind(a), props)
-
-    def stmatrix(self, addr: SSAValue, regs: Sequence[SSAValue], trans: bool = False) -> None:
-        self._op(StmatrixOp, (addr, *regs), props={"trans": _UNIT} if trans else {})
-
-    def ldmatrix(self, addr: SSAValue, count: int = 4, trans: bool = False) -> list[SSAValue]:
-        return list(self._op(LdmatrixOp, (addr,), ["b32"] * count, {"trans": _UNIT} if trans else {}).results)
-
-    # ----------------------------------------------------------------- synchronisation
-
-    def _barrier(self, cls: type[PtxInst], id: SSAValue | int, count: int | None) -> None:
-        props = {"count": _i(count)} if count is not None else {}
-        if isinstance(id, SSAValue):
-            self._op(cls, (id,), props=props)
-        else:
-            self._op(cls, (), props={**props, "imm": _i(id)})
-
-    def bar_sync(self, id: SSAValue | int = 0, count: int | None = None) -> None:
-        self._barrier(BarSyncOp, id, count)
-
-    def bar_arrive(self, id: SSAValue | int, count: int) -> None:
-        self._barrier(BarArriveOp, id, count)
-
-    def fence(self, kind: str = "proxy.async.shared::cta") -> None:
-        self._op(FenceOp, (), props={"kind": _s(kind)})
-
-    def mbar_init(self, addr: SSAValue, count: int) -> None:
-        self._op(MbarInitOp, (addr,), props={"count": _i(count)})
-
-    def mbar_arrive(self, addr: SSAValue, count: int | None = None, cluster: bool = False) -> None:
-        props: dict[str, Attribute] = {"count": _i(count)} if count is not None else {}
-        if cluster:
-            props["cluster"] = UnitAttr()
-        self._op(MbarArriveOp, (addr,), props=props)
-
-    def mapa(self, addr: SSAValue, rank: Src) -> SSAValue:
-        return self._val(MapaOp, (addr, self._reg("u32", rank)), "b32")
-
-    def cluster_sync(self) -> None:
-        self._op(ClusterBarrierOp, (), props={"step": _s("arrive")})
-        self._op(ClusterBarrierOp, (), props={"step": _s("wait")})
-
-    def mbar_arrive_expect_tx(self, addr: SSAValue, nbytes: int) -> None:
-        self._op(MbarArriveExpectTxOp, (addr,), props={"bytes": _i(nbytes)})
-
-    def mbar_expect_tx(self, addr: SSAValue, nbytes: int) -> None:
-        self._op(MbarExpectTxOp, (addr,), props={"bytes": _i(nbytes)})
-
-    def mbar_try_wait(self, addr: SSAValue, parity: SSAValue | int) -> SSAValue:
-        if isinstance(parity, SSAValue):
-            return self._val(MbarTryWaitOp, (addr, parity), "pred")
-        return self._val(MbarTryWaitOp, (addr,), "pred", {"imm": _i(parity)})
-
-    def mbar_wait(self, addr: SSAValue, parity: SSAValue | int) -> None:
-        """Spin until the phase with `parity` has completed (try_wait can time out, so loop)."""
-        top = self.fresh_label("WAIT")
-        self.label(top)
-        done = self.mbar_try_wait(addr, parity)
-        self.bra(top, done, negate=True)
-
-    def mbar_inval(self, addr: SSAValue) -> None:
-        self._op(MbarInvalOp, (addr,))
-
-    # ----------------------------------------------------------------- TMA
-
-    def tma_load(self, dst: SSAValue, tmap: SSAValue, coords: Sequence[SSAValue], mbar: SSAValue,
-                 multicast: int | None = None) -> None:
-        if multicast is None:
-            self._op(TmaLoadOp, (dst, tmap, mbar, *coords))
-            return
-        mask = self.mov("b16", multicast)
-        self._op(TmaLoadOp, (dst, tmap, mbar, *coords, mask), props={"multicast": UnitAttr()})
-
-    def tma_store(self, tmap: SSAValue, coords: Sequence[SSAValue], src: SSAValue, reduce: str | None = None) -> None:
-        self._op(TmaStoreOp, (tmap, src, *coords), props={"reduce": _s(reduce)} if reduce else {})
-
-    def bulk_commit(self) -> None:
-        self._op(BulkCommitOp, ())
-
-    def bulk_wait(self, n: int = 0, read: bool = False) -> None:
-        self._op(BulkWaitOp, (), props={"n": _i(n), "read": _UNIT} if read else {"n": _i(n)})
-
-    def prefetch_tensormap(self, tmap: SSAValue) -> None:
-        self._op(PrefetchTensormapOp, (tmap,))
-
-    # ----------------------------------------------------------------- wgmma
-
-    def wgmma_fence(self) -> None:
-        self._op(WgmmaFenceOp, ())
-
-    def wgmma_commit(self) -> None:
-        self._op(WgmmaCommitOp, ())
-
-    def wgmma_wait(self, n: int = 0) -> None:
-        self._op(WgmmaWaitOp, (), props={"n": _i(n)})
-
-    def wgmma(self, acc: Sequence[SSAValue], a: SSAValue | Sequence[SSAValue], b: SSAValue, dtype: str = "bf16",
-              scale_d: SSAValue | int = 1, scale_a: int = 1, scale_b: int = 1, trans_a: int = 0,
-              trans_b: int = 0) -> None:
-        a_regs = [a] if isinstance(a, SSAValue) else list(a)
-        props: dict[str, Attribute] = {"n": _i(2 * len(acc)), "dtype": _s(dtype), "scale_a": _i(scale_a),
-                                       "scale_b": _i(scale_b), "trans_a": _i(trans_a), "trans_b": _i(trans_b)}
-        if len(a_regs) != 1:
-            props["a_regs"] = _UNIT
-        args = [*acc, *a_regs, b]
-        if isinstance(scale_d, SSAValue):
-            args.append(scale_d)
-        else:
-            props["scale_d"] = _i(scale_d)
-        self._op(WgmmaOp, args, props=props)
-
-    # ----------------------------------------------------------------- control
-
-    def setmaxnreg(self, action: str, n: int) -> None:
-        self._op(SetmaxnregOp, (), props={"action": _s(action), "n": _i(n)})
-
-    def elect(self) -> SSAValue:
-        return self._val(ElectOp, (), "pred")
-
-    def ret(self) -> None:
-        self._op(RetOp, ())
-
-    def label(self, name: str) -> None:
-        self._op(LabelOp, (), props={"label": _s(name)})
-
-    def bra(self, name: str, pred: SSAValue | None = None, negate: bool = False) -> None:
-        props: dict[str, Attribute] = {"target": _s(name)}
-        if negate:
-            props["negate"] = _UNIT
-        self._op(BraOp, (pred,) if pred is not None else (), props=props)
-
-    def fresh_label(self, prefix: str = "L") -> str:
-        """A label name not handed out before by this builder: `PREFIX_3`."""
-        n = self._label_counts.get(prefix, 0)
-        self._label_counts[prefix] = n + 1
-        return f"{prefix}_{n}"
-
-    @contextmanager
-    def if_(self, pred: SSAValue, negate: bool = False) -> Iterator[None]:
-        """The body runs where `pred` (or `!pred` with negate) holds; others jump past it."""
-        end = self.fresh_label("ENDIF")
-        self.bra(end, pred, negate=not negate)
-        yield
-        self.label(end)

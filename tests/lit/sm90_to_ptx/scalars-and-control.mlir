@@ -1,7 +1,7 @@
 // sm90 -> ptx: roles with setmaxnreg, single-thread regions, an scf.for ring loop with an
 // mbarrier wait, constants as immediates, the ABI kept on the module.
 // RUN: tkc-opt %s -p convert-sm90-to-ptx | filecheck %s
-// RUN: tkc-opt %s -p convert-sm90-to-ptx -t ptx | filecheck %s --check-prefix=PTX
+// RUN: tkc-opt %s -p convert-sm90-to-ptx,ptx-flatten-control-flow -t ptx | filecheck %s --check-prefix=PTX
 
 builtin.module {
   sm90.kernel @k threads 384 : i32 smem 2048 : i32 min_ctas 1 : i32 abi "{\"entry\": \"k\", \"args\": [{\"name\": \"A\", \"dtype\": \"f32\", \"dims\": [\"K\"]}], \"params\": [{\"name\": \"dim_K\", \"dim\": \"K\", \"kind\": \"dim\"}], \"grid\": [1, 1, 1], \"block\": 384, \"smem_bytes\": 2048, \"divisibility\": []}" {
