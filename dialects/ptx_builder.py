@@ -2,8 +2,9 @@
 
 A builder inserts at one point (the end of a block, or before an op: a conversion pattern
 writes the code of an sm90 op just before it) and moves into the regions of the structured ops
-it opens (`if_`, `loop`). Types are PTX type strings; a source may be a number wherever PTX
-takes an immediate (elsewhere the builder `mov`s it).
+it opens (`if_`, `loop`). Types, modifiers and the other typed properties are spelled as PTX
+spells them ("u32", "approx.ftz", "lt") and become the dialect's typed attributes here; a source
+may be a number wherever PTX takes an immediate (elsewhere the builder `mov`s it).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from contextlib import contextmanager
 from typing import TypeGuard
 
 from xdsl.dialects.builtin import IntegerAttr, StringAttr, UnitAttr, i64
+from xdsl.dialects.utils import EnumAttribute
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 
@@ -29,6 +31,8 @@ from tkc.dialects.ptx import (
     BulkCommitOp,
     BulkWaitOp,
     ClusterBarrierOp,
+    ClusterStepAttr,
+    ComparisonAttr,
     CvtaOp,
     CvtOp,
     DivOp,
@@ -47,6 +51,7 @@ from tkc.dialects.ptx import (
     MadOp,
     MapaOp,
     MaxOp,
+    MemoryOrderAttr,
     MbarArriveExpectTxOp,
     MbarArriveOp,
     MbarExpectTxOp,
@@ -54,6 +59,7 @@ from tkc.dialects.ptx import (
     MbarInvalOp,
     MbarTryWaitOp,
     MinOp,
+    ModifiersAttr,
     ModuleOp,
     MovOp,
     MulOp,
@@ -66,8 +72,11 @@ from tkc.dialects.ptx import (
     PopcOp,
     PrefetchTensormapOp,
     PtxInst,
+    PtxTypeAttr,
     RcpOp,
     RedOp,
+    ReductionAttr,
+    RegisterActionAttr,
     RegOp,
     RemOp,
     RepeatIfOp,
@@ -77,9 +86,11 @@ from tkc.dialects.ptx import (
     SetmaxnregOp,
     SetpOp,
     ShflOp,
+    ShuffleModeAttr,
     ShlOp,
     ShrOp,
     SmemBaseOp,
+    SpaceAttr,
     SqrtOp,
     SregOp,
     StmatrixOp,
@@ -107,6 +118,7 @@ Src = SSAValue | int | float
 
 _STR: dict[str, StringAttr] = {}
 _INT: dict[int, IntegerAttr] = {}
+_TYPED: dict[tuple[type[Attribute], str], Attribute] = {}
 
 
 def _s(text: str) -> StringAttr:
@@ -114,6 +126,27 @@ def _s(text: str) -> StringAttr:
     if attr is None:
         attr = _STR[text] = StringAttr(text)
     return attr
+
+
+def _typed(kind: type[Attribute], text: str) -> Attribute:
+    """The typed property `kind` (an enum attribute, or ModifiersAttr) spelled `text`."""
+    attr = _TYPED.get((kind, text))
+    if attr is None:
+        if kind is ModifiersAttr:
+            attr = ModifiersAttr(text)
+        else:
+            assert issubclass(kind, EnumAttribute)
+            attr = kind(kind.enum_type(text))
+        _TYPED[(kind, text)] = attr
+    return attr
+
+
+def _ty(text: str) -> Attribute:
+    return _typed(PtxTypeAttr, text)
+
+
+def _mods(text: str) -> Attribute:
+    return _typed(ModifiersAttr, text)
 
 
 def _i(value: int) -> IntegerAttr:
@@ -162,7 +195,8 @@ class PtxBuilder:
       setp(cmp, ty, a, b) -> pred     selp(ty, a, b, p)
       cvt(dst_ty, src_ty, a, mods=None)    cvt_pack(dst_ty, lo, hi, mods="rn") -> b32/b16
     Memory
-      ld(space, ty, addr, offset=0, vec=1, mods=None) -> reg or [regs]
+      ld(space, ty, addr, offset=0, vec=1, mods=None, sem=None) -> reg or [regs]
+                                 (sem: "acquire"|"release"|"relaxed", at CTA scope)
       st(space, ty, addr, value_or_values, offset=0, mods=None)
       shfl(mode, a, b, clamp=None, mask=0xFFFFFFFF)    stmatrix(addr, regs, trans=False)
       ldmatrix(addr, count=4, trans=False) -> [b32]
@@ -171,7 +205,7 @@ class PtxBuilder:
       fence(kind="proxy.async.shared::cta")
       mbar_init(addr, count)  mbar_arrive(addr, count=None)  mbar_arrive_expect_tx(addr, bytes)
       mbar_expect_tx(addr, bytes)  mbar_try_wait(addr, parity) -> pred  mbar_inval(addr)
-      mbar_wait(addr, parity)   the try_wait loop (label + try_wait + bra)
+      mbar_wait(addr, parity)   the try_wait spin loop (a ptx.loop)
     TMA
       tma_load(dst, tmap, coords, mbar)   tma_store(tmap, coords, src, reduce=None)
       bulk_commit()  bulk_wait(n=0, read=False)  prefetch_tensormap(tmap)
@@ -243,9 +277,9 @@ class PtxBuilder:
 
     def _arith(self, cls: type[PtxInst], ty: str, srcs: Sequence[Src], mods: str | None = None,
                out: str | None = None) -> SSAValue:
-        props: dict[str, Attribute] = {"ty": _s(ty)}
+        props: dict[str, Attribute] = {"ty": _ty(ty)}
         if mods:
-            props["mods"] = _s(mods)
+            props["mods"] = _mods(mods)
         *first, last = srcs
         args = [self._reg(ty, s) for s in first]
         if isinstance(last, SSAValue):
@@ -264,8 +298,8 @@ class PtxBuilder:
 
     def mov(self, ty: str, src: Src) -> SSAValue:
         if isinstance(src, SSAValue):
-            return self._val(MovOp, (src,), kind_of_type(ty), {"ty": _s(ty)})
-        return self._val(MovOp, (), kind_of_type(ty), {"ty": _s(ty), "imm": _i(_imm_bits(ty, src))})
+            return self._val(MovOp, (src,), kind_of_type(ty), {"ty": _ty(ty)})
+        return self._val(MovOp, (), kind_of_type(ty), {"ty": _ty(ty), "imm": _i(_imm_bits(ty, src))})
 
     def mov_imm(self, ty: str, value: int | float) -> SSAValue:
         return self.mov(ty, value)
@@ -286,14 +320,14 @@ class PtxBuilder:
 
     def tmap_addr(self, param: str) -> SSAValue:
         raw = self._val(ParamAddrOp, (), "b64", {"param": _s(param)})
-        return self._val(CvtaOp, (raw,), "b64", {"space": _s("param")})
+        return self._val(CvtaOp, (raw,), "b64", {"space": _typed(SpaceAttr, "param")})
 
     def global_ptr(self, param: str) -> SSAValue:
         raw = self.ld_param("u64", param)
-        return self._val(CvtaOp, (raw,), "b64", {"space": _s("global"), "to": _UNIT})
+        return self._val(CvtaOp, (raw,), "b64", {"space": _typed(SpaceAttr, "global"), "to": _UNIT})
 
     def ld_param(self, ty: str, param: str) -> SSAValue:
-        return self._val(LdParamOp, (), kind_of_type(ty), {"param": _s(param), "ty": _s(ty)})
+        return self._val(LdParamOp, (), kind_of_type(ty), {"param": _s(param), "ty": _ty(ty)})
 
     def smem_base(self) -> SSAValue:
         return self._val(SmemBaseOp, (), "b32")
@@ -391,7 +425,7 @@ class PtxBuilder:
         return self._arith(TanhOp, ty, (a,), mods)
 
     def setp(self, cmp: str, ty: str, a: Src, b: Src) -> SSAValue:
-        props: dict[str, Attribute] = {"cmp": _s(cmp), "ty": _s(ty)}
+        props: dict[str, Attribute] = {"cmp": _typed(ComparisonAttr, cmp), "ty": _ty(ty)}
         args = [self._reg(ty, a)]
         if isinstance(b, SSAValue):
             args.append(b)
@@ -400,44 +434,44 @@ class PtxBuilder:
         return self._val(SetpOp, args, "pred", props)
 
     def selp(self, ty: str, a: Src, b: Src, p: SSAValue) -> SSAValue:
-        return self._val(SelpOp, (self._reg(ty, a), self._reg(ty, b), p), kind_of_type(ty), {"ty": _s(ty)})
+        return self._val(SelpOp, (self._reg(ty, a), self._reg(ty, b), p), kind_of_type(ty), {"ty": _ty(ty)})
 
     def cvt(self, dst_ty: str, src_ty: str, a: SSAValue, mods: str | None = None) -> SSAValue:
-        props = {"dst": _s(dst_ty), "src": _s(src_ty)}
+        props = {"dst": _ty(dst_ty), "src": _ty(src_ty)}
         if mods:
-            props["mods"] = _s(mods)
+            props["mods"] = _mods(mods)
         return self._val(CvtOp, (a,), kind_of_type(dst_ty), props)
 
     def cvt_pack(self, dst_ty: str, lo: SSAValue, hi: SSAValue, mods: str = "rn") -> SSAValue:
         """Two f32 into one bf16x2/f16x2 (b32) or e4m3x2/e5m2x2 (b16, needs mods="rn.satfinite");
         `lo` lands in the low half (PTX takes the high source first)."""
-        props = {"dst": _s(dst_ty), "src": _s("f32"), "mods": _s(mods)}
+        props = {"dst": _ty(dst_ty), "src": _ty("f32"), "mods": _mods(mods)}
         return self._val(CvtOp, (hi, lo), kind_of_type(dst_ty), props)
 
     # ----------------------------------------------------------------- memory
 
     def ld(self, space: str, ty: str, addr: SSAValue, offset: int = 0, vec: int = 1,
            mods: str | None = None, sem: str | None = None) -> SSAValue | list[SSAValue]:
-        props = {"space": _s(space), "ty": _s(ty), "offset": _i(offset)}
+        props = {"space": _typed(SpaceAttr, space), "ty": _ty(ty), "offset": _i(offset)}
         if mods:
-            props["mods"] = _s(mods)
+            props["mods"] = _mods(mods)
         if sem:
-            props["sem"] = _s(sem)
+            props["sem"] = _typed(MemoryOrderAttr, sem)
         outs = self._op(LdOp, (addr,), [kind_of_type(ty)] * vec, props).results
         return outs[0] if vec == 1 else list(outs)
 
     def st(self, space: str, ty: str, addr: SSAValue, values: SSAValue | Sequence[SSAValue], offset: int = 0,
            mods: str | None = None) -> None:
         vals = [values] if isinstance(values, SSAValue) else list(values)
-        props = {"space": _s(space), "ty": _s(ty), "offset": _i(offset)}
+        props = {"space": _typed(SpaceAttr, space), "ty": _ty(ty), "offset": _i(offset)}
         if mods:
-            props["mods"] = _s(mods)
+            props["mods"] = _mods(mods)
         self._op(StOp, (addr, *vals), props=props)
 
     def red(self, space: str, op: str, ty: str, addr: SSAValue, value: SSAValue | int, sem: str | None = None) -> None:
-        props = {"space": _s(space), "op": _s(op), "ty": _s(ty)}
+        props = {"space": _typed(SpaceAttr, space), "op": _typed(ReductionAttr, op), "ty": _ty(ty)}
         if sem:
-            props["sem"] = _s(sem)
+            props["sem"] = _typed(MemoryOrderAttr, sem)
         if isinstance(value, SSAValue):
             self._op(RedOp, (addr, value), props=props)
         else:
@@ -445,7 +479,7 @@ class PtxBuilder:
 
     def shfl(self, mode: str, a: SSAValue, b: SSAValue | int, clamp: int | None = None,
              mask: int = 0xFFFFFFFF) -> SSAValue:
-        props = {"mode": _s(mode), "clamp": _i(clamp if clamp is not None else (0 if mode == "up" else 0x1F)),
+        props = {"mode": _typed(ShuffleModeAttr, mode), "clamp": _i(clamp if clamp is not None else (0 if mode == "up" else 0x1F)),
                  "membermask": _i(mask)}
         args = [a]
         if isinstance(b, SSAValue):
@@ -491,8 +525,8 @@ class PtxBuilder:
         return self._val(MapaOp, (addr, self._reg("u32", rank)), "b32")
 
     def cluster_sync(self) -> None:
-        self._op(ClusterBarrierOp, (), props={"step": _s("arrive")})
-        self._op(ClusterBarrierOp, (), props={"step": _s("wait")})
+        self._op(ClusterBarrierOp, (), props={"step": _typed(ClusterStepAttr, "arrive")})
+        self._op(ClusterBarrierOp, (), props={"step": _typed(ClusterStepAttr, "wait")})
 
     def mbar_arrive_expect_tx(self, addr: SSAValue, nbytes: int) -> None:
         self._op(MbarArriveExpectTxOp, (addr,), props={"bytes": _i(nbytes)})
@@ -517,14 +551,11 @@ class PtxBuilder:
 
     def tma_load(self, dst: SSAValue, tmap: SSAValue, coords: Sequence[SSAValue], mbar: SSAValue,
                  multicast: int | None = None) -> None:
-        if multicast is None:
-            self._op(TmaLoadOp, (dst, tmap, mbar, *coords))
-            return
-        mask = self.mov("b16", multicast)
-        self._op(TmaLoadOp, (dst, tmap, mbar, *coords, mask), props={"multicast": UnitAttr()})
+        mask = [self.mov("b16", multicast)] if multicast is not None else []
+        self.insert(TmaLoadOp.build(operands=[dst, tmap, mbar, coords, mask]))
 
     def tma_store(self, tmap: SSAValue, coords: Sequence[SSAValue], src: SSAValue, reduce: str | None = None) -> None:
-        self._op(TmaStoreOp, (tmap, src, *coords), props={"reduce": _s(reduce)} if reduce else {})
+        self._op(TmaStoreOp, (tmap, src, *coords), props={"reduce": _typed(ReductionAttr, reduce)} if reduce else {})
 
     def bulk_commit(self) -> None:
         self._op(BulkCommitOp, ())
@@ -549,22 +580,18 @@ class PtxBuilder:
     def wgmma(self, acc: Sequence[SSAValue], a: SSAValue | Sequence[SSAValue], b: SSAValue, dtype: str = "bf16",
               scale_d: SSAValue | int = 1, scale_a: int = 1, scale_b: int = 1, trans_a: int = 0,
               trans_b: int = 0) -> None:
-        a_regs = [a] if isinstance(a, SSAValue) else list(a)
-        props: dict[str, Attribute] = {"n": _i(2 * len(acc)), "dtype": _s(dtype), "scale_a": _i(scale_a),
+        props: dict[str, Attribute] = {"n": _i(2 * len(acc)), "dtype": _ty(dtype), "scale_a": _i(scale_a),
                                        "scale_b": _i(scale_b), "trans_a": _i(trans_a), "trans_b": _i(trans_b)}
-        if len(a_regs) != 1:
-            props["a_regs"] = _UNIT
-        args = [*acc, *a_regs, b]
-        if isinstance(scale_d, SSAValue):
-            args.append(scale_d)
-        else:
+        if not isinstance(scale_d, SSAValue):
             props["scale_d"] = _i(scale_d)
-        self._op(WgmmaOp, args, props=props)
+        scale_reg = [scale_d] if isinstance(scale_d, SSAValue) else []
+        a_regs = [a] if isinstance(a, SSAValue) else list(a)
+        self.insert(WgmmaOp.build(operands=[acc, a_regs, b, scale_reg], properties=props))
 
     # ----------------------------------------------------------------- control
 
     def setmaxnreg(self, action: str, n: int) -> None:
-        self._op(SetmaxnregOp, (), props={"action": _s(action), "n": _i(n)})
+        self._op(SetmaxnregOp, (), props={"action": _typed(RegisterActionAttr, action), "n": _i(n)})
 
     def elect(self) -> SSAValue:
         return self._val(ElectOp, (), "pred")

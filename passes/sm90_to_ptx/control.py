@@ -22,7 +22,8 @@ from tkc.passes.sm90_to_ptx.emitter import Emitter, Value, flat
 
 
 def _bind(e: Emitter, args: Sequence[SSAValue], regs: Sequence[Value], into: Block) -> None:
-    """Uses of the block arguments `args` read `regs` through casts at the start of `into`."""
+    """Uses of the block arguments `args` read `regs` through casts appended to `into` (ahead of
+    the body that moves in after them)."""
     with e.b.inside(into):
         for arg, value in zip(args, regs, strict=True):
             arg.replace_all_uses_with(e.as_value(arg, value))

@@ -101,7 +101,7 @@ class LowerStoreFenceSignal(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: sm90.StoreFenceSignalOp, rewriter: PatternRewriter) -> None:
         e = Emitter(op)
-        e.b.red("shared", "add", "u32", e.reg(op.slot), 1, sem="release.cta")
+        e.b.red("shared", "add", "u32", e.reg(op.slot), 1, sem="release")
         rewriter.erase(op)
 
 
@@ -114,7 +114,7 @@ class LowerStoreFenceWait(RewritePattern):
         passes = b.add("u32", cast(SSAValue, b.ld("shared", "u32", slot, PRODUCER_PASSES)), 1)
         b.st("shared", "u32", slot, passes, PRODUCER_PASSES)
         with b.loop("STORES"):
-            done = cast(SSAValue, b.ld("shared", "u32", slot, CONSUMER_PASSES, sem="acquire.cta"))
+            done = cast(SSAValue, b.ld("shared", "u32", slot, CONSUMER_PASSES, sem="acquire"))
             b.repeat_if(b.setp("lt", "u32", done, passes))
         rewriter.erase(op)
 

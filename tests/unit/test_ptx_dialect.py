@@ -117,7 +117,7 @@ def expect_invalid(build, match: str):
         (lambda b: b._arith(ptx.DivOp, "f32", (b.mov("f32", 1.0), 2.0)), "needs mods"),
         (lambda b: b.sub("u32", b.mov("u32", 1), 2, mods="lo"), "sub.u32 does not take the modifiers 'lo'; it takes none"),
         (lambda b: b._arith(ptx.NegOp, "f32", (b.mov("f32", 1.0),), mods="approx"), "it takes none or ftz"),
-        (lambda b: b.cvt("f32", "u32", b.mov("u32", 1), mods="round"), "cvt does not take the modifiers 'round'"),
+        (lambda b: b.cvt("f32", "u32", b.mov("u32", 1), mods="approx"), "cvt does not take the modifiers 'approx'"),
         (lambda b: b.ld("shared", "f32", b.mov("u32", 0), mods="nc"), "ld.shared does not take the modifiers 'nc'"),
         (lambda b: b.ld("shared", "f32", b.mov("u64", 0)), "b32 for shared"),
         (lambda b: b.ld("global", "f32", b.mov("u64", 0), vec=3), "vector width"),
@@ -131,6 +131,15 @@ def expect_invalid(build, match: str):
 )
 def test_verifier_rejects(build, match):
     expect_invalid(build, match)
+
+
+def test_modifiers_and_types_are_typed():
+    """Properties are typed attributes: a modifier or type PTX lacks cannot even be built."""
+    b = PtxBuilder.kernel("k")
+    with pytest.raises(VerifyException, match="'round' is not a PTX modifier"):
+        b.cvt("f32", "u32", b.mov("u32", 1), mods="round")
+    with pytest.raises(VerifyException, match="unknown PTX type 'u33'"):
+        b.mov("u33", 1)
 
 
 def test_use_before_definition_is_rejected():

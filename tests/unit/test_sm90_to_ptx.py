@@ -68,7 +68,7 @@ def simulate(entry: ptx.EntryOp, memory: dict[int, float], threads: int = 128,
     while pc < len(ops):
         op, pc = ops[pc], pc + 1
         if isinstance(op, ptx.BraOp):
-            taken = {not op.args or bool(r[op.args[0]]) != (op.negate is not None) for r in regs}
+            taken = {op.pred is None or bool(r[op.pred]) != (op.negate is not None) for r in regs}
             assert len(taken) == 1, f"divergent branch to {op.target.data}"
             pc = labels[op.target.data] if taken.pop() else pc
             continue
@@ -372,8 +372,7 @@ def test_register_a_wgmma_uses_packed_pairs() -> None:
     mmas = [op for op in entry.body.block.ops if isinstance(op, ptx.WgmmaOp)]
     assert len(packs) == 16 and len(mmas) == 4
     for kk, op in enumerate(mmas):
-        assert op.a_regs is not None
-        assert list(op.args[64:68]) == packs[4 * kk: 4 * kk + 4]
+        assert list(op.a) == packs[4 * kk: 4 * kk + 4]  # A in four registers
 
 
 def test_module_keeps_the_abi() -> None:
@@ -441,7 +440,7 @@ def test_wgmma_keeps_an_accumulator_that_is_read_again() -> None:
     entry = lower(kernel(body))
     mma = next(op for op in entry.body.block.ops if isinstance(op, ptx.WgmmaOp))
     fills = [op.results[0] for op in entry.body.block.ops if isinstance(op, ptx.MovOp)][:32]
-    assert not set(mma.args[:32]) & set(fills)
+    assert not set(mma.acc[:32]) & set(fills)
 
 
 def test_loop_swaps_carried_values() -> None:

@@ -10,11 +10,11 @@
 ptx.module {version = "8.0", target = "sm_90a", address_size = 64 : i64} {
   ptx.entry @k {params = [#ptx.param<"n", u32>], maxntid = array<i64: 128, 1, 1>} {
     %tid = ptx.sreg {reg = "tid.x"} : b32
-    %n = ptx.ld_param {param = "n", ty = "u32"} : b32
-    %p = ptx.setp(%tid) {cmp = "eq", ty = "u32", imm = 0 : i64} : pred
+    %n = ptx.ld_param {param = "n", ty = u32} : b32
+    %p = ptx.setp(%tid) {cmp = eq, ty = u32, imm = 0 : i64} : pred
     %r = ptx.reg : b32
     ptx.if %p writes(%r) {
-      %one = ptx.mov {ty = "u32", imm = 1 : i64} : b32
+      %one = ptx.mov {ty = u32, imm = 1 : i64} : b32
       ptx.yield %one
     } else {
       ptx.yield %n
@@ -51,10 +51,10 @@ ptx.module {version = "8.0", target = "sm_90a", address_size = 64 : i64} {
 // CHECK-NOT:  ptx.if
 // CHECK-NOT:  ptx.for
 // CHECK-NOT:  ptx.loop
-// CHECK:      %[[P:.*]] = ptx.setp(%{{.*}}) {cmp = "eq", ty = "u32", imm = 0 : i64} : pred
+// CHECK:      %[[P:.*]] = ptx.setp(%{{.*}}) {cmp = eq, ty = u32, imm = 0 : i64} : pred
 // CHECK-NEXT: %[[R:.*]] = ptx.reg : b32
 // CHECK-NEXT: ptx.bra(%[[P]]) {target = "ELSE_0", negate}
-// CHECK-NEXT: %[[ONE:.*]] = ptx.mov {ty = "u32", imm = 1 : i64} : b32
+// CHECK-NEXT: %[[ONE:.*]] = ptx.mov {ty = u32, imm = 1 : i64} : b32
 // CHECK-NEXT: ptx.assign(%[[R]], %[[ONE]])
 // CHECK-NEXT: ptx.bra {target = "ENDIF_0"}
 // CHECK-NEXT: ptx.label {label = "ELSE_0"}

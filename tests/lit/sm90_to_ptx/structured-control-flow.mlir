@@ -34,14 +34,14 @@ builtin.module {
   }
 }
 
-// CHECK:      %[[BASE:.*]] = ptx.and(%{{.*}}) {ty = "b32", imm = 4294966272 : i64} : b32
-// CHECK-NEXT: %[[K:.*]] = ptx.ld_param {param = "dim_K", ty = "u32"} : b32
+// CHECK:      %[[BASE:.*]] = ptx.and(%{{.*}}) {ty = b32, imm = 4294966272 : i64} : b32
+// CHECK-NEXT: %[[K:.*]] = ptx.ld_param {param = "dim_K", ty = u32} : b32
 // CHECK-NEXT: %[[TID:.*]] = ptx.sreg {reg = "tid.x"} : b32
-// CHECK-NEXT: %[[WG:.*]] = ptx.shr(%[[TID]]) {ty = "u32", imm = 7 : i64} : b32
-// CHECK-NEXT: %[[CONSUMER:.*]] = ptx.setp(%[[WG]]) {cmp = "ne", ty = "u32", imm = 0 : i64} : pred
+// CHECK-NEXT: %[[WG:.*]] = ptx.shr(%[[TID]]) {ty = u32, imm = 7 : i64} : b32
+// CHECK-NEXT: %[[CONSUMER:.*]] = ptx.setp(%[[WG]]) {cmp = ne, ty = u32, imm = 0 : i64} : pred
 // CHECK-NEXT: ptx.if %[[CONSUMER]] negated labels("CONSUMER", "ENDROLES") {
-// CHECK-NEXT:   ptx.setmaxnreg {action = "dec", n = 40 : i64}
-// CHECK:        %[[FIRST_WARP:.*]] = ptx.setp(%{{.*}}) {cmp = "lt", ty = "u32", imm = 32 : i64} : pred
+// CHECK-NEXT:   ptx.setmaxnreg {action = dec, n = 40 : i64}
+// CHECK:        %[[FIRST_WARP:.*]] = ptx.setp(%{{.*}}) {cmp = lt, ty = u32, imm = 32 : i64} : pred
 // CHECK-NEXT:   ptx.if %[[FIRST_WARP]] {
 // CHECK-NEXT:     %[[ELECTED:.*]] = ptx.elect
 // CHECK-NEXT:     ptx.if %[[ELECTED]] {
@@ -52,23 +52,23 @@ builtin.module {
 // CHECK-NEXT:   }
 // CHECK-NEXT:   ptx.yield
 // CHECK-NEXT: } else {
-// CHECK-NEXT:   ptx.setmaxnreg {action = "inc", n = 232 : i64}
-// CHECK-NEXT:   %[[C:.*]] = ptx.sub(%[[WG]]) {ty = "u32", imm = 1 : i64} : b32
+// CHECK-NEXT:   ptx.setmaxnreg {action = inc, n = 232 : i64}
+// CHECK-NEXT:   %[[C:.*]] = ptx.sub(%[[WG]]) {ty = u32, imm = 1 : i64} : b32
 // CHECK-NEXT:   %[[IV:.*]] = ptx.reg : b32
 // CHECK-NEXT:   ptx.assign(%[[IV]]) {imm = 0 : i64}
 // CHECK-NEXT:   %[[ACC:.*]] = ptx.reg : b32
-// CHECK-NEXT:   %[[SEVEN:.*]] = ptx.mov {ty = "u32", imm = 7 : i64} : b32
+// CHECK-NEXT:   %[[SEVEN:.*]] = ptx.mov {ty = u32, imm = 7 : i64} : b32
 // CHECK-NEXT:   ptx.assign(%[[ACC]], %[[SEVEN]])
 // CHECK-NEXT:   ptx.for %[[IV]] < %[[K]] step 1 carried(%[[ACC]]) {
-// CHECK-NEXT:     %[[PHASE:.*]] = ptx.and(%[[IV]]) {ty = "b32", imm = 1 : i64} : b32
+// CHECK-NEXT:     %[[PHASE:.*]] = ptx.and(%[[IV]]) {ty = b32, imm = 1 : i64} : b32
 // CHECK-NEXT:     ptx.loop "WAIT" {
 // CHECK-NEXT:       %[[DONE:.*]] = ptx.mbar_try_wait(%[[BASE]], %[[PHASE]]) : pred
 // CHECK-NEXT:       ptx.repeat_if %[[DONE]] negated
 // CHECK-NEXT:     }
-// CHECK-NEXT:     %[[ODD:.*]] = ptx.setp(%[[PHASE]]) {cmp = "ne", ty = "u32", imm = 0 : i64} : pred
+// CHECK-NEXT:     %[[ODD:.*]] = ptx.setp(%[[PHASE]]) {cmp = ne, ty = u32, imm = 0 : i64} : pred
 // CHECK-NEXT:     %[[NEXT:.*]] = ptx.reg : b32
 // CHECK-NEXT:     ptx.if %[[ODD]] writes(%[[NEXT]]) {
-// CHECK-NEXT:       %[[BUMPED:.*]] = ptx.add(%[[ACC]], %[[C]]) {ty = "u32"} : b32
+// CHECK-NEXT:       %[[BUMPED:.*]] = ptx.add(%[[ACC]], %[[C]]) {ty = u32} : b32
 // CHECK-NEXT:       ptx.yield %[[BUMPED]]
 // CHECK-NEXT:     } else {
 // CHECK-NEXT:       ptx.yield %[[ACC]]
