@@ -15,7 +15,7 @@ attributes, so IR dumps explain the compiled kernel.
 from __future__ import annotations
 
 import math
-from collections.abc import Container, Sequence
+from collections.abc import Container, Mapping, Sequence
 from itertools import takewhile
 from dataclasses import dataclass
 from enum import auto
@@ -24,10 +24,7 @@ from typing import ClassVar
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import (
     ArrayAttr,
-    BFloat16Type,
     DictionaryAttr,
-    Float8E4M3FNType,
-    Float16Type,
     Float32Type,
     FloatAttr,
     FunctionType,
@@ -85,8 +82,9 @@ from xdsl.traits import (
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
-ElementType = BFloat16Type | Float16Type | Float32Type | Float8E4M3FNType
-"""Element types a tile can hold."""
+from tkc import dtypes
+from tkc.dtypes import ElementType
+
 
 TILE_QUANTUM = 16
 """Every tile dimension is a multiple of 16 (the wgmma/ldmatrix granule)."""
@@ -140,19 +138,16 @@ STORE_DECISIONS = {"staging": SHARED_TILE_DECISIONS["swizzle"]}
 
 
 def element_bytes(element_type: Attribute) -> int:
-    if isinstance(element_type, Float32Type | IntegerType):
-        return 4
-    if isinstance(element_type, BFloat16Type | Float16Type):
-        return 2
-    if isinstance(element_type, Float8E4M3FNType):
-        return 1
-    raise ValueError(f"no byte size for {element_type}")
+    dtype = dtypes.of_type(element_type)
+    if dtype is None:
+        raise ValueError(f"no byte size for {element_type}")
+    return dtype.bytes
 
 
 def element_name(element_type: Attribute) -> str:
     """The dtype as the .tk language spells it."""
-    names = {BFloat16Type: "bf16", Float16Type: "f16", Float32Type: "f32", Float8E4M3FNType: "fp8e4m3"}
-    return names.get(type(element_type), str(element_type))
+    dtype = dtypes.of_type(element_type)
+    return str(element_type) if dtype is None else dtype.name
 
 
 def _print_shape_and_element(printer: Printer, shape: Sequence[int], element_type: Attribute) -> None:
@@ -164,7 +159,7 @@ def _shape_attr(shape: Sequence[int]) -> ArrayAttr[IntAttr]:
     return ArrayAttr(IntAttr(d) for d in shape)
 
 
-def _check_integers(attributes: dict[str, Attribute], allowed: dict[str, Allowed], prefix: str = "") -> None:
+def _check_integers(attributes: Mapping[str, Attribute], allowed: Mapping[str, Allowed], prefix: str = "") -> None:
     """Each of `attributes` named in `allowed` is an integer (a #tile.decision or a plain integer) in it."""
     for name, rule in allowed.items():
         attr = attributes.get(name)
@@ -332,7 +327,7 @@ class GlobalType(ParametrizedAttribute, TypeAttribute):
 # A dataclass, so that `shape` and `element_type` are fields of every subclass: irdl's generated
 # __eq__/__hash__ compare fields only, and without this any two tiles of a kind compared equal.
 @dataclass(frozen=True, init=False)
-class _ShapedTileType(ParametrizedAttribute, TypeAttribute):
+class ShapedTileType(ParametrizedAttribute, TypeAttribute):
     """Shared by register/shared tiles and vectors: a static shape of 16-multiples and a dtype."""
 
     shape: ArrayAttr[IntAttr]
@@ -373,7 +368,7 @@ class _ShapedTileType(ParametrizedAttribute, TypeAttribute):
 
 
 @irdl_attr_definition
-class RegisterTileType(_ShapedTileType):
+class RegisterTileType(ShapedTileType):
     name = "tile.rt"
 
     def __init__(self, shape: Sequence[int], element_type: Attribute):
@@ -391,7 +386,7 @@ class RegisterTileType(_ShapedTileType):
 
 
 @irdl_attr_definition
-class SharedTileType(_ShapedTileType):
+class SharedTileType(ShapedTileType):
     """A shared tile. `swizzle` is -1 until tile-swizzle-select chooses 0, 32, 64 or 128 bytes."""
 
     name = "tile.st"
@@ -425,7 +420,7 @@ class SharedTileType(_ShapedTileType):
             raise VerifyException(f"swizzle must be 0, 32, 64 or 128 bytes, got {self.swizzle.data}")
 
 
-class _VectorType(_ShapedTileType):
+class _VectorType(ShapedTileType):
     EXPECTED_RANK: ClassVar[int] = 1
 
     def __init__(self, length: int, element_type: Attribute):
@@ -450,14 +445,21 @@ class _VectorType(_ShapedTileType):
 class RegisterVectorType(_VectorType):
     name = "tile.rv"
 
+    def __init__(self, length: int, element_type: Attribute):  # irdl would make one of the fields
+        super().__init__(length, element_type)
+
 
 @irdl_attr_definition
 class SharedVectorType(_VectorType):
     name = "tile.sv"
 
+    def __init__(self, length: int, element_type: Attribute):  # irdl would make one of the fields
+        super().__init__(length, element_type)
+
 
 RegisterValue = RegisterTileType | RegisterVectorType
 """Values that element-wise ops compute on."""
+SharedValue = SharedTileType | SharedVectorType
 AnyTile = RegisterTileType | SharedTileType | RegisterVectorType | SharedVectorType
 
 
@@ -741,7 +743,7 @@ class LoadOp(IRDLOperation):
     name = "tile.load"
     tensor = operand_def(GlobalType)
     coords = var_operand_def(IndexType)
-    result = result_def(SharedTileType | SharedVectorType)
+    result = result_def(SharedValue)
     traits = traits_def(ReadsTensor())
     assembly_format = "$tensor `[` $coords `]` attr-dict `:` type($tensor) `->` type($result)"
 
@@ -776,7 +778,7 @@ class StoreOp(IRDLOperation):
 
     def verify_(self) -> None:
         assert isinstance(self.tensor.type, GlobalType)
-        assert isinstance(self.value.type, _ShapedTileType)
+        assert isinstance(self.value.type, ShapedTileType)
         _check_coords(self.tensor.type, self.coords, len(self.value.type.get_shape()), "tile.store")
         _check_integers(self.attributes, STORE_DECISIONS)
         if self.tensor.type.element_type != self.value.type.element_type:
@@ -810,7 +812,7 @@ class FenceOp(IRDLOperation):
 def _check_same_shape_and_dtype(op: ToRegOp | ToSharedOp) -> None:
     """Moves between shared memory and registers keep the shape and the dtype."""
     source, result = op.source.type, op.result.type
-    assert isinstance(source, _ShapedTileType) and isinstance(result, _ShapedTileType)
+    assert isinstance(source, ShapedTileType) and isinstance(result, ShapedTileType)
     if (source.get_shape(), source.element_type) != (result.get_shape(), result.element_type):
         raise VerifyException(f"{op.name} keeps shape and dtype: {source} -> {result}")
 
@@ -821,7 +823,7 @@ class ToRegOp(IRDLOperation):
 
     name = "tile.to_reg"
     source = operand_def(SharedTileType | SharedVectorType)
-    result = result_def(RegisterTileType | RegisterVectorType)
+    result = result_def(RegisterValue)
     traits = traits_def(Pure())
     assembly_format = "$source attr-dict `:` type($source) `->` type($result)"
 
@@ -854,7 +856,7 @@ class ToSharedOp(IRDLOperation):
 
     name = "tile.to_shared"
     source = operand_def(RegisterTileType | RegisterVectorType)
-    result = result_def(SharedTileType | SharedVectorType)
+    result = result_def(SharedValue)
     traits = traits_def(Pure())
     assembly_format = "$source attr-dict `:` type($source) `->` type($result)"
 
@@ -917,7 +919,7 @@ class MmaOp(IRDLOperation):
 
     def problem_shape(self) -> tuple[int, int, int]:
         """(M, N, K) after applying the transpose flags."""
-        assert isinstance(self.a.type, _ShapedTileType) and isinstance(self.b.type, _ShapedTileType)
+        assert isinstance(self.a.type, ShapedTileType) and isinstance(self.b.type, ShapedTileType)
         ar, ac = self.a.type.get_shape()
         br, bc = self.b.type.get_shape()
         m, ka = (ac, ar) if self.transpose_a else (ar, ac)
@@ -927,7 +929,7 @@ class MmaOp(IRDLOperation):
         return m, n, ka
 
     def verify_(self) -> None:
-        assert isinstance(self.a.type, _ShapedTileType) and isinstance(self.b.type, _ShapedTileType)
+        assert isinstance(self.a.type, ShapedTileType) and isinstance(self.b.type, ShapedTileType)
         assert isinstance(self.result.type, RegisterTileType)
         m, n, _ = self.problem_shape()
         if self.result.type.get_shape() != (m, n):
@@ -1118,7 +1120,7 @@ class ScaleAfterIf(RewritePattern):
             rescale = BinaryOp(BinaryFn.MUL, result, scalar)
             rescale.location = op.location
             rewriter.insert(rescale, InsertPoint.after(if_op))
-            rewriter.replace_uses_with_if(result, rescale.result, lambda u, rescale=rescale: u.operation is not rescale)
+            rewriter.replace_uses_with_if(result, rescale.result, lambda u: u.operation is not rescale)
             return
 
 
@@ -1211,7 +1213,7 @@ class ConvertOp(IRDLOperation):
         super().__init__(operands=[source], result_types=[same_kind(source.type, element_type)])
 
     def verify_(self) -> None:
-        assert isinstance(self.source.type, _ShapedTileType) and isinstance(self.result.type, _ShapedTileType)
+        assert isinstance(self.source.type, ShapedTileType) and isinstance(self.result.type, ShapedTileType)
         if type(self.source.type) is not type(self.result.type) or (
             self.source.type.get_shape() != self.result.type.get_shape()
         ):

@@ -1,9 +1,8 @@
 """The pass registry: every pass tkc knows, by its kebab-case name, as a lazy factory.
 
-A factory imports its module only when called, so `import tkc.passes` stays cheap and a pass
-whose file has not been written yet breaks nothing until someone asks for it by name.
-`is_available(name)` says whether a pass's module exists without importing it; the driver's
-default pipeline skips the missing ones.
+A factory imports its module only when called, so `import tkc.passes` stays cheap.
+`is_available(name)` says whether a pass's module exists without importing it; the driver
+refuses a pipeline with a missing one (StageUnavailable) rather than leave it out.
 
 A tkc pass lives in `passes/<name with underscores>.py` and is the `ModulePass` subclass there
 whose `name` equals the registered name, so the registry does not depend on class names.
@@ -71,8 +70,3 @@ def is_available(pass_name: str) -> bool:
     if pass_name in XDSL_PASSES:
         return True
     return pass_name in ALL_PASSES and importlib.util.find_spec(module_name(pass_name)) is not None
-
-
-def available_passes() -> dict[str, Callable[[], type[ModulePass]]]:
-    """The registry restricted to passes whose modules exist (what plugins should expose)."""
-    return {name: factory for name, factory in ALL_PASSES.items() if is_available(name)}

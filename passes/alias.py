@@ -33,7 +33,7 @@ from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import Block, Operation, SSAValue
 
-from tkc.dialects.tile import GlobalType, LoadOp, StoreOp, _ShapedTileType
+from tkc.dialects.tile import GlobalType, LoadOp, StoreOp, ShapedTileType
 
 Access = LoadOp | StoreOp
 
@@ -41,9 +41,9 @@ _STEP = "step"
 """The atom standing for `m`, the number of loop steps between two iterations."""
 
 
-def accessed_type(op: Access) -> _ShapedTileType:
+def accessed_type(op: Access) -> ShapedTileType:
     value_type = op.result.type if isinstance(op, LoadOp) else op.value.type
-    assert isinstance(value_type, _ShapedTileType)
+    assert isinstance(value_type, ShapedTileType)
     return value_type
 
 

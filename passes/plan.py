@@ -23,7 +23,6 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.traits import Pure
 
 from tkc.diagnostics import error_at
-from tkc.dialects.sm90 import ColReduceOp
 from tkc.passes.alias import may_overlap_in_loop
 from tkc.passes.wgmma_layout import widest_span
 from tkc.dialects.tile import (
@@ -243,18 +242,25 @@ def staging_bytes(store: Operation) -> int:
     return buffers * value_type.rows * cols * element_bytes(value_type.element_type)
 
 
+def col_reduce_scratch_bytes(cols: int, warpgroups: int) -> int:
+    """The buffer sm90.col_reduce reduces `cols` columns through: one f32 row per warp (4 per
+    warpgroup) of every one of `warpgroups` warpgroups."""
+    return 4 * warpgroups * cols * 4
+
+
 def col_scratch_bytes(kernel: Operation) -> int:
     """The column reductions' shared scratch: an f32 row of the widest reduced tile's columns per
     warp of every consumer (tile-occupancy-plan's count; before it decides, at most one consumer
     per 64 rows and at most 4)."""
-    tiles = [op.source.type for op in kernel.walk() if isinstance(op, ReduceOp) and op.axis.data == Axis.COL]
+    tiles = [op.source.type for op in kernel.walk()
+             if isinstance(op, ReduceOp) and op.axis.data == Axis.COL and isinstance(op.source.type, RegisterTileType)]
     if not tiles:
         return 0
     if "consumers" in kernel.attributes:
         consumers = KernelPlan.of(kernel).consumers
     else:
         consumers = min(4, max(1, max(t.rows for t in tiles) // WGMMA_ROWS))
-    return ColReduceOp.scratch_bytes(max(t.cols for t in tiles), consumers)
+    return col_reduce_scratch_bytes(max(t.cols for t in tiles), consumers)
 
 
 def column_vectors(kernel: Operation) -> set[SSAValue]:
@@ -341,10 +347,10 @@ def late_tail(loop: scf.ForOp) -> list[Operation] | None:
     if any(isinstance(op, ToSharedOp | StoreOp) for op in loop.walk()):
         return None
     mmas = [op for op in ops if isinstance(op, MmaOp)]
-    if len(mmas) < 2 or mmas[-1].acc is None:
+    if len(mmas) < 2:
         return None
     mma, yield_op = mmas[-1], ops[-1]
-    if [use.operation for use in mma.result.uses] != [yield_op]:
+    if mma.acc is None or [use.operation for use in mma.result.uses] != [yield_op]:
         return None
     carried = block.args[1 + list(yield_op.operands).index(mma.result)]
     tail: list[Operation] = [mma]
@@ -416,11 +422,11 @@ def smem_plan(kernel: Operation, stages: int) -> SmemPlan:
         offset = start + stages * stage_bytes
     staging = []
     stores = [op for op in kernel.walk() if isinstance(op, StoreOp) and isinstance(op.value.type, RegisterTileType)]
-    loads = [(op, at) for op, at in single if isinstance(op, LoadOp)]
-    reused = staging_reuses_single_tiles(kernel, [op for op, _ in loads]) and sum(map(staging_bytes, stores)) <= (
-        loads[-1][1] + buffer_bytes(loads[-1][0].result.type) - loads[0][1])
+    single_loads = [(op, at) for op, at in single if isinstance(op, LoadOp)]
+    reused = staging_reuses_single_tiles(kernel, [op for op, _ in single_loads]) and sum(map(staging_bytes, stores)) <= (
+        single_loads[-1][1] + buffer_bytes(single_loads[-1][0].result.type) - single_loads[0][1])
     if reused:
-        at = loads[0][1]
+        at = single_loads[0][1]
         for op in stores:
             staging.append((op, at))
             at += staging_bytes(op)

@@ -263,6 +263,7 @@ class _KernelCheck:
                     f"found {len(signals)} and {len(waits)}",
                 )
             signal, wait = signals[0], waits[0]
+            assert isinstance(signal, sm90.StoreFenceSignalOp)
             if _role(signal) != "consumer" or _role(wait) != "producer":
                 raise self.fail(signal, "a store fence is signalled by the consumers and waited on by the producer")
             if _threads(signal, self.kernel) != 1:

@@ -14,7 +14,7 @@ it, also none otherwise; the lowering addresses shared tiles by swizzle alone, s
 not among them), and the layout with the fewest wavefronts wins; ties keep the layout TMA and
 wgmma prefer (tile-swizzle-select's widest span).
 The simulation costs one warp request per instruction over the tile, so the budgets come first
-(tile-occupancy-plan's `check_budgets`): a kernel whose tiles no plan can hold (a 65536-column
+(`check_budgets` of the occupancy model): a kernel whose tiles no plan can hold (a 65536-column
 tile) is refused before any tile is simulated, and what is simulated fits the budgets.
 
 Written:
@@ -55,14 +55,9 @@ from tkc.passes.bank_model import (
     fragment_pairs,
     row_vector,
 )
-from tkc.passes.tile_occupancy_plan import check_budgets
+from tkc.passes.occupancy import check_budgets
+from tkc.passes.shared_tiles import read_by_wgmma, set_swizzle, shared_tile_ops, users
 from tkc.passes.wgmma_layout import SWIZZLE_SPANS
-from tkc.passes.tile_swizzle_select import (
-    read_by_wgmma,
-    set_swizzle,
-    shared_tile_ops,
-    users,
-)
 
 
 

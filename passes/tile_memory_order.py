@@ -20,6 +20,11 @@ Written:
   on each load of a tensor that the kernel also stores
     memory_order = #tile.decision<1, "after the stores at lines ...: tile.fence at line N">
                  | #tile.decision<0, "disjoint from every earlier store of T: ...">
+
+IR that comes in after this pass (a dump given back to `tkc compile`) resumes without it, so
+`check_memory_order` first decides the ordering anew and compares: a fence that is missing or
+moved, or a memory_order decision that was edited, is a diagnostic at the first access where
+they differ, never a kernel with a race.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
-from tkc.diagnostics import location_of
+from tkc.diagnostics import error_at, location_of
 from tkc.dialects.tile import DecisionAttr, FenceOp, KernelOp, LoadOp, StoreOp
 from tkc.passes.alias import Access, common_ancestors, may_follow_and_overlap
 
@@ -40,7 +45,7 @@ def _line(op: Operation) -> str:
 
 
 def _describe(op: Access, kernel: KernelOp) -> str:
-    name = kernel.arg_names[kernel.body.block.args.index(op.tensor)]  # type: ignore[arg-type]
+    name = kernel.arg_names[kernel.body.block.args.index(op.tensor)]
     what = "load" if isinstance(op, LoadOp) else "store"
     return f"the {what} of {name} at {_line(op)}"
 
@@ -119,6 +124,39 @@ def order_memory(kernel: KernelOp) -> None:
         block = point.parent_block()
         assert block is not None
         block.insert_op_before(fence, point)
+
+
+def _ordering(kernel: KernelOp) -> list[tuple[Operation, str]]:
+    """The kernel's accesses and fences in program order, each with its nesting depth and, for a
+    load, its memory_order decision: what this pass decides, written so that two kernels compare."""
+    ordering: list[tuple[Operation, str]] = []
+    for op in kernel.walk():
+        if isinstance(op, FenceOp | LoadOp | StoreOp):
+            decision = op.attributes.get("memory_order") if isinstance(op, LoadOp) else None
+            value = decision.int_value if isinstance(decision, DecisionAttr) else None
+            ordering.append((op, f"{_depth(op) - _depth(kernel)} {op.name} {value}"))
+    return ordering
+
+
+def check_memory_order(kernel: Operation) -> None:
+    """A TkError at the first access of a tile.kernel whose ordering differs from the one this
+    pass decides."""
+    if not isinstance(kernel, KernelOp):
+        return
+    decided = kernel.clone()
+    order_memory(decided)
+    for (op, given), (_, wanted) in zip(_ordering(kernel), _ordering(decided), strict=False):
+        if given != wanted:
+            break
+    else:
+        if len(_ordering(kernel)) == len(_ordering(decided)):
+            return
+        op = kernel
+    raise error_at(
+        op,
+        "this IR's memory ordering is not what tile-memory-order decides for it (a tile.fence missing or "
+        "moved, or a memory_order decision edited): run the compile from the .tk source or an earlier dump",
+    )
 
 
 class TileMemoryOrderPass(ModulePass):

@@ -15,9 +15,9 @@ and on each `tile.mma`, for each operand read from shared memory:
   a_desc / b_desc = #tile.decision<C, "0x...: K-major|MN-major ...">
 where C (layout bits 62-63, SBO >> 4 at bit 32, LBO >> 4 at bit 16; an i64 in two's complement,
 spelled in hex in the reason) is ORed with `(addr >> 4) & 0x3FFF` (hopper-ptx.md §4);
-`wgmma_descriptor` also gives the k-step advance and the panel stride.
+`shared_tiles.wgmma_descriptor` also gives the k-step advance and the panel stride.
 A pinned `swizzle = N : i64` (@swizzle(N)) is checked and kept; tile-bank-conflicts may
-re-swizzle a tile through `set_swizzle`, which keeps types and descriptors consistent.
+re-swizzle a tile through `shared_tiles.set_swizzle`, which keeps types and descriptors consistent.
 """
 
 from __future__ import annotations
@@ -25,11 +25,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import scf
 from xdsl.dialects.builtin import Float8E4M3FNType, IntegerAttr, ModuleOp
-from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.rewriter import Rewriter
 
 from tkc.diagnostics import error_at
 from tkc.dialects.tile import (
@@ -43,59 +40,8 @@ from tkc.dialects.tile import (
     element_bytes,
     element_name,
 )
-from tkc.passes.wgmma_layout import SWIZZLE_SPANS, Descriptor, descriptor, widest_span
-
-def wgmma_descriptor(tile: SharedTileType, major: str) -> Descriptor:
-    return descriptor(tile.rows, tile.swizzle.data, major, element_bytes(tile.element_type))
-
-
-def operand_major(mma: MmaOp, operand: SSAValue) -> str:
-    """How wgmma reads a shared operand: A is K-major unless transposed; mma_AB reads B MN-major."""
-    if operand is mma.a:
-        return "MN" if mma.transpose_a else "K"
-    return "K" if mma.transpose_b else "MN"
-
-
-def connected(value: SSAValue) -> list[SSAValue]:
-    """The value and every block argument / result it flows into through scf iter_args and yields."""
-    found: list[SSAValue] = []
-    todo = [value]
-    while todo:
-        v = todo.pop()
-        if any(v is f for f in found):
-            continue
-        found.append(v)
-        for use in v.uses:
-            user = use.operation
-            if isinstance(user, scf.ForOp) and use.index >= 3:
-                todo += [user.body.block.args[use.index - 2], user.results[use.index - 3]]
-            elif isinstance(user, scf.YieldOp) and isinstance(parent := user.parent_op(), scf.ForOp | scf.IfOp):
-                todo.append(parent.results[use.index])
-                if isinstance(parent, scf.ForOp):
-                    todo.append(parent.body.block.args[use.index + 1])
-    return found
-
-
-def users(value: SSAValue) -> list[tuple[Operation, SSAValue]]:
-    """(op, operand value) for every tile op that reads the tile, through loop-carried copies."""
-    return [
-        (use.operation, v)
-        for v in connected(value)
-        for use in v.uses
-        if not isinstance(use.operation, scf.ForOp | scf.YieldOp)
-    ]
-
-
-def shared_tile_ops(module: ModuleOp) -> list[LoadOp | ToSharedOp]:
-    return [
-        op
-        for op in module.walk()
-        if isinstance(op, LoadOp | ToSharedOp) and isinstance(op.result.type, SharedTileType)
-    ]
-
-
-def read_by_wgmma(op: LoadOp | ToSharedOp) -> list[tuple[MmaOp, str]]:
-    return [(user, operand_major(user, v)) for user, v in users(op.result) if isinstance(user, MmaOp)]
+from tkc.passes.shared_tiles import operand_major, read_by_wgmma, set_swizzle, shared_tile_ops, users
+from tkc.passes.wgmma_layout import SWIZZLE_SPANS, widest_span
 
 
 def role_names(op: LoadOp | ToSharedOp) -> list[str]:
@@ -109,21 +55,6 @@ def role_names(op: LoadOp | ToSharedOp) -> list[str]:
         elif isinstance(user, StoreOp):
             roles.append("stored by TMA")
     return list(dict.fromkeys(roles))
-
-
-def set_swizzle(op: LoadOp | ToSharedOp, swizzle: int, reason: str) -> None:
-    """Give the tile `swizzle`: its type everywhere it flows, the decision, alignment and descriptors."""
-    for v in connected(op.result):
-        assert isinstance(v.type, SharedTileType)
-        Rewriter.replace_value_with_new_type(v, v.type.with_swizzle(swizzle))
-    op.attributes["swizzle"] = DecisionAttr(swizzle, reason)
-    op.attributes["smem_align"] = IntegerAttr(max(8 * swizzle, 128), 64)
-    for user, v in users(op.result):
-        if isinstance(user, MmaOp):
-            assert isinstance(v.type, SharedTileType)
-            desc = wgmma_descriptor(v.type, operand_major(user, v))
-            name = "a_desc" if v is user.a else "b_desc"
-            user.attributes[name] = DecisionAttr(IntegerAttr(desc.constant, 64), desc.describe())
 
 
 def check_and_choose(op: LoadOp | ToSharedOp) -> tuple[int, str]:

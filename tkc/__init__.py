@@ -5,6 +5,7 @@
     print(gemm.ir("tile-swizzle-select"), gemm.ptx)                 # PTX cached on disk
     gemm(A, B, C)                                                   # launch (tkc.runtime)
     out = tkc.interpret(gemm.module, "gemm", {"A": a, "B": b})      # numpy reference
+    tkc.autotune("examples/gemm.tk", sizes={"M": 4096, "N": 4096, "K": 4096}).best.config
 
 `import tkc` is cheap: the compiler, the interpreter and the CUDA runtime load on first use.
 """
@@ -13,14 +14,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from tkc.version import __version__
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
     from pathlib import Path
 
     from tkc.api import CompiledKernel
+    from tkc.tune import TuneResult
 
-__all__ = ["CompiledKernel", "TkError", "__version__", "compile", "interpret"]
+__all__ = ["CompiledKernel", "TkError", "__version__", "autotune", "compile", "interpret"]
 
 
 def compile(path: str | Path, kernel: str | None = None, **params: int) -> CompiledKernel:
@@ -28,6 +31,20 @@ def compile(path: str | Path, kernel: str | None = None, **params: int) -> Compi
     from tkc.api import CompiledKernel
 
     return CompiledKernel(path, kernel, params)
+
+
+def autotune(
+    path: str | Path,
+    kernel: str | None = None,
+    sizes: Mapping[str, int] | None = None,
+    space: Mapping[str, Sequence[int | bool | float]] | None = None,
+    **options: Any,
+) -> TuneResult:
+    """Tune `kernel`'s compile-time parameters for `sizes` on the GPU (tkc.tune.autotune):
+    `tkc.autotune("examples/gemm.tk", sizes={"M": 4096, "N": 4096, "K": 4096}).best.config`."""
+    from tkc.tune import autotune as tune
+
+    return tune(path, kernel, sizes, space, **options)
 
 
 def interpret(*args: Any, **kwargs: Any) -> Any:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Union
+from typing import Any, Union, cast
 
 Expr = Union[int, str, tuple]
 
@@ -142,7 +142,7 @@ def _get(raw: object, key: str, kind: type, each: Callable[[object], bool] | Non
     value = raw[key]
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
         raise ABIError(f"{key!r} must be a JSON {kind.__name__}, got {value!r}")
-    if each is not None and not all(each(item) for item in value):
+    if each is not None and not all(each(item) for item in cast(list, value)):
         raise ABIError(f"{key!r} holds an invalid entry: {value!r}")
     return value
 

@@ -2,29 +2,35 @@
 
 Compiling runs the tile-level passes at once, so mistakes in the program surface at the call.
 The lowering to PTX runs on first use of `.ptx`, `.abi` or a launch, and its result is cached
-on disk (`TKC_CACHE_DIR`, default `~/.cache/tkc`) under a hash of the source, the kernel name,
-the parameters and the compiler itself (its version and the text of its own source files, so
-an edited compiler never serves a stale kernel).
+on disk (tkc.cache: keyed by the kernel's IR and the compiler's fingerprint, shared with
+`tkc compile`). A launch loads the cubin, assembled once by ptxas and cached when ptxas is
+installed, else the PTX through the driver's JIT.
+
+Environment: `TKC_ALWAYS_COMPILE=1` lowers (and assembles) again instead of reading the cache;
+`TKC_DUMP_DIR=DIR` writes the IR after every pass of every kernel compiled to
+`DIR/KERNEL-KEY/NN-PASS.mlir` (KEY: the first 12 hex digits of the cache key).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
-from collections.abc import Iterator
-from functools import cache
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tkc import cache
 from tkc.driver import (
+    ABI_ATTRIBUTE,
     PIPELINE,
+    DumpOptions,
     Observer,
     compile_module,
     emit_output,
+    find_abi,
+    ir_text,
+    kernels_of,
     load_module,
     make_context,
-    read_text,
     require_one_kernel,
 )
 
@@ -32,84 +38,47 @@ if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
 
     from tkc.abi import KernelABI
+    from tkc.backends.ptxas import Cubin
 
-ABI_ATTRIBUTE = "tkc.abi"
-"""The attribute of the PTX module that holds the kernel's ABI as JSON (see tkc/abi.py)."""
-
-
-def cache_dir() -> Path:
-    return Path(os.environ.get("TKC_CACHE_DIR") or Path.home() / ".cache" / "tkc")
-
-
-def _compiler_files() -> Iterator[Path]:
-    import tkc.backends
-    import tkc.dialects
-    import tkc.passes
-
-    for package in (__import__("tkc"), tkc.dialects, tkc.passes, tkc.backends):
-        for directory in package.__path__:
-            yield from sorted(p for p in Path(directory).rglob("*") if p.suffix in (".py", ".lark"))
-
-
-@cache
-def compiler_fingerprint() -> str:
-    """tkc's version plus a hash of its own source: part of every cache key."""
-    from tkc import __version__
-
-    digest = hashlib.sha256(__version__.encode())
-    for path in _compiler_files():
-        digest.update(path.name.encode())
-        digest.update(path.read_bytes())
-    return f"{__version__}-{digest.hexdigest()[:16]}"
-
-
-def cache_key(source: str, kernel: str | None, params: dict[str, int]) -> str:
-    blob = json.dumps(
-        {"source": source, "kernel": kernel, "params": sorted(params.items()), "tkc": compiler_fingerprint()}
-    )
-    return hashlib.sha256(blob.encode()).hexdigest()
+__all__ = ["ABI_ATTRIBUTE", "CompiledKernel"]
 
 
 class _Snapshots(Observer):
-    """Keeps the text of the IR after each pass."""
+    """Keeps the text of the IR after each pass, and shows each pass to `also` (the dumps)."""
 
-    def __init__(self, into: dict[str, str]):
+    def __init__(self, into: dict[str, str], also: Observer | None = None):
         self.into = into
+        self.also = also or Observer()
+
+    def before(self, pass_name: str, module: ModuleOp) -> None:
+        self.also.before(pass_name, module)
 
     def after(self, pass_name: str, module: ModuleOp) -> None:
         self.into[pass_name] = str(module)
-
-
-def _find_abi(module: ModuleOp) -> str:
-    from xdsl.dialects.builtin import StringAttr
-
-    for op in module.walk():
-        value = op.attributes.get(ABI_ATTRIBUTE)
-        if isinstance(value, StringAttr):
-            return value.data
-    raise RuntimeError(f"the lowered module carries no {ABI_ATTRIBUTE} attribute")
+        self.also.after(pass_name, module)
 
 
 class CompiledKernel:
     """One kernel of a `.tk` (or tile-dialect `.mlir`) file, compiled for given parameters.
 
     `module` is the tile IR after the tile-level passes; `ir(pass_name)` the IR text after any
-    pass of the pipeline; `ptx` and `abi` the lowered kernel (cached on disk); calling the
-    object launches it through `tkc.runtime`.
+    pass of the pipeline; `ptx` and `abi` the lowered kernel and `cubin` its machine code
+    (cached on disk); calling the object launches it through `tkc.runtime`.
     """
 
     def __init__(self, path: str | Path, kernel: str | None = None, params: dict[str, int] | None = None):
         self.path = str(path)
         self.kernel = kernel
         self.params = dict(params or {})
-        self._source = read_text(self.path)
         self._input = load_module(self.path, kernel, self.params, make_context())
         require_one_kernel(self._input, self.path, "kernel='NAME'")
+        self._key = cache.entry_key(ir_text(self._input))
+        self._dumps = self._dump_options()
         self._ir: dict[str, str] = {"input": str(self._input)}
-        self.module = compile_module(self._input.clone(), "tile", _Snapshots(self._ir))
-        self._key = cache_key(self._source, kernel, self.params)
+        self.module = compile_module(self._input.clone(), "tile", self._observer())
         self._ptx: str | None = None
         self._abi: KernelABI | None = None
+        self._cubin: bytes | None = None
         self._launcher: Any = None
 
     def ir(self, pass_name: str) -> str:
@@ -135,6 +104,30 @@ class CompiledKernel:
         assert self._abi is not None
         return self._abi
 
+    @property
+    def cubin(self) -> bytes | None:
+        """The kernel assembled by ptxas for sm_90a (cached), or None where ptxas is not installed."""
+        if self._cubin is None:
+            self._cubin = None if self._recompiling() else cache.read_bytes(self._key + cache.ARTEFACTS["cubin"])
+        if self._cubin is None:
+            from tkc.backends.ptxas import ToolNotFound
+
+            try:
+                self.assemble()
+            except ToolNotFound:
+                return None
+        return self._cubin
+
+    def assemble(self) -> Cubin:
+        """Run ptxas on the PTX (its `.report`: registers, spills) and cache the cubin for launches;
+        raises ToolNotFound where ptxas is not installed."""
+        from tkc.backends.ptxas import assemble
+
+        cubin = assemble(self.ptx)
+        self._cubin = cubin.data
+        cache.write(self._key + cache.ARTEFACTS["cubin"], cubin.data)
+        return cubin
+
     def report(self) -> str:
         from tkc.driver import load_stage
 
@@ -148,26 +141,49 @@ class CompiledKernel:
 
     def __call__(self, *tensors: Any, stream: Any = None) -> Any:
         if self._launcher is None:
-            from tkc.runtime import load
+            from tkc.runtime import CudaError, load
 
-            self._launcher = load(ptx=self.ptx, abi=self.abi)
+            cubin = self.cubin
+            try:
+                self._launcher = None if cubin is None else load(cubin=cubin, abi=self.abi)
+            except CudaError:  # a driver older than the ptxas that made it: its JIT takes the PTX
+                self._launcher = None
+            if self._launcher is None:
+                self._launcher = load(ptx=self.ptx, abi=self.abi)
         return self._launcher(*tensors, stream=stream)
 
     def __repr__(self) -> str:
         params = "".join(f", {k}={v}" for k, v in self.params.items())
         return f"tkc.compile({self.path!r}, kernel={self.kernel!r}{params})"
 
-    def _cache_files(self) -> tuple[Path, Path]:
-        base = cache_dir() / self._key
-        return base.with_suffix(".ptx"), base.with_suffix(".abi.json")
+    def _dump_options(self) -> DumpOptions | None:
+        """TKC_DUMP_DIR: the IR after every pass, into a directory of this kernel's own."""
+        root = os.environ.get("TKC_DUMP_DIR")
+        if not root:
+            return None
+        (kernel,) = kernels_of(self._input)
+        name = kernel.sym_name.data  # type: ignore[attr-defined]  # every op of KERNEL_OPS has one
+        dumps = DumpOptions(sys.stderr, dump_dir=Path(root) / f"{name}-{self._key[:12]}")
+        dumps.write_input(self._input)
+        return dumps
+
+    def _observer(self) -> _Snapshots:
+        if self._dumps is not None:
+            self._dumps.restart()
+        return _Snapshots(self._ir, self._dumps)
+
+    def _recompiling(self) -> bool:
+        """Whether the cache is to be ignored: TKC_ALWAYS_COMPILE, or dumps that need the passes."""
+        return cache.always_compile() or self._dumps is not None
 
     def _load_cached(self) -> bool:
         from tkc.abi import KernelABI
 
-        ptx_file, abi_file = self._cache_files()
-        try:
-            ptx, abi = ptx_file.read_text(encoding="utf-8"), abi_file.read_text(encoding="utf-8")
-        except OSError:
+        if self._recompiling():
+            return False
+        ptx = cache.read_text(self._key + cache.ARTEFACTS["ptx"])
+        abi = cache.read_text(self._key + cache.ABI_SUFFIX)
+        if ptx is None or abi is None:
             return False
         self._ptx, self._abi = ptx, KernelABI.from_json(abi)
         return True
@@ -175,21 +191,10 @@ class CompiledKernel:
     def _lower(self) -> None:
         from tkc.abi import KernelABI
 
-        module = compile_module(self._input.clone(), "ptx", _Snapshots(self._ir))
+        module = compile_module(self._input.clone(), "ptx", self._observer())
         ptx = emit_output(module, "ptx")
         assert isinstance(ptx, str)
-        abi = _find_abi(module)
+        abi = find_abi(module)
         self._ptx, self._abi = ptx, KernelABI.from_json(abi)
-        self._store(ptx, abi)
-
-    def _store(self, ptx: str, abi: str) -> None:
-        """Write the cache entry atomically; a cache that cannot be written is only slower."""
-        try:
-            for path, text in zip(self._cache_files(), (ptx, abi), strict=True):
-                path.parent.mkdir(parents=True, exist_ok=True)
-                tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-                tmp.write_text(text, encoding="utf-8")
-                os.replace(tmp, path)
-        except OSError:
-            pass
-
+        cache.write(self._key + cache.ARTEFACTS["ptx"], ptx)
+        cache.write(self._key + cache.ABI_SUFFIX, abi)

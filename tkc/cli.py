@@ -1,25 +1,30 @@
 """The `tkc` command: `tkc compile`, `tkc run`, `tkc report`.
 
-Exit status: 0 success; 1 a mistake in the user's input (a TkError, printed with its source
-line and a caret; bad command-line usage; a file that cannot be read); 2 the compiler failed:
-an internal error (one line naming the exception, a request to report it, and a traceback only
-with TKC_TRACEBACK=1) or a stage this build does not have yet.
+Exit status (tkc.command_line): 0 success; 1 a mistake in the user's input (a TkError, printed
+with its source line and a caret; bad command-line usage; a file that cannot be read); 2 the
+compiler failed: an internal error (one line naming the exception, a request to report it, and a
+traceback only with TKC_TRACEBACK=1) or a stage this build does not have yet.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import shlex
 import sys
-import traceback
 from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
+from tkc.command_line import (
+    EXIT_INTERNAL,
+    EXIT_OK,
+    EXIT_USER,
+    define_argument,
+    defines,
+    render_user_error,
+    report_internal_error,
+)
 from tkc.diagnostics import TkError
-
-EXIT_OK, EXIT_USER, EXIT_INTERNAL = 0, 1, 2
+from tkc.pipeline import StageUnavailable
 
 
 class UsageError(Exception):
@@ -32,16 +37,6 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
         raise UsageError(f"{self.prog}: error: {message}")
-
-
-def _param(text: str) -> tuple[str, int | bool | float]:
-    """-D NAME=VALUE (tkc.frontend.parse_define), a usage error when malformed."""
-    from tkc.frontend import parse_define
-
-    try:
-        return parse_define(text)
-    except TkError as e:
-        raise argparse.ArgumentTypeError(e.message) from None
 
 
 def _sizes(text: str) -> dict[str, int]:
@@ -59,25 +54,40 @@ def _sizes(text: str) -> dict[str, int]:
     return sizes
 
 
+def _space_item(text: str) -> tuple[str, list[int | bool | float]]:
+    """--space BM=64,128: a parameter and the values to try."""
+    from tkc.frontend import parse_define
+
+    name, sep, values = text.partition("=")
+    try:
+        return name, [parse_define(f"{name}={value}")[1] for value in values.split(",") if sep and value]
+    except TkError as e:
+        raise argparse.ArgumentTypeError(e.message) from None
+
+
 def _add_source_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", help="a .tk program or tile-dialect .mlir")
     parser.add_argument("-k", "--kernel", help="the kernel to compile (default: the only one)")
     parser.add_argument(
-        "-D", dest="params", metavar="NAME=VALUE", type=_param, action="append", default=[],
+        "-D", dest="params", metavar="NAME=VALUE", type=define_argument, action="append", default=[],
         help="override a compile-time parameter (repeatable)",
     )
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from tkc.driver import EMITS, PIPELINE
+    from tkc.version import __version__
+    from tkc.pipeline import EMITS, PIPELINE
 
     parser = _Parser(prog="tkc", description="Compile ThunderKittens-style tile programs to PTX for Hopper.")
+    parser.add_argument("--version", action="version", version=f"tkc {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     compile_ = commands.add_parser("compile", help="compile to a stage and print it")
     _add_source_args(compile_)
     compile_.add_argument("--emit", choices=EMITS, default="ptx", help="stage to stop at (default: ptx)")
     compile_.add_argument("-o", "--output", help="write the result here instead of stdout")
+    compile_.add_argument("--tuned", type=_sizes, metavar="M=4096,...",
+                          help="compile with the parameters `tkc tune` chose for these sizes (-D still wins)")
     dumps = compile_.add_argument_group("IR dumps (to stderr; pass names: " + ", ".join(PIPELINE) + ")")
     dumps.add_argument("--print-ir-after-all", action="store_true", help="print the IR after every pass")
     dumps.add_argument("--print-ir-after", metavar="PASS", action="append", default=[], help="print the IR after PASS")
@@ -94,22 +104,42 @@ def build_parser() -> argparse.ArgumentParser:
 
     report = commands.add_parser("report", help="explain the decisions the passes made for a kernel")
     _add_source_args(report)
+
+    tune = commands.add_parser("tune", help="time the feasible configurations of a kernel's parameters (GPU)")
+    _add_source_args(tune)
+    tune.add_argument("--size", type=_sizes, default={}, metavar="M=4096,N=4096,...", help="the sizes to tune for")
+    tune.add_argument("--space", type=_space_item, action="append", default=[], metavar="NAME=V1,V2,...",
+                      help="values to try of a parameter (repeatable; default: the tiling parameters at x0.5, x1, x2)")
+    tune.add_argument("--prune-only", action="store_true", help="compile and prune only; time nothing (any machine)")
+    tune.add_argument("--force", action="store_true", help="tune again even when a result is cached")
     return parser
 
 
 def _compile(args: argparse.Namespace) -> int:
-    from tkc.driver import DumpOptions, compile_file
+    from tkc import cache
 
-    dumps = DumpOptions(
-        sys.stderr,
-        after_all=args.print_ir_after_all,
-        after_passes=frozenset(args.print_ir_after),
-        before_passes=frozenset(args.print_ir_before),
-        dump_dir=args.dump_dir,
-    )
     if args.emit == "cubin" and args.output is None and sys.stdout.isatty():
         raise TkError("a cubin is binary: write it to a file with -o FILE")
-    result = compile_file(args.file, args.kernel, args.params, args.emit, dumps)
+    if args.tuned:
+        from tkc.tune import tuned_config
+
+        args.params = {**tuned_config(args.file, args.kernel, args.tuned), **args.params}
+    dumping = args.print_ir_after_all or args.print_ir_after or args.print_ir_before or args.dump_dir
+    # A compile asked for the same way before is answered without loading the compiler.
+    cached = None if dumping else cache.lookup(args.file, args.kernel, args.params, args.emit)
+    if cached is not None:
+        result: str | bytes = cached if args.emit == "cubin" else cached.decode("utf-8")
+    else:
+        from tkc.driver import DumpOptions, compile_file
+
+        dumps = DumpOptions(
+            sys.stderr,
+            after_all=args.print_ir_after_all,
+            after_passes=frozenset(args.print_ir_after),
+            before_passes=frozenset(args.print_ir_before),
+            dump_dir=args.dump_dir,
+        )
+        result = compile_file(args.file, args.kernel, args.params, args.emit, dumps if dumping else None)
     if args.output is None:
         if isinstance(result, bytes):
             sys.stdout.buffer.write(result)
@@ -144,29 +174,32 @@ def _report(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-COMMANDS = {"compile": _compile, "run": _run, "report": _report}
+def _tune(args: argparse.Namespace) -> int:
+    from tkc.tune import autotune, progress_line
+
+    space = dict(args.space)
+    result = autotune(args.file, args.kernel, args.size, space or None, args.params,
+                      prune_only=args.prune_only, force=args.force, progress=progress_line())
+    sys.stdout.write(result.table())
+    best = result.best
+    if best is not None:
+        chosen = " ".join(f"-D {k}={v}" for k, v in best.config.items())
+        source = "cached result" if result.from_cache else f"on {result.gpu}"
+        print(f"best ({source}): {chosen}")
+    elif not args.prune_only:
+        print("every configuration was pruned")
+    return EXIT_OK
 
 
-def render_user_error(error: TkError) -> str:
-    if error.filename is None and error.line is None:
-        return f"tkc: error: {error.message}"
-    return error.render()
-
-
-def _raised_at(error: BaseException) -> str:
-    """Where the exception came from, so a bare `assert` still points somewhere."""
-    frame = traceback.extract_tb(error.__traceback__)[-1]
-    return f"raised at {frame.filename}:{frame.lineno}"
+COMMANDS = {"compile": _compile, "run": _run, "report": _report, "tune": _tune}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of `tkc`; returns the exit status (the console script exits with it)."""
-    from tkc.driver import StageUnavailable
-
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         args = build_parser().parse_args(argv)
-        args.params = dict(args.params)
+        args.params = defines(args.params)
         return COMMANDS[args.command](args)
     except UsageError as e:
         print(e, file=sys.stderr)
@@ -185,23 +218,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_OK
     except Exception as e:
         return report_internal_error(e, "tkc", argv)
-
-
-def report_internal_error(error: Exception, prog: str, argv: Sequence[str]) -> int:
-    """One line naming the exception, where it came from, and a request to report the command."""
-    if os.environ.get("TKC_TRACEBACK") == "1":
-        traceback.print_exception(error)
-    message = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
-    print(f"{prog}: internal compiler error: {message}", file=sys.stderr)
-    for note in [*getattr(error, "__notes__", []), _raised_at(error)]:
-        print(f"  ({note})", file=sys.stderr)
-    print(
-        "Please report this bug with the command line that caused it:\n"
-        f"  {prog} {shlex.join(argv)}\n"
-        "(set TKC_TRACEBACK=1 to see the traceback)",
-        file=sys.stderr,
-    )
-    return EXIT_INTERNAL
 
 
 if __name__ == "__main__":

@@ -13,10 +13,12 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 from weakref import WeakKeyDictionary
 
-from xdsl.dialects.builtin import FileLineColLoc
-from xdsl.ir import Operation
+if TYPE_CHECKING:  # xDSL loads on first use, so the CLI answers from the cache without it
+    from xdsl.dialects.builtin import FileLineColLoc
+    from xdsl.ir import Operation
 
 
 class TkError(Exception):
@@ -99,6 +101,8 @@ unchanged), or a damaged one. `location_of` prefers it to the op's location."""
 
 
 def location_of(op: Operation) -> tuple[str | None, int | None, int | None]:
+    from xdsl.dialects.builtin import FileLineColLoc
+
     loc = INPUT_PLACES.get(op, op.location)
     if isinstance(loc, FileLineColLoc):
         return loc.filename.data, loc.line.data, loc.column.data

@@ -7,10 +7,10 @@ verifies the IR after every pass
 `Observer`, which is how the IR dumps and `ir_after_each_pass` (the interpreter's --bisect)
 see the module between passes.
 
-Passes and backends are imported lazily: a tile-level pass whose module does not exist is
-skipped; a stage the requested output needs and this build or machine lacks (a lowering,
-`tkc run`/`tkc report`, the CUDA tools behind cubin/sass) raises `StageUnavailable`, which the
-CLI reports in one line.
+Passes and backends are imported lazily; a part the requested output needs and this build or
+machine lacks (a pass of the pipeline whose module is missing, `tkc run`/`tkc report`, the CUDA
+tools behind cubin/sass) raises `StageUnavailable`, which the CLI reports in one line (exit 2):
+a pipeline that silently left out a pass would compile something else than it says.
 
 Resuming from a dump. Every dump parses back, so `tkc compile DUMP` continues where the dump
 was taken and gives the PTX (and ABI) of the uninterrupted compile. `input_stage` reads the
@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, UnknownLoc
+from xdsl.dialects.builtin import ModuleOp, StringAttr, UnknownLoc
 from xdsl.ir import BlockArgument, Operation
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.printer import Printer
@@ -52,26 +52,8 @@ from xdsl.utils.exceptions import VerifyException
 
 from tkc.diagnostics import TkError, decode_utf8, did_you_mean
 from tkc.passes import ALL_PASSES, is_available
+from tkc.pipeline import EMITS, PIPELINE, SM90_PASSES, TILE_PASSES, StageUnavailable
 
-TILE_PASSES = (
-    "canonicalize",
-    "cse",
-    "tile-memory-order",
-    "tile-swizzle-select",
-    "tile-bank-conflicts",
-    "tile-occupancy-plan",
-    "tile-pipeline",
-)
-SM90_PASSES = ("convert-tile-to-sm90", "sm90-verify-barriers")
-PTX_PASSES = ("convert-sm90-to-ptx", "ptx-flatten-control-flow")
-PIPELINE = TILE_PASSES + SM90_PASSES + PTX_PASSES
-"""Every pass of a full compilation, in order."""
-
-REQUIRED = frozenset({"convert-tile-to-sm90", "convert-sm90-to-ptx", "ptx-flatten-control-flow"})
-"""Passes without which a stage cannot be produced; the others are skipped while absent."""
-
-EMITS = ("tile", "sm90", "ptx", "cubin", "sass")
-"""Stages `--emit` can stop at; the first two print MLIR, the rest go through the backend."""
 
 _LAST_PASS = {"tile": TILE_PASSES[-1], "sm90": SM90_PASSES[-1]}
 
@@ -98,10 +80,6 @@ module docstring lists them); no other pass or frontend makes them, so an op tha
 carries, one of them shows that the pass ran."""
 
 
-class StageUnavailable(Exception):
-    """A stage of the compiler the request needs is not part of this build (yet)."""
-
-
 class PassVerifyError(Exception):
     """A pass left IR that does not verify: a bug in that pass, not in the user's program."""
 
@@ -117,15 +95,15 @@ def load_stage(module: str, attribute: str, what: str) -> Any:
 
 
 def pipeline_for(emit: str) -> list[str]:
-    """The passes that produce `emit`, leaving out optional ones whose module is missing."""
+    """The passes that produce `emit`; StageUnavailable if the module of one of them is missing."""
     if emit not in EMITS:
         raise TkError(f"unknown --emit stage {emit!r}; choose one of {', '.join(EMITS)}")
     last = _LAST_PASS.get(emit, PIPELINE[-1])
-    names = PIPELINE[: PIPELINE.index(last) + 1]
+    names = list(PIPELINE[: PIPELINE.index(last) + 1])
     for name in names:
-        if name in REQUIRED and not is_available(name):
+        if not is_available(name):
             raise StageUnavailable(f"--emit={emit} needs the pass {name}, which is not available in this build of tkc")
-    return [name for name in names if is_available(name)]
+    return names
 
 
 def _tile_passes_done(kernel: Operation) -> int:
@@ -197,17 +175,24 @@ def kernels_of(module: ModuleOp) -> list[Operation]:
     return [op for op in module.walk() if op.name in KERNEL_OPS]
 
 
+def kernel_name(kernel: Operation) -> str:
+    """The name of an op of KERNEL_OPS: its `sym_name` property."""
+    name = kernel.properties["sym_name"]
+    assert isinstance(name, StringAttr)
+    return name.data
+
+
 def select_kernel(module: ModuleOp, kernel: str | None, path: str) -> None:
     """Keep only the kernel named `kernel` (all when None); a name the module lacks is a user error."""
     if kernel is None:
         return
     kernels = kernels_of(module)
-    names = [op.sym_name.data for op in kernels]
+    names = [kernel_name(op) for op in kernels]
     if kernel not in names:
         have = f"the file defines {', '.join(names)}" if names else "the file defines none"
         raise TkError(f"no kernel named '{kernel}' ({have}){did_you_mean(kernel, names)}", path)
     for op in kernels:
-        if op.sym_name.data != kernel:
+        if kernel_name(op) != kernel:
             op.detach()
             op.erase()
 
@@ -215,7 +200,7 @@ def select_kernel(module: ModuleOp, kernel: str | None, path: str) -> None:
 def require_one_kernel(module: ModuleOp, path: str, choose: str = "-k NAME") -> None:
     """A user error unless `module` holds exactly one kernel (PTX, a run and a report are of
     one): it names the kernels and how to pick one (`choose`)."""
-    names = [op.sym_name.data for op in kernels_of(module)]
+    names = [kernel_name(op) for op in kernels_of(module)]
     if not names:
         raise TkError(f"the file defines no kernel (no {', '.join(KERNEL_OPS[:-1])} or {KERNEL_OPS[-1]})", path)
     if len(names) > 1:
@@ -308,8 +293,24 @@ class DumpOptions(Observer):
         check_pass_names(self.before_passes, "--print-ir-before")
 
     def write_input(self, module: ModuleOp) -> None:
+        """Start the dump directory afresh (the files of an earlier run would mix with these)
+        with 00-input.mlir."""
         if self.dump_dir is not None:
+            self._remove_old_dumps()
             self._write_file("00-input.mlir", module)
+
+    def check_runs(self, names: list[str], emit: str) -> None:
+        """A user error if a pass whose IR is asked for is not among those that will run
+        (otherwise the dump would silently be missing)."""
+        for when, wanted in (("before", self.before_passes), ("after", self.after_passes)):
+            for name in sorted(set(wanted) - set(names)):
+                option = f"--print-ir-{when}={name}"
+                ran = ", ".join(names) if names else "none"
+                raise TkError(f"{option}: {name} does not run in this compile to {emit} (the passes that run: {ran})")
+
+    def restart(self) -> None:
+        """Number the passes from 01 again (a compile that runs the pipeline from its input twice)."""
+        self._count = 0
 
     def before(self, pass_name: str, module: ModuleOp) -> None:
         if pass_name in self.before_passes:
@@ -327,6 +328,14 @@ class DumpOptions(Observer):
         print_ir(module, self.stream)
         self.stream.flush()
 
+    def _remove_old_dumps(self) -> None:
+        assert self.dump_dir is not None
+        try:
+            for old in self.dump_dir.glob("[0-9][0-9]-*.mlir"):
+                old.unlink()
+        except OSError as e:
+            raise TkError(f"cannot clear the IR dumps in {self.dump_dir}: {e.strerror or e}") from None
+
     def _write_file(self, name: str, module: ModuleOp) -> None:
         assert self.dump_dir is not None
         try:
@@ -340,6 +349,20 @@ def instantiate(names: Iterable[str]) -> tuple[ModulePass, ...]:
     return tuple(ALL_PASSES[name]()() for name in names)
 
 
+def passes_to_run(module: ModuleOp, emit: str) -> list[str]:
+    """The passes of PIPELINE that produce `emit` from `module`: those behind the input's stage
+    are left out (`input_stage`); an `emit` stage before the input's is a TkError."""
+    names = pipeline_for(emit)
+    stage, done = input_stage(module)
+    if EMITS.index(emit) < EMITS.index(stage):
+        *others, last = EMITS[EMITS.index(stage) :]
+        raise TkError(
+            f"cannot emit {emit} IR: the input is already {stage} IR, a later stage; emit {', '.join(others)} or {last}"
+        )
+    behind = set(PIPELINE[:done])
+    return [name for name in names if name not in behind]
+
+
 def compile_module(
     module: ModuleOp, emit: str = "tile", observer: Observer | None = None, ctx: Context | None = None
 ) -> ModuleOp:
@@ -350,15 +373,14 @@ def compile_module(
     PassVerifyError naming the pass. Any other exception escaping a pass gets a note saying
     which pass was running.
     """
-    names = pipeline_for(emit)
-    stage, done = input_stage(module)
-    if EMITS.index(emit) < EMITS.index(stage):
-        *others, last = EMITS[EMITS.index(stage) :]
-        raise TkError(
-            f"cannot emit {emit} IR: the input is already {stage} IR, a later stage; emit {', '.join(others)} or {last}"
-        )
-    behind = set(PIPELINE[:done])
-    names = [name for name in names if name not in behind]
+    names = passes_to_run(module, emit)
+    if isinstance(observer, DumpOptions):
+        observer.check_runs(names, emit)
+    if input_stage(module)[0] == "tile" and "tile-memory-order" not in names:
+        from tkc.passes.tile_memory_order import check_memory_order
+
+        for kernel in module.body.block.ops:  # resumed after the pass: its fences are checked
+            check_memory_order(kernel)
     observer = observer or Observer()
     running: list[str] = []
 
@@ -400,22 +422,44 @@ def ir_after_each_pass(module: ModuleOp, emit: str = "tile") -> list[tuple[str, 
     return snapshots
 
 
+ABI_ATTRIBUTE = "tkc.abi"
+"""The attribute of the PTX module that holds the kernel's ABI as JSON (see tkc/abi.py)."""
+
+
+def find_abi(module: ModuleOp) -> str:
+    """The ABI JSON a lowered module carries."""
+    from xdsl.dialects.builtin import StringAttr
+
+    for op in module.walk():
+        value = op.attributes.get(ABI_ATTRIBUTE)
+        if isinstance(value, StringAttr):
+            return value.data
+    raise RuntimeError(f"the lowered module carries no {ABI_ATTRIBUTE} attribute")
+
+
+def backend_outputs(module: ModuleOp, emit: str) -> dict[str, str | bytes]:
+    """Every artefact the backend makes on the way to `emit` (PTX; then the cubin; then SASS)."""
+    from tkc.backends.ptx_printer import print_ptx
+    from tkc.backends.ptxas import ToolNotFound, assemble, sass
+
+    outputs: dict[str, str | bytes] = {"ptx": print_ptx(module)}
+    if emit == "ptx":
+        return outputs
+    try:
+        cubin = assemble(str(outputs["ptx"]))
+        outputs["cubin"] = cubin.data
+        if emit == "sass":
+            outputs["sass"] = sass(cubin)
+    except ToolNotFound as e:  # no CUDA wheels or toolkit: the environment's gap, not a bug
+        raise StageUnavailable(str(e)) from None
+    return outputs
+
+
 def emit_output(module: ModuleOp, emit: str) -> str | bytes:
     """The final artefact of a compiled module: MLIR text, PTX text, cubin bytes or SASS text."""
     if emit in ("tile", "sm90"):
         return ir_text(module)
-    from tkc.backends.ptx_printer import print_ptx
-    from tkc.backends.ptxas import ToolNotFound, assemble, sass
-
-    ptx = print_ptx(module)
-    if emit == "ptx":
-        return ptx
-
-    try:
-        cubin = assemble(ptx)
-        return cubin.data if emit == "cubin" else sass(cubin)
-    except ToolNotFound as e:  # no CUDA wheels or toolkit: the environment's gap, not a bug
-        raise StageUnavailable(str(e)) from None
+    return backend_outputs(module, emit)[emit]
 
 
 def compile_file(
@@ -425,11 +469,32 @@ def compile_file(
     emit: str = "tile",
     observer: Observer | None = None,
 ) -> str | bytes:
-    """Load, compile and emit in one call (what `tkc compile` does)."""
+    """Load, compile and emit in one call (what `tkc compile` does), through the cache
+    (tkc.cache): an entry for the same input IR is served without running the passes unless
+    an `observer` wants to see them; a result compiled is stored, with this spelling of the
+    call, so that `tkc.cache.lookup` finds it next time."""
+    from tkc import cache
+
+    source = cache.source_bytes(str(path))
     ctx = make_context()
     module = load_module(path, kernel, params, ctx)
     if emit not in _LAST_PASS:  # PTX, cubin and SASS hold one kernel
         require_one_kernel(module, str(path))
     if isinstance(observer, DumpOptions):
         observer.write_input(module)
-    return emit_output(compile_module(module, emit, observer, ctx), emit)
+    entry = cache.entry_key(ir_text(module))
+    cached = None if observer is not None or cache.always_compile() else cache.read_bytes(entry + cache.ARTEFACTS[emit])
+    result: str | bytes
+    if cached is None:
+        module = compile_module(module, emit, observer, ctx)
+        outputs: dict[str, str | bytes] = (
+            {emit: ir_text(module)} if emit in _LAST_PASS else {**backend_outputs(module, emit), "abi": find_abi(module)}
+        )
+        for name, data in outputs.items():
+            cache.write(entry + (cache.ABI_SUFFIX if name == "abi" else cache.ARTEFACTS[name]), data)
+        result = outputs[emit]
+    else:
+        result = cached if emit == "cubin" else cached.decode("utf-8")
+    if source is not None:
+        cache.remember(str(path), source, kernel, params or {}, entry)
+    return result

@@ -28,9 +28,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from math import prod
+from typing import Any
 
-import ml_dtypes
 import numpy as np
+import numpy.typing as npt
 from xdsl.dialects import scf
 from xdsl.dialects.builtin import (
     BFloat16Type,
@@ -44,29 +45,22 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
+from tkc import dtypes
 from tkc.diagnostics import TkError, error_at
 from tkc.dialects import tile
 
 FP8_E4M3_MAX = 448.0
 """cvt.rn.satfinite.e4m3x2 saturates to the largest finite e4m3 value."""
 
-_STORAGE = {
-    BFloat16Type: ml_dtypes.bfloat16,
-    Float16Type: np.float16,
-    Float8E4M3FNType: ml_dtypes.float8_e4m3fn,
-    Float32Type: np.float32,
-}
-
-
 def numpy_dtype(element_type: Attribute) -> np.dtype:
     """The numpy dtype that stores a tensor of `element_type` (ml_dtypes for bf16 and fp8)."""
-    try:
-        return np.dtype(_STORAGE[type(element_type)])
-    except KeyError:
-        raise TkError(f"the interpreter has no numpy dtype for {element_type}") from None
+    dtype = dtypes.of_type(element_type)
+    if dtype is None:
+        raise TkError(f"the interpreter has no numpy dtype for {element_type}")
+    return dtype.numpy_dtype()
 
 
-def round_to(x: np.ndarray, element_type: Attribute) -> np.ndarray:
+def round_to(x: npt.ArrayLike, element_type: Attribute) -> np.ndarray:
     """`x` (f32) rounded to nearest even in `element_type`, returned as f32."""
     if isinstance(element_type, Float32Type):
         return np.asarray(x, np.float32)
@@ -195,7 +189,7 @@ _CMPI = {
 def _cmpf(predicate: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """arith.cmpf: 1-6 ordered (false on NaN), 8-13 unordered (true on NaN), 7 ord, 14 uno."""
     unordered = np.isnan(a) | np.isnan(b)
-    compare = [None, np.equal, np.greater, np.greater_equal, np.less, np.less_equal, np.not_equal]
+    compare = (np.equal, np.greater, np.greater_equal, np.less, np.less_equal, np.not_equal)  # predicates 1-6
     if predicate == 0:
         return np.zeros_like(unordered)
     if predicate == 15:
@@ -205,8 +199,8 @@ def _cmpf(predicate: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     if predicate == 14:
         return unordered
     if predicate <= 6:
-        return compare[predicate](a, b) & ~unordered
-    return compare[predicate - 7](a, b) | unordered
+        return compare[predicate - 1](a, b) & ~unordered
+    return compare[predicate - 8](a, b) | unordered
 
 
 def _scalar_dtype(type_: Attribute) -> type:
@@ -353,6 +347,7 @@ class _Machine:
         cond = self.env[op.operands[0]]
         then_block = op.regions[0].blocks.first
         else_block = op.regions[1].blocks.first
+        assert then_block is not None
         if cond.ndim == 0:
             chosen = then_block if cond else else_block
             return self.run_block(chosen, active) if chosen is not None else []
@@ -420,7 +415,7 @@ class _Machine:
         return np.ravel_multi_index(target, self.tensors[op.tensor].shape), blocks, mask
 
     def _load(self, op: tile.LoadOp, active: np.ndarray | None) -> list[np.ndarray]:
-        assert isinstance(op.result.type, tile._ShapedTileType)
+        assert isinstance(op.result.type, tile.ShapedTileType)
         indices, inside = self._box(op, op.result.type.get_shape())
         values = self.tensors[op.tensor][tuple(indices)]
         if op.tensor in self.writers:
@@ -433,7 +428,7 @@ class _Machine:
     def _store(self, op: tile.StoreOp, active: np.ndarray | None) -> list[np.ndarray]:
         """Scatter the active blocks' tiles; record who wrote what, since two blocks writing one
         element (here or in an earlier store) is a race on the GPU."""
-        assert isinstance(op.value.type, tile._ShapedTileType)
+        assert isinstance(op.value.type, tile.ShapedTileType)
         shape = (self.num_blocks, *op.value.type.get_shape())
         elements, blocks, mask = self._accesses(op, shape, active)
         self.tensors[op.tensor].flat[elements] = np.broadcast_to(self.env[op.value], shape)[mask]
@@ -459,7 +454,7 @@ class _Machine:
         if not clash.any():
             return
         k = int(np.argmax(clash))
-        names = dict(zip(self.kernel.body.block.args, self.kernel.arg_names, strict=True))
+        names: dict[SSAValue, str] = dict(zip(self.kernel.body.block.args, self.kernel.arg_names, strict=True))
         where = ", ".join(str(int(i)) for i in np.unravel_index(elements[k], self.tensors[op.tensor].shape))
         at = f"{names[op.tensor]}[{where}]"
         text = message.format(block=self._block_name(int(blocks[k])), other=self._block_name(int(others[k])), at=at)
@@ -487,7 +482,7 @@ class _Machine:
 
     def _fill(self, op: tile.FillOp, active: np.ndarray | None) -> list[np.ndarray]:
         t = op.result.type
-        assert isinstance(t, tile._ShapedTileType)
+        assert isinstance(t, tile.ShapedTileType)
         return [round_to(np.full((1, *t.get_shape()), op.value.value.data, np.float32), t.element_type)]
 
     def _unary(self, op: tile.UnaryOp, active: np.ndarray | None) -> list[np.ndarray]:
@@ -496,7 +491,7 @@ class _Machine:
 
     def _binary(self, op: tile.BinaryOp, active: np.ndarray | None) -> list[np.ndarray]:
         t = op.result.type
-        assert isinstance(t, tile._ShapedTileType)
+        assert isinstance(t, tile.ShapedTileType)
         rank = len(t.get_shape())
         lhs, rhs = (
             _lift(self.env[v], rank) if isinstance(v.type, Float32Type) else self.env[v] for v in (op.lhs, op.rhs)
@@ -526,11 +521,12 @@ class _Machine:
 
 
 def _element(value: SSAValue) -> Attribute:
-    assert isinstance(value.type, tile._ShapedTileType)
+    assert isinstance(value.type, tile.ShapedTileType)
     return value.type.element_type
 
 
-_HANDLERS: dict[str, Callable[[_Machine, Operation, np.ndarray | None], list[np.ndarray]]] = {
+_HANDLERS: dict[str, Callable[[_Machine, Any, np.ndarray | None], list[np.ndarray]]] = {
+    # each handler takes the op its name says: Any, as no one op type fits them all
     "arith.constant": _Machine._constant,
     "arith.cmpi": _Machine._cmpi,
     "arith.cmpf": _Machine._cmpf,
@@ -565,7 +561,7 @@ _HANDLERS: dict[str, Callable[[_Machine, Operation, np.ndarray | None], list[np.
     "tile.broadcast": _Machine._broadcast,
     "tile.mask": _Machine._mask,
     "tile.convert": _Machine._convert,
-}  # type: ignore[dict-item]
+}
 
 
 # --------------------------------------------------------------------------- entry point
@@ -634,12 +630,12 @@ def shape_of(arg_type: tile.GlobalType, dims: Mapping[str, int], name: str) -> t
 
 def _check_divisible(kernel: tile.KernelOp, tensors: Mapping[SSAValue, np.ndarray]) -> None:
     """Every tensor dim a load or store tiles must be a whole number of tiles (checked at launch)."""
-    names = dict(zip(kernel.body.block.args, kernel.arg_names, strict=True))
+    names: dict[SSAValue, str] = dict(zip(kernel.body.block.args, kernel.arg_names, strict=True))
     for op in kernel.walk():
         if not isinstance(op, tile.LoadOp | tile.StoreOp):
             continue
         tile_type = op.result.type if isinstance(op, tile.LoadOp) else op.value.type
-        assert isinstance(tile_type, tile._ShapedTileType) and isinstance(op.tensor.type, tile.GlobalType)
+        assert isinstance(tile_type, tile.ShapedTileType) and isinstance(op.tensor.type, tile.GlobalType)
         shape, tile_shape = tensors[op.tensor].shape, tile_type.get_shape()
         declared = op.tensor.type.get_dims()
         for axis in range(len(shape) - len(tile_shape), len(shape)):

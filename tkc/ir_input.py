@@ -27,7 +27,7 @@ from pathlib import Path
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr
-from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
+from xdsl.ir import Attribute, AttributeInvT, Block, BlockArgument, Operation, SSAValue
 from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.parser.core import ForwardDeclaredValue
 from xdsl.parser.generic_parser import ParserState
@@ -85,7 +85,7 @@ class LocatedParser(Parser):
             self.places[module] = INPUT_PLACES[module] = self.location(0)
         return module
 
-    def resolve_operand(self, operand: UnresolvedOperand, type: Attribute) -> SSAValue:
+    def resolve_operand(self, operand: UnresolvedOperand, type: AttributeInvT) -> SSAValue[AttributeInvT]:
         if operand.operand_name not in self.ssa_values:
             self._first_uses.setdefault(operand.operand_name, operand.span)
         return super().resolve_operand(operand, type)
@@ -169,6 +169,8 @@ class _Verifier:
         """Why `user` may not use `value`, or None."""
         if isinstance(value, ForwardDeclaredValue):  # defined only in a region the use is outside of
             return "outside the region that defines it"
+        block: Block | None
+        definition: Operation | None
         if isinstance(value, BlockArgument):
             block, definition = value.block, value.block.parent_op()
         else:
@@ -178,7 +180,7 @@ class _Verifier:
         where = f"line {self.places[definition].line.data}" if definition in self.places else "elsewhere"
         if ancestor is None:
             return f"outside the region that defines it ({where})"
-        if isinstance(value, BlockArgument) or position[definition] < position[ancestor]:
+        if isinstance(value, BlockArgument) or definition is None or position[definition] < position[ancestor]:
             return None
         return f"before its definition ({where})" if ancestor is not definition else "inside its own op"
 

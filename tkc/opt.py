@@ -21,7 +21,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import ArgSpecParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from tkc.cli import render_user_error, report_internal_error
+from tkc.command_line import define_argument, defines, render_user_error, report_internal_error
 from tkc.diagnostics import TkError, decode_utf8
 from tkc.driver import PIPELINE, StageUnavailable, kernels_of, require_one_kernel, select_kernel
 from tkc.ir_input import parse_mlir
@@ -50,12 +50,10 @@ class TkcOptMain(xDSLOptMain):
         self.available_frontends["tk"] = self._parse_tk
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
-        from tkc.cli import _param
-
         super().register_all_arguments(arg_parser)
         arg_parser.add_argument("-k", "--kernel", help="the kernel of a .tk file to compile")
         arg_parser.add_argument(
-            "-D", dest="params", metavar="NAME=VALUE", type=_param, action="append", default=[],
+            "-D", dest="params", metavar="NAME=VALUE", type=define_argument, action="append", default=[],
             help="override a compile-time parameter of a .tk file (repeatable)",
         )
 
@@ -112,7 +110,7 @@ class TkcOptMain(xDSLOptMain):
         from tkc.frontend import parse_tk
 
         name = self.get_input_name()
-        return parse_tk(io.read().decode("utf-8"), name, dict(self.args.params), self.args.kernel)
+        return parse_tk(io.read().decode("utf-8"), name, defines(self.args.params), self.args.kernel)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

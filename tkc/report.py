@@ -153,8 +153,8 @@ def report(module: ModuleOp) -> str:
         out.append("shared tiles")
         for op in kernel.walk():
             if isinstance(op, LoadOp | ToSharedOp) and isinstance(op.result.type, SharedTileType):
-                where = _int(op, "smem_offset")
-                where = f"@{where}" if where is not None else f"stage +{_int(op, 'stage_offset')}"
+                offset = _int(op, "smem_offset")
+                where = f"@{offset}" if offset is not None else f"stage +{_int(op, 'stage_offset')}"
                 out.append(
                     f"  {_name(op.result)} {_shape(op.result.type)}  {_layout(op.result.type, op)}, "
                     f"align {_int(op, 'smem_align')}, {where}  {_why(op, 'swizzle')}"

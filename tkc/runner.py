@@ -22,13 +22,14 @@ import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 import numpy as np
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType, ModuleOp
 from xdsl.passes import ModulePass
 
 from tkc.diagnostics import TkError
+from tkc.pipeline import StageUnavailable
 from tkc.dialects import tile
 from tkc.interpreter import find_kernel, interpret, round_to, shape_of, stored_arguments
 
@@ -99,7 +100,7 @@ def default_sizes(kernel: tile.KernelOp, tiles: int = 2) -> dict[str, int]:
     for op in kernel.walk():
         if isinstance(op, tile.LoadOp | tile.StoreOp):
             tile_type = op.result.type if isinstance(op, tile.LoadOp) else op.value.type
-            assert isinstance(tile_type, tile._ShapedTileType) and isinstance(op.tensor.type, tile.GlobalType)
+            assert isinstance(tile_type, tile.ShapedTileType) and isinstance(op.tensor.type, tile.GlobalType)
             dims = op.tensor.type.get_dims()
             for dim, extent in zip(dims[len(dims) - len(tile_type.get_shape()) :], tile_type.get_shape()):
                 if isinstance(dim, str):
@@ -148,7 +149,7 @@ def relative_error(out: np.ndarray, ref: np.ndarray) -> tuple[float, float]:
     return max_abs, error / norm if norm else error
 
 
-def load_reference(tk_file: str) -> Callable[[Arrays, dict[str, int]], Arrays]:
+def load_reference(tk_file: str) -> Callable[[Arrays, dict[str, int | float]], Arrays]:
     """`reference` from `X_ref.py` beside `X.tk`."""
     path = Path(tk_file).with_name(Path(tk_file).stem + "_ref.py")
     if not path.is_file():
@@ -184,7 +185,9 @@ def check(outputs: Arrays, expected: Arrays, out: TextIO, tolerance: float = CHE
 Stage = tuple[str, ModuleOp]
 
 
-def snapshots(module: ModuleOp, passes: Sequence[ModulePass] | None = None) -> tuple[list[Stage], Stage | None]:
+def snapshots(
+    module: ModuleOp, passes: Sequence[ModulePass] | None = None
+) -> tuple[list[Stage], tuple[str, str] | None]:
     """("input", IR) then (pass, IR after it) for each tile-level pass, and the pass that
     crashed or left invalid IR with the error (None if all ran); `module` is untouched.
 
@@ -271,28 +274,33 @@ def bisect(
 # --------------------------------------------------------------------------- the command
 
 
-def _run_on_gpu(path: str, kernel: str, inputs: Arrays, params: dict[str, int], out: TextIO) -> Arrays | None:
-    """The lead's GPU path: `tkc.gpu.run_on_gpu` (it also prints the median time) where it
-    exists, else `tkc.runtime.run_on_gpu`; None when this build has neither. No usable GPU is
-    the user's to fix (TkError)."""
-    try:
-        from tkc.runtime import DeviceError, run_on_gpu
-    except ImportError:
-        return None
-    try:
-        from tkc.gpu import run_on_gpu as timed_run
-    except ImportError:
-        timed_run = None
-    try:
-        if timed_run is not None:
-            return timed_run(path=path, kernel=kernel, inputs=inputs, params=params, out=out)
-        return run_on_gpu(path=path, kernel=kernel, inputs=inputs, params=params)
-    except DeviceError as e:
-        raise TkError(f"cannot run on the GPU: {e} (--interpret runs the reference interpreter)") from None
+def run_on_gpu(
+    path: str, kernel: str | None, inputs: Mapping[str, np.ndarray], params: Mapping[str, int], out: TextIO = sys.stdout
+) -> Arrays:
+    """Compile `kernel`, launch it once on `inputs` (synchronous) and return the arguments it
+    writes; then print the median time of 20 launches and their TFLOP/s (where torch is there to
+    keep copies on the device). tkc.runtime.DeviceError where no usable GPU is."""
+    from tkc.api import CompiledKernel
+    from tkc.flops import count_flops
+    from tkc.runtime.run import launch_arrays, median_milliseconds, written
+
+    compiled = CompiledKernel(path, kernel, dict(params))
+    abi = compiled.abi
+    arrays = launch_arrays(abi, inputs)
+    compiled(*arrays)
+    outputs = written(abi, arrays)
+    milliseconds = median_milliseconds(abi, compiled, arrays)
+    if milliseconds is not None:
+        dims = {d: int(n) for spec, a in zip(abi.args, arrays, strict=True) for d, n in zip(spec.dims, a.shape)
+                if isinstance(d, str)}
+        flops = count_flops(find_kernel(compiled.module, kernel), dims)
+        rate = f"  {flops / milliseconds / 1e9:.1f} TFLOP/s" if flops else ""
+        print(f"time {milliseconds * 1e3:.1f} us (median of 20 launches){rate}", file=out, flush=True)
+    return outputs
 
 
 def run_command(args: Any, out: TextIO = sys.stdout) -> int:
-    """`tkc run`; returns the exit status (1: --check failed, bisect found a pass, no GPU path)."""
+    """`tkc run`; returns the exit status (1: --check failed or bisect found a pass)."""
     from tkc.driver import load_module, require_one_kernel
 
     params = _assignments(getattr(args, "params", None) or getattr(args, "define", None))
@@ -308,14 +316,15 @@ def run_command(args: Any, out: TextIO = sys.stdout) -> int:
         raise TkError(f"--size names {', '.join(unknown)}, which {kernel} has no symbolic dim of; "
                       f"its dims are {', '.join(defaults) or 'none'}")
     sizes = defaults | sizes
-    elements = sum(math.prod(shape_of(arg.type, final_params | sizes, name))
+    dims = {name: value for name, value in final_params.items() if isinstance(value, int)} | sizes
+    elements = sum(math.prod(shape_of(cast(tile.GlobalType, arg.type), dims, name))
                    for name, arg in zip(kernel_op.arg_names, kernel_op.body.block.args, strict=True))
     if elements > MAX_RUN_ELEMENTS:
         raise TkError(f"--size {' '.join(f'{d}={n}' for d, n in sizes.items())} makes {elements} elements of "
                       f"inputs and outputs; tkc run handles at most {MAX_RUN_ELEMENTS}")
     reference = load_reference(args.file) if args.check else None  # a missing one fails before the run
     print(f"{kernel}: {' '.join(f'{dim}={size}' for dim, size in sizes.items())}  seed {args.seed}", file=out, flush=True)
-    inputs = make_inputs(kernel_op, final_params | sizes, args.seed)
+    inputs = make_inputs(kernel_op, dims, args.seed)
 
     if args.bisect:
         stages, crashed = snapshots(module)
@@ -325,12 +334,12 @@ def run_command(args: Any, out: TextIO = sys.stdout) -> int:
     if args.interpret:
         outputs = interpret(module, kernel, inputs, sizes)
     else:
-        gpu_outputs = _run_on_gpu(args.file, kernel, inputs, params, out)
-        if gpu_outputs is None:
-            print("tkc: error: the GPU path (tkc.runtime.run_on_gpu) is not available in this build; "
-                  "use --interpret to run the reference interpreter", file=sys.stderr)
-            return 1
-        outputs = gpu_outputs
+        from tkc.runtime import DeviceError
+
+        try:
+            outputs = run_on_gpu(path=args.file, kernel=kernel, inputs=inputs, params=params, out=out)
+        except DeviceError as e:  # no usable GPU is the machine's gap, not a mistake in the input
+            raise StageUnavailable(f"cannot run on the GPU: {e} (--interpret runs the reference interpreter)") from None
     for name, value in outputs.items():
         print(checksum_line(name, value), file=out)
     if reference is None:

@@ -21,9 +21,6 @@ from typing import cast
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
-    BFloat16Type,
-    Float8E4M3FNType,
-    Float16Type,
     Float32Type,
     FloatAttr,
     IndexType,
@@ -34,6 +31,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 
+from tkc import dtypes
 from tkc.dialects import ptx, sm90
 from tkc.dialects.ptx_builder import PtxBuilder
 from tkc.dialects.tile import element_bytes
@@ -68,13 +66,10 @@ def log2(n: int) -> int:
 
 
 def dtype_name(element_type: Attribute) -> str:
-    if isinstance(element_type, BFloat16Type):
-        return "bf16"
-    if isinstance(element_type, Float16Type):
-        return "f16"
-    if isinstance(element_type, Float8E4M3FNType):
-        return "e4m3"
-    return "f32"
+    """How PTX spells an element type (`bf16`, `e4m3`: tkc.dtypes)."""
+    dtype = dtypes.of_type(element_type)
+    assert dtype is not None, f"{element_type} is not an element type"
+    return dtype.ptx
 
 
 def constant(v: SSAValue) -> int | float | None:

@@ -73,7 +73,7 @@ class LowerFill(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: sm90.FillOp, rewriter: PatternRewriter) -> None:
         e = Emitter(op)
-        t = cast(sm90.FragmentType, op.result.type)
+        t = op.result.type
         value = float(op.value.value.data)
         if element_bytes(t.element_type) == 4:
             e.replace(rewriter, [e.b.mov("f32", value) for _ in range(t.registers_per_thread())])
@@ -206,16 +206,17 @@ class LowerConvert(RewritePattern):
     def match_and_rewrite(self, op: sm90.ConvertOp, rewriter: PatternRewriter) -> None:
         e = Emitter(op)
         b = e.b
-        src_t, dst_t = cast(sm90.FragmentType, op.source.type), cast(sm90.FragmentType, op.result.type)
+        src_t, dst_t = cast(sm90.FragmentType, op.source.type), op.result.type
         regs = e.frag(op.source)
         src_name, dst_name = dtype_name(src_t.element_type), dtype_name(dst_t.element_type)
+        halves = element_bytes(src_t.element_type) == 2, element_bytes(dst_t.element_type) == 2  # bf16 or f16
         if src_name == dst_name:
             e.replace(rewriter, regs)
-        elif src_name == "f32" and dst_name in ("bf16", "f16") and not src_t.is_row_vector:
+        elif src_name == "f32" and halves[1] and not src_t.is_row_vector:
             e.replace(rewriter, [b.cvt_pack(dst_name + "x2", lo, hi) for lo, hi in zip(regs[::2], regs[1::2])])
-        elif dst_name == "f32" and src_name in ("bf16", "f16") and not src_t.is_row_vector:
-            halves = [half for r in regs for half in b.unpack(r)]
-            e.replace(rewriter, [b.cvt("f32", src_name, h) for h in halves])
+        elif dst_name == "f32" and halves[0] and not src_t.is_row_vector:
+            unpacked = [half for r in regs for half in b.unpack(r)]
+            e.replace(rewriter, [b.cvt("f32", src_name, h) for h in unpacked])
         else:
             raise error_at(op, f"cannot convert {src_t} to {dst_t} in registers")
 

@@ -86,7 +86,7 @@ class LowerLoadFragment(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: sm90.LoadFragmentOp, rewriter: PatternRewriter) -> None:
         e = Emitter(op)
-        t = cast(sm90.FragmentType, op.result.type)
+        t = op.result.type
         if t.is_column:
             e.replace(rewriter, _load_column(e, op, t))
             return

@@ -162,7 +162,7 @@ def diagnostic_defect(stderr: str, path: str, source: str, case: Case) -> str | 
     (COL may be one past the end of the line: the end of input), then the source line, then a
     caret under COL. -D and -k mistakes (and command-line usage errors about them) may say
     `tkc: error: ...` or `PATH: error: ...` without a place instead, and so may IR (`.mlir`)
-    that does not verify.
+    that does not verify. A diagnostic on IR may point at the `.tk` line an op came from.
     """
     lines = stderr.rstrip("\n").splitlines()
     if not lines:
@@ -174,6 +174,11 @@ def diagnostic_defect(stderr: str, path: str, source: str, case: Case) -> str | 
         return f"usage error without -D/-k: {normalise(usage.partition(': error: ')[2])}"
     head = lines[0]
     match = DIAGNOSTIC.match(head)
+    if match is not None and match.group("file") != path and case.suffix == ".mlir":
+        # an op of a dump keeps the `.tk` location it came from: the diagnostic points there
+        origin = Path(match.group("file"))
+        if origin.suffix == ".tk" and origin.is_file():
+            path, source = match.group("file"), origin.read_text(encoding="utf-8")
     if match is None or match.group("file") != path:
         message = head.partition("error: ")[2] or head
         unlocated_ok = head.startswith(("tkc: error: ", f"{path}: error: "))

@@ -41,7 +41,7 @@ def test_gpu_matches_interpreter(name: str) -> None:
     from tkc.driver import load_module
     from tkc.interpreter import find_kernel, interpret
     from tkc.runner import kernel_params, make_inputs
-    from tkc.runtime import run_on_gpu
+    from tkc.runner import run_on_gpu
 
     path = str(KERNELS / name)
     module = load_module(path, None, {})

@@ -448,7 +448,7 @@ def case_run_gemm_example() -> None:
     """`tkc run`'s GPU path end to end (needs the compiler's GEMM to be right, too)."""
     from pathlib import Path
 
-    from tkc.runtime import run_on_gpu
+    from tkc.runner import run_on_gpu
 
     example = Path(__file__).parents[2] / "examples" / "gemm.tk"
     if not example.exists():

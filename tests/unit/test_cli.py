@@ -6,11 +6,12 @@ from __future__ import annotations
 import argparse
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from tkc import cli, driver, opt
+from tkc import cli, command_line, driver, opt
 
 REPO = Path(__file__).resolve().parents[2]
 GEMM = str(REPO / "tests/lit/driver/Inputs/gemm.mlir")
@@ -136,13 +137,13 @@ def test_tkc_opt_internal_errors_exit_2_and_user_errors_1(
     [("BM=64", 64), ("BM=0x40", 64), ("CAUSAL=True", True), ("EPS=1e-6", 1e-6), ("FILL=-inf", float("-inf"))],
 )
 def test_defines_take_bools_integers_and_numbers(text: str, value: object) -> None:
-    assert cli._param(text) == (text.partition("=")[0], value)
+    assert command_line.define_argument(text) == (text.partition("=")[0], value)
 
 
 @pytest.mark.parametrize("text", ["BM", "=1", "B M=1", "BM=wide", "BM=", "EPS=1e999"])
 def test_malformed_defines_are_usage_errors(text: str) -> None:
     with pytest.raises(argparse.ArgumentTypeError):
-        cli._param(text)
+        command_line.define_argument(text)
 
 
 def test_tkc_opt_knows_the_tkc_passes() -> None:
@@ -159,3 +160,36 @@ def test_stock_xdsl_opt_finds_tkc_through_the_plugin() -> None:
         ["xdsl-opt", GEMM, "-p", ",".join(passes)], capture_output=True, text=True, check=True
     )
     assert "!tile.gl<[M, K], bf16>" in result.stdout and "tile.store" in result.stdout
+
+
+def test_a_define_given_twice_is_an_error(capsys: pytest.CaptureFixture[str]) -> None:
+    gemm_tk = str(REPO / "examples/gemm.tk")
+    assert cli.main(["compile", gemm_tk, "--emit=tile", "-D", "BM=64", "-D", "BM=128"]) == 1
+    assert capsys.readouterr().err == "tkc: error: -D BM is given twice (64 and 128); give it once\n"
+    assert opt.main([gemm_tk, "-D", "BM=64", "-D", "BM=128"]) == 1
+    assert "-D BM is given twice" in capsys.readouterr().err
+
+
+def test_a_dump_of_a_pass_that_does_not_run_is_an_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["compile", GEMM, "--emit=tile", "--print-ir-after=convert-sm90-to-ptx"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("tkc: error: --print-ir-after=convert-sm90-to-ptx: convert-sm90-to-ptx does not run")
+    assert "(the passes that run: canonicalize, cse," in err
+    assert cli.main(["compile", GEMM, "--emit=tile", "--print-ir-before=canonicalize"]) == 0
+
+
+def test_run_without_a_gpu_exits_2(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import tkc.runtime
+
+    def no_device(**kwargs: object) -> None:
+        raise tkc.runtime.DeviceError("no CUDA driver")
+
+    monkeypatch.setattr(tkc.runner, "run_on_gpu", no_device)
+    assert cli.main(["run", str(REPO / "examples/gemm.tk"), "--size", "M=128,N=256,K=64"]) == 2
+    assert "tkc: error: cannot run on the GPU: no CUDA driver" in capsys.readouterr().err
+
+
+def test_frontend_printer_into_a_closed_pipe_is_quiet() -> None:
+    command = f"'{sys.executable}' -m tkc.frontend '{REPO / 'examples/attention.tk'}' | head -1"
+    result = subprocess.run(["bash", "-o", "pipefail", "-c", command], capture_output=True, text=True)
+    assert (result.returncode, result.stdout, result.stderr) == (0, "builtin.module {\n", "")

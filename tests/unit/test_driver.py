@@ -18,6 +18,7 @@ from xdsl.printer import Printer
 
 import tkc
 import tkc.api
+import tkc.cache
 from tkc import driver
 from tkc.diagnostics import TkError
 from tkc.dialects import tile
@@ -54,6 +55,14 @@ def test_missing_lowering_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setattr(driver, "is_available", lambda name: name != "convert-tile-to-sm90")
     with pytest.raises(driver.StageUnavailable, match="convert-tile-to-sm90"):
         driver.pipeline_for("ptx")
+
+
+@pytest.mark.parametrize("missing", ["tile-bank-conflicts", "tile-pipeline"])
+def test_a_missing_tile_pass_is_an_error_not_skipped(monkeypatch: pytest.MonkeyPatch, missing: str) -> None:
+    monkeypatch.setattr(driver, "is_available", lambda name: name != missing)
+    for emit in ("tile", "ptx"):
+        with pytest.raises(driver.StageUnavailable, match=f"--emit={emit} needs the pass {missing}"):
+            driver.pipeline_for(emit)
 
 
 def test_canonicalize_and_cse_keep_side_effects() -> None:
@@ -179,7 +188,9 @@ def test_ptx_comes_from_the_cache_when_present(tmp_path: Path, monkeypatch: pyte
 
 
 def test_cache_key_depends_on_source_kernel_and_params() -> None:
-    cache_key = tkc.api.cache_key
+    def cache_key(source: str, kernel: str | None, params: dict[str, int]) -> str:
+        return tkc.cache.spelling_key("k.tk", source, kernel, dict(params))
+
     keys = {
         cache_key("src", "k", {"BM": 128}),
         cache_key("src", "k", {"BM": 64}),

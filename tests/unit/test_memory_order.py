@@ -146,3 +146,34 @@ def test_a_store_between_a_loop_iterations_loads_is_refused() -> None:
         compile_module(module, "sm90")
     assert "loads a loop iteration's tiles as one TMA stage" in info.value.message
     assert info.value.line == 6
+
+
+def _tile_dump(kernel_file: str) -> str:
+    """The tile IR of a GPU-test kernel after every tile pass, as `tkc compile --emit=tile` writes it."""
+    from tkc.driver import ir_text, load_module
+
+    return ir_text(compile_module(load_module(KERNELS / kernel_file), "tile"))
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda text: re.sub(r"\n *tile\.fence [^\n]*", "", text, count=1),  # the fence removed
+        lambda text: text.replace("memory_order = #tile.decision<1", "memory_order = #tile.decision<0", 1),
+    ],
+    ids=["fence-removed", "decision-edited"],
+)
+def test_a_dump_whose_memory_order_was_edited_is_refused(edit, tmp_path: Path) -> None:  # noqa: ANN001
+    """A dump resumes after tile-memory-order, so its fences are checked against what the pass
+    decides before anything is lowered: an edited dump is a diagnostic, not a racy kernel."""
+    from tkc.driver import load_module
+
+    text = _tile_dump("raw_same_tile.tk")
+    edited = edit(text)
+    assert edited != text
+    path = tmp_path / "edited.mlir"
+    path.write_text(edited)
+    with pytest.raises(TkError, match="memory ordering is not what tile-memory-order decides"):
+        compile_module(load_module(path), "ptx")
+    path.write_text(text)
+    compile_module(load_module(path), "ptx")  # the dump as written compiles

@@ -11,8 +11,8 @@ from tkc.diagnostics import TkError
 from tkc.driver import compile_module, parse_mlir
 from tkc.frontend import parse_tk
 from tkc.passes.plan import SMEM_BUDGET, KernelPlan, smem_plan
-from tkc.passes.tile_occupancy_plan import mma_registers, register_pool, register_split
-from tkc.passes.tile_swizzle_select import wgmma_descriptor
+from tkc.passes.occupancy import mma_registers, register_pool, register_split
+from tkc.passes.shared_tiles import wgmma_descriptor
 from tkc.report import report
 from xdsl.dialects.builtin import BFloat16Type
 

@@ -471,6 +471,16 @@ def test_run_on_gpu_converts_inputs_to_argument_dtypes():
         launch_arrays(abi, {"A": np.zeros(16), "Q": np.zeros(16)})
 
 
+def test_the_outputs_are_the_arguments_the_abi_says_are_written():
+    from tkc.runtime.run import written
+
+    abi = KernelABI("k", (ArgSpec("A", "f32", (16,)), ArgSpec("O", "f32", (16,)), ArgSpec("L", "f32", (16,))),
+                    (), (1, 1, 1), 32, 0, written=("O", "L"))
+    a, o, l = (np.full(16, float(i), np.float32) for i in range(3))
+    outputs = written(abi, [a, o, l])
+    assert list(outputs) == ["O", "L"] and outputs["O"] is o and outputs["L"] is l
+
+
 @pytest.mark.parametrize(
     "example, kernel, sizes",
     [("gemm.tk", "gemm", {"M": 256, "N": 512, "K": 128}), ("attention.tk", None, {"B": 2, "H": 3, "N": 256})],

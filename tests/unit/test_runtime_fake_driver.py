@@ -353,7 +353,7 @@ def test_run_on_gpu_returns_the_stored_outputs(cu):
     import ml_dtypes
 
     import tkc
-    from tkc.runtime import run_on_gpu
+    from tkc.runner import run_on_gpu
 
     example = Path(__file__).parents[2] / "examples" / "gemm.tk"
     try:

@@ -8,12 +8,14 @@ is a `tkc.diagnostics.TkError`; anything else escaping is a bug in the frontend.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
 
-from xdsl.dialects.builtin import ModuleOp
+from tkc.diagnostics import TkError, decode_utf8
 
-from tkc.diagnostics import TkError
-from tkc.frontend.builder import build_module
-from tkc.frontend.parser import parse_tree, read_source
+if TYPE_CHECKING:
+    from xdsl.dialects.builtin import ModuleOp
 
 __all__ = ["parse_define", "parse_tk", "read_source"]
 
@@ -42,7 +44,7 @@ def parse_define(text: str) -> tuple[str, int | bool | float]:
 def parse_tk(
     source: str,
     filename: str = "<input>",
-    params: dict[str, int | bool | float] | None = None,
+    params: Mapping[str, int | bool | float] | None = None,
     kernel: str | None = None,
 ) -> ModuleOp:
     """The verified tile-dialect module of `source`.
@@ -51,5 +53,15 @@ def parse_tk(
     kernel (None keeps all). Unknown kernels, unknown or ill-typed overrides and every error in
     the program raise `TkError` with the file, line and column.
     """
+    # lark and xDSL load here, not at import: `parse_define` serves the CLI before either is needed
+    from tkc.frontend.builder import build_module
+    from tkc.frontend.parser import parse_tree
+
     tree = parse_tree(source, filename)
     return build_module(tree, source, filename, params, kernel)
+
+
+def read_source(path: str | Path) -> str:
+    """The UTF-8 text of a `.tk` file; invalid UTF-8 is a TkError at the offending byte."""
+    data = Path(path).read_bytes()  # OSError is the caller's to report (the CLI names the file)
+    return decode_utf8(data, str(path))

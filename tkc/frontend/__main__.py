@@ -31,8 +31,12 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as err:
         sys.stderr.write(f"{args.file}: error: cannot read: {err.strerror or err}\n")
         return 1
-    Printer(stream=sys.stdout, print_debuginfo=args.loc).print_op(module)
-    sys.stdout.write("\n")
+    try:
+        Printer(stream=sys.stdout, print_debuginfo=args.loc).print_op(module)
+        sys.stdout.write("\n")
+        sys.stdout.flush()
+    except BrokenPipeError:  # `python -m tkc.frontend FILE | head`: the reader left
+        sys.stderr.close()  # as tkc does: silences the failed flush of stdout at exit
     return 0
 
 

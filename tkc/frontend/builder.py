@@ -19,19 +19,17 @@ from __future__ import annotations
 
 import math
 import struct
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import TypeGuard, cast
 
 from lark import Token, Tree
 from xdsl.dialects import arith, scf
 from xdsl.dialects import math as xmath
 from xdsl.dialects.builtin import (
     ArrayAttr,
-    BFloat16Type,
     FileLineColLoc,
-    Float8E4M3FNType,
-    Float16Type,
     Float32Type,
     Float64Type,
     FloatAttr,
@@ -49,21 +47,16 @@ from xdsl.utils.exceptions import VerifyException
 from tkc.diagnostics import TkError, did_you_mean, location_of
 from tkc.dialects import tile
 from tkc.dialects.tile import Axis, BinaryFn, GlobalType, ReduceFn, UnaryFn
+from tkc.dtypes import BY_NAME
 
 Number = int | float | bool
 Value = Number | SSAValue
 Node = Tree | Token
 
-DTYPES: dict[str, Attribute] = {
-    "bf16": BFloat16Type(),
-    "f16": Float16Type(),
-    "f32": Float32Type(),
-    "fp8e4m3": Float8E4M3FNType(),
-}
 CONSTANTS: dict[str, float] = {"log2e": math.log2(math.e), "ln2": math.log(2.0), "inf": math.inf}
 FILLS = {"zero": 0.0, "one": 1.0, "neg_infty": -math.inf, "pos_infty": math.inf}
 
-UNARY: dict[str, tuple[UnaryFn, Callable[[float], float], type[Operation] | None]] = {
+UNARY: dict[str, tuple[UnaryFn, Callable[[float], float], Callable[[SSAValue], Operation] | None]] = {
     "exp": (UnaryFn.EXP, math.exp, xmath.ExpOp),
     "exp2": (UnaryFn.EXP2, lambda x: 2.0**x, xmath.Exp2Op),
     "log": (UnaryFn.LOG, math.log, xmath.LogOp),
@@ -88,7 +81,7 @@ TILE_FNS = {
     "max": BinaryFn.MAX,
     "min": BinaryFn.MIN,
 }
-INDEX_OPS: dict[str, type[Operation]] = {
+INDEX_OPS: dict[str, Callable[[SSAValue, SSAValue], Operation]] = {
     "+": arith.AddiOp,
     "-": arith.SubiOp,
     "*": arith.MuliOp,
@@ -97,7 +90,7 @@ INDEX_OPS: dict[str, type[Operation]] = {
     "max": arith.MaxUIOp,
     "min": arith.MinUIOp,
 }
-FLOAT_OPS: dict[str, type[Operation]] = {
+FLOAT_OPS: dict[str, Callable[[SSAValue, SSAValue], Operation]] = {
     "+": arith.AddfOp,
     "-": arith.SubfOp,
     "*": arith.MulfOp,
@@ -123,6 +116,12 @@ class Binding:
     line: int | None = None
     dim: tuple[SSAValue, int] | None = None  # kind "dim": (tensor, axis), materialised lazily
 
+    def runtime_value(self) -> SSAValue:
+        """The value of a binding that holds one at run time (a `var`: a compile-time value is
+        made a runtime one when the var is declared)."""
+        assert isinstance(self.value, SSAValue), self
+        return self.value
+
 
 def position(node: Node) -> tuple[int | None, int | None]:
     if isinstance(node, Token):
@@ -130,19 +129,19 @@ def position(node: Node) -> tuple[int | None, int | None]:
     return getattr(node.meta, "line", None), getattr(node.meta, "column", None)
 
 
-def is_tile(value: Value) -> bool:
+def is_tile(value: Value | None) -> TypeGuard[SSAValue[tile.AnyTile]]:
     return isinstance(value, SSAValue) and isinstance(value.type, tile.AnyTile)
 
 
-def is_int(value: Value) -> bool:
+def is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def is_number(value: Value) -> bool:
+def is_number(value: object) -> TypeGuard[int | float]:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def has_type(value: Value, type_: type[Attribute] | Attribute) -> bool:
+def has_type(value: Value, type_: type[Attribute] | Attribute) -> TypeGuard[SSAValue]:
     if not isinstance(value, SSAValue):
         return False
     return isinstance(value.type, type_) if isinstance(type_, type) else value.type == type_
@@ -262,7 +261,7 @@ class _Builder:
     def visible_names(self) -> list[str]:
         return [n for s in self.scopes for n in s]
 
-    def declare(self, token: Token, kind: str, value: Value | None, dim: tuple[SSAValue, int] | None = None) -> Binding:
+    def declare(self, token: Node, kind: str, value: Value | None, dim: tuple[SSAValue, int] | None = None) -> Binding:
         name = str(token)
         if (old := self.lookup(name)) is not None:
             if old.kind == "builtin":
@@ -275,9 +274,9 @@ class _Builder:
         # could not be read back.
         if name in FILLS:
             raise self.error(token, f"'{name}' is a builtin fill and cannot be redefined")
-        if name in DTYPES:
+        if name in BY_NAME:
             raise self.error(token, f"'{name}' is a dtype and cannot be redefined")
-        binding = Binding(name, kind, value, token.line, dim)
+        binding = Binding(name, kind, value, position(token)[0], dim)
         self.scopes[-1][name] = binding
         if isinstance(value, SSAValue):
             self.hint(value, name)
@@ -327,7 +326,7 @@ class _Builder:
         """A compile-time number as the runtime value of its kind (for `var`s and selects)."""
         if isinstance(value, bool):
             return self.boolean(value, node)
-        if is_int(value):
+        if isinstance(value, int):
             return self.index(value, node)
         if isinstance(value, float):
             return self.f32(value, node)
@@ -350,11 +349,11 @@ class _Builder:
                     return moved
         raise self.error(node, f"{what} has type {type_name(type_)}, got {describe(value)}")
 
-    def reg(self, value: SSAValue) -> SSAValue:
+    def reg(self, value: SSAValue[tile.AnyTile]) -> SSAValue[tile.RegisterValue]:
         """A tile or vector in registers (element-wise ops compute there)."""
-        if isinstance(value.type, tile.SharedTileType | tile.SharedVectorType):
-            return self.emit(tile.ToRegOp(value))
-        return value
+        registers = self.emit(tile.ToRegOp(value)) if isinstance(value.type, tile.SharedValue) else value
+        assert isinstance(registers.type, tile.RegisterTileType | tile.RegisterVectorType)
+        return cast(SSAValue[tile.RegisterValue], registers)
 
     def tile_arg(self, value: Value, node: Node, fn: str, what: str = "tile") -> SSAValue:
         """A register tile operand (shared tiles are moved to registers)."""
@@ -469,7 +468,7 @@ class _Builder:
                 self.declare(token, "dim", None, (block.args[arg_index], axis))
             self.dims_end: Operation | None = None
             self.kernel_block = block
-            self.grid: Token | None = None
+            self.grid: Node | None = None
             self.block = block
             with self.scope():
                 self.statements(body)
@@ -499,7 +498,7 @@ class _Builder:
             declared[str(token)] = attr
         return declared
 
-    def override(self, token: Token, default: Number, value: object) -> Number:
+    def override(self, token: Node, default: Number, value: object) -> Number:
         kinds = {bool: "a bool", int: "an integer", float: "a number"}
         if isinstance(value, float) and math.isnan(value):
             raise self.error(token, f"the override {token}=nan of parameter '{token}' is not a number")
@@ -507,22 +506,19 @@ class _Builder:
             return bool(value)  # -D CAUSAL=1 reads naturally
         if isinstance(default, bool) == isinstance(value, bool):
             if isinstance(default, float) and is_number(value):
-                return float(value)  # type: ignore[arg-type]
+                return float(value)
             if type(default) is type(value):
-                return value  # type: ignore[return-value]
+                return value
         shown = str(value).lower() if isinstance(value, bool) else repr(value)
-        raise TkError(
+        raise self.error(
+            token,
             f"parameter '{token}' is {kinds[type(default)]}, but the override {token}={shown} is "
             f"{kinds.get(type(value), type(value).__name__)}",
-            self.filename,
-            token.line,
-            token.column,
-            self.source,
         )
 
-    def args(self, nodes: list[Tree]) -> tuple[list[Attribute], dict[str, tuple[Token, int, int]]]:
+    def args(self, nodes: list[Tree]) -> tuple[list[Attribute], dict[str, tuple[Node, int, int]]]:
         types: list[Attribute] = []
-        dims: dict[str, tuple[Token, int, int]] = {}
+        dims: dict[str, tuple[Node, int, int]] = {}
         arg_names = {str(n.children[0]) for n in nodes}
         seen: set[str] = set()
         for index, node in enumerate(nodes):
@@ -545,7 +541,7 @@ class _Builder:
                 shape.append(size)
             if not 1 <= len(shape) <= 5:
                 raise self.error(token, f"a global tensor has rank 1 to 5 (TMA's limit), got {len(shape)}")
-            types.append(GlobalType(shape, DTYPES[str(dtype.children[0])]))
+            types.append(GlobalType(shape, BY_NAME[str(dtype.children[0])].ir_type()))
         return types, dims
 
     # ------------------------------------------------------------------ annotations
@@ -634,7 +630,7 @@ class _Builder:
         if self.blocks_deep != 0:
             raise self.error(node, "grid must be a statement of the kernel body, not inside a loop or if")
         if self.grid is not None:
-            raise self.error(node, f"the kernel already has a grid (line {self.grid.line})")
+            raise self.error(node, f"the kernel already has a grid (line {position(self.grid)[0]})")
         extents = [self.index(self.expr(e), e, "a grid extent") for e in extents_node.children]
         if len(extents) != len(names):
             raise self.error(node, f"grid has {len(extents)} extents but {len(names)} names")
@@ -695,6 +691,7 @@ class _Builder:
         if not is_tile(value):
             raise self.error(expr, f"store takes a tile or vector, got {describe(value)}")
         coords = self.coords(tensor, token, coord_list, value.type)
+        assert isinstance(tensor.type, GlobalType)
         element = tensor.type.element_type
         if value.type.element_type != element:
             name = tile.element_name(element)
@@ -724,7 +721,7 @@ class _Builder:
         hi = self.index(self.expr(hi_node), hi_node, "a loop bound")
         step = self.index(1, node)
         carried = self.carried([body_node])
-        inits = [b.value for b in carried]
+        inits = [b.runtime_value() for b in carried]
         body = Block(arg_types=[IndexType(), *(v.type for v in inits)])
         with self.into(body), self.scope():
             self.declare(token, "loop", body.args[0])
@@ -732,7 +729,7 @@ class _Builder:
                 binding.value = arg
                 self.hint(arg, binding.name)
             self.statements(body_node)
-            outs = [b.value for b in carried]
+            outs = [b.runtime_value() for b in carried]
             # A var the body assigns only in code that was folded away is not loop-carried.
             replaced: dict[SSAValue, SSAValue] = {}
             for k in reversed(range(len(carried))):
@@ -762,13 +759,13 @@ class _Builder:
             return
         cond = self.boolean(cond, cond_node)
         carried = self.carried([then_node, else_node])
-        before = [b.value for b in carried]
+        before = [b.runtime_value() for b in carried]
         blocks = [Block(), Block()]
-        outs: list[list[Value | None]] = []
+        outs: list[list[SSAValue]] = []
         for block, branch in zip(blocks, (then_node, else_node)):
             with self.into(block), self.scope():
                 self.branch(branch)
-            outs.append([b.value for b in carried])
+            outs.append([b.runtime_value() for b in carried])
             for binding, value in zip(carried, before):
                 binding.value = value
         # Only the vars that some branch really changes become results.
@@ -793,10 +790,11 @@ class _Builder:
     # ------------------------------------------------------------------ expressions
 
     def expr(self, node: Node) -> Value:
+        assert isinstance(node, Tree), node  # the grammar makes every expression a rule
         with self.at(node):
             return getattr(self, "x_" + node.data)(node)
 
-    def unknown(self, token: Token) -> TkError:
+    def unknown(self, token: Node) -> TkError:
         hint = did_you_mean(str(token), self.visible_names() + BUILTIN_FUNCTIONS)
         return self.error(token, f"unknown name '{token}'{hint}")
 
@@ -840,7 +838,7 @@ class _Builder:
         assert binding.value is not None
         return binding.value
 
-    def tensor(self, token: Token) -> SSAValue:
+    def tensor(self, token: Node) -> SSAValue:
         binding = self.lookup(str(token))
         if binding is None:
             raise self.unknown(token)
@@ -867,7 +865,7 @@ class _Builder:
         if is_tile(a) or is_tile(b):
             if op == "%":
                 raise self.error(node, "'%' applies to integers, not tiles")
-            operands = []
+            operands: list[SSAValue] = []
             for v in (a, b):
                 if is_tile(v):
                     operands.append(self.reg(v))
@@ -1017,7 +1015,7 @@ class _Builder:
             return self.emit(arith.SelectOp(cond, results[0], results[1]))
 
     def select_tiles(
-        self, cond: SSAValue, blocks: list[Block], values: list[Value], nodes: tuple[Node, Node], op: Token
+        self, cond: SSAValue, blocks: list[Block], values: list[Value], nodes: tuple[Node, Node], op: Node
     ) -> SSAValue:
         results = []
         for block, value, branch in zip(blocks, values, nodes):
@@ -1038,7 +1036,7 @@ class _Builder:
 
     # ------------------------------------------------------------------ tiles and memory
 
-    def tile_type(self, kind: str, dtype: str, dims_node: Tree) -> Attribute:
+    def tile_type(self, kind: str, dtype: str, dims_node: Tree) -> tile.AnyTile:
         dims = [self.const_int(d, "a tile dimension") for d in dims_node.children]
         rank = 2 if kind in ("st", "rt") else 1
         if len(dims) != rank:
@@ -1048,12 +1046,12 @@ class _Builder:
                 raise self.error(d_node, f"tile dimension {d} is too large")
             if d <= 0 or d % tile.TILE_QUANTUM:
                 raise self.error(d_node, f"tile dimensions must be positive multiples of {tile.TILE_QUANTUM}, got {d}")
-        element = DTYPES[dtype]
+        element = BY_NAME[dtype].ir_type()
         if kind in ("st", "rt"):
             return tile.SharedTileType(dims, element) if kind == "st" else tile.RegisterTileType(dims, element)
         return tile.SharedVectorType(dims[0], element) if kind == "sv" else tile.RegisterVectorType(dims[0], element)
 
-    def coords(self, tensor: SSAValue, token: Token, coord_list: Tree, tile_type: Attribute) -> list[SSAValue]:
+    def coords(self, tensor: SSAValue, token: Node, coord_list: Tree, tile_type: tile.AnyTile) -> list[SSAValue]:
         """Tile coordinates into `tensor`, checked against the tile's shape."""
         gl = tensor.type
         assert isinstance(gl, GlobalType)
@@ -1096,7 +1094,7 @@ class _Builder:
             shared = tile.same_kind(type_, type_.element_type)
             if kind == "rt":
                 shared = tile.SharedTileType(type_.get_shape(), type_.element_type)
-            elif kind == "rv":
+            elif isinstance(type_, tile.RegisterVectorType):
                 shared = tile.SharedVectorType(type_.length, type_.element_type)
             load = self.insert(tile.LoadOp(tensor, coords, shared))
             load.attributes.update(attributes)
@@ -1121,9 +1119,10 @@ class _Builder:
         value = self.expr(operand)
         if is_tile(value):
             value = self.reg(value)
-            if value.type.element_type == DTYPES[dtype]:
+            element = BY_NAME[dtype].ir_type()
+            if value.type.element_type == element:
                 return value
-            return self.emit(tile.ConvertOp(value, DTYPES[dtype]))
+            return self.emit(tile.ConvertOp(value, element))
         if dtype != "f32":
             raise self.error(node, f"{dtype}(...) converts tiles and vectors; scalars are f32, got {describe(value)}")
         if is_number(value):
@@ -1166,7 +1165,7 @@ class _Builder:
             self.arity(token, args, 1, 2, 3, 4)
             return self.causal_mask(args, arg_nodes)
 
-    def arity(self, token: Token, args: list[Value], *counts: int) -> None:
+    def arity(self, token: Node, args: list[Value], *counts: int) -> None:
         if len(args) not in counts:
             want = " or ".join(str(c) for c in counts)
             raise self.error(token, f"{token} takes {want} argument{'s' if counts != (1,) else ''}, got {len(args)}")
@@ -1193,6 +1192,7 @@ class _Builder:
         fn, axis = BROADCASTS[name]
         source = self.tile_arg(args[0], nodes[0], name)
         vector = self.tile_arg(args[1], nodes[1], name + " (second argument)", "vector")
+        assert isinstance(source.type, tile.RegisterTileType) and isinstance(vector.type, tile.RegisterVectorType)
         rows, cols = source.type.get_shape()
         length = rows if axis == Axis.ROW else cols
         if vector.type.length != length:
@@ -1210,30 +1210,34 @@ class _Builder:
 
     def mma(self, name: str, args: list[Value], nodes: list[Node]) -> SSAValue:
         transpose_a, transpose_b = MMAS[name]
-        a, b = args[0], args[1]
-        for value, node, which in ((a, nodes[0], "a"), (b, nodes[1], "b")):
+        operands: list[SSAValue] = []
+        for value, node, which in ((args[0], nodes[0], "a"), (args[1], nodes[1], "b")):
             if not is_tile(value) or not isinstance(value.type, tile.RegisterTileType | tile.SharedTileType):
                 raise self.error(node, f"{name} operand {which} must be a tile, got {describe(value)}")
+            operands.append(value)
+        a, b = operands
         # wgmma reads B, and a transposed A, from shared memory: move register tiles there.
         if isinstance(b.type, tile.RegisterTileType):
             b = self.emit(tile.ToSharedOp(b))
         if transpose_a and isinstance(a.type, tile.RegisterTileType):
             a = self.emit(tile.ToSharedOp(a))
-        dtypes = {a.type.element_type, b.type.element_type}
-        if len(dtypes) != 1 or isinstance(a.type.element_type, Float32Type):
+        a_type, b_type = a.type, b.type
+        assert isinstance(a_type, tile.RegisterTileType | tile.SharedTileType) and isinstance(b_type, tile.SharedTileType)
+        dtypes = {a_type.element_type, b_type.element_type}
+        if len(dtypes) != 1 or isinstance(a_type.element_type, Float32Type):
             raise self.error(
                 nodes[0],
-                f"{name} operands must share one of bf16, f16, fp8e4m3, got {type_name(a.type)} and "
-                f"{type_name(b.type)}; convert with bf16(...)",
+                f"{name} operands must share one of bf16, f16, fp8e4m3, got {type_name(a_type)} and "
+                f"{type_name(b_type)}; convert with bf16(...)",
             )
-        (ar, ac), (br, bc) = a.type.get_shape(), b.type.get_shape()
+        (ar, ac), (br, bc) = a_type.get_shape(), b_type.get_shape()
         m, ka = (ac, ar) if transpose_a else (ar, ac)
         kb, n = (bc, br) if transpose_b else (br, bc)
         if ka != kb:
             raise self.error(
                 nodes[1],
-                f"{name} inner dimensions differ: a is {type_name(a.type)} (K = {ka}), "
-                f"b is {type_name(b.type)} (K = {kb})",
+                f"{name} inner dimensions differ: a is {type_name(a_type)} (K = {ka}), "
+                f"b is {type_name(b_type)} (K = {kb})",
             )
         result_type = tile.RegisterTileType([m, n], Float32Type())
         acc = None
@@ -1251,13 +1255,15 @@ class _Builder:
         source = self.tile_arg(args[0], nodes[0], "causal_mask")
         offsets: list[Value] = [0, 0]
         offset_nodes = [nodes[0], nodes[0]]
-        fill, fill_node = -math.inf, nodes[0]
+        fill: float = -math.inf
+        fill_node = nodes[0]
         if len(args) in (2, 4):
-            fill, fill_node = args[-1], nodes[-1]
-            if not is_number(fill):
+            given, fill_node = args[-1], nodes[-1]
+            if not is_number(given):
                 raise self.error(
-                    fill_node, f"the fill of causal_mask must be a compile-time number, got {describe(fill)}"
+                    fill_node, f"the fill of causal_mask must be a compile-time number, got {describe(given)}"
                 )
+            fill = given
         if len(args) >= 3:
             offsets, offset_nodes = args[1:3], nodes[1:3]
         row, col = (self.index(v, n, "an offset") for v, n in zip(offsets, offset_nodes))
@@ -1283,7 +1289,7 @@ class _Builder:
 
 
 def build_module(
-    tree: Tree, source: str, filename: str, params: dict[str, Number] | None, kernel: str | None
+    tree: Tree, source: str, filename: str, params: Mapping[str, Number] | None, kernel: str | None
 ) -> ModuleOp:
     """The tile-dialect module of a parse tree (one `tile.kernel` per kernel, or just `kernel`)."""
     return _Builder(source, filename, dict(params or {})).module(tree, kernel)

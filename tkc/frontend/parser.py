@@ -22,7 +22,7 @@ from lark import Lark, Token, Tree
 from lark.lark import PostLex
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
-from tkc.diagnostics import TkError, decode_utf8
+from tkc.diagnostics import TkError
 
 KEYWORDS = tuple("kernel let var for in if else store load grid as and or not true false".split())
 """Reserved words: keywords wherever they appear (docs/language.md, "Lexical structure")."""
@@ -58,8 +58,19 @@ class _WholeWords(PostLex):
 
 @cache
 def _parser() -> Lark:
+    from tkc.cache import grammar_cache_file
+
     grammar = (Path(__file__).parent / "tk.lark").read_text(encoding="utf-8")
-    return Lark(grammar, parser="lalr", propagate_positions=True, maybe_placeholders=True, postlex=_WholeWords())
+    # Analysing the grammar takes longer than parsing a kernel: lark keeps the tables in tkc's cache.
+    cached = grammar_cache_file(grammar)
+    return Lark(
+        grammar,
+        parser="lalr",
+        propagate_positions=True,
+        maybe_placeholders=True,
+        postlex=_WholeWords(),
+        cache=cached or False,
+    )
 
 
 @cache
@@ -148,7 +159,8 @@ def _accepted_before(source: str, token: Token) -> set[str]:
 def _syntax_error(err: UnexpectedInput, source: str, filename: str) -> TkError:
     line, col = err.line, err.column
     if isinstance(err, UnexpectedCharacters):
-        char = source[err.pos_in_stream] if 0 <= err.pos_in_stream < len(source) else "?"
+        at = err.pos_in_stream
+        char = source[at] if at is not None and 0 <= at < len(source) else "?"
         message = f"unexpected character {char!r}"
     elif isinstance(err, UnexpectedToken):
         accepted = _accepted_before(source, err.token)
@@ -213,9 +225,3 @@ def parse_tree(source: str, filename: str = "<input>") -> Tree:
         raise TkError("program nests too deeply", filename, 1, 1, source) from None
     _check_depth(tree, source, filename)
     return tree
-
-
-def read_source(path: str | Path) -> str:
-    """The UTF-8 text of a `.tk` file; invalid UTF-8 is a TkError at the offending byte."""
-    data = Path(path).read_bytes()  # OSError is the caller's to report (the CLI names the file)
-    return decode_utf8(data, str(path))

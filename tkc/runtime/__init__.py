@@ -3,16 +3,15 @@
     kernel = tkc.runtime.load(ptx=text, abi=abi)    # or cubin=bytes
     kernel(A, B, C)                                 # checks, binds dims, encodes tensor maps
     kernel.launch_config(A, B, C)                   # the launch, described, not made
-    run_on_gpu(path, kernel, inputs, params)        # `tkc run`: numpy in, stored outputs out
 
 Argument mistakes raise `tkc.diagnostics.TkError` before any launch; driver failures raise
 `CudaError`; a machine that cannot run sm_90a code raises `DeviceError`. The CUDA bindings are
 imported lazily, so this package imports (and checks arguments) on machines without a GPU.
+The runtime knows a kernel through its ABI (tkc.abi) only: it imports nothing of the compiler.
 """
 
 from tkc.runtime.device import CudaError, DeviceError
 from tkc.runtime.launch import Kernel, LaunchConfig, ParamSlot, load, plan_launch, synchronize
-from tkc.runtime.run import run_on_gpu
 from tkc.runtime.tensormap import TensorMapSpec
 
 __all__ = [
@@ -24,6 +23,5 @@ __all__ = [
     "TensorMapSpec",
     "load",
     "plan_launch",
-    "run_on_gpu",
     "synchronize",
 ]

@@ -11,23 +11,14 @@ torch is never imported here: a tensor is recognised by its type's module.
 from __future__ import annotations
 
 import ctypes
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-ITEMSIZE = {"bf16": 2, "f16": 2, "f32": 4, "fp8e4m3": 1}
+from tkc.dtypes import DTYPES, DType
 
-_TORCH_DTYPES = {
-    "torch.bfloat16": "bf16",
-    "torch.float16": "f16",
-    "torch.float32": "f32",
-    "torch.float8_e4m3fn": "fp8e4m3",
-}
-_NUMPY_DTYPES = {"bfloat16": "bf16", "float16": "f16", "float32": "f32", "float8_e4m3fn": "fp8e4m3"}
-_CAI_DTYPES = {"<f2": "f16", "<f4": "f32"}
-# DLPack (code, bits, lanes): kDLFloat = 2, kDLBfloat = 4, kDLFloat8_e4m3fn = 10.
-_DLPACK_DTYPES = {(4, 16, 1): "bf16", (2, 16, 1): "f16", (2, 32, 1): "f32", (10, 8, 1): "fp8e4m3"}
 _DL_CPU, _DL_CUDA, _DL_CUDA_MANAGED = 1, 2, 13
 
 
@@ -56,6 +47,11 @@ class ArrayInfo:
     launch must wait for it."""
 
 
+def _tkc_dtype(matches: Callable[[DType], bool]) -> str | None:
+    """The tkc name of the dtype that `matches` the array's own description of its dtype."""
+    return next((d.name for d in DTYPES if matches(d)), None)
+
+
 def adapt(obj: Any) -> ArrayInfo | None:
     """The ArrayInfo of a user array, or None when `obj` is not an array tkc can read."""
     if _is_torch_tensor(obj):
@@ -77,7 +73,7 @@ def _from_torch(t: Any) -> ArrayInfo:
     es = t.element_size()
     dev = t.device
     return ArrayInfo(
-        dtype=_TORCH_DTYPES.get(str(t.dtype)),
+        dtype=_tkc_dtype(lambda d: str(t.dtype) == f"torch.{d.torch}"),
         dtype_desc=str(t.dtype).removeprefix("torch."),
         shape=tuple(t.shape),
         strides=tuple(s * es for s in t.stride()),
@@ -98,7 +94,7 @@ def _from_cai(obj: Any) -> ArrayInfo:
     if cai.get("mask") is not None:
         raise ValueError("masked arrays (__cuda_array_interface__ 'mask') are not supported")
     return ArrayInfo(
-        dtype=_CAI_DTYPES.get(typestr),
+        dtype=_tkc_dtype(lambda d: d.array_interface == typestr),
         dtype_desc=typestr,
         shape=shape,
         strides=tuple(int(s) for s in strides) if strides is not None else row_major(shape, es),
@@ -113,7 +109,7 @@ def _from_cai(obj: Any) -> ArrayInfo:
 
 def _from_numpy(a: np.ndarray) -> ArrayInfo:
     return ArrayInfo(
-        dtype=_NUMPY_DTYPES.get(a.dtype.name),
+        dtype=_tkc_dtype(lambda d: d.numpy == a.dtype.name),
         dtype_desc=a.dtype.name,
         shape=tuple(a.shape),
         strides=tuple(a.strides),
@@ -162,7 +158,7 @@ def _from_dlpack(obj: Any) -> ArrayInfo:
     )
     on_gpu = t.device.device_type in (_DL_CUDA, _DL_CUDA_MANAGED)
     return ArrayInfo(
-        dtype=_DLPACK_DTYPES.get(dt),
+        dtype=_tkc_dtype(lambda d: d.dlpack == dt),
         dtype_desc=f"dlpack(code={dt[0]}, bits={dt[1]}, lanes={dt[2]})",
         shape=shape,
         strides=strides,

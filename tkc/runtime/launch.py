@@ -17,7 +17,8 @@ import numpy as np
 
 from tkc.abi import DimParam, KernelABI, PointerParam, TensorMapParam, evaluate
 from tkc.diagnostics import TkError
-from tkc.runtime.arrays import ITEMSIZE, ArrayInfo, adapt, row_major
+from tkc.dtypes import BY_NAME
+from tkc.runtime.arrays import ArrayInfo, adapt, row_major
 from tkc.runtime.device import CudaError, Device, check, device, driver, get_function, load_module
 from tkc.runtime.tensormap import TensorMapSpec, encode, spec_for
 
@@ -91,7 +92,7 @@ def bind(abi: KernelABI, args: tuple[Any, ...], named: dict[str, Any]) -> Bindin
         _check_device(spec.name, info)
         if info.dtype != spec.dtype:
             hint = ""
-            if info.source == "cuda_array_interface" and spec.dtype in ("bf16", "fp8e4m3"):
+            if info.source == "cuda_array_interface" and BY_NAME[spec.dtype].array_interface is None:
                 hint = " (__cuda_array_interface__ cannot express it: pass a torch or DLPack array)"
             raise TkError(
                 f"argument {spec.name}: expected dtype {spec.dtype}, got {info.dtype_desc}{hint}"
@@ -130,7 +131,7 @@ def bind(abi: KernelABI, args: tuple[Any, ...], named: dict[str, Any]) -> Bindin
     for spec in abi.args:
         info = arrays[spec.name]
         if info.location == "cuda":  # numpy arguments are staged into fresh, packed buffers
-            _check_layout(spec.name, info, ITEMSIZE[spec.dtype])
+            _check_layout(spec.name, info, BY_NAME[spec.dtype].bytes)
     _check_no_overlap(abi, arrays)
     return Binding(arrays, dims)
 
@@ -139,7 +140,7 @@ def _check_no_overlap(abi: KernelABI, arrays: dict[str, ArrayInfo]) -> None:
     """The compiler orders loads after stores per argument: an argument the kernel writes must
     not share memory with another one (the same tensor passed twice, or overlapping views)."""
     extents = {
-        spec.name: (info.ptr, info.ptr + math.prod(info.shape) * ITEMSIZE[spec.dtype])
+        spec.name: (info.ptr, info.ptr + math.prod(info.shape) * BY_NAME[spec.dtype].bytes)
         for spec in abi.args
         if (info := arrays[spec.name]).location == "cuda"
     }
@@ -330,7 +331,7 @@ class Kernel:
         grid_of(self.abi, binding.dims, self.device.num_sms)  # checked before allocating
         handle = stream_handle(stream, binding)
         hstream = cu.CUstream(handle)
-        for producer in {a.stream for a in binding.arrays.values()} - {None, handle}:
+        for producer in {a.stream for a in binding.arrays.values() if a.stream is not None} - {handle}:
             _wait_for(producer, hstream)
         pointers = _device_pointers(binding)
         staged: dict[str, tuple[np.ndarray, Any]] = {}

@@ -14,11 +14,10 @@ import numpy as np
 
 from tkc.abi import TensorMapParam
 from tkc.diagnostics import TkError
-from tkc.runtime.arrays import ITEMSIZE, row_major
+from tkc.dtypes import BY_NAME
+from tkc.runtime.arrays import row_major
 from tkc.runtime.device import check, driver
 
-# CUtensorMapDataType: fp8 has no tensor-map type, its bytes travel as UINT8.
-DATA_TYPE = {"bf16": 9, "f16": 6, "f32": 7, "fp8e4m3": 0}
 # CUtensorMapSwizzle by span in bytes.
 SWIZZLE = {0: 0, 32: 1, 64: 2, 128: 3}
 INTERLEAVE_NONE = 0
@@ -49,7 +48,7 @@ def spec_for(
     param: TensorMapParam, dtype: str, shape: tuple[int, ...], address: int | None
 ) -> TensorMapSpec:
     """The encoder arguments for `param` over a row-major `dtype` tensor of `shape`."""
-    es = ITEMSIZE[dtype]
+    es = BY_NAME[dtype].bytes
     box = tuple(param.box)
     if len(shape) == 1 and len(box) == 2:
         shape = (1, *shape)  # a rank-1 tensor is mapped as one row of a 2-D tensor (tkc/abi.py)
@@ -79,7 +78,7 @@ def spec_for(
         if s >= 1 << 40:
             raise TkError(f"argument {param.arg}: stride {s} B is too large for a TMA tensor map")
     return TensorMapSpec(
-        data_type=DATA_TYPE[dtype],
+        data_type=BY_NAME[dtype].tensor_map,
         rank=rank,
         address=address,
         global_dims=dims,

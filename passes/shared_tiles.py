@@ -1,0 +1,83 @@
+"""Shared tiles in tile IR, for the passes that lay them out (tile-swizzle-select,
+tile-bank-conflicts): the ops that make them, every value a tile flows into through loop-carried
+copies, the ops that read it and how wgmma reads it, and `set_swizzle`, the one way to give a
+tile a swizzle, which keeps its types, decision, alignment and wgmma descriptors consistent.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import scf
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+from xdsl.ir import Operation, SSAValue
+from xdsl.rewriter import Rewriter
+
+from tkc.dialects.tile import DecisionAttr, LoadOp, MmaOp, SharedTileType, ToSharedOp, element_bytes
+from tkc.passes.wgmma_layout import Descriptor, descriptor
+
+
+def wgmma_descriptor(tile: SharedTileType, major: str) -> Descriptor:
+    return descriptor(tile.rows, tile.swizzle.data, major, element_bytes(tile.element_type))
+
+
+def operand_major(mma: MmaOp, operand: SSAValue) -> str:
+    """How wgmma reads a shared operand: A is K-major unless transposed; mma_AB reads B MN-major."""
+    if operand is mma.a:
+        return "MN" if mma.transpose_a else "K"
+    return "K" if mma.transpose_b else "MN"
+
+
+def connected(value: SSAValue) -> list[SSAValue]:
+    """The value and every block argument / result it flows into through scf iter_args and yields."""
+    found: list[SSAValue] = []
+    todo = [value]
+    while todo:
+        v = todo.pop()
+        if any(v is f for f in found):
+            continue
+        found.append(v)
+        for use in v.uses:
+            user = use.operation
+            if isinstance(user, scf.ForOp) and use.index >= 3:
+                todo += [user.body.block.args[use.index - 2], user.results[use.index - 3]]
+            elif isinstance(user, scf.YieldOp) and isinstance(parent := user.parent_op(), scf.ForOp | scf.IfOp):
+                todo.append(parent.results[use.index])
+                if isinstance(parent, scf.ForOp):
+                    todo.append(parent.body.block.args[use.index + 1])
+    return found
+
+
+def users(value: SSAValue) -> list[tuple[Operation, SSAValue]]:
+    """(op, operand value) for every tile op that reads the tile, through loop-carried copies."""
+    return [
+        (use.operation, v)
+        for v in connected(value)
+        for use in v.uses
+        if not isinstance(use.operation, scf.ForOp | scf.YieldOp)
+    ]
+
+
+def shared_tile_ops(module: ModuleOp) -> list[LoadOp | ToSharedOp]:
+    return [
+        op
+        for op in module.walk()
+        if isinstance(op, LoadOp | ToSharedOp) and isinstance(op.result.type, SharedTileType)
+    ]
+
+
+def read_by_wgmma(op: LoadOp | ToSharedOp) -> list[tuple[MmaOp, str]]:
+    return [(user, operand_major(user, v)) for user, v in users(op.result) if isinstance(user, MmaOp)]
+
+
+def set_swizzle(op: LoadOp | ToSharedOp, swizzle: int, reason: str) -> None:
+    """Give the tile `swizzle`: its type everywhere it flows, the decision, alignment and descriptors."""
+    for v in connected(op.result):
+        assert isinstance(v.type, SharedTileType)
+        Rewriter.replace_value_with_new_type(v, v.type.with_swizzle(swizzle))
+    op.attributes["swizzle"] = DecisionAttr(swizzle, reason)
+    op.attributes["smem_align"] = IntegerAttr(max(8 * swizzle, 128), 64)
+    for user, v in users(op.result):
+        if isinstance(user, MmaOp):
+            assert isinstance(v.type, SharedTileType)
+            desc = wgmma_descriptor(v.type, operand_major(user, v))
+            name = "a_desc" if v is user.a else "b_desc"
+            user.attributes[name] = DecisionAttr(IntegerAttr(desc.constant, 64), desc.describe())

@@ -1,0 +1,21 @@
+// signature: diagnostic unlocated: internal mbarrier protocol violation in the generated kernel @raw_same_tile: a
+// tkc compile FILE
+  tile.kernel @raw_same_tile(%X: !tile.gl<[M, N], f32>, %Y: !tile.gl<[ N], f32>) attributes {consumers = #tile.decision<1, "                 ">, threads = #tile.decision<256, "        ">, persistent = #tile.decision<0, "            ">, smem_bytes = #tile.decision<43008, "                      ">, group_m = #tile.decision<1, "     ">, ctas_per_sm = #tile.decision<2, "              ">, producer_registers = #tile.decision<40, "256 threads get 128 registers each at entry (32768 in all); the producer only issues TMA, so 40/216 gives the consumers the rest; they need about 64">, consumer_registers = #tile.decision<216, "256 threads get 128 registers each at entry (32768 in all); the producer only issues TMA, so 40/216 gives the consumers the rest; they need about 64">, params = {B = 64 : i64}} {
+    %M = tile.dim %X[0] : !tile.gl<[M, N], f32> loc("tests/gpu/kernels/raw_same_tile.tk":3:11)
+    %N = tile.dim %X[1] : !tile.gl<[M, N], f32> loc("tests/gpu/kernels/raw_same_tile.tk":3:18)
+    %0 = arith.constant 64 : index loc("tests/gpu/kernels/raw_same_tile.tk":3:13)
+    %1 = arith.divui %M, %0 : index loc("tests/gpu/kernels/raw_same_tile.tk":3:13)
+    %2 = arith.divui %N, %0 : index loc("tests/gpu/kernels/raw_same_tile.tk":3:20)
+    tile.grid(%1, %2) as ["i", "j"] loc("tests/gpu/kernels/raw_same_tile.tk":3:5)
+    %i = tile.block_id 0 loc("tests/gpu/kernels/raw_same_tile.tk":3:29)
+    %j = tile.block_id 1 loc("tests/gpu/kernels/raw_same_tile.tk":3:32)
+    %3 = tile.load %X[%i, %j] {memory_order = #tile.decision<0, "no store that may run before it overlaps it (the stores of this tensor are at line 5)">, swizzle = #tile.decision<32, "ld.shared.v2.f32 (8 B/lane): 32B swizzle conflict-free, 128 wavefronts (ideal 128); 128B swizzle 2-way, 64B swizzle 2-way, no swizzle 4-way">, smem_align = 256 : i64, smem_offset = 1024 : i64} : !tile.gl<[M, N], f32> -> !tile.st<64x64xf32, swizzle 32> loc("tests/gpu/kernels/raw_same_tile.tk":4:13)
+    %x = tile.to_reg %3 {bank_conflicts = #tile.decision<1, "ld.shared.v2.f32 (8 B/lane): 32B swizzle conflict-free, 128 wavefronts (ideal 128); 128B swizzle 2-way, 64B swizzle 2-way, no swizzle 4-way">, smem_access = "ld.shared.v2.f32"} : !tile.st<64x64xf32, swizzle 32> -> !tile.rt<64x64xf32> loc("tests/gpu/kernels/raw_same_tile.tk":4:13)
+    %4 = arith.constant 2.000000e+00 : f32 loc("tests/gpu/kernels/raw_same_tile.tk":5:23)
+    %5 = tile.binary mul %x, %4 : !tile.rt<64x64xf32>, f32 -> !tile.rt<64x64xf32> loc("tests/gpu/kernels/raw_same_tile.tk":5:23)
+    %6 = arith.constant 1.000000e+00 : f32 loc("tests/gpu/kernels/raw_same_tile.tk":5:29)
+    %7 = tile.binary add %5, %6 : !tile.rt<64x64xf32>, f32 -> !tile.rt<64x64xf32> loc("tests/gpu/kernels/raw_same_tile.tk":5:29)
+    tile.store %7, %X[%i, %j] {staging = #tile.decision<32, "64x64xf32 staging tile, written by st.shared.v2.f32 then one TMA store: 32B swizzle, the fewest wavefronts (bank_conflicts says why)">, bank_conflicts = #tile.decision<1, "st.shared.v2.f32 (8 B/lane): 32B swizzle conflict-free, 128 wavefronts (ideal 128); 128B swizzle 2-way, 64B swizzle 2-way, no swizzle 4-way">, smem_access = "st.shared.v2.f32", smem_offset = 33792 : i64} : !tile.rt<64x64xf32>, !tile.gl<[M, N], f32> loc("tests/gpu/kernels/raw_same_tile.tk":5:5)
+    %8 = tile.load %X[%i, %j] {memory_order = #tile.decision<1, "after the stores at line 5: the tile.fence at line 6 orders them">, swizzle = #tile.decision<32, "ld.shared.v2.f32 (8 B/lane): 32B swizzle conflict-free, 128 wavefronts (ideal 128); 128B swizzle 2-way, 64B swizzle 2-way, no swizzle 4-way">, smem_align = 256 : i64, smem_offset = 17408 : i64} : !tile.gl<[M, N], f32> -> !tile.st<64x64xf32, swizzle 32> loc("tests/gpu/kernels/raw_same_tile.tk":6:21)
+    tile.return loc("tests/gpu/kernels/raw_same_tile.tk":2:8)
+  } loc("tests/gpu/kernels/raw_same_tile.tk":2:8)

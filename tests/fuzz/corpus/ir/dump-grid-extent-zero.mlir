@@ -1,0 +1,26 @@
+// signature: diagnostic unlocated: a grid extent divides by zero
+// tkc compile FILE
+  tile.kernel @gemm_atb(%At: !tile.gl<[K, M], bf16>, %B: !tile.gl<[K, N], bf16>, %C: !tile.gl<[ N], bf16>) attributes {consumers = #tile.decision<2, "                 ">, threads = #tile.decision<384, "        ">, persistent = #tile.decision<1, "                              ">, stages = #tile.decision<4, "                              ThunderKittens)">, smem_bytes = #tile.decision<231424, "1 KB for 8 mbarriers + 4 x 49152 B ring + 32768 B epilogue staging + 1 KB alignment slack; budget 232448">, group_m = #tile.decision<8, "tiles walk 8 tile-rows at a time, so their B panels stay in L2">, ctas_per_sm = #tile.decision<1, "persistent grid: one CTA per SM">, producer_registers = #tile.decision<40, "384 threads get 168 registers each at entry (64512 in all); the producer only issues TMA, so 40/232 gives the consumers the rest; they need about 160">, consumer_registers = #tile.decision<232, "384 threads get 168 registers each at entry (64512 in all); the producer only issues TMA, so 40/232 gives the consumers the rest; they need about 160">, params = {BM = 128 : i64, BN = 256 : i64, BK = 64 : i64}} {
+    %M = tile.dim %At[1] : !tile.gl<[K, M], bf16> loc("examples/gemm_atb.tk":3:11)
+    %N = tile.dim %B[1] : !tile.gl<[K, N], bf16> loc("examples/gemm_atb.tk":3:19)
+    %K = tile.dim %At[0] : !tile.gl<[K, M], bf16> loc("examples/gemm_atb.tk":5:19)
+    %0 = arith.constant 128 : index loc("examples/gemm_atb.tk":3:13)
+    %1 = arith.divui %M, %0 : index loc("examples/gemm_atb.tk":3:13)
+    %2 = arith.constant 0 : index loc("examples/gemm_atb.tk":3:21)
+    %3 = arith.divui %N, %2 : index loc("examples/gemm_atb.tk":3:21)
+    tile.grid(%1, %3) as ["i", "j"] loc("examples/gemm_atb.tk":3:5)
+    %i = tile.block_id 0 loc("examples/gemm_atb.tk":3:31)
+    %j = tile.block_id 1 loc("examples/gemm_atb.tk":3:34)
+    %acc = tile.fill 0.000000e+00 : f32 : !tile.rt<128x256xf32> loc("examples/gemm_atb.tk":4:15)
+    %4 = arith.constant 0 : index loc("examples/gemm_atb.tk":5:14)
+    %5 = arith.constant 64 : index loc("examples/gemm_atb.tk":5:21)
+    %6 = arith.divui %K, %5 : index loc("examples/gemm_atb.tk":5:21)
+    %7 = arith.constant 1 : index loc("examples/gemm_atb.tk":5:5)
+    %acc_1 = scf.for %k = %4 to %6 step %7 iter_args(%acc_2 = %acc) -> (!tile.rt<128x256xf32>) {
+      %8 = tile.load %At[%k, %i] {swizzle = #tile.decision<128, "256-byte rows (128 x bf16) as 2 panels of 128 B (one TMA box each); written by TMA, read MN-major by wgmma as A">, smem_align = 1024 : i64, stage_offset = 0 : i64} : !tile.gl<[K, M], bf16> -> !tile.st<64x128xbf16, swizzle 128> loc("examples/gemm_atb.tk":6:23)
+      %9 = tile.load %B[%k, %j] {swizzle = #tile.decision<128, "512-byte rows (256 x bf16) as 4 panels of 128 B (one TMA box each); written by TMA, read MN-major by wgmma as B">, smem_align = 1024 : i64, stage_offset = 16384 : i64} : !tile.gl<[K, N], bf16> -> !tile.st<64x256xbf16, swizzle 128> loc("examples/gemm_atb.tk":6:57)
+      %acc_3 = tile.mma %8, %9, %acc_2 transpose_a {a_desc = #tile.decision<4611686293338849280, "0x4000004002000000: MN-major, 128B swizzle (layout 1): LBO 8192 (next 128-byte MN panel), SBO 1024 (8 rows x 128 B), k-step +2048 B, panels 8192 B apart">, b_desc = #tile.decision<4611686293338849280, "0x4000004002000000: MN-major, 128B swizzle (layout 1): LBO 8192 (next 128-byte MN panel), SBO 1024 (8 rows x 128 B), k-step +2048 B, panels 8192 B apart">} : !tile.st<64x128xbf16, swizzle 128>, !tile.st<64x256xbf16, swizzle 128>, !tile.rt<128x256xf32> -> !tile.rt<128x256xf32> loc("examples/gemm_atb.tk":6:15)
+      scf.yield %acc_3 : !tile.rt<128x256xf32> loc("examples/gemm_atb.tk":5:5)
+    } {pipeline = #tile.decision<4, "4-stage TMA ring: tile 64x128xbf16 + tile 64x256xbf16 = 49152 bytes per stage, full/empty mbarrier per stage">, ring_offset = 1024 : i64, stage_bytes = 49152 : i64} loc("examples/gemm_atb.tk":5:5)
+    tile.return loc("examples/gemm_atb.tk":2:8)
+  } loc("examples/gemm_atb.tk":2:8)

@@ -1,0 +1,27 @@
+// signature: diagnostic unlocated: convert-tile-to-sm90 reads the shared-memory layout tile-pipeline records, but tile.load has
+// tkc compile FILE
+  tile.kernel @raw_two_sweeps(%X: !tile.gl<[M, 512], bf16>, %R: !tile.gl<[M, 512], bf16>, %H: !tile.gl<[ 512], bf16>, %Y: !tile.gl<[ 512], bf16>) attributes {consumers = #tile.decision<1, "                 ">, threads = #tile.decision<256, "        ">, persistent = #tile.decision<1, "          ">, stages = #tile.decision<4, "   1 KB for 16 mbarriers + 4 x 32768 B ring + 4 x 16384 B ring + 32768 B epilogue staging + 1 KB alignment slack); the deepest ring tkc builds (as ThunderKittens)">, smem_bytes = #tile.decision<231424, "1 KB for 16 mbarriers + 4 x 32768 B ring + 4 x 16384 B ring + 32768 B epilogue staging + 1 KB alignment slack; budget 232448">, group_m = #tile.decision<8, "tiles walk 8 tile-rows at a time, so their B panels stay in L2">, ctas_per_sm = #tile.decision<1, "persistent grid: one CTA per SM">, producer_registers = #tile.decision<40, "256 threads get 248 registers each at entry (63488 in all); the producer only issues TMA, so 40/256 gives the consumers the rest; they need about 162">, consumer_registers = #tile.decision<256, "256 threads get 248 registers each at entry (63488 in all); the producer only issues TMA, so 40/256 gives the consumers the rest; they need about 162">, params = {BM = 64 : i64, BD = 128 : i64, D = 512 : i64}, annotations = {persistent}} {
+    %M = tile.dim %X[0] : !tile.gl<[M, 512], bf16> loc("tests/gpu/kernels/raw_two_sweeps.tk":5:11)
+    %0 = arith.constant 64 : index loc("tests/gpu/kernels/raw_two_sweeps.tk":5:13)
+    %1 = arith.divui %M, %0 : index loc("tests/gpu/kernels/raw_two_sweeps.tk":5:13)
+    tile.grid(%1) as ["i"] loc("tests/gpu/kernels/raw_two_sweeps.tk":5:5)
+    %i = tile.block_id 0 loc("tests/gpu/kernels/raw_two_sweeps.tk":5:23)
+    %s2 = tile.fill 0.000000e+00 : f32 : !tile.rv<64xf32> loc("tests/gpu/kernels/raw_two_sweeps.tk":6:14)
+    %2 = arith.constant 0 : index loc("tests/gpu/kernels/raw_two_sweeps.tk":7:14)
+    %3 = arith.constant 4 : index loc("tests/gpu/kernels/raw_two_sweeps.tk":7:19)
+    %4 = arith.constant 1 : index loc("tests/gpu/kernels/raw_two_sweeps.tk":7:5)
+    %s2_1 = scf.for %c = %2 to %3 step %4 iter_args(%s2_2 = %s2) -> (!tile.rv<64xf32>) {
+      %5 = tile.load %X[%i, %c] {swizzle = #tile.decision<128, "256-byte rows (128 x bf16) as 2 panels of 128 B (one TMA box each); written by TMA, read by ld.shared">, smem_align = 1024 : i64, stage_offset = 0 : i64} : !tile.gl<[M, 512], bf16> -> !tile.st<64x128xbf16, swizzle 128> loc("tests/gpu/kernels/raw_two_sweeps.tk":8:21)
+      %6 = tile.to_reg %5 {bank_conflicts = #tile.decision<1, "ld.shared.b32 (4 B/lane): 128B swizzle conflict-free, 128 wavefronts (ideal 128); 64B swizzle conflict-free, 32B swizzle conflict-free, no swizzle 8-way">, smem_access = "ld.shared.b32"} : !tile.st<64x128xbf16, swizzle 128> -> !tile.rt<64x128xbf16> loc("tests/gpu/kernels/raw_two_sweeps.tk":8:21)
+      %7 = tile.convert %6 : !tile.rt<64x128xbf16> -> !tile.rt<64x128xf32> loc("tests/gpu/kernels/raw_two_sweeps.tk":8:17)
+      %8 = tile.load %R[%i, %0] {swizzle = #tile.decision<128, "256-byte rows (128 x bf16) as 2 panels of 128 B (one TMA box each); written by TMA, read by ld.shared">, smem_align = 1024 : i64, stage_offset = 16384 : i64} : !tile.gl<[M, 512], bf16> -> !tile.st<64x128xbf16, swizzle 128> loc("tests/gpu/kernels/raw_two_sweeps.tk":8:60)
+      %9 = tile.to_reg %8 {bank_conflicts = #tile.decision<1, "ld.shared.b32 (4 B/lane): 128B swizzle conflict-free, 128 wavefronts (ideal 128); 64B swizzle conflict-free, 32B swizzle conflict-free, no swizzle 8-way">, smem_access = "ld.shared.b32"} : !tile.st<64x128xbf16, swizzle 128> -> !tile.rt<64x128xbf16> loc("tests/gpu/kernels/raw_two_sweeps.tk":8:60)
+      %10 = tile.convert %9 : !tile.rt<64x128xbf16> -> !tile.rt<64x128xf32> loc("tests/gpu/kernels/raw_two_sweeps.tk":8:56)
+      %h = tile.binary add %7, %10 : !tile.rt<64x128xf32>, !tile.rt<64x128xf32> -> !tile.rt<64x128xf32> loc("tests/gpu/kernels/raw_two_sweeps.tk":8:54)
+      %12 = tile.binary mul %h, %h : !tile.rt<64x128xf32>, !tile.rt<64x128xf32> -> !tile.rt<64x128xf32> loc("tests/gpu/kernels/raw_two_sweeps.tk":10:25)
+      %13 = tile.reduce sum row %12 : !tile.rt<64x128xf32> -> !tile.rv<64xf32> loc("tests/gpu/kernels/raw_two_sweeps.tk":10:15)
+      %s2_3 = tile.binary add %s2_2, %13 : !tile.rv<64xf32>, !tile.rv<64xf32> -> !tile.rv<64xf32> loc("tests/gpu/kernels/raw_two_sweeps.tk":10:12)
+      scf.yield %s2_3 : !tile.rv<64xf32> loc("tests/gpu/kernels/raw_two_sweeps.tk":7:5)
+    } {pipeline = #tile.decision<4, "4-stage TMA ring: tile 64x128xbf16 + tile 64x128xbf16 = 32768 bytes per stage, full/empty mbarrier per stage">, ring_offset = 1024 : i64, stage_bytes = 32768 : i64} loc("tests/gpu/kernels/raw_two_sweeps.tk":7:5)
+    tile.return loc("tests/gpu/kernels/raw_two_sweeps.tk":4:8)
+  } loc("tests/gpu/kernels/raw_two_sweeps.tk":4:8)

@@ -1,0 +1,145 @@
+"""The autotuner on the CPU: its search space, its pruning (nothing infeasible is ever timed, each
+pruned configuration says why), its cache keying and its table, with the GPU timing stubbed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import tkc
+from tkc import cli, tune
+from tkc.backends.ptxas import Cubin, parse_report
+from tkc.pipeline import StageUnavailable
+
+REPO = Path(__file__).resolve().parents[2]
+GEMM = str(REPO / "examples/gemm.tk")
+ATTENTION = str(REPO / "examples/attention.tk")
+SIZES = {"M": 256, "N": 384, "K": 128}
+SPACE = {"BM": [128], "BN": [128, 256, 512], "BK": [64]}
+
+
+@pytest.fixture
+def fake_gpu(monkeypatch: pytest.MonkeyPatch) -> list[tkc.CompiledKernel]:
+    """A GPU named "Fake H200" on which a kernel takes BN / 100 ms; the list holds what was timed."""
+    timed: list[tkc.CompiledKernel] = []
+
+    def measure(compiled: tkc.CompiledKernel, sizes: dict[str, int]) -> float:
+        timed.append(compiled)
+        return compiled.params["BN"] / 100
+
+    monkeypatch.setattr(tune, "gpu_name", lambda: "Fake H200")
+    monkeypatch.setattr(tune, "measure", measure)
+    return timed
+
+
+def test_the_default_space_tunes_tiles_never_the_interface() -> None:
+    assert tune.search_space(GEMM) == {"BM": [64, 128, 256], "BN": [128, 256, 512], "BK": [32, 64, 128]}
+    assert tune.search_space(ATTENTION) == {"BQ": [64, 128, 256], "BKV": [64, 128, 256]}  # not D, not CAUSAL
+    assert tune.search_space(ATTENTION, fixed={"BQ": 64}) == {"BKV": [64, 128, 256]}
+
+
+def test_a_space_naming_an_unknown_parameter_is_a_user_error() -> None:
+    with pytest.raises(tkc.TkError, match="has no parameter of; it has BM, BN, BK; did you mean 'BM'"):
+        tune.search_space(GEMM, given={"bm": [64]})
+
+
+def test_infeasible_configurations_are_pruned_with_their_reason_and_never_timed(fake_gpu: list) -> None:
+    result = tune.autotune(GEMM, sizes=SIZES, space=SPACE)
+    reasons = {t.config["BN"]: t.reason for t in result.trials}
+    assert reasons[128] is None
+    assert reasons[256] == "N=384 is not a multiple of its tile, 256"
+    assert reasons[512] is not None and "at most 256" in reasons[512]
+    assert [k.params["BN"] for k in fake_gpu] == [128]
+    assert result.best is not None and result.best.config == {"BM": 128, "BN": 128, "BK": 64}
+
+
+def test_ptxas_spills_prune(fake_gpu: list, monkeypatch: pytest.MonkeyPatch) -> None:
+    log = "ptxas info    : Compiling entry function 'gemm' for 'sm_90a'\n" \
+          "ptxas info    : Function properties for gemm\n" \
+          "    16 bytes stack frame, 8 bytes spill stores, 8 bytes spill loads\n" \
+          "ptxas info    : Used 255 registers\n"
+    monkeypatch.setattr(tkc.CompiledKernel, "assemble", lambda self: Cubin(b"", parse_report(log), "sm_90a"))
+    result = tune.autotune(GEMM, sizes=SIZES, space={"BN": [128]})
+    assert result.trials[0].reason == "ptxas: spills 8 B / reloads 8 B of registers"
+    assert fake_gpu == [] and result.best is None
+
+
+def test_results_are_cached_by_gpu_and_shape_bucket(fake_gpu: list, monkeypatch: pytest.MonkeyPatch) -> None:
+    first = tune.autotune(GEMM, sizes=SIZES, space=SPACE)
+    timed = len(fake_gpu)
+    again = tune.autotune(GEMM, sizes=SIZES, space=SPACE)
+    assert again.from_cache and len(fake_gpu) == timed and again.best == first.best
+    tune.autotune(GEMM, sizes={**SIZES, "M": 512}, space=SPACE)  # another bucket: tuned again
+    assert len(fake_gpu) == 2 * timed
+    tune.autotune(GEMM, sizes=SIZES, space={"BN": [128]})  # another space: tuned again
+    assert len(fake_gpu) == 2 * timed + 1
+    monkeypatch.setattr(tune, "gpu_name", lambda: "Fake H100")
+    assert not tune.autotune(GEMM, sizes=SIZES, space=SPACE).from_cache
+    assert set(tune.cached_results(GEMM, "gemm", SIZES)) == {"Fake H200", "Fake H100"}
+
+
+def test_shape_buckets_keep_what_decides_whole_tiles() -> None:
+    assert tune.shape_bucket({"M": 1000, "N": 3072, "K": 4096}) == {"K": [4096, 256], "M": [1024, 8], "N": [4096, 256]}
+    assert tune.shape_bucket({"M": 4000}) != tune.shape_bucket({"M": 4096})
+
+
+def test_the_table_lists_every_trial_fastest_first(fake_gpu: list) -> None:
+    result = tune.autotune(GEMM, sizes={"M": 256, "N": 512, "K": 128}, space=SPACE)
+    lines = result.table().splitlines()
+    assert lines[0].split() == ["BM", "BN", "BK", "regs", "smem", "KiB", "time", "ms", "result"]
+    assert lines[1].split()[:2] == ["128", "128"] and lines[1].endswith("  best")
+    assert lines[2].split()[1] == "256" and lines[2].endswith("2.00x best")
+    assert "pruned: " in lines[3] and lines[3].split()[1] == "512"
+
+
+def test_tkc_tune_prints_the_table_and_tkc_compile_reuses_its_choice(
+    fake_gpu: list, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["tune", GEMM, "--size", "M=256,N=384,K=128", "--space", "BN=128,256", "--space", "BK=32"]
+    assert cli.main(argv) == 0
+    out, err = capsys.readouterr()
+    assert "[2/2] BN=256 BK=32: pruned" in err
+    assert out.splitlines()[-1] == "best (on Fake H200): -D BN=128 -D BK=32"
+    assert cli.main(["compile", GEMM, "--emit=tile", "--tuned", "M=256,N=384,K=128"]) == 0
+    assert "params = {BM = 128 : i64, BN = 128 : i64, BK = 32 : i64}" in capsys.readouterr().out
+    assert cli.main(["compile", GEMM, "--emit=tile", "--tuned", "M=256,N=384,K=128", "-D", "BK=64"]) == 0
+    assert "BK = 64 : i64" in capsys.readouterr().out
+
+
+def test_compile_tuned_without_a_result_is_a_user_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["compile", GEMM, "--tuned", "M=256,N=384,K=128"]) == 1
+    assert "no tuning result for gemm at M=256,N=384,K=128: run tkc tune" in capsys.readouterr().err
+
+
+def test_print_autotuning(fake_gpu: list, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("TKC_PRINT_AUTOTUNING", "1")
+    tune.autotune(GEMM, sizes=SIZES, space={"BN": [128]})
+    tune.autotune(GEMM, sizes=SIZES, space={"BN": [128]})
+    lines = capsys.readouterr().err.splitlines()
+    assert lines == [
+        "tkc autotune: gemm at M=256,N=384,K=128 on Fake H200: BN=128 1.2800 ms (1 tried)",
+        "tkc autotune: gemm at M=256,N=384,K=128 on Fake H200: BN=128 1.2800 ms (cached)",
+    ]
+
+
+def test_without_a_gpu_tuning_refuses_before_compiling(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(tune, "gpu_name", lambda: (_ for _ in ()).throw(StageUnavailable("no CUDA GPU here")))
+    monkeypatch.setattr(tune, "prune", lambda *a: pytest.fail("compiled a configuration"))
+    with pytest.raises(StageUnavailable):
+        tkc.autotune(GEMM, sizes=SIZES)
+    assert cli.main(["tune", GEMM, "--size", "M=256,N=384,K=128"]) == 2
+    assert capsys.readouterr().err == "tkc: error: no CUDA GPU here\n"
+
+
+def test_prune_only_works_without_a_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tune, "gpu_name", lambda: pytest.fail("asked for the GPU"))
+    result = tkc.autotune(GEMM, sizes=SIZES, space={"BN": [128, 512]}, prune_only=True)
+    assert [t.reason is None for t in result.trials] == [True, False] and result.best is None
+
+
+def test_sizes_must_name_every_dim_and_only_those() -> None:
+    with pytest.raises(tkc.TkError, match="give K with --size"):
+        tkc.autotune(GEMM, sizes={"M": 256, "N": 256}, prune_only=True)
+    with pytest.raises(tkc.TkError, match="--size names Q"):
+        tkc.autotune(GEMM, sizes={**SIZES, "Q": 1}, prune_only=True)

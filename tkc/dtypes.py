@@ -1,0 +1,63 @@
+"""The element types tkc knows, one row each with every spelling and size of it that the compiler
+and the runtime use; every other module reads them here rather than keeping a table of its own.
+
+  name            as `.tk`, the diagnostics, the report and the launch ABI spell it (`bf16`, `fp8e4m3`)
+  ir              the xDSL builtin type of tile and sm90 IR values of the dtype
+  bytes           bytes per element
+  ptx             the PTX type of one element (`cvt.rn.bf16x2.f32`, `wgmma.mma_async ... .e4m3.e4m3`)
+  numpy           the numpy dtype's name (ml_dtypes registers bfloat16 and float8_e4m3fn)
+  torch           the attribute of `torch` that is the dtype (`torch.bfloat16`)
+  tensor_map      the CUtensorMapDataType of a TMA tensor map over it (fp8 has none: its bytes go as UINT8)
+  dlpack          DLPack's (type code, bits, lanes): kDLFloat = 2, kDLBfloat = 4, kDLFloat8_e4m3fn = 10
+  array_interface the `__cuda_array_interface__` typestr, None where the protocol has none
+
+This module is at the bottom of the dependency order (docs/internals.md): the dialects, the passes
+and the runtime all import it, and it imports nothing of tkc.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import ml_dtypes  # noqa: F401  (registers bfloat16 and float8_e4m3fn with numpy)
+import numpy as np
+from xdsl.dialects.builtin import BFloat16Type, Float8E4M3FNType, Float16Type, Float32Type
+from xdsl.ir import Attribute
+
+ElementType = BFloat16Type | Float16Type | Float32Type | Float8E4M3FNType
+"""The xDSL types a tile or fragment can hold: the `ir` column as an IRDL constraint."""
+
+
+@dataclass(frozen=True)
+class DType:
+    name: str
+    ir: type[ElementType]
+    bytes: int
+    ptx: str
+    numpy: str
+    torch: str
+    tensor_map: int
+    dlpack: tuple[int, int, int]
+    array_interface: str | None
+
+    def ir_type(self) -> ElementType:
+        return self.ir()
+
+    def numpy_dtype(self) -> np.dtype:
+        return np.dtype(self.numpy)
+
+
+DTYPES = (
+    DType("bf16", BFloat16Type, 2, "bf16", "bfloat16", "bfloat16", 9, (4, 16, 1), None),
+    DType("f16", Float16Type, 2, "f16", "float16", "float16", 6, (2, 16, 1), "<f2"),
+    DType("f32", Float32Type, 4, "f32", "float32", "float32", 7, (2, 32, 1), "<f4"),
+    DType("fp8e4m3", Float8E4M3FNType, 1, "e4m3", "float8_e4m3fn", "float8_e4m3fn", 0, (10, 8, 1), None),
+)
+
+BY_NAME = {d.name: d for d in DTYPES}
+"""The dtypes by their tkc name."""
+
+
+def of_type(element_type: Attribute) -> DType | None:
+    """The dtype of an IR element type; None for a type that is none of tkc's."""
+    return next((d for d in DTYPES if isinstance(element_type, d.ir)), None)

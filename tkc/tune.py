@@ -1,0 +1,381 @@
+"""Autotuning: `tkc tune FILE -k KERNEL --size M=...` and `tkc.autotune(...)`.
+
+The search space is the kernel's compile-time parameters. The caller names the values to try
+(`space={"BM": [64, 128]}`, `--space BM=64,128`); otherwise every integer parameter that is a
+tiling choice is tried at half, once and twice its declared default (powers of two of at least
+16). A parameter is a tiling choice when changing it leaves the kernel's arguments as they are:
+`D` of `gl<bf16>[N, D]` is part of the interface and is never tuned, nor are flags and floats.
+
+Every configuration is pruned before anything runs, and the reason is kept:
+  - the compiler refuses it (the occupancy plan's shared-memory, register and wgmma-shape
+    budgets, or any other diagnostic);
+  - the sizes are not whole tiles of it (the ABI's divisibility, which a launch would refuse);
+  - ptxas rejects it, or reports spills, a stack frame, or more registers than an SM holds.
+Only what survives is launched: timed on the GPU as the benchmarks time (tkc.timing), the
+median of batches of back-to-back launches. Without a GPU, tuning refuses before compiling
+anything (`prune_only=True`, `--prune-only`, shows the pruning on any machine).
+
+Results are cached on disk (tkc.cache's directory, `tune/`), keyed by the source, the kernel,
+the shape bucket (per dim: the next power of two and the power of two dividing it, up to 256,
+which decides whole tiles), the compiler fingerprint, and inside the entry by GPU name; a later
+`autotune` with the same space returns the cached choice without timing, and
+`tkc compile --tuned SIZES` compiles with it. TKC_PRINT_AUTOTUNING=1 prints each choice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import os
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tkc import cache
+from tkc.diagnostics import TkError, did_you_mean
+from tkc.dtypes import BY_NAME
+from tkc.pipeline import StageUnavailable
+
+if TYPE_CHECKING:
+    from tkc.api import CompiledKernel
+    from tkc.dialects.tile import KernelOp
+
+Value = int | bool | float
+Config = dict[str, Value]
+Space = dict[str, list[Value]]
+
+REGISTERS_PER_SM = 65536
+RUNS = 50
+"""Timed batches per configuration (the benchmarks' GEMM uses 100; tuning ranks, it does not report)."""
+MIN_TILE = 16
+
+
+@dataclass
+class Trial:
+    """One configuration: why it was pruned (None: it ran), or its time."""
+
+    config: Config
+    reason: str | None = None
+    ms: float | None = None
+    registers: int | None = None
+    smem_bytes: int | None = None
+
+
+@dataclass
+class TuneResult:
+    kernel: str
+    sizes: dict[str, int]
+    space: Space
+    gpu: str | None
+    trials: list[Trial] = field(default_factory=list)
+    from_cache: bool = False
+
+    @property
+    def best(self) -> Trial | None:
+        timed = [t for t in self.trials if t.ms is not None]
+        return min(timed, key=lambda t: t.ms or 0.0) if timed else None
+
+    def table(self) -> str:
+        """What was tried: one row per configuration, fastest first, pruned ones with their reason."""
+        names = list(self.space)
+        best = self.best
+        order = sorted(self.trials, key=lambda t: (t.ms is None, t.ms or 0.0))
+        header = [*names, "regs", "smem KiB", "time ms", "result"]
+        rows = [header]
+        for trial in order:
+            if trial.reason is not None:
+                result = f"pruned: {trial.reason}"
+            elif trial.ms is None:
+                result = "feasible (not timed)"
+            else:
+                result = "best" if trial is best else f"{trial.ms / best.ms:.2f}x best" if best and best.ms else ""
+            rows.append([
+                *(str(trial.config[n]) for n in names),
+                "-" if trial.registers is None else str(trial.registers),
+                "-" if trial.smem_bytes is None else f"{trial.smem_bytes / 1024:.0f}",
+                "-" if trial.ms is None else f"{trial.ms:.4f}",
+                result,
+            ])
+        widths = [max(len(row[i]) for row in rows) for i in range(len(header) - 1)]
+        return "\n".join(
+            "  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[-1] for row in rows
+        ) + "\n"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kernel": self.kernel, "sizes": self.sizes, "space": self.space, "gpu": self.gpu,
+                "trials": [asdict(t) for t in self.trials]}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> TuneResult:
+        return cls(data["kernel"], dict(data["sizes"]), dict(data["space"]), data["gpu"],
+                   [Trial(**t) for t in data["trials"]], from_cache=True)
+
+
+# --------------------------------------------------------------------------- the space
+
+
+def _kernel_op(path: str, kernel: str | None, params: Config) -> KernelOp:
+    from tkc.driver import load_module, require_one_kernel
+    from tkc.interpreter import find_kernel
+
+    module = load_module(path, kernel, dict(params))  # type: ignore[arg-type]
+    require_one_kernel(module, path, "-k NAME")
+    return find_kernel(module, kernel)
+
+
+def _interface(op: KernelOp) -> list[str]:
+    return [str(arg.type) for arg in op.body.block.args]
+
+
+def declared_params(op: KernelOp) -> Config:
+    from tkc.runner import kernel_params
+
+    return dict(kernel_params(op))
+
+
+def search_space(
+    path: str,
+    kernel: str | None = None,
+    given: Mapping[str, Sequence[Value]] | None = None,
+    fixed: Mapping[str, Value] | None = None,
+) -> Space:
+    """The values to try of each parameter (see the module docstring), leaving out those `fixed`
+    (-D); a name the kernel does not declare, or an empty list, is a user error."""
+    fixed = dict(fixed or {})
+    op = _kernel_op(path, kernel, fixed)
+    params = {name: value for name, value in declared_params(op).items() if name not in fixed}
+    if given:
+        for name, values in given.items():
+            if name not in params:
+                raise TkError(f"the space names {name}, which {op.sym_name.data} has no parameter of; it has "
+                              f"{', '.join(params) or 'none'}{did_you_mean(name, params)}")
+            if not values:
+                raise TkError(f"the space gives {name} no values")
+        return {name: list(values) for name, values in given.items()}
+    space: Space = {}
+    interface = _interface(op)
+    for name, default in params.items():
+        if isinstance(default, bool) or not isinstance(default, int) or default < MIN_TILE or default & (default - 1):
+            continue
+        try:
+            widened = _interface(_kernel_op(path, kernel, {**fixed, name: 2 * default}))
+        except TkError:
+            continue
+        if widened == interface:
+            space[name] = [v for v in (default // 2, default, 2 * default) if v >= MIN_TILE]
+    return space
+
+
+def candidates(space: Space) -> list[Config]:
+    names = list(space)
+    return [dict(zip(names, values)) for values in itertools.product(*(space[n] for n in names))]
+
+
+# --------------------------------------------------------------------------- pruning
+
+
+def prune(path: str, kernel: str | None, config: Config, sizes: Mapping[str, int]) -> tuple[Trial, CompiledKernel | None]:
+    """Compile `config` and check it against `sizes` and ptxas: the trial (pruned with a reason,
+    or feasible) and the compiled kernel when feasible. Runs nothing on a GPU."""
+    from tkc.api import CompiledKernel
+    from tkc.backends.ptxas import PtxasError, ToolNotFound
+
+    trial = Trial(dict(config))
+    try:
+        compiled = CompiledKernel(path, kernel, dict(config))  # type: ignore[arg-type]
+        abi = compiled.abi
+    except TkError as e:
+        trial.reason = e.message.split("\n")[0]
+        return trial, None
+    trial.smem_bytes = abi.smem_bytes
+    for dim, divisor in abi.divisibility:
+        if dim in sizes and sizes[dim] % divisor:
+            trial.reason = f"{dim}={sizes[dim]} is not a multiple of its tile, {divisor}"
+            return trial, None
+    try:
+        report = compiled.assemble().report
+    except ToolNotFound:
+        return trial, compiled  # unchecked by ptxas; the driver's JIT would still refuse at load
+    except PtxasError as e:
+        trial.reason = "ptxas rejects it: " + e.log.strip().split("\n")[0]
+        return trial, None
+    trial.registers = report.registers
+    if report.spill_stores or report.spill_loads:
+        trial.reason = f"ptxas: spills {report.spill_stores} B / reloads {report.spill_loads} B of registers"
+    elif report.stack_frame:
+        trial.reason = f"ptxas: {report.stack_frame} B stack frame"
+    elif report.registers * abi.block > REGISTERS_PER_SM:
+        trial.reason = f"ptxas: {report.registers} registers x {abi.block} threads exceed the SM's {REGISTERS_PER_SM}"
+    return trial, (None if trial.reason else compiled)
+
+
+# --------------------------------------------------------------------------- the GPU
+
+
+def gpu_name() -> str:
+    """The GPU's name (torch); StageUnavailable where there is none: tuning times on the GPU."""
+    try:
+        import torch
+    except ImportError:
+        raise StageUnavailable("tuning times each configuration on the GPU and needs torch with CUDA "
+                               "(pip install 'tkc[torch]'); --prune-only shows the pruning without it") from None
+    if not torch.cuda.is_available():
+        raise StageUnavailable("tuning times each configuration on the GPU, and this machine has no CUDA GPU "
+                               "(torch.cuda.is_available() is False); --prune-only shows the pruning without one")
+    return str(torch.cuda.get_device_name())
+
+
+def measure(compiled: CompiledKernel, sizes: Mapping[str, int]) -> float:
+    """Milliseconds per launch on random inputs of `sizes` (tkc.timing.median_ms)."""
+    import numpy as np
+    import torch
+
+    from tkc.interpreter import find_kernel
+    from tkc.runner import make_inputs
+    from tkc.timing import median_ms
+
+    op = find_kernel(compiled.module, compiled.kernel)
+    arrays = make_inputs(op, {**declared_params(op), **sizes}, seed=0)  # type: ignore[dict-item]
+    tensors = [
+        torch.from_numpy(np.nan_to_num(np.asarray(arrays[a.name], np.float32))).to(
+            "cuda", getattr(torch, BY_NAME[a.dtype].torch)
+        )
+        for a in compiled.abi.args
+    ]
+    return median_ms({"kernel": lambda i: compiled(*tensors)}, RUNS)["kernel"]
+
+
+# --------------------------------------------------------------------------- cache and driver
+
+
+def shape_bucket(sizes: Mapping[str, int]) -> dict[str, list[int]]:
+    """Per dim: the next power of two, and the power of two dividing it (up to 256)."""
+    return {d: [1 << max(0, n - 1).bit_length(), min(256, n & -n)] for d, n in sorted(sizes.items())}
+
+
+def _tune_file(path: str, kernel: str, sizes: Mapping[str, int]) -> str:
+    source = cache.source_bytes(path) or b""
+    blob = json.dumps({"source": hashlib.sha256(source).hexdigest(), "kernel": kernel, "bucket": shape_bucket(sizes),
+                       "tkc": cache.compiler_fingerprint()}, sort_keys=True)
+    return f"tune/{hashlib.sha256(blob.encode()).hexdigest()}.json"
+
+
+def cached_results(path: str, kernel: str, sizes: Mapping[str, int]) -> dict[str, TuneResult]:
+    """The cached tuning results for this source, kernel and shape bucket, by GPU name."""
+    text = cache.read_text(_tune_file(path, kernel, sizes))
+    try:
+        return {gpu: TuneResult.from_json(data) for gpu, data in json.loads(text or "{}").items()}
+    except (ValueError, KeyError, TypeError):
+        return {}  # an unreadable entry is a miss
+
+
+def _check_sizes(op: KernelOp, sizes: Mapping[str, int]) -> None:
+    from tkc.dialects.tile import GlobalType
+
+    dims: list[str] = []
+    for arg in op.body.block.args:
+        assert isinstance(arg.type, GlobalType)
+        dims += [d for d in arg.type.get_dims() if isinstance(d, str) and d not in dims]
+    unknown = sorted(set(sizes) - set(dims))
+    if unknown:
+        raise TkError(f"--size names {', '.join(unknown)}, which {op.sym_name.data} has no symbolic dim of; "
+                      f"its dims are {', '.join(dims) or 'none'}")
+    missing = [d for d in dims if d not in sizes]
+    if missing:
+        raise TkError(f"tuning needs the size of every dim: give {', '.join(missing)} with --size")
+
+
+Progress = Callable[[int, int, Trial], None]
+
+
+def autotune(
+    path: str | Path,
+    kernel: str | None = None,
+    sizes: Mapping[str, int] | None = None,
+    space: Mapping[str, Sequence[Value]] | None = None,
+    params: Mapping[str, Value] | None = None,
+    *,
+    prune_only: bool = False,
+    force: bool = False,
+    progress: Progress | None = None,
+) -> TuneResult:
+    """Tune `kernel` of `path` for `sizes` over `space` (see the module docstring). The result's
+    `best.config` holds the parameters to compile with (`params`, fixed, included); `table()`
+    shows every trial."""
+    path = str(path)
+    sizes = dict(sizes or {})
+    fixed = dict(params or {})
+    op = _kernel_op(path, kernel, fixed)
+    name = op.sym_name.data
+    _check_sizes(op, sizes)
+    chosen = search_space(path, kernel, space, fixed)
+    if fixed:
+        chosen = {**chosen, **{k: [v] for k, v in fixed.items()}}
+    gpu = None if prune_only else gpu_name()  # refuse before compiling anything
+    if gpu is not None and not force:
+        previous = cached_results(path, name, sizes).get(gpu)
+        if previous is not None and previous.space == chosen and previous.sizes == sizes:
+            _announce(previous)
+            return previous
+    result = TuneResult(name, sizes, chosen, gpu)
+    configs = candidates(chosen)
+    for index, config in enumerate(configs):
+        trial, compiled = prune(path, kernel, config, sizes)
+        if compiled is not None and gpu is not None:
+            trial.ms = measure(compiled, sizes)
+        result.trials.append(trial)
+        if progress is not None:
+            progress(index + 1, len(configs), trial)
+    if gpu is not None:
+        entries = {g: r.to_json() for g, r in cached_results(path, name, sizes).items()}
+        cache.write(_tune_file(path, name, sizes), json.dumps({**entries, gpu: result.to_json()}, indent=1))
+        _announce(result)
+    return result
+
+
+def tuned_config(path: str, kernel: str | None, sizes: Mapping[str, int]) -> Config:
+    """The best configuration cached for these sizes (for `tkc compile --tuned`); a user error
+    when there is none. With results for several GPUs, the one of this machine's GPU."""
+    op = _kernel_op(path, kernel, {})
+    _check_sizes(op, sizes)
+    results = cached_results(path, op.sym_name.data, sizes)
+    if len(results) > 1:
+        results = {g: r for g, r in results.items() if g == gpu_name()}
+    best = next(iter(results.values())).best if results else None
+    if best is None:
+        spelt = ",".join(f"{d}={n}" for d, n in sizes.items())
+        raise TkError(f"no tuning result for {op.sym_name.data} at {spelt}: run tkc tune {path} --size {spelt} first")
+    return best.config
+
+
+def _announce(result: TuneResult) -> None:
+    """TKC_PRINT_AUTOTUNING=1: one line per choice on stderr, as Triton's TRITON_PRINT_AUTOTUNING."""
+    if os.environ.get("TKC_PRINT_AUTOTUNING", "") in ("", "0"):
+        return
+    best = result.best
+    choice = " ".join(f"{k}={v}" for k, v in best.config.items()) if best else "none (every configuration pruned)"
+    timing = f" {best.ms:.4f} ms" if best and best.ms is not None else ""
+    where = "cached" if result.from_cache else f"{len(result.trials)} tried"
+    sizes = ",".join(f"{d}={n}" for d, n in result.sizes.items())
+    print(f"tkc autotune: {result.kernel} at {sizes} on {result.gpu}: {choice}{timing} ({where})", file=sys.stderr)
+
+
+def progress_line(stream: Any = None) -> Progress:
+    """A progress line on `stream` (stderr): rewritten in place on a terminal, else one line per trial."""
+    out = stream or sys.stderr
+    tty = hasattr(out, "isatty") and out.isatty()
+
+    def show(done: int, total: int, trial: Trial) -> None:
+        config = " ".join(f"{k}={v}" for k, v in trial.config.items())
+        status = "pruned" if trial.reason else f"{trial.ms:.4f} ms" if trial.ms is not None else "feasible"
+        line = f"[{done}/{total}] {config}: {status}"
+        if tty:
+            out.write(f"\r\x1b[K{line}" + ("\n" if done == total else ""))
+        else:
+            out.write(line + "\n")
+        out.flush()
+
+    return show
