@@ -18,6 +18,7 @@ from xdsl.ir import Operation
 from xdsl.parser import Parser
 from xdsl.utils.target import Target
 
+from tkc.diagnostics import error_at
 from tkc.dialects import ptx
 
 _DECL_ORDER = ("pred", "b16", "b32", "b64", "f32")
@@ -37,7 +38,9 @@ def _entry_text(entry: ptx.EntryOp) -> list[str]:
     counts = dict.fromkeys(_DECL_ORDER, 0)
     body: list[str] = []
     for op in entry.body.block.ops:
-        assert isinstance(op, ptx.PtxInst)
+        if not isinstance(op, ptx.PtxInst):
+            raise error_at(op, f"{op.name} is structured control flow, which PTX text lacks; "
+                               "flatten it first (-p ptx-flatten-control-flow)")
         for r in op.results:
             assert isinstance(r.type, ptx.RegType)
             kind = r.type.kind.data

@@ -3,28 +3,32 @@
 Registers are SSA values of type `!ptx.reg<pred|b16|b32|b64|f32>`; ptxas allocates the physical
 registers. PTX has no phis, so a value is a *register*, not a single assignment: `ptx.assign`
 writes an existing register (printed as `mov`), and instructions with in/out operands (wgmma
-accumulators) take them as operands and write them in place. Control flow is flat, inside the
-single block of a `ptx.entry`: `ptx.label` and `ptx.bra` (optionally predicated).
+accumulators) take them as operands and write them in place. Control flow is structured at
+first (`ptx.if`, `ptx.for`, `ptx.loop`: regions over registers, see `StructuredOp`), then flat
+after ptx-flatten-control-flow: `ptx.label` and `ptx.bra` (optionally predicated) in the single
+block of a `ptx.entry`, which is all the printer takes.
 
-Every instruction op shares one shape, so one syntax serves them all and the printer is a loop:
-  - `args`: register operands, in a fixed order per op (documented on the op),
-  - `outs`: result registers,
-  - properties: the PTX type suffix `ty`, modifiers `mods` ("lo", "rn", "approx.ftz", ...),
-    immediates (`imm` replaces the last register source where an op allows it; for float
-    types `imm` holds the IEEE-754 bits of the f32 value so every value round-trips exactly).
-MLIR syntax: `%r = ptx.add(%a, %b) {ty = "u32"} : b32`; `ptx.wgmma_fence`.
+Instruction ops name their operands and results (`a`, `b`, `addr`, `acc`, `d`, ...: IRDL
+operand/result definitions, so their count and register type are checked by IRDL) and type their
+properties: the type suffix `ty` is a `PtxTypeAttr`, modifiers `mods` a `ModifiersAttr` (a
+sequence of `Modifier`s), comparisons, state spaces, memory orders, ... enum attributes.
+Families share a base: `_Unary`/`_Binary`/`_Ternary` arithmetic (the last source of the latter
+two may be `imm`: for float types the IEEE-754 bits of the f32 value, so every value
+round-trips exactly), `_Memory`, `_Barrier`, `_MbarOp`; tables (TYPES, INT_MODS, FLOAT_MODS)
+say what each opcode takes. One syntax serves all (`PtxInst`):
+`%r = ptx.add(%a, %b) {ty = u32} : b32`; `%d = ptx.mul(%a) {ty = u32, mods = wide, imm = 8 : i64} : b64`;
+an op with several variadic groups braces each: `ptx.wgmma({%d0, ...}, {%desc_a}, %desc_b) {...}`.
 
 Each op renders its own PTX line in `ptx(names)`; `backends/ptx_printer.py` adds the module,
-entry, register declarations and register names. `PtxBuilder` (end of file) is the API the
+entry, register declarations and register names. `ptx_builder.PtxBuilder` is the API the
 lowering writes code with.
 """
 
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from typing import ClassVar
+from collections.abc import Sequence
+from typing import ClassVar, cast
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
@@ -34,22 +38,40 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     i64,
 )
-from xdsl.ir import Attribute, Block, Dialect, Operation, ParametrizedAttribute, Region, SSAValue, TypeAttribute
+from xdsl.dialects.utils import EnumAttribute
+from xdsl.ir import (
+    Attribute,
+    Block,
+    Dialect,
+    Operation,
+    ParametrizedAttribute,
+    Region,
+    SpacedOpaqueSyntaxAttribute,
+    SSAValue,
+    TypeAttribute,
+)
 from xdsl.irdl import (
+    AttrSizedOperandSegments,
     IRDLOperation,
+    OptOperandDef,
+    VarOperandDef,
     irdl_attr_definition,
     irdl_op_definition,
+    operand_def,
+    opt_operand_def,
     opt_prop_def,
     prop_def,
     region_def,
+    result_def,
     traits_def,
     var_operand_def,
     var_result_def,
 )
-from xdsl.parser import AttrParser, Parser
+from xdsl.parser import AttrParser, Parser, UnresolvedOperand
 from xdsl.printer import Printer
-from xdsl.traits import NoTerminator
+from xdsl.traits import IsTerminator, NoTerminator
 from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.str_enum import StrEnum
 
 from tkc.abi import ABIError, KernelABI
 
@@ -111,13 +133,15 @@ REG = {k: RegType(k) for k in REG_KINDS}
 """The register types, shared (attributes are immutable)."""
 
 
-def _kind(v: SSAValue) -> str:
+def reg_kind(v: SSAValue) -> str:
+    """The register class of a register value."""
     assert isinstance(v.type, RegType)
     return v.type.kind.data
 
 
-def _bits(v: SSAValue) -> int:
-    return _KIND_BITS[_kind(v)]
+def reg_bits(v: SSAValue) -> int:
+    """The width of a register value's class."""
+    return _KIND_BITS[reg_kind(v)]
 
 
 @irdl_attr_definition
@@ -155,6 +179,211 @@ class ParamAttr(ParametrizedAttribute):
         return f".param .{self.kind.data} {self.param_name.data}"
 
 
+# --------------------------------------------------------------------------- typed properties
+
+
+class PtxType(StrEnum):
+    """The type suffix of an instruction (`.u32`, `.bf16x2`, ...)."""
+
+    PRED = "pred"
+    B16 = "b16"
+    B32 = "b32"
+    B64 = "b64"
+    U16 = "u16"
+    U32 = "u32"
+    U64 = "u64"
+    S16 = "s16"
+    S32 = "s32"
+    S64 = "s64"
+    F16 = "f16"
+    F16X2 = "f16x2"
+    BF16 = "bf16"
+    BF16X2 = "bf16x2"
+    F32 = "f32"
+    E4M3 = "e4m3"
+    E5M2 = "e5m2"
+    E4M3X2 = "e4m3x2"
+    E5M2X2 = "e5m2x2"
+
+
+@irdl_attr_definition
+class PtxTypeAttr(EnumAttribute[PtxType], SpacedOpaqueSyntaxAttribute):
+    name = "ptx.type"
+
+
+class Modifier(StrEnum):
+    """One modifier of an instruction; `ModifiersAttr` holds the sequence an instruction takes."""
+
+    RN = "rn"
+    RZ = "rz"
+    RM = "rm"
+    RP = "rp"
+    RNI = "rni"
+    RZI = "rzi"
+    RMI = "rmi"
+    RPI = "rpi"
+    FTZ = "ftz"
+    SAT = "sat"
+    APPROX = "approx"
+    FULL = "full"
+    NAN = "NaN"
+    LO = "lo"
+    HI = "hi"
+    WIDE = "wide"
+    RELU = "relu"
+    SATFINITE = "satfinite"
+    NC = "nc"
+
+
+@irdl_attr_definition
+class ModifierAttr(EnumAttribute[Modifier], SpacedOpaqueSyntaxAttribute):
+    name = "ptx.modifier"
+
+
+@irdl_attr_definition
+class ModifiersAttr(ParametrizedAttribute):
+    """The modifiers of an instruction in PTX order, `#ptx.mods<approx.ftz>`; which sequences
+    an opcode takes is its verifier's table."""
+
+    name = "ptx.mods"
+    mods: ArrayAttr[ModifierAttr]
+
+    def __init__(self, text: str):
+        unknown = [m for m in text.split(".") if m not in Modifier._value2member_map_]
+        if unknown:
+            raise VerifyException(f"'{unknown[0]}' is not a PTX modifier; modifiers are {', '.join(Modifier)}")
+        super().__init__(ArrayAttr(ModifierAttr(Modifier(m)) for m in text.split(".")))
+
+    @property
+    def text(self) -> str:
+        return ".".join(m.data for m in self.mods)
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(f"<{self.text}>")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            return (ModifiersAttr(_parse_modifiers(parser)).mods,)
+
+
+def _parse_modifiers(parser: AttrParser) -> str:
+    text = parser.parse_optional_identifier() or parser.parse_str_literal()
+    unknown = [m for m in text.split(".") if m not in Modifier._value2member_map_]
+    if unknown:
+        parser.raise_error(f"'{unknown[0]}' is not a PTX modifier; modifiers are {', '.join(Modifier)}")
+    return text
+
+
+class Comparison(StrEnum):
+    EQ = "eq"
+    NE = "ne"
+    LT = "lt"
+    LE = "le"
+    GT = "gt"
+    GE = "ge"
+    LO = "lo"
+    LS = "ls"
+    HI = "hi"
+    HS = "hs"
+    EQU = "equ"
+    NEU = "neu"
+    LTU = "ltu"
+    LEU = "leu"
+    GTU = "gtu"
+    GEU = "geu"
+    NUM = "num"
+    NAN = "nan"
+
+
+@irdl_attr_definition
+class ComparisonAttr(EnumAttribute[Comparison], SpacedOpaqueSyntaxAttribute):
+    name = "ptx.cmp"
+
+
+class Space(StrEnum):
+    """A state space."""
+
+    GLOBAL = "global"
+    SHARED = "shared"
+    PARAM = "param"
+
+
+@irdl_attr_definition
+class SpaceAttr(EnumAttribute[Space], SpacedOpaqueSyntaxAttribute):
+    name = "ptx.space"
+
+
+class MemoryOrder(StrEnum):
+    """The memory-model semantics an ordered ld or a red carries, at CTA scope (`.acquire.cta`)."""
+
+    ACQUIRE = "acquire"
+    RELEASE = "release"
+    RELAXED = "relaxed"
+
+
+@irdl_attr_definition
+class MemoryOrderAttr(EnumAttribute[MemoryOrder], SpacedOpaqueSyntaxAttribute):
+    name = "ptx.sem"
+
+
+class ShuffleMode(StrEnum):
+    BFLY = "bfly"
+    IDX = "idx"
+    UP = "up"
+    DOWN = "down"
+
+
+@irdl_attr_definition
+class ShuffleModeAttr(EnumAttribute[ShuffleMode], SpacedOpaqueSyntaxAttribute):
+    name = "ptx.shfl_mode"
+
+
+class Reduction(StrEnum):
+    """The operation of a `red` or of a reducing TMA store."""
+
+    ADD = "add"
+    MIN = "min"
+    MAX = "max"
+    INC = "inc"
+    DEC = "dec"
+    AND = "and"
+    OR = "or"
+    XOR = "xor"
+
+
+@irdl_attr_definition
+class ReductionAttr(EnumAttribute[Reduction], SpacedOpaqueSyntaxAttribute):
+    name = "ptx.reduction"
+
+
+class RegisterAction(StrEnum):
+    """setmaxnreg: raise or lower the warpgroup's register count."""
+
+    INC = "inc"
+    DEC = "dec"
+
+
+@irdl_attr_definition
+class RegisterActionAttr(EnumAttribute[RegisterAction], SpacedOpaqueSyntaxAttribute):
+    name = "ptx.reg_action"
+
+
+class ClusterStep(StrEnum):
+    ARRIVE = "arrive"
+    WAIT = "wait"
+
+
+@irdl_attr_definition
+class ClusterStepAttr(EnumAttribute[ClusterStep], SpacedOpaqueSyntaxAttribute):
+    name = "ptx.cluster_step"
+
+
+TYPED_ATTRS: tuple[type[Attribute], ...] = (PtxTypeAttr, ModifierAttr, ModifiersAttr, ComparisonAttr, SpaceAttr,
+                                            MemoryOrderAttr, ShuffleModeAttr, ReductionAttr, RegisterActionAttr,
+                                            ClusterStepAttr)
+
+
 # --------------------------------------------------------------------------- helpers
 
 
@@ -185,9 +414,9 @@ def _check_type_fits(op: Operation, ty: str, values: Sequence[SSAValue], what: s
     """Register size must match the instruction type (f32 and b32 registers are interchangeable)."""
     bits = type_bits(ty)
     for v in values:
-        _check(_bits(v) == bits, op, f"{what} is !ptx.reg<{_kind(v)}>, expected a {bits}-bit register for .{ty}")
+        _check(reg_bits(v) == bits, op, f"{what} is !ptx.reg<{reg_kind(v)}>, expected a {bits}-bit register for .{ty}")
         # PTX lets f32 registers meet only .f32 and .b32 instructions (b32 registers meet all)
-        _check(_kind(v) != "f32" or ty in ("f32", "b32"), op, f"{what} is an f32 register, .{ty} needs b32")
+        _check(reg_kind(v) != "f32" or ty in ("f32", "b32"), op, f"{what} is an f32 register, .{ty} needs b32")
 
 
 Names = dict[SSAValue, str]
@@ -205,80 +434,182 @@ def _addr(names: Names, base: SSAValue, offset: int) -> str:
 # --------------------------------------------------------------------------- instruction base
 
 
-def _parse_defined_operand(parser: Parser) -> SSAValue:
-    """An operand whose register was defined above: in one flat block, every use follows its
-    definition, so the operand's type need not be printed."""
-    operand = parser.parse_unresolved_operand()
+def _defined_type(parser: Parser, operand: UnresolvedOperand) -> Attribute:
     defined = parser.ssa_values.get(operand.operand_name)
     if defined is None or operand.index >= len(defined):
         parser.raise_error(f"register %{operand.operand_name} is used before it is defined", operand.span)
-    return parser.resolve_operand(operand, defined[operand.index].type)
+    return defined[operand.index].type
+
+
+def _parse_defined_operand(parser: Parser) -> SSAValue:
+    """An operand whose register was defined above: in an entry, every use follows its
+    definition in text order, so the operand's type need not be printed."""
+    operand = parser.parse_unresolved_operand()
+    return parser.resolve_operand(operand, _defined_type(parser, operand))
+
+
+def _parse_operand_or_group(parser: Parser) -> SSAValue | list[SSAValue]:
+    if parser.parse_optional_punctuation("{"):
+        if parser.parse_optional_punctuation("}"):
+            return []
+        group = parser.parse_comma_separated_list(parser.Delimiter.NONE, lambda: _parse_defined_operand(parser))
+        parser.parse_punctuation("}")
+        return group
+    return _parse_defined_operand(parser)
+
+
+def _print_prop(printer: Printer, value: Attribute) -> None:
+    """A typed property by its value (`u32`, `approx.ftz`), anything else as MLIR spells it."""
+    if isinstance(value, EnumAttribute):
+        printer.print_string(value.data.value)
+    elif isinstance(value, ModifiersAttr):
+        printer.print_string(value.text)
+    else:
+        printer.print_attribute(value)
+
+
+def _parse_prop(parser: Parser, kind: object) -> Attribute:
+    if kind is ModifiersAttr:
+        return ModifiersAttr(_parse_modifiers(parser))
+    if isinstance(kind, type) and issubclass(kind, EnumAttribute):
+        text = parser.parse_optional_identifier() or parser.parse_str_literal()
+        if text not in kind.enum_type._value2member_map_:
+            parser.raise_error(f"'{text}' is not one of {', '.join(kind.enum_type)}")
+        return kind(kind.enum_type(text))
+    return parser.parse_attribute()
 
 
 class PtxInst(IRDLOperation):
-    """Base of every instruction op: register operands, register results, properties.
+    """Base of every instruction op. Each op names its register operands and results
+    (`operand_def`, `result_def`, ...) and types its properties (`PtxTypeAttr`, `ModifiersAttr`,
+    the enums above); most share a family base (`_Arith`, `_Memory`, `_Barrier`, `_MbarOp`).
 
-    Syntax: `%r = ptx.op(%a, %b) {props} : b32` (parentheses and types only when non-empty).
+    Syntax: `%r = ptx.op(%a, %b) {ty = u32, mods = lo, imm = 3 : i64} : b32`: the operands in
+    declaration order (an op with several variadic groups braces each, `{%d0, %d1}`), the
+    typed properties by their values, the results by register class.
     """
-
-    args = var_operand_def(RegType)
-    outs = var_result_def(RegType)
 
     def ptx(self, names: Names) -> str:
         """The PTX line (without indentation), or several lines joined by newlines."""
         raise NotImplementedError
 
+    @classmethod
+    def _segmented(cls) -> bool:
+        return any(isinstance(o, AttrSizedOperandSegments) for o in cls.get_irdl_definition().options)
+
     def print(self, printer: Printer) -> None:
         if self.operands:
+            items: list[SSAValue | Sequence[SSAValue]] = []
+            segmented = self._segmented()
+            for (_, definition), group in zip(self.get_irdl_definition().operands, self._operand_groups()):
+                if segmented and isinstance(definition, VarOperandDef) and not isinstance(definition, OptOperandDef):
+                    items.append(group)
+                else:
+                    items.extend(group)
             printer.print_string("(")
-            printer.print_list(self.operands, printer.print_operand)
+            printer.print_list(items, lambda item: self._print_item(printer, item))
             printer.print_string(")")
-        extra = {**self.properties, **self.attributes}
+        extra = {k: v for k, v in {**self.properties, **self.attributes}.items() if k != "operandSegmentSizes"}
         if extra:
-            printer.print_string(" ")
-            printer.print_attr_dict(extra)
+            printer.print_string(" {")
+            for n, (key, value) in enumerate(extra.items()):
+                printer.print_string(", " if n else "")
+                printer.print_identifier_or_string_literal(key)
+                if not isinstance(value, UnitAttr):
+                    printer.print_string(" = ")
+                    _print_prop(printer, value)
+            printer.print_string("}")
         if self.results:
-            printer.print_string(" : " + ", ".join(_kind(r) for r in self.results))
+            printer.print_string(" : " + ", ".join(reg_kind(r) for r in self.results))
+
+    def _operand_groups(self) -> list[Sequence[SSAValue]]:
+        groups: list[Sequence[SSAValue]] = []
+        for name, _ in self.get_irdl_definition().operands:
+            value = getattr(self, name)
+            groups.append(value if isinstance(value, Sequence) else [] if value is None else [value])
+        return groups
+
+    @staticmethod
+    def _print_item(printer: Printer, item: SSAValue | Sequence[SSAValue]) -> None:
+        if isinstance(item, SSAValue):
+            printer.print_operand(item)
+            return
+        printer.print_string("{")
+        printer.print_list(item, printer.print_operand)
+        printer.print_string("}")
 
     @classmethod
     def parse(cls, parser: Parser) -> PtxInst:
-        args: list[SSAValue] = []
+        items: list[SSAValue | list[SSAValue]] = []
         if parser.parse_optional_punctuation("("):
             if not parser.parse_optional_punctuation(")"):
-                args = parser.parse_comma_separated_list(parser.Delimiter.NONE, lambda: _parse_defined_operand(parser))
+                items = parser.parse_comma_separated_list(parser.Delimiter.NONE,
+                                                          lambda: _parse_operand_or_group(parser))
                 parser.parse_punctuation(")")
-        extra = parser.parse_optional_attr_dict()
+        definition = cls.get_irdl_definition()
+        props: dict[str, Attribute] = {}
+        attrs: dict[str, Attribute] = {}
+        if parser.parse_optional_punctuation("{"):
+            while True:
+                key = parser.parse_optional_identifier() or parser.parse_str_literal()
+                prop = definition.properties.get(key)
+                value: Attribute = UnitAttr()
+                if parser.parse_optional_punctuation("="):
+                    value = _parse_prop(parser, getattr(prop.constr, "attr", None) if prop else None)
+                (props if prop is not None else attrs)[key] = value
+                if not parser.parse_optional_punctuation(","):
+                    break
+            parser.parse_punctuation("}")
         kinds: list[str] = []
         if parser.parse_optional_punctuation(":"):
             kinds = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_identifier)
-        prop_names = cls.get_irdl_definition().properties
-        props = {k: v for k, v in extra.items() if k in prop_names}
-        attrs = {k: v for k, v in extra.items() if k not in prop_names}
         for k in kinds:
             if k not in REG:
                 parser.raise_error(f"unknown register class '{k}'")
-        return cls.create(operands=args, result_types=[REG[k] for k in kinds], properties=props, attributes=attrs)
+        results = [REG[k] for k in kinds]
+        if not cls._segmented():
+            if any(isinstance(item, list) for item in items):
+                parser.raise_error(f"{cls.name} takes no operand groups")
+            return cls.create(operands=cast(list[SSAValue], items), result_types=results, properties=props,
+                              attributes=attrs)
+        return cls.build(operands=cls._groups_of(parser, items), result_types=results, properties=props,
+                         attributes=attrs)
 
-    def _arity(self, nargs: int | tuple[int, ...], nouts: int) -> None:
-        counts = (nargs,) if isinstance(nargs, int) else nargs
-        expected = " or ".join(map(str, counts))
-        _check(len(self.operands) in counts, self, f"expected {expected} operands, got {len(self.operands)}")
-        _check(len(self.results) == nouts, self, f"expected {nouts} results, got {len(self.results)}")
+    @classmethod
+    def _groups_of(cls, parser: Parser, items: list[SSAValue | list[SSAValue]]) -> list[SSAValue | list[SSAValue]]:
+        """The printed operands as the groups of a segmented op: a `{...}` per variadic one."""
+        groups: list[SSAValue | list[SSAValue]] = []
+        rest = list(items)
+        for name, definition in cls.get_irdl_definition().operands:
+            if isinstance(definition, OptOperandDef):
+                present = bool(rest) and isinstance(rest[0], SSAValue)
+                groups.append([cast(SSAValue, rest.pop(0))] if present else [])
+                continue
+            if not rest or isinstance(rest[0], list) != isinstance(definition, VarOperandDef):
+                what = "a {...} group" if isinstance(definition, VarOperandDef) else "a register"
+                parser.raise_error(f"{cls.name} expects {what} for {name}")
+            groups.append(rest.pop(0))
+        if rest:
+            parser.raise_error(f"{cls.name} takes {len(items) - len(rest)} operand groups, got {len(items)}")
+        return groups
 
 
 def _mods(op: Operation) -> str:
     """`.mods` or ''."""
     m = op.properties.get("mods")
-    return f".{m.data}" if isinstance(m, StringAttr) and m.data else ""
+    return f".{m.text}" if isinstance(m, ModifiersAttr) else ""
 
 
-def _imm_or_reg(op: PtxInst, names: Names, ty: str, index: int) -> str:
-    """Operand `index` of the sources, or the immediate when the register is absent."""
-    if len(op.operands) > index:
-        return names[op.operands[index]]
-    imm = op.properties["imm"]
-    assert isinstance(imm, IntegerAttr)
+def _reg_or_imm(names: Names, reg: SSAValue | None, imm: IntegerAttr | None, ty: str) -> str:
+    """A source that is a register or, where it is absent, the immediate."""
+    if reg is not None:
+        return names[reg]
+    assert imm is not None
     return format_imm(ty, imm.value.data)
+
+
+def _check_one_of(op: Operation, reg: SSAValue | None, imm: IntegerAttr | None, what: str) -> None:
+    _check((reg is None) != (imm is None), op, f"needs exactly one of {what} or imm")
 
 
 # --------------------------------------------------------------------------- registers and moves
@@ -289,9 +620,7 @@ class RegOp(PtxInst):
     """Declares a register without writing it (e.g. accumulators that `scale-d = false` overwrites)."""
 
     name = "ptx.reg"
-
-    def verify_(self) -> None:
-        self._arity(0, 1)
+    d = result_def(RegType)
 
     def ptx(self, names: Names) -> str:
         return ""
@@ -299,71 +628,74 @@ class RegOp(PtxInst):
 
 @irdl_op_definition
 class MovOp(PtxInst):
-    """`mov.ty d, a` or `mov.ty d, imm`. args: [a]?"""
+    """`mov.ty d, a` or `mov.ty d, imm`."""
 
     name = "ptx.mov"
-    ty = prop_def(StringAttr)
+    a = opt_operand_def(RegType)
+    d = result_def(RegType)
+    ty = prop_def(PtxTypeAttr)
     imm = opt_prop_def(IntegerAttr)
 
     def verify_(self) -> None:
-        self._arity((0, 1), 1)
-        _check((len(self.operands) == 1) != (self.imm is not None), self, "needs exactly one of a register or imm")
-        _check_type_fits(self, self.ty.data, [*self.operands, *self.results], "operand")
+        _check_one_of(self, self.a, self.imm, "a register")
+        _check_type_fits(self, self.ty.data, [*self.operands, self.d], "operand")
 
     def ptx(self, names: Names) -> str:
         ty = self.ty.data
-        return f"mov.{ty} {names[self.results[0]]}, {_imm_or_reg(self, names, ty, 0)};"
-
-
-_MOV_TYPE = {"pred": "pred", "b16": "b16", "b32": "b32", "b64": "b64", "f32": "f32"}
+        return f"mov.{ty} {names[self.d]}, {_reg_or_imm(names, self.a, self.imm, ty)};"
 
 
 @irdl_op_definition
 class AssignOp(PtxInst):
-    """Writes an existing register: `mov dst, src` (or an immediate). args: [dst, src?]"""
+    """Writes an existing register: `mov dst, src` (or an immediate)."""
 
     name = "ptx.assign"
+    dst = operand_def(RegType)
+    src = opt_operand_def(RegType)
     imm = opt_prop_def(IntegerAttr)
 
     def verify_(self) -> None:
-        self._arity((1, 2), 0)
-        _check((len(self.operands) == 2) != (self.imm is not None), self, "needs exactly one of a source register or imm")
-        if len(self.operands) == 2:
-            _check(_bits(self.operands[0]) == _bits(self.operands[1]), self, "source and destination differ in size")
+        _check_one_of(self, self.src, self.imm, "a source register")
+        if self.src is not None:
+            _check(reg_bits(self.dst) == reg_bits(self.src), self, "source and destination differ in size")
 
     def ptx(self, names: Names) -> str:
-        ty = _MOV_TYPE[_kind(self.operands[0])]
-        return f"mov.{ty} {names[self.operands[0]]}, {_imm_or_reg(self, names, ty, 1)};"
+        ty = reg_kind(self.dst)  # every register class is also a mov type
+        return f"mov.{ty} {names[self.dst]}, {_reg_or_imm(names, self.src, self.imm, ty)};"
 
 
 @irdl_op_definition
 class PackOp(PtxInst):
-    """`mov.bN d, {lo, hi}`: two half-size registers into one. args: [lo, hi]"""
+    """`mov.bN d, {lo, hi}`: two half-size registers into one."""
 
     name = "ptx.pack"
+    lo = operand_def(RegType)
+    hi = operand_def(RegType)
+    d = result_def(RegType)
 
     def verify_(self) -> None:
-        self._arity(2, 1)
-        _check(_bits(self.operands[0]) == _bits(self.operands[1]) and 2 * _bits(self.operands[0]) == _bits(self.results[0]),
+        _check(reg_bits(self.lo) == reg_bits(self.hi) and 2 * reg_bits(self.lo) == reg_bits(self.d),
                self, "operands must be two halves of the result")
 
     def ptx(self, names: Names) -> str:
-        return f"mov.b{_bits(self.results[0])} {names[self.results[0]]}, {_vec(names, self.operands)};"
+        return f"mov.b{reg_bits(self.d)} {names[self.d]}, {_vec(names, self.operands)};"
 
 
 @irdl_op_definition
 class UnpackOp(PtxInst):
-    """`mov.bN {lo, hi}, a`: one register into two halves. args: [a]"""
+    """`mov.bN {lo, hi}, a`: one register into two halves."""
 
     name = "ptx.unpack"
+    a = operand_def(RegType)
+    lo = result_def(RegType)
+    hi = result_def(RegType)
 
     def verify_(self) -> None:
-        self._arity(1, 2)
-        _check(_bits(self.results[0]) == _bits(self.results[1]) and 2 * _bits(self.results[0]) == _bits(self.operands[0]),
+        _check(reg_bits(self.lo) == reg_bits(self.hi) and 2 * reg_bits(self.lo) == reg_bits(self.a),
                self, "results must be two halves of the operand")
 
     def ptx(self, names: Names) -> str:
-        return f"mov.b{_bits(self.operands[0])} {_vec(names, self.results)}, {names[self.operands[0]]};"
+        return f"mov.b{reg_bits(self.a)} {_vec(names, self.results)}, {names[self.a]};"
 
 
 @irdl_op_definition
@@ -371,32 +703,32 @@ class ParamAddrOp(PtxInst):
     """`mov.b64 d, param`: the param-space address of a kernel parameter."""
 
     name = "ptx.param_addr"
+    d = result_def(RegType)
     param = prop_def(StringAttr)
 
     def verify_(self) -> None:
-        self._arity(0, 1)
-        _check(_kind(self.results[0]) == "b64", self, "result must be b64")
+        _check(reg_kind(self.d) == "b64", self, "result must be b64")
 
     def ptx(self, names: Names) -> str:
-        return f"mov.b64 {names[self.results[0]]}, {self.param.data};"
+        return f"mov.b64 {names[self.d]}, {self.param.data};"
 
 
 @irdl_op_definition
 class CvtaOp(PtxInst):
-    """`cvta.param.u64 d, a` (to generic) or `cvta.to.global.u64 d, a` (`to`). args: [a]"""
+    """`cvta.param.u64 d, a` (to generic) or `cvta.to.global.u64 d, a` (`to`)."""
 
     name = "ptx.cvta"
-    space = prop_def(StringAttr)
+    a = operand_def(RegType)
+    d = result_def(RegType)
+    space = prop_def(SpaceAttr)
     to = opt_prop_def(UnitAttr)
 
     def verify_(self) -> None:
-        self._arity(1, 1)
-        _check(self.space.data in ("param", "global", "shared"), self, "space must be param, global or shared")
-        _check(_kind(self.operands[0]) == "b64" and _kind(self.results[0]) == "b64", self, "operands must be b64")
+        _check(reg_kind(self.a) == "b64" and reg_kind(self.d) == "b64", self, "operands must be b64")
 
     def ptx(self, names: Names) -> str:
         to = ".to" if self.to is not None else ""
-        return f"cvta{to}.{self.space.data}.u64 {names[self.results[0]]}, {names[self.operands[0]]};"
+        return f"cvta{to}.{self.space.data}.u64 {names[self.d]}, {names[self.a]};"
 
 
 @irdl_op_definition
@@ -404,15 +736,15 @@ class LdParamOp(PtxInst):
     """`ld.param.ty d, [param]`."""
 
     name = "ptx.ld_param"
+    d = result_def(RegType)
     param = prop_def(StringAttr)
-    ty = prop_def(StringAttr)
+    ty = prop_def(PtxTypeAttr)
 
     def verify_(self) -> None:
-        self._arity(0, 1)
-        _check_type_fits(self, self.ty.data, self.results, "result")
+        _check_type_fits(self, self.ty.data, [self.d], "result")
 
     def ptx(self, names: Names) -> str:
-        return f"ld.param.{self.ty.data} {names[self.results[0]]}, [{self.param.data}];"
+        return f"ld.param.{self.ty.data} {names[self.d]}, [{self.param.data}];"
 
 
 @irdl_op_definition
@@ -420,13 +752,13 @@ class SmemBaseOp(PtxInst):
     """`mov.u32 d, smem`: shared::cta address of the dynamic shared memory (declares `smem[]`)."""
 
     name = "ptx.smem_base"
+    d = result_def(RegType)
 
     def verify_(self) -> None:
-        self._arity(0, 1)
-        _check(_kind(self.results[0]) == "b32", self, "result must be b32")
+        _check(reg_kind(self.d) == "b32", self, "result must be b32")
 
     def ptx(self, names: Names) -> str:
-        return f"mov.u32 {names[self.results[0]]}, smem;"
+        return f"mov.u32 {names[self.d]}, smem;"
 
 
 SPECIAL_REGS = {
@@ -442,17 +774,17 @@ class SregOp(PtxInst):
     """`mov.u32 d, %tid.x`: a special register (`SPECIAL_REGS`)."""
 
     name = "ptx.sreg"
+    d = result_def(RegType)
     reg = prop_def(StringAttr)
 
     def verify_(self) -> None:
-        self._arity(0, 1)
         kind = SPECIAL_REGS.get(self.reg.data)
         _check(kind is not None, self, f"unknown special register '%{self.reg.data}'")
-        _check(_kind(self.results[0]) == kind, self, f"%{self.reg.data} needs a {kind} result")
+        _check(reg_kind(self.d) == kind, self, f"%{self.reg.data} needs a {kind} result")
 
     def ptx(self, names: Names) -> str:
-        ty = "u64" if _kind(self.results[0]) == "b64" else "u32"
-        return f"mov.{ty} {names[self.results[0]]}, %{self.reg.data};"
+        ty = "u64" if reg_kind(self.d) == "b64" else "u32"
+        return f"mov.{ty} {names[self.d]}, %{self.reg.data};"
 
 
 # --------------------------------------------------------------------------- arithmetic
@@ -476,7 +808,7 @@ def _variants(*choices: Sequence[str], required: bool = False) -> tuple[str, ...
 
 def _check_mods(op: PtxInst, what: str, allowed: Sequence[str]) -> None:
     mods = op.properties.get("mods")
-    given = mods.data if isinstance(mods, StringAttr) else ""
+    given = mods.text if isinstance(mods, ModifiersAttr) else ""
     if given not in allowed:
         named = ["none" if not m else m for m in allowed]
         choices = ", ".join(named[:-1]) + f" or {named[-1]}" if len(named) > 1 else named[0]
@@ -492,13 +824,13 @@ _NONE = ("",)
 
 
 class _Arith(PtxInst):
-    """`op{.mods}.ty d, a, b...`; the last source may be `imm` instead of a register."""
+    """`op{.mods}.ty d, a, b...`: the sources in order, the last of a binary or ternary op may be
+    `imm` instead of a register. Subclasses set the opcode and the types and modifiers it takes."""
 
-    ty = prop_def(StringAttr)
-    mods = opt_prop_def(StringAttr)
-    imm = opt_prop_def(IntegerAttr)
+    d = result_def(RegType)
+    ty = prop_def(PtxTypeAttr)
+    mods = opt_prop_def(ModifiersAttr)
 
-    SOURCES: ClassVar[int] = 2
     OPCODE: ClassVar[str] = ""
     TYPES: ClassVar[frozenset[str]] = _NUMBERS
     """The type suffixes PTX accepts for this opcode."""
@@ -512,55 +844,79 @@ class _Arith(PtxInst):
         floats = self.ty.data in _HALVES | {"f32"}
         _check_mods(self, f"{self.OPCODE}.{self.ty.data}", self.FLOAT_MODS if floats else self.INT_MODS)
 
+    def _last(self) -> tuple[SSAValue | None, IntegerAttr | None] | None:
+        """The last source (register, immediate) where it may be an immediate."""
+        return None
+
     def verify_(self) -> None:
         self._check_ty()
-        n = self.SOURCES
-        self._arity((n - 1, n) if self.imm is not None else n, 1)
-        _check((len(self.operands) == n) != (self.imm is not None), self, "needs exactly one of a last register or imm")
+        if (last := self._last()) is not None:
+            _check_one_of(self, *last, "a last register")
         ty = self.ty.data
-        wide = self.mods is not None and self.mods.data == "wide"
+        wide = self.mods is not None and self.mods.text == "wide"
         # mul.wide/mad.wide write (and mad.wide adds) a double-width value
-        _check(_bits(self.results[0]) == type_bits(ty) * (2 if wide else 1), self, "result size does not match the type")
+        _check(reg_bits(self.d) == type_bits(ty) * (2 if wide else 1), self, "result size does not match the type")
         srcs = self.operands[:2] if wide else self.operands
         _check_type_fits(self, ty, srcs, "source")
         if wide and len(self.operands) == 3:
-            _check(_bits(self.operands[2]) == 2 * type_bits(ty), self, "mad.wide addend must be double width")
+            _check(reg_bits(self.operands[2]) == 2 * type_bits(ty), self, "mad.wide addend must be double width")
 
     def ptx(self, names: Names) -> str:
         ty = self.ty.data
         srcs = [names[a] for a in self.operands]
-        if len(srcs) < self.SOURCES:
-            srcs.append(_imm_or_reg(self, names, ty, len(srcs)))
-        return f"{self.OPCODE}{_mods(self)}.{ty} {names[self.results[0]]}, {', '.join(srcs)};"
+        if (last := self._last()) is not None and last[0] is None:
+            srcs.append(_reg_or_imm(names, *last, ty))
+        return f"{self.OPCODE}{_mods(self)}.{ty} {names[self.d]}, {', '.join(srcs)};"
 
 
-class _Shift(_Arith):
+class _Unary(_Arith):
+    a = operand_def(RegType)
+
+
+class _Binary(_Arith):
+    a = operand_def(RegType)
+    b = opt_operand_def(RegType)
+    imm = opt_prop_def(IntegerAttr)
+
+    def _last(self) -> tuple[SSAValue | None, IntegerAttr | None]:
+        return self.b, self.imm
+
+
+class _Ternary(_Arith):
+    a = operand_def(RegType)
+    b = operand_def(RegType)
+    c = opt_operand_def(RegType)
+    imm = opt_prop_def(IntegerAttr)
+
+    def _last(self) -> tuple[SSAValue | None, IntegerAttr | None]:
+        return self.c, self.imm
+
+
+class _Shift(_Binary):
     TYPES: ClassVar[frozenset[str]] = _BITS | _INTS
 
     def verify_(self) -> None:
         self._check_ty()
-        n = 2
-        self._arity((1, 2) if self.imm is not None else 2, 1)
-        _check((len(self.operands) == n) != (self.imm is not None), self, "needs exactly one of a shift register or imm")
-        _check_type_fits(self, self.ty.data, [self.operands[0], self.results[0]], "operand")
-        if len(self.operands) == 2:
-            _check(_bits(self.operands[1]) == 32, self, "shift amount is a 32-bit register")
+        _check_one_of(self, self.b, self.imm, "a shift register")
+        _check_type_fits(self, self.ty.data, [self.a, self.d], "operand")
+        if self.b is not None:
+            _check(reg_bits(self.b) == 32, self, "shift amount is a 32-bit register")
 
 
 @irdl_op_definition
-class AddOp(_Arith):
+class AddOp(_Binary):
     name = "ptx.add"
     OPCODE: ClassVar[str] = "add"
 
 
 @irdl_op_definition
-class SubOp(_Arith):
+class SubOp(_Binary):
     name = "ptx.sub"
     OPCODE: ClassVar[str] = "sub"
 
 
 @irdl_op_definition
-class MulOp(_Arith):
+class MulOp(_Binary):
     """mods: `lo`, `hi` or `wide` for integers (required by PTX); optional rounding for floats."""
 
     name = "ptx.mul"
@@ -569,7 +925,7 @@ class MulOp(_Arith):
 
 
 @irdl_op_definition
-class DivOp(_Arith):
+class DivOp(_Binary):
     """mods for f32: `rn`, `approx`, `full` (required by PTX)."""
 
     name = "ptx.div"
@@ -579,42 +935,42 @@ class DivOp(_Arith):
 
 
 @irdl_op_definition
-class RemOp(_Arith):
+class RemOp(_Binary):
     name = "ptx.rem"
     OPCODE: ClassVar[str] = "rem"
     TYPES: ClassVar[frozenset[str]] = _INTS
 
 
 @irdl_op_definition
-class AndOp(_Arith):
+class AndOp(_Binary):
     name = "ptx.and"
     OPCODE: ClassVar[str] = "and"
     TYPES: ClassVar[frozenset[str]] = _BITS | {"pred"}
 
 
 @irdl_op_definition
-class OrOp(_Arith):
+class OrOp(_Binary):
     name = "ptx.or"
     OPCODE: ClassVar[str] = "or"
     TYPES: ClassVar[frozenset[str]] = _BITS | {"pred"}
 
 
 @irdl_op_definition
-class XorOp(_Arith):
+class XorOp(_Binary):
     name = "ptx.xor"
     OPCODE: ClassVar[str] = "xor"
     TYPES: ClassVar[frozenset[str]] = _BITS | {"pred"}
 
 
 @irdl_op_definition
-class MinOp(_Arith):
+class MinOp(_Binary):
     name = "ptx.min"
     OPCODE: ClassVar[str] = "min"
     FLOAT_MODS: ClassVar[tuple[str, ...]] = _variants(("ftz",), ("NaN",))
 
 
 @irdl_op_definition
-class MaxOp(_Arith):
+class MaxOp(_Binary):
     name = "ptx.max"
     OPCODE: ClassVar[str] = "max"
     FLOAT_MODS: ClassVar[tuple[str, ...]] = _variants(("ftz",), ("NaN",))
@@ -636,29 +992,23 @@ class ShrOp(_Shift):
 
 
 @irdl_op_definition
-class MadOp(_Arith):
+class MadOp(_Ternary):
     """`mad.{lo,hi,wide}.ty d, a, b, c`."""
 
     name = "ptx.mad"
     OPCODE: ClassVar[str] = "mad"
-    SOURCES: ClassVar[int] = 3
     INT_MODS: ClassVar[tuple[str, ...]] = ("lo", "hi", "wide")
     FLOAT_MODS: ClassVar[tuple[str, ...]] = _variants(_ROUNDING, ("ftz",), ("sat",), required=True)
 
 
 @irdl_op_definition
-class FmaOp(_Arith):
+class FmaOp(_Ternary):
     """`fma.rn.f32 d, a, b, c` (mods carries the rounding, `rn` by default in the builder)."""
 
     name = "ptx.fma"
     OPCODE: ClassVar[str] = "fma"
-    SOURCES: ClassVar[int] = 3
     TYPES: ClassVar[frozenset[str]] = _HALVES | {"f32"}
     FLOAT_MODS: ClassVar[tuple[str, ...]] = _variants(_ROUNDING, ("ftz",), ("sat",), required=True)
-
-
-class _Unary(_Arith):
-    SOURCES: ClassVar[int] = 1
 
 
 @irdl_op_definition
@@ -744,63 +1094,64 @@ class PopcOp(_Unary):
 
     def verify_(self) -> None:
         self._check_ty()
-        self._arity(1, 1)
-        _check_type_fits(self, self.ty.data, self.operands, "source")
-        _check(_bits(self.results[0]) == 32, self, "result must be 32-bit")
-
-
-COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs",
-               "equ", "neu", "ltu", "leu", "gtu", "geu", "num", "nan")
+        _check_type_fits(self, self.ty.data, [self.a], "source")
+        _check(reg_bits(self.d) == 32, self, "result must be 32-bit")
 
 
 @irdl_op_definition
 class SetpOp(PtxInst):
-    """`setp.cmp.ty p, a, b|imm` -> pred. args: [a, b?]"""
+    """`setp.cmp.ty p, a, b|imm` -> pred."""
 
     name = "ptx.setp"
-    cmp = prop_def(StringAttr)
-    ty = prop_def(StringAttr)
+    a = operand_def(RegType)
+    b = opt_operand_def(RegType)
+    p = result_def(RegType)
+    cmp = prop_def(ComparisonAttr)
+    ty = prop_def(PtxTypeAttr)
     imm = opt_prop_def(IntegerAttr)
 
     def verify_(self) -> None:
-        self._arity((1, 2), 1)
-        _check((len(self.operands) == 2) != (self.imm is not None), self, "needs exactly one of b or imm")
-        _check(self.cmp.data in COMPARISONS, self, f"unknown comparison '{self.cmp.data}'")
+        _check_one_of(self, self.b, self.imm, "b")
         _check_type_fits(self, self.ty.data, self.operands, "source")
-        _check(_kind(self.results[0]) == "pred", self, "result must be pred")
+        _check(reg_kind(self.p) == "pred", self, "result must be pred")
 
     def ptx(self, names: Names) -> str:
         ty = self.ty.data
-        return (f"setp.{self.cmp.data}.{ty} {names[self.results[0]]}, {names[self.operands[0]]}, "
-                f"{_imm_or_reg(self, names, ty, 1)};")
+        return (f"setp.{self.cmp.data}.{ty} {names[self.p]}, {names[self.a]}, "
+                f"{_reg_or_imm(names, self.b, self.imm, ty)};")
 
 
 @irdl_op_definition
 class SelpOp(PtxInst):
-    """`selp.ty d, a, b, p`: d = p ? a : b. args: [a, b, p]"""
+    """`selp.ty d, a, b, p`: d = p ? a : b."""
 
     name = "ptx.selp"
-    ty = prop_def(StringAttr)
+    a = operand_def(RegType)
+    b = operand_def(RegType)
+    p = operand_def(RegType)
+    d = result_def(RegType)
+    ty = prop_def(PtxTypeAttr)
 
     def verify_(self) -> None:
-        self._arity(3, 1)
-        _check_type_fits(self, self.ty.data, [*self.operands[:2], *self.results], "operand")
-        _check(_kind(self.operands[2]) == "pred", self, "selector must be pred")
+        _check_type_fits(self, self.ty.data, [self.a, self.b, self.d], "operand")
+        _check(reg_kind(self.p) == "pred", self, "selector must be pred")
 
     def ptx(self, names: Names) -> str:
-        a, b, p = (names[v] for v in self.operands)
-        return f"selp.{self.ty.data} {names[self.results[0]]}, {a}, {b}, {p};"
+        return f"selp.{self.ty.data} {names[self.d]}, {names[self.a]}, {names[self.b]}, {names[self.p]};"
 
 
 @irdl_op_definition
 class CvtOp(PtxInst):
     """`cvt{.mods}.dst.src d, a{, b}`; packing forms (`bf16x2`, `e4m3x2`) take two f32 sources,
-    the first going to the upper half. args: [a, b?]"""
+    the first going to the upper half."""
 
     name = "ptx.cvt"
-    dst = prop_def(StringAttr)
-    src = prop_def(StringAttr)
-    mods = opt_prop_def(StringAttr)
+    a = operand_def(RegType)
+    b = opt_operand_def(RegType)
+    d = result_def(RegType)
+    dst = prop_def(PtxTypeAttr)
+    src = prop_def(PtxTypeAttr)
+    mods = opt_prop_def(ModifiersAttr)
 
     MODS: ClassVar[tuple[str, ...]] = _variants(
         (*_ROUNDING, "rni", "rzi", "rmi", "rpi"), ("ftz",), ("sat", "relu", "satfinite", "relu.satfinite")
@@ -810,13 +1161,13 @@ class CvtOp(PtxInst):
     def verify_(self) -> None:
         _check_mods(self, "cvt", self.MODS)
         packs = self.dst.data.endswith("x2") and self.src.data == "f32"
-        self._arity(2 if packs else 1, 1)
+        _check((self.b is not None) == packs, self, f"expected {2 if packs else 1} sources")
         _check_type_fits(self, self.src.data, self.operands, "source")
-        _check_type_fits(self, self.dst.data, self.results, "result")
+        _check_type_fits(self, self.dst.data, [self.d], "result")
 
     def ptx(self, names: Names) -> str:
         srcs = ", ".join(names[a] for a in self.operands)
-        return f"cvt{_mods(self)}.{self.dst.data}.{self.src.data} {names[self.results[0]]}, {srcs};"
+        return f"cvt{_mods(self)}.{self.dst.data}.{self.src.data} {names[self.d]}, {srcs};"
 
 
 # --------------------------------------------------------------------------- memory
@@ -827,10 +1178,13 @@ def _vec_suffix(n: int) -> str:
 
 
 class _Memory(PtxInst):
-    space = prop_def(StringAttr)
-    ty = prop_def(StringAttr)
+    """An access of global or shared memory at `[addr+offset]`. Each op declares `addr`, its
+    first operand, itself (IRDL orders a subclass's operands before its base's)."""
+
+    space = prop_def(SpaceAttr)
+    ty = prop_def(PtxTypeAttr)
     offset = prop_def(IntegerAttr, default_value=_int(0))
-    mods = opt_prop_def(StringAttr)
+    mods = opt_prop_def(ModifiersAttr)
 
     MODS: ClassVar[tuple[str, ...]] = _NONE
     """The modifiers between the state space and the type (`nc`: ld.global.nc, the read-only path)."""
@@ -839,158 +1193,153 @@ class _Memory(PtxInst):
         space = self.space.data
         _check(space in ("global", "shared"), self, "space must be global or shared")
         _check_mods(self, f"{self.name[4:]}.{space}", self.MODS if space == "global" else _NONE)
-        _check(_kind(self.operands[0]) == ("b64" if space == "global" else "b32"), self,
+        _check(reg_kind(self.operands[0]) == ("b64" if space == "global" else "b32"), self,
                "address must be b64 for global and b32 for shared")
         _check(nvals in (1, 2, 4), self, "vector width must be 1, 2 or 4")
         _check_type_fits(self, self.ty.data, vals, "value")
 
-
-MEMORY_ORDERS = ("acquire.cta", "release.cta", "relaxed.cta")
-"""Memory-model semantics and scope an ordered ld or a red may carry (`ld.acquire.cta...`)."""
-
-
-def _sem(op: Operation) -> str:
-    sem = op.properties.get("sem")
-    return f".{sem.data}" if isinstance(sem, StringAttr) else ""
+    def _address(self, names: Names) -> str:
+        return _addr(names, self.operands[0], self.offset.value.data)
 
 
-def _check_sem(op: Operation) -> None:
-    sem = op.properties.get("sem")
-    _check(sem is None or (isinstance(sem, StringAttr) and sem.data in MEMORY_ORDERS), op,
-           f"sem must be one of {MEMORY_ORDERS}")
+def _sem(op: LdOp | RedOp) -> str:
+    return f".{op.sem.data}.cta" if op.sem is not None else ""
 
 
 @irdl_op_definition
 class LdOp(_Memory):
-    """`ld{.sem}.space{.mods}{.vN}.ty d|{d...}, [addr+offset]`. args: [addr]; 1, 2 or 4 results.
-    With `sem` (e.g. "acquire.cta") the load is ordered by the memory model (one value only)."""
+    """`ld{.sem.cta}.space{.mods}{.vN}.ty d|{d...}, [addr+offset]`: 1, 2 or 4 results. With
+    `sem` (e.g. acquire) the load is ordered by the memory model (one value only)."""
 
     name = "ptx.ld"
+    addr = operand_def(RegType)
+    outs = var_result_def(RegType)
+    sem = opt_prop_def(MemoryOrderAttr)
     MODS: ClassVar[tuple[str, ...]] = ("", "nc")
-    sem = opt_prop_def(StringAttr)
 
     def verify_(self) -> None:
-        _check(len(self.operands) == 1, self, "expected one address operand")
-        self._check_space(len(self.results), self.results)
-        _check_sem(self)
-        _check(self.sem is None or len(self.results) == 1, self, "an ordered load reads one value")
+        self._check_space(len(self.outs), self.outs)
+        _check(self.sem is None or len(self.outs) == 1, self, "an ordered load reads one value")
 
     def ptx(self, names: Names) -> str:
-        outs = self.results
+        outs = self.outs
         dst = names[outs[0]] if len(outs) == 1 else _vec(names, outs)
         return (f"ld{_sem(self)}.{self.space.data}{_mods(self)}{_vec_suffix(len(outs))}.{self.ty.data} {dst}, "
-                f"{_addr(names, self.operands[0], self.offset.value.data)};")
+                f"{self._address(names)};")
 
 
 @irdl_op_definition
 class RedOp(_Memory):
-    """`red{.sem}.space.op.ty [addr+offset], b`: an atomic reduction whose old value nobody reads;
-    b is a register or `imm`. args: [addr, b?]"""
+    """`red{.sem.cta}.space.op.ty [addr+offset], b`: an atomic reduction whose old value nobody
+    reads; b is a register or `imm`."""
 
     name = "ptx.red"
-    op = prop_def(StringAttr)
-    sem = opt_prop_def(StringAttr)
+    addr = operand_def(RegType)
+    b = opt_operand_def(RegType)
+    op = prop_def(ReductionAttr)
+    sem = opt_prop_def(MemoryOrderAttr)
     imm = opt_prop_def(IntegerAttr)
 
     def verify_(self) -> None:
-        _check(not self.results, self, "has no results")
-        _check((len(self.operands) == 2) != (self.imm is not None), self, "needs exactly one of b or imm")
-        _check(self.op.data in ("add", "min", "max", "inc", "dec", "and", "or", "xor"), self,
-               f"unknown reduction '{self.op.data}'")
-        _check_sem(self)
-        self._check_space(1, self.operands[1:])
+        _check_one_of(self, self.b, self.imm, "b")
+        self._check_space(1, [self.b] if self.b is not None else [])
 
     def ptx(self, names: Names) -> str:
         return (f"red{_sem(self)}.{self.space.data}.{self.op.data}.{self.ty.data} "
-                f"{_addr(names, self.operands[0], self.offset.value.data)}, {_imm_or_reg(self, names, self.ty.data, 1)};")
+                f"{self._address(names)}, {_reg_or_imm(names, self.b, self.imm, self.ty.data)};")
 
 
 @irdl_op_definition
 class StOp(_Memory):
-    """`st.space{.vN}.ty [addr+offset], v|{v...}`. args: [addr, v...]"""
+    """`st.space{.vN}.ty [addr+offset], v|{v...}`."""
 
     name = "ptx.st"
+    addr = operand_def(RegType)
+    values = var_operand_def(RegType)
 
     def verify_(self) -> None:
-        _check(not self.results, self, "has no results")
-        self._check_space(len(self.operands) - 1, self.operands[1:])
+        self._check_space(len(self.values), self.values)
 
     def ptx(self, names: Names) -> str:
-        vals = self.operands[1:]
+        vals = self.values
         src = names[vals[0]] if len(vals) == 1 else _vec(names, vals)
-        return (f"st.{self.space.data}{_mods(self)}{_vec_suffix(len(vals))}.{self.ty.data} "
-                f"{_addr(names, self.operands[0], self.offset.value.data)}, {src};")
+        return f"st.{self.space.data}{_mods(self)}{_vec_suffix(len(vals))}.{self.ty.data} {self._address(names)}, {src};"
 
 
 @irdl_op_definition
 class ShflOp(PtxInst):
-    """`shfl.sync.mode.b32 d, a, b, clamp, membermask`; b is `imm` or a register. args: [a, b?]"""
+    """`shfl.sync.mode.b32 d, a, b, clamp, membermask`; b is `imm` or a register."""
 
     name = "ptx.shfl"
-    mode = prop_def(StringAttr)
+    a = operand_def(RegType)
+    b = opt_operand_def(RegType)
+    d = result_def(RegType)
+    mode = prop_def(ShuffleModeAttr)
     imm = opt_prop_def(IntegerAttr)
     clamp = prop_def(IntegerAttr)
     membermask = prop_def(IntegerAttr)
 
     def verify_(self) -> None:
-        self._arity((1, 2), 1)
-        _check((len(self.operands) == 2) != (self.imm is not None), self, "needs exactly one of b or imm")
-        _check(self.mode.data in ("bfly", "idx", "up", "down"), self, "mode must be bfly, idx, up or down")
-        _check(all(_bits(v) == 32 for v in [*self.operands, *self.results]), self, "operands must be 32-bit")
+        _check_one_of(self, self.b, self.imm, "b")
+        _check(all(reg_bits(v) == 32 for v in [*self.operands, self.d]), self, "operands must be 32-bit")
 
     def ptx(self, names: Names) -> str:
-        b = _imm_or_reg(self, names, "u32", 1)
-        return (f"shfl.sync.{self.mode.data}.b32 {names[self.results[0]]}, {names[self.operands[0]]}, {b}, "
+        b = _reg_or_imm(names, self.b, self.imm, "u32")
+        return (f"shfl.sync.{self.mode.data}.b32 {names[self.d]}, {names[self.a]}, {b}, "
                 f"{self.clamp.value.data:#x}, {self.membermask.value.data & 0xFFFFFFFF:#x};")
 
 
 @irdl_op_definition
 class StmatrixOp(PtxInst):
-    """`stmatrix.sync.aligned.m8n8.xN{.trans}.shared.b16 [addr], {r...}`. args: [addr, r...]"""
+    """`stmatrix.sync.aligned.m8n8.xN{.trans}.shared.b16 [addr], {r...}`."""
 
     name = "ptx.stmatrix"
+    addr = operand_def(RegType)
+    regs = var_operand_def(RegType)
     trans = opt_prop_def(UnitAttr)
 
     def verify_(self) -> None:
-        _check(len(self.operands) - 1 in (1, 2, 4) and not self.results, self, "takes an address and 1, 2 or 4 registers")
-        _check(all(_bits(v) == 32 for v in self.operands), self, "operands must be 32-bit")
+        _check(len(self.regs) in (1, 2, 4), self, "takes an address and 1, 2 or 4 registers")
+        _check(all(reg_bits(v) == 32 for v in self.operands), self, "operands must be 32-bit")
 
     def ptx(self, names: Names) -> str:
         trans = ".trans" if self.trans is not None else ""
-        addr, *regs = self.operands
-        return f"stmatrix.sync.aligned.m8n8.x{len(regs)}{trans}.shared.b16 [{names[addr]}], {_vec(names, regs)};"
+        return (f"stmatrix.sync.aligned.m8n8.x{len(self.regs)}{trans}.shared.b16 [{names[self.addr]}], "
+                f"{_vec(names, self.regs)};")
 
 
 @irdl_op_definition
 class LdmatrixOp(PtxInst):
-    """`ldmatrix.sync.aligned.m8n8.xN{.trans}.shared.b16 {d...}, [addr]`. args: [addr]"""
+    """`ldmatrix.sync.aligned.m8n8.xN{.trans}.shared.b16 {d...}, [addr]`."""
 
     name = "ptx.ldmatrix"
+    addr = operand_def(RegType)
+    outs = var_result_def(RegType)
     trans = opt_prop_def(UnitAttr)
 
     def verify_(self) -> None:
-        _check(len(self.operands) == 1 and len(self.results) in (1, 2, 4), self, "takes an address, gives 1, 2 or 4 registers")
-        _check(all(_bits(v) == 32 for v in [*self.operands, *self.results]), self, "operands must be 32-bit")
+        _check(len(self.outs) in (1, 2, 4), self, "takes an address, gives 1, 2 or 4 registers")
+        _check(all(reg_bits(v) == 32 for v in [self.addr, *self.outs]), self, "operands must be 32-bit")
 
     def ptx(self, names: Names) -> str:
         trans = ".trans" if self.trans is not None else ""
-        return (f"ldmatrix.sync.aligned.m8n8.x{len(self.results)}{trans}.shared.b16 {_vec(names, self.results)}, "
-                f"[{names[self.operands[0]]}];")
+        return (f"ldmatrix.sync.aligned.m8n8.x{len(self.outs)}{trans}.shared.b16 {_vec(names, self.outs)}, "
+                f"[{names[self.addr]}];")
 
 
 # --------------------------------------------------------------------------- synchronisation
 
 
 class _Barrier(PtxInst):
-    """A named barrier: the id is `imm` (0..15) or a b32 register. args: [id?]"""
+    """A named barrier: the id is `imm` (0..15) or a b32 register."""
 
+    id = opt_operand_def(RegType)
     imm = opt_prop_def(IntegerAttr)
     count = opt_prop_def(IntegerAttr)
 
     def verify_(self) -> None:
-        self._arity((0, 1), 0)
-        _check((len(self.operands) == 1) != (self.imm is not None), self, "needs exactly one of an id register or imm")
-        _check(not self.operands or _kind(self.operands[0]) == "b32", self, "barrier id register must be b32")
+        _check_one_of(self, self.id, self.imm, "an id register")
+        _check(self.id is None or reg_kind(self.id) == "b32", self, "barrier id register must be b32")
         if self.imm is not None:
             bar_id = self.imm.value.data
             _check(0 <= bar_id <= 15, self, f"barrier id must be in 0..15, got {bar_id}")
@@ -1000,7 +1349,7 @@ class _Barrier(PtxInst):
 
     def _bar_text(self, names: Names) -> str:
         count = f", {self.count.value.data}" if self.count is not None else ""
-        return _imm_or_reg(self, names, "u32", 0) + count
+        return _reg_or_imm(names, self.id, self.imm, "u32") + count
 
 
 @irdl_op_definition
@@ -1033,118 +1382,119 @@ FENCES = ("proxy.async.shared::cta", "proxy.async.global", "proxy.async", "mbarr
 
 @irdl_op_definition
 class FenceOp(PtxInst):
-    """`fence.<kind>;` for a kind in `FENCES`."""
+    """`fence.<kind>;` for a kind in `FENCES` (a string: PTX spells some with `::`)."""
 
     name = "ptx.fence"
     kind = prop_def(StringAttr)
 
     def verify_(self) -> None:
-        self._arity(0, 0)
         _check(self.kind.data in FENCES, self, f"unknown fence '{self.kind.data}'")
 
     def ptx(self, names: Names) -> str:
         return f"fence.{self.kind.data};"
 
 
-def _check_mbar(op: PtxInst, nargs: int | tuple[int, ...], nouts: int) -> None:
-    op._arity(nargs, nouts)
-    _check(_kind(op.operands[0]) == "b32", op, "mbarrier address must be a b32 shared address")
+class _MbarOp(PtxInst):
+    """An mbarrier instruction on the barrier at b32 shared address `addr`, the first operand,
+    which each op declares itself (IRDL orders a subclass's operands before its base's)."""
+
+    def verify_(self) -> None:
+        _check(reg_kind(self.operands[0]) == "b32", self, "mbarrier address must be a b32 shared address")
 
 
 @irdl_op_definition
-class MbarInitOp(PtxInst):
-    """`mbarrier.init.shared::cta.b64 [addr], count`. args: [addr]"""
+class MbarInitOp(_MbarOp):
+    """`mbarrier.init.shared::cta.b64 [addr], count`."""
 
     name = "ptx.mbar_init"
+    addr = operand_def(RegType)
     count = prop_def(IntegerAttr)
 
     def verify_(self) -> None:
-        _check_mbar(self, 1, 0)
+        super().verify_()
         _check(1 <= self.count.value.data < 1 << 20, self, "arrival count must be in 1..2^20-1")
 
     def ptx(self, names: Names) -> str:
-        return f"mbarrier.init.shared::cta.b64 [{names[self.operands[0]]}], {self.count.value.data};"
+        return f"mbarrier.init.shared::cta.b64 [{names[self.addr]}], {self.count.value.data};"
 
 
 @irdl_op_definition
-class MbarArriveOp(PtxInst):
+class MbarArriveOp(_MbarOp):
     """`mbarrier.arrive.shared::cta.b64 _, [addr]{, count}`; with `cluster`, the arrive on a barrier
     of another CTA of the cluster (addr from `mapa`). Its release stays at CTA scope, as CUTLASS's: the
     arrivals only say that wgmma finished reading a stage (wait_group already ordered that), and a
     release.cluster arrive costs a cluster-wide MEMBAR per warp per stage, which measured the 2-CTA
-    GEMM at 0.67x of cuBLAS. args: [addr]"""
+    GEMM at 0.67x of cuBLAS."""
 
     name = "ptx.mbar_arrive"
+    addr = operand_def(RegType)
     count = opt_prop_def(IntegerAttr)
     cluster = opt_prop_def(UnitAttr)
-
-    def verify_(self) -> None:
-        _check_mbar(self, 1, 0)
 
     def ptx(self, names: Names) -> str:
         count = f", {self.count.value.data}" if self.count is not None else ""
         space = "shared::cluster" if self.cluster is not None else "shared::cta"
-        return f"mbarrier.arrive.{space}.b64 _, [{names[self.operands[0]]}]{count};"
+        return f"mbarrier.arrive.{space}.b64 _, [{names[self.addr]}]{count};"
 
 
 @irdl_op_definition
-class MbarArriveExpectTxOp(PtxInst):
-    """`mbarrier.arrive.expect_tx.shared::cta.b64 _, [addr], bytes`. args: [addr]"""
+class MbarArriveExpectTxOp(_MbarOp):
+    """`mbarrier.arrive.expect_tx.shared::cta.b64 _, [addr], bytes`."""
 
     name = "ptx.mbar_arrive_expect_tx"
+    addr = operand_def(RegType)
     bytes = prop_def(IntegerAttr)
 
     def verify_(self) -> None:
-        _check_mbar(self, 1, 0)
+        super().verify_()
         _check(self.bytes.value.data > 0, self, "byte count must be positive")
 
     def ptx(self, names: Names) -> str:
-        return f"mbarrier.arrive.expect_tx.shared::cta.b64 _, [{names[self.operands[0]]}], {self.bytes.value.data};"
+        return f"mbarrier.arrive.expect_tx.shared::cta.b64 _, [{names[self.addr]}], {self.bytes.value.data};"
 
 
 @irdl_op_definition
-class MbarExpectTxOp(PtxInst):
-    """`mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [addr], bytes` (no arrive). args: [addr]"""
+class MbarExpectTxOp(_MbarOp):
+    """`mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [addr], bytes` (no arrive)."""
 
     name = "ptx.mbar_expect_tx"
+    addr = operand_def(RegType)
     bytes = prop_def(IntegerAttr)
 
-    def verify_(self) -> None:
-        _check_mbar(self, 1, 0)
-
     def ptx(self, names: Names) -> str:
-        return f"mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [{names[self.operands[0]]}], {self.bytes.value.data};"
+        return f"mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [{names[self.addr]}], {self.bytes.value.data};"
 
 
 @irdl_op_definition
-class MbarTryWaitOp(PtxInst):
+class MbarTryWaitOp(_MbarOp):
     """`mbarrier.try_wait.parity.shared::cta.b64 p, [addr], parity` -> pred; parity a register
-    or `imm`. args: [addr, parity?]"""
+    or `imm`."""
 
     name = "ptx.mbar_try_wait"
+    addr = operand_def(RegType)
+    parity = opt_operand_def(RegType)
+    p = result_def(RegType)
     imm = opt_prop_def(IntegerAttr)
 
     def verify_(self) -> None:
-        _check_mbar(self, (1, 2), 1)
-        _check((len(self.operands) == 2) != (self.imm is not None), self, "needs exactly one of a parity register or imm")
-        _check(_kind(self.results[0]) == "pred", self, "result must be pred")
+        super().verify_()
+        _check_one_of(self, self.parity, self.imm, "a parity register")
+        _check(reg_kind(self.p) == "pred", self, "result must be pred")
 
     def ptx(self, names: Names) -> str:
-        parity = _imm_or_reg(self, names, "u32", 1)
-        return f"mbarrier.try_wait.parity.shared::cta.b64 {names[self.results[0]]}, [{names[self.operands[0]]}], {parity};"
+        parity = _reg_or_imm(names, self.parity, self.imm, "u32")
+        return f"mbarrier.try_wait.parity.shared::cta.b64 {names[self.p]}, [{names[self.addr]}], {parity};"
 
 
 @irdl_op_definition
-class MbarInvalOp(PtxInst):
-    """`mbarrier.inval.shared::cta.b64 [addr]`. args: [addr]"""
+class MbarInvalOp(_MbarOp):
+    """`mbarrier.inval.shared::cta.b64 [addr]`."""
 
     name = "ptx.mbar_inval"
-
-    def verify_(self) -> None:
-        _check_mbar(self, 1, 0)
+    addr = operand_def(RegType)
 
     def ptx(self, names: Names) -> str:
-        return f"mbarrier.inval.shared::cta.b64 [{names[self.operands[0]]}];"
+        return f"mbarrier.inval.shared::cta.b64 [{names[self.addr]}];"
 
 
 # --------------------------------------------------------------------------- TMA
@@ -1157,64 +1507,60 @@ def _coords(names: Names, coords: Sequence[SSAValue]) -> str:
 @irdl_op_definition
 class TmaLoadOp(PtxInst):
     """`cp.async.bulk.tensor.Nd.shared::cluster.global.tile.mbarrier::complete_tx::bytes
-    [dst], [tmap, {c...}], [mbar]`; with `multicast`, `.multicast::cluster ..., ctaMask` (the last
-    operand, b16): the box lands at `dst` and completes on `mbar` in every CTA of the mask.
-    args: [dst(b32), tmap(b64 generic), mbar(b32), c0..c(N-1) (, mask(b16))]"""
+    [dst], [tmap, {c...}], [mbar]`; with a multicast `mask` (b16), `.multicast::cluster ...,
+    ctaMask`: the box lands at `dst` and completes on `mbar` in every CTA of the mask."""
 
     name = "ptx.tma_load"
-    multicast = opt_prop_def(UnitAttr)
-
-    def _split(self) -> tuple[SSAValue, SSAValue, SSAValue, Sequence[SSAValue], SSAValue | None]:
-        dst, tmap, mbar, *rest = self.operands
-        if self.multicast is not None:
-            return dst, tmap, mbar, rest[:-1], rest[-1]
-        return dst, tmap, mbar, rest, None
+    dst = operand_def(RegType)
+    tmap = operand_def(RegType)
+    mbar = operand_def(RegType)
+    coords = var_operand_def(RegType)
+    mask = opt_operand_def(RegType)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
     def verify_(self) -> None:
-        extra = 1 if self.multicast is not None else 0
-        _check(4 + extra <= len(self.operands) <= 8 + extra and not self.results, self,
-               "takes dst, tmap, mbar, 1..5 coordinates (and a multicast mask)")
-        dst, tmap, mbar, coords, mask = self._split()
-        _check(_kind(dst) == "b32" and _kind(mbar) == "b32", self, "dst and mbar must be b32 shared addresses")
-        _check(_kind(tmap) == "b64", self, "tensor map address must be b64")
-        _check(all(_kind(c) == "b32" for c in coords), self, "coordinates must be b32")
-        _check(mask is None or _kind(mask) == "b16", self, "the multicast mask must be b16")
+        _check(1 <= len(self.coords) <= 5, self, "takes dst, tmap, mbar, 1..5 coordinates (and a multicast mask)")
+        _check(reg_kind(self.dst) == "b32" and reg_kind(self.mbar) == "b32", self,
+               "dst and mbar must be b32 shared addresses")
+        _check(reg_kind(self.tmap) == "b64", self, "tensor map address must be b64")
+        _check(all(reg_kind(c) == "b32" for c in self.coords), self, "coordinates must be b32")
+        _check(self.mask is None or reg_kind(self.mask) == "b16", self, "the multicast mask must be b16")
 
     def ptx(self, names: Names) -> str:
-        dst, tmap, mbar, coords, mask = self._split()
-        multicast = ".multicast::cluster" if mask is not None else ""
-        tail = f", {names[mask]}" if mask is not None else ""
-        return (f"cp.async.bulk.tensor.{len(coords)}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-                f"{multicast} [{names[dst]}], [{names[tmap]}, {_coords(names, coords)}], [{names[mbar]}]{tail};")
+        multicast = ".multicast::cluster" if self.mask is not None else ""
+        tail = f", {names[self.mask]}" if self.mask is not None else ""
+        return (f"cp.async.bulk.tensor.{len(self.coords)}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                f"{multicast} [{names[self.dst]}], [{names[self.tmap]}, {_coords(names, self.coords)}], "
+                f"[{names[self.mbar]}]{tail};")
 
 
 @irdl_op_definition
 class TmaStoreOp(PtxInst):
     """`cp.async.bulk.tensor.Nd.global.shared::cta.bulk_group [tmap, {c...}], [src]`, or with
-    `reduce` ("add", "min", ...) the `cp.reduce.async.bulk.tensor` form. args: [tmap, src, c...]"""
+    `reduce` (add, min, ...) the `cp.reduce.async.bulk.tensor` form."""
 
     name = "ptx.tma_store"
-    reduce = opt_prop_def(StringAttr)
+    tmap = operand_def(RegType)
+    src = operand_def(RegType)
+    coords = var_operand_def(RegType)
+    reduce = opt_prop_def(ReductionAttr)
 
     def verify_(self) -> None:
-        _check(3 <= len(self.operands) <= 7 and not self.results, self, "takes tmap, src and 1..5 coordinates")
-        tmap, src, *coords = self.operands
-        _check(_kind(tmap) == "b64" and _kind(src) == "b32", self, "tmap must be b64, src a b32 shared address")
-        _check(all(_kind(c) == "b32" for c in coords), self, "coordinates must be b32")
+        _check(1 <= len(self.coords) <= 5, self, "takes tmap, src and 1..5 coordinates")
+        _check(reg_kind(self.tmap) == "b64" and reg_kind(self.src) == "b32", self,
+               "tmap must be b64, src a b32 shared address")
+        _check(all(reg_kind(c) == "b32" for c in self.coords), self, "coordinates must be b32")
 
     def ptx(self, names: Names) -> str:
-        tmap, src, *coords = self.operands
-        head = f"cp.reduce.async.bulk.tensor.{len(coords)}d.global.shared::cta.{self.reduce.data}" if self.reduce \
-            else f"cp.async.bulk.tensor.{len(coords)}d.global.shared::cta"
-        return f"{head}.bulk_group [{names[tmap]}, {_coords(names, coords)}], [{names[src]}];"
+        n = len(self.coords)
+        head = (f"cp.reduce.async.bulk.tensor.{n}d.global.shared::cta.{self.reduce.data}" if self.reduce
+                else f"cp.async.bulk.tensor.{n}d.global.shared::cta")
+        return f"{head}.bulk_group [{names[self.tmap]}, {_coords(names, self.coords)}], [{names[self.src]}];"
 
 
 @irdl_op_definition
 class BulkCommitOp(PtxInst):
     name = "ptx.bulk_commit"
-
-    def verify_(self) -> None:
-        self._arity(0, 0)
 
     def ptx(self, names: Names) -> str:
         return "cp.async.bulk.commit_group;"
@@ -1229,7 +1575,6 @@ class BulkWaitOp(PtxInst):
     read = opt_prop_def(UnitAttr)
 
     def verify_(self) -> None:
-        self._arity(0, 0)
         _check(0 <= self.n.value.data <= 63, self, "group count must be in 0..63")
 
     def ptx(self, names: Names) -> str:
@@ -1239,16 +1584,16 @@ class BulkWaitOp(PtxInst):
 
 @irdl_op_definition
 class PrefetchTensormapOp(PtxInst):
-    """`prefetch.tensormap [tmap]`. args: [tmap(b64 generic)]"""
+    """`prefetch.tensormap [tmap]` (a generic b64 address)."""
 
     name = "ptx.prefetch_tensormap"
+    tmap = operand_def(RegType)
 
     def verify_(self) -> None:
-        self._arity(1, 0)
-        _check(_kind(self.operands[0]) == "b64", self, "tensor map address must be b64")
+        _check(reg_kind(self.tmap) == "b64", self, "tensor map address must be b64")
 
     def ptx(self, names: Names) -> str:
-        return f"prefetch.tensormap [{names[self.operands[0]]}];"
+        return f"prefetch.tensormap [{names[self.tmap]}];"
 
 
 # --------------------------------------------------------------------------- wgmma
@@ -1258,9 +1603,6 @@ class PrefetchTensormapOp(PtxInst):
 class WgmmaFenceOp(PtxInst):
     name = "ptx.wgmma_fence"
 
-    def verify_(self) -> None:
-        self._arity(0, 0)
-
     def ptx(self, names: Names) -> str:
         return "wgmma.fence.sync.aligned;"
 
@@ -1268,9 +1610,6 @@ class WgmmaFenceOp(PtxInst):
 @irdl_op_definition
 class WgmmaCommitOp(PtxInst):
     name = "ptx.wgmma_commit"
-
-    def verify_(self) -> None:
-        self._arity(0, 0)
 
     def ptx(self, names: Names) -> str:
         return "wgmma.commit_group.sync.aligned;"
@@ -1284,7 +1623,6 @@ class WgmmaWaitOp(PtxInst):
     n = prop_def(IntegerAttr)
 
     def verify_(self) -> None:
-        self._arity(0, 0)
         _check(0 <= self.n.value.data <= 7, self, "pending group count must be in 0..7")
 
     def ptx(self, names: Names) -> str:
@@ -1298,44 +1636,38 @@ WGMMA_K = {"bf16": 16, "f16": 16, "e4m3": 32, "e5m2": 32}
 class WgmmaOp(PtxInst):
     """`wgmma.mma_async.sync.aligned.m64nNkK.f32.T.T {d...}, a, descB, scaleD, sa, sb{, ta}{, tb}`.
 
-    args: [d0..d(N/2-1) (f32, read and written in place), A (one b64 descriptor, or `a_regs`:
-    four b32), descB (b64), scale_d (pred)?]. Without the scale-d register, `scale_d` (0/1) is
-    the immediate. Transposes exist only for 16-bit types, trans_a only with A in shared memory.
+    `acc`: N/2 f32 registers, read and written in place; `a`: one b64 descriptor, or four b32
+    registers (A in registers); `b`: the B descriptor (b64); `scale_d` (pred) or, without it, the
+    `scale_d` immediate (0/1). Transposes exist only for 16-bit types, trans_a only with A in
+    shared memory.
     """
 
     name = "ptx.wgmma"
+    acc = var_operand_def(RegType)
+    a = var_operand_def(RegType)
+    b = operand_def(RegType)
+    scale_d_reg = opt_operand_def(RegType)
     n = prop_def(IntegerAttr)
-    dtype = prop_def(StringAttr)
-    a_regs = opt_prop_def(UnitAttr)
+    dtype = prop_def(PtxTypeAttr)
     scale_d = opt_prop_def(IntegerAttr)
     scale_a = prop_def(IntegerAttr, default_value=_int(1))
     scale_b = prop_def(IntegerAttr, default_value=_int(1))
     trans_a = prop_def(IntegerAttr, default_value=_int(0))
     trans_b = prop_def(IntegerAttr, default_value=_int(0))
-
-    def _split(self) -> tuple[Sequence[SSAValue], Sequence[SSAValue], SSAValue, SSAValue | None]:
-        nacc = self.n.value.data // 2
-        na = 4 if self.a_regs is not None else 1
-        args = self.operands
-        acc, a, b = args[:nacc], args[nacc:nacc + na], args[nacc + na]
-        return acc, a, b, (args[nacc + na + 1] if len(args) > nacc + na + 1 else None)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
     def verify_(self) -> None:
         n, dtype = self.n.value.data, self.dtype.data
         _check(n % 8 == 0 and 8 <= n <= 256, self, f"N must be a multiple of 8 in 8..256, got {n}")
         _check(dtype in WGMMA_K, self, f"dtype must be one of {tuple(WGMMA_K)}")
-        na = 4 if self.a_regs is not None else 1
-        base = n // 2 + na + 1
-        _check(len(self.operands) in (base, base + 1) and not self.results, self,
-               f"m64n{n} takes {n // 2} accumulators, {'4 A registers' if na == 4 else 'an A descriptor'}, "
-               f"a B descriptor and an optional scale-d predicate; got {len(self.operands)} operands")
-        acc, a, b, scale_d = self._split()
-        _check(all(_kind(d) == "f32" for d in acc), self, "accumulators must be f32 registers")
-        _check(all(_kind(r) == ("b32" if na == 4 else "b64") for r in a), self,
+        _check(len(self.acc) == n // 2, self, f"m64n{n} takes {n // 2} accumulators, got {len(self.acc)}")
+        regs_a = len(self.a) == 4
+        _check(len(self.a) in (1, 4) and all(reg_kind(r) == ("b32" if regs_a else "b64") for r in self.a), self,
                "A must be four b32 registers or one b64 descriptor")
-        _check(_kind(b) == "b64", self, "B descriptor must be b64")
-        _check((scale_d is None) != (self.scale_d is None), self, "needs exactly one of a scale-d predicate or imm")
-        _check(scale_d is None or _kind(scale_d) == "pred", self, "scale-d must be pred")
+        _check(all(reg_kind(d) == "f32" for d in self.acc), self, "accumulators must be f32 registers")
+        _check(reg_kind(self.b) == "b64", self, "B descriptor must be b64")
+        _check_one_of(self, self.scale_d_reg, self.scale_d, "a scale-d predicate")
+        _check(self.scale_d_reg is None or reg_kind(self.scale_d_reg) == "pred", self, "scale-d must be pred")
         _check(self.scale_d is None or self.scale_d.value.data in (0, 1), self, "scale-d imm must be 0 or 1")
         for s in (self.scale_a, self.scale_b):
             _check(s.value.data in (1, -1), self, "imm-scale-a/b must be 1 or -1")
@@ -1343,25 +1675,21 @@ class WgmmaOp(PtxInst):
             _check(t.value.data in (0, 1), self, "imm-trans-a/b must be 0 or 1")
         if WGMMA_K[dtype] == 32:
             _check(self.trans_a.value.data == 0 and self.trans_b.value.data == 0, self, "fp8 operands must be K-major")
-        if na == 4:
+        if regs_a:
             _check(self.trans_a.value.data == 0, self, "A in registers cannot be transposed")
 
     def ptx(self, names: Names) -> str:
-        acc, a, b, scale_d = self._split()
         n, dtype = self.n.value.data, self.dtype.data
-        a_text = _vec(names, a) if self.a_regs is not None else names[a[0]]
-        if scale_d is not None:
-            d_text = names[scale_d]
-        else:
-            assert self.scale_d is not None
-            d_text = str(self.scale_d.value.data)
-        tail = [d_text, str(self.scale_a.value.data), str(self.scale_b.value.data)]
+        regs_a = len(self.a) == 4
+        a_text = _vec(names, self.a) if regs_a else names[self.a[0]]
+        tail = [_reg_or_imm(names, self.scale_d_reg, self.scale_d, "u32"), str(self.scale_a.value.data),
+                str(self.scale_b.value.data)]
         if WGMMA_K[dtype] == 16:
-            if self.a_regs is None:
+            if not regs_a:
                 tail.append(str(self.trans_a.value.data))
             tail.append(str(self.trans_b.value.data))
         return (f"wgmma.mma_async.sync.aligned.m64n{n}k{WGMMA_K[dtype]}.f32.{dtype}.{dtype} "
-                f"{_vec(names, acc)}, {a_text}, {names[b]}, {', '.join(tail)};")
+                f"{_vec(names, self.acc)}, {a_text}, {names[self.b]}, {', '.join(tail)};")
 
 
 # --------------------------------------------------------------------------- warp-level control
@@ -1372,13 +1700,11 @@ class SetmaxnregOp(PtxInst):
     """`setmaxnreg.{inc,dec}.sync.aligned.u32 n`."""
 
     name = "ptx.setmaxnreg"
-    action = prop_def(StringAttr)
+    action = prop_def(RegisterActionAttr)
     n = prop_def(IntegerAttr)
 
     def verify_(self) -> None:
-        self._arity(0, 0)
         n = self.n.value.data
-        _check(self.action.data in ("inc", "dec"), self, "action must be inc or dec")
         _check(n % 8 == 0 and 24 <= n <= 256, self, f"register count must be a multiple of 8 in 24..256, got {n}")
 
     def ptx(self, names: Names) -> str:
@@ -1388,17 +1714,18 @@ class SetmaxnregOp(PtxInst):
 @irdl_op_definition
 class MapaOp(PtxInst):
     """`mapa.shared::cluster.u32 d, addr, rank`: the address of the same shared variable in CTA
-    `rank` of the cluster. args: [addr(b32), rank(b32)]"""
+    `rank` of the cluster."""
 
     name = "ptx.mapa"
+    addr = operand_def(RegType)
+    rank = operand_def(RegType)
+    d = result_def(RegType)
 
     def verify_(self) -> None:
-        self._arity(2, 1)
-        _check(all(_kind(v) == "b32" for v in (*self.operands, *self.results)), self, "operands and result are b32")
+        _check(all(reg_kind(v) == "b32" for v in (self.addr, self.rank, self.d)), self, "operands and result are b32")
 
     def ptx(self, names: Names) -> str:
-        addr, rank = self.operands
-        return f"mapa.shared::cluster.u32 {names[self.results[0]]}, {names[addr]}, {names[rank]};"
+        return f"mapa.shared::cluster.u32 {names[self.d]}, {names[self.addr]}, {names[self.rank]};"
 
 
 @irdl_op_definition
@@ -1406,11 +1733,7 @@ class ClusterBarrierOp(PtxInst):
     """`barrier.cluster.arrive.release.aligned` or `barrier.cluster.wait.acquire.aligned` (`step`)."""
 
     name = "ptx.cluster_barrier"
-    step = prop_def(StringAttr)
-
-    def verify_(self) -> None:
-        self._arity(0, 0)
-        _check(self.step.data in ("arrive", "wait"), self, "step is arrive or wait")
+    step = prop_def(ClusterStepAttr)
 
     def ptx(self, names: Names) -> str:
         order = "release" if self.step.data == "arrive" else "acquire"
@@ -1422,14 +1745,14 @@ class ElectOp(PtxInst):
     """`elect.sync _|p, membermask` -> pred, true in exactly one active lane."""
 
     name = "ptx.elect"
+    p = result_def(RegType)
     membermask = prop_def(IntegerAttr, default_value=_int(0xFFFFFFFF))
 
     def verify_(self) -> None:
-        self._arity(0, 1)
-        _check(_kind(self.results[0]) == "pred", self, "result must be pred")
+        _check(reg_kind(self.p) == "pred", self, "result must be pred")
 
     def ptx(self, names: Names) -> str:
-        return f"elect.sync _|{names[self.results[0]]}, {self.membermask.value.data & 0xFFFFFFFF:#x};"
+        return f"elect.sync _|{names[self.p]}, {self.membermask.value.data & 0xFFFFFFFF:#x};"
 
 
 @irdl_op_definition
@@ -1439,39 +1762,33 @@ class LabelOp(PtxInst):
     name = "ptx.label"
     label = prop_def(StringAttr)
 
-    def verify_(self) -> None:
-        self._arity(0, 0)
-
     def ptx(self, names: Names) -> str:
         return f"{self.label.data}:"
 
 
 @irdl_op_definition
 class BraOp(PtxInst):
-    """`{@{!}p} bra target`. args: [p?]"""
+    """`{@{!}p} bra target`."""
 
     name = "ptx.bra"
+    pred = opt_operand_def(RegType)
     target = prop_def(StringAttr)
     negate = opt_prop_def(UnitAttr)
 
     def verify_(self) -> None:
-        self._arity((0, 1), 0)
-        _check(not self.operands or _kind(self.operands[0]) == "pred", self, "guard must be pred")
-        _check(self.negate is None or bool(self.operands), self, "negate needs a guard predicate")
+        _check(self.pred is None or reg_kind(self.pred) == "pred", self, "guard must be pred")
+        _check(self.negate is None or self.pred is not None, self, "negate needs a guard predicate")
 
     def ptx(self, names: Names) -> str:
-        if not self.operands:
+        if self.pred is None:
             return f"bra.uni {self.target.data};"
         neg = "!" if self.negate is not None else ""
-        return f"@{neg}{names[self.operands[0]]} bra {self.target.data};"
+        return f"@{neg}{names[self.pred]} bra {self.target.data};"
 
 
 @irdl_op_definition
 class RetOp(PtxInst):
     name = "ptx.ret"
-
-    def verify_(self) -> None:
-        self._arity(0, 0)
 
     def ptx(self, names: Names) -> str:
         return "ret;"
@@ -1552,8 +1869,9 @@ class EntryOp(IRDLOperation):
         targets: list[str] = []
         params = set(names)
         defined: set[SSAValue] = set()
-        for op in self.body.block.ops:
-            _check(isinstance(op, PtxInst), self, f"'{op.name}' is not a PTX instruction")
+        for op in self.body.walk():
+            _check(isinstance(op, PtxInst | StructuredOp | YieldOp | RepeatIfOp), self,
+                   f"'{op.name}' is not a PTX instruction")
             # registers are named in text order, so a use must follow its definition
             for v in op.operands:
                 _check(v in defined, op, "uses a register before the instruction that defines it")
@@ -1627,6 +1945,279 @@ class ModuleOp(IRDLOperation):
                                          f"@{abi.entry}: {[n for n, _ in params]}")
 
 
+# --------------------------------------------------------------------------- structured control flow
+
+
+class StructuredOp(IRDLOperation):
+    """Control flow that convert-sm90-to-ptx keeps structured and ptx-flatten-control-flow turns
+    into labels and branches. Values stay registers: an op names the registers it writes
+    (`outs`, `carried`) and its regions' `ptx.yield` says what to copy into them."""
+
+
+def _print_regs(printer: Printer, keyword: str, values: Sequence[SSAValue]) -> None:
+    if values:
+        printer.print_string(f" {keyword}(")
+        printer.print_list(values, printer.print_operand)
+        printer.print_string(")")
+
+
+def _parse_regs(parser: Parser, keyword: str) -> list[SSAValue]:
+    if parser.parse_optional_keyword(keyword) is None:
+        return []
+    return parser.parse_comma_separated_list(parser.Delimiter.PAREN, lambda: _parse_defined_operand(parser))
+
+
+def _print_reg_or_imm(printer: Printer, reg: SSAValue | None, imm: IntegerAttr | None) -> None:
+    if reg is not None:
+        printer.print_operand(reg)
+    else:
+        assert imm is not None
+        printer.print_string(str(imm.value.data))
+
+
+def _parse_reg_or_imm(parser: Parser) -> SSAValue | int:
+    number = parser.parse_optional_integer(allow_negative=True)
+    return number if number is not None else _parse_defined_operand(parser)
+
+
+def _yielded(region: Region) -> Sequence[SSAValue]:
+    last = region.block.last_op
+    return last.operands if isinstance(last, YieldOp) else ()
+
+
+def _check_copy(op: Operation, dsts: Sequence[SSAValue], srcs: Sequence[SSAValue], what: str) -> None:
+    _check(len(dsts) == len(srcs), op, f"{what} yields {len(srcs)} registers for {len(dsts)}")
+    for d, s in zip(dsts, srcs):
+        _check(reg_bits(d) == reg_bits(s), op, f"{what} yields a !ptx.reg<{reg_kind(s)}> for a !ptx.reg<{reg_kind(d)}>")
+
+
+_IF_LABELS = ("ELSE", "ENDIF")
+
+
+@irdl_op_definition
+class IfOp(StructuredOp):
+    """`ptx.if %p [negated] [writes(%r...)] [labels("ELSE", "ENDIF")] {then} [else {else}]`: the
+    then region runs where p holds (with `negated`, where it does not), the else region, if there
+    is one, elsewhere; each ends in a `ptx.yield` of what to copy into the `writes` registers.
+    `labels` name the PTX labels the flattening makes (the else label and the end label)."""
+
+    name = "ptx.if"
+    cond = operand_def(RegType)
+    outs = var_operand_def(RegType)
+    negate = opt_prop_def(UnitAttr)
+    else_label = prop_def(StringAttr, default_value=StringAttr(_IF_LABELS[0]))
+    end_label = prop_def(StringAttr, default_value=StringAttr(_IF_LABELS[1]))
+    then_region = region_def("single_block")
+    else_region = region_def()
+
+    def __init__(self, cond: SSAValue, outs: Sequence[SSAValue] = (), *, negate: bool = False, has_else: bool = False,
+                 labels: tuple[str, str] | None = None):
+        props: dict[str, Attribute] = {}
+        if negate:
+            props["negate"] = UnitAttr()
+        if labels is not None:
+            props["else_label"], props["end_label"] = StringAttr(labels[0]), StringAttr(labels[1])
+        super().__init__(operands=[cond, outs], properties=props,
+                         regions=[Region(Block()), Region(Block()) if has_else else Region()])
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.cond)
+        if self.negate is not None:
+            printer.print_string(" negated")
+        _print_regs(printer, "writes", self.outs)
+        labels = (self.else_label.data, self.end_label.data)
+        if labels != _IF_LABELS:
+            printer.print_string(f' labels("{labels[0]}", "{labels[1]}")')
+        printer.print_string(" ")
+        printer.print_region(self.then_region)
+        if self.else_region.blocks:
+            printer.print_string(" else ")
+            printer.print_region(self.else_region)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> IfOp:
+        cond = _parse_defined_operand(parser)
+        negate = parser.parse_optional_keyword("negated") is not None
+        outs = _parse_regs(parser, "writes")
+        labels = None
+        if parser.parse_optional_keyword("labels") is not None:
+            names = parser.parse_comma_separated_list(parser.Delimiter.PAREN, parser.parse_str_literal)
+            if len(names) != 2:
+                parser.raise_error("labels takes the else label and the end label")
+            labels = (names[0], names[1])
+        op = cls(cond, outs, negate=negate, labels=labels)
+        op.then_region.detach_block(0)  # replaced by the parsed regions
+        op.then_region.add_block(parser.parse_region().detach_block(0))
+        if parser.parse_optional_keyword("else") is not None:
+            op.else_region.add_block(parser.parse_region().detach_block(0))
+        return op
+
+    def verify_(self) -> None:
+        _check(reg_kind(self.cond) == "pred", self, "the condition must be pred")
+        _check(len(self.else_region.blocks) <= 1, self, "the else region has at most one block")
+        for region in (self.then_region, self.else_region):
+            if region.blocks:
+                _check(isinstance(region.block.last_op, YieldOp), self, "each region ends in ptx.yield")
+                _check_copy(self, self.outs, _yielded(region), "a region")
+
+
+@irdl_op_definition
+class ForOp(StructuredOp):
+    """`ptx.for %iv < %ub|imm step %s|imm [carried(%r...)] {body}`: while iv < ub (s32), the
+    body runs, ending in a `ptx.yield` of the next values of the carried registers; then iv
+    (b32, set by the code before the loop) steps by `step` (u32)."""
+
+    name = "ptx.for"
+    iv = operand_def(RegType)
+    ub = opt_operand_def(RegType)
+    step = opt_operand_def(RegType)
+    carried = var_operand_def(RegType)
+    ub_imm = opt_prop_def(IntegerAttr)
+    step_imm = opt_prop_def(IntegerAttr)
+    body = region_def("single_block")
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    def __init__(self, iv: SSAValue, ub: SSAValue | int, step: SSAValue | int, carried: Sequence[SSAValue] = ()):
+        props: dict[str, Attribute] = {}
+        if isinstance(ub, int):
+            props["ub_imm"] = _int(ub)
+        if isinstance(step, int):
+            props["step_imm"] = _int(step)
+        super().__init__(operands=[iv, [] if isinstance(ub, int) else [ub], [] if isinstance(step, int) else [step],
+                                   carried], properties=props, regions=[Region(Block())])
+
+    def bound(self) -> SSAValue | int:
+        return self.ub if self.ub is not None else cast(IntegerAttr, self.ub_imm).value.data
+
+    def increment(self) -> SSAValue | int:
+        return self.step if self.step is not None else cast(IntegerAttr, self.step_imm).value.data
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.iv)
+        printer.print_string(" < ")
+        _print_reg_or_imm(printer, self.ub, self.ub_imm)
+        printer.print_string(" step ")
+        _print_reg_or_imm(printer, self.step, self.step_imm)
+        _print_regs(printer, "carried", self.carried)
+        printer.print_string(" ")
+        printer.print_region(self.body)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ForOp:
+        iv = _parse_defined_operand(parser)
+        parser.parse_punctuation("<")
+        ub = _parse_reg_or_imm(parser)
+        parser.parse_keyword("step")
+        step = _parse_reg_or_imm(parser)
+        op = cls(iv, ub, step, _parse_regs(parser, "carried"))
+        op.body.detach_block(0)
+        op.body.add_block(parser.parse_region().detach_block(0))
+        return op
+
+    def verify_(self) -> None:
+        _check(reg_kind(self.iv) == "b32", self, "the induction variable must be b32")
+        _check((self.ub is None) != (self.ub_imm is None), self, "needs exactly one of an upper bound register or imm")
+        _check((self.step is None) != (self.step_imm is None), self, "needs exactly one of a step register or imm")
+        _check(all(reg_kind(v) == "b32" for v in (self.ub, self.step) if v is not None), self, "bounds must be b32")
+        _check(isinstance(self.body.block.last_op, YieldOp), self, "the body ends in ptx.yield")
+        _check_copy(self, self.carried, _yielded(self.body), "the body")
+
+
+@irdl_op_definition
+class LoopOp(StructuredOp):
+    """`ptx.loop "LABEL" {body}`: the body runs again while its closing `ptx.repeat_if` holds
+    (a spin loop: an mbarrier or a counter wait). LABEL names the PTX label it starts at."""
+
+    name = "ptx.loop"
+    label = prop_def(StringAttr)
+    body = region_def("single_block")
+
+    def __init__(self, label: str):
+        super().__init__(properties={"label": StringAttr(label)}, regions=[Region(Block())])
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_string_literal(self.label.data)
+        printer.print_string(" ")
+        printer.print_region(self.body)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> LoopOp:
+        op = cls(parser.parse_str_literal())
+        op.body.detach_block(0)
+        op.body.add_block(parser.parse_region().detach_block(0))
+        return op
+
+    def verify_(self) -> None:
+        _check(isinstance(self.body.block.last_op, RepeatIfOp), self, "the body ends in ptx.repeat_if")
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    """`ptx.yield %r...`: ends a region of ptx.if or ptx.for with the registers to copy (in
+    parallel) into the op's `writes` or `carried` registers."""
+
+    name = "ptx.yield"
+    values = var_operand_def(RegType)
+    traits = traits_def(IsTerminator())
+
+    def __init__(self, values: Sequence[SSAValue] = ()):
+        super().__init__(operands=[values])
+
+    def print(self, printer: Printer) -> None:
+        if self.values:
+            printer.print_string(" ")
+            printer.print_list(self.values, printer.print_operand)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> YieldOp:
+        first = parser.parse_optional_unresolved_operand()
+        if first is None:
+            return cls()
+        values = [parser.resolve_operand(first, _defined_type(parser, first))]
+        while parser.parse_optional_punctuation(","):
+            values.append(_parse_defined_operand(parser))
+        return cls(values)
+
+    def verify_(self) -> None:
+        _check(isinstance(self.parent_op(), IfOp | ForOp), self, "ends a ptx.if or ptx.for region")
+
+
+@irdl_op_definition
+class RepeatIfOp(IRDLOperation):
+    """`ptx.repeat_if %p [negated]`: ends a ptx.loop body; the loop runs again where p holds
+    (with `negated`, where it does not)."""
+
+    name = "ptx.repeat_if"
+    cond = operand_def(RegType)
+    negate = opt_prop_def(UnitAttr)
+    traits = traits_def(IsTerminator())
+
+    def __init__(self, cond: SSAValue, negate: bool = False):
+        super().__init__(operands=[cond], properties={"negate": UnitAttr()} if negate else {})
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.cond)
+        if self.negate is not None:
+            printer.print_string(" negated")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> RepeatIfOp:
+        cond = _parse_defined_operand(parser)
+        return cls(cond, parser.parse_optional_keyword("negated") is not None)
+
+    def verify_(self) -> None:
+        _check(reg_kind(self.cond) == "pred", self, "the condition must be pred")
+        _check(isinstance(self.parent_op(), LoopOp), self, "ends a ptx.loop body")
+
+
+STRUCTURED_OPS = (IfOp, ForOp, LoopOp)
+"""What ptx-flatten-control-flow replaces; the printer prints only flat entries."""
+
+
 Ptx = Dialect(
     "ptx",
     [ModuleOp, EntryOp, RegOp, MovOp, AssignOp, PackOp, UnpackOp, ParamAddrOp, CvtaOp, LdParamOp, SmemBaseOp,
@@ -1636,484 +2227,6 @@ Ptx = Dialect(
      MbarArriveExpectTxOp, MbarExpectTxOp, MbarTryWaitOp, MbarInvalOp, TmaLoadOp, TmaStoreOp, BulkCommitOp,
      BulkWaitOp, PrefetchTensormapOp, WgmmaFenceOp, WgmmaCommitOp, WgmmaWaitOp, WgmmaOp, SetmaxnregOp, MapaOp,
      ClusterBarrierOp, ElectOp,
-     LabelOp, BraOp, RetOp],
-    [RegType, ParamAttr],
+     LabelOp, BraOp, RetOp, IfOp, ForOp, LoopOp, YieldOp, RepeatIfOp],
+    [RegType, ParamAttr, *TYPED_ATTRS],
 )
-
-
-# --------------------------------------------------------------------------- builder
-
-Src = SSAValue | int | float
-"""A source operand: a register, or a number the builder turns into an immediate (or a `mov`)."""
-
-_STR: dict[str, StringAttr] = {}
-_INT: dict[int, IntegerAttr] = {}
-
-
-def _s(text: str) -> StringAttr:
-    attr = _STR.get(text)
-    if attr is None:
-        attr = _STR[text] = StringAttr(text)
-    return attr
-
-
-def _i(value: int) -> IntegerAttr:
-    attr = _INT.get(value)
-    if attr is None:
-        attr = _INT[value] = IntegerAttr(value, i64)
-    return attr
-
-
-_UNIT = UnitAttr()
-
-
-def _is_power_of_two(value: Src) -> bool:
-    return isinstance(value, int) and value > 0 and value & (value - 1) == 0
-
-
-def _bits_type_of(ty: str) -> str:
-    """The b-type of an integer type: `and`, `or`, `xor` take only those."""
-    return "b" + ty[1:]
-
-
-def _imm_bits(ty: str, value: int | float) -> int:
-    """What `imm` stores: f32 values as their bits, integers as they are."""
-    return f32_bits(float(value)) if ty == "f32" else int(value)
-
-
-class PtxBuilder:
-    """Appends PTX instructions to the body of one `ptx.entry`; every method returns the new
-    register(s). Types are PTX type strings ("u32", "s32", "b32", "f32", "u64", "bf16", ...);
-    a source may be a number wherever PTX takes an immediate (elsewhere the builder `mov`s it).
-
-    Module and registers
-      PtxBuilder.kernel(name, params=[("A", "tensormap"), ("out", "u64"), ("n", "u32")],
-                        maxntid=384, minnctapersm=1, maxnreg=None, reqnctapercluster=None)
-                                -> builder; `.module`, `.entry`
-      reg(kind) / regs(kind, n) undeclared register(s) of class pred|b16|b32|b64|f32
-      mov(ty, src)  mov_imm(ty, value)  assign(dst, src)   (assign writes an existing register)
-      pack(lo, hi) -> reg twice the size    unpack(v) -> (lo, hi)
-      tmap_addr(param) -> generic b64 (mov.b64 + cvta.param)   global_ptr(param) -> b64 global
-      ld_param(ty, param)  smem_base() -> b32   sreg("tid.x"|"ctaid.x"|"laneid"|...)
-    Arithmetic (b may be a number)
-      add sub mul div rem and_ or_ xor min max shl shr  (ty, a, b, mods=None)
-      mul (integers default to .lo)   mul_wide / mul_hi (ty, a, b)   mad(ty, a, b, c, mods="lo")
-      fma(ty, a, b, c, mods="rn")     neg abs not_ popc (ty, a)
-      rcp sqrt rsqrt ex2 lg2 (ty, a, mods="approx.ftz")    tanh(ty, a, mods="approx")
-      setp(cmp, ty, a, b) -> pred     selp(ty, a, b, p)
-      cvt(dst_ty, src_ty, a, mods=None)    cvt_pack(dst_ty, lo, hi, mods="rn") -> b32/b16
-    Memory
-      ld(space, ty, addr, offset=0, vec=1, mods=None) -> reg or [regs]
-      st(space, ty, addr, value_or_values, offset=0, mods=None)
-      shfl(mode, a, b, clamp=None, mask=0xFFFFFFFF)    stmatrix(addr, regs, trans=False)
-      ldmatrix(addr, count=4, trans=False) -> [b32]
-    Synchronisation
-      bar_sync(id=0, count=None)  bar_arrive(id, count)    id: 0..15 or a b32 register
-      fence(kind="proxy.async.shared::cta")
-      mbar_init(addr, count)  mbar_arrive(addr, count=None)  mbar_arrive_expect_tx(addr, bytes)
-      mbar_expect_tx(addr, bytes)  mbar_try_wait(addr, parity) -> pred  mbar_inval(addr)
-      mbar_wait(addr, parity)   the try_wait loop (label + try_wait + bra)
-    TMA
-      tma_load(dst, tmap, coords, mbar)   tma_store(tmap, coords, src, reduce=None)
-      bulk_commit()  bulk_wait(n=0, read=False)  prefetch_tensormap(tmap)
-    wgmma
-      wgmma_fence()  wgmma_commit()  wgmma_wait(n=0)
-      wgmma(acc, a, b, dtype="bf16", scale_d=1, scale_a=1, scale_b=1, trans_a=0, trans_b=0)
-        acc: N/2 f32 registers written in place; a: b64 descriptor or 4 b32 registers;
-        b: b64 descriptor; scale_d: 0/1 or a pred register (false: D = A*B)
-    Control
-      setmaxnreg("inc"|"dec", n)  elect() -> pred  ret()
-      label(name)  bra(name, pred=None, negate=False)  fresh_label(prefix) -> unique name
-      with if_(pred, negate=False): ...   body runs only where pred (or !pred) holds
-    """
-
-    def __init__(self, entry: EntryOp):
-        self.entry = entry
-        self.block = entry.body.block
-        self._label_counts: dict[str, int] = {}
-
-    @classmethod
-    def kernel(cls, name: str, params: Sequence[tuple[str, str]] = (), *, maxntid: int | Sequence[int] | None = None,
-               minnctapersm: int | None = None, maxnreg: int | None = None,
-               reqnctapercluster: Sequence[int] | None = None, version: str = "8.0") -> PtxBuilder:
-        """A new `ptx.module` holding one entry, and a builder at its start."""
-        ntid = [maxntid] if isinstance(maxntid, int) else maxntid
-        entry = EntryOp(name, [ParamAttr(n, k) for n, k in params], maxntid=ntid, minnctapersm=minnctapersm,
-                        maxnreg=maxnreg, reqnctapercluster=reqnctapercluster)
-        builder = cls(entry)
-        builder.module = ModuleOp([entry], version=version)
-        return builder
-
-    module: ModuleOp
-
-    # ----------------------------------------------------------------- plumbing
-
-    def _op(self, cls: type[PtxInst], args: Sequence[SSAValue], outs: Sequence[str] = (),
-            props: dict[str, Attribute] | None = None) -> PtxInst:
-        op = cls.create(operands=args, result_types=[REG[k] for k in outs], properties=props or {})
-        self.block.add_op(op)
-        return op
-
-    def _val(self, cls: type[PtxInst], args: Sequence[SSAValue], out: str,
-             props: dict[str, Attribute] | None = None) -> SSAValue:
-        return self._op(cls, args, (out,), props).results[0]
-
-    def _reg(self, ty: str, src: Src) -> SSAValue:
-        """A register holding src (`mov`s a number)."""
-        return src if isinstance(src, SSAValue) else self.mov(ty, src)
-
-    def _arith(self, cls: type[PtxInst], ty: str, srcs: Sequence[Src], mods: str | None = None,
-               out: str | None = None) -> SSAValue:
-        props: dict[str, Attribute] = {"ty": _s(ty)}
-        if mods:
-            props["mods"] = _s(mods)
-        *first, last = srcs
-        args = [self._reg(ty, s) for s in first]
-        if isinstance(last, SSAValue):
-            args.append(last)
-        else:
-            props["imm"] = _i(_imm_bits(ty, last))
-        return self._val(cls, args, out or kind_of_type(ty), props)
-
-    # ----------------------------------------------------------------- registers and moves
-
-    def reg(self, kind: str) -> SSAValue:
-        return self._val(RegOp, (), kind)
-
-    def regs(self, kind: str, n: int) -> list[SSAValue]:
-        return [self.reg(kind) for _ in range(n)]
-
-    def mov(self, ty: str, src: Src) -> SSAValue:
-        if isinstance(src, SSAValue):
-            return self._val(MovOp, (src,), kind_of_type(ty), {"ty": _s(ty)})
-        return self._val(MovOp, (), kind_of_type(ty), {"ty": _s(ty), "imm": _i(_imm_bits(ty, src))})
-
-    def mov_imm(self, ty: str, value: int | float) -> SSAValue:
-        return self.mov(ty, value)
-
-    def assign(self, dst: SSAValue, src: Src) -> None:
-        if isinstance(src, SSAValue):
-            self._op(AssignOp, (dst, src))
-        else:
-            self._op(AssignOp, (dst,), props={"imm": _i(_imm_bits(_kind(dst), src))})
-
-    def pack(self, lo: SSAValue, hi: SSAValue) -> SSAValue:
-        return self._val(PackOp, (lo, hi), {16: "b32", 32: "b64"}[_bits(lo)])
-
-    def unpack(self, value: SSAValue) -> tuple[SSAValue, SSAValue]:
-        half = {32: "b16", 64: "b32"}[_bits(value)]
-        lo, hi = self._op(UnpackOp, (value,), (half, half)).results
-        return lo, hi
-
-    def tmap_addr(self, param: str) -> SSAValue:
-        raw = self._val(ParamAddrOp, (), "b64", {"param": _s(param)})
-        return self._val(CvtaOp, (raw,), "b64", {"space": _s("param")})
-
-    def global_ptr(self, param: str) -> SSAValue:
-        raw = self.ld_param("u64", param)
-        return self._val(CvtaOp, (raw,), "b64", {"space": _s("global"), "to": _UNIT})
-
-    def ld_param(self, ty: str, param: str) -> SSAValue:
-        return self._val(LdParamOp, (), kind_of_type(ty), {"param": _s(param), "ty": _s(ty)})
-
-    def smem_base(self) -> SSAValue:
-        return self._val(SmemBaseOp, (), "b32")
-
-    def sreg(self, name: str) -> SSAValue:
-        return self._val(SregOp, (), SPECIAL_REGS[name], {"reg": _s(name)})
-
-    # ----------------------------------------------------------------- arithmetic
-
-    def add(self, ty: str, a: Src, b: Src, mods: str | None = None) -> SSAValue:
-        return self._arith(AddOp, ty, (a, b), mods)
-
-    def sub(self, ty: str, a: Src, b: Src, mods: str | None = None) -> SSAValue:
-        return self._arith(SubOp, ty, (a, b), mods)
-
-    def mul(self, ty: str, a: Src, b: Src, mods: str | None = None) -> SSAValue:
-        return self._arith(MulOp, ty, (a, b), mods or (None if ty.startswith("f") else "lo"))
-
-    def mul_wide(self, ty: str, a: Src, b: Src) -> SSAValue:
-        return self._arith(MulOp, ty, (a, b), "wide", {32: "b64", 16: "b32"}[type_bits(ty)])
-
-    def mul_hi(self, ty: str, a: Src, b: Src) -> SSAValue:
-        return self._arith(MulOp, ty, (a, b), "hi")
-
-    def mad(self, ty: str, a: Src, b: Src, c: Src, mods: str = "lo") -> SSAValue:
-        if mods == "wide":
-            return self._arith(MadOp, ty, (a, b, c), mods, "b64")
-        return self._arith(MadOp, ty, (a, b, c), mods)
-
-    def fma(self, ty: str, a: Src, b: Src, c: Src, mods: str = "rn") -> SSAValue:
-        return self._arith(FmaOp, ty, (a, b, c), mods)
-
-    def div(self, ty: str, a: Src, b: Src, mods: str | None = None) -> SSAValue:
-        # ptxas expands an unsigned div/rem by an immediate into the generic reciprocal sequence
-        # (I2F + MUFU.RCP + F2I, about 20 instructions) even for 1 and powers of two; in a K loop
-        # that sat between the mbarrier wait and the wgmma issue of every iteration.
-        if ty[0] == "u" and _is_power_of_two(b):
-            return self._reg(ty, a) if b == 1 else self.shr(ty, a, b.bit_length() - 1)
-        return self._arith(DivOp, ty, (a, b), mods or ("rn" if ty == "f32" else None))
-
-    def rem(self, ty: str, a: Src, b: Src) -> SSAValue:
-        if ty[0] == "u" and _is_power_of_two(b):
-            return self.and_(_bits_type_of(ty), a, b - 1)
-        return self._arith(RemOp, ty, (a, b))
-
-    def and_(self, ty: str, a: Src, b: Src) -> SSAValue:
-        return self._arith(AndOp, ty, (a, b))
-
-    def or_(self, ty: str, a: Src, b: Src) -> SSAValue:
-        return self._arith(OrOp, ty, (a, b))
-
-    def xor(self, ty: str, a: Src, b: Src) -> SSAValue:
-        return self._arith(XorOp, ty, (a, b))
-
-    def min(self, ty: str, a: Src, b: Src, mods: str | None = None) -> SSAValue:
-        return self._arith(MinOp, ty, (a, b), mods)
-
-    def max(self, ty: str, a: Src, b: Src, mods: str | None = None) -> SSAValue:
-        return self._arith(MaxOp, ty, (a, b), mods)
-
-    def shl(self, ty: str, a: Src, b: Src) -> SSAValue:
-        return self._arith(ShlOp, ty, (a, b))
-
-    def shr(self, ty: str, a: Src, b: Src) -> SSAValue:
-        return self._arith(ShrOp, ty, (a, b))
-
-    def neg(self, ty: str, a: SSAValue) -> SSAValue:
-        return self._arith(NegOp, ty, (a,))
-
-    def abs(self, ty: str, a: SSAValue) -> SSAValue:
-        return self._arith(AbsOp, ty, (a,))
-
-    def not_(self, ty: str, a: SSAValue) -> SSAValue:
-        return self._arith(NotOp, ty, (a,))
-
-    def popc(self, ty: str, a: SSAValue) -> SSAValue:
-        return self._arith(PopcOp, ty, (a,), out="b32")
-
-    def rcp(self, ty: str, a: SSAValue, mods: str = "approx.ftz") -> SSAValue:
-        return self._arith(RcpOp, ty, (a,), mods)
-
-    def sqrt(self, ty: str, a: SSAValue, mods: str = "approx.ftz") -> SSAValue:
-        return self._arith(SqrtOp, ty, (a,), mods)
-
-    def rsqrt(self, ty: str, a: SSAValue, mods: str = "approx.ftz") -> SSAValue:
-        return self._arith(RsqrtOp, ty, (a,), mods)
-
-    def ex2(self, ty: str, a: SSAValue, mods: str = "approx.ftz") -> SSAValue:
-        return self._arith(Ex2Op, ty, (a,), mods)
-
-    def lg2(self, ty: str, a: SSAValue, mods: str = "approx.ftz") -> SSAValue:
-        return self._arith(Lg2Op, ty, (a,), mods)
-
-    def tanh(self, ty: str, a: SSAValue, mods: str = "approx") -> SSAValue:
-        return self._arith(TanhOp, ty, (a,), mods)
-
-    def setp(self, cmp: str, ty: str, a: Src, b: Src) -> SSAValue:
-        props: dict[str, Attribute] = {"cmp": _s(cmp), "ty": _s(ty)}
-        args = [self._reg(ty, a)]
-        if isinstance(b, SSAValue):
-            args.append(b)
-        else:
-            props["imm"] = _i(_imm_bits(ty, b))
-        return self._val(SetpOp, args, "pred", props)
-
-    def selp(self, ty: str, a: Src, b: Src, p: SSAValue) -> SSAValue:
-        return self._val(SelpOp, (self._reg(ty, a), self._reg(ty, b), p), kind_of_type(ty), {"ty": _s(ty)})
-
-    def cvt(self, dst_ty: str, src_ty: str, a: SSAValue, mods: str | None = None) -> SSAValue:
-        props = {"dst": _s(dst_ty), "src": _s(src_ty)}
-        if mods:
-            props["mods"] = _s(mods)
-        return self._val(CvtOp, (a,), kind_of_type(dst_ty), props)
-
-    def cvt_pack(self, dst_ty: str, lo: SSAValue, hi: SSAValue, mods: str = "rn") -> SSAValue:
-        """Two f32 into one bf16x2/f16x2 (b32) or e4m3x2/e5m2x2 (b16, needs mods="rn.satfinite");
-        `lo` lands in the low half (PTX takes the high source first)."""
-        props = {"dst": _s(dst_ty), "src": _s("f32"), "mods": _s(mods)}
-        return self._val(CvtOp, (hi, lo), kind_of_type(dst_ty), props)
-
-    # ----------------------------------------------------------------- memory
-
-    def ld(self, space: str, ty: str, addr: SSAValue, offset: int = 0, vec: int = 1,
-           mods: str | None = None, sem: str | None = None) -> SSAValue | list[SSAValue]:
-        props = {"space": _s(space), "ty": _s(ty), "offset": _i(offset)}
-        if mods:
-            props["mods"] = _s(mods)
-        if sem:
-            props["sem"] = _s(sem)
-        outs = self._op(LdOp, (addr,), [kind_of_type(ty)] * vec, props).results
-        return outs[0] if vec == 1 else list(outs)
-
-    def st(self, space: str, ty: str, addr: SSAValue, values: SSAValue | Sequence[SSAValue], offset: int = 0,
-           mods: str | None = None) -> None:
-        vals = [values] if isinstance(values, SSAValue) else list(values)
-        props = {"space": _s(space), "ty": _s(ty), "offset": _i(offset)}
-        if mods:
-            props["mods"] = _s(mods)
-        self._op(StOp, (addr, *vals), props=props)
-
-    def red(self, space: str, op: str, ty: str, addr: SSAValue, value: SSAValue | int, sem: str | None = None) -> None:
-        props = {"space": _s(space), "op": _s(op), "ty": _s(ty)}
-        if sem:
-            props["sem"] = _s(sem)
-        if isinstance(value, SSAValue):
-            self._op(RedOp, (addr, value), props=props)
-        else:
-            self._op(RedOp, (addr,), props={**props, "imm": _i(value)})
-
-    def shfl(self, mode: str, a: SSAValue, b: SSAValue | int, clamp: int | None = None,
-             mask: int = 0xFFFFFFFF) -> SSAValue:
-        props = {"mode": _s(mode), "clamp": _i(clamp if clamp is not None else (0 if mode == "up" else 0x1F)),
-                 "membermask": _i(mask)}
-        args = [a]
-        if isinstance(b, SSAValue):
-            args.append(b)
-        else:
-            props["imm"] = _i(b)
-        return self._val(ShflOp, args, _kind(a), props)
-
-    def stmatrix(self, addr: SSAValue, regs: Sequence[SSAValue], trans: bool = False) -> None:
-        self._op(StmatrixOp, (addr, *regs), props={"trans": _UNIT} if trans else {})
-
-    def ldmatrix(self, addr: SSAValue, count: int = 4, trans: bool = False) -> list[SSAValue]:
-        return list(self._op(LdmatrixOp, (addr,), ["b32"] * count, {"trans": _UNIT} if trans else {}).results)
-
-    # ----------------------------------------------------------------- synchronisation
-
-    def _barrier(self, cls: type[PtxInst], id: SSAValue | int, count: int | None) -> None:
-        props = {"count": _i(count)} if count is not None else {}
-        if isinstance(id, SSAValue):
-            self._op(cls, (id,), props=props)
-        else:
-            self._op(cls, (), props={**props, "imm": _i(id)})
-
-    def bar_sync(self, id: SSAValue | int = 0, count: int | None = None) -> None:
-        self._barrier(BarSyncOp, id, count)
-
-    def bar_arrive(self, id: SSAValue | int, count: int) -> None:
-        self._barrier(BarArriveOp, id, count)
-
-    def fence(self, kind: str = "proxy.async.shared::cta") -> None:
-        self._op(FenceOp, (), props={"kind": _s(kind)})
-
-    def mbar_init(self, addr: SSAValue, count: int) -> None:
-        self._op(MbarInitOp, (addr,), props={"count": _i(count)})
-
-    def mbar_arrive(self, addr: SSAValue, count: int | None = None, cluster: bool = False) -> None:
-        props: dict[str, Attribute] = {"count": _i(count)} if count is not None else {}
-        if cluster:
-            props["cluster"] = UnitAttr()
-        self._op(MbarArriveOp, (addr,), props=props)
-
-    def mapa(self, addr: SSAValue, rank: Src) -> SSAValue:
-        return self._val(MapaOp, (addr, self._reg("u32", rank)), "b32")
-
-    def cluster_sync(self) -> None:
-        self._op(ClusterBarrierOp, (), props={"step": _s("arrive")})
-        self._op(ClusterBarrierOp, (), props={"step": _s("wait")})
-
-    def mbar_arrive_expect_tx(self, addr: SSAValue, nbytes: int) -> None:
-        self._op(MbarArriveExpectTxOp, (addr,), props={"bytes": _i(nbytes)})
-
-    def mbar_expect_tx(self, addr: SSAValue, nbytes: int) -> None:
-        self._op(MbarExpectTxOp, (addr,), props={"bytes": _i(nbytes)})
-
-    def mbar_try_wait(self, addr: SSAValue, parity: SSAValue | int) -> SSAValue:
-        if isinstance(parity, SSAValue):
-            return self._val(MbarTryWaitOp, (addr, parity), "pred")
-        return self._val(MbarTryWaitOp, (addr,), "pred", {"imm": _i(parity)})
-
-    def mbar_wait(self, addr: SSAValue, parity: SSAValue | int) -> None:
-        """Spin until the phase with `parity` has completed (try_wait can time out, so loop)."""
-        top = self.fresh_label("WAIT")
-        self.label(top)
-        done = self.mbar_try_wait(addr, parity)
-        self.bra(top, done, negate=True)
-
-    def mbar_inval(self, addr: SSAValue) -> None:
-        self._op(MbarInvalOp, (addr,))
-
-    # ----------------------------------------------------------------- TMA
-
-    def tma_load(self, dst: SSAValue, tmap: SSAValue, coords: Sequence[SSAValue], mbar: SSAValue,
-                 multicast: int | None = None) -> None:
-        if multicast is None:
-            self._op(TmaLoadOp, (dst, tmap, mbar, *coords))
-            return
-        mask = self.mov("b16", multicast)
-        self._op(TmaLoadOp, (dst, tmap, mbar, *coords, mask), props={"multicast": UnitAttr()})
-
-    def tma_store(self, tmap: SSAValue, coords: Sequence[SSAValue], src: SSAValue, reduce: str | None = None) -> None:
-        self._op(TmaStoreOp, (tmap, src, *coords), props={"reduce": _s(reduce)} if reduce else {})
-
-    def bulk_commit(self) -> None:
-        self._op(BulkCommitOp, ())
-
-    def bulk_wait(self, n: int = 0, read: bool = False) -> None:
-        self._op(BulkWaitOp, (), props={"n": _i(n), "read": _UNIT} if read else {"n": _i(n)})
-
-    def prefetch_tensormap(self, tmap: SSAValue) -> None:
-        self._op(PrefetchTensormapOp, (tmap,))
-
-    # ----------------------------------------------------------------- wgmma
-
-    def wgmma_fence(self) -> None:
-        self._op(WgmmaFenceOp, ())
-
-    def wgmma_commit(self) -> None:
-        self._op(WgmmaCommitOp, ())
-
-    def wgmma_wait(self, n: int = 0) -> None:
-        self._op(WgmmaWaitOp, (), props={"n": _i(n)})
-
-    def wgmma(self, acc: Sequence[SSAValue], a: SSAValue | Sequence[SSAValue], b: SSAValue, dtype: str = "bf16",
-              scale_d: SSAValue | int = 1, scale_a: int = 1, scale_b: int = 1, trans_a: int = 0,
-              trans_b: int = 0) -> None:
-        a_regs = [a] if isinstance(a, SSAValue) else list(a)
-        props: dict[str, Attribute] = {"n": _i(2 * len(acc)), "dtype": _s(dtype), "scale_a": _i(scale_a),
-                                       "scale_b": _i(scale_b), "trans_a": _i(trans_a), "trans_b": _i(trans_b)}
-        if len(a_regs) != 1:
-            props["a_regs"] = _UNIT
-        args = [*acc, *a_regs, b]
-        if isinstance(scale_d, SSAValue):
-            args.append(scale_d)
-        else:
-            props["scale_d"] = _i(scale_d)
-        self._op(WgmmaOp, args, props=props)
-
-    # ----------------------------------------------------------------- control
-
-    def setmaxnreg(self, action: str, n: int) -> None:
-        self._op(SetmaxnregOp, (), props={"action": _s(action), "n": _i(n)})
-
-    def elect(self) -> SSAValue:
-        return self._val(ElectOp, (), "pred")
-
-    def ret(self) -> None:
-        self._op(RetOp, ())
-
-    def label(self, name: str) -> None:
-        self._op(LabelOp, (), props={"label": _s(name)})
-
-    def bra(self, name: str, pred: SSAValue | None = None, negate: bool = False) -> None:
-        props: dict[str, Attribute] = {"target": _s(name)}
-        if negate:
-            props["negate"] = _UNIT
-        self._op(BraOp, (pred,) if pred is not None else (), props=props)
-
-    def fresh_label(self, prefix: str = "L") -> str:
-        """A label name not handed out before by this builder: `PREFIX_3`."""
-        n = self._label_counts.get(prefix, 0)
-        self._label_counts[prefix] = n + 1
-        return f"{prefix}_{n}"
-
-    @contextmanager
-    def if_(self, pred: SSAValue, negate: bool = False) -> Iterator[None]:
-        """The body runs where `pred` (or `!pred` with negate) holds; others jump past it."""
-        end = self.fresh_label("ENDIF")
-        self.bra(end, pred, negate=not negate)
-        yield
-        self.label(end)

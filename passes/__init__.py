@@ -26,6 +26,7 @@ TKC_PASS_NAMES = (
     "convert-tile-to-sm90",
     "sm90-verify-barriers",
     "convert-sm90-to-ptx",
+    "ptx-flatten-control-flow",
 )
 """Passes implemented in this package, one module each."""
 

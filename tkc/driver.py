@@ -15,7 +15,8 @@ a pipeline that silently left out a pass would compile something else than it sa
 Resuming from a dump. Every dump parses back, so `tkc compile DUMP` continues where the dump
 was taken and gives the PTX (and ABI) of the uninterrupted compile. `input_stage` reads the
 input's stage from the IR itself, never from a file name or a dump header:
-  - a `ptx.module` is PTX: every pass is behind it, only the backend remains;
+  - a `ptx.module` is PTX: every pass is behind it and only the backend remains, unless it
+    still holds structured control flow (`STRUCTURED_PTX_OPS`): then ptx-flatten-control-flow;
   - an `sm90.kernel` is sm90 IR: convert-tile-to-sm90 is behind it. sm90-verify-barriers runs
     again: it only checks and leaves no trace, so whether it ran cannot be told, and a second
     check changes nothing;
@@ -63,7 +64,9 @@ _STAGE_OF_TOP_OP = {"tile.kernel": "tile", "sm90.kernel": "sm90", "ptx.module": 
 KERNEL_OPS = ("tile.kernel", "sm90.kernel", "ptx.entry")
 """The op that holds a kernel (its sym_name the kernel's name) at each stage."""
 _PASSES_BEHIND = {"sm90": PIPELINE.index("convert-tile-to-sm90") + 1, "ptx": len(PIPELINE)}
-"""How many passes of PIPELINE lie behind sm90 and PTX input (tile input: see TILE_PASS_MARKS)."""
+"""How many passes of PIPELINE lie behind sm90 and flat PTX input (tile input: see TILE_PASS_MARKS)."""
+STRUCTURED_PTX_OPS = frozenset({"ptx.if", "ptx.for", "ptx.loop"})
+"""The ops ptx-flatten-control-flow replaces: PTX input holding one is still ahead of it."""
 
 TILE_PASS_MARKS: dict[str, frozenset[str]] = {
     "tile-vector-layout": frozenset({"column_vectors"}),
@@ -122,6 +125,8 @@ def input_stage(module: ModuleOp) -> tuple[str, int]:
         mixed = " and ".join(s for s in STAGES if s in stages)
         raise TkError(f"the input mixes {mixed} IR; compile one stage at a time")
     stage = stages.pop() if stages else "tile"
+    if stage == "ptx" and any(op.name in STRUCTURED_PTX_OPS for op in module.walk()):
+        return stage, PIPELINE.index("ptx-flatten-control-flow")
     if stage != "tile":
         return stage, _PASSES_BEHIND[stage]
     kernels = [op for op in module.body.block.ops if op.name == "tile.kernel"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tkc.dialects.ptx import PtxBuilder
+from tkc.dialects.ptx_builder import PtxBuilder
 
 DESC_128B_KMAJOR = 0x4000004000010000
 """wgmma descriptor constant: K-major, 128B swizzle, LBO 16, SBO 1024 (hopper-ptx.md §4)."""

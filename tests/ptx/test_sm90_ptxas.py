@@ -11,6 +11,7 @@ from xdsl.dialects.builtin import ModuleOp
 from tkc.backends.ptx_printer import print_ptx
 from tkc.backends.ptxas import ToolNotFound, assemble, find_tool, sass
 from tkc.passes.convert_sm90_to_ptx import ConvertSm90ToPtxPass
+from tkc.passes.ptx_flatten_control_flow import PtxFlattenControlFlowPass
 
 try:
     find_tool("ptxas")
@@ -21,6 +22,7 @@ except ToolNotFound:
 
 def _lower(module: ModuleOp) -> str:
     ConvertSm90ToPtxPass().apply(Context(), module)
+    PtxFlattenControlFlowPass().apply(Context(), module)
     module.verify()
     return print_ptx(module)
 

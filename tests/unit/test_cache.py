@@ -172,8 +172,8 @@ def test_dump_dir_environment_writes_every_pass(tmp_path: Path, monkeypatch: pyt
     (directory,) = (tmp_path / "dumps").iterdir()
     assert directory.name == f"gemm-{kernel._key[:12]}"
     names = sorted(p.name for p in directory.iterdir())
-    last = len(PIPELINE)
-    assert names[0] == "00-input.mlir" and names[-1] == f"{last:02d}-{PIPELINE[-1]}.mlir" and len(names) == last + 1
+    last = f"{len(PIPELINE):02d}-{PIPELINE[-1]}.mlir"
+    assert names[0] == "00-input.mlir" and names[-1] == last and len(names) == len(PIPELINE) + 1
 
 
 def test_dump_dir_starts_afresh(tmp_path: Path) -> None:

@@ -27,7 +27,8 @@ from xdsl.ir import SSAValue
 from tkc.abi import KernelABI, evaluate
 from tkc.backends.ptx_printer import print_ptx
 from tkc.diagnostics import TkError
-from tkc.dialects.ptx import DivOp, PtxBuilder
+from tkc.dialects.ptx import DivOp
+from tkc.dialects.ptx_builder import PtxBuilder
 from tkc.dialects.tile import BroadcastOp, KernelOp, LoadOp, MmaOp, StoreOp, ToSharedOp
 from tkc.driver import compile_module, ir_text
 from tkc.frontend import parse_tk

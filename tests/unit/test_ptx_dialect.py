@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from xdsl.dialects.builtin import StringAttr
 from xdsl.utils.exceptions import VerifyException
 
 from tkc.backends.ptx_printer import parse_file, print_ptx
 from tkc.dialects import ptx
-from tkc.dialects.ptx import PtxBuilder
+from tkc.dialects.ptx_builder import PtxBuilder
+from tkc.passes.ptx_flatten_control_flow import flatten_control_flow
 
 
 def small_kernel() -> PtxBuilder:
@@ -67,6 +69,8 @@ def test_round_trip_is_exact():
     parsed = parse_file(text)
     parsed.verify()
     assert str(parsed.body.block.first_op) == text
+    flatten_control_flow(parsed)
+    flatten_control_flow(module)
     assert print_ptx(parsed) == print_ptx(module)
 
 
@@ -80,6 +84,8 @@ def test_generic_form_round_trips():
     Printer(stream=out, print_generic_format=True).print_op(module)
     parsed = parse_file(out.getvalue())
     parsed.verify()
+    flatten_control_flow(parsed)
+    flatten_control_flow(module)
     assert print_ptx(parsed) == print_ptx(module)
 
 
@@ -111,11 +117,11 @@ def expect_invalid(build, match: str):
         (lambda b: b._arith(ptx.DivOp, "f32", (b.mov("f32", 1.0), 2.0)), "needs mods"),
         (lambda b: b.sub("u32", b.mov("u32", 1), 2, mods="lo"), "sub.u32 does not take the modifiers 'lo'; it takes none"),
         (lambda b: b._arith(ptx.NegOp, "f32", (b.mov("f32", 1.0),), mods="approx"), "it takes none or ftz"),
-        (lambda b: b.cvt("f32", "u32", b.mov("u32", 1), mods="round"), "cvt does not take the modifiers 'round'"),
+        (lambda b: b.cvt("f32", "u32", b.mov("u32", 1), mods="approx"), "cvt does not take the modifiers 'approx'"),
         (lambda b: b.ld("shared", "f32", b.mov("u32", 0), mods="nc"), "ld.shared does not take the modifiers 'nc'"),
         (lambda b: b.ld("shared", "f32", b.mov("u64", 0)), "b32 for shared"),
         (lambda b: b.ld("global", "f32", b.mov("u64", 0), vec=3), "vector width"),
-        (lambda b: b.sreg("tid.x") and b._val(ptx.SregOp, (), "b32", {"reg": ptx._s("bogus")}), "special register"),
+        (lambda b: b.sreg("tid.x") and b._val(ptx.SregOp, (), "b32", {"reg": StringAttr("bogus")}), "special register"),
         (lambda b: b.ld_param("u32", "missing"), "no kernel parameter"),
         (lambda b: b.fence("everything"), "unknown fence"),
         (lambda b: b.mbar_init(b.mov("u64", 0), 1), "b32 shared address"),
@@ -127,12 +133,21 @@ def test_verifier_rejects(build, match):
     expect_invalid(build, match)
 
 
+def test_modifiers_and_types_are_typed():
+    """Properties are typed attributes: a modifier or type PTX lacks cannot even be built."""
+    b = PtxBuilder.kernel("k")
+    with pytest.raises(VerifyException, match="'round' is not a PTX modifier"):
+        b.cvt("f32", "u32", b.mov("u32", 1), mods="round")
+    with pytest.raises(VerifyException, match="unknown PTX type 'u33'"):
+        b.mov("u33", 1)
+
+
 def test_use_before_definition_is_rejected():
     b = PtxBuilder.kernel("k")
     x = b.mov("u32", 1)
     b.add("u32", x, 1)
     x.owner.detach()
-    b.block.add_op(x.owner)
+    b.entry.body.block.add_op(x.owner)
     with pytest.raises(VerifyException, match="before the instruction that defines it"):
         b.module.verify()
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 
 from tkc.backends.ptx_printer import PtxTarget, print_ptx
-from tkc.dialects.ptx import PtxBuilder
+from tkc.dialects.ptx_builder import PtxBuilder
 
 
 def body_lines(b: PtxBuilder) -> list[str]:

@@ -17,9 +17,12 @@ from xdsl.dialects.builtin import BFloat16Type, Float32Type, FloatAttr, IndexTyp
 from xdsl.ir import Block, Operation, SSAValue
 
 from tkc.abi import KernelABI
+from tkc.diagnostics import TkError
 from tkc.dialects import ptx, sm90
 from tkc.dialects.tile import BinaryFn, BinaryFnAttr, MaskKind, MaskKindAttr, ReduceFn, ReduceFnAttr, UnaryFn, UnaryFnAttr
-from tkc.passes.convert_sm90_to_ptx import ConvertSm90ToPtxPass, _Lowering
+from tkc.passes.convert_sm90_to_ptx import ConvertSm90ToPtxPass, convert_kernel
+from tkc.passes.ptx_flatten_control_flow import PtxFlattenControlFlowPass, flatten_control_flow
+from tkc.passes.sm90_to_ptx import fragments
 
 BF16, F32 = BFloat16Type(), Float32Type()
 ABI = KernelABI("k", (), (), (1, 1, 1), 128, 0).to_json()
@@ -65,7 +68,7 @@ def simulate(entry: ptx.EntryOp, memory: dict[int, float], threads: int = 128,
     while pc < len(ops):
         op, pc = ops[pc], pc + 1
         if isinstance(op, ptx.BraOp):
-            taken = {not op.args or bool(r[op.args[0]]) != (op.negate is not None) for r in regs}
+            taken = {op.pred is None or bool(r[op.pred]) != (op.negate is not None) for r in regs}
             assert len(taken) == 1, f"divergent branch to {op.target.data}"
             pc = labels[op.target.data] if taken.pop() else pc
             continue
@@ -190,6 +193,7 @@ def kernel(body: Callable[[Callable[[Operation], SSAValue], SSAValue], None]) ->
 
 def lower(module: ModuleOp) -> ptx.EntryOp:
     ConvertSm90ToPtxPass().apply(Context(), module)
+    PtxFlattenControlFlowPass().apply(Context(), module)
     module.verify()
     (pmod,) = module.body.block.ops
     assert isinstance(pmod, ptx.ModuleOp)
@@ -368,8 +372,7 @@ def test_register_a_wgmma_uses_packed_pairs() -> None:
     mmas = [op for op in entry.body.block.ops if isinstance(op, ptx.WgmmaOp)]
     assert len(packs) == 16 and len(mmas) == 4
     for kk, op in enumerate(mmas):
-        assert op.a_regs is not None
-        assert list(op.args[64:68]) == packs[4 * kk: 4 * kk + 4]
+        assert list(op.a) == packs[4 * kk: 4 * kk + 4]  # A in four registers
 
 
 def test_module_keeps_the_abi() -> None:
@@ -412,13 +415,15 @@ def test_scalar_arithmetic() -> None:
 
     module = kernel(body)
     ops = [op for op in module.walk() if op.dialect_name() == "arith" and not isinstance(op, arith.ConstantOp)]
-    lowering = _Lowering(next(op for op in module.walk() if isinstance(op, sm90.KernelOp)))
-    regs = simulate(lowering.lower().body.block.ops.first, {})  # type: ignore[arg-type]
+    values = [op.results[0] for op in ops]
+    pmod, registers = convert_kernel(next(op for op in module.walk() if isinstance(op, sm90.KernelOp)), values)
+    flatten_control_flow(pmod)
+    regs = simulate(pmod.body.block.ops.first, {})  # type: ignore[arg-type]
     expected = [lambda x: x + 5, lambda x: (64 - x) % 2**32, lambda x: 3 * x, lambda x: x // 5, lambda x: x % 5,
                 lambda x: -(-x // 5), lambda x: min(x, 64), lambda x: max(x, 64), lambda x: x << 3,
                 lambda x: x >> 3, lambda x: x ^ 5, lambda x: x < 64, lambda x: x if x < 64 else 3]
     for t, r in enumerate(regs):
-        assert [r[lowering.values[op.results[0]]] for op in ops] == [f(t) for f in expected]  # type: ignore[index]
+        assert [r[reg] for reg in registers] == [f(t) for f in expected]  # type: ignore[index]
 
 
 def test_wgmma_keeps_an_accumulator_that_is_read_again() -> None:
@@ -435,7 +440,7 @@ def test_wgmma_keeps_an_accumulator_that_is_read_again() -> None:
     entry = lower(kernel(body))
     mma = next(op for op in entry.body.block.ops if isinstance(op, ptx.WgmmaOp))
     fills = [op.results[0] for op in entry.body.block.ops if isinstance(op, ptx.MovOp)][:32]
-    assert not set(mma.args[:32]) & set(fills)
+    assert not set(mma.acc[:32]) & set(fills)
 
 
 def test_loop_swaps_carried_values() -> None:
@@ -448,7 +453,20 @@ def test_loop_swaps_carried_values() -> None:
 
     module = kernel(body)
     loop = next(op for op in module.walk() if isinstance(op, scf.ForOp))
-    lowering = _Lowering(next(op for op in module.walk() if isinstance(op, sm90.KernelOp)))
-    regs = simulate(lowering.lower().body.block.ops.first, {})  # type: ignore[arg-type]
+    pmod, registers = convert_kernel(next(op for op in module.walk() if isinstance(op, sm90.KernelOp)), loop.results)
+    flatten_control_flow(pmod)
+    regs = simulate(pmod.body.block.ops.first, {})  # type: ignore[arg-type]
     for t, r in enumerate(regs):
-        assert [r[lowering.values[v]] for v in loop.results] == [5, t]  # type: ignore[index]
+        assert [r[reg] for reg in registers] == [5, t]  # type: ignore[index]
+
+
+def test_an_sm90_op_without_a_pattern_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Patterns are found by op class: were sm90.fill's missing (as a visitor's handler found by
+    name went missing when its op was renamed), the conversion names the op, it does not drop it."""
+    monkeypatch.setattr(fragments, "PATTERNS", [p for p in fragments.PATTERNS if not isinstance(p, fragments.LowerFill)])
+
+    def body(emit: Callable[[Operation], SSAValue], base: SSAValue) -> None:
+        emit(sm90.FillOp(0.0, sm90.FragmentType([64, 64], F32)))
+
+    with pytest.raises(TkError, match="convert-sm90-to-ptx cannot lower sm90.fill"):
+        lower(kernel(body))

@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from tkc.passes.convert_sm90_to_ptx import _reciprocal
+from tkc.passes.sm90_to_ptx.fragments import reciprocal as _reciprocal
 
 SPECIAL_X = np.array(
     [0.0, -0.0, 1.0, -1.0, 3.0, math.inf, -math.inf, math.nan, 1e-45, -1e-45, 1e-38, 3e38, -3e38], np.float32

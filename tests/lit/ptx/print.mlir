@@ -5,17 +5,17 @@
 ptx.module {version = "8.0", target = "sm_90a", address_size = 64 : i64} {
   ptx.entry @k_ws {params = [#ptx.param<"p", u64>], maxntid = array<i64: 384, 1, 1>, minnctapersm = 1 : i64} {
     %tid = ptx.sreg {reg = "tid.x"} : b32
-    %wg = ptx.shr(%tid) {ty = "u32", imm = 7 : i64} : b32
-    %c = ptx.setp(%wg) {cmp = "ne", ty = "u32", imm = 0 : i64} : pred
+    %wg = ptx.shr(%tid) {ty = u32, imm = 7 : i64} : b32
+    %c = ptx.setp(%wg) {cmp = ne, ty = u32, imm = 0 : i64} : pred
     ptx.bra(%c) {target = "CONSUMER"}
-    ptx.setmaxnreg {action = "dec", n = 40 : i64}
+    ptx.setmaxnreg {action = dec, n = 40 : i64}
     %e = ptx.elect : pred
     ptx.bra(%e) {target = "DONE", negate}
-    %x = ptx.mov {ty = "f32", imm = 3212836864 : i64} : f32
+    %x = ptx.mov {ty = f32, imm = 3212836864 : i64} : f32
     ptx.assign(%x) {imm = 0 : i64}
     ptx.bra {target = "DONE"}
     ptx.label {label = "CONSUMER"}
-    ptx.setmaxnreg {action = "inc", n = 232 : i64}
+    ptx.setmaxnreg {action = inc, n = 232 : i64}
     ptx.label {label = "DONE"}
     ptx.ret
   }

@@ -1,7 +1,7 @@
 // sm90 -> ptx: roles with setmaxnreg, single-thread regions, an scf.for ring loop with an
 // mbarrier wait, constants as immediates, the ABI kept on the module.
 // RUN: tkc-opt %s -p convert-sm90-to-ptx | filecheck %s
-// RUN: tkc-opt %s -p convert-sm90-to-ptx -t ptx | filecheck %s --check-prefix=PTX
+// RUN: tkc-opt %s -p convert-sm90-to-ptx,ptx-flatten-control-flow -t ptx | filecheck %s --check-prefix=PTX
 
 builtin.module {
   sm90.kernel @k threads 384 : i32 smem 2048 : i32 min_ctas 1 : i32 abi "{\"entry\": \"k\", \"args\": [{\"name\": \"A\", \"dtype\": \"f32\", \"dims\": [\"K\"]}], \"params\": [{\"name\": \"dim_K\", \"dim\": \"K\", \"kind\": \"dim\"}], \"grid\": [1, 1, 1], \"block\": 384, \"smem_bytes\": 2048, \"divisibility\": []}" {
@@ -35,16 +35,16 @@ builtin.module {
 // CHECK:      ptx.module {{{.*}}tkc.abi = "{\22entry\22: \22k\22
 // CHECK:        ptx.entry @k {params = [#ptx.param<"dim_K", u32>], maxntid = array<i64: 384, 1, 1>, minnctapersm = 1 : i64}
 // CHECK:          %[[SMEM:.*]] = ptx.smem_base : b32
-// CHECK-NEXT:     %[[UP:.*]] = ptx.add(%[[SMEM]]) {ty = "u32", imm = 1023 : i64} : b32
-// CHECK-NEXT:     %[[BASE:.*]] = ptx.and(%[[UP]]) {ty = "b32", imm = 4294966272 : i64} : b32
+// CHECK-NEXT:     %[[UP:.*]] = ptx.add(%[[SMEM]]) {ty = u32, imm = 1023 : i64} : b32
+// CHECK-NEXT:     %[[BASE:.*]] = ptx.and(%[[UP]]) {ty = b32, imm = 4294966272 : i64} : b32
 // CHECK:          ptx.mbar_init(%[[BASE]]) {count = 1 : i64}
 // CHECK-NEXT:     ptx.fence {kind = "mbarrier_init.release.cluster"}
 // CHECK-NEXT:     ptx.fence {kind = "proxy.async.shared::cta"}
 // CHECK:          ptx.bar_sync {imm = 0 : i64}
-// CHECK:          ptx.setmaxnreg {action = "dec", n = 40 : i64}
+// CHECK:          ptx.setmaxnreg {action = dec, n = 40 : i64}
 // CHECK:          ptx.elect {membermask = 4294967295 : i64} : pred
 // CHECK:          ptx.mbar_arrive_expect_tx(%[[BASE]]) {bytes = 1024 : i64}
-// CHECK:          ptx.setmaxnreg {action = "inc", n = 232 : i64}
+// CHECK:          ptx.setmaxnreg {action = inc, n = 232 : i64}
 // CHECK:          ptx.mbar_try_wait
 
 // PTX:      .visible .entry k(

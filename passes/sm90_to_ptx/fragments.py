@@ -1,0 +1,249 @@
+"""convert-sm90-to-ptx patterns for register fragments: fill, elementwise ops, row and column
+reductions and broadcasts, conversions and the causal mask, register by register in the wgmma
+accumulator layout (emitter docstring).
+
+Register n of an m-block of a [R, C] tile holds row r0 + 8*((n >> 1) & 1) and column
+8*(n >> 2) + 2*quad + (n & 1), where r0 is the thread's row and quad its lane % 4. A row
+reduction reduces a thread's registers of one row, then the 4 lanes of its quad (shfl bfly 1,
+2); a column reduction meets in a shared scratch buffer. Division by a value is a multiplication
+by its reciprocal where that is exact (`reciprocal`).
+"""
+
+from __future__ import annotations
+
+import struct
+from math import copysign, inf, isfinite
+from typing import cast
+
+from xdsl.dialects.builtin import Float16Type, Float32Type
+from xdsl.ir import Attribute, SSAValue
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
+
+from tkc.dialects import ptx, sm90
+from tkc.dialects.tile import BinaryFn, ReduceFn, element_bytes
+from tkc.diagnostics import error_at
+from tkc.passes.plan import WARPGROUP_THREADS
+from tkc.passes.sm90_to_ptx.emitter import Emitter, dtype_name
+from tkc.passes.sm90_to_ptx.scalars import unary_f32
+
+_F32_NORMAL = (2.0**-126, (2 - 2.0**-23) * 2.0**127)
+"""The smallest and the largest normal f32 magnitudes."""
+_FN_METHOD = {BinaryFn.ADD: "add", BinaryFn.SUB: "sub", BinaryFn.MUL: "mul", BinaryFn.DIV: "div",
+              BinaryFn.MAX: "max", BinaryFn.MIN: "min"}
+REDUCE_METHOD = {ReduceFn.MAX: "max", ReduceFn.MIN: "min", ReduceFn.SUM: "add"}
+
+
+def reciprocal(divisor: float) -> float | None:
+    """r such that x * r is x / divisor (to rounding) for every x, or None: then emit a div.
+
+    IEEE gives x / ±0 = x * ±inf and x / ±inf = x * ±0 for every x, signed zeros, infinities
+    and NaN included. Otherwise 1/divisor must be a normal f32: for a subnormal divisor it
+    overflows to inf (x * inf is not x / divisor), beyond 2**126 it is subnormal and has lost
+    precision. The test is on the divisor as the f32 immediate of a div would hold it.
+    """
+    divisor = struct.unpack("<f", struct.pack("<I", ptx.f32_bits(divisor)))[0]
+    if divisor == 0:
+        return copysign(inf, divisor)
+    inverse = 1.0 / divisor
+    if not isfinite(divisor) or _F32_NORMAL[0] <= abs(inverse) <= _F32_NORMAL[1]:
+        return inverse
+    return None
+
+
+def _half_bits(value: float, element_type: Attribute) -> int:
+    """The 16-bit pattern of `value` in bf16 (round to nearest even) or f16."""
+    if isinstance(element_type, Float16Type):
+        return struct.unpack("<H", struct.pack("<e", value))[0]
+    bits = ptx.f32_bits(value)
+    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF
+
+
+def _f32_binary(e: Emitter, fn: BinaryFn, a: SSAValue | float, c: SSAValue | float) -> SSAValue:
+    return getattr(e.b, _FN_METHOD[fn])("f32", a, c)
+
+
+def reduce_tree(e: Emitter, method: str, vals: list[SSAValue]) -> SSAValue:
+    """`method` over `vals` pairwise, as a balanced tree."""
+    while len(vals) > 1:
+        vals = [getattr(e.b, method)("f32", x, y) for x, y in zip(vals[::2], vals[1::2])] + vals[len(vals) & ~1:]
+    return vals[0]
+
+
+class LowerFill(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: sm90.FillOp, rewriter: PatternRewriter) -> None:
+        e = Emitter(op)
+        t = op.result.type
+        value = float(op.value.value.data)
+        if element_bytes(t.element_type) == 4:
+            e.replace(rewriter, [e.b.mov("f32", value) for _ in range(t.registers_per_thread())])
+            return
+        half = _half_bits(value, t.element_type)
+        e.replace(rewriter, [e.b.mov("b32", half << 16 | half) for _ in range(t.registers_per_thread())])
+
+
+class LowerUnary(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: sm90.UnaryOp, rewriter: PatternRewriter) -> None:
+        e = Emitter(op)
+        e.replace(rewriter, [unary_f32(e, op.fn.data, x) for x in e.f32_frag(op.source)])
+
+
+class LowerBinary(RewritePattern):
+    """Fragment with fragment, or with an f32 scalar on either side (an immediate if constant)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: sm90.BinaryOp, rewriter: PatternRewriter) -> None:
+        e = Emitter(op)
+        fn = op.fn.data
+        if isinstance(op.lhs.type, Float32Type):
+            scalar = e.src(op.lhs, "f32")
+            e.replace(rewriter, [_f32_binary(e, fn, scalar, x) for x in e.f32_frag(op.rhs)])
+        elif isinstance(op.rhs.type, Float32Type):
+            scalar = e.src(op.rhs, "f32")
+            if fn == BinaryFn.DIV and not isinstance(scalar, float):
+                fn, scalar = BinaryFn.MUL, e.b.rcp("f32", cast(SSAValue, scalar), "rn")
+            elif fn == BinaryFn.DIV and isinstance(scalar, float) and (inverse := reciprocal(scalar)) is not None:
+                fn, scalar = BinaryFn.MUL, inverse
+            e.replace(rewriter, [_f32_binary(e, fn, x, scalar) for x in e.f32_frag(op.lhs)])
+        else:
+            pairs = zip(e.f32_frag(op.lhs), e.f32_frag(op.rhs))
+            e.replace(rewriter, [_f32_binary(e, fn, x, y) for x, y in pairs])
+
+
+class LowerRowReduce(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: sm90.RowReduceOp, rewriter: PatternRewriter) -> None:
+        e = Emitter(op)
+        method = REDUCE_METHOD[op.fn.data]
+        regs = e.f32_frag(op.source)
+        rows, cols = cast(sm90.FragmentType, op.source.type).get_shape()
+        per = cols // 2
+        out: list[SSAValue] = []
+        for mb in range(rows // 64):
+            for half in (0, 1):
+                value = reduce_tree(e, method, [regs[mb * per + i] for i in range(per) if (i >> 1) & 1 == half])
+                for lane_mask in (1, 2):
+                    value = getattr(e.b, method)("f32", value, e.b.shfl("bfly", value, lane_mask))
+                out.append(value)
+        e.replace(rewriter, out)
+
+
+class LowerRowBroadcast(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: sm90.RowBroadcastOp, rewriter: PatternRewriter) -> None:
+        e = Emitter(op)
+        fn = op.fn.data
+        regs, vector = e.f32_frag(op.source), e.f32_frag(op.vector)
+        if fn == BinaryFn.DIV:
+            fn, vector = BinaryFn.MUL, [e.b.rcp("f32", v, "rn") for v in vector]
+        t = cast(sm90.FragmentType, op.source.type)
+        if t.is_vector:
+            e.replace(rewriter, [_f32_binary(e, fn, x, v) for x, v in zip(regs, vector)])
+            return
+        per = t.get_shape()[1] // 2
+        e.replace(rewriter, [_f32_binary(e, fn, x, vector[2 * (n // per) + (((n % per) >> 1) & 1)])
+                             for n, x in enumerate(regs)])
+
+
+class LowerColReduce(RewritePattern):
+    """Column value j (column 8*(j>>1) + 2*quad + (j&1)) over the thread's registers of it,
+    then over the 8 lanes sharing quad (bfly 4, 8, 16): every lane of a warp holds its warp's
+    partials. All lanes write them (equal values, so equal writes) to their warp's scratch
+    row; after the sync every thread reduces its columns over all rows of the scratch."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: sm90.ColReduceOp, rewriter: PatternRewriter) -> None:
+        e = Emitter(op)
+        b = e.b
+        method = REDUCE_METHOD[op.fn.data]
+        regs = e.f32_frag(op.source)
+        rows, cols = cast(sm90.FragmentType, op.source.type).get_shape()
+        per = cols // 2
+        partials: list[SSAValue] = []
+        for j in range(cols // 4):
+            value = reduce_tree(e, method, [regs[mb * per + 4 * (j >> 1) + 2 * h + (j & 1)]
+                                            for mb in range(rows // 64) for h in (0, 1)])
+            for lane_mask in (4, 8, 16):
+                value = getattr(b, method)("f32", value, b.shfl("bfly", value, lane_mask))
+            partials.append(value)
+        warpgroups = op.warpgroups.value.data
+        barrier = e.int_src(op.barrier_id, "u32")
+        _, quad = e.thread_row()
+        warp = b.shr("u32", b.and_("b32", b.sreg("tid.x"), 127), 5)
+        slot = b.add("u32", b.shl("b32", e.reg(op.warpgroup), 2), warp)
+        columns = b.mad("u32", quad, 8, e.reg(op.scratch))
+        own_row = b.mad("u32", slot, 4 * cols, columns)
+        b.bar_sync(barrier, WARPGROUP_THREADS * warpgroups)  # the last reduction has read the scratch
+        for k in range(cols // 8):
+            b.st("shared", "f32", own_row, partials[2 * k: 2 * k + 2], 32 * k)
+        b.bar_sync(barrier, WARPGROUP_THREADS * warpgroups)
+        out: list[SSAValue] = []
+        for row in range(4 * warpgroups):
+            loaded = [x for k in range(cols // 8)
+                      for x in cast(list[SSAValue], b.ld("shared", "f32", columns, 4 * (row * cols + 8 * k), vec=2))]
+            out = [getattr(b, method)("f32", x, y) for x, y in zip(out, loaded)] if out else loaded
+        e.replace(rewriter, out)
+
+
+class LowerColBroadcast(RewritePattern):
+    """Tile register i of an m-block covers column 8*(i>>2) + 2*quad + (i&1): the column
+    fragment's value 2*(i>>2) + (i&1)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: sm90.ColBroadcastOp, rewriter: PatternRewriter) -> None:
+        e = Emitter(op)
+        fn = op.fn.data
+        regs, vector = e.f32_frag(op.source), e.f32_frag(op.vector)
+        if fn == BinaryFn.DIV:
+            fn, vector = BinaryFn.MUL, [e.b.rcp("f32", v, "rn") for v in vector]
+        per = cast(sm90.FragmentType, op.source.type).get_shape()[1] // 2
+        e.replace(rewriter, [_f32_binary(e, fn, x, vector[2 * ((n % per) >> 2) + (n & 1)]) for n, x in enumerate(regs)])
+
+
+class LowerConvert(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: sm90.ConvertOp, rewriter: PatternRewriter) -> None:
+        e = Emitter(op)
+        b = e.b
+        src_t, dst_t = cast(sm90.FragmentType, op.source.type), op.result.type
+        regs = e.frag(op.source)
+        src_name, dst_name = dtype_name(src_t.element_type), dtype_name(dst_t.element_type)
+        halves = element_bytes(src_t.element_type) == 2, element_bytes(dst_t.element_type) == 2  # bf16 or f16
+        if src_name == dst_name:
+            e.replace(rewriter, regs)
+        elif src_name == "f32" and halves[1] and not src_t.is_row_vector:
+            e.replace(rewriter, [b.cvt_pack(dst_name + "x2", lo, hi) for lo, hi in zip(regs[::2], regs[1::2])])
+        elif dst_name == "f32" and halves[0] and not src_t.is_row_vector:
+            unpacked = [half for r in regs for half in b.unpack(r)]
+            e.replace(rewriter, [b.cvt("f32", src_name, h) for h in unpacked])
+        else:
+            raise error_at(op, f"cannot convert {src_t} to {dst_t} in registers")
+
+
+class LowerMask(RewritePattern):
+    """Causal: element (r, c) is masked when col0 + c > row0 + r. With r = row + dr and
+    c = 2*quad + dc, that is dc - dr > row0 - col0 + row - 2*quad (one compare each)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: sm90.MaskOp, rewriter: PatternRewriter) -> None:
+        e = Emitter(op)
+        b = e.b
+        regs = e.f32_frag(op.source)
+        rows, cols = cast(sm90.FragmentType, op.source.type).get_shape()
+        row, quad = e.thread_row()
+        limit = b.sub("u32", b.add("u32", e.reg(op.row0), row), b.add("u32", b.shl("b32", quad, 1), e.reg(op.col0)))
+        fill = b.mov("f32", float(op.fill.value.data))
+        per = cols // 2
+        out = []
+        for n, x in enumerate(regs):
+            mb, i = divmod(n, per)
+            delta = 8 * (i >> 2) + (i & 1) - 64 * mb - 8 * ((i >> 1) & 1)
+            out.append(b.selp("f32", fill, x, b.setp("lt", "s32", limit, delta)))
+        e.replace(rewriter, out)
+
+
+PATTERNS: list[RewritePattern] = [
+    LowerFill(), LowerUnary(), LowerBinary(), LowerRowReduce(), LowerRowBroadcast(), LowerColReduce(),
+    LowerColBroadcast(), LowerConvert(), LowerMask(),
+]

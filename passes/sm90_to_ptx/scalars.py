@@ -1,0 +1,224 @@
+"""convert-sm90-to-ptx patterns for scalars: arith and math on index, integers, i1 and f32.
+
+Integer ops compute in u32/u64 (s32/s64 where the op is signed; b32/b64 for bit operations),
+i1 in predicates; a constant right operand is an immediate. A cast of a constant folds to a
+constant. exp and log go through ex2/lg2 with a scale (PTX has only base-2 units).
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import arith, math
+from xdsl.dialects.builtin import IntegerAttr
+from xdsl.ir import Operation, SSAValue
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
+
+from tkc.dialects.tile import UnaryFn
+from tkc.diagnostics import error_at
+from tkc.passes.sm90_to_ptx.emitter import Emitter, bits_type, constant, scalar_kind, signed
+
+LOG2E = 1.4426950408889634
+LN2 = 0.6931471805599453
+
+_CMPI = {"eq": ("eq", False), "ne": ("ne", False), "slt": ("lt", True), "sle": ("le", True),
+         "sgt": ("gt", True), "sge": ("ge", True), "ult": ("lt", False), "ule": ("le", False),
+         "ugt": ("gt", False), "uge": ("ge", False)}
+_CMPF = dict(
+    zip(arith.CMPF_COMPARISON_OPERATIONS,
+        [None, "eq", "gt", "ge", "lt", "le", "ne", "num", "equ", "gtu", "geu", "ltu", "leu", "neu", "nan", None])
+)
+IntBinaryOp = (arith.AddiOp | arith.SubiOp | arith.MuliOp | arith.DivUIOp | arith.DivSIOp | arith.RemUIOp
+               | arith.RemSIOp | arith.MinUIOp | arith.MaxUIOp | arith.MinSIOp | arith.MaxSIOp | arith.AndIOp
+               | arith.OrIOp | arith.XOrIOp | arith.ShLIOp | arith.ShRUIOp | arith.ShRSIOp)
+_INT_BINARY: dict[type[Operation], tuple[str, bool]] = {
+    arith.AddiOp: ("add", False), arith.SubiOp: ("sub", False), arith.MuliOp: ("mul", False),
+    arith.DivUIOp: ("div", False), arith.DivSIOp: ("div", True), arith.RemUIOp: ("rem", False),
+    arith.RemSIOp: ("rem", True), arith.MinUIOp: ("min", False), arith.MaxUIOp: ("max", False),
+    arith.MinSIOp: ("min", True), arith.MaxSIOp: ("max", True), arith.AndIOp: ("and_", False),
+    arith.OrIOp: ("or_", False), arith.XOrIOp: ("xor", False), arith.ShLIOp: ("shl", False),
+    arith.ShRUIOp: ("shr", False), arith.ShRSIOp: ("shr", True),
+}
+"""The builder method of each integer op, and whether it is signed."""
+FloatBinaryOp = (arith.AddfOp | arith.SubfOp | arith.MulfOp | arith.DivfOp | arith.MaximumfOp | arith.MinimumfOp
+                 | arith.MaxnumfOp | arith.MinnumfOp)
+_FLOAT_BINARY: dict[type[Operation], str] = {
+    arith.AddfOp: "add", arith.SubfOp: "sub", arith.MulfOp: "mul", arith.DivfOp: "div",
+    arith.MaximumfOp: "max", arith.MinimumfOp: "min", arith.MaxnumfOp: "max", arith.MinnumfOp: "min",
+}
+CastOp = arith.IndexCastOp | arith.ExtSIOp | arith.ExtUIOp | arith.TruncIOp
+_SIGNED_CASTS = (arith.IndexCastOp, arith.ExtSIOp)
+MathOp = math.AbsFOp | math.Exp2Op | math.ExpOp | math.Log2Op | math.LogOp | math.SqrtOp | math.RsqrtOp
+_MATH_FN: dict[type[Operation], UnaryFn] = {
+    math.AbsFOp: UnaryFn.ABS, math.Exp2Op: UnaryFn.EXP2, math.ExpOp: UnaryFn.EXP, math.Log2Op: UnaryFn.LOG2,
+    math.LogOp: UnaryFn.LOG, math.SqrtOp: UnaryFn.SQRT, math.RsqrtOp: UnaryFn.RSQRT,
+}
+
+
+def unary_f32(e: Emitter, fn: UnaryFn, x: SSAValue) -> SSAValue:
+    """`fn` of one f32 register (shared with the fragment patterns)."""
+    b = e.b
+    match fn:
+        case UnaryFn.EXP2:
+            return b.ex2("f32", x)
+        case UnaryFn.EXP:
+            return b.ex2("f32", b.mul("f32", x, LOG2E))
+        case UnaryFn.LOG2:
+            return b.lg2("f32", x)
+        case UnaryFn.LOG:
+            return b.mul("f32", b.lg2("f32", x), LN2)
+        case UnaryFn.SQRT:
+            return b.sqrt("f32", x, "approx")
+        case UnaryFn.RSQRT:
+            return b.rsqrt("f32", x, "approx")
+        case UnaryFn.ABS:
+            return b.abs("f32", x)
+        case UnaryFn.NEG:
+            return b.neg("f32", x)
+        case UnaryFn.RELU:
+            return b.max("f32", x, 0.0)
+
+
+class CheckConstant(RewritePattern):
+    """Constants stay until their users are converted (emitter docstring); only scalars can."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: arith.ConstantOp, rewriter: PatternRewriter) -> None:
+        constant(op.result)
+
+
+class LowerIntBinary(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: IntBinaryOp, rewriter: PatternRewriter) -> None:
+        e = Emitter(op)
+        method, is_signed = _INT_BINARY[type(op)]
+        ty = scalar_kind(op.result.type)
+        if method in ("and_", "or_", "xor", "shl"):
+            ty = bits_type(ty) if ty != "pred" else ty
+        elif is_signed:
+            ty = signed(ty)
+        e.replace(rewriter, getattr(e.b, method)(ty, e.reg(op.lhs), e.src(op.rhs, ty)))
+
+
+class LowerCeilDiv(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: arith.CeilDivUIOp | arith.CeilDivSIOp, rewriter: PatternRewriter) -> None:
+        e = Emitter(op)
+        ty = ("s" if isinstance(op, arith.CeilDivSIOp) else "u") + scalar_kind(op.result.type)[1:]
+        divisor = e.src(op.rhs, ty)
+        bump = divisor - 1 if isinstance(divisor, int) else e.b.sub(ty, divisor, 1)
+        total = e.b.add(ty, e.reg(op.lhs), bump)
+        e.replace(rewriter, e.b.div(ty, total, divisor))
+
+
+class LowerCmpi(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: arith.CmpiOp, rewriter: PatternRewriter) -> None:
+        e = Emitter(op)
+        cmp, is_signed = _CMPI[arith.CMPI_COMPARISON_OPERATIONS[op.predicate.value.data]]
+        ty = scalar_kind(op.lhs.type)
+        if ty == "pred":
+            if cmp not in ("eq", "ne"):
+                raise error_at(op, "i1 values compare only for (in)equality")
+            differ = e.b.xor("pred", e.reg(op.lhs), e.reg(op.rhs))
+            e.replace(rewriter, differ if cmp == "ne" else e.b.not_("pred", differ))
+            return
+        ty = signed(ty) if is_signed else ty
+        e.replace(rewriter, e.b.setp(cmp, ty, e.reg(op.lhs), e.src(op.rhs, ty)))
+
+
+class LowerCmpf(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: arith.CmpfOp, rewriter: PatternRewriter) -> None:
+        e = Emitter(op)
+        cmp = _CMPF[arith.CMPF_COMPARISON_OPERATIONS[op.predicate.value.data]]
+        if cmp is None:
+            raise error_at(op, "constant float comparisons should have been folded")
+        e.replace(rewriter, e.b.setp(cmp, "f32", e.reg(op.lhs), e.src(op.rhs, "f32")))
+
+
+class LowerSelect(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: arith.SelectOp, rewriter: PatternRewriter) -> None:
+        e = Emitter(op)
+        ty = scalar_kind(op.result.type)
+        cond, a, b = e.reg(op.cond), e.reg(op.lhs), e.reg(op.rhs)
+        if ty == "pred":
+            picked_a = e.b.and_("pred", cond, a)
+            picked_b = e.b.and_("pred", e.b.not_("pred", cond), b)
+            e.replace(rewriter, e.b.or_("pred", picked_a, picked_b))
+            return
+        e.replace(rewriter, e.b.selp(ty, a, b, cond))
+
+
+class LowerIntCast(RewritePattern):
+    """Same width: the register itself; i1 <-> integer: selp/setp; otherwise a cvt (signed when
+    sign-extending)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: CastOp, rewriter: PatternRewriter) -> None:
+        is_signed = isinstance(op, _SIGNED_CASTS)
+        source, result = op.input, op.result
+        src_ty, dst_ty = scalar_kind(source.type), scalar_kind(result.type)
+        number = constant(source)
+        if number is not None and src_ty != "pred" and dst_ty != "pred":
+            number = int(number)
+            if is_signed and number >> (int(src_ty[1:]) - 1):
+                number -= 1 << int(src_ty[1:])
+            folded = arith.ConstantOp(IntegerAttr(number & ((1 << int(dst_ty[1:])) - 1), result.type))
+            rewriter.replace(op, folded)
+            return
+        e = Emitter(op)
+        value = e.reg(source)
+        if src_ty[1:] == dst_ty[1:]:
+            e.replace(rewriter, value)
+        elif src_ty == "pred":
+            e.replace(rewriter, e.b.selp(dst_ty, -1 if is_signed else 1, 0, value))
+        elif dst_ty == "pred":
+            e.replace(rewriter, e.b.setp("ne", bits_type(src_ty), value, 0))
+        else:
+            if is_signed and int(dst_ty[1:]) > int(src_ty[1:]):
+                src_ty, dst_ty = signed(src_ty), signed(dst_ty)
+            e.replace(rewriter, e.b.cvt(dst_ty, src_ty, value))
+
+
+class LowerIntToFloat(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: arith.SIToFPOp | arith.UIToFPOp, rewriter: PatternRewriter) -> None:
+        e = Emitter(op)
+        ty = scalar_kind(op.input.type)
+        e.replace(rewriter, e.b.cvt("f32", signed(ty) if isinstance(op, arith.SIToFPOp) else ty, e.reg(op.input), "rn"))
+
+
+class LowerFloatToInt(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: arith.FPToSIOp | arith.FPToUIOp, rewriter: PatternRewriter) -> None:
+        e = Emitter(op)
+        ty = scalar_kind(op.result.type)
+        e.replace(rewriter, e.b.cvt(signed(ty) if isinstance(op, arith.FPToSIOp) else ty, "f32", e.reg(op.input), "rzi"))
+
+
+class LowerFloatBinary(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: FloatBinaryOp, rewriter: PatternRewriter) -> None:
+        e = Emitter(op)
+        method = _FLOAT_BINARY[type(op)]
+        e.replace(rewriter, getattr(e.b, method)("f32", e.reg(op.lhs), e.src(op.rhs, "f32")))
+
+
+class LowerNegf(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: arith.NegfOp, rewriter: PatternRewriter) -> None:
+        e = Emitter(op)
+        e.replace(rewriter, e.b.neg("f32", e.reg(op.operand)))
+
+
+class LowerMath(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: MathOp, rewriter: PatternRewriter) -> None:
+        e = Emitter(op)
+        e.replace(rewriter, unary_f32(e, _MATH_FN[type(op)], e.reg(op.operand)))
+
+
+PATTERNS: list[RewritePattern] = [
+    CheckConstant(), LowerIntBinary(), LowerCeilDiv(), LowerCmpi(), LowerCmpf(), LowerSelect(), LowerIntCast(),
+    LowerIntToFloat(), LowerFloatToInt(), LowerFloatBinary(), LowerNegf(), LowerMath(),
+]

@@ -1,0 +1,149 @@
+"""convert-sm90-to-ptx patterns that move fragments between registers and memory: fragment
+stores and loads of shared tiles, column-vector loads, vector stores to global memory.
+
+Shared tiles carry the TMA swizzle (hopper-ptx.md §7): inside a 1024-aligned panel the XOR
+depends only on the row mod 8, which is the same for all of a thread's registers, so the XOR is
+applied per thread once and each register costs one st/ld with an immediate offset (plus one
+add per 16-byte column chunk).
+"""
+
+from __future__ import annotations
+
+from typing import cast
+
+from xdsl.dialects.builtin import Float32Type
+from xdsl.ir import SSAValue
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
+
+from tkc.dialects import sm90
+from tkc.dialects.tile import element_bytes
+from tkc.diagnostics import error_at
+from tkc.passes.sm90_to_ptx.emitter import Emitter, dtype_name, log2
+
+_SWIZZLE_MASK = {128: 7, 64: 3, 32: 1, 0: 0}
+
+
+def _shared_slots(e: Emitter, frag_type: sm90.FragmentType, ref: sm90.SharedRefType, base: SSAValue,
+                  row_offset: SSAValue, col_start: int = 0) -> list[tuple[int, SSAValue, int]]:
+    """(slot index, address register, immediate offset) of each column pair of the fragment
+    (rank 2) that falls in the shared tile's columns (the fragment's from `col_start` on), or
+    of each value (rank 1), under the tile's panels and swizzle."""
+    b = e.b
+    if dtype_name(frag_type.element_type) != dtype_name(ref.element_type):
+        raise error_at(e.op, f"{frag_type} and {ref} differ in element type; convert the fragment first")
+    eb = element_bytes(ref.element_type)
+    row, quad = e.thread_row()
+    r = e.offset(row, row_offset)
+    if frag_type.is_vector:
+        addr = b.mad("u32", r, eb, base)
+        return [(2 * mb + half, addr, (64 * mb + 8 * half) * eb)
+                for mb in range(frag_type.rows // 64) for half in (0, 1)]
+    rows, cols = frag_type.get_shape()
+    span = ref.panel_cols * eb
+    panel_bytes = ref.get_shape()[0] * span
+    row_addr = b.mad("u32", r, span, base)
+    col = b.shl("b32", quad, log2(2 * eb))
+    mask = _SWIZZLE_MASK[ref.swizzle.data]
+    if mask:
+        shift = 7 - log2(span)
+        x = b.shl("b32", b.and_("b32", b.shr("u32", r, shift) if shift > 0 else r, mask), 4)
+        col = b.xor("b32", col, x)
+    columns: dict[int, SSAValue] = {}
+    slots = []
+    window = ref.get_shape()[-1]
+    for u in range(rows // 64 * cols // 4):
+        mb, j = divmod(u, cols // 4)
+        column = 8 * (j >> 1) - col_start
+        if not 0 <= column < window:
+            continue
+        panel, within = divmod(column, ref.panel_cols)
+        chunk = within * eb if mask else 0
+        if chunk not in columns:
+            columns[chunk] = b.add("u32", row_addr, b.xor("b32", col, chunk) if chunk else col)
+        offset = panel * panel_bytes + (64 * mb + 8 * (j & 1)) * span + (0 if mask else within * eb)
+        slots.append((u, columns[chunk], offset))
+    return slots
+
+
+class LowerStoreFragment(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: sm90.StoreFragmentOp, rewriter: PatternRewriter) -> None:
+        e = Emitter(op)
+        t = cast(sm90.FragmentType, op.source.type)
+        regs = e.frag(op.source)
+        slots = _shared_slots(e, t, cast(sm90.SharedRefType, op.dst.type), e.reg(op.dst), op.row_offset,
+                              op.col_start.value.data)
+        wide = isinstance(t.element_type, Float32Type) and not t.is_vector
+        for n, addr, offset in slots:
+            if wide:
+                e.b.st("shared", "f32", addr, regs[2 * n: 2 * n + 2], offset)
+            else:
+                e.b.st("shared", "f32" if t.is_vector else "b32", addr, regs[n], offset)
+        rewriter.erase(op)
+
+
+class LowerLoadFragment(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: sm90.LoadFragmentOp, rewriter: PatternRewriter) -> None:
+        e = Emitter(op)
+        t = op.result.type
+        if t.is_column:
+            e.replace(rewriter, _load_column(e, op, t))
+            return
+        slots = _shared_slots(e, t, cast(sm90.SharedRefType, op.source.type), e.reg(op.source), op.row_offset)
+        wide = isinstance(t.element_type, Float32Type) and not t.is_vector
+        regs: list[SSAValue] = []
+        for _, addr, offset in slots:
+            if wide:
+                regs += cast(list[SSAValue], e.b.ld("shared", "f32", addr, offset, vec=2))
+            else:
+                regs.append(cast(SSAValue, e.b.ld("shared", "f32" if t.is_vector else "b32", addr, offset)))
+        e.replace(rewriter, regs)
+
+
+def _load_column(e: Emitter, op: sm90.LoadFragmentOp, t: sm90.FragmentType) -> list[SSAValue]:
+    """Every thread reads its columns 8k + 2*quad + {0, 1} of an unswizzled shared vector
+    from element `row_offset` on: one packed b32 (bf16/f16) or one v2.f32 per k."""
+    ref = cast(sm90.SharedRefType, op.source.type)
+    if dtype_name(t.element_type) != dtype_name(ref.element_type) or ref.swizzle.data or len(ref.get_shape()) != 1:
+        raise error_at(op, f"a column fragment {t} loads from an unswizzled vector of its dtype, not {ref}")
+    b = e.b
+    eb = element_bytes(ref.element_type)
+    _, quad = e.thread_row()
+    addr = b.mad("u32", quad, 2 * eb, e.offset(e.reg(op.source), op.row_offset, eb))
+    regs: list[SSAValue] = []
+    for k in range(t.rows // 8):
+        if eb == 4:
+            regs += cast(list[SSAValue], b.ld("shared", "f32", addr, 8 * k * eb, vec=2))
+        else:
+            regs.append(cast(SSAValue, b.ld("shared", "b32", addr, 8 * k * eb)))
+    return regs
+
+
+class LowerStoreVectorGlobal(RewritePattern):
+    """A row vector: lane 0 of each quad writes its two rows (the quad holds the same values).
+    A column vector (replicated over the warpgroup): the first quad of warp 0 writes it, each
+    lane its column pairs 8*k + 2*(lane % 4)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: sm90.StoreVectorGlobalOp, rewriter: PatternRewriter) -> None:
+        e = Emitter(op)
+        b = e.b
+        regs = e.f32_frag(op.source)
+        row, quad = e.thread_row()
+        if cast(sm90.FragmentType, op.source.type).is_column:
+            with b.if_(b.setp("eq", "u32", row, 0)):
+                column = b.add("u32", e.reg(op.offset), b.shl("b32", quad, 1))
+                addr = b.add("u64", e.reg(op.base), b.mul_wide("u32", column, 4))
+                for k in range(len(regs) // 2):
+                    b.st("global", "f32", addr, regs[2 * k: 2 * k + 2], 8 * k * 4)
+        else:
+            with b.if_(b.setp("eq", "u32", quad, 0)):
+                addr = b.add("u64", e.reg(op.base), b.mul_wide("u32", b.add("u32", e.reg(op.offset), row), 4))
+                for n, value in enumerate(regs):
+                    mb, half = divmod(n, 2)
+                    b.st("global", "f32", addr, value, (64 * mb + 8 * half) * 4)
+        rewriter.erase(op)
+
+
+PATTERNS: list[RewritePattern] = [LowerStoreFragment(), LowerLoadFragment(), LowerStoreVectorGlobal()]
