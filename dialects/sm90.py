@@ -738,8 +738,9 @@ class WgmmaOp(IRDLOperation):
     def problem_shape(self) -> tuple[int, int, int]:
         """(M, N, K) of this warpgroup's product (M from the result: the warpgroup's rows)."""
         assert isinstance(self.result.type, FragmentType)
-        a_shape = self.a.type.get_shape()  # type: ignore[union-attr]
-        b_shape = self.b.type.get_shape()  # type: ignore[union-attr]
+        assert isinstance(self.a.type, SharedRefType | FragmentType) and isinstance(self.b.type, SharedRefType)
+        a_shape = self.a.type.get_shape()
+        b_shape = self.b.type.get_shape()
         k = a_shape[0] if self.transpose_a else a_shape[1]
         n = b_shape[0] if self.transpose_b else b_shape[1]
         return self.result.type.rows, n, k
@@ -747,7 +748,8 @@ class WgmmaOp(IRDLOperation):
     def verify_(self) -> None:
         m, n, k = self.problem_shape()
         assert isinstance(self.result.type, FragmentType)
-        k_b = self.b.type.get_shape()[1 if self.transpose_b else 0]  # type: ignore[union-attr]
+        assert isinstance(self.b.type, SharedRefType)
+        k_b = self.b.type.get_shape()[1 if self.transpose_b else 0]
         if self.result.type.get_shape() != (m, n) or m % 64 or not 8 <= n <= 256 or k != k_b:
             raise VerifyException(f"wgmma of {self.a.type} and {self.b.type} cannot produce {self.result.type}")
         if isinstance(self.a.type, SharedRefType) != (self.a_offset is not None):
