@@ -182,6 +182,8 @@ def main(argv: list[str] | None = None) -> int:
                 diagnostics[re.sub(r"\d+", "N", record["diagnostic"])[:90]] += 1
             if record["failure"]:
                 record["origin"] = f"{record['kind']}:{args.seed}:{record['index']}"
+                if record["failure"] not in failures:  # said at once: a run cut short still tells
+                    print(f"  new signature: {record['failure']}  (--show {record['origin']})", file=sys.stderr, flush=True)
                 failures[record["failure"]].append(record)
             if done % 500 == 0:
                 print(f"  {done}/{len(tasks)} cases, {len(failures)} signatures, "
