@@ -15,6 +15,8 @@ TkError at the line and column of the op in the input file. What xDSL leaves to 
   - its verifier does not check dominance (a value may be used above its definition, or outside
     the region that defines it: the parser accepts forward references); every pass assumes
     it, so it is checked here, in every block, for every stage;
+  - it fills a region without a terminator with an empty `scf.yield` and does not compare what
+    a region yields with the results of its `scf.if` or `scf.for`; checked here;
   - its string-literal pattern takes exponential time on a string not closed on its line (_Lexer).
 """
 
@@ -26,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from xdsl.context import Context
+from xdsl.dialects import scf
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr
 from xdsl.ir import Attribute, AttributeInvT, Block, BlockArgument, Operation, SSAValue
 from xdsl.parser import Parser, UnresolvedOperand
@@ -143,6 +146,7 @@ class _Verifier:
 
     def verify(self, module: ModuleOp) -> None:
         self.check_dominance(module)  # first: xDSL's verifiers may trip over what it finds
+        self.check_yields(module)
         try:
             module.verify()
         except VerifyException as e:
@@ -164,6 +168,20 @@ class _Verifier:
                 if (problem := self.dominance_problem(operand, op, position)) is not None:
                     name = f"%{operand.name_hint}" if operand.name_hint else f"operand {index}"
                     raise self.error(op, f"{op.name} uses {name} {problem}")
+
+    def check_yields(self, module: ModuleOp) -> None:
+        """Each region of an scf.if or scf.for yields values of its results' types."""
+        for op in module.walk():
+            if not isinstance(op, scf.IfOp | scf.ForOp):
+                continue
+            wanted = [result.type for result in op.results]
+            for region in op.regions:
+                for block in region.blocks:
+                    terminator = block.last_op
+                    given = [value.type for value in terminator.operands] if isinstance(terminator, scf.YieldOp) else None
+                    if given != wanted:
+                        shown = ", ".join(map(str, wanted)) or "nothing"
+                        raise self.error(op, f"each region of this {op.name} must end in an scf.yield of {shown}")
 
     def dominance_problem(self, value: SSAValue, user: Operation, position: dict[Operation, int]) -> str | None:
         """Why `user` may not use `value`, or None."""
