@@ -77,7 +77,7 @@ def test_examples_plan_and_report() -> None:
     ("pin", "message"),
     [
         ("@registers(256, 256)\nkernel", "98304 registers, over the 64512"),
-        ("@registers(176, 160)\nkernel", r"so producer <= 168 <= consumer"),  # ptxas: C7406
+        ("@registers(176, 160)\nkernel", "the producer's count cannot exceed the consumers'"),  # ptxas: C7406
         ("@consumers(4)\nkernel", "32 rows per warpgroup; wgmma needs multiples of 64"),
         ("@consumers(1)\nkernel", "needs 288 registers, over the 256"),
     ],
