@@ -67,6 +67,7 @@ from tkc.dialects.tile import (
     ReduceFnAttr,
     UnaryFnAttr,
     element_bytes,
+    parse_layout,
 )
 
 
@@ -126,10 +127,8 @@ class FragmentType(ParametrizedAttribute, TypeAttribute):
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
         with parser.in_angle_brackets():
             dims, element_type = parser.parse_ranked_shape()
-            column = parser.parse_optional_punctuation(",") is not None
-            if column:
-                parser.parse_keyword("col")
-        return (ArrayAttr(IntAttr(d) for d in dims), element_type, StringAttr("col" if column else ""))
+            layout = parse_layout(parser)
+        return (ArrayAttr(IntAttr(d) for d in dims), element_type, layout)
 
     def verify(self) -> None:
         shape = self.get_shape()

@@ -441,6 +441,14 @@ class _VectorType(ShapedTileType):
         return (_shape_attr(dims), element_type)
 
 
+def parse_layout(parser: AttrParser) -> StringAttr:
+    """The optional `, col` after a vector's or fragment's shape: "col", or "" for rows."""
+    column = parser.parse_optional_punctuation(",") is not None
+    if column:
+        parser.parse_keyword("col")
+    return StringAttr("col" if column else "")
+
+
 @irdl_attr_definition
 class RegisterVectorType(_VectorType):
     """A register vector: one value per row of a tile (the default), or with layout `col` one
@@ -471,10 +479,8 @@ class RegisterVectorType(_VectorType):
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
         with parser.in_angle_brackets():
             dims, element_type = parser.parse_ranked_shape()
-            column = parser.parse_optional_punctuation(",") is not None
-            if column:
-                parser.parse_keyword("col")
-        return (_shape_attr(dims), element_type, StringAttr("col" if column else ""))
+            layout = parse_layout(parser)
+        return (_shape_attr(dims), element_type, layout)
 
     def verify(self) -> None:
         super().verify()

@@ -16,19 +16,7 @@ from collections.abc import Callable
 
 from xdsl.passes import ModulePass
 
-TKC_PASS_NAMES = (
-    "tile-vector-layout",
-    "tile-memory-order",
-    "tile-swizzle-select",
-    "tile-bank-conflicts",
-    "tile-occupancy-plan",
-    "tile-pipeline",
-    "convert-tile-to-sm90",
-    "sm90-verify-barriers",
-    "convert-sm90-to-ptx",
-    "ptx-flatten-control-flow",
-)
-"""Passes implemented in this package, one module each."""
+from tkc.pipeline import PIPELINE
 
 
 def module_name(pass_name: str) -> str:
@@ -60,6 +48,9 @@ def _cse() -> type[ModulePass]:
 
 XDSL_PASSES: dict[str, Callable[[], type[ModulePass]]] = {"canonicalize": _canonicalize, "cse": _cse}
 """xDSL passes the tkc pipeline uses (tkc-opt and xdsl-opt have all of xDSL's anyway)."""
+
+TKC_PASS_NAMES = tuple(name for name in PIPELINE if name not in XDSL_PASSES)
+"""The pipeline's passes implemented in this package, one module each (tkc.pipeline orders them)."""
 
 ALL_PASSES: dict[str, Callable[[], type[ModulePass]]] = XDSL_PASSES | {
     name: _tkc_pass(name) for name in TKC_PASS_NAMES
