@@ -252,6 +252,16 @@ class MaskKind(StrEnum):
     CAUSAL = auto()
 
 
+class Role(StrEnum):
+    """Which warpgroups run an op of a kernel body (tile-warp-specialize decides)."""
+
+    PRODUCER = auto()
+    """Warpgroup 0 only: it issues the loads."""
+    CONSUMERS = auto()
+    """The consumer warpgroups only: they compute and store."""
+    BOTH = auto()
+
+
 @irdl_attr_definition
 class UnaryFnAttr(EnumAttribute[UnaryFn], SpacedOpaqueSyntaxAttribute):
     name = "tile.unary_fn"
@@ -275,6 +285,11 @@ class AxisAttr(EnumAttribute[Axis], SpacedOpaqueSyntaxAttribute):
 @irdl_attr_definition
 class MaskKindAttr(EnumAttribute[MaskKind], SpacedOpaqueSyntaxAttribute):
     name = "tile.mask_kind"
+
+
+@irdl_attr_definition
+class RoleAttr(EnumAttribute[Role], SpacedOpaqueSyntaxAttribute):
+    name = "tile.role"
 
 
 # --------------------------------------------------------------------------- types
@@ -1290,6 +1305,7 @@ Tile = Dialect(
         ReduceFnAttr,
         AxisAttr,
         MaskKindAttr,
+        RoleAttr,
         GlobalType,
         RegisterTileType,
         SharedTileType,

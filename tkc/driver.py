@@ -75,6 +75,7 @@ TILE_PASS_MARKS: dict[str, frozenset[str]] = {
     "tile-bank-conflicts": frozenset({"bank_conflicts"}),
     "tile-occupancy-plan": frozenset({"threads"}),
     "tile-pipeline": frozenset({"stage_offset", "smem_offset", "col_scratch_offset"}),
+    "tile-warp-specialize": frozenset({"role"}),
 }
 """The ops each tile pass inserts and the attributes it writes whenever it changes the IR (its
 module docstring lists them); no other pass or frontend makes them, so an op that is, or

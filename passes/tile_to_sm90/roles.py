@@ -42,6 +42,9 @@ class TileWalk:
 class RoleEmitter(ABC):
     """Emits one role's copy of the kernel body into `block`."""
 
+    role: tile.Role
+    """The role this emitter copies the body for (tile-warp-specialize's roles say which ops)."""
+
     def __init__(self, lowering: KernelLowering, block: Block):
         self.lowering = lowering
         self.memory = lowering.memory
@@ -188,9 +191,12 @@ class RoleEmitter(ABC):
 
     # ----- ops both roles copy
 
+    def runs(self, op: Operation) -> bool:
+        return self.lowering.roles.of[op] in (self.role, tile.Role.BOTH)
+
     def emit_op(self, op: Operation, block: Block) -> None:
         self.location = op.location
-        if isinstance(op, tile.ReturnOp | tile.GridOp):
+        if not self.runs(op) or isinstance(op, tile.ReturnOp | tile.GridOp):
             return
         if isinstance(op, tile.DimOp):
             dim = dim_name(op)

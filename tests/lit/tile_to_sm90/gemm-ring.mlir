@@ -5,7 +5,7 @@
 // `full`, views the stage, keeps one wgmma group in flight and frees the previous stage from
 // the second iteration on, the last one after the loop; the store goes through the staging
 // chunk and one TMA store.
-// RUN: tkc-opt %s -p convert-tile-to-sm90 | filecheck %s
+// RUN: tkc-opt %s -p tile-warp-specialize,convert-tile-to-sm90 | filecheck %s
 
 builtin.module {
   tile.kernel @gemm(%A: !tile.gl<[M, K], bf16>, %B: !tile.gl<[K, N], bf16>, %C: !tile.gl<[M, N], bf16>) attributes {consumers = 1 : i64, stages = 2 : i64, smem_bytes = 43008 : i64, params = {}} {

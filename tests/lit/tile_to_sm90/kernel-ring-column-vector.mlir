@@ -5,7 +5,7 @@
 // loads whole (row 0), each consumer loads its 64 rows of X (row0 = index * 64); the store
 // stages in the loads' bytes (staging_reuse), so all consumers meet first (named barrier 3, 256
 // threads); the stage is freed at the tile's end.
-// RUN: tkc-opt %s -p convert-tile-to-sm90 | filecheck %s
+// RUN: tkc-opt %s -p tile-warp-specialize,convert-tile-to-sm90 | filecheck %s
 
 builtin.module {
   tile.kernel @scale_cols(%X: !tile.gl<[M, N], bf16>, %V: !tile.gl<[N], bf16>, %Y: !tile.gl<[M, N], bf16>) attributes {consumers = 2 : i64, smem_bytes = 19456 : i64, params = {}} {
