@@ -19,8 +19,8 @@ convert-sm90-to-ptx expands every op into PTX instructions.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import ClassVar, cast
+from collections.abc import Callable, Sequence
+from typing import ClassVar, TypeVar, cast
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
@@ -249,44 +249,80 @@ class KernelABIAttr(Data[LaunchContract]):
 
     def print_parameter(self, printer: Printer) -> None:
         contract = self.data
-        sections = [
-            "args [" + ", ".join(f"{a.name}: {a.dtype}[{', '.join(map(str, a.dims))}]" for a in contract.args) + "]",
-            "params [" + ", ".join(map(_param_text, contract.params)) + "]",
-            "grid [" + ", ".join(map(_expr_text, contract.grid)) + "]",
-        ]
-        if contract.divisibility:
-            sections.append("divisible [" + ", ".join(f"{d} by {n}" for d, n in contract.divisibility) + "]")
-        if contract.written:
-            sections.append("written [" + ", ".join(contract.written) + "]")
-        printer.print_string("<" + ", ".join(sections) + ">")
+        name = printer.print_identifier_or_string_literal
+
+        def section(keyword: str, items: Sequence[_T], print_item: Callable[[_T], None]) -> None:
+            printer.print_string(f"{keyword}[")
+            printer.print_list(items, print_item)
+            printer.print_string("]")
+
+        def name_or_number(value: str | int) -> None:
+            if isinstance(value, str):
+                name(value)
+            else:
+                printer.print_string(str(value))
+
+        def arg(a: ArgSpec) -> None:
+            name(a.name)
+            printer.print_string(f": {a.dtype}")
+            section("", a.dims, name_or_number)
+
+        def param(p: Param) -> None:
+            name(p.name)
+            printer.print_string(f" = {p.kind} ")
+            name(p.dim if isinstance(p, DimParam) else p.arg)
+            if isinstance(p, TensorMapParam):
+                printer.print_string(f" box [{', '.join(map(str, p.box))}] swizzle {p.swizzle}")
+
+        def expr(e: Expr) -> None:
+            if isinstance(e, tuple):
+                printer.print_string(f"({e[0]} ")
+                printer.print_list(e[1:], expr, " ")
+                printer.print_string(")")
+            else:
+                name_or_number(e)
+
+        def divisible(pair: tuple[str, int]) -> None:
+            name(pair[0])
+            printer.print_string(f" by {pair[1]}")
+
+        with printer.in_angle_brackets():
+            section("args ", contract.args, arg)
+            section(", params ", contract.params, param)
+            section(", grid ", contract.grid, expr)
+            if contract.divisibility:
+                section(", divisible ", contract.divisibility, divisible)
+            if contract.written:
+                section(", written ", contract.written, name)
 
     @classmethod
     def parse_parameter(cls, parser: AttrParser) -> LaunchContract:
         square = parser.Delimiter.SQUARE
+        name = parser.parse_identifier_or_str_literal
 
         def name_or_number() -> str | int:
             number = parser.parse_optional_integer(allow_boolean=False)
-            return number if number is not None else parser.parse_identifier()
+            return number if number is not None else name()
 
         def arg() -> ArgSpec:
-            name = parser.parse_identifier()
+            arg_name = name()
             parser.parse_punctuation(":")
             dtype = parser.parse_identifier()
-            return ArgSpec(name, dtype, tuple(parser.parse_comma_separated_list(square, name_or_number)))
+            return ArgSpec(arg_name, dtype, tuple(parser.parse_comma_separated_list(square, name_or_number)))
 
         def param() -> Param:
-            name = parser.parse_identifier()
+            param_name = name()
             parser.parse_punctuation("=")
-            kind = parser.parse_keyword_in(("tensormap", "pointer", "dim"))
-            if kind == "pointer":
-                return PointerParam(name, parser.parse_identifier())
-            if kind == "dim":
-                return DimParam(name, parser.parse_identifier())
-            tensor = parser.parse_identifier()
+            kind = parser.parse_keyword_in(_PARAM_KINDS)
+            if kind == DimParam.kind:
+                return DimParam(param_name, name())
+            if kind == PointerParam.kind:
+                return PointerParam(param_name, name())
+            tensor = name()
             parser.parse_keyword("box")
             box = tuple(parser.parse_comma_separated_list(square, parser.parse_integer))
             parser.parse_keyword("swizzle")
-            return TensorMapParam(name, tensor, box, parser.parse_integer())
+            return TensorMapParam(param_name, tensor, box, parser.parse_integer())
 
         def expr() -> Expr:
             if parser.parse_optional_punctuation("(") is None:
@@ -297,7 +333,7 @@ class KernelABIAttr(Data[LaunchContract]):
             return (op, lhs, rhs)
 
         def divisible() -> tuple[str, int]:
-            dim = parser.parse_identifier()
+            dim = name()
             parser.parse_keyword("by")
             return dim, parser.parse_integer()
 
@@ -318,23 +354,13 @@ class KernelABIAttr(Data[LaunchContract]):
             written: tuple[str, ...] = ()
             if more:
                 parser.parse_keyword("written")
-                written = tuple(parser.parse_comma_separated_list(square, parser.parse_identifier))
+                written = tuple(parser.parse_comma_separated_list(square, name))
         return LaunchContract(args, params, cast(tuple[Expr, Expr, Expr], tuple(grid)), divisibility, written)
 
 
-def _param_text(param: Param) -> str:
-    if isinstance(param, TensorMapParam):
-        return f"{param.name} = tensormap {param.arg} box [{', '.join(map(str, param.box))}] swizzle {param.swizzle}"
-    if isinstance(param, PointerParam):
-        return f"{param.name} = pointer {param.arg}"
-    return f"{param.name} = dim {param.dim}"
-
-
-def _expr_text(expr: Expr) -> str:
-    if isinstance(expr, tuple):
-        op, lhs, rhs = expr
-        return f"({op} {_expr_text(lhs)} {_expr_text(rhs)})"
-    return str(expr)
+_T = TypeVar("_T")
+_PARAM_KINDS = (TensorMapParam.kind, PointerParam.kind, DimParam.kind)
+"""The keywords of the parameter kinds: tkc.abi's `kind` of each."""
 
 
 Fragment = base(FragmentType)

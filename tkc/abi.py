@@ -188,8 +188,9 @@ def _get(raw: object, key: str, kind: type, each: Callable[[object], bool] | Non
 
 
 def _check_each(key: str, values: Sequence[object], each: Callable[[Any], bool]) -> None:
-    if not all(each(item) for item in values):
-        raise ABIError(f"{key!r} holds an invalid entry: {values!r}")
+    for item in values:
+        if not each(item):
+            raise ABIError(f"{key!r} holds an invalid entry: {item!r}")
 
 
 def _is_int(value: object) -> bool:

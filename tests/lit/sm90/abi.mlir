@@ -1,6 +1,7 @@
 // The launch contract of an sm90.kernel (#sm90.abi) prints and parses back, in custom and in
 // generic form: tensor maps, pointers and dims; grid extents nested over dims, constants and
-// num_sms; `divisible` and `written` only where they are not empty.
+// num_sms; `divisible` and `written` only where they are not empty; names that are not bare
+// identifiers quoted.
 // RUN: TKC_ROUNDTRIP
 // RUN: tkc-opt %s --split-input-file --print-op-generic | filecheck %s --check-prefix=GENERIC
 
@@ -36,3 +37,13 @@ builtin.module {
 }
 // CHECK:      sm90.kernel @empty threads 128 : i32 smem 0 : i32 min_ctas 1 : i32 abi <args [], params [], grid [1, 1, 1]> {
 // GENERIC:    abi = #sm90.abi<args [], params [], grid [1, 1, 1]>
+
+// -----
+
+builtin.module {
+  sm90.kernel @quoted threads 128 : i32 smem 0 : i32 min_ctas 1 : i32 abi <args ["x-y": f32["n-1"]], params ["ptr_x-y" = pointer "x-y", dim_n = dim "n-1"], grid [(ceildiv "n-1" 64), 1, 1], divisible ["n-1" by 64], written ["x-y"]> {
+    sm90.sync_block
+  }
+}
+// CHECK:      abi <args ["x-y": f32["n-1"]], params ["ptr_x-y" = pointer "x-y", dim_n = dim "n-1"], grid [(ceildiv "n-1" 64), 1, 1], divisible ["n-1" by 64], written ["x-y"]> {
+// GENERIC:    abi = #sm90.abi<args ["x-y": f32["n-1"]], params ["ptr_x-y" = pointer "x-y", dim_n = dim "n-1"], grid [(ceildiv "n-1" 64), 1, 1], divisible ["n-1" by 64], written ["x-y"]>
