@@ -58,6 +58,9 @@ def edited(path: tuple[str | int, ...], value: object) -> str:
         (edited(("grid", 0), "K"), "'grid' holds an invalid entry"),
         (edited(("divisibility",), [["M", 0]]), "'divisibility' holds an invalid entry"),
         (edited(("args", 0, "dims"), ["M", -1]), "'dims' holds an invalid entry"),
+        (edited(("written",), [{}]), "'written' holds an invalid entry"),
+        (edited(("grid", 1), ["min", {}, 4]), "'grid' holds an invalid entry"),
+        (edited(("divisibility",), [[["M"], 128]]), "'divisibility' holds an invalid entry"),
     ],
 )
 def test_anything_else_is_an_abi_error(text: str, message: str) -> None:
