@@ -24,10 +24,11 @@ from xdsl.dialects import scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import SSAValue
 
-from tkc.abi import KernelABI, evaluate
+from tkc.abi import evaluate
 from tkc.backends.ptx_printer import print_ptx
 from tkc.diagnostics import TkError
 from tkc.dialects.ptx import DivOp
+from tkc.dialects import sm90
 from tkc.dialects.ptx_builder import PtxBuilder
 from tkc.dialects.tile import BroadcastOp, KernelOp, LoadOp, MmaOp, StoreOp, ToSharedOp
 from tkc.driver import compile_module, ir_text
@@ -180,8 +181,8 @@ def test_other_divisions_keep_div(ty: str, divisor: int) -> None:
 
 def test_cluster_gemm_abi_allows_an_odd_number_of_tile_rows() -> None:
     kernel = next(op for op in compiled(annotated(GEMM, "kernel gemm", "@cluster(2)"), "sm90").walk()
-                  if "abi" in op.properties)
-    abi = KernelABI.from_json(kernel.properties["abi"].data)
+                  if isinstance(op, sm90.KernelOp))
+    abi = kernel.kernel_abi()
     assert dict(abi.divisibility)["M"] == 128
     # grid[0] = 2 * min(ceildiv(M / 128, 2) * (N / 256), num_sms / 2): M = 384 is 3 tile rows, so
     # 2 pairs (the last one half out of bounds), times 2 column tiles = 4 clusters (under 66) = 8 CTAs

@@ -35,7 +35,7 @@ builtin.module {
 }
 
 // CHECK:      sm90.kernel @gemm threads 256 : i32 smem 43008 : i32 min_ctas 1 : i32 abi
-// CHECK-SAME:   \22grid\22: [[\22div\22, \22M\22, 64], [\22div\22, \22N\22, 64], 1]
+// CHECK-SAME:   grid [(div M 64), (div N 64), 1]
 // CHECK:        sm90.single_thread "block" {
 // CHECK-COUNT-2:  sm90.mbarrier_init %{{[0-9]+}}, 1 : i32
 // CHECK:          sm90.fence_barrier_init
