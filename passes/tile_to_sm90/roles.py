@@ -23,6 +23,7 @@ from tkc.dialects import sm90, tile
 from tkc.passes.tile_to_sm90.launch_abi import dim_name
 from tkc.passes.tile_to_sm90.lowering import KernelLowering
 from tkc.passes.tile_to_sm90.shared_memory import Ring
+from tkc.passes.warp_roles import ROLE
 
 
 @dataclass
@@ -216,6 +217,7 @@ class RoleEmitter(ABC):
             return
         if op.dialect_name() in ("arith", "math"):
             clone = op.clone_without_regions(value_mapper=self.values, clone_operands=True)
+            clone.attributes.pop(ROLE, None)  # said which copies hold the op; each copy is one role's
             block.add_op(clone)
             for old, new in zip(op.results, clone.results):
                 self.values[old] = new
