@@ -16,7 +16,7 @@ body; this pass decides, while the ops are still tile ops, what goes into each c
   with whatever that needs. A loop or an if they run carries all its values.
 - An op both need runs in both (`both`); an op neither needs (dead code) runs in the consumers.
 
-Written on every op of the kernel body:
+Written on every op of the kernel body but the yields (which follow their loop or if):
   role = #tile<role producer | consumers | both>
 and on every scf.for / scf.if the producer runs:
   producer_values = array<i64: ...>   the results (a loop's: its iter_args) the producer's copy carries

@@ -151,7 +151,8 @@ def derive_roles(kernel: KernelOp) -> Roles:
 
 def write_roles(kernel: KernelOp, roles: Roles) -> None:
     for op, role in roles.of.items():
-        op.attributes[ROLE] = RoleAttr(role)
+        if not isinstance(op, scf.YieldOp):  # a yield is its loop's or if's (and may print implicitly)
+            op.attributes[ROLE] = RoleAttr(role)
     for op, carried in roles.producer_values.items():
         op.attributes[PRODUCER_VALUES] = DenseArrayBase.from_list(i64, carried)
 

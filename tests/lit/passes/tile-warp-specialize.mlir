@@ -65,10 +65,10 @@ builtin.module {
 // CHECK-NEXT:   tile.binary add %acc_2, %scaled {role = #tile<role consumers>}
 // CHECK-NEXT:   arith.addi %[[J]], %two {role = #tile<role both>}
 // CHECK-NEXT:   %scale_3 = arith.mulf %scale_2, %half {role = #tile<role consumers>}
-// CHECK-NEXT:   scf.yield {role = #tile<role both>}
+// CHECK-NEXT:   scf.yield %
 // CHECK-NEXT: } {role = #tile<role both>, producer_values = array<i64: 1>}
 // CHECK:      scf.for %r = %zero to %two step %one
-// CHECK:        scf.yield {role = #tile<role consumers>}
+// CHECK:        scf.yield %
 // CHECK-NEXT: } {role = #tile<role consumers>}
 // xDSL prints arith.cmpi without its attributes (the lowering derives roles where none is written)
 // CHECK:      %odd = arith.cmpi ugt
