@@ -73,7 +73,7 @@ TILE_PASS_MARKS: dict[str, frozenset[str]] = {
     "tile-memory-order": frozenset({"tile.fence", "memory_order"}),
     "tile-swizzle-select": frozenset({"smem_align"}),
     "tile-bank-conflicts": frozenset({"bank_conflicts"}),
-    "tile-occupancy-plan": frozenset({"threads"}),
+    "tile-occupancy-plan": frozenset({"plan"}),
     "tile-pipeline": frozenset({"stage_offset", "smem_offset", "col_scratch_offset"}),
 }
 """The ops each tile pass inserts and the attributes it writes whenever it changes the IR (its

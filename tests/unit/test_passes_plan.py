@@ -112,7 +112,7 @@ def test_two_ctas_need_room_for_the_widest_wgmma() -> None:
     (mma,) = [op for op in kernel.walk() if isinstance(op, MmaOp) and isinstance(op.a.type, RegisterTileType)]
     assert mma_registers(mma) == 256 // 2 + 30 > register_pool(1, 2)[0] == 128
     assert KernelPlan.of(kernel).ctas_per_sm == 1
-    assert "too few for one wgmma" in kernel.attributes["ctas_per_sm"].reason.data
+    assert "too few for one wgmma" in KernelPlan.of(kernel).reasons["ctas_per_sm"]
 
 
 def test_widest_wgmma_bounds_the_consumers() -> None:
