@@ -113,8 +113,11 @@ _CONSUMERS, _CLUSTER = Allowed(range(1, 8), "1..7"), Allowed((1, 2), "1 or 2")
 _BUDGET = Allowed((0, *REGISTER_COUNTS), "0 (unchanged) or a multiple of 8 in 24..256")
 _STAGES, _FLAG = Allowed(range(1, 17), "1..16"), Allowed((0, 1), "0 or 1")
 
-KERNEL_PINS = {"consumers": _CONSUMERS, "cluster": _CLUSTER, "heavy_first": _FLAG}
-"""The integer annotations of a tile.kernel (the user's pins, as the frontend checks them);
+KERNEL_PINS = {
+    "consumers": _CONSUMERS, "cluster": _CLUSTER, "heavy_first": _FLAG, "stages": _STAGES, "group_m": _COUNT,
+}
+"""The integer annotations of a tile.kernel (the user's pins, as the frontend checks them; `stages`
+and `group_m` only come from tile IR), each within what its plan field may hold;
 `registers` holds two REGISTER_COUNTS and `persistent` is a unit."""
 PLAN_DECISIONS = {
     "consumers": _CONSUMERS,

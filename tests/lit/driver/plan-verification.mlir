@@ -175,3 +175,26 @@ builtin.module {
   }
 }
 // CHECK: plan-verification.mlir:[[# @LINE - 6]]:3: error: invalid tile.kernel: the kernel's plan is a #tile.plan<...>, got 2 : i64
+
+// -----
+
+// A pin the plan could not hold (tile IR's annotations; the frontend checks its own).
+builtin.module {
+  tile.kernel @k(%X: !tile.gl<[M, N], f32>) attributes {annotations = {group_m = 0 : i64}} {
+    %m = tile.dim %X[0] : !tile.gl<[M, N], f32>
+    tile.grid(%m) as ["i"]
+    tile.return
+  }
+}
+// CHECK: plan-verification.mlir:[[# @LINE - 6]]:3: error: invalid tile.kernel: the annotation group_m must be an integer, positive; got 0 : i64
+
+// -----
+
+builtin.module {
+  tile.kernel @k(%X: !tile.gl<[M, N], f32>) attributes {annotations = {stages = 17 : i64}} {
+    %m = tile.dim %X[0] : !tile.gl<[M, N], f32>
+    tile.grid(%m) as ["i"]
+    tile.return
+  }
+}
+// CHECK: plan-verification.mlir:[[# @LINE - 6]]:3: error: invalid tile.kernel: the annotation stages must be an integer, 1..16; got 17 : i64
