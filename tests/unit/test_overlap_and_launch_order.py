@@ -131,18 +131,17 @@ def test_persistent_gemm_does_not_reuse_its_loads() -> None:
 
 def test_causal_attention_launches_qi_heavy_first() -> None:
     causal = compiled(ATTENTION, params={"CAUSAL": 1})
-    decision = kernel_of(causal).attributes["heavy_first"]
-    assert decision.int_value == 0 and "grows with qi" in decision.reason.data
-    assert KernelPlan.of(kernel_of(causal)).heavy_first == 0
+    plan = KernelPlan.of(kernel_of(causal))
+    assert plan.heavy_first == 0 and "grows with qi" in plan.reasons["heavy_first"]
     assert "sm90.grid_dim 0" in ir_text(compiled(ATTENTION, "sm90", {"CAUSAL": 1}))
 
 
 def test_no_heavy_first_without_causal_or_with_the_pin() -> None:
-    assert "heavy_first" not in kernel_of(compiled(ATTENTION, params={"CAUSAL": 0})).attributes
+    assert "heavy_first" not in KernelPlan.of(kernel_of(compiled(ATTENTION, params={"CAUSAL": 0}))).reasons
     assert "sm90.grid_dim" not in ir_text(compiled(ATTENTION, "sm90", {"CAUSAL": 0}))
     pinned = annotated(ATTENTION, "kernel attn_fwd", "@heavy_first(0)")
     kernel = kernel_of(compiled(pinned, params={"CAUSAL": 1}))
-    assert "heavy_first" not in kernel.attributes and KernelPlan.of(kernel).heavy_first == -1
+    assert "heavy_first" not in KernelPlan.of(kernel).reasons and KernelPlan.of(kernel).heavy_first == -1
 
 
 # ----------------------------------------------------------------- PtxBuilder div/rem by a constant

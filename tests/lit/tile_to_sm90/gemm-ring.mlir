@@ -8,7 +8,7 @@
 // RUN: tkc-opt %s -p tile-warp-specialize,convert-tile-to-sm90 | filecheck %s
 
 builtin.module {
-  tile.kernel @gemm(%A: !tile.gl<[M, K], bf16>, %B: !tile.gl<[K, N], bf16>, %C: !tile.gl<[M, N], bf16>) attributes {consumers = 1 : i64, stages = 2 : i64, smem_bytes = 43008 : i64, params = {}} {
+  tile.kernel @gemm(%A: !tile.gl<[M, K], bf16>, %B: !tile.gl<[K, N], bf16>, %C: !tile.gl<[M, N], bf16>) attributes {plan = #tile.plan<consumers = #tile.decision<1, "hand-written">, stages = #tile.decision<2, "hand-written">, smem_bytes = #tile.decision<43008, "hand-written">>, params = {}} {
     %M = tile.dim %A[0] : !tile.gl<[M, K], bf16>
     %N = tile.dim %B[1] : !tile.gl<[K, N], bf16>
     %K = tile.dim %A[1] : !tile.gl<[M, K], bf16>

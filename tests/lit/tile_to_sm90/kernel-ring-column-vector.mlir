@@ -8,7 +8,7 @@
 // RUN: tkc-opt %s -p tile-warp-specialize,convert-tile-to-sm90 | filecheck %s
 
 builtin.module {
-  tile.kernel @scale_cols(%X: !tile.gl<[M, N], bf16>, %V: !tile.gl<[N], bf16>, %Y: !tile.gl<[M, N], bf16>) attributes {consumers = 2 : i64, smem_bytes = 19456 : i64, params = {}} {
+  tile.kernel @scale_cols(%X: !tile.gl<[M, N], bf16>, %V: !tile.gl<[N], bf16>, %Y: !tile.gl<[M, N], bf16>) attributes {plan = #tile.plan<consumers = #tile.decision<2, "hand-written">, smem_bytes = #tile.decision<19456, "hand-written">>, params = {}} {
     %M = tile.dim %X[0] : !tile.gl<[M, N], bf16>
     %N = tile.dim %X[1] : !tile.gl<[M, N], bf16>
     %c128 = arith.constant 128 : index
