@@ -4,7 +4,9 @@ Tiles are gone here. What remains is what a Hopper CTA really has:
   - warpgroup roles (`sm90.roles`: one producer warpgroup, N consumer warpgroups) and
     `setmaxnreg` budgets per role;
   - shared memory as addresses (`index`), typed views of tiles in it (`!sm90.smem<...>`: shape,
-    dtype and swizzle, which fix TMA boxes and wgmma descriptors), and mbarriers at addresses;
+    dtype and swizzle, which fix TMA boxes and wgmma descriptors), and mbarriers: groups of them
+    at fixed offsets (`!sm90.mbarriers<N>`, one barrier per ring stage) and the barrier of one
+    stage (`!sm90.mbarrier`), so which barrier an op uses is read off the IR;
   - TMA copies between tensor maps and shared memory, completing on mbarriers;
   - wgmma on shared-memory descriptors or register fragments;
   - register fragments (`!sm90.frag<64x256xf32>`): one warpgroup's slice of a register tile in
@@ -21,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import ClassVar
+from typing import ClassVar, cast
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
@@ -34,6 +36,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     StringAttr,
     SymbolNameConstraint,
+    I32,
     UnitAttr,
 )
 from xdsl.ir import Attribute, Block, Dialect, Operation, ParametrizedAttribute, Region, SSAValue, TypeAttribute
@@ -52,8 +55,9 @@ from xdsl.irdl import (
     result_def,
     traits_def,
     var_operand_def,
+    var_result_def,
 )
-from xdsl.parser import AttrParser
+from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
 from xdsl.traits import IsolatedFromAbove, NoTerminator, Pure, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
@@ -208,8 +212,45 @@ class TensorMapType(ParametrizedAttribute, TypeAttribute):
     name = "sm90.tmap"
 
 
+MBARRIER_BYTES = 8
+"""The size of one mbarrier (a u64 in shared memory)."""
+
+
+@irdl_attr_definition
+class MbarrierGroupType(ParametrizedAttribute, TypeAttribute):
+    """`count` mbarriers side by side in shared memory (a ring's full or empty barriers, one per
+    stage). It has no register of its own: `sm90.mbarrier_at` reads its base and offset."""
+
+    name = "sm90.mbarriers"
+    count: IntAttr
+
+    def __init__(self, count: int):
+        super().__init__(IntAttr(count))
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(f"<{self.count.data}>")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            return (IntAttr(parser.parse_integer()),)
+
+    def verify(self) -> None:
+        if self.count.data < 1:
+            raise VerifyException(f"a group holds at least one mbarrier, got {self.count.data}")
+
+
+@irdl_attr_definition
+class MbarrierType(ParametrizedAttribute, TypeAttribute):
+    """One mbarrier of a group; in PTX the b32 register of its shared address."""
+
+    name = "sm90.mbarrier"
+
+
 Fragment = base(FragmentType)
 
+LOWERED_TYPES = (FragmentType, SharedRefType, TensorMapType, MbarrierGroupType, MbarrierType)
+"""The sm90 types of a kernel's values (convert-sm90-to-ptx's emitter says what each lowers to)."""
 SCALAR_TYPES = (IndexType(), IntegerType(1), IntegerType(32), IntegerType(64), Float32Type())
 """The scalars of an sm90 kernel, as convert-sm90-to-ptx holds them in registers (index is 32 bits)."""
 
@@ -258,7 +299,7 @@ class KernelOp(IRDLOperation):
     def verify_(self) -> None:
         for op in self.body.walk():
             for value in (*op.results, *(arg for region in op.regions for block in region.blocks for arg in block.args)):
-                if not isinstance(value.type, FragmentType | SharedRefType | TensorMapType) and value.type not in SCALAR_TYPES:
+                if not isinstance(value.type, LOWERED_TYPES) and value.type not in SCALAR_TYPES:
                     raise VerifyException(f"{op.name} computes with {value.type}, which no PTX register of the lowering holds")
         try:
             abi = kernel_abi(self.abi.data)
@@ -525,9 +566,92 @@ class NamedBarrierOp(IRDLOperation):
 
 
 @irdl_op_definition
+class MbarrierGroupOp(IRDLOperation):
+    """The group of mbarriers at byte `offset` from the shared-memory base `base` (the offset the
+    shared-memory plan gave them). It has no code of its own: `sm90.mbarrier_at` adds the
+    offset where it addresses a barrier."""
+
+    name = "sm90.mbarrier_group"
+    base = operand_def(IndexType)
+    offset = prop_def(IntegerAttr[I32])
+    result = result_def(MbarrierGroupType)
+    traits = traits_def(Pure())
+    assembly_format = "$base `offset` $offset attr-dict `:` type($result)"
+
+    def __init__(self, base: SSAValue, offset: int, count: int):
+        super().__init__(
+            operands=[base], properties={"offset": IntegerAttr(offset, 32)}, result_types=[MbarrierGroupType(count)]
+        )
+
+    @property
+    def count(self) -> int:
+        assert isinstance(self.result.type, MbarrierGroupType)
+        return self.result.type.count.data
+
+    def verify_(self) -> None:
+        if not isinstance(self.base.owner, SmemBaseOp):
+            raise VerifyException("a barrier group is addressed from sm90.smem_base")
+        offset = self.offset.value.data
+        if offset < 0 or offset % MBARRIER_BYTES:
+            raise VerifyException(f"mbarriers lie at 8-byte aligned offsets, got {offset}")
+
+
+@irdl_op_definition
+class MbarrierAtOp(IRDLOperation):
+    """The barrier of stage `stage` in each of `groups` (a ring's full and empty barriers, which
+    one stage indexes): group offset + 8 * stage from the base, the stage's byte offset computed
+    once for all of them."""
+
+    name = "sm90.mbarrier_at"
+    groups = var_operand_def(MbarrierGroupType)
+    stage = operand_def(IndexType)
+    barriers = var_result_def(MbarrierType)
+    traits = traits_def(Pure())
+
+    def __init__(self, groups: Sequence[SSAValue], stage: SSAValue):
+        super().__init__(operands=[groups, stage], result_types=[[MbarrierType()] * len(groups)])
+
+    def print(self, printer: Printer) -> None:
+        """`%full, %empty = sm90.mbarrier_at %f, %e[%stage] : !sm90.mbarriers<4>` (the groups are of one type)."""
+        printer.print_string(" ")
+        printer.print_list(self.groups, printer.print_operand)
+        printer.print_string("[")
+        printer.print_operand(self.stage)
+        printer.print_string("]")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.groups[0].type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> MbarrierAtOp:
+        groups = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_unresolved_operand)
+        parser.parse_punctuation("[")
+        stage = parser.parse_unresolved_operand()
+        parser.parse_punctuation("]")
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        group_type = parser.parse_type()
+        op = cls([parser.resolve_operand(g, group_type) for g in groups], parser.resolve_operand(stage, IndexType()))
+        op.attributes |= attributes
+        return op
+
+    def group_ops(self) -> list[MbarrierGroupOp]:
+        return [cast(MbarrierGroupOp, group.owner) for group in self.groups]
+
+    def verify_(self) -> None:
+        counts = {cast(MbarrierGroupType, group.type).count.data for group in self.groups}
+        if len(self.groups) != len(self.barriers) or len(counts) != 1:
+            raise VerifyException("sm90.mbarrier_at takes one stage of groups of one size, one barrier each")
+        if not all(isinstance(group.owner, MbarrierGroupOp) for group in self.groups):
+            raise VerifyException("the groups of sm90.mbarrier_at are sm90.mbarrier_group results")
+        if (stage := _constant(self.stage)) is not None:
+            _check_range(self, "the stage", stage, 0, counts.pop() - 1)
+
+
+@irdl_op_definition
 class MbarrierInitOp(IRDLOperation):
     name = "sm90.mbarrier_init"
-    barrier = operand_def(IndexType)
+    barrier = operand_def(MbarrierType)
     count = prop_def(IntegerAttr)
     assembly_format = "$barrier `,` $count attr-dict"
 
@@ -544,7 +668,7 @@ class MbarrierArriveOp(IRDLOperation):
     With `cta`, the arrival is on the barrier at the same address in that CTA of the cluster."""
 
     name = "sm90.mbarrier_arrive"
-    barrier = operand_def(IndexType)
+    barrier = operand_def(MbarrierType)
     cta = opt_operand_def(IndexType)
     tx_bytes = opt_prop_def(IntegerAttr)
     assembly_format = "$barrier (`in` `cta` $cta^)? (`expect_tx` $tx_bytes^)? attr-dict"
@@ -563,7 +687,7 @@ class MbarrierWaitOp(IRDLOperation):
     """Spin until the barrier's phase with parity `parity` (0/1) has completed."""
 
     name = "sm90.mbarrier_wait"
-    barrier = operand_def(IndexType)
+    barrier = operand_def(MbarrierType)
     parity = operand_def(IndexType)
     assembly_format = "$barrier `,` $parity attr-dict"
 
@@ -580,7 +704,7 @@ class TmaLoadOp(IRDLOperation):
     name = "sm90.tma_load"
     tensor_map = operand_def(TensorMapType)
     dst = operand_def(IndexType)
-    barrier = operand_def(IndexType)
+    barrier = operand_def(MbarrierType)
     coords = var_operand_def(IndexType)
     box_bytes = prop_def(IntegerAttr)
     multicast = opt_prop_def(IntegerAttr)
@@ -1028,6 +1152,8 @@ Sm90 = Dialect(
         FenceBarrierInitOp,
         FenceProxyAsyncOp,
         NamedBarrierOp,
+        MbarrierGroupOp,
+        MbarrierAtOp,
         MbarrierInitOp,
         MbarrierArriveOp,
         MbarrierWaitOp,
@@ -1054,5 +1180,5 @@ Sm90 = Dialect(
         LoadFragmentOp,
         StoreVectorGlobalOp,
     ],
-    [FragmentType, SharedRefType, TensorMapType],
+    [FragmentType, SharedRefType, TensorMapType, MbarrierGroupType, MbarrierType],
 )

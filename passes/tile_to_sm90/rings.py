@@ -3,9 +3,11 @@ stage of an S-stage ring in shared memory.
 
 Each stage has a `full` barrier (the producer's expect_tx; TMA completes it) and an `empty`
 barrier (one lane of every consumer warp arrives once the wgmmas reading the stage are done,
-in every CTA the stage was multicast to). Stage and parity follow the ring count `it`, which
-runs on across the tiles of a persistent CTA: s = it % S, parity = (it / S) & 1. The producer
-waits `empty` with the opposite parity, so its first lap passes at once.
+in every CTA the stage was multicast to): a ring's barriers are two `!sm90.mbarriers<S>`
+groups (SharedMemory.barrier_groups), and `sm90.mbarrier_at` picks stage s of both. Stage and
+parity follow the ring count `it`, which runs on across the tiles of a persistent CTA:
+s = it % S, parity = (it / S) & 1. The producer waits `empty` with the opposite parity, so its
+first lap passes at once.
 """
 
 from __future__ import annotations
@@ -26,21 +28,27 @@ from tkc.passes.tile_to_sm90.shared_memory import Ring
 def init_barriers(lowering: KernelLowering, base: SSAValue, block: Block) -> None:
     """Every ring stage's full and empty mbarrier and every store-fence slot, by one thread."""
 
-    def address(offset: int) -> SSAValue:
-        constant = arith.ConstantOp(IntegerAttr(offset, IndexType()))
-        block.add_op(constant)
-        add = arith.AddiOp(base, constant.result)
-        block.add_op(add)
-        return add.result
+    def constant(value: int) -> SSAValue:
+        op = arith.ConstantOp(IntegerAttr(value, IndexType()))
+        block.add_op(op)
+        return op.result
 
+    def barrier(group: SSAValue, stage: int) -> SSAValue:
+        at = sm90.MbarrierAtOp([group], constant(stage))
+        block.add_op(at)
+        return at.barriers[0]
+
+    groups = lowering.memory.barrier_groups(base, block)
     for ring in lowering.memory.rings:
         for stage in range(ring.stages):
-            block.add_op(sm90.MbarrierInitOp(address(8 * (ring.full + stage)), 1))
+            block.add_op(sm90.MbarrierInitOp(barrier(groups[ring].full, stage), 1))
             # a multicast stage is free once the consumers of every CTA that receives it are done
             releasers = WARPGROUP_THREADS // 32 * lowering.consumers * (lowering.cluster if ring.loop is not None else 1)
-            block.add_op(sm90.MbarrierInitOp(address(8 * (ring.empty + stage)), releasers))
+            block.add_op(sm90.MbarrierInitOp(barrier(groups[ring].empty, stage), releasers))
     for slot in lowering.memory.fence_slots.values():
-        block.add_op(sm90.StoreFenceInitOp(address(slot)))
+        add = arith.AddiOp(base, constant(slot))
+        block.add_op(add)
+        block.add_op(sm90.StoreFenceInitOp(add.result))
     block.add_op(sm90.FenceBarrierInitOp())
 
 
@@ -65,9 +73,8 @@ def ring_slot(role: RoleEmitter, ring: Ring, it: SSAValue, block: Block) -> Ring
         role.mul(stage, role.const(ring.stage_bytes, block), block),
         block,
     )
-    stage8 = role.mul(stage, role.const(8, block), block)
-    full = role.add(role.add(base, role.const(8 * ring.full, block), block), stage8, block)
-    empty = role.add(role.add(base, role.const(8 * ring.empty, block), block), stage8, block)
+    groups = role.barriers[ring]
+    full, empty = role.op(sm90.MbarrierAtOp([groups.full, groups.empty], stage), block).results
     return RingSlot(stage_addr, full, empty, parity)
 
 

@@ -13,7 +13,7 @@ from typing import cast
 
 from xdsl.dialects import scf
 from xdsl.dialects.builtin import IntegerAttr
-from xdsl.ir import Operation
+from xdsl.ir import Block, Operation, SSAValue
 
 from tkc.diagnostics import error_at
 from tkc.dialects import sm90, tile
@@ -61,7 +61,7 @@ class SharedBuffer:
         return self.ref_type.get_shape()[-1] // self.ref_type.panel_cols
 
 
-@dataclass
+@dataclass(eq=False)
 class Ring:
     """Loads that complete together: one stage each time `it` advances."""
 
@@ -73,12 +73,20 @@ class Ring:
     stage_bytes: int = 0
     base: int = 0
     full: int = 0
-    """Index of the first stage's `full` mbarrier (8 bytes each from the base)."""
+    """Index of the first stage's `full` mbarrier (sm90.MBARRIER_BYTES each from the base)."""
     empty: int = 0
 
     @property
     def tx_bytes(self) -> int:
         return sum(cast(tile.SharedTileType, load.result.type).num_bytes for load in self.loads)
+
+
+@dataclass
+class RingBarriers:
+    """A ring's `full` and `empty` mbarrier groups (!sm90.mbarriers<stages>) in one role's code."""
+
+    full: SSAValue
+    empty: SSAValue
 
 
 @dataclass
@@ -134,6 +142,18 @@ class SharedMemory:
 
     def ring_loading(self, load: tile.LoadOp) -> Ring:
         return next(ring for ring in self.rings if load in ring.loads)
+
+    def barrier_groups(self, base: SSAValue, block: Block) -> dict[Ring, RingBarriers]:
+        """Each ring's full and empty mbarriers, as groups addressed from `base` (the shared-memory
+        base of the code in `block`), made at the end of `block`."""
+        groups: dict[Ring, RingBarriers] = {}
+        for ring in self.rings:
+            full, empty = (
+                sm90.MbarrierGroupOp(base, sm90.MBARRIER_BYTES * first, ring.stages) for first in (ring.full, ring.empty)
+            )
+            block.add_ops([full, empty])
+            groups[ring] = RingBarriers(full.result, empty.result)
+        return groups
 
 
 def _check_ring_order(loop: scf.ForOp, loads: list[tile.LoadOp]) -> None:
