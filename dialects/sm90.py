@@ -6,7 +6,9 @@ Tiles are gone here. What remains is what a Hopper CTA really has:
   - shared memory as addresses (`index`), typed views of tiles in it (`!sm90.smem<...>`: shape,
     dtype and swizzle, which fix TMA boxes and wgmma descriptors), and mbarriers: groups of them
     at fixed offsets (`!sm90.mbarriers<N>`, one barrier per ring stage) and the barrier of one
-    stage (`!sm90.mbarrier`), so which barrier an op uses is read off the IR;
+    stage (`!sm90.mbarrier`), so which barrier an op uses is read off the IR; rings of stages
+    (`!sm90.ring`: convert-tile-to-sm90 acquires, waits for and releases stages of them, and
+    sm90-build-rings gives each its barriers and expands those ops into mbarrier ops);
   - TMA copies between tensor maps and shared memory, completing on mbarriers;
   - wgmma on shared-memory descriptors or register fragments;
   - register fragments (`!sm90.frag<64x256xf32>`): one warpgroup's slice of a register tile in
@@ -247,10 +249,23 @@ class MbarrierType(ParametrizedAttribute, TypeAttribute):
     name = "sm90.mbarrier"
 
 
+RING_BARRIERS_PER_STAGE = 2
+"""A ring stage's mbarriers: `full` (its loads landed) and `empty` (its readers are done)."""
+
+
+@irdl_attr_definition
+class RingType(ParametrizedAttribute, TypeAttribute):
+    """A ring of shared-memory stages (sm90.ring); no register holds it: sm90-build-rings
+    expands its ops before the PTX lowering."""
+
+    name = "sm90.ring"
+
+
 Fragment = base(FragmentType)
 
-LOWERED_TYPES = (FragmentType, SharedRefType, TensorMapType, MbarrierGroupType, MbarrierType)
-"""The sm90 types of a kernel's values (convert-sm90-to-ptx's emitter says what each lowers to)."""
+LOWERED_TYPES = (FragmentType, SharedRefType, TensorMapType, MbarrierGroupType, MbarrierType, RingType)
+"""The sm90 types of a kernel's values (convert-sm90-to-ptx's emitter says what each lowers to;
+rings are gone by then)."""
 SCALAR_TYPES = (IndexType(), IntegerType(1), IntegerType(32), IntegerType(64), Float32Type())
 """The scalars of an sm90 kernel, as convert-sm90-to-ptx holds them in registers (index is 32 bits)."""
 
@@ -646,6 +661,111 @@ class MbarrierAtOp(IRDLOperation):
             raise VerifyException("the groups of sm90.mbarrier_at are sm90.mbarrier_group results")
         if (stage := _constant(self.stage)) is not None:
             _check_range(self, "the stage", stage, 0, counts.pop() - 1)
+
+
+@irdl_op_definition
+class RingOp(IRDLOperation):
+    """Ring `number` of the kernel as one role's code addresses it from `base`: `stages` stages
+    of `stage_bytes` bytes from byte `offset`, a stage per value of the ring count `it`
+    (stage it % stages). Each role makes its own value of every ring it uses, all of one
+    number; sm90-build-rings gives the ring its full and empty mbarriers."""
+
+    name = "sm90.ring"
+    base = operand_def(IndexType)
+    number = prop_def(IntegerAttr[I32])
+    offset = prop_def(IntegerAttr[I32])
+    stages = prop_def(IntegerAttr[I32])
+    stage_bytes = prop_def(IntegerAttr[I32])
+    result = result_def(RingType)
+    traits = traits_def(Pure())
+    assembly_format = "$number `at` $base `offset` $offset `stages` $stages `stage_bytes` $stage_bytes attr-dict"
+
+    def __init__(self, base: SSAValue, number: int, offset: int, stages: int, stage_bytes: int):
+        super().__init__(
+            operands=[base],
+            properties={name: IntegerAttr(value, 32) for name, value in
+                        (("number", number), ("offset", offset), ("stages", stages), ("stage_bytes", stage_bytes))},
+            result_types=[RingType()],
+        )
+
+    def verify_(self) -> None:
+        if not isinstance(self.base.owner, SmemBaseOp):
+            raise VerifyException("a ring is addressed from sm90.smem_base")
+        if self.stages.value.data < 1:
+            raise VerifyException(f"a ring has at least one stage, got {self.stages.value.data}")
+
+
+class _RingStageOp(IRDLOperation):
+    """An op on the stage of ring count `it` of `ring` (an sm90.ring)."""
+
+    ring = operand_def(RingType)
+    it = operand_def(IndexType)
+
+    def ring_op(self) -> RingOp:
+        return cast(RingOp, self.ring.owner)
+
+    def verify_(self) -> None:
+        if not isinstance(self.ring.owner, RingOp):
+            raise VerifyException(f"{self.name} takes the result of an sm90.ring")
+
+
+@irdl_op_definition
+class RingAcquireOp(_RingStageOp):
+    """The producer takes stage `it` to fill: waits until its readers released it, expects
+    `tx_bytes` on its full barrier. Returns the stage's address and the full barrier its TMA
+    loads complete on."""
+
+    name = "sm90.ring_acquire"
+    tx_bytes = prop_def(IntegerAttr[I32])
+    stage = result_def(IndexType)
+    full = result_def(MbarrierType)
+    assembly_format = "$ring `[` $it `]` `expect_tx` $tx_bytes attr-dict"
+
+    def __init__(self, ring: SSAValue, it: SSAValue, tx_bytes: int):
+        super().__init__(
+            operands=[ring, it], properties={"tx_bytes": IntegerAttr(tx_bytes, 32)},
+            result_types=[IndexType(), MbarrierType()],
+        )
+
+
+@irdl_op_definition
+class RingWaitOp(_RingStageOp):
+    """A consumer waits until stage `it`'s loads landed; returns the stage's address."""
+
+    name = "sm90.ring_wait"
+    stage = result_def(IndexType)
+    assembly_format = "$ring `[` $it `]` attr-dict"
+
+    def __init__(self, ring: SSAValue, it: SSAValue):
+        super().__init__(operands=[ring, it], result_types=[IndexType()])
+
+
+@irdl_op_definition
+class RingStageOp(_RingStageOp):
+    """The address of stage `it`, which the role already holds (no barrier)."""
+
+    name = "sm90.ring_stage"
+    stage = result_def(IndexType)
+    assembly_format = "$ring `[` $it `]` attr-dict"
+
+    def __init__(self, ring: SSAValue, it: SSAValue):
+        super().__init__(operands=[ring, it], result_types=[IndexType()])
+
+
+@irdl_op_definition
+class RingReleaseOp(_RingStageOp):
+    """The consumers are done with stage `it` (the wgmmas reading it completed). With `rank`
+    (this CTA's rank in a 2-CTA cluster) the stage was multicast to both CTAs, so it is
+    released in the peer CTA (rank ^ 1) too."""
+
+    name = "sm90.ring_release"
+    ring = operand_def(RingType)
+    it = operand_def(IndexType)
+    rank = opt_operand_def(IndexType)
+    assembly_format = "$ring `[` $it `]` (`cluster_rank` $rank^)? attr-dict"
+
+    def __init__(self, ring: SSAValue, it: SSAValue, rank: SSAValue | None = None):
+        super().__init__(operands=[ring, it, [rank] if rank is not None else []])
 
 
 @irdl_op_definition
@@ -1154,6 +1274,11 @@ Sm90 = Dialect(
         NamedBarrierOp,
         MbarrierGroupOp,
         MbarrierAtOp,
+        RingOp,
+        RingAcquireOp,
+        RingWaitOp,
+        RingStageOp,
+        RingReleaseOp,
         MbarrierInitOp,
         MbarrierArriveOp,
         MbarrierWaitOp,
@@ -1180,5 +1305,5 @@ Sm90 = Dialect(
         LoadFragmentOp,
         StoreVectorGlobalOp,
     ],
-    [FragmentType, SharedRefType, TensorMapType, MbarrierGroupType, MbarrierType],
+    [FragmentType, SharedRefType, TensorMapType, MbarrierGroupType, MbarrierType, RingType],
 )

@@ -1,6 +1,7 @@
 """The kernel's shared memory as the lowering sees it: tile-pipeline decided every offset
-(plan.smem_plan, recorded on the ops); this module reads them back and numbers what only the
-lowering places, the mbarriers and store-fence slots of the first kilobyte.
+(plan.smem_plan, recorded on the ops); this module reads them back and places what only the
+lowering places in the first kilobyte: the store-fence slots, after the rings' mbarriers
+(RING_BARRIERS_PER_STAGE a stage, which sm90-build-rings lays out from offset 0).
 
 One source of truth: nothing here lays out a tile. An op without its recorded offset means
 tile-pipeline did not run, which is an error, not a reason to recompute the layout.
@@ -72,21 +73,10 @@ class Ring:
     buffers: dict[tile.LoadOp, SharedBuffer] = field(default_factory=dict)
     stage_bytes: int = 0
     base: int = 0
-    full: int = 0
-    """Index of the first stage's `full` mbarrier (sm90.MBARRIER_BYTES each from the base)."""
-    empty: int = 0
 
     @property
     def tx_bytes(self) -> int:
         return sum(cast(tile.SharedTileType, load.result.type).num_bytes for load in self.loads)
-
-
-@dataclass
-class RingBarriers:
-    """A ring's `full` and `empty` mbarrier groups (!sm90.mbarriers<stages>) in one role's code."""
-
-    full: SSAValue
-    empty: SSAValue
 
 
 @dataclass
@@ -143,17 +133,15 @@ class SharedMemory:
     def ring_loading(self, load: tile.LoadOp) -> Ring:
         return next(ring for ring in self.rings if load in ring.loads)
 
-    def barrier_groups(self, base: SSAValue, block: Block) -> dict[Ring, RingBarriers]:
-        """Each ring's full and empty mbarriers, as groups addressed from `base` (the shared-memory
-        base of the code in `block`), made at the end of `block`."""
-        groups: dict[Ring, RingBarriers] = {}
-        for ring in self.rings:
-            full, empty = (
-                sm90.MbarrierGroupOp(base, sm90.MBARRIER_BYTES * first, ring.stages) for first in (ring.full, ring.empty)
-            )
-            block.add_ops([full, empty])
-            groups[ring] = RingBarriers(full.result, empty.result)
-        return groups
+    def ring_values(self, base: SSAValue, block: Block) -> dict[Ring, SSAValue]:
+        """Each ring as an `sm90.ring` (numbered in ring order) addressed from `base`, the
+        shared-memory base of the code in `block`, at whose end they are made."""
+        values: dict[Ring, SSAValue] = {}
+        for number, ring in enumerate(self.rings):
+            op = sm90.RingOp(base, number, ring.base, ring.stages, ring.stage_bytes)
+            block.add_op(op)
+            values[ring] = op.result
+        return values
 
 
 def _check_ring_order(loop: scf.ForOp, loads: list[tile.LoadOp]) -> None:
@@ -228,8 +216,7 @@ def read_shared_memory(kernel: tile.KernelOp, plan: KernelPlan, rows_per_consume
             ring.base, ring.stage_bytes = _offset(ring.loop, "ring_offset"), _offset(ring.loop, "stage_bytes")
             for load in ring.loads:
                 ring.buffers[load] = buffer(load, "stage_offset")
-        ring.full, ring.empty = barriers, barriers + ring.stages
-        barriers += 2 * ring.stages
+        barriers += sm90.RING_BARRIERS_PER_STAGE * ring.stages
     for ring in rings:
         if ring.loop is None:
             ring.stage_bytes = align(single_end, TILE_ALIGN) - MBARRIER_REGION
