@@ -30,6 +30,7 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
 
 from tkc.diagnostics import error_at
 from tkc.dialects import sm90
@@ -57,25 +58,23 @@ class StageValues:
 
 
 class _Emitter:
-    """Inserts ops before `anchor` (the ring op they expand), with its location."""
+    """Inserts ops before `anchor` (the ring op they expand), or at the end of a block of theirs,
+    with the anchor's location (constants, which the PTX lowering folds, keep none)."""
 
     def __init__(self, anchor: Operation):
         self.anchor = anchor
 
+    def _insert(self, op: Operation, block: Block | None) -> None:
+        Rewriter.insert_op(op, InsertPoint.before(self.anchor) if block is None else InsertPoint.at_end(block))
+
     def op(self, op: Operation, block: Block | None = None) -> Operation:
         op.location = self.anchor.location
-        if block is None:
-            self.anchor.parent_block().insert_op_before(op, self.anchor)  # type: ignore[union-attr]
-        else:
-            block.add_op(op)
+        self._insert(op, block)
         return op
 
     def const(self, value: int, block: Block | None = None) -> SSAValue:
         constant = arith.ConstantOp(IntegerAttr(value, IndexType()))
-        if block is None:
-            self.anchor.parent_block().insert_op_before(constant, self.anchor)  # type: ignore[union-attr]
-        else:
-            block.add_op(constant)
+        self._insert(constant, block)
         return constant.result
 
     def value(self, op: Operation, block: Block | None = None) -> SSAValue:
@@ -87,7 +86,9 @@ def _layouts(kernel: sm90.KernelOp) -> dict[int, RingLayout]:
     for ring in (op for op in kernel.walk() if isinstance(op, sm90.RingOp)):
         first = rings.setdefault(ring.number.value.data, ring)
         if any(getattr(first, p) != getattr(ring, p) for p in ("offset", "stages", "stage_bytes")):
-            raise error_at(ring, f"internal error: the roles disagree on ring {ring.number.value.data}")
+            raise error_at(
+                ring, f"the roles disagree on ring {ring.number.value.data}: its offset, stages or stage bytes differ"
+            )
     peers: dict[int, set[bool]] = {}
     for release in (op for op in kernel.walk() if isinstance(op, sm90.RingReleaseOp)):
         peers.setdefault(release.ring_op().number.value.data, set()).add(release.rank is not None)
@@ -98,7 +99,7 @@ def _layouts(kernel: sm90.KernelOp) -> dict[int, RingLayout]:
     offset = 0
     for number, ring in sorted(rings.items()):
         if len(peers.get(number, set())) > 1:
-            raise error_at(ring, f"internal error: ring {number} is released in the peer CTA by some releases only")
+            raise error_at(ring, f"ring {number} is released in the peer CTA by some of its releases only")
         stages = ring.stages.value.data
         releasing_ctas = cluster if peers.get(number) == {True} else 1
         full, empty = offset, offset + sm90.MBARRIER_BYTES * stages
@@ -109,9 +110,9 @@ def _layouts(kernel: sm90.KernelOp) -> dict[int, RingLayout]:
 
 def _groups(base: SSAValue, layout: RingLayout, before: Operation) -> tuple[SSAValue, SSAValue]:
     """The ring's full and empty groups addressed from `base`, inserted before `before`."""
-    groups = [sm90.MbarrierGroupOp(base, offset, layout.stages) for offset in (layout.full, layout.empty)]
-    before.parent_block().insert_ops_before(groups, before)  # type: ignore[union-attr]
-    return groups[0].result, groups[1].result
+    full, empty = (sm90.MbarrierGroupOp(base, offset, layout.stages) for offset in (layout.full, layout.empty))
+    Rewriter.insert_op([full, empty], InsertPoint.before(before))
+    return full.result, empty.result
 
 
 def _init(kernel: sm90.KernelOp, layouts: dict[int, RingLayout]) -> None:
@@ -120,11 +121,11 @@ def _init(kernel: sm90.KernelOp, layouts: dict[int, RingLayout]) -> None:
     base = next((op for op in body.ops if isinstance(op, sm90.SmemBaseOp)), None)
     region = next((op for op in body.ops if isinstance(op, sm90.SingleThreadOp) and op.scope.data == "block"), None)
     if base is None or region is None:
-        raise error_at(kernel, "internal error: sm90-build-rings initialises barriers in the kernel-level "
+        raise error_at(kernel, "sm90-build-rings initialises barriers in the kernel-level "
                        "single_thread \"block\" region, from the kernel-level sm90.smem_base; found none")
     anchor = region.body.block.first_op  # its own inits and fence_barrier_init: the ring inits go first
     if anchor is None:
-        raise error_at(region, "internal error: expected sm90.fence_barrier_init in the barrier init region, found none")
+        raise error_at(region, "expected sm90.fence_barrier_init in the barrier init region, found none")
     e = _Emitter(anchor)
     for number, layout in layouts.items():
         full, empty = _groups(base.results[0], layout, anchor)
@@ -171,6 +172,10 @@ def _expand(op: sm90.RingAcquireOp | sm90.RingWaitOp | sm90.RingStageOp | sm90.R
 
 
 def build_rings(kernel: sm90.KernelOp) -> None:
+    """Give the kernel's rings their barriers; a kernel without ring ops (built already, or
+    hand-written with mbarriers) is left as it is."""
+    if not any(isinstance(op, sm90.RingOp) for op in kernel.walk()):
+        return
     layouts = _layouts(kernel)
     _init(kernel, layouts)
     for ring in [op for op in kernel.walk() if isinstance(op, sm90.RingOp)]:

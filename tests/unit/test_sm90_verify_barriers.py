@@ -17,6 +17,7 @@ from tkc import driver
 from tkc.diagnostics import TkError
 from tkc.dialects import sm90, tile
 from tkc.passes.convert_tile_to_sm90 import ConvertTileToSm90Pass
+from tkc.passes.sm90_build_rings import Sm90BuildRingsPass
 from tkc.passes.tile_pipeline import TilePipelinePass
 from tkc.passes.sm90_verify_barriers import Sm90VerifyBarriersPass, barriers_of
 
@@ -32,6 +33,7 @@ def lowered(name: str, **plan: int) -> ModuleOp:
         kernel.attributes[key] = IntegerAttr(value, 64)
     TilePipelinePass().apply(Context(), module)  # the shared-memory layout the lowering reads
     ConvertTileToSm90Pass().apply(Context(), module)
+    Sm90BuildRingsPass().apply(Context(), module)
     return module
 
 
@@ -89,7 +91,7 @@ def test_generated_kernels_pass_unchanged(name: str, plan: dict[str, int]) -> No
 
 def test_the_pipeline_runs_it_after_the_lowering() -> None:
     names = driver.pipeline_for("sm90")
-    assert names[-2:] == ["convert-tile-to-sm90", "sm90-verify-barriers"]
+    assert names[-3:] == ["convert-tile-to-sm90", "sm90-build-rings", "sm90-verify-barriers"]
 
 
 def test_barriers_are_the_ring_stages_of_their_group() -> None:
