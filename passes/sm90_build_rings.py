@@ -34,7 +34,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from tkc.diagnostics import error_at
 from tkc.dialects import sm90
-from tkc.passes.plan import WARPGROUP_THREADS
+from tkc.passes.plan import MBARRIER_REGION, WARPGROUP_THREADS
 
 
 @dataclass
@@ -105,6 +105,8 @@ def _layouts(kernel: sm90.KernelOp) -> dict[int, RingLayout]:
         full, empty = offset, offset + sm90.MBARRIER_BYTES * stages
         layouts[number] = RingLayout(stages, full, empty, consumer_warps * releasing_ctas)
         offset += sm90.MBARRIER_BYTES * sm90.RING_BARRIERS_PER_STAGE * stages
+        if offset > MBARRIER_REGION:
+            raise error_at(ring, f"the rings' mbarriers do not fit the {MBARRIER_REGION}-byte barrier region")
     return layouts
 
 
@@ -182,7 +184,8 @@ def build_rings(kernel: sm90.KernelOp) -> None:
         groups = _groups(ring.base, layouts[ring.number.value.data], ring)
         for use in list(ring.result.uses):
             user = use.operation
-            assert isinstance(user, sm90.RingAcquireOp | sm90.RingWaitOp | sm90.RingStageOp | sm90.RingReleaseOp)
+            if not isinstance(user, sm90.RingAcquireOp | sm90.RingWaitOp | sm90.RingStageOp | sm90.RingReleaseOp):
+                raise error_at(user, f"expected only ring ops on an sm90.ring, found {user.name}")
             _expand(user, groups)
         ring.detach()
         ring.erase()

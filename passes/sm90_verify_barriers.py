@@ -2,7 +2,7 @@
 
 A kernel whose barriers disagree with its threads or its TMA boxes hangs on the GPU, and a hang
 costs minutes of device time; this check costs nothing. It runs right after
-convert-tile-to-sm90, changes no IR, and raises a TkError (an internal protocol violation in the
+sm90-build-rings (which builds the protocol it checks), changes no IR, and raises a TkError (an internal protocol violation in the
 generated kernel) at the first op that breaks one of these rules:
 
 1. every barrier that is arrived on, waited on or that a TMA load completes on was initialised:
@@ -80,18 +80,22 @@ def _group_of(barrier: SSAValue) -> sm90.MbarrierGroupOp | None:
     return at.group_ops()[at.barriers.index(barrier)] if isinstance(at, sm90.MbarrierAtOp) else None
 
 
-def barriers_of(barrier: SSAValue) -> frozenset[Barrier] | None:
-    """The barriers an `!sm90.mbarrier` may be: stage c of its group for a constant stage c, any
-    of the first S for a stage it % S; None when it is neither."""
-    group = _group_of(barrier)
-    if group is None:
+def _stages(barrier: SSAValue) -> range | None:
+    """The stages an `!sm90.mbarrier` may be: c for a constant stage c, the first S for a stage
+    it % S; None when it is neither (or not an sm90.mbarrier_at result)."""
+    at = barrier.owner
+    if not isinstance(at, sm90.MbarrierAtOp):
         return None
-    assert isinstance(at := barrier.owner, sm90.MbarrierAtOp)
     if (stage := _constant(at.stage)) is not None:
-        stages = range(stage, stage + 1)
-    elif (counter := _stage_counter(barrier)) is not None:
-        stages = range(counter[1])
-    else:
+        return range(stage, stage + 1)
+    counter = _stage_counter(barrier)
+    return range(counter[1]) if counter is not None else None
+
+
+def barriers_of(barrier: SSAValue) -> frozenset[Barrier] | None:
+    """The barriers an `!sm90.mbarrier` may be (its group's offset and each of _stages)."""
+    group, stages = _group_of(barrier), _stages(barrier)
+    if group is None or stages is None:
         return None
     return frozenset((group.offset.value.data, s) for s in stages)
 
@@ -162,27 +166,29 @@ class _KernelCheck:
 
     def barriers(self, op: Operation, barrier: SSAValue) -> frozenset[Barrier]:
         """The barriers `barrier` may be (barriers_of), each one of its group's."""
-        group, barriers = _group_of(barrier), barriers_of(barrier)
+        group, stages = _group_of(barrier), _stages(barrier)
         if group is None:
             raise self.fail(op, f"expected the barrier of {op.name} from sm90.mbarrier_at, found {_found(barrier)}")
-        if barriers is None:
+        if stages is None:
             assert isinstance(at := barrier.owner, sm90.MbarrierAtOp)
             raise self.fail(
                 op, f"expected the stage of the barrier of {op.name} to be a constant or it % S, found {_found(at.stage)}"
             )
-        last = max(stage for _, stage in barriers)
-        if last >= group.count:
+        if stages.stop > group.count:
             raise self.fail(
-                op, f"the barrier of {op.name} may be stage {last} of the group at smem+{group.offset.value.data}, "
-                f"which holds {group.count}",
+                op, f"the barrier of {op.name} may be stage {stages.stop - 1} of the group at "
+                f"smem+{group.offset.value.data}, which holds {group.count}",
             )
-        return barriers
+        return frozenset((group.offset.value.data, s) for s in stages)
 
     def check_groups(self) -> None:
-        """Every group's barriers are its own: groups at one offset agree on their size, others
-        do not overlap."""
+        """Every group's barriers are its own and in the kernel's shared memory: groups at one
+        offset agree on their size, others do not overlap."""
         for group in (op for op in self.kernel.walk() if isinstance(op, sm90.MbarrierGroupOp)):
             offset = group.offset.value.data
+            if offset + sm90.MBARRIER_BYTES * group.count > self.kernel.smem_bytes.value.data:
+                raise self.fail(group, f"the barrier group at smem+{offset} of {group.count} lies outside the "
+                                f"kernel's {self.kernel.smem_bytes.value.data} bytes of shared memory")
             if self.groups.setdefault(offset, group.count) != group.count:
                 raise self.fail(group, f"the barrier groups at smem+{offset} differ in size")
         spans = sorted(self.groups.items())

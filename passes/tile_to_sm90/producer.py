@@ -11,7 +11,7 @@ on the consumers' latency, only on their `empty` arrivals and store fences.
 
 from __future__ import annotations
 
-from xdsl.dialects import arith, scf
+from xdsl.dialects import scf
 from xdsl.dialects.builtin import IndexType
 from xdsl.ir import Block, Operation, Region, SSAValue
 

@@ -64,3 +64,8 @@
 // RUN: sh -c 'sed "s/offset 16/offset 8/" %S/Inputs/ring.mlir | tkc-opt -p sm90-verify-barriers 2>&1; echo "exit $?"' | filecheck %s --check-prefix=OVERLAP
 // OVERLAP: error: {{.*}}: the barrier group at smem+0 of 2 overlaps the one at smem+8
 // OVERLAP-NEXT: exit 1
+
+// A barrier group beyond the kernel's shared memory.
+// RUN: sh -c 'sed "s/34816/16/g" %S/Inputs/ring.mlir | tkc-opt -p sm90-verify-barriers 2>&1; echo "exit $?"' | filecheck %s --check-prefix=OUTSIDE
+// OUTSIDE: error: {{.*}}: the barrier group at smem+16 of 2 lies outside the kernel's 16 bytes of shared memory
+// OUTSIDE-NEXT: exit 1

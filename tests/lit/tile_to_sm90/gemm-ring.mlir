@@ -9,7 +9,7 @@
 // sm90.ring 0 (1024, 2 x 16384 bytes); the producer acquires stage k where B's load stood, the
 // consumer waits for it at A's and releases it.
 // RUN: tkc-opt %s -p convert-tile-to-sm90,sm90-build-rings | filecheck %s
-// RUN: tkc-opt %s -p convert-tile-to-sm90 | filecheck %s --check-prefix=RING
+// RUN: tkc-opt %s -p convert-tile-to-sm90 | filecheck %s --check-prefix=RINGS
 
 builtin.module {
   tile.kernel @gemm(%A: !tile.gl<[M, K], bf16>, %B: !tile.gl<[K, N], bf16>, %C: !tile.gl<[M, N], bf16>) attributes {consumers = 1 : i64, stages = 2 : i64, smem_bytes = 43008 : i64, params = {}} {
@@ -94,19 +94,19 @@ builtin.module {
 // CHECK-NEXT:       sm90.tma_store_commit
 // CHECK-NEXT:       sm90.tma_store_wait 0 : i32 read
 
-// RING:        sm90.single_thread "block" {
-// RING-NEXT:     sm90.fence_barrier_init
-// RING-NEXT:   }
-// RING:        producer {
-// RING:          %[[PBASE:[0-9]+]] = sm90.smem_base
-// RING-NEXT:     %[[PRING:[0-9]+]] = sm90.ring 0 at %[[PBASE]] offset 1024 stages 2 stage_bytes 16384
-// RING:            %[[STAGE:[0-9]+]], %[[FULL:[0-9]+]] = sm90.ring_acquire %[[PRING]][%{{[0-9]+}}] expect_tx 16384
-// RING:            sm90.tma_load {{.*}} -> %{{[0-9]+}} bar %[[FULL]] bytes 8192 : i32
-// RING:            sm90.tma_load {{.*}} -> %{{[0-9]+}} bar %[[FULL]] bytes 8192 : i32
-// RING:        } consumer {
-// RING:          %[[CBASE:[0-9]+]] = sm90.smem_base
-// RING-NEXT:     %[[CRING:[0-9]+]] = sm90.ring 0 at %[[CBASE]] offset 1024 stages 2 stage_bytes 16384
-// RING:            %[[CSTAGE:[0-9]+]] = sm90.ring_wait %[[CRING]][%{{[0-9]+}}]
-// RING:            sm90.ring_release %[[CRING]][%{{[0-9]+}}]
-// RING:          sm90.ring_release %[[CRING]][%{{[0-9]+}}]
-// RING-NOT:      sm90.mbarrier
+// RINGS:        sm90.single_thread "block" {
+// RINGS-NEXT:     sm90.fence_barrier_init
+// RINGS-NEXT:   }
+// RINGS:        producer {
+// RINGS:          %[[PBASE:[0-9]+]] = sm90.smem_base
+// RINGS-NEXT:     %[[PRING:[0-9]+]] = sm90.ring 0 at %[[PBASE]] offset 1024 stages 2 stage_bytes 16384
+// RINGS:            %[[STAGE:[0-9]+]], %[[FULL:[0-9]+]] = sm90.ring_acquire %[[PRING]][%{{[0-9]+}}] expect_tx 16384
+// RINGS:            sm90.tma_load {{.*}} -> %{{[0-9]+}} bar %[[FULL]] bytes 8192 : i32
+// RINGS:            sm90.tma_load {{.*}} -> %{{[0-9]+}} bar %[[FULL]] bytes 8192 : i32
+// RINGS:        } consumer {
+// RINGS:          %[[CBASE:[0-9]+]] = sm90.smem_base
+// RINGS-NEXT:     %[[CRING:[0-9]+]] = sm90.ring 0 at %[[CBASE]] offset 1024 stages 2 stage_bytes 16384
+// RINGS:            %[[CSTAGE:[0-9]+]] = sm90.ring_wait %[[CRING]][%{{[0-9]+}}]
+// RINGS:            sm90.ring_release %[[CRING]][%{{[0-9]+}}]
+// RINGS:          sm90.ring_release %[[CRING]][%{{[0-9]+}}]
+// RINGS-NOT:      sm90.mbarrier
