@@ -1,9 +1,9 @@
 """sm90-verify-barriers: a static check of the mbarrier protocol of every `sm90.kernel`.
 
 A kernel whose barriers disagree with its threads or its TMA boxes hangs on the GPU, and a hang
-costs minutes of device time; this check costs nothing. It runs right after
-sm90-build-rings (which builds the protocol it checks), changes no IR, and raises a TkError (an internal protocol violation in the
-generated kernel) at the first op that breaks one of these rules:
+costs minutes of device time; this check costs nothing. It runs right after sm90-build-rings
+(which builds the protocol it checks), changes no IR, and raises a TkError (an internal
+protocol violation in the generated kernel) at the first op that breaks one of these rules:
 
 1. every barrier that is arrived on, waited on or that a TMA load completes on was initialised:
    `sm90.mbarrier_init` in a kernel-level `single_thread "block"` region, then
@@ -34,14 +34,13 @@ generated kernel) at the first op that breaks one of these rules:
 Barriers are typed values: an op's `!sm90.mbarrier` is one stage of an `!sm90.mbarriers<N>`
 group (`sm90.mbarrier_at %group[%stage]`), and each group lies at a fixed offset of shared
 memory (`sm90.mbarrier_group`). So a barrier is (its group's offset, its stage), read off the
-IR: a constant stage names one barrier, a stage `it % S` (S constant) any of the group's first
-S; any other stage is one the check cannot tell, and an error. Groups must not overlap, and the
-store-fence slots of rule 6 (plain addresses: `sm90.smem_base` + a constant) lie outside them.
+IR: a constant stage names one barrier, a stage `it % S` (S constant, at most the group's size)
+any of the group's first S; any other stage is one the check cannot tell, and an error. Groups
+lie in the kernel's shared memory and do not overlap, and the store-fence slots of rule 6 (plain
+addresses: `sm90.smem_base` + a constant) lie outside them.
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, scf

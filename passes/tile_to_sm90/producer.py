@@ -16,7 +16,7 @@ from xdsl.dialects.builtin import IndexType
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from tkc.diagnostics import error_at
-from tkc.dialects import sm90, tile
+from tkc.dialects import tile
 from tkc.passes.tile_to_sm90.fences import producer_fence
 from tkc.passes.tile_to_sm90.rings import acquire_stage
 from tkc.passes.tile_to_sm90.roles import RoleEmitter
