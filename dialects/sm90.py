@@ -23,9 +23,8 @@ convert-sm90-to-ptx expands every op into PTX instructions.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from functools import lru_cache
-from typing import ClassVar, cast
+from collections.abc import Callable, Sequence
+from typing import ClassVar, TypeVar, cast
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
@@ -41,7 +40,7 @@ from xdsl.dialects.builtin import (
     I32,
     UnitAttr,
 )
-from xdsl.ir import Attribute, Block, Dialect, Operation, ParametrizedAttribute, Region, SSAValue, TypeAttribute
+from xdsl.ir import Attribute, Block, Data, Dialect, Operation, ParametrizedAttribute, Region, SSAValue, TypeAttribute
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
@@ -64,7 +63,19 @@ from xdsl.printer import Printer
 from xdsl.traits import IsolatedFromAbove, NoTerminator, Pure, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
-from tkc.abi import ABIError, KernelABI
+from tkc.abi import (
+    GRID_OPERATORS,
+    ABIError,
+    ArgSpec,
+    DimParam,
+    Expr,
+    KernelABI,
+    LaunchContract,
+    Param,
+    PointerParam,
+    TensorMapParam,
+    check_launch_size,
+)
 from tkc.dialects.tile import (
     WARPGROUP_THREADS,
     BinaryFnAttr,
@@ -259,6 +270,148 @@ class RingType(ParametrizedAttribute, TypeAttribute):
     expands its ops before the PTX lowering."""
 
     name = "sm90.ring"
+@irdl_attr_definition
+class KernelABIAttr(Data[LaunchContract]):
+    """How a kernel is launched (tkc.abi.LaunchContract: a KernelABI less the entry, block and
+    shared memory, which the sm90.kernel states itself):
+
+        #sm90.abi<args [A: bf16[M, K], C: f32[M, N]],
+                  params [tmap_A = tensormap A box [64, 64] swizzle 128, dim_K = dim K, ptr_C = pointer C],
+                  grid [(ceildiv M 128), 1, 1], divisible [K by 64], written [C]>
+
+    A grid extent is an integer, a dim, `num_sms` or `(op lhs rhs)` (tkc/abi.py's operators);
+    `divisible` and `written` are left out when empty. The parameters are in the kernel's order,
+    box innermost first."""
+
+    name = "sm90.abi"
+
+    @staticmethod
+    def from_abi(abi: KernelABI) -> KernelABIAttr:
+        return KernelABIAttr(abi.contract)
+
+    def abi(self, entry: str, block: int, smem_bytes: int) -> KernelABI:
+        return self.data.abi(entry, block, smem_bytes)
+
+    def verify(self) -> None:
+        try:
+            self.data.check()
+        except ABIError as e:
+            raise VerifyException(f"{self.name}: {e}") from None
+
+    def print_parameter(self, printer: Printer) -> None:
+        contract = self.data
+        name = printer.print_identifier_or_string_literal
+
+        def section(keyword: str, items: Sequence[_T], print_item: Callable[[_T], None]) -> None:
+            printer.print_string(f"{keyword}[")
+            printer.print_list(items, print_item)
+            printer.print_string("]")
+
+        def name_or_number(value: str | int) -> None:
+            if isinstance(value, str):
+                name(value)
+            else:
+                printer.print_string(str(value))
+
+        def arg(a: ArgSpec) -> None:
+            name(a.name)
+            printer.print_string(f": {a.dtype}")
+            section("", a.dims, name_or_number)
+
+        def param(p: Param) -> None:
+            name(p.name)
+            printer.print_string(f" = {p.kind} ")
+            name(p.dim if isinstance(p, DimParam) else p.arg)
+            if isinstance(p, TensorMapParam):
+                printer.print_string(f" box [{', '.join(map(str, p.box))}] swizzle {p.swizzle}")
+
+        def expr(e: Expr) -> None:
+            if isinstance(e, tuple):
+                printer.print_string(f"({e[0]} ")
+                printer.print_list(e[1:], expr, " ")
+                printer.print_string(")")
+            else:
+                name_or_number(e)
+
+        def divisible(pair: tuple[str, int]) -> None:
+            name(pair[0])
+            printer.print_string(f" by {pair[1]}")
+
+        with printer.in_angle_brackets():
+            section("args ", contract.args, arg)
+            section(", params ", contract.params, param)
+            section(", grid ", contract.grid, expr)
+            if contract.divisibility:
+                section(", divisible ", contract.divisibility, divisible)
+            if contract.written:
+                section(", written ", contract.written, name)
+
+    @classmethod
+    def parse_parameter(cls, parser: AttrParser) -> LaunchContract:
+        square = parser.Delimiter.SQUARE
+        name = parser.parse_identifier_or_str_literal
+
+        def name_or_number() -> str | int:
+            number = parser.parse_optional_integer(allow_boolean=False)
+            return number if number is not None else name()
+
+        def arg() -> ArgSpec:
+            arg_name = name()
+            parser.parse_punctuation(":")
+            dtype = parser.parse_identifier()
+            return ArgSpec(arg_name, dtype, tuple(parser.parse_comma_separated_list(square, name_or_number)))
+
+        def param() -> Param:
+            param_name = name()
+            parser.parse_punctuation("=")
+            kind = parser.parse_keyword_in(_PARAM_KINDS)
+            if kind == DimParam.kind:
+                return DimParam(param_name, name())
+            if kind == PointerParam.kind:
+                return PointerParam(param_name, name())
+            tensor = name()
+            parser.parse_keyword("box")
+            box = tuple(parser.parse_comma_separated_list(square, parser.parse_integer))
+            parser.parse_keyword("swizzle")
+            return TensorMapParam(param_name, tensor, box, parser.parse_integer())
+
+        def expr() -> Expr:
+            if parser.parse_optional_punctuation("(") is None:
+                return name_or_number()
+            op = parser.parse_keyword_in(GRID_OPERATORS)
+            lhs, rhs = expr(), expr()
+            parser.parse_punctuation(")")
+            return (op, lhs, rhs)
+
+        def divisible() -> tuple[str, int]:
+            dim = name()
+            parser.parse_keyword("by")
+            return dim, parser.parse_integer()
+
+        with parser.in_angle_brackets():
+            parser.parse_keyword("args")
+            args = tuple(parser.parse_comma_separated_list(square, arg))
+            parser.parse_punctuation(",")
+            parser.parse_keyword("params")
+            params = tuple(parser.parse_comma_separated_list(square, param))
+            parser.parse_punctuation(",")
+            parser.parse_keyword("grid")
+            grid = parser.parse_comma_separated_list(square, expr)
+            more = parser.parse_optional_punctuation(",") is not None
+            divisibility: tuple[tuple[str, int], ...] = ()
+            if more and parser.parse_optional_keyword("divisible") is not None:
+                divisibility = tuple(parser.parse_comma_separated_list(square, divisible))
+                more = parser.parse_optional_punctuation(",") is not None
+            written: tuple[str, ...] = ()
+            if more:
+                parser.parse_keyword("written")
+                written = tuple(parser.parse_comma_separated_list(square, name))
+        return LaunchContract(args, params, cast(tuple[Expr, Expr, Expr], tuple(grid)), divisibility, written)
+
+
+_T = TypeVar("_T")
+_PARAM_KINDS = (TensorMapParam.kind, PointerParam.kind, DimParam.kind)
+"""The keywords of the parameter kinds: tkc.abi's `kind` of each."""
 
 
 Fragment = base(FragmentType)
@@ -294,12 +447,13 @@ def _check_range(op: Operation, what: str, value: int, low: int, high: int) -> N
 
 @irdl_op_definition
 class KernelOp(IRDLOperation):
-    """A kernel entry: `abi` (JSON, tkc.abi.KernelABI) says how to launch it."""
+    """A kernel entry: `abi` says how to launch it, with the entry name, block (`threads`) and
+    shared memory the op states (kernel_abi() is the tkc.abi.KernelABI of both)."""
 
     name = "sm90.kernel"
     body = region_def("single_block")
     sym_name = prop_def(SymbolNameConstraint())
-    abi = prop_def(StringAttr)
+    abi = prop_def(KernelABIAttr)
     threads = prop_def(IntegerAttr)
     smem_bytes = prop_def(IntegerAttr)
     min_ctas_per_sm = prop_def(IntegerAttr)
@@ -317,34 +471,35 @@ class KernelOp(IRDLOperation):
                 if not isinstance(value.type, LOWERED_TYPES) and value.type not in SCALAR_TYPES:
                     raise VerifyException(f"{op.name} computes with {value.type}, which no PTX register of the lowering holds")
         try:
-            abi = kernel_abi(self.abi.data)
+            check_launch_size(self.threads.value.data, self.smem_bytes.value.data)
         except ABIError as e:
-            raise VerifyException(f"the abi is not a kernel ABI (tkc/abi.py): {e}") from None
-        for what, in_abi, on_kernel in (
-            ("entry", abi.entry, self.sym_name.data),
-            ("block", abi.block, self.threads.value.data),
-            ("smem_bytes", abi.smem_bytes, self.smem_bytes.value.data),
-        ):
-            if in_abi != on_kernel:
-                raise VerifyException(f"the abi's {what} is {in_abi!r}, the kernel's {on_kernel!r}")
+            raise VerifyException(str(e)) from None
 
-    def __init__(self, name: str, abi: str, threads: int, smem_bytes: int, min_ctas_per_sm: int = 1, cluster: int = 1):
+    def __init__(
+        self,
+        name: str,
+        abi: KernelABIAttr | None,
+        threads: int,
+        smem_bytes: int,
+        min_ctas_per_sm: int = 1,
+        cluster: int = 1,
+    ):
+        """`abi` None: set the property once the body is built (its ops name the parameters)."""
         props: dict[str, Attribute] = {
             "sym_name": StringAttr(name),
-            "abi": StringAttr(abi),
             "threads": IntegerAttr(threads, 32),
             "smem_bytes": IntegerAttr(smem_bytes, 32),
             "min_ctas_per_sm": IntegerAttr(min_ctas_per_sm, 32),
         }
+        if abi is not None:
+            props["abi"] = abi
         if cluster > 1:
             props["cluster"] = IntegerAttr(cluster, 32)
         super().__init__(regions=[Region(Block())], properties=props)
 
-
-@lru_cache(maxsize=16)
-def kernel_abi(text: str) -> KernelABI:
-    """The ABI of an sm90.kernel (parsed once per text: every param op of the kernel reads it)."""
-    return KernelABI.from_json(text)
+    def kernel_abi(self) -> KernelABI:
+        """What the runtime launches this kernel by."""
+        return self.abi.abi(self.sym_name.data, self.threads.value.data, self.smem_bytes.value.data)
 
 
 class _ParamOp(IRDLOperation):
@@ -364,10 +519,7 @@ class _ParamOp(IRDLOperation):
         kernel = _kernel_of(self)
         if kernel is None:
             raise VerifyException("it belongs in an sm90.kernel")
-        try:
-            params = {p.name: p.kind for p in kernel_abi(kernel.abi.data).params}
-        except ABIError:
-            return  # the kernel's verifier says what is wrong with its ABI
+        params = {p.name: p.kind for p in kernel.abi.data.params}
         if params.get(self.param.data) != self.KIND:
             raise VerifyException(f"the kernel's ABI has no {self.KIND} parameter {self.param.data!r}")
 
@@ -1305,5 +1457,5 @@ Sm90 = Dialect(
         LoadFragmentOp,
         StoreVectorGlobalOp,
     ],
-    [FragmentType, SharedRefType, TensorMapType, MbarrierGroupType, MbarrierType, RingType],
+    [FragmentType, SharedRefType, TensorMapType, KernelABIAttr, MbarrierGroupType, MbarrierType, RingType],
 )

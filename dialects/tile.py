@@ -9,7 +9,8 @@ Types
 
 Every op computes on whole tiles with value semantics. Control flow is `scf`, index and
 scalar math is `arith`/`math`. Decisions that passes make are `#tile.decision<value, "reason">`
-attributes, so IR dumps explain the compiled kernel.
+attributes, so IR dumps explain the compiled kernel; the kernel's occupancy plan is one
+`plan = #tile.plan<consumers = #tile.decision<...>, ...>` of them (PlanAttr).
 """
 
 from __future__ import annotations
@@ -95,6 +96,8 @@ SWIZZLE_SPANS = (0, 32, 64, 128)
 """Shared-memory layouts TMA and wgmma know: unswizzled, or a 32, 64 or 128-byte swizzle."""
 REGISTER_COUNTS = range(24, 257, 8)
 """Per-thread register counts setmaxnreg takes."""
+SMEM_BUDGET = 232448
+"""Dynamic shared memory one block may opt into on Hopper (227 KB)."""
 
 
 @dataclass(frozen=True)
@@ -110,24 +113,28 @@ _CONSUMERS, _CLUSTER = Allowed(range(1, 8), "1..7"), Allowed((1, 2), "1 or 2")
 _BUDGET = Allowed((0, *REGISTER_COUNTS), "0 (unchanged) or a multiple of 8 in 24..256")
 _STAGES, _FLAG = Allowed(range(1, 17), "1..16"), Allowed((0, 1), "0 or 1")
 
-KERNEL_PINS = {"consumers": _CONSUMERS, "cluster": _CLUSTER, "heavy_first": _FLAG}
-"""The integer annotations of a tile.kernel (the user's pins, as the frontend checks them);
+KERNEL_PINS = {
+    "consumers": _CONSUMERS, "cluster": _CLUSTER, "heavy_first": _FLAG, "stages": _STAGES, "group_m": _COUNT,
+}
+"""The integer annotations of a tile.kernel (the user's pins, as the frontend checks them; `stages`
+and `group_m` only come from tile IR), each within what its plan field may hold;
 `registers` holds two REGISTER_COUNTS and `persistent` is a unit."""
-KERNEL_DECISIONS = {
+PLAN_DECISIONS = {
     "consumers": _CONSUMERS,
     "threads": Allowed(range(2 * WARPGROUP_THREADS, 8 * WARPGROUP_THREADS + 1, WARPGROUP_THREADS), "256..1024 by 128"),
-    "stages": _STAGES,
-    "producer_registers": _BUDGET,
-    "consumer_registers": _BUDGET,
     "persistent": _FLAG,
+    "stages": _STAGES,
+    "smem_bytes": Allowed(range(0, SMEM_BUDGET + 1), f"0..{SMEM_BUDGET} (the shared memory a block may opt into)"),
     "group_m": _COUNT,
     "ctas_per_sm": _COUNT,
     "cluster": _CLUSTER,
     "heavy_first": Allowed(range(-1, 3), "-1 (none) or a grid axis"),
-    "smem_bytes": _SIZE,
+    "producer_registers": _BUDGET,
+    "consumer_registers": _BUDGET,
 }
-"""tile-occupancy-plan's decisions on a tile.kernel, which passes/plan.py's KernelPlan reads;
-heavy_first is also an axis of the grid, and threads are 1 producer + `consumers` warpgroups."""
+"""The fields of a kernel's `#tile.plan` (tile-occupancy-plan's decisions, which passes/plan.py's
+KernelPlan reads), in the order the planner decides and the plan prints them. PlanAttr.verify
+states how they agree with each other; the kernel's verifier that heavy_first is an axis of its grid."""
 LOOP_DECISIONS = {"stages": _STAGES, "pipeline": _STAGES, "overlap": _FLAG}
 """The pins (`stages`, `overlap`) and decisions (`pipeline`, `overlap`) on an scf.for of a kernel."""
 SHARED_TILE_DECISIONS = {"swizzle": Allowed(SWIZZLE_SPANS, "0, 32, 64 or 128"), "pad": _SIZE}
@@ -214,6 +221,80 @@ class DecisionAttr(ParametrizedAttribute):
             raise VerifyException(f"a decision's value is an integer, got {self.value}")
 
 
+@irdl_attr_definition
+class PlanAttr(ParametrizedAttribute):
+    """The occupancy plan of a tile.kernel (its `plan` attribute): one #tile.decision per field of
+    PLAN_DECISIONS that a pass decided, printed in that order:
+    `#tile.plan<consumers = #tile.decision<2, "why">, threads = #tile.decision<384, "why">, ...>`.
+    tile-occupancy-plan writes it and tile-pipeline completes it; passes/plan.py's KernelPlan.of
+    reads it, a field absent from it keeping its default."""
+
+    name = "tile.plan"
+    decisions: DictionaryAttr
+
+    def __init__(self, decisions: Mapping[str, Attribute]):
+        super().__init__(_plan_order(decisions))
+
+    def with_decision(self, name: str, decision: DecisionAttr) -> PlanAttr:
+        return PlanAttr({**self.decisions.data, name: decision})
+
+    def print_parameters(self, printer: Printer) -> None:
+        def print_field(field: tuple[str, Attribute]) -> None:
+            printer.print_string(f"{field[0]} = ")
+            printer.print_attribute(field[1])
+
+        with printer.in_angle_brackets():
+            printer.print_list(self.decisions.data.items(), print_field)
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        decisions: dict[str, Attribute] = {}
+
+        def parse_field() -> None:
+            name = parser.parse_identifier()
+            if name in decisions:
+                parser.raise_error(f"the plan decides {name} twice")
+            parser.parse_punctuation("=")
+            decisions[name] = parser.parse_attribute()
+
+        parser.parse_comma_separated_list(parser.Delimiter.ANGLE, parse_field)
+        return (_plan_order(decisions),)
+
+    def verify(self) -> None:
+        fields = self.decisions.data
+        for name, decision in fields.items():
+            if name not in PLAN_DECISIONS:
+                raise VerifyException(f"a plan has no field {name}; its fields are {', '.join(PLAN_DECISIONS)}")
+            if not isinstance(decision, DecisionAttr):
+                raise VerifyException(f'the plan\'s {name} must be a #tile.decision<value, "reason">, got {decision}')
+        _check_integers(fields, PLAN_DECISIONS, "the plan's ")
+        value = {name: decision.int_value for name, decision in fields.items() if isinstance(decision, DecisionAttr)}
+        if "threads" in value and "consumers" in value:
+            if value["threads"] != WARPGROUP_THREADS * (1 + value["consumers"]):
+                raise VerifyException(
+                    f"the plan's {value['threads']} threads are not 1 producer + {value['consumers']} consumer "
+                    f"warpgroups of {WARPGROUP_THREADS}"
+                )
+        if "producer_registers" in value and "consumer_registers" in value:
+            producer, consumer = value["producer_registers"], value["consumer_registers"]
+            if (producer == 0) != (consumer == 0):
+                raise VerifyException(
+                    f"the plan's producer_registers ({producer}) and consumer_registers ({consumer}) are both 0 "
+                    "(no reallocation) or both setmaxnreg counts: the producer gives back what the consumers take"
+                )
+            if producer > consumer:  # ptxas refuses a setmaxnreg.dec above every count the program sets
+                raise VerifyException(
+                    f"the plan's producer_registers ({producer}) exceed its consumer_registers ({consumer}): the "
+                    "producer gives registers back (setmaxnreg.dec) and the consumers take them (setmaxnreg.inc)"
+                )
+
+
+def _plan_order(decisions: Mapping[str, Attribute]) -> DictionaryAttr:
+    """The fields in PLAN_DECISIONS' order (any other name after them, for the verifier to name)."""
+    known = {name: decisions[name] for name in PLAN_DECISIONS if name in decisions}
+    return DictionaryAttr({**known, **decisions})
+
+
 class UnaryFn(StrEnum):
     EXP = auto()
     EXP2 = auto()
@@ -252,6 +333,16 @@ class MaskKind(StrEnum):
     CAUSAL = auto()
 
 
+class Role(StrEnum):
+    """Which warpgroups run an op of a kernel body (tile-warp-specialize decides)."""
+
+    PRODUCER = auto()
+    """Warpgroup 0 only: it issues the loads."""
+    CONSUMERS = auto()
+    """The consumer warpgroups only: they compute and store."""
+    BOTH = auto()
+
+
 @irdl_attr_definition
 class UnaryFnAttr(EnumAttribute[UnaryFn], SpacedOpaqueSyntaxAttribute):
     name = "tile.unary_fn"
@@ -275,6 +366,11 @@ class AxisAttr(EnumAttribute[Axis], SpacedOpaqueSyntaxAttribute):
 @irdl_attr_definition
 class MaskKindAttr(EnumAttribute[MaskKind], SpacedOpaqueSyntaxAttribute):
     name = "tile.mask_kind"
+
+
+@irdl_attr_definition
+class RoleAttr(EnumAttribute[Role], SpacedOpaqueSyntaxAttribute):
+    name = "tile.role"
 
 
 # --------------------------------------------------------------------------- types
@@ -616,13 +712,19 @@ class KernelOp(IRDLOperation):
             raise VerifyException(f"annotation registers = {registers} is not two multiples of 8 in 24..256")
         if "persistent" in pins and not isinstance(pins["persistent"], UnitAttr):
             raise VerifyException("annotation persistent is a unit attribute")
-        _check_integers(self.attributes, KERNEL_DECISIONS, "the decision ")
-        consumers, threads, heavy_first = (self.attributes.get(n) for n in ("consumers", "threads", "heavy_first"))
-        if isinstance(threads, DecisionAttr) and isinstance(consumers, DecisionAttr):
-            if threads.int_value != WARPGROUP_THREADS * (1 + consumers.int_value):
-                raise VerifyException(f"{threads.int_value} threads are not 1 producer + {consumers.int_value} consumer warpgroups")
+        loose = next((name for name in PLAN_DECISIONS if name in self.attributes), None)
+        if loose is not None:
+            raise VerifyException(
+                f'{loose} is a field of the kernel\'s plan: plan = #tile.plan<{loose} = #tile.decision<value, "reason">>'
+            )
+        plan = self.attributes.get("plan", PlanAttr({}))
+        if not isinstance(plan, PlanAttr):
+            raise VerifyException(f"the kernel's plan is a #tile.plan<...>, got {plan}")
+        heavy_first = plan.decisions.data.get("heavy_first")
         if isinstance(heavy_first, DecisionAttr) and heavy_first.int_value >= grid_rank:
-            raise VerifyException(f"heavy_first axis {heavy_first.int_value} is not an axis of the {grid_rank}-D grid")
+            raise VerifyException(
+                f"the plan's heavy_first axis {heavy_first.int_value} is not an axis of the {grid_rank}-D grid"
+            )
         for loop in self.walk():
             if isinstance(loop, scf.ForOp):
                 _check_integers(loop.attributes, LOOP_DECISIONS, "the scf.for's ")
@@ -1285,11 +1387,13 @@ Tile = Dialect(
     ],
     [
         DecisionAttr,
+        PlanAttr,
         UnaryFnAttr,
         BinaryFnAttr,
         ReduceFnAttr,
         AxisAttr,
         MaskKindAttr,
+        RoleAttr,
         GlobalType,
         RegisterTileType,
         SharedTileType,

@@ -28,7 +28,6 @@ from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWalker, RewritePattern
 
-from tkc.abi import KernelABI
 from tkc.dialects import ptx, sm90
 from tkc.dialects.ptx_builder import PtxBuilder
 from tkc.diagnostics import error_at
@@ -51,7 +50,7 @@ def convert_kernel(kernel: sm90.KernelOp, trace: Sequence[SSAValue] = ()) -> tup
     """The ptx.module of `kernel`, whose body moves into it (the kernel is left empty), and the
     registers that hold each value of `trace` (values of the kernel's top level) at its end."""
     rewrites = patterns(kernel)
-    abi = KernelABI.from_json(kernel.abi.data)
+    abi = kernel.kernel_abi()
     b = PtxBuilder.kernel(
         kernel.sym_name.data,
         [(p.name, _PARAM_KIND[p.kind]) for p in abi.params],
@@ -59,7 +58,7 @@ def convert_kernel(kernel: sm90.KernelOp, trace: Sequence[SSAValue] = ()) -> tup
         minnctapersm=kernel.min_ctas_per_sm.value.data,
         reqnctapercluster=[kernel.cluster.value.data, 1, 1] if kernel.cluster is not None else None,
     )
-    b.module.attributes["tkc.abi"] = StringAttr(kernel.abi.data)
+    b.module.attributes["tkc.abi"] = StringAttr(abi.to_json())
     body = b.entry.body.block
     for op in list(kernel.body.block.ops):
         op.detach()

@@ -56,7 +56,7 @@ def lower_kernel(kernel: tile.KernelOp) -> sm90.KernelOp:
     cluster = lowering.cluster
     lowered = sm90.KernelOp(
         kernel.sym_name.data,
-        "",
+        None,
         WARPGROUP_THREADS * (1 + lowering.consumers),
         lowering.memory.smem_bytes,
         max(1, lowering.plan.ctas_per_sm),

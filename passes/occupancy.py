@@ -19,7 +19,6 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from tkc.diagnostics import error_at
 from tkc.dialects.tile import (
     BlockIdOp,
-    DecisionAttr,
     GridOp,
     KernelOp,
     LoadOp,
@@ -33,6 +32,7 @@ from tkc.dialects.tile import (
     element_bytes,
 )
 from tkc.passes.plan import (
+    KernelPlan,
     SM_REGISTERS,
     SM_SMEM,
     SMEM_BUDGET,
@@ -216,7 +216,7 @@ class Planner:
         return self.kernel.annotations.data.get(key)
 
     def decide(self, name: str, value: int, reason: str) -> None:
-        self.kernel.attributes[name] = DecisionAttr(value, reason)
+        KernelPlan.decide(self.kernel, name, value, reason)
 
     def consumers(self) -> int:
         rows = max_tile_rows(self.kernel)
@@ -457,6 +457,8 @@ class Planner:
         return set(self.kernel.annotations.data)
 
     def plan(self) -> None:
+        # a fresh plan (IR planned before is planned again): the models below read what is decided
+        self.kernel.attributes.pop("plan", None)
         self.check_mma_widths()
         n = self.consumers()
         self.check_tma_boxes(n)

@@ -1,9 +1,11 @@
 """The occupancy plan of a kernel, as the tile passes leave it on `tile.kernel` for the lowering.
 
-tile-occupancy-plan and tile-pipeline write these as `#tile.decision<value, "reason">`
-attributes on the kernel (and the pipelined loop); the lowering reads them back through
-`KernelPlan.of(kernel)`. A kernel that no pass planned gets the defaults below, which are
-always legal: one consumer warpgroup, one stage, no register reallocation.
+tile-occupancy-plan writes it as the kernel's `plan = #tile.plan<...>`, one
+`#tile.decision<value, "reason">` per field, and tile-pipeline adds the smem_bytes of its layout
+when no plan ran (KernelPlan.decide); the ring of each pipelined loop is a decision on the loop.
+Passes, the lowering and `tkc report` read the plan only through `KernelPlan.of(kernel)`, which
+holds the reasons too. A kernel that no pass planned gets the defaults below, which are always
+legal: one consumer warpgroup, one stage, no register reallocation.
 
 `smem_plan(kernel, stages)` is the shared-memory layout both passes use, the one
 convert-tile-to-sm90 builds: a 1 KB mbarrier region, single-copy tiles (loads outside
@@ -15,10 +17,11 @@ records it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any
 
 from xdsl.dialects import scf
-from xdsl.dialects.builtin import IntegerAttr, UnitAttr
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.traits import Pure
 
@@ -31,6 +34,8 @@ from tkc.dialects.tile import (
     BlockIdOp,
     BroadcastOp,
     DecisionAttr,
+    PlanAttr,
+    SMEM_BUDGET,
     element_bytes,
     FenceOp,
     LoadOp,
@@ -47,8 +52,6 @@ from tkc.dialects.tile import (
 
 WGMMA_ROWS = 64
 """Rows of one wgmma: the register-tile rows a consumer warpgroup owns come in these units."""
-SMEM_BUDGET = 232448
-"""Dynamic shared memory one block may opt into on Hopper (227 KB)."""
 SM_SMEM = 233472
 """Shared memory of one SM (228 KB): blocks on the same SM share it, 1 KB each reserved."""
 SM_REGISTERS = 65536
@@ -81,23 +84,12 @@ class KernelPlan:
     """Grid axis launched in reverse (longest tiles first); -1 = none."""
     smem_bytes: int = 0
     """Dynamic shared memory the block requests; 0 = not planned."""
+    reasons: Mapping[str, str] = field(default_factory=dict, compare=False)
+    """Why each decided field (threads included) has its value; a field not here kept its default."""
 
     @property
     def threads(self) -> int:
         return WARPGROUP_THREADS * (1 + self.consumers)
-
-    ATTRS = {
-        "consumers": "consumers",
-        "stages": "stages",
-        "producer_registers": "producer_registers",
-        "consumer_registers": "consumer_registers",
-        "persistent": "persistent",
-        "group_m": "group_m",
-        "ctas_per_sm": "ctas_per_sm",
-        "cluster": "cluster",
-        "heavy_first": "heavy_first",
-        "smem_bytes": "smem_bytes",
-    }
 
     @staticmethod
     def overlaps(loop: scf.ForOp) -> bool:
@@ -107,18 +99,24 @@ class KernelPlan:
 
     @staticmethod
     def of(kernel: Operation) -> KernelPlan:
-        values: dict[str, int | bool] = {}
-        for field_name, attr_name in KernelPlan.ATTRS.items():
-            attr = kernel.attributes.get(attr_name)
-            if attr is None:
-                continue
-            if isinstance(attr, DecisionAttr):
-                attr = attr.value
-            if isinstance(attr, IntegerAttr):
-                values[field_name] = attr.value.data if field_name != "persistent" else bool(attr.value.data)
-            elif isinstance(attr, UnitAttr):
-                values[field_name] = True
-        return KernelPlan(**values)  # type: ignore[arg-type]
+        """The kernel's `#tile.plan` (the kernel's verifier checked it); without one, the defaults."""
+        plan = kernel.attributes.get("plan")
+        if not isinstance(plan, PlanAttr):
+            return KernelPlan()
+        decisions = {name: decision for name, decision in plan.decisions.data.items() if isinstance(decision, DecisionAttr)}
+        values: dict[str, Any] = {
+            f.name: decisions[f.name].int_value for f in fields(KernelPlan) if f.name in decisions
+        }
+        if "persistent" in values:
+            values["persistent"] = bool(values["persistent"])
+        return KernelPlan(**values, reasons={name: decision.reason.data for name, decision in decisions.items()})
+
+    @staticmethod
+    def decide(kernel: Operation, name: str, value: int, reason: str) -> None:
+        """Write one field of the kernel's plan (tile-occupancy-plan, tile-pipeline)."""
+        plan = kernel.attributes.get("plan")
+        plan = plan if isinstance(plan, PlanAttr) else PlanAttr({})
+        kernel.attributes["plan"] = plan.with_decision(name, DecisionAttr(value, reason))
 
 
 def align(n: int, to: int) -> int:
@@ -254,8 +252,9 @@ def col_scratch_bytes(kernel: Operation) -> int:
              if isinstance(op, ReduceOp) and op.axis.data == Axis.COL and isinstance(op.source.type, RegisterTileType)]
     if not tiles:
         return 0
-    if "consumers" in kernel.attributes:
-        consumers = KernelPlan.of(kernel).consumers
+    plan = KernelPlan.of(kernel)
+    if "consumers" in plan.reasons:
+        consumers = plan.consumers
     else:
         consumers = min(4, max(1, max(t.rows for t in tiles) // WGMMA_ROWS))
     return col_reduce_scratch_bytes(max(t.cols for t in tiles), consumers)

@@ -1,8 +1,9 @@
 """tile-occupancy-plan: warpgroups, registers per role, stages, shared memory, CTAs per SM, grid.
 
 The block is one producer warpgroup (TMA) and `consumers` consumer warpgroups (wgmma), each
-owning 64-row slices of every register tile. Decisions, in order, each written on the
-`tile.kernel` as `#tile.decision<value, "why">` (read back by `KernelPlan.of`):
+owning 64-row slices of every register tile. Decisions, in order, each a field of the kernel's
+`plan = #tile.plan<...>` as `#tile.decision<value, "why">` (PlanAttr, whose verifier states how
+they agree; read back by `KernelPlan.of`); planning again starts a fresh plan:
 
   consumers            rows of the largest register tile / 64, at most 4, fewer when the
                        register demand per thread does not fit the split below or the widest

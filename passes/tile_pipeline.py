@@ -17,8 +17,9 @@ Written (offsets in bytes from the 1024-aligned base of dynamic shared memory, p
                          staging_reuse = #tile.decision<1, "..."> when it lies in the bytes of the
                          kernel-level loads (plan.staging_reuses_single_tiles)
   on the kernel          col_scratch_offset = o : i64 (the column reductions' scratch buffer), and
-                         smem_bytes (tile-occupancy-plan's budget, which must equal the layout's
-                         total; written here when no plan ran)
+                         the plan's smem_bytes (tile-occupancy-plan's budget, which must equal the
+                         layout's total; written into the kernel's #tile.plan here when no plan
+                         ran, and then a layout over the budget is an error at the kernel)
   on a loop whose last mma can run one iteration late (plan.late_tail: attention's P.V)
                          overlap = #tile.decision<1, "...">; the lowering then issues each
                          iteration's first mma, then the previous iteration's last, and runs the
@@ -40,7 +41,7 @@ from xdsl.passes import ModulePass
 
 from tkc.diagnostics import error_at
 from tkc.dialects.tile import DecisionAttr, KernelOp, SharedTileType, SharedVectorType, element_name
-from tkc.passes.plan import KernelPlan, late_tail, loop_loads, smem_plan
+from tkc.passes.plan import SMEM_BUDGET, KernelPlan, late_tail, loop_loads, smem_plan
 
 
 def hoist(op: Operation, loop: scf.ForOp) -> None:
@@ -99,7 +100,8 @@ def pipeline(kernel: KernelOp) -> None:
     for loop in reversed(loops):
         for load in loop_loads(loop)[0]:
             hoist(load, loop)
-    stages = KernelPlan.of(kernel).stages
+    kernel_plan = KernelPlan.of(kernel)
+    stages = kernel_plan.stages
     plan = smem_plan(kernel, stages)
     for ring in plan.rings:
         loads = " + ".join(describe(load) for load, _ in ring.loads)
@@ -127,15 +129,20 @@ def pipeline(kernel: KernelOp) -> None:
             )
     if plan.col_scratch is not None:
         kernel.attributes["col_scratch_offset"] = IntegerAttr(plan.col_scratch, 64)
-    budgeted = kernel.attributes.get("smem_bytes")
-    if isinstance(budgeted, DecisionAttr) and budgeted.int_value != plan.total:
+    if "smem_bytes" not in kernel_plan.reasons:
+        if plan.total > SMEM_BUDGET:
+            raise error_at(
+                kernel,
+                f"shared memory overflows: the layout of {stages} stage(s) needs {plan.total} bytes, a block may use "
+                f"{SMEM_BUDGET} (reduce @stages or the tile sizes)",
+            )
+        KernelPlan.decide(kernel, "smem_bytes", plan.total, f"tile-pipeline's layout of {stages} stage(s)")
+    elif kernel_plan.smem_bytes != plan.total:
         raise error_at(
             kernel,
-            f"the smem_bytes decision ({budgeted.int_value} bytes) disagrees with the shared-memory layout "
+            f"the smem_bytes decision ({kernel_plan.smem_bytes} bytes) disagrees with the shared-memory layout "
             f"tile-pipeline builds ({plan.total} bytes)",
         )
-    if not isinstance(budgeted, DecisionAttr):
-        kernel.attributes["smem_bytes"] = DecisionAttr(plan.total, f"tile-pipeline's layout of {stages} stage(s)")
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ div (exact), ceildiv, mul, add, sub, min, max.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Union, cast
 
@@ -75,6 +75,10 @@ class KernelABI:
     """The arguments the kernel stores to: none may overlap another argument in memory (the
     compiler orders a block's accesses per argument, assuming distinct arguments are distinct memory)."""
 
+    @property
+    def contract(self) -> LaunchContract:
+        return LaunchContract(self.args, self.params, self.grid, self.divisibility, self.written)
+
     def to_json(self) -> str:
         return json.dumps(asdict(self))
 
@@ -86,53 +90,89 @@ class KernelABI:
         except json.JSONDecodeError as e:
             raise ABIError(f"not JSON: {e}") from None
         args = tuple(
-            ArgSpec(_get(a, "name", str), _get(a, "dtype", str), tuple(_get(a, "dims", list, _is_dim)))
+            ArgSpec(_get(a, "name", str), _get(a, "dtype", str), tuple(_get(a, "dims", list)))
             for a in _get(raw, "args", list, lambda a: isinstance(a, dict))
         )
-        names, dims = {a.name for a in args}, {d for a in args for d in a.dims if isinstance(d, str)}
         params: list[Param] = []
         for p in _get(raw, "params", list, lambda p: isinstance(p, dict)):
             kind, name = _get(p, "kind", str), _get(p, "name", str)
             if kind == "tensormap":
-                box, swizzle = tuple(_get(p, "box", list, _is_positive)), _get(p, "swizzle", int)
-                if swizzle not in (0, 32, 64, 128):
-                    raise ABIError(f"parameter {name!r} has the swizzle {swizzle}, not 0, 32, 64 or 128")
-                params.append(TensorMapParam(name, _get(p, "arg", str), box, swizzle))
+                box = tuple(_get(p, "box", list))
+                params.append(TensorMapParam(name, _get(p, "arg", str), box, _get(p, "swizzle", int)))
             elif kind == "pointer":
                 params.append(PointerParam(name, _get(p, "arg", str)))
             elif kind == "dim":
                 params.append(DimParam(name, _get(p, "dim", str)))
             else:
                 raise ABIError(f"parameter {name!r} has the unknown kind {kind!r}")
-        for param in params:
+        divisibility = _get(raw, "divisibility", list, lambda e: isinstance(e, list) and len(e) == 2)
+        abi = KernelABI(
+            entry=_get(raw, "entry", str),
+            args=args,
+            params=tuple(params),
+            grid=cast(tuple[Expr, Expr, Expr], tuple(_tuplify(e) for e in _get(raw, "grid", list))),
+            block=_get(raw, "block", int),
+            smem_bytes=_get(raw, "smem_bytes", int),
+            divisibility=tuple((d, n) for d, n in divisibility),
+            written=tuple(_get(raw, "written", list)) if "written" in raw else (),
+        )
+        abi.contract.check()
+        check_launch_size(abi.block, abi.smem_bytes)
+        return abi
+
+
+@dataclass(frozen=True)
+class LaunchContract:
+    """A KernelABI less what the kernel that keeps it states itself (its entry name, block size
+    and shared memory): how its arguments are passed and checked, and its grid. The sm90
+    dialect's `#sm90.abi` holds one."""
+
+    args: tuple[ArgSpec, ...]
+    params: tuple[Param, ...]
+    grid: tuple[Expr, Expr, Expr]
+    divisibility: tuple[tuple[str, int], ...] = ()
+    written: tuple[str, ...] = ()
+
+    def abi(self, entry: str, block: int, smem_bytes: int) -> KernelABI:
+        return KernelABI(entry, self.args, self.params, self.grid, block, smem_bytes, self.divisibility, self.written)
+
+    def check(self) -> None:
+        """ABIError unless the runtime can follow this contract: the params name distinct
+        parameters and existing arguments and dims, the grid is 3 expressions over the dims and
+        `num_sms`, and so on."""
+        names, dims = {a.name for a in self.args}, {d for a in self.args for d in a.dims if isinstance(d, str)}
+        for arg in self.args:
+            _check_each("dims", arg.dims, _is_dim)
+        for param in self.params:
+            if isinstance(param, TensorMapParam):
+                _check_each("box", param.box, _is_positive)
+                if param.swizzle not in SWIZZLES:
+                    raise ABIError(f"parameter {param.name!r} has the swizzle {param.swizzle}, not 0, 32, 64 or 128")
             if isinstance(param, TensorMapParam | PointerParam) and param.arg not in names:
                 raise ABIError(f"parameter {param.name!r} names no argument {param.arg!r}")
             if isinstance(param, DimParam) and param.dim not in dims:
                 raise ABIError(f"parameter {param.name!r} names no dim {param.dim!r} of the arguments")
-        if len({p.name for p in params}) != len(params):
+        if len({p.name for p in self.params}) != len(self.params):
             raise ABIError("two parameters share a name")
-        grid = _get(raw, "grid", list, lambda e: _is_expr(e, dims | {"num_sms"}))
-        if len(grid) != 3:
-            raise ABIError(f"the grid has 3 extents, got {len(grid)}")
-        block, smem_bytes = _get(raw, "block", int), _get(raw, "smem_bytes", int)
-        if block <= 0 or smem_bytes < 0:
-            raise ABIError(f"a block of {block} threads with {smem_bytes} bytes of shared memory")
-        return KernelABI(
-            entry=_get(raw, "entry", str),
-            args=args,
-            params=tuple(params),
-            grid=(_tuplify(grid[0]), _tuplify(grid[1]), _tuplify(grid[2])),
-            block=block,
-            smem_bytes=smem_bytes,
-            divisibility=tuple(
-                (d, n) for d, n in _get(raw, "divisibility", list, lambda e: _is_pair(e, dims))
-            ),
-            written=tuple(_get(raw, "written", list, lambda a: a in names)) if "written" in raw else (),
-        )
+        if len(self.grid) != 3:
+            raise ABIError(f"the grid has 3 extents, got {len(self.grid)}")
+        _check_each("grid", self.grid, lambda e: _is_expr(e, dims | {"num_sms"}))
+        _check_each("divisibility", self.divisibility, lambda e: _is_name(e[0], dims) and _is_positive(e[1]))
+        _check_each("written", self.written, lambda a: _is_name(a, names))
+
+
+def check_launch_size(block: int, smem_bytes: int) -> None:
+    """ABIError unless a block of `block` threads with `smem_bytes` of shared memory can launch."""
+    if block <= 0 or smem_bytes < 0:
+        raise ABIError(f"a block of {block} threads with {smem_bytes} bytes of shared memory")
+
+
+SWIZZLES = (0, 32, 64, 128)
+"""The swizzles of a tensor map, in bytes (0: none)."""
 
 
 class ABIError(ValueError):
-    """A text that is not the JSON of a KernelABI."""
+    """A text that is not the JSON of a KernelABI, or a contract the runtime cannot follow."""
 
 
 def _get(raw: object, key: str, kind: type, each: Callable[[object], bool] | None = None) -> Any:
@@ -142,9 +182,15 @@ def _get(raw: object, key: str, kind: type, each: Callable[[object], bool] | Non
     value = raw[key]
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
         raise ABIError(f"{key!r} must be a JSON {kind.__name__}, got {value!r}")
-    if each is not None and not all(each(item) for item in cast(list, value)):
-        raise ABIError(f"{key!r} holds an invalid entry: {value!r}")
+    if each is not None:
+        _check_each(key, cast(list, value), each)
     return value
+
+
+def _check_each(key: str, values: Sequence[object], each: Callable[[Any], bool]) -> None:
+    for item in values:
+        if not each(item):
+            raise ABIError(f"{key!r} holds an invalid entry: {item!r}")
 
 
 def _is_int(value: object) -> bool:
@@ -159,20 +205,20 @@ def _is_dim(value: object) -> bool:
     return isinstance(value, str) or _is_positive(value)
 
 
-def _is_pair(value: object, dims: set[str]) -> bool:
-    return isinstance(value, list) and len(value) == 2 and value[0] in dims and _is_positive(value[1])
-
-
 GRID_OPERATORS = ("div", "ceildiv", "mul", "add", "sub", "min", "max")
 
 
 def _is_expr(value: object, names: set[str]) -> bool:
-    """A grid expression: an int, a name, or [op, lhs, rhs] (lists, as JSON holds tuples)."""
-    if isinstance(value, list):
+    """A grid expression: an int, a name, or (op, lhs, rhs) not dividing by zero."""
+    if isinstance(value, tuple):
         if len(value) != 3 or value[0] not in GRID_OPERATORS or value[2] == 0:
             return False
         return all(_is_expr(v, names) for v in value[1:])
-    return _is_int(value) or value in names
+    return _is_int(value) or _is_name(value, names)
+
+
+def _is_name(value: object, names: set[str]) -> bool:
+    return isinstance(value, str) and value in names
 
 
 def _tuplify(expr: Expr) -> Expr:

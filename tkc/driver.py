@@ -73,12 +73,14 @@ TILE_PASS_MARKS: dict[str, frozenset[str]] = {
     "tile-memory-order": frozenset({"tile.fence", "memory_order"}),
     "tile-swizzle-select": frozenset({"smem_align"}),
     "tile-bank-conflicts": frozenset({"bank_conflicts"}),
-    "tile-occupancy-plan": frozenset({"threads"}),
+    "tile-occupancy-plan": frozenset({"plan"}),
     "tile-pipeline": frozenset({"stage_offset", "smem_offset", "col_scratch_offset"}),
+    "tile-warp-specialize": frozenset({"role"}),
 }
 """The ops each tile pass inserts and the attributes it writes whenever it changes the IR (its
 module docstring lists them); no other pass or frontend makes them, so an op that is, or
-carries, one of them shows that the pass ran."""
+carries, one of them shows that the pass ran. (tile-pipeline writes a `plan` only where none
+ran; if that is all it wrote, it runs again on resuming and only checks the smem_bytes.)"""
 
 
 class PassVerifyError(Exception):

@@ -15,6 +15,7 @@ TILE_PASSES = (
     "tile-bank-conflicts",
     "tile-occupancy-plan",
     "tile-pipeline",
+    "tile-warp-specialize",
 )
 SM90_PASSES = ("convert-tile-to-sm90", "sm90-build-rings", "sm90-verify-barriers")
 PTX_PASSES = ("convert-sm90-to-ptx", "ptx-flatten-control-flow")

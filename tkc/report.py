@@ -4,7 +4,8 @@
 tile-occupancy-plan, tile-pipeline) and prints, per kernel, the plan (threads, warpgroup roles,
 registers per role, shared memory per stage and in all, stages, CTAs per SM, grid and tile
 order) and the bank table: every shared-memory access, its layout, its conflict ways and the
-reason. Every line quotes the `#tile.decision` reasons, so the report never re-derives a decision.
+reason. Every line quotes the `#tile.decision` reasons (the plan's as KernelPlan.of reads them),
+so the report never re-derives a decision.
 """
 
 from __future__ import annotations
@@ -65,29 +66,33 @@ def _layout(type_: object, op: Operation | None = None) -> str:
 
 def _plan_lines(kernel: KernelOp) -> list[str]:
     plan = KernelPlan.of(kernel)
+
+    def why(name: str) -> str:
+        return plan.reasons.get(name, "not planned")
+
     grid = next(op for op in kernel.body.block.ops if isinstance(op, GridOp))
     names = ", ".join(n.data for n in grid.names.data)
     consumers = f"1-{plan.consumers}" if plan.consumers > 1 else "1"
     rows = [
-        ("threads", str(plan.threads), _why(kernel, "threads")),
-        ("warpgroups", f"0 producer, {consumers} consumer", _why(kernel, "consumers")),
-        ("registers", f"{plan.producer_registers} / {plan.consumer_registers}", _why(kernel, "consumer_registers")),
+        ("threads", str(plan.threads), why("threads")),
+        ("warpgroups", f"0 producer, {consumers} consumer", why("consumers")),
+        ("registers", f"{plan.producer_registers} / {plan.consumer_registers}", why("consumer_registers")),
     ]
     for loop in kernel.walk():
         if isinstance(loop, scf.ForOp) and _decision(loop, "pipeline") is not None:
             rows.append(("smem/stage", f"{_int(loop, 'stage_bytes')} B", _why(loop, "pipeline")))
-    if "stages" in kernel.attributes:
-        rows.append(("stages", str(plan.stages), _why(kernel, "stages")))
+    if "stages" in plan.reasons:
+        rows.append(("stages", str(plan.stages), why("stages")))
     rows += [
-        ("smem total", f"{plan.smem_bytes} B", _why(kernel, "smem_bytes")),
-        ("CTAs/SM", str(plan.ctas_per_sm), _why(kernel, "ctas_per_sm")),
-        ("grid", f"persistent over ({names})" if plan.persistent else f"({names})", _why(kernel, "persistent")),
-        ("tile order", f"group_m = {plan.group_m}", _why(kernel, "group_m")),
+        ("smem total", f"{plan.smem_bytes} B", why("smem_bytes")),
+        ("CTAs/SM", str(plan.ctas_per_sm), why("ctas_per_sm")),
+        ("grid", f"persistent over ({names})" if plan.persistent else f"({names})", why("persistent")),
+        ("tile order", f"group_m = {plan.group_m}", why("group_m")),
     ]
-    if "cluster" in kernel.attributes:
-        rows.append(("cluster", f"{plan.cluster} CTAs", _why(kernel, "cluster")))
+    if "cluster" in plan.reasons:
+        rows.append(("cluster", f"{plan.cluster} CTAs", why("cluster")))
     if plan.heavy_first >= 0:
-        rows.append(("launch", f"{grid.names.data[plan.heavy_first].data} reversed", _why(kernel, "heavy_first")))
+        rows.append(("launch", f"{grid.names.data[plan.heavy_first].data} reversed", why("heavy_first")))
     for loop in kernel.walk():
         if isinstance(loop, scf.ForOp) and _decision(loop, "overlap") is not None:
             rows.append(("overlap", "late last mma" if KernelPlan.overlaps(loop) else "off", _why(loop, "overlap")))

@@ -31,6 +31,8 @@ from tkc.passes.tile_to_sm90.stores import emit_store, emit_to_shared
 
 
 class ConsumerEmitter(RoleEmitter):
+    role = tile.Role.CONSUMERS
+
     def __init__(self, lowering: KernelLowering, block: Block):
         super().__init__(lowering, block)
         self.consumer_index: SSAValue = block.args[0]

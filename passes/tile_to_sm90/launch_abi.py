@@ -1,4 +1,5 @@
-"""The kernel's launch contract (tkc.abi.KernelABI), which the runtime reads and nothing else.
+"""The kernel's launch contract (`#sm90.abi`: a tkc.abi.KernelABI less the entry, block and
+shared memory the sm90.kernel states), which the runtime reads and nothing else.
 
 What it decides: the kernel's parameters (a tensor map per distinct TMA box of a tensor, a
 pointer per tensor stored element-wise, a u32 per symbolic dim), the grid as an expression over
@@ -13,13 +14,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IntegerAttr, StringAttr
+from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from tkc import abi as kabi
 from tkc.diagnostics import error_at
-from tkc.dialects import tile
-from tkc.passes.plan import WARPGROUP_THREADS
+from tkc.dialects import sm90, tile
 
 if TYPE_CHECKING:
     from tkc.passes.tile_to_sm90.lowering import KernelLowering
@@ -95,7 +95,7 @@ class LaunchParams:
         return self.pointers.setdefault(arg, f"ptr_{arg}")
 
 
-def launch_abi(lowering: KernelLowering) -> StringAttr:
+def launch_abi(lowering: KernelLowering) -> sm90.KernelABIAttr:
     """The ABI of the lowered kernel: call once both roles are emitted (they name the params)."""
     kernel, params = lowering.kernel, lowering.params
     args = tuple(
@@ -136,15 +136,11 @@ def launch_abi(lowering: KernelLowering) -> StringAttr:
     if lowering.paired_dim is not None:
         dim, multiple = lowering.paired_dim
         divisibility[dim] = max(divisibility.get(dim, 1), multiple)
-    contract = kabi.KernelABI(
-        entry=kernel.sym_name.data,
+    return sm90.KernelABIAttr(kabi.LaunchContract(
         args=args,
         params=tuple(contract_params),
         grid=cast(tuple[kabi.Expr, kabi.Expr, kabi.Expr], grid),
-        block=WARPGROUP_THREADS * (1 + lowering.consumers),
-        smem_bytes=lowering.memory.smem_bytes,
         divisibility=tuple(sorted(divisibility.items())),
         written=tuple(name for arg, name in params.arg_names.items()
                       if any(isinstance(op, tile.StoreOp) and op.tensor is arg for op in kernel.walk())),
-    )
-    return StringAttr(contract.to_json())
+    ))

@@ -24,6 +24,7 @@ from tkc.dialects import sm90, tile
 from tkc.passes.plan import WGMMA_ROWS, KernelPlan, depends_on_block_axis
 from tkc.passes.tile_to_sm90.launch_abi import LaunchParams, grid_expr
 from tkc.passes.tile_to_sm90.shared_memory import SharedMemory, read_shared_memory
+from tkc.passes.warp_roles import Roles, check_roles
 
 CLUSTER = 2
 """CTAs of a cluster sharing multicast loads (pairs along grid axis 0)."""
@@ -84,6 +85,8 @@ class KernelLowering:
     multicast: set[tile.LoadOp]
     paired_dim: tuple[str, int] | None
     """A dim that must be a multiple of this many (a cluster's pairs with pointer stores)."""
+    roles: Roles
+    """Which role runs each op (tile-warp-specialize's)."""
 
     @property
     def cluster(self) -> int:
@@ -93,6 +96,7 @@ class KernelLowering:
     def of(kernel: tile.KernelOp) -> KernelLowering:
         plan = KernelPlan.of(kernel)
         check_vector_layouts(kernel)
+        roles = check_roles(kernel)
         rows = register_rows(kernel)
         consumers = consumer_count(kernel, plan, rows)
         memory = read_shared_memory(kernel, plan, rows // consumers)
@@ -108,7 +112,7 @@ class KernelLowering:
         )
         multicast, paired_dim = _cluster_plan(kernel, plan, memory, grid_op)
         return KernelLowering(kernel, plan, consumers, rows // consumers, memory, params, grid_op,
-                              symbolic_dims, multicast, paired_dim)
+                              symbolic_dims, multicast, paired_dim, roles)
 
     def fragment_type(self, t: Attribute) -> Attribute:
         """The type a register tile or vector has in a consumer: a column vector is replicated,

@@ -1,12 +1,8 @@
-"""The producer's copy of the kernel body: one elected thread of warpgroup 0 walks the
-kernel's control flow keeping only index math, loads and fences, and issues each ring stage as
-TMA boxes into shared memory where the stage's last load stood (by then every load's
-coordinates are computed).
-
-It keeps a loop only if the loop loads or carries scalars (a var that is a tile coordinate),
-and an if only if it yields scalars; the tiles they carry are the consumers'. Compute and
-stores are the consumers' too: the producer never holds a register tile, so it never waits
-on the consumers' latency, only on their `empty` arrivals and store fences.
+"""The producer's copy of the kernel body: one elected thread of warpgroup 0 runs the ops
+tile-warp-specialize gave it (the loads, the fences, and the index math, loops and ifs their
+coordinates need), and issues each ring stage as TMA boxes into shared memory where the
+stage's last load stood (by then every load's coordinates are computed). Its loops and ifs
+carry only the scalars named by their `producer_values`; the tiles are the consumers'.
 """
 
 from __future__ import annotations
@@ -23,11 +19,9 @@ from tkc.passes.tile_to_sm90.roles import RoleEmitter
 from tkc.passes.tile_to_sm90.shared_memory import Ring
 from tkc.passes.tile_to_sm90.tma import issue_load
 
-TILE_TYPES = (tile.RegisterTileType, tile.RegisterVectorType, tile.SharedTileType, tile.SharedVectorType)
-"""Values only the consumers hold; the producer carries the scalars (index, bool, f32)."""
-
-
 class ProducerEmitter(RoleEmitter):
+    role = tile.Role.PRODUCER
+
     def slot_position(self, ring: Ring) -> tile.LoadOp:
         return ring.loads[-1]
 
@@ -42,11 +36,9 @@ class ProducerEmitter(RoleEmitter):
 
     def emit_for(self, loop: scf.ForOp, block: Block) -> None:
         """The producer's copy of a loop: its loads' ring slot, its index math, its fences, and the
-        loop-carried scalars; none at all for a loop with neither loads nor carried scalars."""
+        loop-carried scalars the coordinates need (tile-warp-specialize's `producer_values`)."""
         ring = self.memory.ring_of(loop)
-        scalars = [i for i, arg in enumerate(loop.body.block.args[1:]) if not isinstance(arg.type, TILE_TYPES)]
-        if ring is None and not scalars:
-            return
+        scalars = self.lowering.roles.producer_values[loop]
         lb, ub, step = (self.values[v] for v in (loop.lb, loop.ub, loop.step))
         old = loop.body.block
         body = Block(arg_types=[IndexType(), *(old.args[1 + i].type for i in scalars)])
@@ -67,13 +59,11 @@ class ProducerEmitter(RoleEmitter):
             self.values[loop.results[i]] = result
 
     def emit_if(self, op: scf.IfOp, block: Block) -> None:
-        """The producer's copy of an if that yields scalars (a var a later load's coordinates
-        may use): its index math only."""
+        """The producer's copy of an if that yields scalars a later load's coordinates use: its
+        index math only."""
         if any(isinstance(inner, tile.LoadOp) for inner in op.walk()):
             raise error_at(op, "the GPU backend does not load tiles under an if")
-        scalars = [i for i, result in enumerate(op.results) if not isinstance(result.type, TILE_TYPES)]
-        if not scalars:
-            return
+        scalars = self.lowering.roles.producer_values[op]
         regions = []
         for region in (op.true_region, op.false_region):
             new_block = Block()

@@ -23,6 +23,7 @@ from tkc.dialects import sm90, tile
 from tkc.passes.tile_to_sm90.launch_abi import dim_name
 from tkc.passes.tile_to_sm90.lowering import KernelLowering
 from tkc.passes.tile_to_sm90.shared_memory import Ring
+from tkc.passes.warp_roles import ROLE
 
 
 @dataclass
@@ -41,6 +42,9 @@ class TileWalk:
 
 class RoleEmitter(ABC):
     """Emits one role's copy of the kernel body into `block`."""
+
+    role: tile.Role
+    """The role this emitter copies the body for (tile-warp-specialize's roles say which ops)."""
 
     def __init__(self, lowering: KernelLowering, block: Block):
         self.lowering = lowering
@@ -189,9 +193,12 @@ class RoleEmitter(ABC):
 
     # ----- ops both roles copy
 
+    def runs(self, op: Operation) -> bool:
+        return self.lowering.roles.of[op] in (self.role, tile.Role.BOTH)
+
     def emit_op(self, op: Operation, block: Block) -> None:
         self.location = op.location
-        if isinstance(op, tile.ReturnOp | tile.GridOp):
+        if not self.runs(op) or isinstance(op, tile.ReturnOp | tile.GridOp):
             return
         if isinstance(op, tile.DimOp):
             dim = dim_name(op)
@@ -211,6 +218,7 @@ class RoleEmitter(ABC):
             return
         if op.dialect_name() in ("arith", "math"):
             clone = op.clone_without_regions(value_mapper=self.values, clone_operands=True)
+            clone.attributes.pop(ROLE, None)  # said which copies hold the op; each copy is one role's
             block.add_op(clone)
             for old, new in zip(op.results, clone.results):
                 self.values[old] = new

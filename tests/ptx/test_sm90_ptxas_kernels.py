@@ -65,7 +65,7 @@ def _for(e: Emit, lb: SSAValue, ub: SSAValue, carried: list[SSAValue],
 
 
 def _kernel(name: str, abi: KernelABI, smem: int) -> tuple[ModuleOp, sm90.KernelOp, Emit]:
-    kernel = sm90.KernelOp(name, abi.to_json(), abi.block, smem, 1)
+    kernel = sm90.KernelOp(name, sm90.KernelABIAttr.from_abi(abi), abi.block, smem, 1)
     return ModuleOp([kernel]), kernel, Emit(kernel.body.block)
 
 

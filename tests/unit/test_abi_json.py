@@ -8,6 +8,7 @@ import json
 import pytest
 
 from tkc.abi import ABIError, ArgSpec, DimParam, KernelABI, PointerParam, TensorMapParam
+from tkc.dialects.sm90 import KernelABIAttr
 
 ABI = KernelABI(
     entry="k",
@@ -57,8 +58,17 @@ def edited(path: tuple[str | int, ...], value: object) -> str:
         (edited(("grid", 0), "K"), "'grid' holds an invalid entry"),
         (edited(("divisibility",), [["M", 0]]), "'divisibility' holds an invalid entry"),
         (edited(("args", 0, "dims"), ["M", -1]), "'dims' holds an invalid entry"),
+        (edited(("written",), [{}]), "'written' holds an invalid entry"),
+        (edited(("grid", 1), ["min", {}, 4]), "'grid' holds an invalid entry"),
+        (edited(("divisibility",), [[["M"], 128]]), "'divisibility' holds an invalid entry"),
     ],
 )
 def test_anything_else_is_an_abi_error(text: str, message: str) -> None:
     with pytest.raises(ABIError, match=message):
         KernelABI.from_json(text)
+
+
+def test_the_sm90_attribute_holds_the_abi_less_what_its_kernel_states() -> None:
+    attr = KernelABIAttr.from_abi(ABI)
+    assert attr.abi(ABI.entry, ABI.block, ABI.smem_bytes) == ABI
+    assert KernelABI.from_json(attr.abi("k", 384, 1024).to_json()) == ABI

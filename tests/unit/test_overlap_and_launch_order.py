@@ -24,10 +24,11 @@ from xdsl.dialects import scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import SSAValue
 
-from tkc.abi import KernelABI, evaluate
+from tkc.abi import evaluate
 from tkc.backends.ptx_printer import print_ptx
 from tkc.diagnostics import TkError
 from tkc.dialects.ptx import DivOp
+from tkc.dialects import sm90
 from tkc.dialects.ptx_builder import PtxBuilder
 from tkc.dialects.tile import BroadcastOp, KernelOp, LoadOp, MmaOp, StoreOp, ToSharedOp
 from tkc.driver import compile_module, ir_text
@@ -130,18 +131,17 @@ def test_persistent_gemm_does_not_reuse_its_loads() -> None:
 
 def test_causal_attention_launches_qi_heavy_first() -> None:
     causal = compiled(ATTENTION, params={"CAUSAL": 1})
-    decision = kernel_of(causal).attributes["heavy_first"]
-    assert decision.int_value == 0 and "grows with qi" in decision.reason.data
-    assert KernelPlan.of(kernel_of(causal)).heavy_first == 0
+    plan = KernelPlan.of(kernel_of(causal))
+    assert plan.heavy_first == 0 and "grows with qi" in plan.reasons["heavy_first"]
     assert "sm90.grid_dim 0" in ir_text(compiled(ATTENTION, "sm90", {"CAUSAL": 1}))
 
 
 def test_no_heavy_first_without_causal_or_with_the_pin() -> None:
-    assert "heavy_first" not in kernel_of(compiled(ATTENTION, params={"CAUSAL": 0})).attributes
+    assert "heavy_first" not in KernelPlan.of(kernel_of(compiled(ATTENTION, params={"CAUSAL": 0}))).reasons
     assert "sm90.grid_dim" not in ir_text(compiled(ATTENTION, "sm90", {"CAUSAL": 0}))
     pinned = annotated(ATTENTION, "kernel attn_fwd", "@heavy_first(0)")
     kernel = kernel_of(compiled(pinned, params={"CAUSAL": 1}))
-    assert "heavy_first" not in kernel.attributes and KernelPlan.of(kernel).heavy_first == -1
+    assert "heavy_first" not in KernelPlan.of(kernel).reasons and KernelPlan.of(kernel).heavy_first == -1
 
 
 # ----------------------------------------------------------------- PtxBuilder div/rem by a constant
@@ -180,8 +180,8 @@ def test_other_divisions_keep_div(ty: str, divisor: int) -> None:
 
 def test_cluster_gemm_abi_allows_an_odd_number_of_tile_rows() -> None:
     kernel = next(op for op in compiled(annotated(GEMM, "kernel gemm", "@cluster(2)"), "sm90").walk()
-                  if "abi" in op.properties)
-    abi = KernelABI.from_json(kernel.properties["abi"].data)
+                  if isinstance(op, sm90.KernelOp))
+    abi = kernel.kernel_abi()
     assert dict(abi.divisibility)["M"] == 128
     # grid[0] = 2 * min(ceildiv(M / 128, 2) * (N / 256), num_sms / 2): M = 384 is 3 tile rows, so
     # 2 pairs (the last one half out of bounds), times 2 column tiles = 4 clusters (under 66) = 8 CTAs

@@ -6,14 +6,17 @@ from pathlib import Path
 
 import pytest
 
-from tkc.dialects.tile import KernelOp, MmaOp, RegisterTileType, SharedTileType
+from tkc.dialects.tile import PLAN_DECISIONS, KernelOp, MmaOp, PlanAttr, RegisterTileType, SharedTileType
 from tkc.diagnostics import TkError
 from tkc.driver import compile_module, parse_mlir
 from tkc.frontend import parse_tk
 from tkc.passes.plan import SMEM_BUDGET, KernelPlan, smem_plan
 from tkc.passes.occupancy import mma_registers, register_pool, register_split
 from tkc.passes.shared_tiles import wgmma_descriptor
+from tkc.passes.tile_occupancy_plan import TileOccupancyPlanPass
+from tkc.passes.tile_pipeline import TilePipelinePass
 from tkc.report import report
+from xdsl.context import Context
 from xdsl.dialects.builtin import BFloat16Type
 
 REPO = Path(__file__).resolve().parents[2]
@@ -112,7 +115,7 @@ def test_two_ctas_need_room_for_the_widest_wgmma() -> None:
     (mma,) = [op for op in kernel.walk() if isinstance(op, MmaOp) and isinstance(op.a.type, RegisterTileType)]
     assert mma_registers(mma) == 256 // 2 + 30 > register_pool(1, 2)[0] == 128
     assert KernelPlan.of(kernel).ctas_per_sm == 1
-    assert "too few for one wgmma" in kernel.attributes["ctas_per_sm"].reason.data
+    assert "too few for one wgmma" in KernelPlan.of(kernel).reasons["ctas_per_sm"]
 
 
 def test_widest_wgmma_bounds_the_consumers() -> None:
@@ -160,3 +163,35 @@ def test_an_mma_wider_than_one_wgmma_is_refused() -> None:
     module = parse_tk(path.read_text(), str(path), {"BN": 272, "BM": 64})
     with pytest.raises(TkError, match="this mma produces 272 columns, and the GPU backend computes an mma as one wgmma"):
         compile_module(module, "ptx")
+
+
+def test_the_plan_is_one_attribute_read_through_kernel_plan() -> None:
+    """tile-occupancy-plan leaves one #tile.plan, which KernelPlan.of reads with its reasons; a
+    kernel no pass planned gets the defaults; planning again starts afresh (no stale field stays)."""
+    unplanned = kernel_of(parse_tk(GEMM, "gemm.tk"))
+    assert KernelPlan.of(unplanned) == KernelPlan() and not KernelPlan.of(unplanned).reasons
+    module = compiled(GEMM)
+    kernel = kernel_of(module)
+    planned = kernel.attributes["plan"]
+    assert isinstance(planned, PlanAttr) and not set(PLAN_DECISIONS) & set(kernel.attributes)
+    assert KernelPlan.of(kernel).reasons["threads"] == "1 producer + 2 consumer warpgroup(s) of 128 threads"
+    KernelPlan.decide(kernel, "heavy_first", 1, "stale")
+    assert KernelPlan.of(kernel).heavy_first == 1
+    TileOccupancyPlanPass().apply(Context(), module)
+    assert kernel.attributes["plan"] == planned
+
+
+def test_tile_pipeline_records_its_layout_in_the_plan_within_the_budget() -> None:
+    """Without a plan's smem_bytes, tile-pipeline writes its layout's total into the plan; a layout
+    over the budget, which no plan may hold, is an error at the kernel."""
+    module = parse_mlir((INPUTS / "gemm.mlir").read_text(), "gemm.mlir")
+    kernel = kernel_of(module)
+    KernelPlan.decide(kernel, "stages", 2, "the test's")
+    TilePipelinePass().apply(Context(), module)
+    plan = KernelPlan.of(kernel)
+    assert (plan.stages, plan.smem_bytes) == (2, smem_plan(kernel, 2).total)
+    assert plan.reasons["smem_bytes"] == "tile-pipeline's layout of 2 stage(s)"
+    module = parse_mlir((INPUTS / "gemm.mlir").read_text(), "gemm.mlir")
+    KernelPlan.decide(kernel_of(module), "stages", 9, "the test's")
+    with pytest.raises(TkError, match=r"shared memory overflows: the layout of 9 stage\(s\) needs 477184 bytes"):
+        TilePipelinePass().apply(Context(), module)

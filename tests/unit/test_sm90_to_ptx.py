@@ -25,7 +25,7 @@ from tkc.passes.ptx_flatten_control_flow import PtxFlattenControlFlowPass, flatt
 from tkc.passes.sm90_to_ptx import fragments
 
 BF16, F32 = BFloat16Type(), Float32Type()
-ABI = KernelABI("k", (), (), (1, 1, 1), 128, 0).to_json()
+ABI = KernelABI("k", (), (), (1, 1, 1), 128, 0)
 
 # --------------------------------------------------------------------------- simulator
 
@@ -178,7 +178,7 @@ def read_tile(memory: dict[int, float], base: int, ref: sm90.SharedRefType, shap
 
 def kernel(body: Callable[[Callable[[Operation], SSAValue], SSAValue], None]) -> ModuleOp:
     """A one-warpgroup sm90 kernel; `body(emit, base)` adds ops after the smem base."""
-    k = sm90.KernelOp("k", ABI, 128, 0)
+    k = sm90.KernelOp("k", sm90.KernelABIAttr.from_abi(ABI), 128, 0)
     block = k.body.block
 
     def emit(op: Operation) -> SSAValue:
@@ -379,7 +379,7 @@ def test_module_keeps_the_abi() -> None:
     module = kernel(lambda emit, base: None)
     lower(module)
     (pmod,) = module.body.block.ops
-    assert pmod.attributes["tkc.abi"].data == ABI  # type: ignore[attr-defined]
+    assert pmod.attributes["tkc.abi"].data == ABI.to_json()  # type: ignore[attr-defined]
 
 
 def test_transposed_a_descriptor() -> None:

@@ -17,6 +17,7 @@ from tkc import driver
 from tkc.diagnostics import TkError
 from tkc.dialects import sm90, tile
 from tkc.passes.convert_tile_to_sm90 import ConvertTileToSm90Pass
+from tkc.passes.plan import KernelPlan
 from tkc.passes.sm90_build_rings import Sm90BuildRingsPass
 from tkc.passes.tile_pipeline import TilePipelinePass
 from tkc.passes.sm90_verify_barriers import Sm90VerifyBarriersPass, barriers_of
@@ -30,7 +31,7 @@ def lowered(name: str, **plan: int) -> ModuleOp:
     module = driver.load_module(INPUTS / f"{name}.mlir")
     kernel = next(op for op in module.walk() if isinstance(op, tile.KernelOp))
     for key, value in plan.items():
-        kernel.attributes[key] = IntegerAttr(value, 64)
+        KernelPlan.decide(kernel, key, value, "the test's plan")
     TilePipelinePass().apply(Context(), module)  # the shared-memory layout the lowering reads
     ConvertTileToSm90Pass().apply(Context(), module)
     Sm90BuildRingsPass().apply(Context(), module)

@@ -50,10 +50,20 @@ builtin.module {
 
 // -----
 
-// An sm90 kernel whose ABI string is damaged.
+// An sm90 kernel whose launch contract is damaged (cut short), and one that names a dim no
+// argument has.
 builtin.module {
-  sm90.kernel @k threads 256 : i32 smem 0 : i32 min_ctas 1 : i32 abi "{\22entry\22: \22k\22, \22args\22: [" {
+  sm90.kernel @k threads 256 : i32 smem 0 : i32 min_ctas 1 : i32 abi <args [X: f32[N]], params [dim_N = dim N], grid [1, 1> {
     sm90.sync_block
   }
 }
-// CHECK: input-verification.mlir:[[# @LINE - 4]]:3: error: invalid sm90.kernel: the abi is not a kernel ABI (tkc/abi.py): not JSON
+// CHECK: input-verification.mlir:[[# @LINE - 4]]:123: error: ']' expected
+
+// -----
+
+builtin.module {
+  sm90.kernel @k threads 256 : i32 smem 0 : i32 min_ctas 1 : i32 abi <args [X: f32[N]], params [dim_M = dim M], grid [1, 1, 1]> {
+    sm90.sync_block
+  }
+}
+// CHECK: input-verification.mlir:[[# @LINE - 4]]:3: error: sm90.abi: parameter 'dim_M' names no dim 'M' of the arguments

@@ -5,7 +5,7 @@
 // a 384-thread block gets, 4 stages (beside 32 KB of epilogue staging: two 64-column chunks),
 // and a persistent grid walking 8 tile-rows at a time.
 // GEMM: tile.kernel @gemm
-// GEMM-SAME: consumers = #tile.decision<2, "128-row register tiles: 64 rows per consumer warpgroup (wgmma m64); the demand of 160 registers per thread fits">
+// GEMM-SAME: plan = #tile.plan<consumers = #tile.decision<2, "128-row register tiles: 64 rows per consumer warpgroup (wgmma m64); the demand of 160 registers per thread fits">
 // GEMM-SAME: threads = #tile.decision<384, "1 producer + 2 consumer warpgroup(s) of 128 threads">
 // GEMM-SAME: persistent = #tile.decision<1, "2-D grid (i, j) with a K loop (GEMM-like)
 // GEMM-SAME: stages = #tile.decision<4, "4 stages fit (1 KB for 8 mbarriers + 4 x 49152 B ring + 32768 B epilogue staging + 1 KB alignment slack); the deepest ring tkc builds (as ThunderKittens)">
@@ -13,32 +13,32 @@
 // GEMM-SAME: group_m = #tile.decision<8,
 // GEMM-SAME: ctas_per_sm = #tile.decision<1, "persistent grid: one CTA per SM">
 // GEMM-SAME: producer_registers = #tile.decision<40, "384 threads get 168 registers each at entry (64512 in all)
-// GEMM-SAME: consumer_registers = #tile.decision<232,
+// GEMM-SAME: consumer_registers = #tile.decision<232, "{{[^"]*}}">>
 
 // Attention D=128: the 3-D grid launches one CTA per tile, so Q (loaded once, 32 KB) is dead by
 // the epilogue, which stages its output in Q's bytes; K+V make a 64 KB stage, so 3 stages fit.
 // ATTN: tile.kernel @attn_fwd
-// ATTN-SAME: consumers = #tile.decision<2,
+// ATTN-SAME: plan = #tile.plan<consumers = #tile.decision<2,
 // ATTN-SAME: persistent = #tile.decision<0, "a 3-D grid (qi, h, b): one CTA per tile, the hardware scheduler fills the SMs">
 // ATTN-SAME: stages = #tile.decision<3, "3 stages fit (1 KB for 8 mbarriers + 32768 B of single tiles (the epilogue stages its output in them) + 3 x 65536 B ring + 1 KB alignment slack); 4 would need 296960 bytes, over 232448">
 // ATTN-SAME: smem_bytes = #tile.decision<231424,
 // ATTN-SAME: group_m = #tile.decision<1,
 // ATTN-SAME: ctas_per_sm = #tile.decision<1, "two blocks would need 2 x (231424 + 1024 reserved) bytes, over the SM's 233472">
 // ATTN-SAME: producer_registers = #tile.decision<40,
-// ATTN-SAME: consumer_registers = #tile.decision<232,
+// ATTN-SAME: consumer_registers = #tile.decision<232, "{{[^"]*}}">>
 
 // Causal attention: the K/V loop's trip count grows with the query tile qi, so qi launches in
 // reverse (longest tiles first); @heavy_first(0) keeps the launch order.
 // RUN: tkc compile %examples/attention.tk -D CAUSAL=1 --emit tile | filecheck %s --check-prefix=CAUSAL
 // RUN: sed 's/^kernel/@heavy_first(0) kernel/' %examples/attention.tk > %t.plain.tk
 // RUN: tkc compile %t.plain.tk -D CAUSAL=1 --emit tile | filecheck %s --check-prefix=PLAIN
-// CAUSAL: heavy_first = #tile.decision<0, "the loop's trip count grows with qi: blocks launch from the last qi down
+// CAUSAL: plan = #tile.plan<{{.*}}, heavy_first = #tile.decision<0, "the loop's trip count grows with qi: blocks launch from the last qi down
 // PLAIN-NOT: heavy_first = #tile.decision
 
 // Pins are obeyed when they fit, and are errors naming the budget when they do not.
 // RUN: sed 's/KERNEL_PIN/@registers(32, 232) @persistent/; s/LOOP_PIN/@stages(2)/' %S/Inputs/gemm-pinned.tk > %t.ok.tk
 // RUN: tkc compile %t.ok.tk --emit tile | filecheck %s --check-prefix=PINNED
-// PINNED: persistent = #tile.decision<1, "pinned by @persistent
+// PINNED: plan = #tile.plan<{{.*}}, persistent = #tile.decision<1, "pinned by @persistent
 // PINNED-SAME: stages = #tile.decision<2, "pinned by @stages(2); 133120 of 232448 bytes">
 // PINNED-SAME: producer_registers = #tile.decision<32, "pinned by @registers(32, 232); 63488 of 64512 registers">
 // PINNED: pipeline = #tile.decision<2, "pinned by @stages(2); 2-stage TMA ring

@@ -6,7 +6,7 @@
 // RUN: sh -c 'sed "s/ring 0 at %%cbase offset 1024 stages 2/ring 0 at %%cbase offset 1024 stages 3/" %s | tkc-opt -p sm90-build-rings 2>&1; echo "exit $?"' | filecheck %s --check-prefix=DISAGREE
 
 builtin.module {
-  sm90.kernel @pair threads 384 : i32 smem 34816 : i32 min_ctas 1 : i32 cluster 2 : i32 abi "{\"entry\": \"pair\", \"args\": [{\"name\": \"A\", \"dtype\": \"bf16\", \"dims\": [\"M\", \"K\"]}], \"params\": [{\"name\": \"dim_K\", \"dim\": \"K\", \"kind\": \"dim\"}], \"grid\": [2, 1, 1], \"block\": 384, \"smem_bytes\": 34816, \"divisibility\": []}" {
+  sm90.kernel @pair threads 384 : i32 smem 34816 : i32 min_ctas 1 : i32 cluster 2 : i32 abi <args [A: bf16[M, K]], params [dim_K = dim K], grid [2, 1, 1]> {
     %base = sm90.smem_base
     sm90.single_thread "block" {
       sm90.fence_barrier_init

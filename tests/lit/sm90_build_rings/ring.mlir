@@ -10,7 +10,7 @@
 // RUN: tkc-opt %s -p sm90-build-rings > %t.once.mlir && tkc-opt %t.once.mlir -p sm90-build-rings > %t.twice.mlir && diff %t.once.mlir %t.twice.mlir
 
 builtin.module {
-  sm90.kernel @ring threads 384 : i32 smem 34816 : i32 min_ctas 1 : i32 abi "{\"entry\": \"ring\", \"args\": [{\"name\": \"A\", \"dtype\": \"bf16\", \"dims\": [\"M\", \"K\"]}], \"params\": [{\"name\": \"tmap_A\", \"arg\": \"A\", \"box\": [64, 64], \"swizzle\": 128, \"kind\": \"tensormap\"}, {\"name\": \"dim_K\", \"dim\": \"K\", \"kind\": \"dim\"}], \"grid\": [1, 1, 1], \"block\": 384, \"smem_bytes\": 34816, \"divisibility\": []}" {
+  sm90.kernel @ring threads 384 : i32 smem 34816 : i32 min_ctas 1 : i32 abi <args [A: bf16[M, K]], params [tmap_A = tensormap A box [64, 64] swizzle 128, dim_K = dim K], grid [1, 1, 1]> {
     %base = sm90.smem_base
     sm90.single_thread "block" {
       sm90.fence_barrier_init

@@ -4,7 +4,7 @@
 // RUN: tkc-opt %s -p convert-sm90-to-ptx | filecheck %s
 
 builtin.module {
-  sm90.kernel @k threads 384 : i32 smem 2048 : i32 min_ctas 1 : i32 cluster 2 : i32 abi "{\"entry\": \"k\", \"args\": [{\"name\": \"A\", \"dtype\": \"f32\", \"dims\": [\"K\"]}], \"params\": [{\"name\": \"dim_K\", \"dim\": \"K\", \"kind\": \"dim\"}], \"grid\": [2, 1, 1], \"block\": 384, \"smem_bytes\": 2048, \"divisibility\": []}" {
+  sm90.kernel @k threads 384 : i32 smem 2048 : i32 min_ctas 1 : i32 cluster 2 : i32 abi <args [A: f32[K]], params [dim_K = dim K], grid [2, 1, 1]> {
     %base = sm90.smem_base
     %full = sm90.mbarrier_group %base offset 16 : !sm90.mbarriers<3>
     %empty = sm90.mbarrier_group %base offset 40 : !sm90.mbarriers<3>

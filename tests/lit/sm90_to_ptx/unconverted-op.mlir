@@ -2,7 +2,7 @@
 // RUN: not tkc-opt %s -p convert-sm90-to-ptx 2>&1 | filecheck %s
 
 builtin.module {
-  sm90.kernel @k threads 128 : i32 smem 0 : i32 min_ctas 1 : i32 abi "{\"entry\": \"k\", \"args\": [], \"params\": [], \"grid\": [1, 1, 1], \"block\": 128, \"smem_bytes\": 0, \"divisibility\": []}" {
+  sm90.kernel @k threads 128 : i32 smem 0 : i32 min_ctas 1 : i32 abi <args [], params [], grid [1, 1, 1]> {
     %x = arith.constant 1.0 : f32
     %y = math.tanh %x : f32
   }

@@ -3,7 +3,7 @@
 // RUN: tkc-opt %s -p convert-sm90-to-ptx -t ptx | filecheck %s
 
 builtin.module {
-  sm90.kernel @mma threads 128 : i32 smem 33792 : i32 min_ctas 1 : i32 abi "{\"entry\": \"mma\", \"args\": [], \"params\": [], \"grid\": [1, 1, 1], \"block\": 128, \"smem_bytes\": 33792, \"divisibility\": []}" {
+  sm90.kernel @mma threads 128 : i32 smem 33792 : i32 min_ctas 1 : i32 abi <args [], params [], grid [1, 1, 1]> {
     %base = sm90.smem_base
     %c0 = arith.constant 0 : index
     %c8192 = arith.constant 8192 : index

@@ -8,11 +8,11 @@
 // convert-tile-to-sm90 itself leaves the barriers to sm90-build-rings: each role makes its
 // sm90.ring 0 (1024, 2 x 16384 bytes); the producer acquires stage k where B's load stood, the
 // consumer waits for it at A's and releases it.
-// RUN: tkc-opt %s -p convert-tile-to-sm90,sm90-build-rings | filecheck %s
-// RUN: tkc-opt %s -p convert-tile-to-sm90 | filecheck %s --check-prefix=RINGS
+// RUN: tkc-opt %s -p tile-warp-specialize,convert-tile-to-sm90,sm90-build-rings | filecheck %s
+// RUN: tkc-opt %s -p tile-warp-specialize,convert-tile-to-sm90 | filecheck %s --check-prefix=RINGS
 
 builtin.module {
-  tile.kernel @gemm(%A: !tile.gl<[M, K], bf16>, %B: !tile.gl<[K, N], bf16>, %C: !tile.gl<[M, N], bf16>) attributes {consumers = 1 : i64, stages = 2 : i64, smem_bytes = 43008 : i64, params = {}} {
+  tile.kernel @gemm(%A: !tile.gl<[M, K], bf16>, %B: !tile.gl<[K, N], bf16>, %C: !tile.gl<[M, N], bf16>) attributes {plan = #tile.plan<consumers = #tile.decision<1, "hand-written">, stages = #tile.decision<2, "hand-written">, smem_bytes = #tile.decision<43008, "hand-written">>, params = {}} {
     %M = tile.dim %A[0] : !tile.gl<[M, K], bf16>
     %N = tile.dim %B[1] : !tile.gl<[K, N], bf16>
     %K = tile.dim %A[1] : !tile.gl<[M, K], bf16>
@@ -39,7 +39,7 @@ builtin.module {
 }
 
 // CHECK:      sm90.kernel @gemm threads 256 : i32 smem 43008 : i32 min_ctas 1 : i32 abi
-// CHECK-SAME:   \22grid\22: [[\22div\22, \22M\22, 64], [\22div\22, \22N\22, 64], 1]
+// CHECK-SAME:   grid [(div M 64), (div N 64), 1]
 // CHECK:        sm90.single_thread "block" {
 // CHECK-COUNT-2:  sm90.mbarrier_init %{{[0-9]+}}, 1 : i32
 // CHECK:          sm90.fence_barrier_init

@@ -5,10 +5,10 @@
 // loads whole (row 0), each consumer loads its 64 rows of X (row0 = index * 64); the store
 // stages in the loads' bytes (staging_reuse), so all consumers meet first (named barrier 3, 256
 // threads); the stage is freed at the tile's end.
-// RUN: tkc-opt %s -p convert-tile-to-sm90,sm90-build-rings | filecheck %s
+// RUN: tkc-opt %s -p tile-warp-specialize,convert-tile-to-sm90,sm90-build-rings | filecheck %s
 
 builtin.module {
-  tile.kernel @scale_cols(%X: !tile.gl<[M, N], bf16>, %V: !tile.gl<[N], bf16>, %Y: !tile.gl<[M, N], bf16>) attributes {consumers = 2 : i64, smem_bytes = 19456 : i64, params = {}} {
+  tile.kernel @scale_cols(%X: !tile.gl<[M, N], bf16>, %V: !tile.gl<[N], bf16>, %Y: !tile.gl<[M, N], bf16>) attributes {plan = #tile.plan<consumers = #tile.decision<2, "hand-written">, smem_bytes = #tile.decision<19456, "hand-written">>, params = {}} {
     %M = tile.dim %X[0] : !tile.gl<[M, N], bf16>
     %N = tile.dim %X[1] : !tile.gl<[M, N], bf16>
     %c128 = arith.constant 128 : index

@@ -1,8 +1,8 @@
 // tkc compile FILE
-// expect: decision consumers must be an integer, 1..7
+// expect: the plan's consumers must be an integer, 1..7
 // The lowering divides the rows by the consumers it finds.
 builtin.module {
-  tile.kernel @k(%X: !tile.gl<[M, N], f32>) attributes {consumers = #tile.decision<0, "damaged">} {
+  tile.kernel @k(%X: !tile.gl<[M, N], f32>) attributes {plan = #tile.plan<consumers = #tile.decision<0, "damaged">>} {
     %m = tile.dim %X[0] : !tile.gl<[M, N], f32>
     %c64 = arith.constant 64 : index
     %g = arith.divui %m, %c64 : index

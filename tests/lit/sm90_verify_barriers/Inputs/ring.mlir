@@ -1,7 +1,7 @@
 // A minimal warp-specialised kernel with a 2-stage TMA ring and a correct barrier protocol.
 // The tests of sm90-verify-barriers break it with sed, one rule at a time.
 builtin.module {
-  sm90.kernel @ring threads 256 : i32 smem 34816 : i32 min_ctas 1 : i32 abi "{\"entry\": \"ring\", \"args\": [{\"name\": \"A\", \"dtype\": \"bf16\", \"dims\": [\"M\", \"K\"]}], \"params\": [{\"name\": \"tmap_A\", \"arg\": \"A\", \"box\": [64, 64], \"swizzle\": 128, \"kind\": \"tensormap\"}, {\"name\": \"dim_K\", \"dim\": \"K\", \"kind\": \"dim\"}], \"grid\": [1, 1, 1], \"block\": 256, \"smem_bytes\": 34816, \"divisibility\": []}" {
+  sm90.kernel @ring threads 256 : i32 smem 34816 : i32 min_ctas 1 : i32 abi <args [A: bf16[M, K]], params [tmap_A = tensormap A box [64, 64] swizzle 128, dim_K = dim K], grid [1, 1, 1]> {
     %base = sm90.smem_base
     sm90.single_thread "block" {
       %fulls = sm90.mbarrier_group %base offset 0 : !sm90.mbarriers<2>

@@ -1,0 +1,49 @@
+// The launch contract of an sm90.kernel (#sm90.abi) prints and parses back, in custom and in
+// generic form: tensor maps, pointers and dims; grid extents nested over dims, constants and
+// num_sms; `divisible` and `written` only where they are not empty; names that are not bare
+// identifiers quoted.
+// RUN: TKC_ROUNDTRIP
+// RUN: tkc-opt %s --split-input-file --print-op-generic | filecheck %s --check-prefix=GENERIC
+
+builtin.module {
+  sm90.kernel @gemm threads 384 : i32 smem 1024 : i32 min_ctas 1 : i32 abi <args [A: bf16[M, K], B: bf16[K, 256], C: f32[M, 256], L: f32[M]], params [tmap_A_0 = tensormap A box [64, 128] swizzle 128, tmap_B_1 = tensormap B box [64, 64] swizzle 0, ptr_C = pointer C, ptr_L = pointer L, dim_K = dim K, dim_M = dim M], grid [(min (mul (ceildiv M 128) 2) (mul num_sms 1)), 1, 1], divisible [K by 64, M by 128], written [C, L]> {
+    %k = sm90.dim "dim_K"
+    %a = sm90.tensormap "tmap_A_0"
+    %c = sm90.pointer "ptr_C"
+  }
+}
+// CHECK:      sm90.kernel @gemm threads 384 : i32 smem 1024 : i32 min_ctas 1 : i32 abi <args [A: bf16[M, K], B: bf16[K, 256], C: f32[M, 256], L: f32[M]],
+// CHECK-SAME:   params [tmap_A_0 = tensormap A box [64, 128] swizzle 128, tmap_B_1 = tensormap B box [64, 64] swizzle 0, ptr_C = pointer C, ptr_L = pointer L, dim_K = dim K, dim_M = dim M],
+// CHECK-SAME:   grid [(min (mul (ceildiv M 128) 2) (mul num_sms 1)), 1, 1], divisible [K by 64, M by 128], written [C, L]> {
+// GENERIC:    "sm90.kernel"() <{{.*}}abi = #sm90.abi<args [A: bf16[M, K], B: bf16[K, 256], C: f32[M, 256], L: f32[M]], params [tmap_A_0 = tensormap A box [64, 128] swizzle 128,
+// GENERIC-SAME: grid [(min (mul (ceildiv M 128) 2) (mul num_sms 1)), 1, 1], divisible [K by 64, M by 128], written [C, L]>
+
+// -----
+
+builtin.module {
+  sm90.kernel @copy threads 128 : i32 smem 0 : i32 min_ctas 2 : i32 cluster 2 : i32 abi <args [X: f16[R, 64]], params [ptr_X = pointer X], grid [(div R 64), R, (sub (max R 2) 1)], written [X]> {
+    sm90.sync_block
+  }
+}
+// CHECK:      sm90.kernel @copy threads 128 : i32 smem 0 : i32 min_ctas 2 : i32 cluster 2 : i32 abi <args [X: f16[R, 64]], params [ptr_X = pointer X], grid [(div R 64), R, (sub (max R 2) 1)], written [X]> {
+// GENERIC:    abi = #sm90.abi<args [X: f16[R, 64]], params [ptr_X = pointer X], grid [(div R 64), R, (sub (max R 2) 1)], written [X]>
+
+// -----
+
+builtin.module {
+  sm90.kernel @empty threads 128 : i32 smem 0 : i32 min_ctas 1 : i32 abi <args [], params [], grid [1, 1, 1]> {
+    sm90.sync_block
+  }
+}
+// CHECK:      sm90.kernel @empty threads 128 : i32 smem 0 : i32 min_ctas 1 : i32 abi <args [], params [], grid [1, 1, 1]> {
+// GENERIC:    abi = #sm90.abi<args [], params [], grid [1, 1, 1]>
+
+// -----
+
+builtin.module {
+  sm90.kernel @quoted threads 128 : i32 smem 0 : i32 min_ctas 1 : i32 abi <args ["x-y": f32["n-1"]], params ["ptr_x-y" = pointer "x-y", dim_n = dim "n-1"], grid [(ceildiv "n-1" 64), 1, 1], divisible ["n-1" by 64], written ["x-y"]> {
+    sm90.sync_block
+  }
+}
+// CHECK:      abi <args ["x-y": f32["n-1"]], params ["ptr_x-y" = pointer "x-y", dim_n = dim "n-1"], grid [(ceildiv "n-1" 64), 1, 1], divisible ["n-1" by 64], written ["x-y"]> {
+// GENERIC:    abi = #sm90.abi<args ["x-y": f32["n-1"]], params ["ptr_x-y" = pointer "x-y", dim_n = dim "n-1"], grid [(ceildiv "n-1" 64), 1, 1], divisible ["n-1" by 64], written ["x-y"]>
