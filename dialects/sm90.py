@@ -4,7 +4,11 @@ Tiles are gone here. What remains is what a Hopper CTA really has:
   - warpgroup roles (`sm90.roles`: one producer warpgroup, N consumer warpgroups) and
     `setmaxnreg` budgets per role;
   - shared memory as addresses (`index`), typed views of tiles in it (`!sm90.smem<...>`: shape,
-    dtype and swizzle, which fix TMA boxes and wgmma descriptors), and mbarriers at addresses;
+    dtype and swizzle, which fix TMA boxes and wgmma descriptors), and mbarriers: groups of them
+    at fixed offsets (`!sm90.mbarriers<N>`, one barrier per ring stage) and the barrier of one
+    stage (`!sm90.mbarrier`), so which barrier an op uses is read off the IR; rings of stages
+    (`!sm90.ring`: convert-tile-to-sm90 acquires, waits for and releases stages of them, and
+    sm90-build-rings gives each its barriers and expands those ops into mbarrier ops);
   - TMA copies between tensor maps and shared memory, completing on mbarriers;
   - wgmma on shared-memory descriptors or register fragments;
   - register fragments (`!sm90.frag<64x256xf32>`): one warpgroup's slice of a register tile in
@@ -33,6 +37,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     StringAttr,
     SymbolNameConstraint,
+    I32,
     UnitAttr,
 )
 from xdsl.ir import Attribute, Block, Data, Dialect, Operation, ParametrizedAttribute, Region, SSAValue, TypeAttribute
@@ -51,8 +56,9 @@ from xdsl.irdl import (
     result_def,
     traits_def,
     var_operand_def,
+    var_result_def,
 )
-from xdsl.parser import AttrParser
+from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
 from xdsl.traits import IsolatedFromAbove, NoTerminator, Pure, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
@@ -219,6 +225,51 @@ class TensorMapType(ParametrizedAttribute, TypeAttribute):
     name = "sm90.tmap"
 
 
+MBARRIER_BYTES = 8
+"""The size of one mbarrier (a u64 in shared memory)."""
+
+
+@irdl_attr_definition
+class MbarrierGroupType(ParametrizedAttribute, TypeAttribute):
+    """`count` mbarriers side by side in shared memory (a ring's full or empty barriers, one per
+    stage). It has no register of its own: `sm90.mbarrier_at` reads its base and offset."""
+
+    name = "sm90.mbarriers"
+    count: IntAttr
+
+    def __init__(self, count: int):
+        super().__init__(IntAttr(count))
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(f"<{self.count.data}>")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            return (IntAttr(parser.parse_integer()),)
+
+    def verify(self) -> None:
+        if self.count.data < 1:
+            raise VerifyException(f"a group holds at least one mbarrier, got {self.count.data}")
+
+
+@irdl_attr_definition
+class MbarrierType(ParametrizedAttribute, TypeAttribute):
+    """One mbarrier of a group; in PTX the b32 register of its shared address."""
+
+    name = "sm90.mbarrier"
+
+
+RING_BARRIERS_PER_STAGE = 2
+"""A ring stage's mbarriers: `full` (its loads landed) and `empty` (its readers are done)."""
+
+
+@irdl_attr_definition
+class RingType(ParametrizedAttribute, TypeAttribute):
+    """A ring of shared-memory stages (sm90.ring); no register holds it: sm90-build-rings
+    expands its ops before the PTX lowering."""
+
+    name = "sm90.ring"
 @irdl_attr_definition
 class KernelABIAttr(Data[LaunchContract]):
     """How a kernel is launched (tkc.abi.LaunchContract: a KernelABI less the entry, block and
@@ -365,6 +416,9 @@ _PARAM_KINDS = (TensorMapParam.kind, PointerParam.kind, DimParam.kind)
 
 Fragment = base(FragmentType)
 
+LOWERED_TYPES = (FragmentType, SharedRefType, TensorMapType, MbarrierGroupType, MbarrierType, RingType)
+"""The sm90 types of a kernel's values (convert-sm90-to-ptx's emitter says what each lowers to;
+rings are gone by then)."""
 SCALAR_TYPES = (IndexType(), IntegerType(1), IntegerType(32), IntegerType(64), Float32Type())
 """The scalars of an sm90 kernel, as convert-sm90-to-ptx holds them in registers (index is 32 bits)."""
 
@@ -414,7 +468,7 @@ class KernelOp(IRDLOperation):
     def verify_(self) -> None:
         for op in self.body.walk():
             for value in (*op.results, *(arg for region in op.regions for block in region.blocks for arg in block.args)):
-                if not isinstance(value.type, FragmentType | SharedRefType | TensorMapType) and value.type not in SCALAR_TYPES:
+                if not isinstance(value.type, LOWERED_TYPES) and value.type not in SCALAR_TYPES:
                     raise VerifyException(f"{op.name} computes with {value.type}, which no PTX register of the lowering holds")
         try:
             check_launch_size(self.threads.value.data, self.smem_bytes.value.data)
@@ -679,9 +733,197 @@ class NamedBarrierOp(IRDLOperation):
 
 
 @irdl_op_definition
+class MbarrierGroupOp(IRDLOperation):
+    """The group of mbarriers at byte `offset` from the shared-memory base `base` (the offset the
+    shared-memory plan gave them). It has no code of its own: `sm90.mbarrier_at` adds the
+    offset where it addresses a barrier."""
+
+    name = "sm90.mbarrier_group"
+    base = operand_def(IndexType)
+    offset = prop_def(IntegerAttr[I32])
+    result = result_def(MbarrierGroupType)
+    traits = traits_def(Pure())
+    assembly_format = "$base `offset` $offset attr-dict `:` type($result)"
+
+    def __init__(self, base: SSAValue, offset: int, count: int):
+        super().__init__(
+            operands=[base], properties={"offset": IntegerAttr(offset, 32)}, result_types=[MbarrierGroupType(count)]
+        )
+
+    @property
+    def count(self) -> int:
+        assert isinstance(self.result.type, MbarrierGroupType)
+        return self.result.type.count.data
+
+    def verify_(self) -> None:
+        if not isinstance(self.base.owner, SmemBaseOp):
+            raise VerifyException("a barrier group is addressed from sm90.smem_base")
+        offset = self.offset.value.data
+        if offset < 0 or offset % MBARRIER_BYTES:
+            raise VerifyException(f"mbarriers lie at 8-byte aligned offsets, got {offset}")
+
+
+@irdl_op_definition
+class MbarrierAtOp(IRDLOperation):
+    """The barrier of stage `stage` in each of `groups` (a ring's full and empty barriers, which
+    one stage indexes): group offset + 8 * stage from the base, the stage's byte offset computed
+    once for all of them."""
+
+    name = "sm90.mbarrier_at"
+    groups = var_operand_def(MbarrierGroupType)
+    stage = operand_def(IndexType)
+    barriers = var_result_def(MbarrierType)
+    traits = traits_def(Pure())
+
+    def __init__(self, groups: Sequence[SSAValue], stage: SSAValue):
+        super().__init__(operands=[groups, stage], result_types=[[MbarrierType()] * len(groups)])
+
+    def print(self, printer: Printer) -> None:
+        """`%full, %empty = sm90.mbarrier_at %f, %e[%stage] : !sm90.mbarriers<4>` (the groups are of one type)."""
+        printer.print_string(" ")
+        printer.print_list(self.groups, printer.print_operand)
+        printer.print_string("[")
+        printer.print_operand(self.stage)
+        printer.print_string("]")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.groups[0].type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> MbarrierAtOp:
+        groups = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_unresolved_operand)
+        parser.parse_punctuation("[")
+        stage = parser.parse_unresolved_operand()
+        parser.parse_punctuation("]")
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        group_type = parser.parse_type()
+        op = cls([parser.resolve_operand(g, group_type) for g in groups], parser.resolve_operand(stage, IndexType()))
+        op.attributes |= attributes
+        return op
+
+    def group_ops(self) -> list[MbarrierGroupOp]:
+        return [cast(MbarrierGroupOp, group.owner) for group in self.groups]
+
+    def verify_(self) -> None:
+        counts = {cast(MbarrierGroupType, group.type).count.data for group in self.groups}
+        if len(self.groups) != len(self.barriers) or len(counts) != 1:
+            raise VerifyException("sm90.mbarrier_at takes one stage of groups of one size, one barrier each")
+        if not all(isinstance(group.owner, MbarrierGroupOp) for group in self.groups):
+            raise VerifyException("the groups of sm90.mbarrier_at are sm90.mbarrier_group results")
+        if (stage := _constant(self.stage)) is not None:
+            _check_range(self, "the stage", stage, 0, counts.pop() - 1)
+
+
+@irdl_op_definition
+class RingOp(IRDLOperation):
+    """Ring `number` of the kernel as one role's code addresses it from `base`: `stages` stages
+    of `stage_bytes` bytes from byte `offset`, a stage per value of the ring count `it`
+    (stage it % stages). Each role makes its own value of every ring it uses, all of one
+    number; sm90-build-rings gives the ring its full and empty mbarriers."""
+
+    name = "sm90.ring"
+    base = operand_def(IndexType)
+    number = prop_def(IntegerAttr[I32])
+    offset = prop_def(IntegerAttr[I32])
+    stages = prop_def(IntegerAttr[I32])
+    stage_bytes = prop_def(IntegerAttr[I32])
+    result = result_def(RingType)
+    traits = traits_def(Pure())
+    assembly_format = "$number `at` $base `offset` $offset `stages` $stages `stage_bytes` $stage_bytes attr-dict"
+
+    def __init__(self, base: SSAValue, number: int, offset: int, stages: int, stage_bytes: int):
+        super().__init__(
+            operands=[base],
+            properties={name: IntegerAttr(value, 32) for name, value in
+                        (("number", number), ("offset", offset), ("stages", stages), ("stage_bytes", stage_bytes))},
+            result_types=[RingType()],
+        )
+
+    def verify_(self) -> None:
+        if not isinstance(self.base.owner, SmemBaseOp):
+            raise VerifyException("a ring is addressed from sm90.smem_base")
+        if self.stages.value.data < 1:
+            raise VerifyException(f"a ring has at least one stage, got {self.stages.value.data}")
+
+
+class _RingStageOp(IRDLOperation):
+    """An op on the stage of ring count `it` of `ring` (an sm90.ring)."""
+
+    ring = operand_def(RingType)
+    it = operand_def(IndexType)
+
+    def ring_op(self) -> RingOp:
+        return cast(RingOp, self.ring.owner)
+
+    def verify_(self) -> None:
+        if not isinstance(self.ring.owner, RingOp):
+            raise VerifyException(f"{self.name} takes the result of an sm90.ring")
+
+
+@irdl_op_definition
+class RingAcquireOp(_RingStageOp):
+    """The producer takes stage `it` to fill: waits until its readers released it, expects
+    `tx_bytes` on its full barrier. Returns the stage's address and the full barrier its TMA
+    loads complete on."""
+
+    name = "sm90.ring_acquire"
+    tx_bytes = prop_def(IntegerAttr[I32])
+    stage = result_def(IndexType)
+    full = result_def(MbarrierType)
+    assembly_format = "$ring `[` $it `]` `expect_tx` $tx_bytes attr-dict"
+
+    def __init__(self, ring: SSAValue, it: SSAValue, tx_bytes: int):
+        super().__init__(
+            operands=[ring, it], properties={"tx_bytes": IntegerAttr(tx_bytes, 32)},
+            result_types=[IndexType(), MbarrierType()],
+        )
+
+
+@irdl_op_definition
+class RingWaitOp(_RingStageOp):
+    """A consumer waits until stage `it`'s loads landed; returns the stage's address."""
+
+    name = "sm90.ring_wait"
+    stage = result_def(IndexType)
+    assembly_format = "$ring `[` $it `]` attr-dict"
+
+    def __init__(self, ring: SSAValue, it: SSAValue):
+        super().__init__(operands=[ring, it], result_types=[IndexType()])
+
+
+@irdl_op_definition
+class RingStageOp(_RingStageOp):
+    """The address of stage `it`, which the role already holds (no barrier)."""
+
+    name = "sm90.ring_stage"
+    stage = result_def(IndexType)
+    assembly_format = "$ring `[` $it `]` attr-dict"
+
+    def __init__(self, ring: SSAValue, it: SSAValue):
+        super().__init__(operands=[ring, it], result_types=[IndexType()])
+
+
+@irdl_op_definition
+class RingReleaseOp(_RingStageOp):
+    """The consumers are done with stage `it` (the wgmmas reading it completed). With `rank`
+    (this CTA's rank in a 2-CTA cluster) the stage was multicast to both CTAs, so it is
+    released in the peer CTA (rank ^ 1) too."""
+
+    name = "sm90.ring_release"
+    ring = operand_def(RingType)
+    it = operand_def(IndexType)
+    rank = opt_operand_def(IndexType)
+    assembly_format = "$ring `[` $it `]` (`cluster_rank` $rank^)? attr-dict"
+
+    def __init__(self, ring: SSAValue, it: SSAValue, rank: SSAValue | None = None):
+        super().__init__(operands=[ring, it, [rank] if rank is not None else []])
+
+
+@irdl_op_definition
 class MbarrierInitOp(IRDLOperation):
     name = "sm90.mbarrier_init"
-    barrier = operand_def(IndexType)
+    barrier = operand_def(MbarrierType)
     count = prop_def(IntegerAttr)
     assembly_format = "$barrier `,` $count attr-dict"
 
@@ -698,7 +940,7 @@ class MbarrierArriveOp(IRDLOperation):
     With `cta`, the arrival is on the barrier at the same address in that CTA of the cluster."""
 
     name = "sm90.mbarrier_arrive"
-    barrier = operand_def(IndexType)
+    barrier = operand_def(MbarrierType)
     cta = opt_operand_def(IndexType)
     tx_bytes = opt_prop_def(IntegerAttr)
     assembly_format = "$barrier (`in` `cta` $cta^)? (`expect_tx` $tx_bytes^)? attr-dict"
@@ -717,7 +959,7 @@ class MbarrierWaitOp(IRDLOperation):
     """Spin until the barrier's phase with parity `parity` (0/1) has completed."""
 
     name = "sm90.mbarrier_wait"
-    barrier = operand_def(IndexType)
+    barrier = operand_def(MbarrierType)
     parity = operand_def(IndexType)
     assembly_format = "$barrier `,` $parity attr-dict"
 
@@ -734,7 +976,7 @@ class TmaLoadOp(IRDLOperation):
     name = "sm90.tma_load"
     tensor_map = operand_def(TensorMapType)
     dst = operand_def(IndexType)
-    barrier = operand_def(IndexType)
+    barrier = operand_def(MbarrierType)
     coords = var_operand_def(IndexType)
     box_bytes = prop_def(IntegerAttr)
     multicast = opt_prop_def(IntegerAttr)
@@ -1182,6 +1424,13 @@ Sm90 = Dialect(
         FenceBarrierInitOp,
         FenceProxyAsyncOp,
         NamedBarrierOp,
+        MbarrierGroupOp,
+        MbarrierAtOp,
+        RingOp,
+        RingAcquireOp,
+        RingWaitOp,
+        RingStageOp,
+        RingReleaseOp,
         MbarrierInitOp,
         MbarrierArriveOp,
         MbarrierWaitOp,
@@ -1208,5 +1457,5 @@ Sm90 = Dialect(
         LoadFragmentOp,
         StoreVectorGlobalOp,
     ],
-    [FragmentType, SharedRefType, TensorMapType, KernelABIAttr],
+    [FragmentType, SharedRefType, TensorMapType, KernelABIAttr, MbarrierGroupType, MbarrierType, RingType],
 )

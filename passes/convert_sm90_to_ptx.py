@@ -42,7 +42,7 @@ def patterns(kernel: sm90.KernelOp) -> list[RewritePattern]:
 
 _PARAM_KIND = {"tensormap": "tensormap", "pointer": "u64", "dim": "u32"}
 _CONVERTED = (ptx.PtxInst, ptx.StructuredOp, ptx.YieldOp, ptx.RepeatIfOp)
-_LEFT_FOR_USERS = (UnrealizedConversionCastOp, arith.ConstantOp)
+_LEFT_FOR_USERS = (UnrealizedConversionCastOp, arith.ConstantOp, sm90.MbarrierGroupOp)
 """What the patterns leave for their users to read; erased once every op is converted."""
 
 

@@ -11,8 +11,9 @@ What it decides, and why:
   vector (`!tile.rv<N, col>`, tile-vector-layout's) one replicated fragment: the type converter
   `KernelLowering.fragment_type` (tile_to_sm90/lowering.py) follows the tile types alone.
 - **Rings.** The loads inside a loop form one stage of an S-stage ring (S from the pipeline
-  decision); loads outside loops form a one-stage ring that turns over once per output tile;
-  full/empty mbarriers per stage (tile_to_sm90/rings.py).
+  decision); loads outside loops form a one-stage ring that turns over once per output tile
+  (tile_to_sm90/rings.py). The roles acquire, wait for and release stages of `sm90.ring`s;
+  their mbarriers are sm90-build-rings'.
 - **Tensor-core overlap.** An accumulation loop keeps one wgmma group in flight across the
   back edge (tile_to_sm90/mma.py); a loop with tile-pipeline's `overlap` decision runs its
   last mma one iteration late (tile_to_sm90/overlap.py).
@@ -45,11 +46,12 @@ from tkc.passes.tile_to_sm90.consumer import ConsumerEmitter
 from tkc.passes.tile_to_sm90.launch_abi import launch_abi
 from tkc.passes.tile_to_sm90.lowering import KernelLowering
 from tkc.passes.tile_to_sm90.producer import ProducerEmitter
-from tkc.passes.tile_to_sm90.rings import init_barriers
+from tkc.passes.tile_to_sm90.fences import init_store_fences
 
 
 def lower_kernel(kernel: tile.KernelOp) -> sm90.KernelOp:
-    """The sm90.kernel of one tile.kernel: barriers initialised by one thread, then the roles."""
+    """The sm90.kernel of one tile.kernel: store fences initialised by one thread (and the rings'
+    barriers, which sm90-build-rings adds there), then the roles."""
     lowering = KernelLowering.of(kernel)
     cluster = lowering.cluster
     lowered = sm90.KernelOp(
@@ -65,7 +67,7 @@ def lower_kernel(kernel: tile.KernelOp) -> sm90.KernelOp:
     block.add_op(base)
     init = sm90.SingleThreadOp("block")
     block.add_op(init)
-    init_barriers(lowering, base.results[0], init.body.block)
+    init_store_fences(lowering, base.results[0], init.body.block)
     # the peer's multicasts complete on our barriers: they must be initialised cluster-wide
     block.add_op(sm90.ClusterSyncOp() if cluster > 1 else sm90.SyncBlockOp())
     roles = sm90.RolesOp(lowering.consumers, lowering.plan.producer_registers, lowering.plan.consumer_registers)

@@ -1,9 +1,9 @@
 """sm90-verify-barriers: a static check of the mbarrier protocol of every `sm90.kernel`.
 
 A kernel whose barriers disagree with its threads or its TMA boxes hangs on the GPU, and a hang
-costs minutes of device time; this check costs nothing. It runs right after
-convert-tile-to-sm90, changes no IR, and raises a TkError (an internal protocol violation in the
-generated kernel) at the first op that breaks one of these rules:
+costs minutes of device time; this check costs nothing. It runs right after sm90-build-rings
+(which builds the protocol it checks), changes no IR, and raises a TkError (an internal
+protocol violation in the generated kernel) at the first op that breaks one of these rules:
 
 1. every barrier that is arrived on, waited on or that a TMA load completes on was initialised:
    `sm90.mbarrier_init` in a kernel-level `single_thread "block"` region, then
@@ -31,16 +31,16 @@ generated kernel) at the first op that breaks one of these rules:
    stores: `after_stores` (then a store-fence wait precedes it on its path) or
    `disjoint_from_stores` (tile-memory-order proved no earlier store overlaps it).
 
-Barrier addresses are computed (`smem_base` + constants + stage * 8 with stage = it % S), so
-they are evaluated abstractly: a value is a finite set of possible integers, either plain or
-relative to the shared-memory base, through `arith` constants, `addi`, `subi`, `muli` and
-`remui` (an unknown x modulo c is any of 0..c-1); anything else is unknown. Each mbarrier op thus
-has the set of barrier offsets it may touch, and must have one.
+Barriers are typed values: an op's `!sm90.mbarrier` is one stage of an `!sm90.mbarriers<N>`
+group (`sm90.mbarrier_at %group[%stage]`), and each group lies at a fixed offset of shared
+memory (`sm90.mbarrier_group`). So a barrier is (its group's offset, its stage), read off the
+IR: a constant stage names one barrier, a stage `it % S` (S constant, at most the group's size)
+any of the group's first S; any other stage is one the check cannot tell, and an error. Groups
+lie in the kernel's shared memory and do not overlap, and the store-fence slots of rule 6 (plain
+addresses: `sm90.smem_base` + a constant) lie outside them.
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, scf
@@ -53,65 +53,55 @@ from tkc.diagnostics import TkError, error_at
 from tkc.dialects import sm90
 from tkc.passes.plan import WARPGROUP_THREADS
 
-MAX_SET = 4096
-"""Larger sets of possible values are treated as unknown."""
+Barrier = tuple[int, int]
+"""A barrier: its group's byte offset from the shared-memory base, and its stage in the group."""
 
 
-@dataclass(frozen=True)
-class AbstractIndex:
-    """The possible values of an index: plain integers, or offsets from `sm90.smem_base`."""
+def _names(barriers: frozenset[Barrier] | set[Barrier]) -> str:
+    stages: dict[int, list[int]] = {}
+    for offset, stage in sorted(barriers):
+        stages.setdefault(offset, []).append(stage)
+    groups = " and ".join(f"{', '.join(map(str, s))} of the group at smem+{offset}" for offset, s in stages.items())
+    return ("the barrier " if len(barriers) == 1 else "the barriers ") + groups
 
-    values: frozenset[int]
-    based: bool
 
-
-def _pairwise(op: Operation, lhs: AbstractIndex, rhs: AbstractIndex) -> AbstractIndex | None:
-    if isinstance(op, arith.AddiOp) and not (lhs.based and rhs.based):
-        values = {a + b for a in lhs.values for b in rhs.values}
-        return AbstractIndex(frozenset(values), lhs.based or rhs.based)
-    if isinstance(op, arith.SubiOp) and (lhs.based or not rhs.based):
-        values = {a - b for a in lhs.values for b in rhs.values}
-        return AbstractIndex(frozenset(values), lhs.based and not rhs.based)
-    if isinstance(op, arith.MuliOp) and not (lhs.based or rhs.based):
-        return AbstractIndex(frozenset(a * b for a in lhs.values for b in rhs.values), False)
-    if isinstance(op, arith.RemUIOp) and not (lhs.based or rhs.based) and 0 not in rhs.values:
-        return AbstractIndex(frozenset(a % b for a in lhs.values for b in rhs.values), False)
+def _stage_counter(barrier: SSAValue) -> tuple[SSAValue, int] | None:
+    """(it, S) when the barrier's stage is `arith.remui it, S` with S constant."""
+    at = barrier.owner
+    if isinstance(at, sm90.MbarrierAtOp) and isinstance(op := at.stage.owner, arith.RemUIOp):
+        if (stages := _constant(op.rhs)) is not None and stages > 0:
+            return op.lhs, stages
     return None
 
 
-class BarrierAddresses:
-    """Abstract evaluation of index values, memoised."""
-
-    def __init__(self) -> None:
-        self.cache: dict[SSAValue, AbstractIndex | None] = {}
-
-    def __call__(self, value: SSAValue) -> AbstractIndex | None:
-        if value not in self.cache:
-            self.cache[value] = self._eval(value)
-        return self.cache[value]
-
-    def _eval(self, value: SSAValue) -> AbstractIndex | None:
-        op = value.owner
-        if isinstance(op, sm90.SmemBaseOp):
-            return AbstractIndex(frozenset({0}), True)
-        if (constant := _constant(value)) is not None:
-            return AbstractIndex(frozenset({constant}), False)
-        if not isinstance(op, arith.AddiOp | arith.SubiOp | arith.MuliOp | arith.RemUIOp):
-            return None
-        lhs, rhs = self(op.lhs), self(op.rhs)
-        if isinstance(op, arith.RemUIOp) and lhs is None and rhs is not None and not rhs.based:
-            if len(rhs.values) == 1 and (modulus := next(iter(rhs.values))) > 0:
-                return AbstractIndex(frozenset(range(min(modulus, MAX_SET + 1))), False)
-        if lhs is None or rhs is None:
-            return None
-        result = _pairwise(op, lhs, rhs)
-        return result if result is not None and len(result.values) <= MAX_SET else None
+def _group_of(barrier: SSAValue) -> sm90.MbarrierGroupOp | None:
+    at = barrier.owner
+    return at.group_ops()[at.barriers.index(barrier)] if isinstance(at, sm90.MbarrierAtOp) else None
 
 
-def _names(offsets: frozenset[int] | set[int]) -> str:
-    if len(offsets) == 1:
-        return f"the barrier at smem+{next(iter(offsets))}"
-    return "the barriers " + ", ".join(f"smem+{o}" for o in sorted(offsets))
+def _stages(barrier: SSAValue) -> range | None:
+    """The stages an `!sm90.mbarrier` may be: c for a constant stage c, the first S for a stage
+    it % S; None when it is neither (or not an sm90.mbarrier_at result)."""
+    at = barrier.owner
+    if not isinstance(at, sm90.MbarrierAtOp):
+        return None
+    if (stage := _constant(at.stage)) is not None:
+        return range(stage, stage + 1)
+    counter = _stage_counter(barrier)
+    return range(counter[1]) if counter is not None else None
+
+
+def barriers_of(barrier: SSAValue) -> frozenset[Barrier] | None:
+    """The barriers an `!sm90.mbarrier` may be (its group's offset and each of _stages)."""
+    group, stages = _group_of(barrier), _stages(barrier)
+    if group is None or stages is None:
+        return None
+    return frozenset((group.offset.value.data, s) for s in stages)
+
+
+def _found(value: SSAValue) -> str:
+    owner = value.owner
+    return f"the result of {owner.name}" if isinstance(owner, Operation) else "a block argument"
 
 
 def _role(op: Operation) -> str | None:
@@ -161,43 +151,62 @@ def _phase(parity: SSAValue) -> tuple[bool, SSAValue] | None:
     return None
 
 
-def _stage_counters(address: SSAValue) -> set[tuple[SSAValue, int]]:
-    """(it, S) of every `arith.remui it, S` (S constant) that a barrier address is computed from."""
-    op = address.owner
-    if isinstance(op, arith.RemUIOp) and (stages := _constant(op.rhs)) is not None:
-        return {(op.lhs, stages)}
-    if isinstance(op, arith.AddiOp | arith.SubiOp | arith.MuliOp):
-        return _stage_counters(op.lhs) | _stage_counters(op.rhs)
-    return set()
-
-
 class _KernelCheck:
     def __init__(self, kernel: sm90.KernelOp):
         self.kernel = kernel
-        self.addresses = BarrierAddresses()
-        self.counts: dict[int, int] = {}
+        self.groups: dict[int, int] = {}
+        """The size of the barrier group at each offset."""
+        self.counts: dict[Barrier, int] = {}
 
     def fail(self, op: Operation, what: str) -> TkError:
         return error_at(
             op, f"internal mbarrier protocol violation in the generated kernel @{self.kernel.sym_name.data}: {what}"
         )
 
-    def barriers(self, op: Operation, barrier: SSAValue) -> frozenset[int]:
-        address = self.addresses(barrier)
-        if address is None or not address.based:
+    def barriers(self, op: Operation, barrier: SSAValue) -> frozenset[Barrier]:
+        """The barriers `barrier` may be (barriers_of), each one of its group's."""
+        group, stages = _group_of(barrier), _stages(barrier)
+        if group is None:
+            raise self.fail(op, f"expected the barrier of {op.name} from sm90.mbarrier_at, found {_found(barrier)}")
+        if stages is None:
+            assert isinstance(at := barrier.owner, sm90.MbarrierAtOp)
             raise self.fail(
-                op,
-                f"expected the barrier of {op.name} at known offsets from sm90.smem_base, "
-                "found an address it cannot evaluate",
+                op, f"expected the stage of the barrier of {op.name} to be a constant or it % S, found {_found(at.stage)}"
             )
-        return address.values
+        if stages.stop > group.count:
+            raise self.fail(
+                op, f"the barrier of {op.name} may be stage {stages.stop - 1} of the group at "
+                f"smem+{group.offset.value.data}, which holds {group.count}",
+            )
+        return frozenset((group.offset.value.data, s) for s in stages)
+
+    def check_groups(self) -> None:
+        """Every group's barriers are its own and in the kernel's shared memory: groups at one
+        offset agree on their size, others do not overlap."""
+        for group in (op for op in self.kernel.walk() if isinstance(op, sm90.MbarrierGroupOp)):
+            offset = group.offset.value.data
+            if offset + sm90.MBARRIER_BYTES * group.count > self.kernel.smem_bytes.value.data:
+                raise self.fail(group, f"the barrier group at smem+{offset} of {group.count} lies outside the "
+                                f"kernel's {self.kernel.smem_bytes.value.data} bytes of shared memory")
+            if self.groups.setdefault(offset, group.count) != group.count:
+                raise self.fail(group, f"the barrier groups at smem+{offset} differ in size")
+        spans = sorted(self.groups.items())
+        for (offset, count), (next_offset, _) in zip(spans, spans[1:]):
+            if offset + sm90.MBARRIER_BYTES * count > next_offset:
+                raise self.fail(
+                    self.kernel, f"the barrier group at smem+{offset} of {count} overlaps the one at smem+{next_offset}"
+                )
+
+    def in_group(self, offset: int) -> bool:
+        return any(start <= offset < start + sm90.MBARRIER_BYTES * count for start, count in self.groups.items())
 
     def run(self) -> None:
+        self.check_groups()
         self.check_inits()
         arrives = [op for op in self.kernel.walk() if isinstance(op, sm90.MbarrierArriveOp)]
         waits = [op for op in self.kernel.walk() if isinstance(op, sm90.MbarrierWaitOp)]
         loads = [op for op in self.kernel.walk() if isinstance(op, sm90.TmaLoadOp)]
-        arrived: set[int] = set()
+        arrived: set[Barrier] = set()
         for arrive in arrives:
             touched = self.initialised(arrive, arrive.barrier)
             arrived |= touched
@@ -209,16 +218,16 @@ class _KernelCheck:
             remote = [a for a in arrives
                       if a.cta is not None and a.barrier is arrive.barrier and a.parent_block() is arrive.parent_block()]
             threads = _threads(arrive, self.kernel) * (1 + len(remote))
-            for offset in sorted(touched):
-                if self.counts[offset] != threads:
+            for barrier in sorted(touched):
+                if self.counts[barrier] != threads:
                     raise self.fail(
                         arrive,
-                        f"the barrier at smem+{offset} expects {self.counts[offset]} arrivals per phase, "
+                        f"{_names({barrier})} expects {self.counts[barrier]} arrivals per phase, "
                         f"found an arrive executed by {threads} thread{'s' if threads != 1 else ''}",
                     )
             if arrive.tx_bytes is not None:
                 self.check_expect_tx(arrive, loads)
-        full: set[int] = set()
+        full: set[Barrier] = set()
         for load in loads:
             full |= self.initialised(load, load.barrier)
             if not any(
@@ -236,10 +245,15 @@ class _KernelCheck:
         self.check_loads_after_stores(loads)
 
     def slot(self, op: Operation, slot: SSAValue) -> int:
-        offsets = self.barriers(op, slot)
-        if len(offsets) != 1:
-            raise self.fail(op, f"expected {op.name} on one store-fence slot, found an address that may be any of {_names(offsets)}")
-        return next(iter(offsets))
+        """The offset of a store-fence slot: its address is sm90.smem_base + a constant."""
+        add = slot.owner
+        if isinstance(add, arith.AddiOp):
+            for base, offset in ((add.lhs, add.rhs), (add.rhs, add.lhs)):
+                if isinstance(base.owner, sm90.SmemBaseOp) and (constant := _constant(offset)) is not None:
+                    return constant
+        raise self.fail(
+            op, f"expected {op.name} on one store-fence slot (sm90.smem_base + a constant), found {_found(slot)}"
+        )
 
     def check_store_fences(self) -> None:
         sites: dict[int, dict[type[Operation], list[Operation]]] = {}
@@ -251,7 +265,7 @@ class _KernelCheck:
             signals = by_kind.get(sm90.StoreFenceSignalOp, [])
             waits = by_kind.get(sm90.StoreFenceWaitOp, [])
             first = (inits + signals + waits)[0]
-            if len(inits) != 1 or offset in self.counts:
+            if len(inits) != 1 or self.in_group(offset):
                 raise self.fail(first, f"expected one sm90.store_fence_init of the slot at smem+{offset}, apart from the mbarriers")
             region = inits[0].parent_op()
             if not (isinstance(region, sm90.SingleThreadOp) and region.scope.data == "block"):
@@ -342,15 +356,13 @@ class _KernelCheck:
                     init,
                     "expected sm90.mbarrier_init in a kernel-level single_thread \"block\" region, found it elsewhere",
                 )
-            offsets = self.barriers(init, init.barrier)
-            if len(offsets) != 1:
-                raise self.fail(
-                    init, f"expected sm90.mbarrier_init of one barrier, found an address that may be any of {_names(offsets)}"
-                )
-            (offset,) = offsets
-            if offset in self.counts:
-                raise self.fail(init, f"expected one sm90.mbarrier_init of the barrier at smem+{offset}, found a second one")
-            self.counts[offset] = init.count.value.data
+            barriers = self.barriers(init, init.barrier)
+            if len(barriers) != 1:
+                raise self.fail(init, f"expected sm90.mbarrier_init of one barrier, found one of {_names(barriers)}")
+            (barrier,) = barriers
+            if barrier in self.counts:
+                raise self.fail(init, f"expected one sm90.mbarrier_init of {_names(barriers)}, found a second one")
+            self.counts[barrier] = init.count.value.data
             self.check_fenced(init, region)
 
     def check_fenced(self, init: sm90.MbarrierInitOp, region: sm90.SingleThreadOp) -> None:
@@ -365,14 +377,14 @@ class _KernelCheck:
                 break
         raise self.fail(init, "expected sm90.sync_block after the barrier inits and before sm90.roles, found none")
 
-    def initialised(self, op: Operation, barrier: SSAValue) -> frozenset[int]:
-        offsets = self.barriers(op, barrier)
-        missing = offsets - self.counts.keys()
+    def initialised(self, op: Operation, barrier: SSAValue) -> frozenset[Barrier]:
+        barriers = self.barriers(op, barrier)
+        missing = barriers - self.counts.keys()
         if missing:
             raise self.fail(
                 op, f"expected every barrier {op.name} may use to be initialised, found no init of {_names(missing)}"
             )
-        return offsets
+        return barriers
 
     def check_expect_tx(self, arrive: sm90.MbarrierArriveOp, loads: list[sm90.TmaLoadOp]) -> None:
         assert arrive.tx_bytes is not None
@@ -389,9 +401,9 @@ class _KernelCheck:
                 f"in its block, found {found} bytes",
             )
 
-    def check_wait(self, wait: sm90.MbarrierWaitOp, arrived: set[int], full: set[int]) -> None:
-        offsets = self.initialised(wait, wait.barrier)
-        never = offsets - arrived
+    def check_wait(self, wait: sm90.MbarrierWaitOp, arrived: set[Barrier], full: set[Barrier]) -> None:
+        barriers = self.initialised(wait, wait.barrier)
+        never = barriers - arrived
         if never:
             raise self.fail(
                 wait,
@@ -400,27 +412,25 @@ class _KernelCheck:
             )
         phase = _phase(wait.parity)
         if phase is None:
-            owner = wait.parity.owner
-            found = f"the result of {owner.name}" if isinstance(owner, Operation) else "a block argument"
             raise self.fail(
                 wait,
                 "expected the parity of sm90.mbarrier_wait to be a phase bit (arith.andi x, 1, or arith.xori "
-                f"of one with 1), found {found}",
+                f"of one with 1), found {_found(wait.parity)}",
             )
         flipped, lap = phase
         role = _role(wait)
         if role is None:
             raise self.fail(wait, "expected sm90.mbarrier_wait in the producer or consumer role, found it outside sm90.roles")
-        on_full = offsets <= full
-        if not on_full and offsets & full:
-            raise self.fail(wait, f"a wait expects either full or empty barriers, found both among {_names(offsets)}")
+        on_full = barriers <= full
+        if not on_full and barriers & full:
+            raise self.fail(wait, f"a wait expects either full or empty barriers, found both among {_names(barriers)}")
         if role == "producer" and on_full:
             raise self.fail(
-                wait, f"the producer waits on empty barriers, found a wait on {_names(offsets)}, which TMA completes"
+                wait, f"the producer waits on empty barriers, found a wait on {_names(barriers)}, which TMA completes"
             )
         if role == "consumer" and not on_full:
             raise self.fail(
-                wait, f"consumers wait on full barriers, found a wait on {_names(offsets)}, which no TMA completes"
+                wait, f"consumers wait on full barriers, found a wait on {_names(barriers)}, which no TMA completes"
             )
         if flipped != (role == "producer"):
             expected, found = ("flipped", "plain") if role == "producer" else ("plain", "flipped")
@@ -430,12 +440,12 @@ class _KernelCheck:
     def check_lap(self, wait: sm90.MbarrierWaitOp, lap: SSAValue) -> None:
         """A phase bit (it / S) & 1 must count laps of the ring whose stage is it % S."""
         division = lap.owner
-        stages = _stage_counters(wait.barrier)
-        if not (isinstance(division, arith.DivUIOp) and (laps := _constant(division.rhs)) is not None and stages):
+        stage = _stage_counter(wait.barrier)
+        if not (isinstance(division, arith.DivUIOp) and (laps := _constant(division.rhs)) is not None and stage):
             return
-        if (division.lhs, laps) in stages:
+        if (division.lhs, laps) == stage:
             return
-        it, count = min(stages, key=lambda counter: counter[1])
+        it, count = stage
         counter = "it" if division.lhs is it else "another count"
         raise self.fail(
             wait,

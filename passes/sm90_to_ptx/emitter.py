@@ -5,7 +5,8 @@ shared-memory reference in the b32 register of its address, a tensor map in the 
 its generic address. A fragment is a list of registers in the wgmma accumulator layout
 (hopper-ptx.md §5): per 64-row m-block, C/2 f32 registers (C/4 packed b32 for bf16/f16, which
 is exactly the register-A layout of the next wgmma), or 2 registers (rows r0 and r0+8) for a
-row vector.
+row vector. An mbarrier is the b32 register of its shared address; a group of mbarriers has no
+register: `sm90.mbarrier_at` reads its base and offset off the `sm90.mbarrier_group` (sync.py).
 
 A converted value is an `unrealized_conversion_cast` from its registers to its sm90 type: the
 pattern of the op that defines it writes the cast, the patterns of its users read the

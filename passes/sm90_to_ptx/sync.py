@@ -1,6 +1,11 @@
 """convert-sm90-to-ptx patterns for synchronisation and bulk copies: named barriers, fences,
 mbarriers, the store-fence counters and TMA.
 
+A barrier group is no code: it stays (like a constant) until the `sm90.mbarrier_at` that
+address its barriers are converted, each barrier at base + group offset + 8 * stage, the
+stage's byte offset computed once for all the groups of one `mbarrier_at` (a constant stage
+folds into the offset).
+
 An mbarrier wait is a spin loop (`try_wait` may time out): a `ptx.loop`. A store fence is two
 u32 counters (see `StoreFenceWaitOp`): the consumers' passes, which they count with a release
 `red.add`, and the producer's, which it counts itself and then spins (ld.acquire) until the
@@ -18,7 +23,7 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewri
 
 from tkc.dialects import sm90
 from tkc.dialects.ptx_builder import PtxBuilder
-from tkc.passes.sm90_to_ptx.emitter import Emitter
+from tkc.passes.sm90_to_ptx.emitter import Emitter, constant
 
 CONSUMER_PASSES, PRODUCER_PASSES = 0, 4
 """Byte offsets of the two u32 counters of a store-fence slot."""
@@ -54,6 +59,21 @@ class LowerNamedBarrier(RewritePattern):
         e = Emitter(op)
         e.b.bar_sync(e.int_src(op.barrier_id, "u32"), op.threads.value.data)
         rewriter.erase(op)
+
+
+class LowerMbarrierAt(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: sm90.MbarrierAtOp, rewriter: PatternRewriter) -> None:
+        e = Emitter(op)
+        b = e.b
+        groups = op.group_ops()
+        stage = constant(op.stage)
+        if isinstance(stage, int):
+            stage_offset = sm90.MBARRIER_BYTES * stage
+            e.replace(rewriter, *(b.add("u32", e.reg(g.base), g.offset.value.data + stage_offset) for g in groups))
+            return
+        stride = b.mul("u32", e.reg(op.stage), sm90.MBARRIER_BYTES)
+        e.replace(rewriter, *(b.add("u32", b.add("u32", e.reg(g.base), g.offset.value.data), stride) for g in groups))
 
 
 class LowerMbarrierInit(RewritePattern):
@@ -145,7 +165,7 @@ class LowerTmaStoreWait(RewritePattern):
 
 
 PATTERNS: list[RewritePattern] = [
-    LowerNoOperands(), LowerNamedBarrier(), LowerMbarrierInit(), LowerMbarrierArrive(), LowerMbarrierWait(),
+    LowerNoOperands(), LowerNamedBarrier(), LowerMbarrierAt(), LowerMbarrierInit(), LowerMbarrierArrive(), LowerMbarrierWait(),
     LowerStoreFenceInit(), LowerStoreFenceSignal(), LowerStoreFenceWait(), LowerTmaLoad(), LowerTmaStore(),
     LowerTmaStoreWait(),
 ]

@@ -24,7 +24,7 @@ from tkc.passes.tile_to_sm90.fences import consumer_fence
 from tkc.passes.tile_to_sm90.lowering import KernelLowering
 from tkc.passes.tile_to_sm90.mma import accumulation_chain, emit_mma
 from tkc.passes.tile_to_sm90.overlap import emit_overlapped_for
-from tkc.passes.tile_to_sm90.rings import release, ring_slot, view_stage
+from tkc.passes.tile_to_sm90.rings import release, view_stage, wait_stage
 from tkc.passes.tile_to_sm90.roles import RoleEmitter
 from tkc.passes.tile_to_sm90.shared_memory import Ring
 from tkc.passes.tile_to_sm90.stores import emit_store, emit_to_shared
@@ -43,9 +43,7 @@ class ConsumerEmitter(RoleEmitter):
 
     def ring_slot(self, ring: Ring, it: SSAValue, block: Block) -> None:
         """Wait until the stage's loads landed; its loads are views of the stage."""
-        slot = ring_slot(self, ring, it, block)
-        self.op(sm90.MbarrierWaitOp(slot.full, slot.parity), block)
-        view_stage(self, ring, ring.loads, slot.stage, block)
+        view_stage(self, ring, ring.loads, wait_stage(self, ring, it, block), block)
 
     def finish_tile(self, block: Block) -> None:
         for ring in self.memory.kernel_rings:

@@ -12,11 +12,23 @@ slot and only orders the consumers' stores.
 from __future__ import annotations
 
 from xdsl.dialects import arith
+from xdsl.dialects.builtin import IndexType, IntegerAttr
 from xdsl.ir import Block, SSAValue
 
 from tkc.dialects import sm90, tile
 from tkc.passes.plan import WARPGROUP_THREADS
+from tkc.passes.tile_to_sm90.lowering import KernelLowering
 from tkc.passes.tile_to_sm90.roles import RoleEmitter
+
+
+def init_store_fences(lowering: KernelLowering, base: SSAValue, block: Block) -> None:
+    """Zero every store-fence slot, then fence the inits (of the rings' mbarriers too, which
+    sm90-build-rings puts before these) for the other threads and the async proxy."""
+    for slot in lowering.memory.fence_slots.values():
+        offset = arith.ConstantOp(IntegerAttr(slot, IndexType()))
+        address = arith.AddiOp(base, offset.result)
+        block.add_ops([offset, address, sm90.StoreFenceInitOp(address.result)])
+    block.add_op(sm90.FenceBarrierInitOp())
 
 
 def _slot(role: RoleEmitter, op: tile.FenceOp, block: Block) -> SSAValue | None:

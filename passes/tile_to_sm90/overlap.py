@@ -26,7 +26,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 
 from tkc.dialects import sm90, tile
 from tkc.passes.tile_to_sm90.mma import issue_mma
-from tkc.passes.tile_to_sm90.rings import release, ring_slot, view_stage
+from tkc.passes.tile_to_sm90.rings import release, stage_address, view_stage
 from tkc.passes.tile_to_sm90.shared_memory import Ring
 
 if TYPE_CHECKING:
@@ -158,7 +158,7 @@ def _emit_tail(c: ConsumerEmitter, late: LateTail, block: Block,
     c.values.update(zip(late.crossing, late.carried))
     if late.loads:
         ring = c.memory.ring_loading(late.loads[0])
-        view_stage(c, ring, late.loads, ring_slot(c, ring, late.iteration, block).stage, block)
+        view_stage(c, ring, late.loads, stage_address(c, ring, late.iteration, block), block)
     for op in late.ops[:-1]:
         c.emit_op(op, block)
     late_values = {v: c.values[v] for v in saved}

@@ -7,14 +7,14 @@ carry only the scalars named by their `producer_values`; the tiles are the consu
 
 from __future__ import annotations
 
-from xdsl.dialects import arith, scf
+from xdsl.dialects import scf
 from xdsl.dialects.builtin import IndexType
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from tkc.diagnostics import error_at
-from tkc.dialects import sm90, tile
+from tkc.dialects import tile
 from tkc.passes.tile_to_sm90.fences import producer_fence
-from tkc.passes.tile_to_sm90.rings import ring_slot
+from tkc.passes.tile_to_sm90.rings import acquire_stage
 from tkc.passes.tile_to_sm90.roles import RoleEmitter
 from tkc.passes.tile_to_sm90.shared_memory import Ring
 from tkc.passes.tile_to_sm90.tma import issue_load
@@ -26,13 +26,10 @@ class ProducerEmitter(RoleEmitter):
         return ring.loads[-1]
 
     def ring_slot(self, ring: Ring, it: SSAValue, block: Block) -> None:
-        """Wait until the consumers freed the stage, expect its bytes, issue its loads."""
-        slot = ring_slot(self, ring, it, block)
-        flipped = self.op(arith.XOrIOp(slot.parity, self.const(1, block)), block).results[0]
-        self.op(sm90.MbarrierWaitOp(slot.empty, flipped), block)
-        self.op(sm90.MbarrierArriveOp(slot.full, ring.tx_bytes), block)
+        """Acquire the stage (the consumers freed it; expect its bytes), issue its loads."""
+        stage, full = acquire_stage(self, ring, it, block)
         for load in ring.loads:
-            issue_load(self, load, ring.buffers[load], slot.stage, slot.full, block)
+            issue_load(self, load, ring.buffers[load], stage, full, block)
 
     def finish_tile(self, block: Block) -> None:
         pass  # the consumers free the stages

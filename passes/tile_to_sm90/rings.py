@@ -1,74 +1,37 @@
-"""Rings and their mbarriers: the loads of a loop iteration (or of one output tile) are one
-stage of an S-stage ring in shared memory.
+"""Rings: the loads of a loop iteration (or of one output tile) are one stage of an S-stage
+ring in shared memory, a stage per value of the ring count `it`, which runs on across the tiles
+of a persistent CTA.
 
-Each stage has a `full` barrier (the producer's expect_tx; TMA completes it) and an `empty`
-barrier (one lane of every consumer warp arrives once the wgmmas reading the stage are done,
-in every CTA the stage was multicast to). Stage and parity follow the ring count `it`, which
-runs on across the tiles of a persistent CTA: s = it % S, parity = (it / S) & 1. The producer
-waits `empty` with the opposite parity, so its first lap passes at once.
+Each role addresses every ring through its own `sm90.ring` (SharedMemory.ring_values): the
+producer acquires stage `it` and fills it, the consumers wait for it, view it, and release it
+once the wgmmas reading it are done, in every CTA it was multicast to. The mbarriers that make
+this safe, and the phases they are waited with, are sm90-build-rings'.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from xdsl.dialects import arith
-from xdsl.dialects.builtin import IndexType, IntegerAttr
 from xdsl.ir import Block, SSAValue
 
 from tkc.dialects import sm90, tile
-from tkc.passes.plan import WARPGROUP_THREADS
-from tkc.passes.tile_to_sm90.lowering import KernelLowering
 from tkc.passes.tile_to_sm90.roles import RoleEmitter
 from tkc.passes.tile_to_sm90.shared_memory import Ring
 
 
-def init_barriers(lowering: KernelLowering, base: SSAValue, block: Block) -> None:
-    """Every ring stage's full and empty mbarrier and every store-fence slot, by one thread."""
-
-    def address(offset: int) -> SSAValue:
-        constant = arith.ConstantOp(IntegerAttr(offset, IndexType()))
-        block.add_op(constant)
-        add = arith.AddiOp(base, constant.result)
-        block.add_op(add)
-        return add.result
-
-    for ring in lowering.memory.rings:
-        for stage in range(ring.stages):
-            block.add_op(sm90.MbarrierInitOp(address(8 * (ring.full + stage)), 1))
-            # a multicast stage is free once the consumers of every CTA that receives it are done
-            releasers = WARPGROUP_THREADS // 32 * lowering.consumers * (lowering.cluster if ring.loop is not None else 1)
-            block.add_op(sm90.MbarrierInitOp(address(8 * (ring.empty + stage)), releasers))
-    for slot in lowering.memory.fence_slots.values():
-        block.add_op(sm90.StoreFenceInitOp(address(slot)))
-    block.add_op(sm90.FenceBarrierInitOp())
+def acquire_stage(role: RoleEmitter, ring: Ring, it: SSAValue, block: Block) -> tuple[SSAValue, SSAValue]:
+    """The producer takes stage `it` to fill: its address and the barrier its loads complete on."""
+    acquire = role.op(sm90.RingAcquireOp(role.rings[ring], it, ring.tx_bytes), block)
+    assert isinstance(acquire, sm90.RingAcquireOp)
+    return acquire.stage, acquire.full
 
 
-@dataclass
-class RingSlot:
-    """Ring iteration `it`'s stage address, its barriers and the parity to wait for."""
-
-    stage: SSAValue
-    full: SSAValue
-    empty: SSAValue
-    parity: SSAValue
+def wait_stage(role: RoleEmitter, ring: Ring, it: SSAValue, block: Block) -> SSAValue:
+    """The consumers wait until stage `it`'s loads landed; its address."""
+    return role.op(sm90.RingWaitOp(role.rings[ring], it), block).results[0]
 
 
-def ring_slot(role: RoleEmitter, ring: Ring, it: SSAValue, block: Block) -> RingSlot:
-    stages = role.const(ring.stages, block)
-    stage = role.rem(it, stages, block)
-    lap = role.div(it, stages, block)
-    parity = role.op(arith.AndIOp(lap, role.const(1, block)), block).results[0]
-    base = role.smem_base
-    stage_addr = role.add(
-        role.add(base, role.const(ring.base, block), block),
-        role.mul(stage, role.const(ring.stage_bytes, block), block),
-        block,
-    )
-    stage8 = role.mul(stage, role.const(8, block), block)
-    full = role.add(role.add(base, role.const(8 * ring.full, block), block), stage8, block)
-    empty = role.add(role.add(base, role.const(8 * ring.empty, block), block), stage8, block)
-    return RingSlot(stage_addr, full, empty, parity)
+def stage_address(role: RoleEmitter, ring: Ring, it: SSAValue, block: Block) -> SSAValue:
+    """The address of stage `it`, which the role already waited for."""
+    return role.op(sm90.RingStageOp(role.rings[ring], it), block).results[0]
 
 
 def view_stage(role: RoleEmitter, ring: Ring, loads: list[tile.LoadOp], stage: SSAValue, block: Block) -> None:
@@ -80,13 +43,7 @@ def view_stage(role: RoleEmitter, ring: Ring, loads: list[tile.LoadOp], stage: S
 
 
 def release(role: RoleEmitter, ring: Ring, it: SSAValue, block: Block) -> None:
-    """One lane of each consumer warp frees the stage (its warpgroup's wgmmas that read it are
-    complete), here and in the peer CTA of a cluster."""
-    empty = ring_slot(role, ring, it, block).empty
-    lane = sm90.SingleThreadOp("warp")
-    role.op(lane, block)
-    role.op(sm90.MbarrierArriveOp(empty), lane.body.block)
-    rank = role.tiles.rank
-    if rank is not None and ring.loop is not None:
-        peer = role.op(arith.XOrIOp(rank, role.const(1, lane.body.block)), lane.body.block).results[0]
-        role.op(sm90.MbarrierArriveOp(empty, cta=peer), lane.body.block)
+    """The consumers free stage `it` (their wgmmas that read it are complete), here and, for a
+    loop's ring in a cluster (whose stages are multicast), in the peer CTA."""
+    rank = role.tiles.rank if ring.loop is not None else None
+    role.op(sm90.RingReleaseOp(role.rings[ring], it, rank), block)

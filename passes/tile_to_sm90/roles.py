@@ -54,6 +54,7 @@ class RoleEmitter(ABC):
         self.location: LocationAttr = lowering.kernel.location
         self.walk: TileWalk | None = None
         self.smem_base = self.op(sm90.SmemBaseOp()).results[0]
+        self.rings = self.memory.ring_values(self.smem_base, self.block)
         self.dims = {name: self.op(sm90.DimParamOp(f"dim_{name}")).results[0] for name in lowering.symbolic_dims}
 
     @property

@@ -1,6 +1,7 @@
 """The kernel's shared memory as the lowering sees it: tile-pipeline decided every offset
-(plan.smem_plan, recorded on the ops); this module reads them back and numbers what only the
-lowering places, the mbarriers and store-fence slots of the first kilobyte.
+(plan.smem_plan, recorded on the ops); this module reads them back and places what only the
+lowering places in the first kilobyte: the store-fence slots, after the rings' mbarriers
+(RING_BARRIERS_PER_STAGE a stage, which sm90-build-rings lays out from offset 0).
 
 One source of truth: nothing here lays out a tile. An op without its recorded offset means
 tile-pipeline did not run, which is an error, not a reason to recompute the layout.
@@ -13,7 +14,7 @@ from typing import cast
 
 from xdsl.dialects import scf
 from xdsl.dialects.builtin import IntegerAttr
-from xdsl.ir import Operation
+from xdsl.ir import Block, Operation, SSAValue
 
 from tkc.diagnostics import error_at
 from tkc.dialects import sm90, tile
@@ -61,7 +62,7 @@ class SharedBuffer:
         return self.ref_type.get_shape()[-1] // self.ref_type.panel_cols
 
 
-@dataclass
+@dataclass(eq=False)
 class Ring:
     """Loads that complete together: one stage each time `it` advances."""
 
@@ -72,9 +73,6 @@ class Ring:
     buffers: dict[tile.LoadOp, SharedBuffer] = field(default_factory=dict)
     stage_bytes: int = 0
     base: int = 0
-    full: int = 0
-    """Index of the first stage's `full` mbarrier (8 bytes each from the base)."""
-    empty: int = 0
 
     @property
     def tx_bytes(self) -> int:
@@ -134,6 +132,16 @@ class SharedMemory:
 
     def ring_loading(self, load: tile.LoadOp) -> Ring:
         return next(ring for ring in self.rings if load in ring.loads)
+
+    def ring_values(self, base: SSAValue, block: Block) -> dict[Ring, SSAValue]:
+        """Each ring as an `sm90.ring` (numbered in ring order) addressed from `base`, the
+        shared-memory base of the code in `block`, at whose end they are made."""
+        values: dict[Ring, SSAValue] = {}
+        for number, ring in enumerate(self.rings):
+            op = sm90.RingOp(base, number, ring.base, ring.stages, ring.stage_bytes)
+            block.add_op(op)
+            values[ring] = op.result
+        return values
 
 
 def _check_ring_order(loop: scf.ForOp, loads: list[tile.LoadOp]) -> None:
@@ -208,8 +216,7 @@ def read_shared_memory(kernel: tile.KernelOp, plan: KernelPlan, rows_per_consume
             ring.base, ring.stage_bytes = _offset(ring.loop, "ring_offset"), _offset(ring.loop, "stage_bytes")
             for load in ring.loads:
                 ring.buffers[load] = buffer(load, "stage_offset")
-        ring.full, ring.empty = barriers, barriers + ring.stages
-        barriers += 2 * ring.stages
+        barriers += sm90.RING_BARRIERS_PER_STAGE * ring.stages
     for ring in rings:
         if ring.loop is None:
             ring.stage_bytes = align(single_end, TILE_ALIGN) - MBARRIER_REGION

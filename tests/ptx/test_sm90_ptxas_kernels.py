@@ -41,12 +41,17 @@ class Emit:
     def mul(self, a: SSAValue, b: SSAValue | int) -> SSAValue:
         return self(arith.MuliOp(a, self.c(b) if isinstance(b, int) else b))
 
-    def ring(self, base: SSAValue, it: SSAValue, stages: int, bars: int) -> tuple[SSAValue, SSAValue, SSAValue, SSAValue]:
-        """(stage, parity, full[stage], empty[stage]) of iteration `it`."""
+    def barrier(self, group: SSAValue, stage: SSAValue | int) -> SSAValue:
+        return self(sm90.MbarrierAtOp([group], self.c(stage) if isinstance(stage, int) else stage))
+
+    def ring(self, groups: list[SSAValue], it: SSAValue, stages: int) -> tuple[SSAValue, SSAValue, SSAValue, SSAValue]:
+        """(stage, parity, full[stage], empty[stage]) of iteration `it` of the ring whose full and
+        empty barrier groups are `groups`."""
         stage = self(arith.RemUIOp(it, self.c(stages)))
         parity = self(arith.AndIOp(self(arith.DivUIOp(it, self.c(stages))), self.c(1)))
-        slot = self.add(base, self.mul(stage, 8))
-        return stage, parity, self.add(slot, bars), self.add(slot, bars + 8 * stages)
+        at = sm90.MbarrierAtOp(groups, stage)
+        self(at)
+        return stage, parity, at.barriers[0], at.barriers[1]
 
 
 def _for(e: Emit, lb: SSAValue, ub: SSAValue, carried: list[SSAValue],
@@ -64,15 +69,18 @@ def _kernel(name: str, abi: KernelABI, smem: int) -> tuple[ModuleOp, sm90.Kernel
     return ModuleOp([kernel]), kernel, Emit(kernel.body.block)
 
 
-def _init_barriers(e: Emit, base: SSAValue, bars: int, stages: int, empty_count: int) -> None:
+def _init_barriers(e: Emit, base: SSAValue, bars: int, stages: int, empty_count: int) -> list[SSAValue]:
+    """The ring's full and empty barrier groups at `bars`, initialised."""
+    groups = [e(sm90.MbarrierGroupOp(base, bars + 8 * stages * k, stages)) for k in range(2)]
     init = sm90.SingleThreadOp("block")
     e(init)
     ie = Emit(init.body.block)
     for s in range(stages):
-        ie(sm90.MbarrierInitOp(ie.add(base, bars + 8 * s), 1))
-        ie(sm90.MbarrierInitOp(ie.add(base, bars + 8 * stages + 8 * s), empty_count))
+        ie(sm90.MbarrierInitOp(ie.barrier(groups[0], s), 1))
+        ie(sm90.MbarrierInitOp(ie.barrier(groups[1], s), empty_count))
     ie(sm90.FenceBarrierInitOp())
     e(sm90.SyncBlockOp())
+    return groups
 
 
 def ws_gemm(stages: int = 4) -> ModuleOp:
@@ -93,7 +101,7 @@ def ws_gemm(stages: int = 4) -> ModuleOp:
     )
     module, _, e = _kernel("gemm", abi, abi.smem_bytes)
     base = e(sm90.SmemBaseOp())
-    _init_barriers(e, base, bars, stages, 256)
+    groups = _init_barriers(e, base, bars, stages, 256)
     k_tiles = e(arith.DivUIOp(e(sm90.DimParamOp("dim_K")), e.c(64)))
     bm, bn = e(sm90.BlockIdOp(0)), e(sm90.BlockIdOp(1))
     roles = sm90.RolesOp(2, 40, 232)
@@ -105,7 +113,7 @@ def ws_gemm(stages: int = 4) -> ModuleOp:
     tmap_a, tmap_b = pe(sm90.TensorMapParamOp("tmap_A")), pe(sm90.TensorMapParamOp("tmap_B"))
 
     def produce(le: Emit, it: SSAValue, _: list[SSAValue]) -> list[SSAValue]:
-        stage, parity, full, empty = le.ring(base, it, stages, bars)
+        stage, parity, full, empty = le.ring(groups, it, stages)
         le(sm90.MbarrierWaitOp(empty, le(arith.XOrIOp(parity, le.c(1)))))
         le(sm90.MbarrierArriveOp(full, stage_bytes))
         dst = le.add(base, le.mul(stage, stage_bytes))
@@ -124,7 +132,7 @@ def ws_gemm(stages: int = 4) -> ModuleOp:
     acc0 = ce(sm90.FillOp(0.0, sm90.FragmentType([64, 256], F32)))
 
     def consume(le: Emit, it: SSAValue, carried: list[SSAValue]) -> list[SSAValue]:
-        stage, parity, full, empty = le.ring(base, it, stages, bars)
+        stage, parity, full, empty = le.ring(groups, it, stages)
         le(sm90.MbarrierWaitOp(full, parity))
         a_addr = le.add(base, le.mul(stage, stage_bytes))
         a = le(sm90.SmemViewOp(a_addr, sm90.SharedRefType([128, 64], BF16, 128)))
@@ -180,7 +188,8 @@ def attention(stages: int = 2) -> ModuleOp:
     module, _, e = _kernel("attn", abi, abi.smem_bytes)
     base = e(sm90.SmemBaseOp())
     q_bar = bars + 16 * stages
-    _init_barriers(e, base, bars, stages, 256)
+    groups = _init_barriers(e, base, bars, stages, 256)
+    q_full = e(sm90.MbarrierGroupOp(base, q_bar, 1))
     kv_tiles = e(arith.DivUIOp(e(sm90.DimParamOp("dim_N")), e.c(128)))
     qi = e(sm90.BlockIdOp(0))
     roles = sm90.RolesOp(2, 40, 232)
@@ -190,13 +199,14 @@ def attention(stages: int = 2) -> ModuleOp:
     Emit(roles.producer.block)(issue)
     pe = Emit(issue.body.block)
     tmaps = {n: pe(sm90.TensorMapParamOp(f"tmap_{n}")) for n in "QKV"}
-    pe(sm90.MbarrierArriveOp(pe.add(base, q_bar), 2 * kv_bytes // 2))
+    q_loaded = pe.barrier(q_full, 0)
+    pe(sm90.MbarrierArriveOp(q_loaded, 2 * kv_bytes // 2))
     for p in range(2):
-        pe(sm90.TmaLoadOp(tmaps["Q"], pe.add(base, q_addr + p * 16384), pe.add(base, q_bar),
+        pe(sm90.TmaLoadOp(tmaps["Q"], pe.add(base, q_addr + p * 16384), q_loaded,
                           [pe.c(64 * p), pe.mul(qi, 128)], 16384))
 
     def produce(le: Emit, it: SSAValue, _: list[SSAValue]) -> list[SSAValue]:
-        stage, parity, full, empty = le.ring(base, it, stages, bars)
+        stage, parity, full, empty = le.ring(groups, it, stages)
         le(sm90.MbarrierWaitOp(empty, le(arith.XOrIOp(parity, le.c(1)))))
         le(sm90.MbarrierArriveOp(full, 2 * kv_bytes))
         dst = le.add(base, le.add(le.mul(stage, 2 * kv_bytes), ring))
@@ -211,7 +221,7 @@ def attention(stages: int = 2) -> ModuleOp:
     ce = Emit(roles.consumer.block)
     consumer = roles.consumer.block.args[0]
     row0 = ce.mul(consumer, 64)
-    ce(sm90.MbarrierWaitOp(ce.add(base, q_bar), ce.c(0)))
+    ce(sm90.MbarrierWaitOp(ce.barrier(q_full, 0), ce.c(0)))
     q = ce(sm90.SmemViewOp(ce.add(base, q_addr), sm90.SharedRefType([128, 128], BF16, 128)))
     frag, vec = sm90.FragmentType([64, 128], F32), sm90.FragmentType([64], F32)
     o0 = ce(sm90.FillOp(0.0, frag))
@@ -222,7 +232,7 @@ def attention(stages: int = 2) -> ModuleOp:
 
     def consume(le: Emit, it: SSAValue, carried: list[SSAValue]) -> list[SSAValue]:
         o, m, l = carried
-        stage, parity, full, empty = le.ring(base, it, stages, bars)
+        stage, parity, full, empty = le.ring(groups, it, stages)
         le(sm90.MbarrierWaitOp(full, parity))
         kv = le.add(base, le.add(le.mul(stage, 2 * kv_bytes), ring))
         k = le(sm90.SmemViewOp(kv, sm90.SharedRefType([128, 128], BF16, 128)))

@@ -18,8 +18,9 @@ from tkc.diagnostics import TkError
 from tkc.dialects import sm90, tile
 from tkc.passes.convert_tile_to_sm90 import ConvertTileToSm90Pass
 from tkc.passes.plan import KernelPlan
+from tkc.passes.sm90_build_rings import Sm90BuildRingsPass
 from tkc.passes.tile_pipeline import TilePipelinePass
-from tkc.passes.sm90_verify_barriers import Sm90VerifyBarriersPass, AbstractIndex, BarrierAddresses
+from tkc.passes.sm90_verify_barriers import Sm90VerifyBarriersPass, barriers_of
 
 T = TypeVar("T", bound=Operation)
 INPUTS = Path(__file__).resolve().parents[1] / "lit/sm90_verify_barriers/Inputs"
@@ -33,6 +34,7 @@ def lowered(name: str, **plan: int) -> ModuleOp:
         KernelPlan.decide(kernel, key, value, "the test's plan")
     TilePipelinePass().apply(Context(), module)  # the shared-memory layout the lowering reads
     ConvertTileToSm90Pass().apply(Context(), module)
+    Sm90BuildRingsPass().apply(Context(), module)
     return module
 
 
@@ -90,17 +92,18 @@ def test_generated_kernels_pass_unchanged(name: str, plan: dict[str, int]) -> No
 
 def test_the_pipeline_runs_it_after_the_lowering() -> None:
     names = driver.pipeline_for("sm90")
-    assert names[-2:] == ["convert-tile-to-sm90", "sm90-verify-barriers"]
+    assert names[-3:] == ["convert-tile-to-sm90", "sm90-build-rings", "sm90-verify-barriers"]
 
 
-def test_barrier_addresses_evaluate_to_the_ring_stages() -> None:
+def test_barriers_are_the_ring_stages_of_their_group() -> None:
     module = lowered("gemm", **GEMM_3)
-    addresses = BarrierAddresses()
-    assert addresses(consumer_wait(module).barrier) == AbstractIndex(frozenset({0, 8, 16}), True)
-    assert addresses(producer_wait(module).barrier) == AbstractIndex(frozenset({24, 32, 40}), True)
+    assert barriers_of(consumer_wait(module).barrier) == {(0, 0), (0, 1), (0, 2)}  # full: 3 stages at smem+0
+    assert barriers_of(producer_wait(module).barrier) == {(24, 0), (24, 1), (24, 2)}  # empty: after them
+    init = ops_of(module, sm90.MbarrierInitOp)[-1]
+    assert barriers_of(init.barrier) == {(24, 2)}
     loop = consumer_wait(module).parent_op()
     assert isinstance(loop, scf.ForOp)
-    assert addresses(loop.body.block.args[0]) is None
+    assert barriers_of(loop.body.block.args[0]) is None
 
 
 def test_wrong_expect_tx_bytes() -> None:
@@ -115,26 +118,26 @@ def test_wrong_expect_tx_bytes() -> None:
 def test_tma_load_without_expect_tx() -> None:
     module = lowered("attention")
     del expect_tx(module).properties["tx_bytes"]
-    violation(module, r"a TMA load completing on the barrier at smem\+0 expects an sm90.mbarrier_arrive expect_tx")
+    violation(module, r"a TMA load completing on the barrier 0 of the group at smem\+0 expects an sm90.mbarrier_arrive expect_tx")
 
 
 def test_wrong_empty_init_count() -> None:
     module = lowered("gemm", **GEMM_3)
     init = next(op for op in ops_of(module, sm90.MbarrierInitOp) if op.count.value.data == 8)  # a lane per consumer warp
     init.count = IntegerAttr(4, 32)
-    violation(module, r"the barrier at smem\+24 expects 4 arrivals per phase, found an arrive executed by 8 threads")
+    violation(module, r"the barrier 0 of the group at smem\+24 expects 4 arrivals per phase, found an arrive executed by 8 threads")
 
 
 def test_wrong_full_init_count() -> None:
     module = lowered("gemm", **GEMM_3)
     ops_of(module, sm90.MbarrierInitOp)[0].count = IntegerAttr(2, 32)
-    violation(module, r"the barrier at smem\+0 expects 2 arrivals per phase, found an arrive executed by 1 thread$")
+    violation(module, r"the barrier 0 of the group at smem\+0 expects 2 arrivals per phase, found an arrive executed by 1 thread$")
 
 
 def test_missing_init() -> None:
     module = lowered("gemm", **GEMM_3)
     ops_of(module, sm90.MbarrierInitOp)[-1].detach()
-    violation(module, r"expected every barrier sm90.mbarrier_\w+ may use to be initialised, found no init of the barrier at smem\+40")
+    violation(module, r"expected every barrier sm90.mbarrier_\w+ may use to be initialised, found no init of the barrier 2 of the group at smem\+24")
 
 
 def test_inits_without_fence_or_sync() -> None:
@@ -183,16 +186,16 @@ def test_producer_waits_on_full() -> None:
     module = lowered("gemm", **GEMM_3)
     wait = producer_wait(module)
     wait.operands = (expect_tx(module).barrier, wait.parity)
-    violation(module, r"the producer waits on empty barriers, found a wait on the barriers smem\+0, .*which TMA completes")
+    violation(module, r"the producer waits on empty barriers, found a wait on the barriers 0, 1, 2 of the group at smem\+0, which TMA completes")
 
 
 def test_consumer_waits_on_empty() -> None:
     module = lowered("gemm", **GEMM_3)
     wait = consumer_wait(module)
-    empty = wait.prev_op  # the slot computes full, then empty, then waits
-    assert isinstance(empty, arith.AddiOp)
-    wait.operands = (empty.result, wait.parity)
-    violation(module, r"consumers wait on full barriers, found a wait on the barriers smem\+24, .*which no TMA completes")
+    at = wait.barrier.owner  # one mbarrier_at gives the stage's full and empty barriers
+    assert isinstance(at, sm90.MbarrierAtOp)
+    wait.operands = (at.barriers[1], wait.parity)
+    violation(module, r"consumers wait on full barriers, found a wait on the barriers 0, 1, 2 of the group at smem\+24, which no TMA completes")
 
 
 def test_wait_without_arrive() -> None:
@@ -200,13 +203,13 @@ def test_wait_without_arrive() -> None:
     for arrive in roles(module).consumer.walk():
         if isinstance(arrive, sm90.MbarrierArriveOp):
             arrive.detach()
-    violation(module, r"found none on the barriers smem\+24, smem\+32, smem\+40: the wait would never complete")
+    violation(module, r"found none on the barriers 0, 1, 2 of the group at smem\+24: the wait would never complete")
 
 
-def test_unknown_barrier_address() -> None:
+def test_unknown_stage() -> None:
     module = lowered("gemm", **GEMM_3)
-    wait = consumer_wait(module)
-    loop = wait.parent_op()
-    assert isinstance(loop, scf.ForOp)
-    wait.operands = (loop.body.block.args[0], wait.parity)
-    violation(module, "expected the barrier of sm90.mbarrier_wait at known offsets from sm90.smem_base")
+    at = consumer_wait(module).barrier.owner
+    loop = consumer_wait(module).parent_op()
+    assert isinstance(at, sm90.MbarrierAtOp) and isinstance(loop, scf.ForOp)
+    at.operands = (*at.groups, loop.body.block.args[0])
+    violation(module, "expected the stage of the barrier of sm90.mbarrier_wait to be a constant or it % S, found a block argument")

@@ -3,7 +3,7 @@
 // RUN: tkc-opt %examples/gemm.tk -k gemm -D BM=64 | filecheck %s --check-prefix=TK
 // RUN: tkc-opt %S/Inputs/gemm.mlir -p canonicalize,cse,tile-swizzle-select | filecheck %s --check-prefix=PASS
 // RUN: xdsl-opt %S/Inputs/gemm.mlir -p canonicalize,cse,tile-swizzle-select | filecheck %s --check-prefix=PASS
-// RUN: tkc-opt %S/Inputs/gemm.mlir -p canonicalize,cse,tile-swizzle-select,tile-bank-conflicts,tile-occupancy-plan,tile-pipeline,tile-warp-specialize,convert-tile-to-sm90,sm90-verify-barriers,convert-sm90-to-ptx,ptx-flatten-control-flow -t ptx | filecheck %s --check-prefix=PTX
+// RUN: tkc-opt %S/Inputs/gemm.mlir -p canonicalize,cse,tile-swizzle-select,tile-bank-conflicts,tile-occupancy-plan,tile-pipeline,tile-warp-specialize,convert-tile-to-sm90,sm90-build-rings,sm90-verify-barriers,convert-sm90-to-ptx,ptx-flatten-control-flow -t ptx | filecheck %s --check-prefix=PTX
 // RUN: not tkc-opt %S/Inputs/gemm.mlir -p tile-nonsense 2>&1 | filecheck %s --check-prefix=UNKNOWN
 // RUN: not tkc-opt %S/Inputs/bad.mlir 2>&1 | filecheck %s --check-prefix=BAD
 

@@ -6,8 +6,11 @@
 builtin.module {
   sm90.kernel @k threads 384 : i32 smem 2048 : i32 min_ctas 1 : i32 abi <args [A: f32[K]], params [dim_K = dim K], grid [1, 1, 1]> {
     %base = sm90.smem_base
+    %bars = sm90.mbarrier_group %base offset 0 : !sm90.mbarriers<1>
+    %first = arith.constant 0 : index
+    %bar = sm90.mbarrier_at %bars[%first] : !sm90.mbarriers<1>
     sm90.single_thread "block" {
-      sm90.mbarrier_init %base, 1
+      sm90.mbarrier_init %bar, 1
       sm90.fence_barrier_init
     }
     sm90.sync_block
@@ -18,13 +21,13 @@ builtin.module {
     %n = arith.ceildivui %k, %c64 : index
     sm90.roles consumers 2 registers(40, 232) producer {
       sm90.single_thread "warpgroup" {
-        sm90.mbarrier_arrive %base expect_tx 1024 : i32
+        sm90.mbarrier_arrive %bar expect_tx 1024 : i32
       }
     } consumer {
     ^bb0(%c: index):
       scf.for %it = %c0 to %n step %c1 {
         %phase = arith.andi %it, %c1 : index
-        sm90.mbarrier_wait %base, %phase
+        sm90.mbarrier_wait %bar, %phase
         %id = arith.addi %c, %c1 : index
         sm90.named_barrier %id, 128 : i32
       }
@@ -37,13 +40,14 @@ builtin.module {
 // CHECK:          %[[SMEM:.*]] = ptx.smem_base : b32
 // CHECK-NEXT:     %[[UP:.*]] = ptx.add(%[[SMEM]]) {ty = u32, imm = 1023 : i64} : b32
 // CHECK-NEXT:     %[[BASE:.*]] = ptx.and(%[[UP]]) {ty = b32, imm = 4294966272 : i64} : b32
-// CHECK:          ptx.mbar_init(%[[BASE]]) {count = 1 : i64}
+// CHECK-NEXT:     %[[BAR:.*]] = ptx.add(%[[BASE]]) {ty = u32, imm = 0 : i64} : b32
+// CHECK:          ptx.mbar_init(%[[BAR]]) {count = 1 : i64}
 // CHECK-NEXT:     ptx.fence {kind = "mbarrier_init.release.cluster"}
 // CHECK-NEXT:     ptx.fence {kind = "proxy.async.shared::cta"}
 // CHECK:          ptx.bar_sync {imm = 0 : i64}
 // CHECK:          ptx.setmaxnreg {action = dec, n = 40 : i64}
 // CHECK:          ptx.elect {membermask = 4294967295 : i64} : pred
-// CHECK:          ptx.mbar_arrive_expect_tx(%[[BASE]]) {bytes = 1024 : i64}
+// CHECK:          ptx.mbar_arrive_expect_tx(%[[BAR]]) {bytes = 1024 : i64}
 // CHECK:          ptx.setmaxnreg {action = inc, n = 232 : i64}
 // CHECK:          ptx.mbar_try_wait
 

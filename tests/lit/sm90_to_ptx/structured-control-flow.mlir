@@ -11,15 +11,17 @@ builtin.module {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %c7 = arith.constant 7 : index
+    %bars = sm90.mbarrier_group %base offset 0 : !sm90.mbarriers<1>
+    %bar = sm90.mbarrier_at %bars[%c0] : !sm90.mbarriers<1>
     sm90.roles consumers 2 registers(40, 232) producer {
       sm90.single_thread "warpgroup" {
-        sm90.mbarrier_arrive %base expect_tx 1024 : i32
+        sm90.mbarrier_arrive %bar expect_tx 1024 : i32
       }
     } consumer {
     ^bb0(%c: index):
       %sum = scf.for %it = %c0 to %k step %c1 iter_args(%acc = %c7) -> (index) {
         %phase = arith.andi %it, %c1 : index
-        sm90.mbarrier_wait %base, %phase
+        sm90.mbarrier_wait %bar, %phase
         %odd = arith.cmpi ne, %phase, %c0 : index
         %next = scf.if %odd -> (index) {
           %bumped = arith.addi %acc, %c : index
@@ -36,6 +38,7 @@ builtin.module {
 
 // CHECK:      %[[BASE:.*]] = ptx.and(%{{.*}}) {ty = b32, imm = 4294966272 : i64} : b32
 // CHECK-NEXT: %[[K:.*]] = ptx.ld_param {param = "dim_K", ty = u32} : b32
+// CHECK-NEXT: %[[BAR:.*]] = ptx.add(%[[BASE]]) {ty = u32, imm = 0 : i64} : b32
 // CHECK-NEXT: %[[TID:.*]] = ptx.sreg {reg = "tid.x"} : b32
 // CHECK-NEXT: %[[WG:.*]] = ptx.shr(%[[TID]]) {ty = u32, imm = 7 : i64} : b32
 // CHECK-NEXT: %[[CONSUMER:.*]] = ptx.setp(%[[WG]]) {cmp = ne, ty = u32, imm = 0 : i64} : pred
@@ -45,7 +48,7 @@ builtin.module {
 // CHECK-NEXT:   ptx.if %[[FIRST_WARP]] {
 // CHECK-NEXT:     %[[ELECTED:.*]] = ptx.elect
 // CHECK-NEXT:     ptx.if %[[ELECTED]] {
-// CHECK-NEXT:       ptx.mbar_arrive_expect_tx(%[[BASE]]) {bytes = 1024 : i64}
+// CHECK-NEXT:       ptx.mbar_arrive_expect_tx(%[[BAR]]) {bytes = 1024 : i64}
 // CHECK-NEXT:       ptx.yield
 // CHECK-NEXT:     }
 // CHECK-NEXT:     ptx.yield
@@ -62,7 +65,7 @@ builtin.module {
 // CHECK-NEXT:   ptx.for %[[IV]] < %[[K]] step 1 carried(%[[ACC]]) {
 // CHECK-NEXT:     %[[PHASE:.*]] = ptx.and(%[[IV]]) {ty = b32, imm = 1 : i64} : b32
 // CHECK-NEXT:     ptx.loop "WAIT" {
-// CHECK-NEXT:       %[[DONE:.*]] = ptx.mbar_try_wait(%[[BASE]], %[[PHASE]]) : pred
+// CHECK-NEXT:       %[[DONE:.*]] = ptx.mbar_try_wait(%[[BAR]], %[[PHASE]]) : pred
 // CHECK-NEXT:       ptx.repeat_if %[[DONE]] negated
 // CHECK-NEXT:     }
 // CHECK-NEXT:     %[[ODD:.*]] = ptx.setp(%[[PHASE]]) {cmp = ne, ty = u32, imm = 0 : i64} : pred

@@ -7,17 +7,17 @@
 
 // A TMA load whose barrier has no expect_tx.
 // RUN: sh -c 'sed "s/ expect_tx 16384 : i32//" %S/Inputs/ring.mlir | tkc-opt -p sm90-verify-barriers 2>&1; echo "exit $?"' | filecheck %s --check-prefix=NOTX
-// NOTX: error: {{.*}}: a TMA load completing on the barriers smem+0, smem+8 expects an sm90.mbarrier_arrive expect_tx on the same barrier in its block, found none
+// NOTX: error: {{.*}}: a TMA load completing on the barriers 0, 1 of the group at smem+0 expects an sm90.mbarrier_arrive expect_tx on the same barrier in its block, found none
 // NOTX-NEXT: exit 1
 
 // An init count that is not the number of arriving threads (128 consumer threads arrive).
 // RUN: sh -c 'sed "s/mbarrier_init %%e0, 128/mbarrier_init %%e0, 256/" %S/Inputs/ring.mlir | tkc-opt -p sm90-verify-barriers 2>&1; echo "exit $?"' | filecheck %s --check-prefix=COUNT
-// COUNT: error: {{.*}}: the barrier at smem+16 expects 256 arrivals per phase, found an arrive executed by 128 threads
+// COUNT: error: {{.*}}: the barrier 0 of the group at smem+16 expects 256 arrivals per phase, found an arrive executed by 128 threads
 // COUNT-NEXT: exit 1
 
 // A barrier of the ring that is never initialised.
 // RUN: sh -c 'sed "/mbarrier_init %%e1/d" %S/Inputs/ring.mlir | tkc-opt -p sm90-verify-barriers 2>&1; echo "exit $?"' | filecheck %s --check-prefix=INIT
-// INIT: error: {{.*}}: expected every barrier sm90.mbarrier_arrive may use to be initialised, found no init of the barrier at smem+24
+// INIT: error: {{.*}}: expected every barrier sm90.mbarrier_arrive may use to be initialised, found no init of the barrier 1 of the group at smem+16
 // INIT-NEXT: exit 1
 
 // Inits that no sync_block publishes before the roles start.
@@ -37,15 +37,35 @@
 
 // The producer waiting on a full barrier.
 // RUN: sh -c 'sed "s/mbarrier_wait %%empty, %%flipped/mbarrier_wait %%full, %%flipped/" %S/Inputs/ring.mlir | tkc-opt -p sm90-verify-barriers 2>&1; echo "exit $?"' | filecheck %s --check-prefix=ROLE
-// ROLE: error: {{.*}}: the producer waits on empty barriers, found a wait on the barriers smem+0, smem+8, which TMA completes
+// ROLE: error: {{.*}}: the producer waits on empty barriers, found a wait on the barriers 0, 1 of the group at smem+0, which TMA completes
 // ROLE-NEXT: exit 1
 
 // A wait on a barrier nobody arrives on.
 // RUN: sh -c 'sed "/mbarrier_arrive %%empty/d" %S/Inputs/ring.mlir | tkc-opt -p sm90-verify-barriers 2>&1; echo "exit $?"' | filecheck %s --check-prefix=NOARRIVE
-// NOARRIVE: error: {{.*}}: expected an arrive on every barrier sm90.mbarrier_wait may wait on, found none on the barriers smem+16, smem+24: the wait would never complete
+// NOARRIVE: error: {{.*}}: expected an arrive on every barrier sm90.mbarrier_wait may wait on, found none on the barriers 0, 1 of the group at smem+16: the wait would never complete
 // NOARRIVE-NEXT: exit 1
 
 // A phase bit that counts laps of a ring of another size than the stage it waits on.
 // RUN: sh -c 'sed "s/%%lap = arith.divui %%it, %%c2/%%lap = arith.divui %%it, %%c1/" %S/Inputs/ring.mlir | tkc-opt -p sm90-verify-barriers 2>&1; echo "exit $?"' | filecheck %s --check-prefix=LAP
 // LAP: error: {{.*}}: expected the phase of sm90.mbarrier_wait to be (it / 2) & 1 for its stage it % 2, found (it / 1) & 1
 // LAP-NEXT: exit 1
+
+// A stage the check cannot tell (neither a constant nor it % S).
+// RUN: sh -c 'sed "s/%%s = arith.remui %%it, %%c2/%%s = arith.addi %%it, %%c0/" %S/Inputs/ring.mlir | tkc-opt -p sm90-verify-barriers 2>&1; echo "exit $?"' | filecheck %s --check-prefix=STAGE
+// STAGE: error: {{.*}}: expected the stage of the barrier of sm90.mbarrier_{{wait|arrive}} to be a constant or it % S, found the result of arith.addi
+// STAGE-NEXT: exit 1
+
+// A stage it % S past the end of its group (in the producer).
+// RUN: sh -c 'sed "0,/%%s = arith.remui %%it, %%c2/s//%%s = arith.remui %%it, %%c1024/" %S/Inputs/ring.mlir | tkc-opt -p sm90-verify-barriers 2>&1; echo "exit $?"' | filecheck %s --check-prefix=RANGE
+// RANGE: error: {{.*}}: the barrier of sm90.mbarrier_arrive may be stage 1023 of the group at smem+0, which holds 2
+// RANGE-NEXT: exit 1
+
+// Barrier groups that share barriers.
+// RUN: sh -c 'sed "s/offset 16/offset 8/" %S/Inputs/ring.mlir | tkc-opt -p sm90-verify-barriers 2>&1; echo "exit $?"' | filecheck %s --check-prefix=OVERLAP
+// OVERLAP: error: {{.*}}: the barrier group at smem+0 of 2 overlaps the one at smem+8
+// OVERLAP-NEXT: exit 1
+
+// A barrier group beyond the kernel's shared memory.
+// RUN: sh -c 'sed "s/34816/16/g" %S/Inputs/ring.mlir | tkc-opt -p sm90-verify-barriers 2>&1; echo "exit $?"' | filecheck %s --check-prefix=OUTSIDE
+// OUTSIDE: error: {{.*}}: the barrier group at smem+16 of 2 lies outside the kernel's 16 bytes of shared memory
+// OUTSIDE-NEXT: exit 1

@@ -1,11 +1,15 @@
-// convert-tile-to-sm90 on hand-written planned tile IR (a 2-stage GEMM, one consumer, one CTA
+// convert-tile-to-sm90 (and sm90-build-rings) on hand-written planned tile IR (a 2-stage GEMM, one consumer, one CTA
 // per tile): the offsets tile-pipeline recorded are the ones the sm90 IR uses (ring at 1024,
 // 16384-byte stages, B at 8192 in a stage, staging at 33792); the producer waits `empty` with
 // the flipped parity, expects the stage's bytes and issues both loads; the consumer waits
 // `full`, views the stage, keeps one wgmma group in flight and frees the previous stage from
 // the second iteration on, the last one after the loop; the store goes through the staging
 // chunk and one TMA store.
-// RUN: tkc-opt %s -p tile-warp-specialize,convert-tile-to-sm90 | filecheck %s
+// convert-tile-to-sm90 itself leaves the barriers to sm90-build-rings: each role makes its
+// sm90.ring 0 (1024, 2 x 16384 bytes); the producer acquires stage k where B's load stood, the
+// consumer waits for it at A's and releases it.
+// RUN: tkc-opt %s -p tile-warp-specialize,convert-tile-to-sm90,sm90-build-rings | filecheck %s
+// RUN: tkc-opt %s -p tile-warp-specialize,convert-tile-to-sm90 | filecheck %s --check-prefix=RINGS
 
 builtin.module {
   tile.kernel @gemm(%A: !tile.gl<[M, K], bf16>, %B: !tile.gl<[K, N], bf16>, %C: !tile.gl<[M, N], bf16>) attributes {plan = #tile.plan<consumers = #tile.decision<1, "hand-written">, stages = #tile.decision<2, "hand-written">, smem_bytes = #tile.decision<43008, "hand-written">>, params = {}} {
@@ -89,3 +93,20 @@ builtin.module {
 // CHECK:            sm90.tma_store
 // CHECK-NEXT:       sm90.tma_store_commit
 // CHECK-NEXT:       sm90.tma_store_wait 0 : i32 read
+
+// RINGS:        sm90.single_thread "block" {
+// RINGS-NEXT:     sm90.fence_barrier_init
+// RINGS-NEXT:   }
+// RINGS:        producer {
+// RINGS:          %[[PBASE:[0-9]+]] = sm90.smem_base
+// RINGS-NEXT:     %[[PRING:[0-9]+]] = sm90.ring 0 at %[[PBASE]] offset 1024 stages 2 stage_bytes 16384
+// RINGS:            %[[STAGE:[0-9]+]], %[[FULL:[0-9]+]] = sm90.ring_acquire %[[PRING]][%{{[0-9]+}}] expect_tx 16384
+// RINGS:            sm90.tma_load {{.*}} -> %{{[0-9]+}} bar %[[FULL]] bytes 8192 : i32
+// RINGS:            sm90.tma_load {{.*}} -> %{{[0-9]+}} bar %[[FULL]] bytes 8192 : i32
+// RINGS:        } consumer {
+// RINGS:          %[[CBASE:[0-9]+]] = sm90.smem_base
+// RINGS-NEXT:     %[[CRING:[0-9]+]] = sm90.ring 0 at %[[CBASE]] offset 1024 stages 2 stage_bytes 16384
+// RINGS:            %[[CSTAGE:[0-9]+]] = sm90.ring_wait %[[CRING]][%{{[0-9]+}}]
+// RINGS:            sm90.ring_release %[[CRING]][%{{[0-9]+}}]
+// RINGS:          sm90.ring_release %[[CRING]][%{{[0-9]+}}]
+// RINGS-NOT:      sm90.mbarrier

@@ -1,11 +1,11 @@
-// convert-tile-to-sm90 on hand-written planned tile IR: kernel-level loads (a one-stage ring
+// convert-tile-to-sm90 (and sm90-build-rings) on hand-written planned tile IR: kernel-level loads (a one-stage ring
 // that turns over once per output tile), a column vector and two consumers. The producer issues
 // the stage where its last load (X) stood, the consumers wait for it where the first (V) stood;
 // the column vector (typed `col` as tile-vector-layout leaves it) is a fragment every consumer
 // loads whole (row 0), each consumer loads its 64 rows of X (row0 = index * 64); the store
 // stages in the loads' bytes (staging_reuse), so all consumers meet first (named barrier 3, 256
 // threads); the stage is freed at the tile's end.
-// RUN: tkc-opt %s -p tile-warp-specialize,convert-tile-to-sm90 | filecheck %s
+// RUN: tkc-opt %s -p tile-warp-specialize,convert-tile-to-sm90,sm90-build-rings | filecheck %s
 
 builtin.module {
   tile.kernel @scale_cols(%X: !tile.gl<[M, N], bf16>, %V: !tile.gl<[N], bf16>, %Y: !tile.gl<[M, N], bf16>) attributes {plan = #tile.plan<consumers = #tile.decision<2, "hand-written">, smem_bytes = #tile.decision<19456, "hand-written">>, params = {}} {

@@ -4,17 +4,17 @@ builtin.module {
   sm90.kernel @ring threads 256 : i32 smem 34816 : i32 min_ctas 1 : i32 abi <args [A: bf16[M, K]], params [tmap_A = tensormap A box [64, 64] swizzle 128, dim_K = dim K], grid [1, 1, 1]> {
     %base = sm90.smem_base
     sm90.single_thread "block" {
+      %fulls = sm90.mbarrier_group %base offset 0 : !sm90.mbarriers<2>
+      %empties = sm90.mbarrier_group %base offset 16 : !sm90.mbarriers<2>
       %c0 = arith.constant 0 : index
-      %f0 = arith.addi %base, %c0 : index
+      %c1 = arith.constant 1 : index
+      %f0 = sm90.mbarrier_at %fulls[%c0] : !sm90.mbarriers<2>
       sm90.mbarrier_init %f0, 1 : i32
-      %c8 = arith.constant 8 : index
-      %f1 = arith.addi %base, %c8 : index
+      %f1 = sm90.mbarrier_at %fulls[%c1] : !sm90.mbarriers<2>
       sm90.mbarrier_init %f1, 1 : i32
-      %c16 = arith.constant 16 : index
-      %e0 = arith.addi %base, %c16 : index
+      %e0 = sm90.mbarrier_at %empties[%c0] : !sm90.mbarriers<2>
       sm90.mbarrier_init %e0, 128 : i32
-      %c24 = arith.constant 24 : index
-      %e1 = arith.addi %base, %c24 : index
+      %e1 = sm90.mbarrier_at %empties[%c1] : !sm90.mbarriers<2>
       sm90.mbarrier_init %e1, 128 : i32
       sm90.fence_barrier_init
     }
@@ -22,12 +22,12 @@ builtin.module {
     sm90.roles consumers 1 : i32 registers(40 : i32, 232 : i32) producer {
       sm90.single_thread "warpgroup" {
         %pbase = sm90.smem_base
+        %fulls = sm90.mbarrier_group %pbase offset 0 : !sm90.mbarriers<2>
+        %empties = sm90.mbarrier_group %pbase offset 16 : !sm90.mbarriers<2>
         %k = sm90.dim "dim_K"
         %c0 = arith.constant 0 : index
         %c1 = arith.constant 1 : index
         %c2 = arith.constant 2 : index
-        %c8 = arith.constant 8 : index
-        %c16 = arith.constant 16 : index
         %c1024 = arith.constant 1024 : index
         %stage_bytes = arith.constant 16384 : index
         scf.for %it = %c0 to %k step %c1 {
@@ -35,10 +35,7 @@ builtin.module {
           %lap = arith.divui %it, %c2 : index
           %phase = arith.andi %lap, %c1 : index
           %flipped = arith.xori %phase, %c1 : index
-          %s8 = arith.muli %s, %c8 : index
-          %full = arith.addi %pbase, %s8 : index
-          %empty_base = arith.addi %pbase, %c16 : index
-          %empty = arith.addi %empty_base, %s8 : index
+          %full, %empty = sm90.mbarrier_at %fulls, %empties[%s] : !sm90.mbarriers<2>
           sm90.mbarrier_wait %empty, %flipped
           sm90.mbarrier_arrive %full expect_tx 16384 : i32
           %tmap = sm90.tensormap "tmap_A"
@@ -51,20 +48,17 @@ builtin.module {
     } consumer {
     ^bb0(%consumer: index):
       %cbase = sm90.smem_base
+      %fulls = sm90.mbarrier_group %cbase offset 0 : !sm90.mbarriers<2>
+      %empties = sm90.mbarrier_group %cbase offset 16 : !sm90.mbarriers<2>
       %k = sm90.dim "dim_K"
       %c0 = arith.constant 0 : index
       %c1 = arith.constant 1 : index
       %c2 = arith.constant 2 : index
-      %c8 = arith.constant 8 : index
-      %c16 = arith.constant 16 : index
       scf.for %it = %c0 to %k step %c1 {
         %s = arith.remui %it, %c2 : index
         %lap = arith.divui %it, %c2 : index
         %phase = arith.andi %lap, %c1 : index
-        %s8 = arith.muli %s, %c8 : index
-        %full = arith.addi %cbase, %s8 : index
-        %empty_base = arith.addi %cbase, %c16 : index
-        %empty = arith.addi %empty_base, %s8 : index
+        %full, %empty = sm90.mbarrier_at %fulls, %empties[%s] : !sm90.mbarriers<2>
         sm90.mbarrier_wait %full, %phase
         sm90.mbarrier_arrive %empty
       }
