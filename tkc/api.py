@@ -81,6 +81,11 @@ class CompiledKernel:
         self._cubin: bytes | None = None
         self._launcher: Any = None
 
+    @property
+    def cache_key(self) -> str:
+        """The key of this kernel's entry in the disk cache (tkc.cache): its IR and the compiler."""
+        return self._key
+
     def ir(self, pass_name: str) -> str:
         """The IR text after `pass_name` ("input" for the frontend's output)."""
         if pass_name not in self._ir and pass_name in PIPELINE:

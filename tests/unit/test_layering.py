@@ -52,6 +52,7 @@ EXPLICIT_LAYER = {
     "tkc.runner": "api/cli",
     "tkc.report": "api/cli",
     "tkc.tune": "api/cli",
+    "tkc.torch_ops": "api/cli",
     "tkc.frontend.__main__": "api/cli",
 }
 ENTRY_POINTS = frozenset({"tkc.cli", "tkc.opt", "tkc.frontend.__main__"})
