@@ -19,6 +19,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.nn.functional import scaled_dot_product_attention as sdpa
 
 import tkc
+from plot import plot
 from timing import median_ms, write_record
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -61,6 +62,7 @@ def bench(d: int, n: int, causal: bool, runs: int) -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--plot", action="store_true", help="also draw the record as a PNG beside it")
     parser.add_argument("--runs", type=int, default=50)
     parser.add_argument("--d", default="64,128")
     parser.add_argument("--n", default="1024,4096,16384")
@@ -77,7 +79,7 @@ def main() -> None:
                     f"tkc/cuDNN {row['tkc_over_cudnn']:.3f}  tkc/FA2 {row['tkc_over_fa2']:.3f}",
                     flush=True,
                 )
-    write_record(
+    record = write_record(
         "attention",
         {
             "benchmark": "attention forward bf16",
@@ -85,6 +87,8 @@ def main() -> None:
             "rows": rows,
         },
     )
+    if args.plot:
+        plot(record)
 
 
 if __name__ == "__main__":

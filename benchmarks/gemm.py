@@ -19,6 +19,7 @@ import triton
 import triton.language as tl
 
 import tkc
+from plot import plot
 from timing import median_ms, write_record
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -86,6 +87,7 @@ def bench_shape(kernel: tkc.CompiledKernel, m: int, n: int, k: int, runs: int) -
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--shapes", help="comma-separated MxNxK")
+    parser.add_argument("--plot", action="store_true", help="also draw the record as a PNG beside it")
     parser.add_argument("--runs", type=int, default=100)
     parser.add_argument("-D", dest="define", action="append", default=[], help="compile-time parameter NAME=VALUE")
     args = parser.parse_args()
@@ -102,7 +104,7 @@ def main() -> None:
             f"tkc/Triton {result['tkc_over_triton']:.3f}",
             flush=True,
         )
-    write_record(
+    record = write_record(
         "gemm",
         {
             "benchmark": "gemm bf16",
@@ -111,6 +113,8 @@ def main() -> None:
             "rows": rows,
         },
     )
+    if args.plot:
+        plot(record)
 
 
 if __name__ == "__main__":
