@@ -1085,6 +1085,22 @@ class TanhOp(_Unary):
 
 
 @irdl_op_definition
+class SinOp(_Unary):
+    name = "ptx.sin"
+    OPCODE: ClassVar[str] = "sin"
+    TYPES: ClassVar[frozenset[str]] = frozenset(("f32",))
+    FLOAT_MODS: ClassVar[tuple[str, ...]] = _APPROX
+
+
+@irdl_op_definition
+class CosOp(_Unary):
+    name = "ptx.cos"
+    OPCODE: ClassVar[str] = "cos"
+    TYPES: ClassVar[frozenset[str]] = frozenset(("f32",))
+    FLOAT_MODS: ClassVar[tuple[str, ...]] = _APPROX
+
+
+@irdl_op_definition
 class PopcOp(_Unary):
     """Result is always a 32-bit count."""
 
@@ -2222,7 +2238,7 @@ Ptx = Dialect(
     "ptx",
     [ModuleOp, EntryOp, RegOp, MovOp, AssignOp, PackOp, UnpackOp, ParamAddrOp, CvtaOp, LdParamOp, SmemBaseOp,
      SregOp, AddOp, SubOp, MulOp, DivOp, RemOp, AndOp, OrOp, XorOp, MinOp, MaxOp, ShlOp, ShrOp, MadOp, FmaOp,
-     NotOp, NegOp, AbsOp, RcpOp, SqrtOp, RsqrtOp, Ex2Op, Lg2Op, TanhOp, PopcOp, SetpOp, SelpOp, CvtOp, LdOp, StOp, RedOp,
+     NotOp, NegOp, AbsOp, RcpOp, SqrtOp, RsqrtOp, Ex2Op, Lg2Op, TanhOp, SinOp, CosOp, PopcOp, SetpOp, SelpOp, CvtOp, LdOp, StOp, RedOp,
      ShflOp, StmatrixOp, LdmatrixOp, BarSyncOp, BarArriveOp, FenceOp, MbarInitOp, MbarArriveOp,
      MbarArriveExpectTxOp, MbarExpectTxOp, MbarTryWaitOp, MbarInvalOp, TmaLoadOp, TmaStoreOp, BulkCommitOp,
      BulkWaitOp, PrefetchTensormapOp, WgmmaFenceOp, WgmmaCommitOp, WgmmaWaitOp, WgmmaOp, SetmaxnregOp, MapaOp,

@@ -97,6 +97,8 @@ from tkc.dialects.ptx import (
     StOp,
     SubOp,
     TanhOp,
+    SinOp,
+    CosOp,
     TmaLoadOp,
     TmaStoreOp,
     UnpackOp,
@@ -423,6 +425,12 @@ class PtxBuilder:
 
     def tanh(self, ty: str, a: SSAValue, mods: str = "approx") -> SSAValue:
         return self._arith(TanhOp, ty, (a,), mods)
+
+    def sin(self, ty: str, a: SSAValue, mods: str = "approx") -> SSAValue:
+        return self._arith(SinOp, ty, (a,), mods)
+
+    def cos(self, ty: str, a: SSAValue, mods: str = "approx") -> SSAValue:
+        return self._arith(CosOp, ty, (a,), mods)
 
     def setp(self, cmp: str, ty: str, a: Src, b: Src) -> SSAValue:
         props: dict[str, Attribute] = {"cmp": _typed(ComparisonAttr, cmp), "ty": _ty(ty)}

@@ -305,6 +305,14 @@ class UnaryFn(StrEnum):
     ABS = auto()
     NEG = auto()
     RELU = auto()
+    TANH = auto()
+    SIGMOID = auto()
+    SILU = auto()
+    GELU_TANH = auto()
+    """GELU in its tanh form: x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
+    SOFTPLUS = auto()
+    SIN = auto()
+    COS = auto()
 
 
 class BinaryFn(StrEnum):

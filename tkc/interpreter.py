@@ -155,6 +155,15 @@ _TILE_UNARY: dict[tile.UnaryFn, Callable[[np.ndarray], np.ndarray]] = {
     tile.UnaryFn.ABS: np.abs,
     tile.UnaryFn.NEG: np.negative,
     tile.UnaryFn.RELU: lambda x: np.fmax(x, np.float32(0)),
+    tile.UnaryFn.TANH: np.tanh,
+    tile.UnaryFn.SIGMOID: lambda x: np.float32(0.5) + np.float32(0.5) * np.tanh(np.float32(0.5) * x),
+    tile.UnaryFn.SILU: lambda x: x * (np.float32(0.5) + np.float32(0.5) * np.tanh(np.float32(0.5) * x)),
+    tile.UnaryFn.GELU_TANH: lambda x: np.float32(0.5) * x * (
+        np.float32(1) + np.tanh(np.float32(0.7978845608028654) * (x + np.float32(0.044715) * x * x * x))
+    ),
+    tile.UnaryFn.SOFTPLUS: lambda x: np.fmax(x, np.float32(0)) + np.log1p(np.exp(-np.abs(x))),
+    tile.UnaryFn.SIN: np.sin,
+    tile.UnaryFn.COS: np.cos,
 }
 
 _TILE_BINARY: dict[tile.BinaryFn, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {

@@ -18,6 +18,7 @@ from tkc.passes.sm90_to_ptx.emitter import Emitter, bits_type, constant, scalar_
 
 LOG2E = 1.4426950408889634
 LN2 = 0.6931471805599453
+SQRT_2_OVER_PI = 0.7978845608028654
 
 _CMPI = {"eq": ("eq", False), "ne": ("ne", False), "slt": ("lt", True), "sle": ("le", True),
          "sgt": ("gt", True), "sge": ("ge", True), "ult": ("lt", False), "ule": ("le", False),
@@ -46,10 +47,12 @@ _FLOAT_BINARY: dict[type[Operation], str] = {
 }
 CastOp = arith.IndexCastOp | arith.ExtSIOp | arith.ExtUIOp | arith.TruncIOp
 _SIGNED_CASTS = (arith.IndexCastOp, arith.ExtSIOp)
-MathOp = math.AbsFOp | math.Exp2Op | math.ExpOp | math.Log2Op | math.LogOp | math.SqrtOp | math.RsqrtOp
+MathOp = (math.AbsFOp | math.Exp2Op | math.ExpOp | math.Log2Op | math.LogOp | math.SqrtOp | math.RsqrtOp
+          | math.TanhOp | math.SinOp | math.CosOp)
 _MATH_FN: dict[type[Operation], UnaryFn] = {
     math.AbsFOp: UnaryFn.ABS, math.Exp2Op: UnaryFn.EXP2, math.ExpOp: UnaryFn.EXP, math.Log2Op: UnaryFn.LOG2,
-    math.LogOp: UnaryFn.LOG, math.SqrtOp: UnaryFn.SQRT, math.RsqrtOp: UnaryFn.RSQRT,
+    math.LogOp: UnaryFn.LOG, math.SqrtOp: UnaryFn.SQRT, math.RsqrtOp: UnaryFn.RSQRT, math.TanhOp: UnaryFn.TANH,
+    math.SinOp: UnaryFn.SIN, math.CosOp: UnaryFn.COS,
 }
 
 
@@ -75,6 +78,31 @@ def unary_f32(e: Emitter, fn: UnaryFn, x: SSAValue) -> SSAValue:
             return b.neg("f32", x)
         case UnaryFn.RELU:
             return b.max("f32", x, 0.0)
+        case UnaryFn.TANH:
+            return b.tanh("f32", x)
+        case UnaryFn.SIGMOID:
+            return _sigmoid(e, x)
+        case UnaryFn.SILU:
+            return b.mul("f32", x, _sigmoid(e, x))
+        case UnaryFn.GELU_TANH:
+            # x/2 (1 + tanh(sqrt(2/pi) x (1 + 0.044715 x^2)))
+            inner = b.mul("f32", b.mul("f32", x, SQRT_2_OVER_PI), b.fma("f32", b.mul("f32", x, x), 0.044715, 1.0))
+            half = b.mul("f32", x, 0.5)
+            return b.fma("f32", b.tanh("f32", inner), half, half)
+        case UnaryFn.SOFTPLUS:
+            # max(x, 0) + log(1 + exp(-|x|)): no overflow for large |x|
+            tail = b.add("f32", b.ex2("f32", b.mul("f32", b.abs("f32", x), -LOG2E)), 1.0)
+            return b.fma("f32", b.lg2("f32", tail), LN2, b.max("f32", x, 0.0))
+        case UnaryFn.SIN:
+            return b.sin("f32", x)
+        case UnaryFn.COS:
+            return b.cos("f32", x)
+
+
+def _sigmoid(e: Emitter, x: SSAValue) -> SSAValue:
+    """1 / (1 + exp(-x)) as 1/2 + tanh(x/2)/2: one MUFU op, no overflow."""
+    b = e.b
+    return b.fma("f32", b.tanh("f32", b.mul("f32", x, 0.5)), 0.5, 0.5)
 
 
 class CheckConstant(RewritePattern):

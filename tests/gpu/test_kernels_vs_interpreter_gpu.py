@@ -21,6 +21,7 @@ SIZES = {
     "colsum.tk": {"M": 256, "N": 384},
     "chain.tk": {"M": 256, "N": 128, "K": 512},
     "elementwise.tk": {"M": 128, "N": 256},
+    "activations.tk": {"M": 128, "N": 256},
     "branchy.tk": {"B": 2, "M": 128, "N": 192},
     "rowrange.tk": {"M": 192, "N": 512},
     "gemm_bias_relu.tk": {"M": 256, "N": 256, "K": 256},

@@ -260,3 +260,24 @@ def test_i1_casts() -> None:
     module = per_block_kernel({"X": tile.RegisterTileType([16, 16], f32)}, vec, compute)
     out = run(module, X=np.zeros((3, 16, 16), np.float32))
     assert_same(out[:, 0], np.array([-1, 9, -1], np.float32))
+
+
+TEXTBOOK = {
+    tile.UnaryFn.TANH: np.tanh,
+    tile.UnaryFn.SIGMOID: lambda x: 1 / (1 + np.exp(-x)),
+    tile.UnaryFn.SILU: lambda x: x / (1 + np.exp(-x)),
+    tile.UnaryFn.GELU_TANH: lambda x: 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3))),
+    tile.UnaryFn.SOFTPLUS: lambda x: np.log1p(np.exp(x)),
+    tile.UnaryFn.SIN: np.sin,
+    tile.UnaryFn.COS: np.cos,
+}
+
+
+@pytest.mark.parametrize("fn", list(TEXTBOOK))
+def test_activation_functions_follow_their_definitions(fn: tile.UnaryFn) -> None:
+    x = np.linspace(-30, 30, 2 * 16 * 48, dtype=np.float32).reshape(2, 16, 48)
+    t = tile.RegisterTileType(x.shape[1:], f32)
+    module = per_block_kernel({"X": t}, t, lambda i, a: tile.UnaryOp(fn, a).result)
+    with np.errstate(over="ignore"):
+        expected = TEXTBOOK[fn](x.astype(np.float64))
+    np.testing.assert_allclose(run(module, X=x), expected, rtol=1e-5, atol=1e-6)

@@ -65,7 +65,20 @@ UNARY: dict[str, tuple[UnaryFn, Callable[[float], float], Callable[[SSAValue], O
     "rsqrt": (UnaryFn.RSQRT, lambda x: 1.0 / math.sqrt(x), xmath.RsqrtOp),
     "abs": (UnaryFn.ABS, abs, xmath.AbsFOp),
     "relu": (UnaryFn.RELU, lambda x: max(x, 0), None),
+    "tanh": (UnaryFn.TANH, math.tanh, xmath.TanhOp),
+    "sin": (UnaryFn.SIN, math.sin, xmath.SinOp),
+    "cos": (UnaryFn.COS, math.cos, xmath.CosOp),
+    "sigmoid": (UnaryFn.SIGMOID, lambda x: 0.5 + 0.5 * math.tanh(0.5 * x), None),
+    "silu": (UnaryFn.SILU, lambda x: x * (0.5 + 0.5 * math.tanh(0.5 * x)), None),
+    "gelu_tanh": (
+        UnaryFn.GELU_TANH,
+        lambda x: 0.5 * x * (1 + math.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3))),
+        None,
+    ),
+    "softplus": (UnaryFn.SOFTPLUS, lambda x: max(x, 0.0) + math.log1p(math.exp(-abs(x))), None),
 }
+"""name -> (tile fn, its value on a number, the math op of an f32 scalar; None: only relu has a
+scalar form then, the rest apply to tiles and vectors)."""
 REDUCTIONS = {f"{axis}_{fn}": (ReduceFn(fn), Axis(axis)) for axis in ("row", "col") for fn in ("max", "min", "sum")}
 BROADCASTS = {
     f"{fn}_{axis}": (BinaryFn(fn), Axis(axis)) for axis in ("row", "col") for fn in ("add", "sub", "mul", "div")
@@ -268,8 +281,6 @@ class _Builder:
                 raise self.error(token, f"'{name}' is a builtin constant and cannot be redefined")
             where = f" (line {old.line})" if old.line is not None else ""
             raise self.error(token, f"'{name}' is already defined{where}")
-        if name in BUILTIN_FUNCTIONS:
-            raise self.error(token, f"'{name}' is a builtin function and cannot be redefined")
         # In an expression these words are a fill or a conversion, never a name: a binding
         # could not be read back.
         if name in FILLS:
@@ -1183,8 +1194,10 @@ class _Builder:
                 raise self.error(node, f"{name}({value}) overflows") from None
             return result
         if has_type(value, Float32Type):
-            if scalar_op is None:  # relu
+            if fn == UnaryFn.RELU:
                 return self.emit(arith.MaximumfOp(value, self.f32(0.0, node)))
+            if scalar_op is None:
+                raise self.error(node, f"{name} of an f32 scalar is not supported yet: apply it to a tile or vector")
             return self.emit(scalar_op(value))
         raise self.error(node, f"{name} takes a tile, vector or number, got {describe(value)}")
 
