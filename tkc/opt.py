@@ -27,7 +27,15 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 
 from tkc.command_line import define_argument, defines, render_user_error, report_internal_error
 from tkc.diagnostics import TkError, decode_utf8
-from tkc.driver import PIPELINE, StageUnavailable, kernels_of, require_one_kernel, select_kernel
+from tkc.driver import (
+    PIPELINE,
+    StageUnavailable,
+    kernel_name,
+    kernels_of,
+    marked_tile_passes,
+    require_one_kernel,
+    select_kernel,
+)
 from tkc.ir_input import parse_mlir
 from tkc.universe import TKC_UNIVERSE
 
@@ -127,10 +135,26 @@ class TkcOptMain(xDSLOptMain):
             return None
 
     def apply_passes(self, prog: ModuleOp) -> None:
-        lowers = any(p.name == "convert-sm90-to-ptx" for p in self.pipeline.passes)
-        if lowers or self.args.target == "ptx" and kernels_of(prog):  # (not IR already in ptx)
+        names = [p.name for p in self.pipeline.passes]
+        if "convert-sm90-to-ptx" in names or self.args.target == "ptx" and kernels_of(prog):  # (not IR already in ptx)
             require_one_kernel(prog, self.get_input_name())  # a PTX module holds one kernel
+        if "convert-tile-to-sm90" in names and "tile-occupancy-plan" not in names[: names.index("convert-tile-to-sm90")]:
+            self._note_unplanned(prog)
         super().apply_passes(prog)
+
+    def _note_unplanned(self, prog: ModuleOp) -> None:
+        """Unlike `tkc compile`, -p runs only the passes it names: a kernel lowered without a plan
+        gets KernelPlan's defaults, which is allowed (hand-written IR) but rarely what was meant."""
+        from tkc.passes.plan import KernelPlan
+
+        default = KernelPlan()
+        for kernel in prog.body.block.ops:
+            if kernel.name == "tile.kernel" and "tile-occupancy-plan" not in marked_tile_passes(kernel):
+                print(
+                    f"tkc-opt: note: tile-occupancy-plan did not run on @{kernel_name(kernel)}; lowering with the "
+                    f"default plan ({default.consumers} consumer, {default.stages} stage)",
+                    file=sys.stderr,
+                )
 
     def output_resulting_program(self, prog: ModuleOp) -> str:
         if self.args.target == "ptx" and not any(op.name == "ptx.module" for op in prog.walk()):
