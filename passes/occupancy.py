@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_right
 from dataclasses import dataclass, field
+from collections.abc import Mapping
 from fractions import Fraction
 
 from xdsl.dialects import arith, scf
@@ -201,9 +202,16 @@ def int_pin(attr: Attribute | None) -> int | None:
     return attr.value.data if isinstance(attr, IntegerAttr) else None
 
 
+PlanOptions = Mapping[str, int | bool | tuple[int, ...]]
+"""tile-occupancy-plan's pass options that were given, by name (its dataclass fields)."""
+
+
 @dataclass
 class Planner:
     kernel: KernelOp
+    options: PlanOptions = field(default_factory=dict)
+    """Pins from the pass options (`tkc-opt -p 'tile-occupancy-plan{stages=2}'`): each is applied as
+    the annotation of the same name would be, over the kernel's own."""
     _demand: dict[int, int] = field(default_factory=dict)
     """register_demand by consumer count: the IR does not change while planning."""
 
@@ -213,7 +221,20 @@ class Planner:
         return self._demand[consumers]
 
     def annotation(self, key: str) -> Attribute | None:
-        return self.kernel.annotations.data.get(key)
+        """The pin of `key`, as the annotation's attribute: the pass option's, else the kernel's."""
+        if key not in self.options:
+            return self.kernel.annotations.data.get(key)
+        value = self.options[key]
+        return ArrayAttr([IntegerAttr(v, 64) for v in value]) if isinstance(value, tuple) else IntegerAttr(int(value), 64)
+
+    def pin(self, key: str, arguments: str = "") -> str:
+        """How reasons and diagnostics name the pin of `key`: the pass option, else the annotation."""
+        if key in self.options:
+            value = self.options[key]
+            text = str(value).lower() if isinstance(value, bool) else (
+                ",".join(map(str, value)) if isinstance(value, tuple) else str(value))
+            return f"the pass option {key}={text}"
+        return f"@{key}({arguments})" if arguments else f"@{key}"
 
     def decide(self, name: str, value: int, reason: str) -> None:
         KernelPlan.decide(self.kernel, name, value, reason)
@@ -297,13 +318,13 @@ class Planner:
         if n < 1 or threads > MAX_THREADS:
             raise error_at(
                 self.kernel,
-                f"@consumers({n}) needs {threads} threads (1 producer + {n} consumer warpgroups), "
+                f"{self.pin('consumers', str(n))} needs {threads} threads (1 producer + {n} consumer warpgroups), "
                 f"over the {MAX_THREADS}-thread block limit",
             )
         if rows >= WGMMA_ROWS and rows % (WGMMA_ROWS * n):
             raise error_at(
                 self.kernel,
-                f"@consumers({n}) splits the {rows}-row register tiles into {rows / n:g} rows per warpgroup; "
+                f"{self.pin('consumers', str(n))} splits the {rows}-row register tiles into {rows / n:g} rows per warpgroup; "
                 f"wgmma needs multiples of {WGMMA_ROWS}",
             )
         demand = self.demand(n)
@@ -312,13 +333,13 @@ class Planner:
             _, pool = register_pool(n, 1)
             raise error_at(
                 self.kernel,
-                f"@consumers({n}): each consumer thread needs {demand} registers, over the {consumer} it can get "
+                f"{self.pin('consumers', str(n))}: each consumer thread needs {demand} registers, over the {consumer} it can get "
                 f"beside the producer ({threads} threads share {pool} of the SM's {SM_REGISTERS} registers)",
             )
         if not self.widest_mma_fits(n):
             raise error_at(
                 self.kernel,
-                f"@consumers({n}) leaves {register_pool(n, 1)[0]} registers per thread at kernel entry, too few "
+                f"{self.pin('consumers', str(n))} leaves {register_pool(n, 1)[0]} registers per thread at kernel entry, too few "
                 f"for one wgmma of this kernel's widest product with its accumulators",
             )
 
@@ -338,46 +359,49 @@ class Planner:
         if len(values) != 2 or len(pins) != 2:
             raise error_at(self.kernel, "@registers(producer, consumer) takes two multiples of 8 in [24, 256]")
         producer, consumer = pins
+        pinned = self.pin("registers", f"{producer}, {consumer}")
         need = WARPGROUP_THREADS * (producer + n * consumer)
         if need > pool:
             raise error_at(
                 self.kernel,
-                f"@registers({producer}, {consumer}) needs 128 x {producer} + {128 * n} x {consumer} = {need} "
+                f"{pinned} needs 128 x {producer} + {128 * n} x {consumer} = {need} "
                 f"registers, over the {pool} a {threads}-thread block gets at entry ({entry} per thread; {SM_REGISTERS} per SM)",
             )
         if producer > consumer:  # ptxas refuses a setmaxnreg.dec above every count the program sets
             raise error_at(
                 self.kernel,
-                f"@registers({producer}, {consumer}): the producer gives registers back (setmaxnreg.dec) and the "
+                f"{pinned}: the producer gives registers back (setmaxnreg.dec) and the "
                 f"consumers take them (setmaxnreg.inc), so the producer's count cannot exceed the consumers'",
             )
         if consumer < demand:
             raise error_at(
                 self.kernel,
-                f"@registers({producer}, {consumer}): each consumer thread needs about {demand} registers "
+                f"{pinned}: each consumer thread needs about {demand} registers "
                 f"for its tiles and addressing; {consumer} would spill",
             )
-        return producer, consumer, f"pinned by @registers({producer}, {consumer}); {need} of {pool} registers"
+        return producer, consumer, f"pinned by {pinned}; {need} of {pool} registers"
 
     def stages(self, loops: list[scf.ForOp]) -> tuple[int, str]:
-        pinned: list[tuple[Operation, int]] = [
-            (loop, s) for loop in loops if (s := int_pin(loop.attributes.get("stages"))) is not None
+        pinned: list[tuple[Operation, int, str]] = [
+            (loop, s, f"@stages({s})") for loop in loops if (s := int_pin(loop.attributes.get("stages"))) is not None
         ]
         kernel_pin = int_pin(self.annotation("stages"))
+        if "stages" in self.options:  # the pass option overrides the loops' annotations (the kernel's does not)
+            pinned = []
         if kernel_pin is not None:
-            pinned.append((self.kernel, kernel_pin))
-        for where, s in pinned:
+            pinned.append((self.kernel, kernel_pin, self.pin("stages", str(kernel_pin))))
+        for where, s, pin in pinned:
             plan = smem_plan(self.kernel, s)
             if s < 1 or plan.total > SMEM_BUDGET:
                 fit = [t for t in range(1, 9) if smem_plan(self.kernel, t).total <= SMEM_BUDGET]
                 raise error_at(
                     where,
-                    f"@stages({s}) needs {plan.total} bytes of shared memory ({self.smem_breakdown(s)}), over the "
+                    f"{pin} needs {plan.total} bytes of shared memory ({self.smem_breakdown(s)}), over the "
                     f"{SMEM_BUDGET}-byte budget" + (f"; at most {fit[-1]} stages fit" if fit else ""),
                 )
         if pinned:
-            s = pinned[0][1]
-            return s, f"pinned by @stages({s}); {smem_plan(self.kernel, s).total} of {SMEM_BUDGET} bytes"
+            _, s, pin = pinned[0]
+            return s, f"pinned by {pin}; {smem_plan(self.kernel, s).total} of {SMEM_BUDGET} bytes"
         self.check_shared_memory(loops)
         s = max(s for s in range(1, MAX_STAGES + 1) if smem_plan(self.kernel, s).total <= SMEM_BUDGET)
         if s == MAX_STAGES:
@@ -413,8 +437,10 @@ class Planner:
     def persistent(self, loops: list[scf.ForOp]) -> tuple[bool, str]:
         grid = next(op for op in self.kernel.body.block.ops if isinstance(op, GridOp))
         names = ", ".join(n.data for n in grid.names.data)
-        if "persistent" in self.annotation_keys():
-            return True, f"pinned by @persistent: one CTA per SM walks the ({names}) tiles"
+        pin = self.options.get("persistent", True if "persistent" in self.kernel.annotations.data else None)
+        if pin is not None:
+            walk = f"one CTA per SM walks the ({names}) tiles" if pin else "one CTA per tile"
+            return bool(pin), f"pinned by {self.pin('persistent')}: {walk}"
         k_loop = any(isinstance(op, MmaOp) for loop in loops for op in loop.walk())
         if len(grid.extents) == 2 and k_loop:
             return True, (
@@ -429,7 +455,7 @@ class Planner:
         on the H200 the multicast GEMM measured from 2.4% slower to 2.2% faster than the plain one
         across runs, within the spread of repeated runs, so it is not the default."""
         pin = int_pin(self.annotation("cluster"))
-        return (pin, f"pinned by @cluster({pin})") if pin is not None else None
+        return (pin, f"pinned by {self.pin('cluster', str(pin))}") if pin is not None else None
 
     def heavy_first(self, loops: list[scf.ForOp]) -> tuple[int, str] | None:
         """The grid axis to launch in reverse, when a kernel-level loop's trip count grows with
@@ -453,9 +479,6 @@ class Planner:
                     )
         return None
 
-    def annotation_keys(self) -> set[str]:
-        return set(self.kernel.annotations.data)
-
     def plan(self) -> None:
         # a fresh plan (IR planned before is planned again): the models below read what is decided
         self.kernel.attributes.pop("plan", None)
@@ -466,8 +489,8 @@ class Planner:
         self.decide(
             "consumers",
             n,
-            f"pinned by @consumers({n})"
-            if "consumers" in self.annotation_keys()
+            f"pinned by {self.pin('consumers', str(n))}"
+            if self.annotation("consumers") is not None
             else f"{rows}-row register tiles: {rows // n if rows >= WGMMA_ROWS else rows} rows per consumer warpgroup "
             f"(wgmma m64); the demand of {self.demand(n)} registers per thread fits",
         )
@@ -486,7 +509,7 @@ class Planner:
         self.decide("smem_bytes", smem, f"{self.smem_breakdown(stages)}; budget {SMEM_BUDGET}")
         group_m = int_pin(self.annotation("group_m"))
         if group_m is not None:
-            self.decide("group_m", group_m, f"pinned by @group_m({group_m})")
+            self.decide("group_m", group_m, f"pinned by {self.pin('group_m', str(group_m))}")
         elif persistent:
             self.decide("group_m", GROUP_M, f"tiles walk {GROUP_M} tile-rows at a time, so their B panels stay in L2")
         else:
@@ -506,8 +529,8 @@ class Planner:
     def ctas_per_sm(self, n: int, smem: int, persistent: bool) -> tuple[int, str]:
         if persistent:
             return 1, "persistent grid: one CTA per SM"
-        if "registers" in self.annotation_keys():
-            return 1, "@registers pins the split of one block's registers"
+        if self.annotation("registers") is not None:
+            return 1, f"{self.pin('registers')} pins the split of one block's registers"
         if 2 * (smem + 1024) > SM_SMEM:
             return 1, f"two blocks would need 2 x ({smem} + 1024 reserved) bytes, over the SM's {SM_SMEM}"
         demand = self.demand(n)

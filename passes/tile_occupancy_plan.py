@@ -44,25 +44,48 @@ the index-growth pass behind heavy_first, and `check_budgets` (registers and one
 shared tiles), which tile-bank-conflicts calls before it simulates any tile.
 Pins (`annotations = {consumers, registers = [p, c], persistent, group_m, heavy_first}`, `stages`
 on the loop) are checked against the same budgets; an infeasible one is a TkError naming the budget.
+The pass options pin the same decisions from the pipeline, over the kernel's annotations
+(`tkc-opt -p 'tile-occupancy-plan{stages=2 consumers=2 persistent=false}'`): consumers, stages
+(every pipelined loop's), persistent (true or false), registers=p,c, group_m and cluster, each
+within the values the annotation may hold (a ValueError otherwise: the pipeline is not built).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
-from tkc.dialects.tile import KernelOp
-from tkc.passes.occupancy import Planner
+from tkc.dialects.tile import KERNEL_PINS, REGISTER_COUNTS, KernelOp
+from tkc.passes.occupancy import PlanOptions, Planner
 
 
 @dataclass(frozen=True)
 class TileOccupancyPlanPass(ModulePass):
     name = "tile-occupancy-plan"
 
+    consumers: int | None = None
+    stages: int | None = None
+    persistent: bool | None = None
+    registers: tuple[int, ...] | None = None
+    group_m: int | None = None
+    cluster: int | None = None
+
+    def __post_init__(self) -> None:
+        for key, value in self.options().items():
+            if key == "registers":
+                if not (isinstance(value, tuple) and len(value) == 2 and set(value) <= set(REGISTER_COUNTS)):
+                    raise ValueError(f"{self.name}: registers=producer,consumer takes two multiples of 8 in 24..256")
+            elif key in KERNEL_PINS and value not in KERNEL_PINS[key].values:
+                raise ValueError(f"{self.name}: {key}={value} is not {KERNEL_PINS[key].text}")
+
+    def options(self) -> PlanOptions:
+        """The options given (a field left at None pins nothing)."""
+        return {f.name: value for f in fields(self) if (value := getattr(self, f.name)) is not None}
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for kernel in op.walk():
             if isinstance(kernel, KernelOp):
-                Planner(kernel).plan()
+                Planner(kernel, self.options()).plan()

@@ -106,7 +106,8 @@ def pipeline(kernel: KernelOp) -> None:
     for ring in plan.rings:
         loads = " + ".join(describe(load) for load, _ in ring.loads)
         pin = ring.loop.attributes.get("stages")
-        why = f"pinned by @stages({stages}); " if isinstance(pin, IntegerAttr) else ""
+        # (a pass option of tile-occupancy-plan may have overridden the loop's pin)
+        why = f"pinned by @stages({stages}); " if isinstance(pin, IntegerAttr) and pin.value.data == stages else ""
         ring.loop.attributes["pipeline"] = DecisionAttr(
             stages,
             f"{why}{stages}-stage TMA ring: {loads} = {ring.stage_bytes} bytes per stage, "

@@ -109,15 +109,19 @@ def pipeline_for(emit: str) -> list[str]:
     return names
 
 
-def _tile_passes_done(kernel: Operation) -> int:
-    """How many passes of PIPELINE ran on a tile.kernel: up to the last one whose marks it carries."""
-    marked = {
+def marked_tile_passes(kernel: Operation) -> set[str]:
+    """The tile passes whose marks (TILE_PASS_MARKS) a tile.kernel carries: they ran on it."""
+    return {
         name
         for op in kernel.walk()
         for name, marks in TILE_PASS_MARKS.items()
         if op.name in marks or not marks.isdisjoint(op.attributes)
     }
-    return max((PIPELINE.index(name) + 1 for name in marked), default=0)
+
+
+def _tile_passes_done(kernel: Operation) -> int:
+    """How many passes of PIPELINE ran on a tile.kernel: up to the last one whose marks it carries."""
+    return max((PIPELINE.index(name) + 1 for name in marked_tile_passes(kernel)), default=0)
 
 
 def input_stage(module: ModuleOp) -> tuple[str, int]:

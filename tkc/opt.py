@@ -15,17 +15,53 @@ import argparse
 import sys
 from io import BytesIO
 from collections.abc import Sequence
-from typing import IO
+from dataclasses import fields
+from types import NoneType, UnionType
+from typing import IO, Union, get_args, get_origin, get_type_hints
 
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+from xdsl.utils.arg_spec import ArgSpec, parse_pipeline
 from xdsl.utils.exceptions import ArgSpecParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from tkc.command_line import define_argument, defines, render_user_error, report_internal_error
 from tkc.diagnostics import TkError, decode_utf8
-from tkc.driver import PIPELINE, StageUnavailable, kernels_of, require_one_kernel, select_kernel
+from tkc.driver import (
+    PIPELINE,
+    StageUnavailable,
+    kernel_name,
+    kernels_of,
+    marked_tile_passes,
+    require_one_kernel,
+    select_kernel,
+)
 from tkc.ir_input import parse_mlir
 from tkc.universe import TKC_UNIVERSE
+
+
+_KINDS = {bool: "true or false", int: "an integer", float: "a number", str: "a string"}
+
+
+def check_pass_options(pass_type: type[ModulePass], spec: ArgSpec) -> None:
+    """A one-line ValueError for an option `-p` gives a pass (`name{option=value ...}`) that it
+    lacks or with a value not of the option's type (its dataclass field's: `T | None`, or a
+    `tuple[T, ...]` written `a,b`), where xDSL's own message would not name the pass."""
+    options = [f.name for f in fields(pass_type) if f.init]
+    hints = get_type_hints(pass_type)
+    for name, values in spec.normalize_parameter_names().parameters.items():
+        if name not in options:
+            takes = f"its options: {', '.join(options)}" if options else "it takes none"
+            raise ValueError(f"{spec.name} has no option {name!r} ({takes})")
+        kind = hints[name]
+        if get_origin(kind) in (Union, UnionType):  # `T | None`: None is the option left out
+            kind = next(t for t in get_args(kind) if t is not NoneType)
+        element, many = (get_args(kind)[0], True) if get_origin(kind) is tuple else (kind, False)
+        # exact types: a bool is an int to isinstance, and an option that counts is not true/false
+        if not values or (len(values) > 1 and not many) or any(type(v) is not element for v in values):
+            text = ",".join(str(v).lower() if isinstance(v, bool) else str(v) for v in values)
+            wanted = f"a comma-separated list of {element.__name__}s" if many else _KINDS.get(element, element.__name__)
+            raise ValueError(f"{spec.name}: option {name} takes {wanted}, not {text or 'nothing'}")
 
 
 class TkcOptMain(xDSLOptMain):
@@ -56,6 +92,12 @@ class TkcOptMain(xDSLOptMain):
             "-D", dest="params", metavar="NAME=VALUE", type=define_argument, action="append", default=[],
             help="override a compile-time parameter of a .tk file (repeatable)",
         )
+
+    def setup_pipeline(self) -> None:
+        for spec in parse_pipeline(self.args.passes):
+            if spec.name in self.available_passes:
+                check_pass_options(self.available_passes[spec.name](), spec)
+        super().setup_pipeline()
 
     def get_input_stream(self) -> tuple[IO[bytes], str]:
         # Dumps and temporaries (`x.dump`, `x.tmp`) are MLIR: only `.tk` needs another frontend.
@@ -93,10 +135,26 @@ class TkcOptMain(xDSLOptMain):
             return None
 
     def apply_passes(self, prog: ModuleOp) -> None:
-        lowers = any(p.name == "convert-sm90-to-ptx" for p in self.pipeline.passes)
-        if lowers or self.args.target == "ptx" and kernels_of(prog):  # (not IR already in ptx)
+        names = [p.name for p in self.pipeline.passes]
+        if "convert-sm90-to-ptx" in names or self.args.target == "ptx" and kernels_of(prog):  # (not IR already in ptx)
             require_one_kernel(prog, self.get_input_name())  # a PTX module holds one kernel
+        if "convert-tile-to-sm90" in names and "tile-occupancy-plan" not in names[: names.index("convert-tile-to-sm90")]:
+            self._note_unplanned(prog)
         super().apply_passes(prog)
+
+    def _note_unplanned(self, prog: ModuleOp) -> None:
+        """Unlike `tkc compile`, -p runs only the passes it names: a kernel lowered without a plan
+        gets KernelPlan's defaults, which is allowed (hand-written IR) but rarely what was meant."""
+        from tkc.passes.plan import KernelPlan
+
+        default = KernelPlan()
+        for kernel in prog.body.block.ops:
+            if kernel.name == "tile.kernel" and "tile-occupancy-plan" not in marked_tile_passes(kernel):
+                print(
+                    f"tkc-opt: note: tile-occupancy-plan did not run on @{kernel_name(kernel)}; lowering with the "
+                    f"default plan ({default.consumers} consumer, {default.stages} stage)",
+                    file=sys.stderr,
+                )
 
     def output_resulting_program(self, prog: ModuleOp) -> str:
         if self.args.target == "ptx" and not any(op.name == "ptx.module" for op in prog.walk()):
