@@ -315,6 +315,12 @@ class UnaryFn(StrEnum):
     COS = auto()
 
 
+GELU_SCALE = math.sqrt(2 / math.pi)
+GELU_CUBIC = 0.044715
+"""gelu_tanh(x) = x/2 (1 + tanh(GELU_SCALE (x + GELU_CUBIC x^3))): the frontend's fold, the
+interpreter and the PTX lowering all take the constants from here."""
+
+
 class BinaryFn(StrEnum):
     ADD = auto()
     SUB = auto()

@@ -159,7 +159,7 @@ _TILE_UNARY: dict[tile.UnaryFn, Callable[[np.ndarray], np.ndarray]] = {
     tile.UnaryFn.SIGMOID: lambda x: np.float32(0.5) + np.float32(0.5) * np.tanh(np.float32(0.5) * x),
     tile.UnaryFn.SILU: lambda x: x * (np.float32(0.5) + np.float32(0.5) * np.tanh(np.float32(0.5) * x)),
     tile.UnaryFn.GELU_TANH: lambda x: np.float32(0.5) * x * (
-        np.float32(1) + np.tanh(np.float32(0.7978845608028654) * (x + np.float32(0.044715) * x * x * x))
+        np.float32(1) + np.tanh(np.float32(tile.GELU_SCALE) * (x + np.float32(tile.GELU_CUBIC) * x * x * x))
     ),
     tile.UnaryFn.SOFTPLUS: lambda x: np.fmax(x, np.float32(0)) + np.log1p(np.exp(-np.abs(x))),
     tile.UnaryFn.SIN: np.sin,

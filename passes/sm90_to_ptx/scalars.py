@@ -12,13 +12,12 @@ from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
-from tkc.dialects.tile import UnaryFn
+from tkc.dialects.tile import GELU_CUBIC, GELU_SCALE, UnaryFn
 from tkc.diagnostics import error_at
 from tkc.passes.sm90_to_ptx.emitter import Emitter, bits_type, constant, scalar_kind, signed
 
 LOG2E = 1.4426950408889634
 LN2 = 0.6931471805599453
-SQRT_2_OVER_PI = 0.7978845608028654
 
 _CMPI = {"eq": ("eq", False), "ne": ("ne", False), "slt": ("lt", True), "sle": ("le", True),
          "sgt": ("gt", True), "sge": ("ge", True), "ult": ("lt", False), "ule": ("le", False),
@@ -85,8 +84,8 @@ def unary_f32(e: Emitter, fn: UnaryFn, x: SSAValue) -> SSAValue:
         case UnaryFn.SILU:
             return b.mul("f32", x, _sigmoid(e, x))
         case UnaryFn.GELU_TANH:
-            # x/2 (1 + tanh(sqrt(2/pi) x (1 + 0.044715 x^2)))
-            inner = b.mul("f32", b.mul("f32", x, SQRT_2_OVER_PI), b.fma("f32", b.mul("f32", x, x), 0.044715, 1.0))
+            # x/2 (1 + tanh(GELU_SCALE x (1 + GELU_CUBIC x^2)))
+            inner = b.mul("f32", b.mul("f32", x, GELU_SCALE), b.fma("f32", b.mul("f32", x, x), GELU_CUBIC, 1.0))
             half = b.mul("f32", x, 0.5)
             return b.fma("f32", b.tanh("f32", inner), half, half)
         case UnaryFn.SOFTPLUS:

@@ -72,7 +72,7 @@ UNARY: dict[str, tuple[UnaryFn, Callable[[float], float], Callable[[SSAValue], O
     "silu": (UnaryFn.SILU, lambda x: x * (0.5 + 0.5 * math.tanh(0.5 * x)), None),
     "gelu_tanh": (
         UnaryFn.GELU_TANH,
-        lambda x: 0.5 * x * (1 + math.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3))),
+        lambda x: 0.5 * x * (1 + math.tanh(tile.GELU_SCALE * (x + tile.GELU_CUBIC * x**3))),
         None,
     ),
     "softplus": (UnaryFn.SOFTPLUS, lambda x: max(x, 0.0) + math.log1p(math.exp(-abs(x))), None),
