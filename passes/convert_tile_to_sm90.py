@@ -19,7 +19,7 @@ What it decides, and why:
   last mma one iteration late (tile_to_sm90/overlap.py).
 - **Shared memory** is tile-pipeline's (plan.smem_plan, recorded on the ops): the lowering
   reads it (tile_to_sm90/shared_memory.py) and places only the mbarriers and store-fence
-  slots of the first kilobyte. Over 227 KB is a compile error naming the budget.
+  slots of the first kilobyte (tile-pipeline refuses a layout over 227 KB, naming the budget).
 - **Epilogue, vector stores, tile.to_shared** (tile_to_sm90/stores.py), **fences**
   (tile_to_sm90/fences.py), **compute** op by op (tile_to_sm90/compute.py).
 - **Clusters** (`@cluster(2)`): pairs of CTAs along grid axis 0 multicast a ring tile they

@@ -20,7 +20,6 @@ from tkc.diagnostics import error_at
 from tkc.dialects import sm90, tile
 from tkc.passes.plan import (
     MBARRIER_REGION,
-    SMEM_BUDGET,
     TILE_ALIGN,
     KernelPlan,
     align,
@@ -239,10 +238,4 @@ def read_shared_memory(kernel: tile.KernelOp, plan: KernelPlan, rows_per_consume
     smem_bytes = plan.smem_bytes
     if not smem_bytes:
         raise error_at(kernel, "convert-tile-to-sm90 needs the kernel's smem_bytes decision: run tile-pipeline first")
-    if smem_bytes > SMEM_BUDGET:
-        raise error_at(
-            kernel,
-            f"shared memory overflows: the plan needs {smem_bytes} bytes, a block may use {SMEM_BUDGET} "
-            f"(reduce @stages or the tile sizes)",
-        )
     return SharedMemory(rings, staging, shared, barriers, smem_bytes, col_scratch, fence_slots)
