@@ -73,6 +73,7 @@ from tkc.abi import (
     LaunchContract,
     Param,
     PointerParam,
+    SWIZZLES,
     TensorMapParam,
     check_launch_size,
 )
@@ -214,7 +215,7 @@ class SharedRefType(ParametrizedAttribute, TypeAttribute):
         shape = self.get_shape()
         if len(shape) not in (1, 2) or any(d <= 0 for d in shape):
             raise VerifyException(f"a shared tile has 1 or 2 positive dims, got {shape}")
-        if self.swizzle.data not in (0, 32, 64, 128):
+        if self.swizzle.data not in SWIZZLES:
             raise VerifyException(f"swizzle must be 0, 32, 64 or 128 bytes, got {self.swizzle.data}")
 
 

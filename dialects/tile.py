@@ -84,6 +84,7 @@ from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
 from tkc import dtypes
+from tkc.abi import SWIZZLES
 from tkc.dtypes import ElementType
 
 
@@ -92,7 +93,7 @@ TILE_QUANTUM = 16
 
 WARPGROUP_THREADS = 128
 """Threads of a warpgroup: a block runs one producer warpgroup and 1 to 7 consumer ones."""
-SWIZZLE_SPANS = (0, 32, 64, 128)
+SWIZZLE_SPANS = SWIZZLES
 """Shared-memory layouts TMA and wgmma know: unswizzled, or a 32, 64 or 128-byte swizzle."""
 REGISTER_COUNTS = range(24, 257, 8)
 """Per-thread register counts setmaxnreg takes."""

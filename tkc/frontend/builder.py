@@ -613,7 +613,7 @@ class _Builder:
                     raise self.error(n, f"@heavy_first takes 0 (launch order) or 1 (the planner's choice), got {value}")
                 if name == "cluster" and value not in (1, 2):
                     raise self.error(n, f"@cluster takes 1 or 2 CTAs per cluster, got {value}")
-                if name == "swizzle" and value not in (0, 32, 64, 128):
+                if name == "swizzle" and value not in tile.SWIZZLE_SPANS:
                     raise self.error(n, f"@swizzle takes 0, 32, 64 or 128 (bytes), got {value}")
                 result[name] = IntegerAttr(value, 64)
         return result
