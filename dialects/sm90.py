@@ -1351,6 +1351,25 @@ class MaskOp(IRDLOperation):
 
 
 @irdl_op_definition
+class BoundsMaskOp(IRDLOperation):
+    """Set element (r, c) of a tile fragment to `fill` when r >= limits[0] or c >= limits[1],
+    element i of a vector fragment when i >= limits[0]; r counts from the fragment's first row
+    (a consumer's slice), limits are signed."""
+
+    name = "sm90.bounds_mask"
+    T: ClassVar = VarConstraint("T", Fragment)
+    fill = prop_def(FloatAttr)
+    source = operand_def(T)
+    limits = var_operand_def(IndexType)
+    result = result_def(T)
+    traits = traits_def(Pure())
+    assembly_format = "$source `[` $limits `]` `fill` $fill attr-dict `:` type($source)"
+
+    def __init__(self, source: SSAValue, limits: Sequence[SSAValue], fill: FloatAttr):
+        super().__init__(operands=[source, limits], result_types=[source.type], properties={"fill": fill})
+
+
+@irdl_op_definition
 class StoreFragmentOp(IRDLOperation):
     """Write a fragment into the rows of a shared tile from row `row_offset` on (st.shared under
     the tile's swizzle and panel layout). A tile narrower than the fragment receives the
@@ -1454,6 +1473,7 @@ Sm90 = Dialect(
         ColBroadcastOp,
         ConvertOp,
         MaskOp,
+        BoundsMaskOp,
         StoreFragmentOp,
         LoadFragmentOp,
         StoreVectorGlobalOp,

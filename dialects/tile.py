@@ -20,7 +20,7 @@ from collections.abc import Container, Mapping, Sequence
 from itertools import takewhile
 from dataclasses import dataclass
 from enum import auto
-from typing import ClassVar
+from typing import ClassVar, cast
 
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import (
@@ -783,6 +783,34 @@ def _constant_key(op: Operation) -> tuple[object, ...]:
     return (op.name, tuple(sorted(op.properties.items())), tuple(sorted(op.attributes.items())), tuple(op.result_types))
 
 
+def floor_divided_dims(kernel: KernelOp) -> dict[str, int]:
+    """The symbolic dims that a grid extent or a loop bound divides rounding down (`M / BM`),
+    each with the multiple it must be: such a count of tiles drops a partial last tile, so a
+    launch whose dim is not that multiple would skip elements without a word (the runtime
+    refuses it). `ceildiv(M, BM)` counts the partial tile and needs nothing."""
+    counts: list[SSAValue] = []
+    for op in kernel.walk():
+        if isinstance(op, GridOp):
+            counts.extend(op.extents)
+        elif isinstance(op, scf.ForOp):
+            counts.extend((op.lb, op.ub))
+    multiples: dict[str, int] = {}
+    seen: set[SSAValue] = set()
+    while counts:
+        value = counts.pop()
+        if value in seen or not isinstance(op := value.owner, Operation):
+            continue
+        seen.add(value)
+        if isinstance(op, arith.DivUIOp | arith.DivSIOp) and isinstance(dim := op.lhs.owner, DimOp):
+            divisor = op.rhs.owner
+            if isinstance(divisor, arith.ConstantOp) and isinstance(divisor.value, IntegerAttr):
+                name = cast(GlobalType, dim.tensor.type).get_dims()[dim.axis.value.data]
+                if isinstance(name, str) and divisor.value.value.data > 1:
+                    multiples[name] = math.lcm(multiples.get(name, 1), divisor.value.value.data)
+        counts.extend(op.operands)
+    return multiples
+
+
 @irdl_op_definition
 class ReturnOp(IRDLOperation):
     name = "tile.return"
@@ -1358,6 +1386,35 @@ class MaskBeforeScaling(RewritePattern):
 
 
 @irdl_op_definition
+class BoundsMaskOp(IRDLOperation):
+    """Set the elements past a tile's valid extent to `fill`: element (r, c) of a tile when
+    r >= limits[0] or c >= limits[1], element i of a vector when i >= limits[0]. Limits are
+    signed (a tile wholly past the end of its tensor has a limit <= 0). tile-mask-tails inserts
+    these where a reduction or a contraction would otherwise see elements past the end of a
+    tensor (`reason` says which); `bounds_mask(t, rows, cols)` writes one by hand."""
+
+    name = "tile.bounds_mask"
+    T: ClassVar = VarConstraint("T", base(RegisterTileType) | base(RegisterVectorType))
+    fill = prop_def(FloatAttr)
+    source = operand_def(T)
+    limits = var_operand_def(IndexType)
+    result = result_def(T)
+    traits = traits_def(Pure())
+    assembly_format = "$source `[` $limits `]` `fill` $fill attr-dict `:` type($source)"
+
+    def __init__(self, source: SSAValue, limits: Sequence[SSAValue], fill: float):
+        super().__init__(
+            operands=[source, limits], result_types=[source.type], properties={"fill": FloatAttr(fill, Float32Type())}
+        )
+
+    def verify_(self) -> None:
+        assert isinstance(self.source.type, ShapedTileType)
+        rank = len(self.source.type.get_shape())
+        if len(self.limits) != rank:
+            raise VerifyException(f"tile.bounds_mask of a rank-{rank} value takes {rank} limits, got {len(self.limits)}")
+
+
+@irdl_op_definition
 class ConvertOp(IRDLOperation):
     """Change the dtype of a register tile or vector (round to nearest even)."""
 
@@ -1398,6 +1455,7 @@ Tile = Dialect(
         ReduceOp,
         BroadcastOp,
         MaskOp,
+        BoundsMaskOp,
         ConvertOp,
     ],
     [

@@ -173,7 +173,7 @@ def max_tile_rows(kernel: KernelOp) -> int:
 @dataclass(frozen=True)
 class IndexGrowth:
     """Which index values of a kernel depend on `source` (a block index) and which never
-    decrease when it grows: sums and products of it, differences and quotients with it on the
+    decrease when it grows: sums, products, minima and maxima of it, differences and quotients with it on the
     left only. One pass over the kernel in program order (operands are defined before their
     uses), so a deep chain of index lets costs its length, not 2^length."""
 
@@ -187,7 +187,7 @@ class IndexGrowth:
             if not any(v in depends for v in op.operands):
                 continue
             depends.update(op.results)
-            if isinstance(op, arith.AddiOp | arith.MuliOp):
+            if isinstance(op, arith.AddiOp | arith.MuliOp | arith.MinUIOp | arith.MaxUIOp):
                 monotone = all(v in grows or v not in depends for v in op.operands)
             elif isinstance(op, arith.SubiOp | arith.DivUIOp | arith.CeilDivUIOp):
                 monotone = op.lhs in grows and op.rhs not in depends

@@ -4,8 +4,10 @@ shared memory the sm90.kernel states), which the runtime reads and nothing else.
 What it decides: the kernel's parameters (a tensor map per distinct TMA box of a tensor, a
 pointer per tensor stored element-wise, a u32 per symbolic dim), the grid as an expression over
 dims and `num_sms` (one CTA per tile; the persistent grid's min(tiles, SMs x CTAs/SM); pairs of
-tiles for a cluster), and the multiple each dim must be (the tile extents, and the paired dim of
-a cluster with pointer stores), which the runtime checks before it launches.
+tiles for a cluster), and the multiple each dim must be (where the program counts tiles with a
+division that rounds down, and the paired dim of a cluster with pointer stores), which the
+runtime checks before it launches. A tile that runs past the end of a tensor needs nothing here:
+TMA reads zeros there and clips the stores.
 """
 
 from __future__ import annotations
@@ -124,15 +126,7 @@ def launch_abi(lowering: KernelLowering) -> sm90.KernelABIAttr:
         )
     else:
         grid = tuple(extents) + (1,) * (3 - len(extents))
-    divisibility: dict[str, int] = {}
-    for op in kernel.walk():
-        if isinstance(op, tile.LoadOp | tile.StoreOp):
-            value_type = op.result.type if isinstance(op, tile.LoadOp) else op.value.type
-            tensor_type = cast(tile.GlobalType, op.tensor.type)
-            extents_per_axis = tile_extents(tensor_type, cast(tile.SharedTileType, value_type))
-            for dim, extent in zip(tensor_type.get_dims(), extents_per_axis):
-                if isinstance(dim, str) and extent > 1:
-                    divisibility[dim] = max(divisibility.get(dim, 1), extent)
+    divisibility = tile.floor_divided_dims(kernel)
     if lowering.paired_dim is not None:
         dim, multiple = lowering.paired_dim
         divisibility[dim] = max(divisibility.get(dim, 1), multiple)

@@ -145,12 +145,12 @@ def _cluster_plan(kernel: tile.KernelOp, plan: KernelPlan, memory: SharedMemory,
         if not depends_on_block_axis(load, 0) and ring.buffers[load].panels % CLUSTER == 0
         and load.tensor not in stored
     }
-    simple = isinstance(first, tuple) and first[0] == "div" and isinstance(first[1], str) and isinstance(first[2], int)
+    simple = isinstance(first, tuple) and first[0] in ("div", "ceildiv") and isinstance(first[1], str) and isinstance(first[2], int)
     if size != CLUSTER or not plan.persistent or len(extents) < 2 or not simple or not shared:
         raise error_at(
             kernel,
             f"@cluster({size}) needs a persistent kernel with a 2-D grid whose first extent is a dim "
-            f"divided by a tile size, and a pipelined tile shared along that axis with an even number of "
+            f"divided by a tile size (rounding up or down), and a pipelined tile shared along that axis with an even number of "
             f"swizzle panels; tkc builds clusters of {CLUSTER}",
         )
     assert isinstance(first, tuple)

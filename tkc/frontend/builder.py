@@ -84,7 +84,7 @@ BROADCASTS = {
     f"{fn}_{axis}": (BinaryFn(fn), Axis(axis)) for axis in ("row", "col") for fn in ("add", "sub", "mul", "div")
 }
 MMAS = {"mma_AB": (False, False), "mma_ABt": (False, True), "mma_AtB": (True, False), "mma_AtBt": (True, True)}
-BUILTIN_FUNCTIONS = sorted([*UNARY, "max", "min", *REDUCTIONS, *BROADCASTS, *MMAS, "causal_mask"])
+BUILTIN_FUNCTIONS = sorted([*UNARY, "max", "min", "ceildiv", *REDUCTIONS, *BROADCASTS, *MMAS, "causal_mask", "bounds_mask"])
 
 TILE_FNS = {
     "+": BinaryFn.ADD,
@@ -1173,6 +1173,11 @@ class _Builder:
             if name in MMAS:
                 self.arity(token, args, 2, 3)
                 return self.mma(name, args, arg_nodes)
+            if name == "ceildiv":
+                self.arity(token, args, 2)
+                return self.ceildiv(args, arg_nodes, token)
+            if name == "bounds_mask":
+                return self.bounds_mask(token, args, arg_nodes)
             self.arity(token, args, 1, 2, 3, 4)
             return self.causal_mask(args, arg_nodes)
 
@@ -1282,6 +1287,35 @@ class _Builder:
         row, col = (self.index(v, n, "an offset") for v, n in zip(offsets, offset_nodes))
         fill = self.f32_attr(fill, fill_node).value.data
         return self.emit(tile.MaskOp(tile.MaskKind.CAUSAL, source, row, col, fill))
+
+    def ceildiv(self, args: list[Value], nodes: list[Node], token: Node) -> Value:
+        """⌈a / b⌉ of integers or indices: the number of tiles that cover a dim, the last one partial."""
+        a, b = args
+        if is_int(b) and b <= 0:
+            raise self.error(nodes[1], f"ceildiv needs a positive divisor, got {b}")
+        if is_int(a) and is_int(b):
+            return -(-a // b)
+        if {self.scalar_kind(v) for v in args} <= {"int", "index"}:
+            return self.emit(arith.CeilDivUIOp(self.index(a, nodes[0]), self.index(b, nodes[1])))
+        raise self.error(token, f"ceildiv takes integers or indices, got {describe(a)} and {describe(b)}")
+
+    def bounds_mask(self, token: Node, args: list[Value], nodes: list[Node]) -> SSAValue:
+        """bounds_mask(t, rows, cols[, fill]) / bounds_mask(v, n[, fill]): elements at or past the limits
+        become fill (-inf unless given)."""
+        if not args:
+            self.arity(token, args, 2, 3, 4)
+        source = self.tile_arg(args[0], nodes[0], "bounds_mask", "tile or vector")
+        assert isinstance(source.type, tile.ShapedTileType)
+        rank = len(source.type.get_shape())
+        self.arity(token, args, rank + 1, rank + 2)
+        fill: float = -math.inf
+        if len(args) == rank + 2:
+            given = args[-1]
+            if not is_number(given):
+                raise self.error(nodes[-1], f"the fill of bounds_mask must be a compile-time number, got {describe(given)}")
+            fill = self.f32_attr(given, nodes[-1]).value.data
+        limits = [self.index(v, n, "a limit") for v, n in zip(args[1 : rank + 1], nodes[1 : rank + 1])]
+        return self.emit(tile.BoundsMaskOp(source, limits, fill))
 
     # ------------------------------------------------------------------ verification
 

@@ -122,8 +122,9 @@ def bind(abi: KernelABI, args: tuple[Any, ...], named: dict[str, Any]) -> Bindin
     for dim, divisor in abi.divisibility:
         if dims[dim] % divisor:
             raise TkError(
-                f"{dim} = {dims[dim]} (from {where[dim]}) is not a multiple of {divisor}, "
-                f"the tile size along {dim}"
+                f"{dim} = {dims[dim]} (from {where[dim]}) is not a multiple of {divisor}: the kernel "
+                f"counts whole tiles of {dim} with a division that rounds down ({dim} / {divisor}), which "
+                f"would skip the last {dims[dim] % divisor}; count them with ceildiv({dim}, {divisor}) to cover the tail"
             )
     for dim, value in dims.items():
         if value >= 1 << 32:
