@@ -9,7 +9,8 @@ tiling choice is tried at half, once and twice its declared default (powers of t
 Every configuration is pruned before anything runs, and the reason is kept:
   - the compiler refuses it (the occupancy plan's shared-memory, register and wgmma-shape
     budgets, or any other diagnostic);
-  - the sizes are not whole tiles of it (the ABI's divisibility, which a launch would refuse);
+  - the sizes are not whole tiles where the kernel counts tiles rounding down (the ABI's
+    divisibility, which a launch would refuse);
   - ptxas rejects it, or reports spills, a stack frame, or more registers than an SM holds.
 Only what survives is launched: timed on the GPU as the benchmarks time (tkc.timing), the
 median of batches of back-to-back launches. Without a GPU, tuning refuses before compiling
@@ -193,7 +194,7 @@ def prune(path: str, kernel: str | None, config: Config, sizes: Mapping[str, int
     trial.smem_bytes = abi.smem_bytes
     for dim, divisor in abi.divisibility:
         if dim in sizes and sizes[dim] % divisor:
-            trial.reason = f"{dim}={sizes[dim]} is not a multiple of its tile, {divisor}"
+            trial.reason = f"{dim}={sizes[dim]} is not a multiple of {divisor} (the kernel counts tiles with {dim} / {divisor})"
             return trial, None
     try:
         report = compiled.assemble().report

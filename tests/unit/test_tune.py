@@ -44,11 +44,22 @@ def test_a_space_naming_an_unknown_parameter_is_a_user_error() -> None:
         tune.search_space(GEMM, given={"bm": [64]})
 
 
-def test_infeasible_configurations_are_pruned_with_their_reason_and_never_timed(fake_gpu: list) -> None:
-    result = tune.autotune(GEMM, sizes=SIZES, space=SPACE)
+@pytest.fixture
+def floor_gemm(tmp_path: Path) -> str:
+    """examples/gemm.tk counting its tiles with `/`, which rounds down: N must be whole tiles."""
+    path = tmp_path / "floor_gemm.tk"
+    source = Path(GEMM).read_text()
+    for dim, tile in (("M", "BM"), ("N", "BN"), ("K", "BK")):
+        source = source.replace(f"ceildiv({dim}, {tile})", f"{dim} / {tile}")
+    path.write_text(source)
+    return str(path)
+
+
+def test_infeasible_configurations_are_pruned_with_their_reason_and_never_timed(fake_gpu: list, floor_gemm: str) -> None:
+    result = tune.autotune(floor_gemm, sizes=SIZES, space=SPACE)
     reasons = {t.config["BN"]: t.reason for t in result.trials}
     assert reasons[128] is None
-    assert reasons[256] == "N=384 is not a multiple of its tile, 256"
+    assert reasons[256] == "N=384 is not a multiple of 256 (the kernel counts tiles with N / 256)"
     assert reasons[512] is not None and "at most 256" in reasons[512]
     assert [k.params["BN"] for k in fake_gpu] == [128]
     assert result.best is not None and result.best.config == {"BM": 128, "BN": 128, "BK": 64}
@@ -96,10 +107,10 @@ def test_the_table_lists_every_trial_fastest_first(fake_gpu: list) -> None:
 def test_tkc_tune_prints_the_table_and_tkc_compile_reuses_its_choice(
     fake_gpu: list, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    argv = ["tune", GEMM, "--size", "M=256,N=384,K=128", "--space", "BN=128,256", "--space", "BK=32"]
+    argv = ["tune", GEMM, "--size", "M=256,N=384,K=128", "--space", "BN=128,512", "--space", "BK=32"]
     assert cli.main(argv) == 0
     out, err = capsys.readouterr()
-    assert "[2/2] BN=256 BK=32: pruned" in err
+    assert "[2/2] BN=512 BK=32: pruned" in err
     assert out.splitlines()[-1] == "best (on Fake H200): -D BN=128 -D BK=32"
     assert cli.main(["compile", GEMM, "--emit=tile", "--tuned", "M=256,N=384,K=128"]) == 0
     assert "params = {BM = 128 : i64, BN = 128 : i64, BK = 32 : i64}" in capsys.readouterr().out
