@@ -5,9 +5,9 @@ What it decides: the kernel's parameters (a tensor map per distinct TMA box of a
 pointer per tensor stored element-wise, a u32 per symbolic dim), the grid as an expression over
 dims and `num_sms` (one CTA per tile; the persistent grid's min(tiles, SMs x CTAs/SM); pairs of
 tiles for a cluster), and the multiple each dim must be (where the program counts tiles with a
-division that rounds down, and the paired dim of a cluster with pointer stores), which the
-runtime checks before it launches. A tile that runs past the end of a tensor needs nothing here:
-TMA reads zeros there and clips the stores.
+division that rounds down), which the runtime checks before it launches. A tile that runs past
+the end of a tensor needs nothing here: TMA reads zeros there and clips the stores, and a vector
+store stops at the end of the tensor.
 """
 
 from __future__ import annotations
@@ -127,9 +127,6 @@ def launch_abi(lowering: KernelLowering) -> sm90.KernelABIAttr:
     else:
         grid = tuple(extents) + (1,) * (3 - len(extents))
     divisibility = tile.floor_divided_dims(kernel)
-    if lowering.paired_dim is not None:
-        dim, multiple = lowering.paired_dim
-        divisibility[dim] = max(divisibility.get(dim, 1), multiple)
     return sm90.KernelABIAttr(kabi.LaunchContract(
         args=args,
         params=tuple(contract_params),
