@@ -1368,6 +1368,12 @@ class BoundsMaskOp(IRDLOperation):
     def __init__(self, source: SSAValue, limits: Sequence[SSAValue], fill: FloatAttr):
         super().__init__(operands=[source, limits], result_types=[source.type], properties={"fill": fill})
 
+    def verify_(self) -> None:
+        assert isinstance(self.source.type, FragmentType)
+        rank = len(self.source.type.get_shape())
+        if len(self.limits) != rank:
+            raise VerifyException(f"sm90.bounds_mask of a rank-{rank} fragment takes {rank} limits, got {len(self.limits)}")
+
 
 @irdl_op_definition
 class StoreFragmentOp(IRDLOperation):
@@ -1413,16 +1419,18 @@ class LoadFragmentOp(IRDLOperation):
 @irdl_op_definition
 class StoreVectorGlobalOp(IRDLOperation):
     """Store a rank-1 fragment (one value per row) to global memory at `base` + row * elem_size,
-    starting at element `offset` (one lane per row writes)."""
+    starting at element `offset` (one lane per row writes). Element i (from the fragment's first,
+    as the offset counts) is stored only where i < `limit` (signed): the end of the tensor."""
 
     name = "sm90.store_vector_global"
     source = operand_def(FragmentType)
     base = operand_def(IntegerType(64))
     offset = operand_def(IndexType)
-    assembly_format = "$source `,` $base `[` $offset `]` attr-dict `:` type($source)"
+    limit = operand_def(IndexType)
+    assembly_format = "$source `,` $base `[` $offset `]` `limit` $limit attr-dict `:` type($source)"
 
-    def __init__(self, source: SSAValue, base: SSAValue, offset: SSAValue):
-        super().__init__(operands=[source, base, offset])
+    def __init__(self, source: SSAValue, base: SSAValue, offset: SSAValue, limit: SSAValue):
+        super().__init__(operands=[source, base, offset, limit])
 
 
 Sm90 = Dialect(

@@ -798,16 +798,16 @@ def floor_divided_dims(kernel: KernelOp) -> dict[str, int]:
     seen: set[SSAValue] = set()
     while counts:
         value = counts.pop()
-        if value in seen or not isinstance(op := value.owner, Operation):
+        if value in seen or not isinstance(owner := value.owner, Operation):
             continue
         seen.add(value)
-        if isinstance(op, arith.DivUIOp | arith.DivSIOp) and isinstance(dim := op.lhs.owner, DimOp):
-            divisor = op.rhs.owner
+        if isinstance(owner, arith.DivUIOp | arith.DivSIOp) and isinstance(dim := owner.lhs.owner, DimOp):
+            divisor = owner.rhs.owner
             if isinstance(divisor, arith.ConstantOp) and isinstance(divisor.value, IntegerAttr):
                 name = cast(GlobalType, dim.tensor.type).get_dims()[dim.axis.value.data]
                 if isinstance(name, str) and divisor.value.value.data > 1:
                     multiples[name] = math.lcm(multiples.get(name, 1), divisor.value.value.data)
-        counts.extend(op.operands)
+        counts.extend(owner.operands)
     return multiples
 
 

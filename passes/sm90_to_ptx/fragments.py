@@ -1,6 +1,6 @@
 """convert-sm90-to-ptx patterns for register fragments: fill, elementwise ops, row and column
-reductions and broadcasts, conversions and the causal mask, register by register in the wgmma
-accumulator layout (emitter docstring).
+reductions and broadcasts, conversions, the causal and the bounds mask, register by register in
+the wgmma accumulator layout (emitter docstring).
 
 Register n of an m-block of a [R, C] tile holds row r0 + 8*((n >> 1) & 1) and column
 8*(n >> 2) + 2*quad + (n & 1), where r0 is the thread's row and quad its lane % 4. A row
@@ -243,7 +243,53 @@ class LowerMask(RewritePattern):
         e.replace(rewriter, out)
 
 
+def register_offsets(t: sm90.FragmentType) -> dict[int, list[int]]:
+    """Per axis of a fragment (0: rows, 1: columns), each register's index along it less the
+    thread's first row or column (its row in the m-block, 2*quad)."""
+    if t.is_column:
+        return {1: [8 * (j >> 1) + (j & 1) for j in range(t.registers_per_thread())]}
+    if t.is_row_vector:
+        return {0: [64 * mb + 8 * half for mb in range(t.rows // 64) for half in (0, 1)]}
+    per = t.get_shape()[1] // 2
+    registers = [divmod(n, per) for n in range(t.registers_per_thread())]
+    return {0: [64 * mb + 8 * ((i >> 1) & 1) for mb, i in registers], 1: [8 * (i >> 2) + (i & 1) for _, i in registers]}
+
+
+class LowerBoundsMask(RewritePattern):
+    """Element (r, c) becomes fill where r >= rows or c >= cols (signed: a limit may be <= 0 or
+    past the fragment). A register's row is the thread's row plus one of a few offsets d (its
+    column 2*quad plus one of a few), so each axis takes `left` = limit - the thread's row
+    (column) once and one setp `left <= d` per distinct offset, then a selp per register and
+    masked axis. An axis whose limit is a constant at least its extent has nothing to mask."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: sm90.BoundsMaskOp, rewriter: PatternRewriter) -> None:
+        e = Emitter(op)
+        b = e.b
+        t = cast(sm90.FragmentType, op.source.type)
+        regs = e.f32_frag(op.source)
+        offsets = register_offsets(t)
+        bounds = {axis: bound for axis, limit, extent in zip(offsets, op.limits, t.get_shape(), strict=True)
+                  if not (isinstance(bound := e.src(limit, "s32"), int) and bound >= extent)}
+        if not bounds:
+            e.replace(rewriter, [b.mov("f32", x) for x in regs])  # fresh registers: a wgmma may write them in place
+            return
+        row, quad = e.thread_row()
+        past: dict[int, list[SSAValue]] = {}  # per masked axis, per register: is it past the limit
+        for axis, bound in bounds.items():
+            left = b.sub("s32", bound, row if axis == 0 else b.shl("b32", quad, 1))
+            compares = {d: b.setp("le", "s32", left, d) for d in sorted(set(offsets[axis]))}
+            past[axis] = [compares[d] for d in offsets[axis]]
+        fill = b.mov("f32", float(op.fill.value.data))
+        out = []
+        for n, x in enumerate(regs):
+            for predicates in past.values():
+                x = b.selp("f32", fill, x, predicates[n])
+            out.append(x)
+        e.replace(rewriter, out)
+
+
 PATTERNS: list[RewritePattern] = [
     LowerFill(), LowerUnary(), LowerBinary(), LowerRowReduce(), LowerRowBroadcast(), LowerColReduce(),
-    LowerColBroadcast(), LowerConvert(), LowerMask(),
+    LowerColBroadcast(), LowerConvert(), LowerMask(), LowerBoundsMask(),
 ]

@@ -123,7 +123,10 @@ def _load_column(e: Emitter, op: sm90.LoadFragmentOp, t: sm90.FragmentType) -> l
 class LowerStoreVectorGlobal(RewritePattern):
     """A row vector: lane 0 of each quad writes its two rows (the quad holds the same values).
     A column vector (replicated over the warpgroup): the first quad of warp 0 writes it, each
-    lane its column pairs 8*k + 2*(lane % 4)."""
+    lane its column pairs 8*k + 2*(lane % 4). Only elements before the limit are written:
+    `left` = limit - the lane's first element, then each store runs where left exceeds its
+    element's distance from the first (a column pair past which the limit falls writes its
+    first column alone)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: sm90.StoreVectorGlobalOp, rewriter: PatternRewriter) -> None:
@@ -133,16 +136,23 @@ class LowerStoreVectorGlobal(RewritePattern):
         row, quad = e.thread_row()
         if cast(sm90.FragmentType, op.source.type).is_column:
             with b.if_(b.setp("eq", "u32", row, 0)):
-                column = b.add("u32", e.reg(op.offset), b.shl("b32", quad, 1))
+                first = b.shl("b32", quad, 1)
+                column = b.add("u32", e.reg(op.offset), first)
                 addr = b.add("u64", e.reg(op.base), b.mul_wide("u32", column, 4))
+                left = b.sub("s32", e.int_src(op.limit, "s32"), first)
                 for k in range(len(regs) // 2):
-                    b.st("global", "f32", addr, regs[2 * k: 2 * k + 2], 8 * k * 4)
+                    with b.if_(b.setp("gt", "s32", left, 8 * k + 1)):
+                        b.st("global", "f32", addr, regs[2 * k: 2 * k + 2], 8 * k * 4)
+                    with b.if_(b.setp("eq", "s32", left, 8 * k + 1)):
+                        b.st("global", "f32", addr, regs[2 * k], 8 * k * 4)
         else:
             with b.if_(b.setp("eq", "u32", quad, 0)):
                 addr = b.add("u64", e.reg(op.base), b.mul_wide("u32", b.add("u32", e.reg(op.offset), row), 4))
+                left = b.sub("s32", e.int_src(op.limit, "s32"), row)
                 for n, value in enumerate(regs):
                     mb, half = divmod(n, 2)
-                    b.st("global", "f32", addr, value, (64 * mb + 8 * half) * 4)
+                    with b.if_(b.setp("gt", "s32", left, 64 * mb + 8 * half)):
+                        b.st("global", "f32", addr, value, (64 * mb + 8 * half) * 4)
         rewriter.erase(op)
 
 

@@ -6,7 +6,10 @@ threads of a quad (quad shuffles); a row broadcast is register-local, as a row v
 the rows' threads. A column vector is replicated over the warpgroup, so a column broadcast is
 register-local too, while a column reduction meets the other warps and consumers in the shared
 scratch buffer tile-pipeline placed (between two syncs of named barrier consumers + 1). A mask
-and a register load see the consumer's first row, as each consumer owns rows row0.. of a tile.
+and a register load see the consumer's first row, as each consumer owns rows row0.. of a tile:
+a bounds mask's row limit becomes relative to it (limit - row0), except a constant limit that
+no row of the tile reaches, which stays a constant the consumer's rows do not reach either (its
+compares are left out). A column vector is whole in every consumer and keeps its limit.
 """
 
 from __future__ import annotations
@@ -14,7 +17,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from xdsl.ir import Block, Operation
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IntegerAttr
+from xdsl.ir import Block, Operation, SSAValue
 
 from tkc.dialects import sm90, tile
 
@@ -58,6 +63,25 @@ def _mask(c: ConsumerEmitter, op: tile.MaskOp, block: Block) -> Operation:
     return sm90.MaskOp(op.kind, c.values[op.source], row0, c.values[op.col_offset], op.fill)
 
 
+def _bounds_mask(c: ConsumerEmitter, op: tile.BoundsMaskOp, block: Block) -> Operation:
+    source_type = op.source.type
+    limits = [c.values[v] for v in op.limits]
+    if not (isinstance(source_type, tile.RegisterVectorType) and source_type.is_column):
+        assert isinstance(source_type, tile.ShapedTileType)
+        limits[0] = _consumer_row_limit(c, op.limits[0], source_type.get_shape()[0], block)
+    return sm90.BoundsMaskOp(c.values[op.source], limits, op.fill)
+
+
+def _consumer_row_limit(c: ConsumerEmitter, limit: SSAValue, rows: int, block: Block) -> SSAValue:
+    """A row limit counted from the consumer's first row: limit - row0, or the consumer's rows
+    where the limit is a constant no row of the tile reaches (the mask then skips the rows)."""
+    constant = limit.owner
+    if isinstance(constant, arith.ConstantOp) and isinstance(constant.value, IntegerAttr):
+        if constant.value.value.data >= rows:
+            return c.const(c.lowering.rows_per_consumer, block)
+    return c.sub(c.values[limit], c.row0, block)
+
+
 def _to_reg(c: ConsumerEmitter, op: tile.ToRegOp, block: Block) -> Operation:
     result_type = op.result.type
     if isinstance(result_type, tile.RegisterVectorType) and result_type.is_column:
@@ -73,6 +97,7 @@ PATTERNS: dict[type[Operation], Callable[[ConsumerEmitter, Any, Block], Operatio
     tile.ReduceOp: _reduce,
     tile.BroadcastOp: _broadcast,
     tile.MaskOp: _mask,
+    tile.BoundsMaskOp: _bounds_mask,
     tile.ToRegOp: _to_reg,
 }
 """The sm90 op of each register-tile compute op (built after any index math it needs)."""

@@ -5,10 +5,10 @@ What it decides: the kernel's parameters (a tensor map per distinct TMA box of a
 pointer per tensor stored element-wise, a u32 per symbolic dim), the grid as an expression over
 dims and `num_sms` (one CTA per tile; the persistent grid's min(tiles, SMs x CTAs/SM); pairs of
 tiles for a cluster), and the multiple each dim must be (where the program counts tiles with a
-division that rounds down, where tile-mask-tails found that padding cannot be kept exact
-(`whole_tiles`), and the paired dim of a cluster with pointer stores), which the runtime checks
-before it launches. A tile that runs past the end of a tensor needs nothing here:
-TMA reads zeros there and clips the stores.
+division that rounds down, and where tile-mask-tails found that padding cannot be kept exact:
+`whole_tiles`), which the runtime checks before it launches. A tile that runs past the end of a
+tensor needs nothing here: TMA reads zeros there and clips the stores, and a vector store stops
+at the end of the tensor.
 """
 
 from __future__ import annotations
@@ -134,9 +134,6 @@ def launch_abi(lowering: KernelLowering) -> sm90.KernelABIAttr:
         for dim, decision in whole_tiles.data.items():
             multiple = cast(tile.DecisionAttr, decision).int_value
             divisibility[dim] = math.lcm(divisibility.get(dim, 1), multiple)
-    if lowering.paired_dim is not None:
-        dim, multiple = lowering.paired_dim
-        divisibility[dim] = max(divisibility.get(dim, 1), multiple)
     return sm90.KernelABIAttr(kabi.LaunchContract(
         args=args,
         params=tuple(contract_params),

@@ -9,7 +9,9 @@
 - **Shared memory** as tile-pipeline recorded it (shared_memory.read_shared_memory).
 - **Clusters** (`@cluster(2)` or the plan's decision): which ring loads a 2-CTA cluster along
   grid axis 0 multicasts (those whose coordinates do not involve that axis and whose panels
-  split evenly, never a stored tensor), and which dim must then hold an even number of tiles.
+  split evenly, never a stored tensor). An odd number of tiles along the axis leaves the last
+  pair's second tile wholly past the end: its loads read zeros, its stores write nothing (TMA
+  clips, a vector store stops at its limit), so any count pairs up.
 """
 
 from __future__ import annotations
@@ -83,8 +85,6 @@ class KernelLowering:
     grid_op: tile.GridOp
     symbolic_dims: list[str]
     multicast: set[tile.LoadOp]
-    paired_dim: tuple[str, int] | None
-    """A dim that must be a multiple of this many (a cluster's pairs with pointer stores)."""
     roles: Roles
     """Which role runs each op (tile-warp-specialize's)."""
 
@@ -110,9 +110,9 @@ class KernelLowering:
                 if isinstance(d, str)
             }
         )
-        multicast, paired_dim = _cluster_plan(kernel, plan, memory, grid_op)
+        multicast = _cluster_plan(kernel, plan, memory, grid_op)
         return KernelLowering(kernel, plan, consumers, rows // consumers, memory, params, grid_op,
-                              symbolic_dims, multicast, paired_dim, roles)
+                              symbolic_dims, multicast, roles)
 
     def fragment_type(self, t: Attribute) -> Attribute:
         """The type a register tile or vector has in a consumer: a column vector is replicated,
@@ -127,12 +127,12 @@ class KernelLowering:
 
 
 def _cluster_plan(kernel: tile.KernelOp, plan: KernelPlan, memory: SharedMemory,
-                  grid_op: tile.GridOp) -> tuple[set[tile.LoadOp], tuple[str, int] | None]:
-    """With `@cluster(2)`: the ring loads a 2-CTA cluster along grid axis 0 shares, and the dim
-    that must then hold an even number of tiles, if any (see the module docstring)."""
+                  grid_op: tile.GridOp) -> set[tile.LoadOp]:
+    """With `@cluster(2)`: the ring loads a 2-CTA cluster along grid axis 0 shares (see the
+    module docstring)."""
     size = plan.cluster
     if size == 1:
-        return set(), None
+        return set()
     extents = [grid_expr(v, kernel) for v in grid_op.extents]
     first = extents[0]
     # a stored tensor is never multicast: one CTA's producer cannot wait for the other's stores
@@ -153,9 +153,4 @@ def _cluster_plan(kernel: tile.KernelOp, plan: KernelPlan, memory: SharedMemory,
             f"divided by a tile size (rounding up or down), and a pipelined tile shared along that axis with an even number of "
             f"swizzle panels; tkc builds clusters of {CLUSTER}",
         )
-    assert isinstance(first, tuple)
-    # the extra tile of an odd last pair is out of bounds: TMA reads it as zeros and drops its
-    # stores, but a pointer store would write it, so then the tile rows must pair up exactly
-    pointer_stores = any(isinstance(op, tile.StoreOp) and not isinstance(op.value.type, tile.RegisterTileType)
-                         for op in kernel.walk())
-    return shared, (first[1], CLUSTER * cast(int, first[2])) if pointer_stores else None
+    return shared

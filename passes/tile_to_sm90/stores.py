@@ -8,7 +8,9 @@
   store issued from it `buffers` chunks earlier has finished reading it. Staging in the bytes
   of the kernel-level loads (attention's Q) first meets all consumers, past their last wgmma.
 - **Vectors** are stored element-wise through a pointer: a row vector by every consumer (its
-  rows), a column vector, which every consumer holds whole, by the first.
+  rows), a column vector, which every consumer holds whole, by the first. Each store is limited
+  to the elements before the end of the tensor's last dim (dim - coord * extent, less the
+  consumer's first row for a row vector), as TMA clips a tile's: a vector may run past the end.
 - **tile.to_shared** (a register tile as a wgmma operand, e.g. bf16(state) as B): wgmma reads B
   only from shared memory, so every consumer writes its rows into the tile's one buffer that
   each consumer's wgmma then reads whole. All consumers sync before the write (the wgmmas
@@ -85,24 +87,28 @@ def _emit_vector_store(c: ConsumerEmitter, op: tile.StoreOp, tensor_type: tile.G
                        block: Block) -> None:
     base = c.op(sm90.PointerParamOp(c.lowering.params.pointer(op.tensor)), block).results[0]
     extents = tile_extents(tensor_type, op.value.type)
+    dims = tensor_type.get_dims()
+
+    def size(axis: int) -> SSAValue:
+        dim = dims[axis]
+        return c.dims[dim] if isinstance(dim, str) else c.const(dim, block)
+
     offset: SSAValue | None = None
+    element: SSAValue | None = None
     for axis, (coord, extent) in enumerate(zip(coords, extents)):
         element = coord if extent == 1 else c.mul(coord, c.const(extent, block), block)
-        if offset is not None:
-            dim = tensor_type.get_dims()[axis]
-            size = c.dims[dim] if isinstance(dim, str) else c.const(dim, block)
-            offset = c.add(c.mul(offset, size, block), element, block)
-        else:
-            offset = element
-    assert offset is not None
+        offset = element if offset is None else c.add(c.mul(offset, size(axis), block), element, block)
+    assert offset is not None and element is not None
+    # the vector may run past the end of the tensor's last dim (a partial last tile)
+    limit = c.sub(size(len(dims) - 1), element, block)
     value = c.values[op.value]
     if not cast(sm90.FragmentType, value.type).is_column:
-        c.op(sm90.StoreVectorGlobalOp(value, base, c.add(offset, c.row0, block)), block)
+        c.op(sm90.StoreVectorGlobalOp(value, base, c.add(offset, c.row0, block), c.sub(limit, c.row0, block)), block)
         return
     # every consumer holds the whole column vector: the first one stores it
     first = c.op(arith.CmpiOp(c.consumer_index, c.const(0, block), "eq"), block).results[0]
     store = Block()
-    c.op(sm90.StoreVectorGlobalOp(value, base, offset), store)
+    c.op(sm90.StoreVectorGlobalOp(value, base, offset, limit), store)
     c.emit_if_then(first, store, block)
 
 

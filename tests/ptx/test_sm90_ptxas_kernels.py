@@ -263,7 +263,8 @@ def attention(stages: int = 2) -> ModuleOp:
     o = ce(sm90.RowBroadcastOp(BinaryFnAttr(BinaryFn.DIV), o, l))
     lse = ce(sm90.BinaryOp(BinaryFnAttr(BinaryFn.MUL), ce(sm90.BinaryOp(
         BinaryFnAttr(BinaryFn.ADD), m, ce(sm90.UnaryOp(UnaryFnAttr(UnaryFn.LOG2), l)))), ce.f(0.6931471805599453)))
-    ce(sm90.StoreVectorGlobalOp(lse, ce(sm90.PointerParamOp("ptr_L")), q_row))
+    rows_left = ce(arith.SubiOp(ce(sm90.DimParamOp("dim_N")), q_row))
+    ce(sm90.StoreVectorGlobalOp(lse, ce(sm90.PointerParamOp("ptr_L")), q_row, rows_left))
     staging = ce(sm90.SmemViewOp(ce.add(base, q_addr), sm90.SharedRefType([128, 128], BF16, 128)))  # own Q rows
     barrier = ce.add(consumer, 1)
     ce(sm90.NamedBarrierOp(barrier, 128))
