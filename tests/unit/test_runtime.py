@@ -232,8 +232,43 @@ def test_misaligned_base():
 
 
 def test_stride_not_multiple_of_16():
-    msg = error(COPY, FakeCuda((4, 12)))
-    assert msg.startswith("argument X: the stride of dim 0 is 24 bytes, not a multiple of 16")
+    assert error(COPY, FakeCuda((4, 12))) == (
+        "argument X: dim W = 12 (its innermost) times 2 bytes is not a multiple of 16: "
+        "TMA needs 16-byte aligned rows, so W must be a multiple of 8"
+    )
+
+
+@pytest.mark.parametrize(
+    "dtype, typestr, width, multiple",
+    [("f32", "<f4", 6, 4), ("f16", "<f2", 4, 8)],
+)
+def test_row_message_names_the_multiple_for_the_element_size(dtype, typestr, width, multiple):
+    abi = KernelABI("k", (ArgSpec("X", dtype, ("R", "W")),), (PointerParam("x", "X"),), ("R", 1, 1), 128, 0)
+    msg = error(abi, FakeCuda((3, width), typestr))
+    assert msg.endswith(f"so W must be a multiple of {multiple}"), msg
+
+
+def test_row_message_for_a_fixed_innermost_dim_names_its_axis():
+    abi = KernelABI("k", (ArgSpec("X", "f16", ("B", "R", 12)),), (PointerParam("x", "X"),), ("R", 1, 1), 128, 0)
+    assert error(abi, FakeCuda((2, 3, 12))) == (
+        "argument X: dim 2 = 12 (its innermost) times 2 bytes is not a multiple of 16: "
+        "TMA needs 16-byte aligned rows, so dim 2 must be a multiple of 8"
+    )
+
+
+def test_gemm_with_a_k_tma_cannot_address_names_a_and_k():
+    """The compiled GEMM at K = 4001 (bf16 rows of 8002 bytes) is refused before any launch."""
+    from pathlib import Path
+
+    import tkc
+
+    abi = tkc.compile(Path(__file__).parents[2] / "examples" / "gemm.tk", kernel="gemm").abi
+    m, n, k = 1000, 1000, 4001
+    args = [fake_torch(shape, ptr=BASE + (i << 26)) for i, shape in enumerate([(m, k), (k, n), (m, n)])]
+    assert error(abi, *args) == (
+        "argument A: dim K = 4001 (its innermost) times 2 bytes is not a multiple of 16: "
+        "TMA needs 16-byte aligned rows, so K must be a multiple of 8"
+    )
 
 
 def test_not_contiguous():
