@@ -129,10 +129,14 @@ def bind(abi: KernelABI, args: tuple[Any, ...], named: dict[str, Any]) -> Bindin
     for dim, value in dims.items():
         if value >= 1 << 32:
             raise TkError(f"{dim} = {value} (from {where[dim]}) does not fit in 32 bits")
+    mapped = {p.arg for p in abi.params if isinstance(p, TensorMapParam)}
     for spec in abi.args:
         info = arrays[spec.name]
+        itemsize = BY_NAME[spec.dtype].bytes
         if info.location == "cuda":  # numpy arguments are staged into fresh, packed buffers
-            _check_layout(spec, info, BY_NAME[spec.dtype].bytes)
+            _check_layout(spec.name, info, itemsize)
+        if spec.name in mapped:  # a packed copy has the same rows: staging does not help
+            _check_rows(spec, info.shape, itemsize)
     _check_no_overlap(abi, arrays)
     return Binding(arrays, dims)
 
@@ -169,8 +173,7 @@ def _check_device(name: str, info: ArrayInfo) -> None:
         )
 
 
-def _check_layout(spec: ArgSpec, info: ArrayInfo, itemsize: int) -> None:
-    name = spec.name
+def _check_layout(name: str, info: ArrayInfo, itemsize: int) -> None:
     packed = row_major(info.shape, itemsize)
     # A dim of extent 1 may carry any stride: it is never stepped over.
     if any(s != p for s, p, d in zip(info.strides, packed, info.shape) if d != 1):
@@ -183,13 +186,13 @@ def _check_layout(spec: ArgSpec, info: ArrayInfo, itemsize: int) -> None:
             f"argument {name}: address {info.ptr:#x} is not {ALIGN}-byte aligned "
             "(TMA needs a 16-byte aligned base; a sliced view may be misaligned)"
         )
-    _check_rows(spec, info.shape, itemsize)
 
 
 def _check_rows(spec: ArgSpec, shape: tuple[int, ...], itemsize: int) -> None:
     """TMA steps over every dim but the innermost by a byte stride that must be a multiple of 16;
     in a row-major tensor each such stride is a multiple of the innermost dim's bytes, so those
-    decide."""
+    decide. The rule is TMA's: an argument the kernel reaches only through its address (a
+    vector's st.global) takes rows of any length."""
     if len(shape) < 2 or shape[-1] * itemsize % ALIGN == 0:
         return
     axis = len(shape) - 1
