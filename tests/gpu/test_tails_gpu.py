@@ -50,7 +50,7 @@ ATTENTION_CASES = [(n, d, causal) for n in ATTENTION_N for d in (64, 128) for ca
 LSE_CHECKED_UP_TO_N = 2000  # the f32 score matrix of the logsumexp reference stays small
 
 SOFTMAX_SHAPES = [(1, 8), (1, 1000), (77, 136), (4099, 264), (1000, 3000), (4099, 256)]  # (M, N)
-LAYERNORM_CASES = [(1, {}), (77, {}), (4099, {}), (333, {"D": 512})]  # (M, params); D is static: whole tiles
+LAYERNORM_CASES = [(1, {}), (77, {}), (4099, {}), (333, {"D": 512}), (77, {"D": 1000})]  # (M, params)
 ROTARY_SHAPES = [(1, 1, 1), (2, 3, 17), (1, 2, 1000), (2, 2, 4099)]  # (B, H, N)
 
 # (kernel, (M, N, K), the argument named, its innermost dim): a row of bytes no multiple of 16
