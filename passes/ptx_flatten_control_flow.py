@@ -3,6 +3,7 @@ leaving each `ptx.entry` one flat block, which is what PTX text is.
 
 What this pass decides, and why:
   - The shape of each construct. `ptx.if`: `@!p bra ELSE; then; bra.uni END; ELSE: else; END:`
+    (`@!p bra.uni ELSE` for a `uniform` if: a warp never splits there, so ptxas adds no reconvergence)
     (`@!p bra END; then; END:` without an else; `@p` when negated). `ptx.for` is rotated into
     a guarded do-while, `@!(iv < ub) bra END; TOP: body; iv += step; @(iv < ub) bra TOP; END:`,
     so an iteration costs one compare and one branch. `ptx.loop`: `TOP: body; @p bra TOP`.
@@ -67,7 +68,7 @@ class _Flattener:
                 other = b.fresh_label(op.else_label.data) if has_else else None
                 end = b.fresh_label(op.end_label.data)
                 b.insertion = InsertPoint.before(op)
-                b.bra(other or end, op.cond, negate=op.negate is None)
+                b.bra(other or end, op.cond, negate=op.negate is None, uniform=op.uniform is not None)
                 self.copy(op.outs, self.splice(op.then_region.block, op))
                 if other is not None:
                     b.bra(end)

@@ -3,7 +3,9 @@
 A tile at tile coordinates may run past the end of its tensor (`grid (ceildiv(M, BM), ...)`,
 `for k in 0 .. ceildiv(K, BK)`). The language makes those elements *padding*: a load reads 0
 for them, reductions leave them out, an mma counts them as 0, and a store never writes them
-(docs/language.md, "Tiles past the end of a tensor"). TMA already reads zeros past the end and
+(docs/language.md, "Tiles past the end of a tensor"). A dim the program counts in whole tiles
+(`N / BKV`, which the runtime then requires to be a multiple) has no partial tiles of a dividing
+extent, and needs nothing here. TMA already reads zeros past the end and
 clips stores at the end, so most kernels need nothing more: a GEMM's ragged K is zeros times
 zeros. This pass finds the places where that is not enough:
 
@@ -44,7 +46,7 @@ The pass is idempotent: its masks' padding holds the identity, so running it aga
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import cast
 
@@ -102,16 +104,20 @@ def none(rank: int) -> Padding:
     return (AxisPadding(),) * rank
 
 
-def box_padding(tensor: SSAValue, coords: Sequence[SSAValue], value_type: Attribute) -> Padding:
+def box_padding(tensor: SSAValue, coords: Sequence[SSAValue], value_type: Attribute,
+                whole_tiles: Mapping[str, int]) -> Padding:
     """The padding of a tile of `value_type` at tile coordinates `coords` of `tensor`: a load's,
-    or where a store's box runs past the destination's end."""
+    or where a store's box runs past the destination's end. `whole_tiles`: the dims the launch
+    contract makes multiples (tile.floor_divided_dims), whose tiles of a dividing extent end
+    exactly at the dim."""
     tensor_type = cast(tile.GlobalType, tensor.type)
     shape = cast(tile.ShapedTileType, value_type).get_shape()
     first = tensor_type.rank - len(shape)
     axes = []
     for axis, extent in enumerate(shape):
         dim = tensor_type.get_dims()[first + axis]
-        whole = isinstance(dim, int) and dim % extent == 0
+        multiple = dim if isinstance(dim, int) else whole_tiles.get(dim, 1)
+        whole = multiple % extent == 0
         axes.append(AxisPadding(frozenset() if whole else frozenset({Tail(dim, coords[first + axis], extent)}), True, 0.0))
     return tuple(axes)
 
@@ -210,6 +216,7 @@ class TailAnalysis:
 
     def __init__(self, kernel: tile.KernelOp):
         self.padding: dict[SSAValue, Padding] = {}
+        self.whole_tiles = tile.floor_divided_dims(kernel)
         self.block(kernel.body.block)
 
     def of(self, value: SSAValue) -> Padding:
@@ -222,7 +229,7 @@ class TailAnalysis:
     def op(self, op: Operation) -> None:
         match op:
             case tile.LoadOp():
-                self.padding[op.result] = box_padding(op.tensor, op.coords, op.result.type)
+                self.padding[op.result] = box_padding(op.tensor, op.coords, op.result.type, self.whole_tiles)
             case tile.ToRegOp() | tile.ToSharedOp():
                 self.padding[op.result] = self.of(op.source)
             case tile.ConvertOp():
@@ -419,7 +426,7 @@ class TailMasks:
         """A store writes no padding: the value's must end where the destination does (TMA clips
         there); where that is not provable, the dims must be whole tiles."""
         name = self.kernel.arg_names[self.kernel.body.block.args.index(op.tensor)]
-        destination = box_padding(op.tensor, op.coords, op.value.type)
+        destination = box_padding(op.tensor, op.coords, op.value.type, self.analysis.whole_tiles)
         for axis, (padding, own) in enumerate(zip(self.analysis.of(op.value), destination)):
             if padding.exact and padding.tails <= own.tails:
                 continue
