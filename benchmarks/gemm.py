@@ -1,12 +1,17 @@
 """GEMM throughput: tkc against cuBLAS (torch.matmul) and a Triton GEMM, in one process.
 
-    python benchmarks/gemm.py [--shapes 4096x4096x4096,...] [--runs 100] [-D NAME=VALUE ...]
+    python benchmarks/gemm.py [--shapes 4096x4096x4096,... | --ragged] [--runs 100] [-D NAME=VALUE ...]
 
 bf16 inputs drawn from a normal distribution, f32 accumulation, bf16 output; every result is
 checked against cuBLAS before timing. Times are per launch, the median of `--runs` samples after
 warm-up, each a back-to-back batch of launches between CUDA events (timing.median_ms), the three
 implementations taking turns batch by batch, rotating between input sets so the inputs are not
 served from L2. Prints a table and writes JSON to benchmarks/results/gemm-<date>.json.
+
+`--ragged` times shapes that are no multiple of the tiles (RAGGED; the record is
+gemm-ragged-<date>.json). K and N are innermost dims (A is M x K, B is K x N, C is M x N), and TMA
+needs 16-byte rows, a multiple of 8 bf16 elements: 8191 x 8191 x 8191 is timed as M = 8191 with
+N = K = 8184 (8192 - 8). The Triton GEMM masks its loads and stores where the shape needs it.
 """
 
 from __future__ import annotations
@@ -24,10 +29,13 @@ from timing import median_ms, write_record
 
 ROOT = Path(__file__).resolve().parents[1]
 SHAPES = [(2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192), (8192, 8192, 1024), (4096, 14336, 4096)]
+RAGGED = [(4000, 4000, 4000), (3000, 5000, 2000), (8191, 8184, 8184), (1000, 1000, 1000)]
+TRITON_TILE = (128, 256, 64)  # BM, BN, BK
 
 
 @triton.jit
-def _triton_gemm(a, b, c, m, n, k, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, GROUP: tl.constexpr):
+def _triton_gemm(a, b, c, m, n, k, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, GROUP: tl.constexpr,
+                 MASK: tl.constexpr):
     pid = tl.program_id(0)
     tiles_m, tiles_n = tl.cdiv(m, BM), tl.cdiv(n, BN)
     group = pid // (GROUP * tiles_n)
@@ -40,17 +48,29 @@ def _triton_gemm(a, b, c, m, n, k, BM: tl.constexpr, BN: tl.constexpr, BK: tl.co
     offs_k = tl.arange(0, BK)
     acc = tl.zeros((BM, BN), dtype=tl.float32)
     for kk in range(0, k, BK):
-        x = tl.load(a + offs_m[:, None] * k + (kk + offs_k)[None, :])
-        y = tl.load(b + (kk + offs_k)[:, None] * n + offs_n[None, :])
+        if MASK:  # a constexpr: whole-tile shapes compile without the masks
+            x = tl.load(a + offs_m[:, None] * k + (kk + offs_k)[None, :],
+                        mask=(offs_m[:, None] < m) & ((kk + offs_k)[None, :] < k), other=0.0)
+            y = tl.load(b + (kk + offs_k)[:, None] * n + offs_n[None, :],
+                        mask=((kk + offs_k)[:, None] < k) & (offs_n[None, :] < n), other=0.0)
+        else:
+            x = tl.load(a + offs_m[:, None] * k + (kk + offs_k)[None, :])
+            y = tl.load(b + (kk + offs_k)[:, None] * n + offs_n[None, :])
         acc = tl.dot(x, y, acc)
-    tl.store(c + offs_m[:, None] * n + offs_n[None, :], acc.to(tl.bfloat16))
+    if MASK:
+        tl.store(c + offs_m[:, None] * n + offs_n[None, :], acc.to(tl.bfloat16),
+                 mask=(offs_m[:, None] < m) & (offs_n[None, :] < n))
+    else:
+        tl.store(c + offs_m[:, None] * n + offs_n[None, :], acc.to(tl.bfloat16))
 
 
 def triton_gemm(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> None:
     m, k = a.shape
     n = b.shape[1]
-    grid = (triton.cdiv(m, 128) * triton.cdiv(n, 256),)
-    _triton_gemm[grid](a, b, c, m, n, k, BM=128, BN=256, BK=64, GROUP=8, num_warps=8, num_stages=3)
+    bm, bn, bk = TRITON_TILE
+    grid = (triton.cdiv(m, bm) * triton.cdiv(n, bn),)
+    mask = bool(m % bm or n % bn or k % bk)
+    _triton_gemm[grid](a, b, c, m, n, k, BM=bm, BN=bn, BK=bk, GROUP=8, MASK=mask, num_warps=8, num_stages=3)
 
 
 def bench_shape(kernel: tkc.CompiledKernel, m: int, n: int, k: int, runs: int) -> dict[str, float]:
@@ -86,12 +106,17 @@ def bench_shape(kernel: tkc.CompiledKernel, m: int, n: int, k: int, runs: int) -
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--shapes", help="comma-separated MxNxK")
+    shape_set = parser.add_mutually_exclusive_group()
+    shape_set.add_argument("--shapes", help="comma-separated MxNxK")
+    shape_set.add_argument("--ragged", action="store_true", help="the shapes that are no multiple of the tiles (RAGGED)")
     parser.add_argument("--plot", action="store_true", help="also draw the record as a PNG beside it")
     parser.add_argument("--runs", type=int, default=100)
     parser.add_argument("-D", dest="define", action="append", default=[], help="compile-time parameter NAME=VALUE")
     args = parser.parse_args()
-    shapes = [tuple(map(int, s.split("x"))) for s in args.shapes.split(",")] if args.shapes else SHAPES
+    if args.shapes:
+        shapes = [tuple(map(int, s.split("x"))) for s in args.shapes.split(",")]
+    else:
+        shapes = RAGGED if args.ragged else SHAPES
     params = {name: int(value) for name, value in (d.split("=") for d in args.define)}
     kernel = tkc.compile(ROOT / "examples" / "gemm.tk", kernel="gemm", **params)
     rows = []
@@ -105,9 +130,9 @@ def main() -> None:
             flush=True,
         )
     record = write_record(
-        "gemm",
+        "gemm-ragged" if args.ragged else "gemm",
         {
-            "benchmark": "gemm bf16",
+            "benchmark": "gemm bf16, shapes no multiple of the tiles" if args.ragged else "gemm bf16",
             "params": params,
             "runs": args.runs,
             "rows": rows,

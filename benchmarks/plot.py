@@ -11,8 +11,9 @@ import argparse
 import json
 from pathlib import Path
 
-MEASURED = ("_tflops", "_rel_err", "_over_")
-"""Row keys that hold a measurement; every other key names the row (a shape, a flag)."""
+MEASURED = ("_tflops", "_rel_err", "_over_", "_unavailable")
+"""Row keys that hold a measurement (or why a baseline has none); every other key names the row
+(a shape, a flag)."""
 
 
 def row_label(row: dict[str, object]) -> str:
@@ -28,12 +29,14 @@ def plot(record_path: Path) -> Path:
 
     record = json.loads(record_path.read_text())
     rows = record["rows"]
-    implementations = [k.removesuffix("_tflops") for k in rows[0] if k.endswith("_tflops")]
+    implementations = list(dict.fromkeys(k.removesuffix("_tflops") for row in rows for k in row if k.endswith("_tflops")))
     implementations.sort(key=lambda name: name != "tkc")  # tkc's bar first in every group
     width = 0.8 / len(implementations)
     figure, axes = plt.subplots(figsize=(max(6.0, 1.1 * len(rows)), 4.5))
     for i, name in enumerate(implementations):
-        axes.bar([r + i * width for r in range(len(rows))], [row[f"{name}_tflops"] for row in rows], width, label=name)
+        # a baseline that has no kernel for a row's shape gets no bar there (NaN draws nothing)
+        heights = [row.get(f"{name}_tflops", float("nan")) for row in rows]
+        axes.bar([r + i * width for r in range(len(rows))], heights, width, label=name)
     axes.set_xticks([r + width * (len(implementations) - 1) / 2 for r in range(len(rows))])
     axes.set_xticklabels([row_label(row) for row in rows], rotation=30, ha="right", fontsize=8)
     axes.set_ylabel("TFLOP/s")

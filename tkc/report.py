@@ -1,7 +1,8 @@
 """`tkc report`: what the tile passes decided for each kernel, and why.
 
-`report(module)` reads the IR after the tile passes (tile-swizzle-select, tile-bank-conflicts,
-tile-occupancy-plan, tile-pipeline) and prints, per kernel, the plan (threads, warpgroup roles,
+`report(module)` reads the IR after the tile passes (tile-mask-tails, tile-swizzle-select,
+tile-bank-conflicts, tile-occupancy-plan, tile-pipeline) and prints, per kernel, the masks of
+tiles past the end of a tensor and the dims that must be whole tiles, the plan (threads, warpgroup roles,
 registers per role, shared memory per stage and in all, stages, CTAs per SM, grid and tile
 order) and the bank table: every shared-memory access, its layout, its conflict ways and the
 reason. Every line quotes the `#tile.decision` reasons (the plan's as KernelPlan.of reads them),
@@ -11,10 +12,11 @@ so the report never re-derives a decision.
 from __future__ import annotations
 
 from xdsl.dialects import scf
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr
+from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, StringAttr
 from xdsl.ir import Operation, SSAValue
 
 from tkc.dialects.tile import (
+    BoundsMaskOp,
     DecisionAttr,
     GridOp,
     KernelOp,
@@ -147,12 +149,29 @@ def _bank_rows(kernel: KernelOp) -> list[tuple[str, str, str, str]]:
     return rows
 
 
+def _tail_lines(kernel: KernelOp) -> list[str]:
+    """tile-mask-tails: each mask it inserted and each dim it needs in whole tiles, with why."""
+    lines = []
+    for op in kernel.walk():
+        reason = op.attributes.get("tails")
+        if isinstance(op, BoundsMaskOp) and isinstance(reason, StringAttr):
+            lines.append(f"  mask {_name(op.source)} past the end, fill {op.fill.value.data:g}: {reason.data}")
+    whole = kernel.attributes.get("whole_tiles")
+    if isinstance(whole, DictionaryAttr):
+        for dim, decision in whole.data.items():
+            if isinstance(decision, DecisionAttr):
+                lines.append(f"  {dim} must be a multiple of {decision.int_value}: {decision.reason.data}")
+    return lines or ["  none: every tile past the end of a tensor reads zeros where they are exact"]
+
+
 def report(module: ModuleOp) -> str:
     out: list[str] = []
     for kernel in module.walk():
         if not isinstance(kernel, KernelOp):
             continue
         out.append(f"kernel {kernel.sym_name.data}")
+        out.append("tails")
+        out += _tail_lines(kernel)
         out.append("plan")
         out += _plan_lines(kernel)
         out.append("shared tiles")

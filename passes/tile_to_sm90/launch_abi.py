@@ -5,18 +5,20 @@ What it decides: the kernel's parameters (a tensor map per distinct TMA box of a
 pointer per tensor stored element-wise, a u32 per symbolic dim), the grid as an expression over
 dims and `num_sms` (one CTA per tile; the persistent grid's min(tiles, SMs x CTAs/SM); pairs of
 tiles for a cluster), and the multiple each dim must be (where the program counts tiles with a
-division that rounds down), which the runtime checks before it launches. A tile that runs past
-the end of a tensor needs nothing here: TMA reads zeros there and clips the stores, and a vector
-store stops at the end of the tensor.
+division that rounds down, and where tile-mask-tails found that padding cannot be kept exact:
+`whole_tiles`), which the runtime checks before it launches. A tile that runs past the end of a
+tensor needs nothing here: TMA reads zeros there and clips the stores, and a vector store stops
+at the end of the tensor.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IntegerAttr
+from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from tkc import abi as kabi
@@ -127,6 +129,11 @@ def launch_abi(lowering: KernelLowering) -> sm90.KernelABIAttr:
     else:
         grid = tuple(extents) + (1,) * (3 - len(extents))
     divisibility = tile.floor_divided_dims(kernel)
+    whole_tiles = kernel.attributes.get("whole_tiles")
+    if isinstance(whole_tiles, DictionaryAttr):  # tile-mask-tails: dims that must be whole tiles
+        for dim, decision in whole_tiles.data.items():
+            multiple = cast(tile.DecisionAttr, decision).int_value
+            divisibility[dim] = math.lcm(divisibility.get(dim, 1), multiple)
     return sm90.KernelABIAttr(kabi.LaunchContract(
         args=args,
         params=tuple(contract_params),

@@ -90,6 +90,22 @@ COPY = KernelABI(
 )
 
 
+# X reached through a tensor map: TMA's row rule applies to it.
+MAPPED = KernelABI(
+    entry="copy",
+    args=(ArgSpec("X", "f16", ("R", "W")),),
+    params=(TensorMapParam("tx", "X", (8, 64), 0), DimParam("w", "W")),
+    grid=("R", 1, 1),
+    block=128,
+    smem_bytes=0,
+)
+
+
+def mapped(dtype, dims):
+    return KernelABI("k", (ArgSpec("X", dtype, dims),), (TensorMapParam("tx", "X", (16, *[1] * (len(dims) - 1)), 0),),
+                     ("R", 1, 1), 128, 0)
+
+
 def gemm_args(M=256, N=512, K=128):
     return (
         FakeCuda((M, K), ptr=BASE),
@@ -232,8 +248,54 @@ def test_misaligned_base():
 
 
 def test_stride_not_multiple_of_16():
-    msg = error(COPY, FakeCuda((4, 12)))
-    assert msg.startswith("argument X: the stride of dim 0 is 24 bytes, not a multiple of 16")
+    assert error(MAPPED, FakeCuda((4, 12))) == (
+        "argument X: dim W = 12 (its innermost) times 2 bytes is not a multiple of 16: "
+        "TMA needs 16-byte aligned rows, so W must be a multiple of 8"
+    )
+
+
+@pytest.mark.parametrize(
+    "dtype, typestr, width, multiple",
+    [("f32", "<f4", 6, 4), ("f16", "<f2", 4, 8)],
+)
+def test_row_message_names_the_multiple_for_the_element_size(dtype, typestr, width, multiple):
+    msg = error(mapped(dtype, ("R", "W")), FakeCuda((3, width), typestr))
+    assert msg.endswith(f"so W must be a multiple of {multiple}"), msg
+
+
+def test_row_message_for_a_fixed_innermost_dim_names_its_axis():
+    assert error(mapped("f16", ("B", "R", 12)), FakeCuda((2, 3, 12))) == (
+        "argument X: dim 2 = 12 (its innermost) times 2 bytes is not a multiple of 16: "
+        "TMA needs 16-byte aligned rows, so dim 2 must be a multiple of 8"
+    )
+
+
+def test_gemm_with_a_k_tma_cannot_address_names_a_and_k():
+    """The compiled GEMM at K = 4001 (bf16 rows of 8002 bytes) is refused before any launch."""
+    from pathlib import Path
+
+    import tkc
+
+    abi = tkc.compile(Path(__file__).parents[2] / "examples" / "gemm.tk", kernel="gemm").abi
+    m, n, k = 1000, 1000, 4001
+    args = [fake_torch(shape, ptr=BASE + (i << 26)) for i, shape in enumerate([(m, k), (k, n), (m, n)])]
+    assert error(abi, *args) == (
+        "argument A: dim K = 4001 (its innermost) times 2 bytes is not a multiple of 16: "
+        "TMA needs 16-byte aligned rows, so K must be a multiple of 8"
+    )
+
+
+def test_rows_of_any_length_through_a_pointer():
+    """The 16-byte row rule is TMA's: a vector stored through the argument's address (an attention
+    LSE of N = 17 f32, 68-byte rows) needs none."""
+    cfg = plan_launch(COPY, (FakeCuda((4, 17)),), {}, 132)
+    assert cfg.dims == {"R": 4, "W": 17}
+
+
+def test_numpy_rows_tma_cannot_address_are_refused_before_staging():
+    """The packed copy a numpy argument is staged through has the same rows, so it is refused
+    as a device array would be, not by the driver's tensor-map encoder."""
+    assert error(MAPPED, np.zeros((4, 12), np.float16)).startswith("argument X: dim W = 12 (its innermost)")
 
 
 def test_not_contiguous():
@@ -483,7 +545,12 @@ def test_the_outputs_are_the_arguments_the_abi_says_are_written():
 
 @pytest.mark.parametrize(
     "example, kernel, sizes",
-    [("gemm.tk", "gemm", {"M": 256, "N": 512, "K": 128}), ("attention.tk", None, {"B": 2, "H": 3, "N": 256})],
+    [
+        ("gemm.tk", "gemm", {"M": 256, "N": 512, "K": 128}),
+        ("attention.tk", None, {"B": 2, "H": 3, "N": 256}),
+        ("gemm.tk", "gemm", {"M": 1, "N": 264, "K": 24}),  # tails: ceildiv tile counts take any M
+        ("attention.tk", None, {"B": 2, "H": 3, "N": 17}),  # LSE rows of 68 bytes: a pointer's
+    ],
 )
 def test_compiler_abi_is_launchable(example, kernel, sizes):
     """The ABI the compiler emits for the examples plans a launch (fake torch tensors)."""

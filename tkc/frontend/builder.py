@@ -1074,12 +1074,6 @@ class _Builder:
         shape = tile_type.get_shape()
         if len(shape) > gl.rank:
             raise self.error(token, f"a {type_name(tile_type)} does not fit the rank-{gl.rank} tensor '{token}'")
-        for size, dim in zip(reversed(shape), reversed(gl.get_dims())):
-            if isinstance(dim, int) and dim % size:
-                raise self.error(
-                    token,
-                    f"{type_name(tile_type)} does not tile '{token}' ({type_name(gl)}): {size} does not divide {dim}",
-                )
         return [self.index(self.expr(n), n, "a tile coordinate") for n in nodes]
 
     def x_load(self, node: Tree) -> Value:

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from tkc.abi import DimParam, KernelABI, PointerParam, TensorMapParam, evaluate
+from tkc.abi import ArgSpec, DimParam, KernelABI, PointerParam, TensorMapParam, evaluate
 from tkc.diagnostics import TkError
 from tkc.dtypes import BY_NAME
 from tkc.runtime.arrays import ArrayInfo, adapt, row_major
@@ -129,10 +129,14 @@ def bind(abi: KernelABI, args: tuple[Any, ...], named: dict[str, Any]) -> Bindin
     for dim, value in dims.items():
         if value >= 1 << 32:
             raise TkError(f"{dim} = {value} (from {where[dim]}) does not fit in 32 bits")
+    mapped = {p.arg for p in abi.params if isinstance(p, TensorMapParam)}
     for spec in abi.args:
         info = arrays[spec.name]
+        itemsize = BY_NAME[spec.dtype].bytes
         if info.location == "cuda":  # numpy arguments are staged into fresh, packed buffers
-            _check_layout(spec.name, info, BY_NAME[spec.dtype].bytes)
+            _check_layout(spec.name, info, itemsize)
+        if spec.name in mapped:  # a packed copy has the same rows: staging does not help
+            _check_rows(spec, info.shape, itemsize)
     _check_no_overlap(abi, arrays)
     return Binding(arrays, dims)
 
@@ -182,13 +186,23 @@ def _check_layout(name: str, info: ArrayInfo, itemsize: int) -> None:
             f"argument {name}: address {info.ptr:#x} is not {ALIGN}-byte aligned "
             "(TMA needs a 16-byte aligned base; a sliced view may be misaligned)"
         )
-    for axis, stride in enumerate(packed[:-1]):
-        if stride % ALIGN:
-            raise TkError(
-                f"argument {name}: the stride of dim {axis} is {stride} bytes, not a multiple "
-                f"of {ALIGN} (TMA needs 16-byte aligned strides: the innermost dim "
-                f"{info.shape[-1]} times {itemsize} bytes must be a multiple of 16)"
-            )
+
+
+def _check_rows(spec: ArgSpec, shape: tuple[int, ...], itemsize: int) -> None:
+    """TMA steps over every dim but the innermost by a byte stride that must be a multiple of 16;
+    in a row-major tensor each such stride is a multiple of the innermost dim's bytes, so those
+    decide. The rule is TMA's: an argument the kernel reaches only through its address (a
+    vector's st.global) takes rows of any length."""
+    if len(shape) < 2 or shape[-1] * itemsize % ALIGN == 0:
+        return
+    axis = len(shape) - 1
+    dim = spec.dims[axis]
+    label = dim if isinstance(dim, str) else f"dim {axis}"
+    raise TkError(
+        f"argument {spec.name}: dim {dim if isinstance(dim, str) else axis} = {shape[-1]} (its innermost) "
+        f"times {itemsize} bytes is not a multiple of {ALIGN}: TMA needs {ALIGN}-byte aligned rows, "
+        f"so {label} must be a multiple of {ALIGN // math.gcd(ALIGN, itemsize)}"
+    )
 
 
 def grid_of(abi: KernelABI, dims: dict[str, int], num_sms: int) -> tuple[int, int, int]:

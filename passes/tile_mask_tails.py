@@ -1,0 +1,543 @@
+"""tile-mask-tails: mask the elements past the end of a tensor where a reduction or an mma would see them.
+
+A tile at tile coordinates may run past the end of its tensor (`grid (ceildiv(M, BM), ...)`,
+`for k in 0 .. ceildiv(K, BK)`). The language makes those elements *padding*: a load reads 0
+for them, reductions leave them out, an mma counts them as 0, and a store never writes them
+(docs/language.md, "Tiles past the end of a tensor"). TMA already reads zeros past the end and
+clips stores at the end, so most kernels need nothing more: a GEMM's ragged K is zeros times
+zeros. This pass finds the places where that is not enough:
+
+- a reduction along an axis with padding that does not hold the reduction's identity (`row_max`
+  of attention scores over keys past N: those scores are 0, not -inf);
+- an mma whose contraction axis has padding that is not 0 in an operand (attention's P past the
+  last key is exp2(0 - m)); a shared operand made by `tile.to_shared` is masked in registers
+  before the move;
+- a store whose value may have padding where the destination does not end (a tile loaded at
+  other coordinates than it is stored at: TMA clips only at the destination's end).
+
+What it decides, per value and axis: its *tails*, the (tensor dim, tile coordinate, tile
+extent) triples whose end bounds it (a load adds one per axis whose dim is not a whole number of
+tiles; element-wise ops take the union of their operands', reductions and mmas keep the surviving
+axes', values joined by `scf.if` and `scf.for` the union of what flows in), and the value the
+padding holds where that is known (0 after a load, the fill after a mask, f(fill) after an
+element-wise op of it). A mask goes where the padding's value is unknown or wrong; one mask
+serves every use that needs the same one (row_sum(p) and bf16(p) as an mma operand share it).
+
+Where no mask can make the program exact — a carried value whose tiles come from coordinates the
+loop changes (its padding moves from one iteration to the next), a store of a value whose end
+is not provably the destination's — the kernel keeps working on whole tiles: the pass requires
+the dims involved to be multiples of the tile extents, and the runtime refuses other shapes
+before launching, naming the dim and the reason (`whole_tiles` on the kernel).
+
+Written:
+  %limit = dim - coord * extent, %past = dim < (coord + 1) * extent   once per tail
+  %masked = scf.if %past -> (...) {
+    %m = tile.bounds_mask %x[%rows, %cols] fill F {tails = "why"}
+    scf.yield %m
+  } else { scf.yield %x }
+  tail_masks = #tile.decision<N, "...">          on the kernel, when it inserts any
+  whole_tiles = {N = #tile.decision<64, "why">}  on the kernel, when a dim must be whole tiles
+Full tiles pay one compare and a uniform branch per mask; only a partial tile runs the selects.
+The pass is idempotent: its masks' padding holds the identity, so running it again adds nothing.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import cast
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import DictionaryAttr, FloatAttr, IndexType, IntegerAttr, ModuleOp, StringAttr
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from tkc.diagnostics import error_at, location_of
+from tkc.dialects import tile
+from tkc.dialects.tile import Axis, BinaryFn, ReduceFn, UnaryFn
+
+IDENTITY = {ReduceFn.MAX: -math.inf, ReduceFn.MIN: math.inf, ReduceFn.SUM: 0.0}
+"""What padding must hold for a reduction to leave it out."""
+
+
+@dataclass(frozen=True)
+class Tail:
+    """Along one axis, the elements from `dim - coord * extent` on lie past the end of a tensor."""
+
+    dim: str | int
+    coord: SSAValue
+    extent: int
+
+
+@dataclass(frozen=True)
+class AxisPadding:
+    """One axis of a tile or vector: the tails that end it; whether they are `exact` (false when a
+    coordinate changes where the value is carried: the dims are known, the positions are not);
+    and the value of every element that lies in the padding along this axis (None: unknown)."""
+
+    tails: frozenset[Tail] = frozenset()
+    exact: bool = True
+    fill: float | None = None
+
+    def __or__(self, other: AxisPadding) -> AxisPadding:
+        """Padding of an element-wise result: the union; the fill is unknown unless given."""
+        return AxisPadding(self.tails | other.tails, self.exact and other.exact)
+
+    @property
+    def dims(self) -> dict[str | int, int]:
+        multiples: dict[str | int, int] = {}
+        for t in self.tails:
+            multiples[t.dim] = math.lcm(multiples.get(t.dim, 1), t.extent)
+        return multiples
+
+
+Padding = tuple[AxisPadding, ...]
+
+
+def none(rank: int) -> Padding:
+    return (AxisPadding(),) * rank
+
+
+def box_padding(tensor: SSAValue, coords: Sequence[SSAValue], value_type: Attribute) -> Padding:
+    """The padding of a tile of `value_type` at tile coordinates `coords` of `tensor`: a load's,
+    or where a store's box runs past the destination's end."""
+    tensor_type = cast(tile.GlobalType, tensor.type)
+    shape = cast(tile.ShapedTileType, value_type).get_shape()
+    first = tensor_type.rank - len(shape)
+    axes = []
+    for axis, extent in enumerate(shape):
+        dim = tensor_type.get_dims()[first + axis]
+        whole = isinstance(dim, int) and dim % extent == 0
+        axes.append(AxisPadding(frozenset() if whole else frozenset({Tail(dim, coords[first + axis], extent)}), True, 0.0))
+    return tuple(axes)
+
+
+def _same(values: Iterable[float | None]) -> float | None:
+    distinct = {"nan" if v is not None and math.isnan(v) else v for v in values}
+    return cast(float, distinct.pop()) if len(distinct) == 1 and None not in distinct else None
+
+
+def join(paddings: Sequence[Padding]) -> Padding:
+    """The padding of a value that may be any of `paddings` (an scf.if result, a carried var)."""
+    joined = []
+    for axes in zip(*paddings):
+        merged = AxisPadding()
+        for a in axes:
+            merged = merged | a
+        # a value without some tail holds valid data where the others hold padding
+        fill = _same(a.fill for a in axes) if all(a.tails == merged.tails for a in axes) else None
+        joined.append(replace(merged, fill=fill))
+    return tuple(joined)
+
+
+def _f32(x: float) -> float:
+    """`x` rounded to f32, the precision the GPU computes the padding in."""
+    with np.errstate(all="ignore"):
+        return float(np.float32(x))
+
+
+_UNARY: dict[UnaryFn, Callable[[float], float]] = {
+    UnaryFn.EXP: math.exp,
+    UnaryFn.EXP2: lambda x: 2.0**x,
+    UnaryFn.ABS: abs,
+    UnaryFn.RELU: lambda x: max(x, 0.0),
+}
+"""The functions whose value on a known fill the analysis follows (the rest: unknown)."""
+_BINARY: dict[BinaryFn, Callable[[float, float], float]] = {
+    BinaryFn.ADD: lambda x, y: x + y,
+    BinaryFn.SUB: lambda x, y: x - y,
+    BinaryFn.MUL: lambda x, y: x * y,
+    BinaryFn.MAX: max,
+    BinaryFn.MIN: min,
+}
+
+
+def _apply(fn: Callable[..., float] | None, *args: float | None) -> float | None:
+    if fn is None or any(a is None for a in args):
+        return None
+    try:
+        value = _f32(fn(*args))
+    except (OverflowError, ValueError, ZeroDivisionError):
+        return None
+    return None if math.isnan(value) else value  # NaN padding helps nothing, and NaN != NaN
+
+
+def _constant(value: SSAValue) -> float | None:
+    op = value.owner
+    if isinstance(op, arith.ConstantOp) and isinstance(op.value, FloatAttr | IntegerAttr):
+        return float(op.value.value.data)
+    return None
+
+
+def _rank(value: SSAValue) -> int:
+    return len(cast(tile.ShapedTileType, value.type).get_shape())
+
+
+def _vector_axis(axis: Axis) -> int:
+    """The tile axis a row-indexed (ROW) or column-indexed (COL) vector runs along."""
+    return 0 if axis == Axis.ROW else 1
+
+
+def _defined_in(value: SSAValue, op: Operation) -> bool:
+    owner = value.owner
+    parent = owner.parent_op() if isinstance(owner, Block) else owner
+    return parent is not None and op.is_ancestor(parent)
+
+
+def _scoped(padding: Padding, op: scf.ForOp | scf.IfOp) -> Padding:
+    """The padding of a value leaving `op` (a carried var, an if's result): a tail whose coordinate
+    `op` defines (a loop changes it each iteration; a branch may not run) is no longer exact."""
+    return tuple(
+        AxisPadding(a.tails, False) if any(_defined_in(t.coord, op) for t in a.tails) else a for a in padding
+    )
+
+
+def _own_mask(op: scf.IfOp) -> bool:
+    """Whether `op` is a mask this pass inserted: the then-branch masks what the else yields."""
+    first = op.true_region.block.first_op
+    if not (isinstance(first, tile.BoundsMaskOp) and "tails" in first.attributes and op.false_region.blocks):
+        return False
+    last = op.false_region.block.last_op
+    return last is not None and tuple(last.operands) == (first.source,)
+
+
+class TailAnalysis:
+    """The padding of every tile and vector of a kernel (module docstring)."""
+
+    def __init__(self, kernel: tile.KernelOp):
+        self.padding: dict[SSAValue, Padding] = {}
+        self.block(kernel.body.block)
+
+    def of(self, value: SSAValue) -> Padding:
+        return self.padding.get(value) or none(_rank(value))
+
+    def block(self, block: Block) -> None:
+        for op in block.ops:
+            self.op(op)
+
+    def op(self, op: Operation) -> None:
+        match op:
+            case tile.LoadOp():
+                self.padding[op.result] = box_padding(op.tensor, op.coords, op.result.type)
+            case tile.ToRegOp() | tile.ToSharedOp():
+                self.padding[op.result] = self.of(op.source)
+            case tile.ConvertOp():
+                # a conversion keeps 0 and ±inf exactly; other fills round
+                self.padding[op.result] = tuple(
+                    a if a.fill in (0.0, math.inf, -math.inf) else replace(a, fill=None) for a in self.of(op.source)
+                )
+            case tile.FillOp():
+                self.padding[op.result] = none(_rank(op.result))
+            case tile.UnaryOp():
+                fn = _UNARY.get(op.fn.data)
+                self.padding[op.result] = tuple(replace(a, fill=_apply(fn, a.fill)) for a in self.of(op.source))
+            case tile.BinaryOp():
+                self.padding[op.result] = self.binary(op)
+            case tile.BroadcastOp():
+                self.padding[op.result] = self.broadcast(op)
+            case tile.ReduceOp():
+                kept = self.of(op.source)[_vector_axis(op.axis.data)]
+                self.padding[op.result] = (replace(kept, fill=None),)
+            case tile.MmaOp():
+                self.padding[op.result] = self.mma(op)
+            case tile.MaskOp():
+                fill = op.fill.value.data
+                self.padding[op.result] = tuple(a if a.fill == fill else replace(a, fill=None) for a in self.of(op.source))
+            case tile.BoundsMaskOp():
+                self.padding[op.result] = self.bounds_mask(op)
+            case scf.IfOp():
+                self.branches(op)
+            case scf.ForOp():
+                self.loop(op)
+            case _:
+                if any(isinstance(r.type, tile.ShapedTileType) for r in op.results):
+                    raise error_at(op, f"tile-mask-tails does not know how {op.name} moves padding (a compiler bug)")
+
+    def binary(self, op: tile.BinaryOp) -> Padding:
+        fn = _BINARY.get(op.fn.data)
+        lhs_tile = isinstance(op.lhs.type, tile.ShapedTileType)
+        rhs_tile = isinstance(op.rhs.type, tile.ShapedTileType)
+        if not (lhs_tile and rhs_tile):
+            padding = self.of(op.lhs if lhs_tile else op.rhs)
+            c = _constant(op.rhs if lhs_tile else op.lhs)
+            return tuple(replace(a, fill=_apply(fn, *((a.fill, c) if lhs_tile else (c, a.fill)))) for a in padding)
+        # where only one operand has padding, the other holds valid data: unknown there
+        return tuple(
+            replace(x | y, fill=_apply(fn, x.fill, y.fill) if x.tails == y.tails else None)
+            for x, y in zip(self.of(op.lhs), self.of(op.rhs))
+        )
+
+    def broadcast(self, op: tile.BroadcastOp) -> Padding:
+        source, (vector,) = self.of(op.source), self.of(op.vector)
+        along = _vector_axis(op.axis.data)
+        axes = [replace(a, fill=None) for a in source]  # across the vector: valid vector values, unknown
+        x = source[along]
+        fill = _apply(_BINARY.get(op.fn.data), x.fill, vector.fill) if x.tails == vector.tails else None
+        axes[along] = replace(x | vector, fill=fill)
+        return tuple(axes)
+
+    def mma(self, op: tile.MmaOp) -> Padding:
+        a, b = self.of(op.a), self.of(op.b)
+        rows, cols = a[1 if op.transpose_a else 0], b[0 if op.transpose_b else 1]
+        if op.acc is not None:
+            acc = self.of(op.acc)
+            rows, cols = rows | acc[0], cols | acc[1]
+        return (replace(rows, fill=None), replace(cols, fill=None))
+
+    def bounds_mask(self, op: tile.BoundsMaskOp) -> Padding:
+        fill = op.fill.value.data
+        masked = {axis for axis, limit in enumerate(op.limits) if not _is_extent(limit, op.source, axis)}
+        own = "tails" in op.attributes  # this pass's limits are the tails themselves
+        axes = []
+        for axis, a in enumerate(self.of(op.source)):
+            if own and axis in masked:
+                axes.append(replace(a, fill=fill))
+            elif a.fill == fill or not masked:
+                axes.append(a)
+            else:
+                axes.append(replace(a, fill=None))
+        return tuple(axes)
+
+    def branches(self, op: scf.IfOp) -> None:
+        blocks = [op.true_region.block]
+        self.block(op.true_region.block)
+        if op.false_region.blocks:
+            self.block(op.false_region.block)
+            blocks.append(op.false_region.block)
+        if _own_mask(op):
+            blocks = blocks[:1]  # its else runs only on whole tiles, which have no padding
+        for index, result in enumerate(op.results):
+            if isinstance(result.type, tile.ShapedTileType):
+                incoming = [self.of(cast(Operation, b.last_op).operands[index]) for b in blocks]
+                self.padding[result] = _scoped(join(incoming), op)
+
+    def loop(self, op: scf.ForOp) -> None:
+        body = op.body.block
+        carried = [(init, arg, result) for init, arg, result in zip(op.iter_args, body.args[1:], op.results)
+                   if isinstance(arg.type, tile.ShapedTileType)]
+        incoming = {arg: self.of(init) for init, arg, _ in carried}
+        while True:
+            self.padding.update(incoming)
+            self.block(body)
+            yielded = dict(zip(body.args[1:], cast(Operation, body.last_op).operands))
+            changed = False
+            for _, arg, _ in carried:
+                merged = _scoped(join([incoming[arg], self.of(yielded[arg])]), op)
+                if merged != incoming[arg]:
+                    incoming[arg], changed = merged, True
+            if not changed:
+                break
+        for _, arg, result in carried:
+            self.padding[result] = incoming[arg]
+
+
+def _is_extent(limit: SSAValue, source: SSAValue, axis: int) -> bool:
+    """Whether `limit` is a constant at least `source`'s extent along `axis` (nothing masked)."""
+    value = _constant(limit)
+    return value is not None and value >= cast(tile.ShapedTileType, source.type).get_shape()[axis]
+
+
+def _line(op: Operation) -> str:
+    _, line, _ = location_of(op)
+    return f"line {line}" if line is not None else op.name
+
+
+def _axis_name(value: SSAValue, axis: int) -> str:
+    return ("rows", "columns")[axis] if _rank(value) == 2 else "elements"
+
+
+@dataclass
+class Need:
+    """A value whose padding along `axes` must hold `fill` for the uses that asked."""
+
+    value: SSAValue
+    axes: frozenset[int]
+    fill: float
+    why: list[str] = field(default_factory=list)
+    uses: list[tuple[Operation, int]] = field(default_factory=list)
+    """(op, operand index) to rewire to the masked value."""
+
+
+class TailMasks:
+    """The masks and whole-tile requirements of one kernel (module docstring)."""
+
+    def __init__(self, kernel: tile.KernelOp):
+        self.kernel = kernel
+        self.analysis = TailAnalysis(kernel)
+        self.needs: dict[tuple[SSAValue, frozenset[int], float], Need] = {}
+        self.whole_tiles: dict[str, tuple[int, str]] = {}
+        self.tail_values: dict[Tail, tuple[SSAValue, SSAValue]] = {}
+        self.constants: dict[int, SSAValue] = {}
+
+    def collect(self) -> None:
+        for op in self.kernel.walk():
+            match op:
+                case tile.ReduceOp():
+                    axis = 1 - _vector_axis(op.axis.data)
+                    name = f"{'row' if op.axis.data == Axis.ROW else 'col'}_{op.fn.data}"
+                    self.need(op.source, axis, IDENTITY[op.fn.data], op, 0,
+                              f"{name} at {_line(op)} leaves out the {_axis_name(op.source, axis)} past the end")
+                case tile.MmaOp():
+                    why = f"the mma at {_line(op)} counts the padding of its contraction as 0"
+                    self.need(op.a, 0 if op.transpose_a else 1, 0.0, op, 0, why)
+                    self.need(op.b, 1 if op.transpose_b else 0, 0.0, op, 1, why)
+                case tile.StoreOp():
+                    self.check_store(op)
+                case _:
+                    pass
+
+    def need(self, value: SSAValue, axis: int, fill: float, user: Operation, index: int, why: str) -> None:
+        padding = self.analysis.of(value)[axis]
+        if not padding.tails or padding.fill == fill:
+            return
+        if not padding.exact:
+            self.require_whole_tiles(padding, f"{why}, and the {_axis_name(value, axis)} of its operand come from "
+                                              "tiles at coordinates that change where the value is carried")
+            return
+        source = value.owner
+        # 0 and ±inf convert exactly: mask before the conversion, so that the unconverted value's
+        # other uses share the mask (row_sum(p) next to bf16(p) in an mma)
+        if isinstance(source, tile.ConvertOp) and fill in (0.0, math.inf, -math.inf) and all(
+            use.operation is user for use in value.uses
+        ):
+            self.need(source.source, axis, fill, source, 0, why)
+            return
+        if isinstance(source, tile.ToSharedOp):
+            self.need(source.source, axis, fill, source, 0, why)
+            return
+        if isinstance(value.type, tile.SharedTileType):
+            raise error_at(user, f"{why}: a shared tile whose padding is not 0 cannot be masked (a compiler bug)")
+        entry = self.needs.setdefault((value, frozenset({axis}), fill), Need(value, frozenset({axis}), fill))
+        entry.why.append(why)
+        entry.uses.append((user, index))
+
+    def check_store(self, op: tile.StoreOp) -> None:
+        """A store writes no padding: the value's must end where the destination does (TMA clips
+        there); where that is not provable, the dims must be whole tiles."""
+        name = self.kernel.arg_names[self.kernel.body.block.args.index(op.tensor)]
+        destination = box_padding(op.tensor, op.coords, op.value.type)
+        for axis, (padding, own) in enumerate(zip(self.analysis.of(op.value), destination)):
+            if padding.exact and padding.tails <= own.tails:
+                continue
+            self.require_whole_tiles(
+                replace(padding, tails=padding.tails - own.tails if padding.exact else padding.tails),
+                f"the store of {name} at {_line(op)} must not write padding, and the {_axis_name(op.value, axis)} of its "
+                f"value need not end where {name} does",
+            )
+
+    def require_whole_tiles(self, padding: AxisPadding, why: str) -> None:
+        for dim, multiple in padding.dims.items():
+            if isinstance(dim, int):
+                raise error_at(self.kernel, f"{why}: dim {dim} is not a whole number of {multiple}-element tiles")
+            known, reason = self.whole_tiles.get(dim, (1, why))
+            self.whole_tiles[dim] = (math.lcm(known, multiple), reason)
+
+    def insert(self) -> int:
+        for need in self.needs.values():
+            masked = self.mask(need)
+            for user, index in need.uses:
+                user.operands = [masked if i == index else v for i, v in enumerate(user.operands)]
+        return len(self.needs)
+
+    def mask(self, need: Need) -> SSAValue:
+        """`scf.if past { bounds_mask } else { value }` just after the value is defined."""
+        value = need.value
+        padding = self.analysis.of(value)
+        ops: list[Operation] = []
+        limits: list[SSAValue] = []
+        past: SSAValue | None = None
+        for axis, extent in enumerate(cast(tile.ShapedTileType, value.type).get_shape()):
+            if axis not in need.axes:
+                limits.append(self.const(extent))
+                continue
+            limit: SSAValue | None = None
+            for tail in sorted(padding[axis].tails, key=lambda t: (str(t.dim), t.extent)):
+                tail_limit, tail_past = self.tail(tail)
+                if past is not None:
+                    ops.append(either := arith.OrIOp(past, tail_past))
+                    tail_past = either.result
+                if limit is not None:
+                    ops.append(lower := arith.MinSIOp(limit, tail_limit))
+                    tail_limit = lower.result
+                limit, past = tail_limit, tail_past
+            assert limit is not None
+            limits.append(limit)
+        assert past is not None
+        bounds = tile.BoundsMaskOp(value, limits, need.fill)
+        bounds.attributes["tails"] = StringAttr("; ".join(dict.fromkeys(need.why)))
+        then_block, else_block = Block([bounds, scf.YieldOp(bounds.result)]), Block([scf.YieldOp(value)])
+        ops.append(branch := scf.IfOp(past, [value.type], [then_block], [else_block]))
+        for new in [*ops, bounds]:
+            new.location = _location(value)
+        Rewriter.insert_op(ops, _after(value))
+        return branch.results[0]
+
+    def tail(self, tail: Tail) -> tuple[SSAValue, SSAValue]:
+        """(dim - coord * extent, whether the tile runs past dim), computed once per tail right
+        after its coordinate is defined, where it dominates every value with that tail."""
+        if tail not in self.tail_values:
+            extent, dim = self.const(tail.extent), self.dim(tail.dim)
+            ops: list[Operation] = [start := arith.MuliOp(tail.coord, extent)]
+            ops.append(limit := arith.SubiOp(dim, start.result))
+            ops.append(end := arith.AddiOp(start.result, extent))
+            ops.append(past := arith.CmpiOp(dim, end.result, "ult"))
+            for op in ops:
+                op.location = _location(tail.coord)
+            Rewriter.insert_op(ops, _after(tail.coord))
+            self.tail_values[tail] = (limit.result, past.result)
+        return self.tail_values[tail]
+
+    def const(self, n: int) -> SSAValue:
+        if n not in self.constants:
+            constant = arith.ConstantOp(IntegerAttr(n, IndexType()))
+            Rewriter.insert_op(constant, InsertPoint.at_start(self.kernel.body.block))
+            self.constants[n] = constant.result
+        return self.constants[n]
+
+    def dim(self, dim: str | int) -> SSAValue:
+        if isinstance(dim, int):
+            return self.const(dim)
+        block = self.kernel.body.block
+        for op in block.ops:
+            if isinstance(op, tile.DimOp) and cast(tile.GlobalType, op.tensor.type).get_dims()[op.axis.value.data] == dim:
+                return op.result
+        arg = next(a for a in block.args if dim in cast(tile.GlobalType, a.type).get_dims())
+        dim_op = tile.DimOp(arg, cast(tile.GlobalType, arg.type).get_dims().index(dim))
+        Rewriter.insert_op(dim_op, InsertPoint.at_start(block))
+        return dim_op.result
+
+
+def _location(value: SSAValue) -> Attribute:
+    owner = value.owner
+    op = owner if isinstance(owner, Operation) else owner.parent_op()
+    assert op is not None
+    return op.location
+
+
+def _after(value: SSAValue) -> InsertPoint:
+    owner = value.owner
+    return InsertPoint.at_start(owner) if isinstance(owner, Block) else InsertPoint.after(owner)
+
+
+class TileMaskTailsPass(ModulePass):
+    name = "tile-mask-tails"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for kernel in [k for k in op.body.block.ops if isinstance(k, tile.KernelOp)]:
+            masks = TailMasks(kernel)
+            masks.collect()
+            inserted = masks.insert()
+            if inserted:
+                kernel.attributes["tail_masks"] = tile.DecisionAttr(
+                    inserted,
+                    "reductions and mmas that would see elements past the end of a tensor, masked under an scf.if "
+                    "that only a partial tile takes",
+                )
+            if masks.whole_tiles:
+                kernel.attributes["whole_tiles"] = DictionaryAttr(
+                    {dim: tile.DecisionAttr(multiple, why) for dim, (multiple, why) in sorted(masks.whole_tiles.items())}
+                )

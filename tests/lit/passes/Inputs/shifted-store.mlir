@@ -1,0 +1,20 @@
+// Store Y[i, j + 1] = X[i, j]: where X's tile ends (N - 64 j) is not where Y's does.
+builtin.module {
+  tile.kernel @shifted(%X: !tile.gl<[M, N], f32>, %Y: !tile.gl<[M, N], f32>) {
+    %M = tile.dim %X[0] : !tile.gl<[M, N], f32>
+    %N = tile.dim %X[1] : !tile.gl<[M, N], f32>
+    %c64 = arith.constant 64 : index
+    %c1 = arith.constant 1 : index
+    %rows = arith.ceildivui %M, %c64 : index
+    %cols = arith.ceildivui %N, %c64 : index
+    %cols_1 = arith.subi %cols, %c1 : index
+    tile.grid(%rows, %cols_1) as ["i", "j"]
+    %i = tile.block_id 0
+    %j = tile.block_id 1
+    %xs = tile.load %X[%i, %j] : !tile.gl<[M, N], f32> -> !tile.st<64x64xf32>
+    %x = tile.to_reg %xs : !tile.st<64x64xf32> -> !tile.rt<64x64xf32>
+    %j1 = arith.addi %j, %c1 : index
+    tile.store %x, %Y[%i, %j1] : !tile.rt<64x64xf32>, !tile.gl<[M, N], f32>
+    tile.return
+  }
+}
