@@ -9,9 +9,9 @@ register-local. The occupancy plan counts their registers and the lowering gives
 fragment types from this one decision.
 
 A vector is a column vector when a column broadcast reads it or a column reduction makes it;
-element-wise ops, converts, bounds masks and loop / if values carry the layout from one value to the next
-(they are joined: all get one layout). Unconstrained vectors stay row vectors. A vector that
-would need both is an error at the op that asks for the second layout.
+element-wise ops, converts, bounds masks and loop / if values carry the layout from one value
+to the next (they are joined: all get one layout). Unconstrained vectors stay row vectors. A
+vector that would need both is an error at the op that asks for the second layout.
 
 It writes `column_vectors = #tile.decision<N, reason>` on the kernel whenever it retypes any
 (N of them), which is how a resumed compile tells that it ran.
