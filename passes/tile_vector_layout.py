@@ -9,9 +9,9 @@ register-local. The occupancy plan counts their registers and the lowering gives
 fragment types from this one decision.
 
 A vector is a column vector when a column broadcast reads it or a column reduction makes it;
-element-wise ops, converts and loop / if values carry the layout from one value to the next
-(they are joined: all get one layout). Unconstrained vectors stay row vectors. A vector that
-would need both is an error at the op that asks for the second layout.
+element-wise ops, converts, bounds masks and loop / if values carry the layout from one value
+to the next (they are joined: all get one layout). Unconstrained vectors stay row vectors. A
+vector that would need both is an error at the op that asks for the second layout.
 
 It writes `column_vectors = #tile.decision<N, reason>` on the kernel whenever it retypes any
 (N of them), which is how a resumed compile tells that it ran.
@@ -30,6 +30,7 @@ from tkc.diagnostics import error_at
 from tkc.dialects.tile import (
     Axis,
     BinaryOp,
+    BoundsMaskOp,
     BroadcastOp,
     ConvertOp,
     DecisionAttr,
@@ -57,7 +58,7 @@ def infer_column_vectors(kernel: Operation) -> set[SSAValue]:
     axis: dict[SSAValue, tuple[Axis, Operation]] = {}
     for op in kernel.walk():
         match op:
-            case UnaryOp() | ConvertOp():
+            case UnaryOp() | ConvertOp() | BoundsMaskOp():
                 join(op.source, op.result)
             case BinaryOp():
                 join(op.lhs, op.rhs, op.result)

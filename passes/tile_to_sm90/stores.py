@@ -10,7 +10,8 @@
 - **Vectors** are stored element-wise through a pointer: a row vector by every consumer (its
   rows), a column vector, which every consumer holds whole, by the first. Each store is limited
   to the elements before the end of the tensor's last dim (dim - coord * extent, less the
-  consumer's first row for a row vector), as TMA clips a tile's: a vector may run past the end.
+  consumer's first row for a row vector; 0 where a leading coordinate is past its dim), as TMA
+  clips a tile's: a vector may run past the end.
 - **tile.to_shared** (a register tile as a wgmma operand, e.g. bf16(state) as B): wgmma reads B
   only from shared memory, so every consumer writes its rows into the tile's one buffer that
   each consumer's wgmma then reads whole. All consumers sync before the write (the wgmmas
@@ -99,8 +100,12 @@ def _emit_vector_store(c: ConsumerEmitter, op: tile.StoreOp, tensor_type: tile.G
         element = coord if extent == 1 else c.mul(coord, c.const(extent, block), block)
         offset = element if offset is None else c.add(c.mul(offset, size(axis), block), element, block)
     assert offset is not None and element is not None
-    # the vector may run past the end of the tensor's last dim (a partial last tile)
+    # the vector may run past the end of the tensor's last dim (a partial last tile), and stand
+    # past the end of a leading one (a cluster's extra tile past the grid): then nothing is stored
     limit = c.sub(size(len(dims) - 1), element, block)
+    for axis, coord in enumerate(coords[:-1]):
+        inside = c.op(arith.CmpiOp(coord, size(axis), "ult"), block).results[0]
+        limit = c.op(arith.SelectOp(inside, limit, c.const(0, block)), block).results[0]
     value = c.values[op.value]
     if not cast(sm90.FragmentType, value.type).is_column:
         c.op(sm90.StoreVectorGlobalOp(value, base, c.add(offset, c.row0, block), c.sub(limit, c.row0, block)), block)

@@ -11,8 +11,9 @@ Pinned down:
   - tile-occupancy-plan's heavy_first decision (axis 0, qi) on causal attention only, unless
     `@heavy_first(0)`, and the reversed block index (`sm90.grid_dim 0`) it lowers to;
   - PtxBuilder.div/rem by an unsigned power of two are a shr/and, other cases still div/rem;
-  - with @cluster(2) GEMM's ABI asks M for a multiple of the tile (128), not the pair (256),
-    and its grid rounds an odd number of tile rows up to whole pairs.
+  - with @cluster(2) GEMM's ABI asks no multiple of M (it counts tile rows with ceildiv), not
+    even with a vector store (limited to the end of its tensor), and its grid rounds an odd
+    number of tile rows up to whole pairs.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from xdsl.dialects import scf
+from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import SSAValue
 
@@ -187,3 +188,17 @@ def test_cluster_gemm_abi_allows_an_odd_number_of_tile_rows() -> None:
     # 2 pairs (the last one half out of bounds), times 2 column tiles = 4 clusters (under 66) = 8 CTAs
     assert evaluate(abi.grid[0], {"M": 384, "N": 512, "K": 256, "num_sms": 132}) == 8
     assert abi.grid[1:] == (1, 1)
+
+
+def test_cluster_with_a_vector_store_allows_an_odd_number_of_tile_rows() -> None:
+    """A pointer store stops at the end of its tensor (its limit), so the half out-of-bounds last
+    pair of a cluster writes nothing there either: M need not hold whole pairs of tile rows."""
+    source = annotated(GEMM, "kernel gemm", "@cluster(2)")
+    source = source.replace("C: gl<bf16>[M, N])", "C: gl<bf16>[M, N], R: gl<f32>[M])")
+    source = source.replace("store C[i, j] = bf16(acc)", "store C[i, j] = bf16(acc)\n    store R[i] = row_sum(acc)")
+    module = compiled(source, "sm90", {"BN": 128})  # the row sum's tail mask needs registers too
+    kernel = next(op for op in module.walk() if isinstance(op, sm90.KernelOp))
+    assert kernel.cluster is not None and kernel.cluster.value.data == 2
+    assert "M" not in dict(kernel.kernel_abi().divisibility)
+    stores = [op for op in module.walk() if isinstance(op, sm90.StoreVectorGlobalOp)]
+    assert len(stores) == 1 and isinstance(stores[0].limit.owner, arith.SubiOp)

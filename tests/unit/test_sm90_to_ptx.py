@@ -1,5 +1,5 @@
 """convert-sm90-to-ptx without a GPU: the emitted instructions are run by a small lock-step
-simulator of one warpgroup (128 threads, straight-line code, shared memory as a dict), so the
+simulator of one warpgroup (128 threads, forward branches, shared memory as a dict), so the
 fragment layout, swizzled addresses, shuffles, masks and wgmma descriptors are checked
 against numpy and against the descriptor formulas of hopper-ptx.md §4."""
 
@@ -58,29 +58,44 @@ _CMP = {"lt": lambda a, b: a < b, "le": lambda a, b: a <= b, "gt": lambda a, b: 
 
 
 def simulate(entry: ptx.EntryOp, memory: dict[int, float], threads: int = 128,
-             tags: dict[SSAValue, Callable[[int], object]] | None = None) -> list[dict[SSAValue, object]]:
-    """Runs the entry on `threads` threads in lock step (branches must be uniform); `tags`
-    overrides what an instruction writes, per thread."""
+             tags: dict[SSAValue, Callable[[int], object]] | None = None,
+             params: dict[str, int] | None = None) -> list[dict[SSAValue, object]]:
+    """Runs the entry on `threads` threads in lock step; `tags` overrides what an instruction
+    writes, per thread; `params` are the kernel parameters' values. A branch that only some
+    threads take must go forward (a ptx.if): those threads wait at its label for the others."""
     regs: list[dict[SSAValue, object]] = [{} for _ in range(threads)]
     ops = list(entry.body.block.ops)
     labels = {op.label.data: n for n, op in enumerate(ops) if isinstance(op, ptx.LabelOp)}
+    waiting: dict[int, str] = {}  # thread -> the label it skips ahead to
     pc = 0
     while pc < len(ops):
         op, pc = ops[pc], pc + 1
-        if isinstance(op, ptx.BraOp):
-            taken = {op.pred is None or bool(r[op.pred]) != (op.negate is not None) for r in regs}
-            assert len(taken) == 1, f"divergent branch to {op.target.data}"
-            pc = labels[op.target.data] if taken.pop() else pc
+        if isinstance(op, ptx.LabelOp):
+            waiting = {t: label for t, label in waiting.items() if label != op.label.data}
             continue
-        for t in range(threads):
-            _step(op, t, regs, memory)
+        active = [t for t in range(threads) if t not in waiting]
+        if not active:
+            continue
+        if isinstance(op, ptx.BraOp):
+            target = op.target.data
+            taken = [t for t in active if op.pred is None or bool(regs[t][op.pred]) != (op.negate is not None)]
+            if len(taken) == len(active):
+                assert all(labels[label] >= labels[target] for label in waiting.values()), "a jump past a waiting label"
+                pc = labels[target]
+            elif taken:
+                assert labels[target] > pc, f"divergent backward branch to {target}"
+                waiting.update(dict.fromkeys(taken, target))
+            continue
+        for t in active:
+            _step(op, t, regs, memory, params or {})
             for result in op.results:
                 if tags and result in tags:
                     regs[t][result] = tags[result](t)
     return regs
 
 
-def _step(op: Operation, t: int, regs: list[dict[SSAValue, object]], memory: dict[int, float]) -> None:
+def _step(op: Operation, t: int, regs: list[dict[SSAValue, object]], memory: dict[int, float],
+          params: dict[str, int]) -> None:
     r = regs[t]
     ty = op.properties["ty"].data if "ty" in op.properties else ""  # type: ignore[attr-defined]
     imm = op.properties.get("imm")
@@ -90,6 +105,10 @@ def _step(op: Operation, t: int, regs: list[dict[SSAValue, object]], memory: dic
     match op:
         case ptx.SmemBaseOp():
             r[op.results[0]] = 0
+        case ptx.LdParamOp():
+            r[op.results[0]] = params[op.param.data]
+        case ptx.CvtaOp():  # parameter and global addresses are the same numbers here
+            r[op.results[0]] = srcs[0]
         case ptx.SregOp():
             r[op.results[0]] = t
         case ptx.MovOp():
@@ -176,9 +195,9 @@ def read_tile(memory: dict[int, float], base: int, ref: sm90.SharedRefType, shap
 # --------------------------------------------------------------------------- kernels
 
 
-def kernel(body: Callable[[Callable[[Operation], SSAValue], SSAValue], None]) -> ModuleOp:
+def kernel(body: Callable[[Callable[[Operation], SSAValue], SSAValue], None], abi: KernelABI = ABI) -> ModuleOp:
     """A one-warpgroup sm90 kernel; `body(emit, base)` adds ops after the smem base."""
-    k = sm90.KernelOp("k", sm90.KernelABIAttr.from_abi(ABI), 128, 0)
+    k = sm90.KernelOp("k", sm90.KernelABIAttr.from_abi(abi), 128, 0)
     block = k.body.block
 
     def emit(op: Operation) -> SSAValue:
