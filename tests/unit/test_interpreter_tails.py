@@ -88,6 +88,12 @@ def test_layernorm_at_ragged_rows(m: int) -> None:
     assert_matches_reference("layernorm", {"BM": 64, "BD": 128, "D": 256}, {"M": m})
 
 
+@pytest.mark.parametrize("stem", ["linear_attention", "rotary"])
+def test_chunked_kernels_at_a_ragged_length(stem: str) -> None:
+    """Linear attention's state update contracts over chunk rows, whose padding past N counts 0."""
+    assert_matches_reference(stem, {}, {"B": 1, "H": 2, "N": 100})
+
+
 # --------------------------------------------------------------------------- reductions
 
 REDUCTIONS = """
