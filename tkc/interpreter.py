@@ -16,14 +16,15 @@ runs to the largest trip count and keeps the loop-carried values of finished blo
 with results runs both sides (a side that no block takes under no active block) and selects per
 block. Stores write only active blocks.
 
-Tiles may run past the end of a tensor (docs/language.md, "Tails"). Every tile and vector value
-is a `Tile`: its elements and, per axis, which indices are valid (the others are *padding*). A
-load reads zeros outside the tensor and marks those indices padding; element-wise ops take the
-union of their operands' padding, reductions and mma skip it, an scf.if result has the padding
-of both branches and a loop-carried value that of every value that flowed in, and a store writes
-only the valid elements that lie inside the tensor (as TMA clips). Blocks that a mask switched
-off may compute boxes anywhere. Blocks have no order on the GPU, so an element that two blocks
-store, or that one block loads after another stored it, is a race: an error naming both blocks.
+Tiles may run past the end of a tensor (docs/language.md, "Tiles past the end of a tensor").
+Every tile and vector value is a `Tile`: its elements and, per axis, which indices are valid
+(the others are *padding*). A load reads zeros outside the tensor and marks those indices
+padding; element-wise ops take the union of their operands' padding, reductions and mma skip
+it, an scf.if result has the padding of both branches and a loop-carried value that of every
+value that flowed in, and a store writes only the valid elements that lie inside the tensor (as
+TMA clips). Blocks that a mask switched off may compute boxes anywhere. Blocks have no order on
+the GPU, so an element that two blocks store, or that one block loads after another stored it,
+is a race: an error naming both blocks.
 
 Max and min follow PTX `max.f32`/`min.f32` (a NaN operand loses to a number); fp8 conversion
 saturates like `cvt.rn.satfinite`; everything else is IEEE f32 (exp2(-inf) = 0, x/0 = inf).

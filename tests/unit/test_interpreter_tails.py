@@ -1,7 +1,8 @@
-"""Tiles that run past the end of a tensor (docs/language.md, "Tails"): what the interpreter does
-with padding. A load reads zeros past the end and marks those indices padding; element-wise ops,
-scf.if and scf.for carry the union of what flows in; reductions and mma skip padding; a store
-writes only valid elements inside its tensor; bounds_mask sets elements past signed limits.
+"""Tiles that run past the end of a tensor (docs/language.md, "Tiles past the end of a tensor"):
+what the interpreter does with padding. A load reads zeros past the end and marks those indices
+padding; element-wise ops, scf.if and scf.for carry the union of what flows in; reductions and
+mma skip padding; a store writes only valid elements inside its tensor; bounds_mask sets
+elements past signed limits.
 
 Padding never shows in a result, so each test makes it matter: inputs whose reductions would
 change if padding (zeros, or what an op made of them) were counted, and destinations larger
@@ -41,7 +42,9 @@ def program(source: str, kernel: str | None = None) -> ModuleOp:
     return parse_tk(source, "tails.tk", None, kernel)
 
 
-def assert_matches_reference(stem: str, params: dict[str, int | bool], sizes: dict[str, int], shift: float = 0.0) -> None:
+def assert_matches_reference(
+    stem: str, params: dict[str, int | bool], sizes: dict[str, int], shift: float = 0.0
+) -> None:
     """The example at `sizes` against its `X_ref.py`, on seeded inputs plus `shift`."""
     module = example(stem, **params)
     kernel = find_kernel(module, None)
@@ -52,7 +55,8 @@ def assert_matches_reference(stem: str, params: dict[str, int | bool], sizes: di
         if name not in poisoned:
             inputs[name] = round_to(inputs[name] + np.float32(shift), cast(tile.GlobalType, arg.type).element_type)
     outputs = interpret(module, None, inputs, sizes)
-    expected = load_reference(str(EXAMPLES / f"{stem}.tk"))({k: v for k, v in inputs.items() if k not in poisoned}, dims)
+    reference = load_reference(str(EXAMPLES / f"{stem}.tk"))
+    expected = reference({k: v for k, v in inputs.items() if k not in poisoned}, dims)
     report = io.StringIO()
     assert check(outputs, expected, report), report.getvalue()
 
@@ -81,11 +85,11 @@ def test_gemm_at_ragged_sizes(stem: str, m: int, n: int, k: int) -> None:
     assert_matches_reference(stem, {"BM": 64, "BN": 64, "BK": 64}, {"M": m, "N": n, "K": k})
 
 
-@pytest.mark.parametrize("m", [100, 17, 1])
-def test_layernorm_at_ragged_rows(m: int) -> None:
-    """Rows past M are padding: the row statistics of real rows never mix with them, and H and Y
-    are written only up to M."""
-    assert_matches_reference("layernorm", {"BM": 64, "BD": 128, "D": 256}, {"M": m})
+@pytest.mark.parametrize("m, d", [(100, 256), (17, 200), (1, 1000)])
+def test_layernorm_at_ragged_rows_and_width(m: int, d: int) -> None:
+    """Rows past M are padding, and with D no multiple of BD the columns past D too: the row sums
+    skip them, and H and Y are written only inside M x D."""
+    assert_matches_reference("layernorm", {"BM": 64, "BD": 128, "D": d}, {"M": m})
 
 
 @pytest.mark.parametrize("stem", ["linear_attention", "rotary"])
@@ -331,7 +335,8 @@ kernel k<BM = 32>(X: gl<f32>[M, N], Y: gl<f32>[M, N]) {
 def test_a_rounded_down_tile_count_needs_whole_tiles() -> None:
     """`M / BM` would drop a partial last tile: refused in the runtime's words. N, which the
     program never divides, may be anything (the tile runs past it)."""
-    with pytest.raises(TkError, match=r"error: M = 40 \(from X \(dim 0\)\) is not a multiple of 32: .* the last 8; count them with ceildiv\(M, 32\)"):
+    message = r"error: M = 40 \(from X \(dim 0\)\) is not a multiple of 32: .* the last 8; count them with ceildiv\(M, 32\)"
+    with pytest.raises(TkError, match=message):
         interpret(program(ROUNDED_DOWN), None, {"X": np.zeros((40, 20), np.float32)})
     x = np.random.default_rng(12).standard_normal((64, 20)).astype(np.float32)
     np.testing.assert_array_equal(interpret(program(ROUNDED_DOWN), None, {"X": x})["Y"], x)
