@@ -28,6 +28,16 @@ from typing import Any, Union, cast
 Expr = Union[int, str, tuple]
 
 
+def rounded_down_tail(dim: str, size: int, where: str, multiple: int) -> str:
+    """Why a launch is refused whose `dim` (bound from `where`) is not the `multiple` that the
+    kernel's rounded-down count of tiles (`KernelABI.divisibility`) needs."""
+    return (
+        f"{dim} = {size} (from {where}) is not a multiple of {multiple}: the kernel counts whole tiles of {dim} "
+        f"with a division that rounds down ({dim} / {multiple}), which would skip the last {size % multiple}; "
+        f"count them with ceildiv({dim}, {multiple}) to cover the tail"
+    )
+
+
 @dataclass(frozen=True)
 class ArgSpec:
     name: str

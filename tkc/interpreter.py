@@ -3,22 +3,28 @@
 It is the oracle every pass is checked against (`tkc run --interpret`, `--bisect`), so it
 follows the tile dialect's docstrings literally and ignores every decision attribute.
 
-Execution is vectorised over the grid: each SSA value is a numpy array whose leading axis is
+Execution is vectorised over the grid: each SSA value holds numpy arrays whose leading axis is
 the block (G blocks at once). Index math is int64 of shape () when it is the same for every
-block or (G,) when it differs; tiles are f32 of shape (G, rows, cols) (vectors (G, n)), or
-(1, ...) while they are still the same in every block (a `tile.fill`). Values of low-precision
-type are kept as f32 that hold exactly the rounded value, so arithmetic is f32 and rounding
-happens wherever an op produces a bf16/f16/fp8 value (loads of low-precision tensors, converts,
-element-wise ops on low-precision tiles).
+block or (G,) when it differs; the elements of a tile are f32 of shape (G, rows, cols) (vectors
+(G, n)), or (1, ...) while they are still the same in every block (a `tile.fill`). Values of
+low-precision type are kept as f32 that hold exactly the rounded value, so arithmetic is f32 and
+rounding happens wherever an op produces a bf16/f16/fp8 value (loads of low-precision tensors,
+converts, element-wise ops on low-precision tiles).
 
 Control flow that differs between blocks runs under an *active* mask of shape (G,): an `scf.for`
 runs to the largest trip count and keeps the loop-carried values of finished blocks; an `scf.if`
-on a per-block condition runs both sides and selects per block. Stores write only active blocks.
+with results runs both sides (a side that no block takes under no active block) and selects per
+block. Stores write only active blocks.
 
-Global memory behaves like TMA: a box that reaches outside the tensor reads zeros there and
-writes nothing there (blocks that a mask switched off may compute such boxes). Blocks have no
-order on the GPU, so an element that two blocks store, or that one block loads after another
-stored it, is a race: an error naming both blocks.
+Tiles may run past the end of a tensor (docs/language.md, "Tiles past the end of a tensor").
+Every tile and vector value is a `Tile`: its elements and, per axis, which indices are valid
+(the others are *padding*). A load reads zeros outside the tensor and marks those indices
+padding; element-wise ops take the union of their operands' padding, reductions and mma skip
+it, an scf.if result has the padding of both branches and a loop-carried value that of every
+value that flowed in, and a store writes only the valid elements that lie inside the tensor (as
+TMA clips). Blocks that a mask switched off may compute boxes anywhere. Blocks have no order on
+the GPU, so an element that two blocks store, or that one block loads after another stored it,
+is a race: an error naming both blocks.
 
 Max and min follow PTX `max.f32`/`min.f32` (a NaN operand loses to a number); fp8 conversion
 saturates like `cvt.rn.satfinite`; everything else is IEEE f32 (exp2(-inf) = 0, x/0 = inf).
@@ -27,8 +33,10 @@ saturates like `cvt.rn.satfinite`; everything else is IEEE f32 (exp2(-inf) = 0, 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import reduce
 from math import prod
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -46,6 +54,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from tkc import dtypes
+from tkc.abi import rounded_down_tail
 from tkc.diagnostics import TkError, error_at
 from tkc.dialects import tile
 
@@ -70,6 +79,46 @@ def round_to(x: npt.ArrayLike, element_type: Attribute) -> np.ndarray:
         return np.asarray(x, np.float32).astype(numpy_dtype(element_type)).astype(np.float32)
 
 
+Valid = tuple[np.ndarray, ...]
+"""Per axis of a tile (rows, cols) or a vector (one), which of its indices are valid, not
+padding: bool of shape (G, extent), or (1, extent) while it is the same in every block."""
+
+
+@dataclass(frozen=True)
+class Tile:
+    """A tile or vector value: `values` of shape (G or 1, *shape) and per axis `valid` indices.
+    Element (r, c) is padding when row r or column c is."""
+
+    values: np.ndarray
+    valid: Valid
+
+    def elements(self) -> np.ndarray:
+        """Per element whether it is valid, broadcastable to `values`."""
+        return _elements(self.valid)
+
+
+Value = np.ndarray | Tile
+"""What an SSA value holds: index, bool and f32 scalars are arrays of shape () or (G,) (or
+numpy scalars, as numpy returns them)."""
+
+
+def _elements(valid: Valid) -> np.ndarray:
+    """Per element of a tile or vector: valid along every axis."""
+    if len(valid) == 1:
+        return valid[0]
+    rows, cols = valid
+    return rows[:, :, None] & cols[:, None, :]
+
+
+def _no_padding(shape: Sequence[int]) -> Valid:
+    return tuple(np.ones((1, extent), np.bool_) for extent in shape)
+
+
+def _union(*valids: Valid) -> Valid:
+    """Per axis, the padding of any of the operands."""
+    return tuple(reduce(np.logical_and, axis) for axis in zip(*valids, strict=True))
+
+
 def _lift(x: np.ndarray, rank: int) -> np.ndarray:
     """A per-block scalar (shape () or (G,)) shaped to broadcast against rank-`rank` tiles."""
     x = np.asarray(x)
@@ -80,6 +129,29 @@ def _select(cond: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Per block: `a` where `cond`, else `b` (`cond` has shape () or (G,))."""
     a, b = np.asarray(a), np.asarray(b)
     return np.where(_lift(cond, max(a.ndim, b.ndim, 1) - 1), a, b)
+
+
+def _if_join(cond: np.ndarray, then: Value, other: Value) -> Value:
+    """An scf.if result per block; a tile's padding is the union of both branches'."""
+    if isinstance(then, Tile) and isinstance(other, Tile):
+        return Tile(_select(cond, then.values, other.values), _union(then.valid, other.valid))
+    assert not isinstance(then, Tile) and not isinstance(other, Tile)
+    return _select(cond, then, other)
+
+
+def _carry(running: np.ndarray | None, new: Value, old: Value) -> Value:
+    """A loop-carried value after an iteration that the `running` blocks ran (None: all): their
+    new value, with the padding of every value that has flowed in so far; the others keep theirs."""
+    if isinstance(new, Tile) and isinstance(old, Tile):
+        joined = _union(new.valid, old.valid)
+        if running is None:
+            return Tile(new.values, joined)
+        return Tile(
+            _select(running, new.values, old.values),
+            tuple(_select(running, j, o) for j, o in zip(joined, old.valid, strict=True)),
+        )
+    assert not isinstance(new, Tile) and not isinstance(old, Tile)
+    return new if running is None else _select(running, new, old)
 
 
 def _trunc_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -175,10 +247,11 @@ _TILE_BINARY: dict[tile.BinaryFn, Callable[[np.ndarray, np.ndarray], np.ndarray]
     tile.BinaryFn.MIN: np.fmin,
 }
 
-_TILE_REDUCE: dict[tile.ReduceFn, Callable[..., np.ndarray]] = {
-    tile.ReduceFn.MAX: np.fmax.reduce,
-    tile.ReduceFn.MIN: np.fmin.reduce,
-    tile.ReduceFn.SUM: np.add.reduce,
+_TILE_REDUCE: dict[tile.ReduceFn, tuple[Callable[..., np.ndarray], np.float32]] = {
+    # each with its identity, which stands in for the padding a reduction skips
+    tile.ReduceFn.MAX: (np.fmax.reduce, np.float32(-np.inf)),
+    tile.ReduceFn.MIN: (np.fmin.reduce, np.float32(np.inf)),
+    tile.ReduceFn.SUM: (np.add.reduce, np.float32(0)),
 }
 
 _CMPI = {
@@ -228,12 +301,22 @@ class _Machine:
     def __init__(self, kernel: tile.KernelOp, tensors: dict[SSAValue, np.ndarray]):
         self.kernel = kernel
         self.tensors = tensors
-        self.env: dict[SSAValue, np.ndarray] = {}
+        self.env: dict[SSAValue, Value] = {}
         self.block_ids: list[np.ndarray] | None = None
         self.num_blocks = 0
         self.writers: dict[SSAValue, np.ndarray] = {}
         """Per stored tensor, the block that last wrote each element (-1: none): two blocks
         writing one element is a race on the GPU, so the interpreter refuses it."""
+
+    def scalar_of(self, value: SSAValue) -> np.ndarray:
+        held = self.env[value]
+        assert not isinstance(held, Tile), f"{value} holds a tile"
+        return held
+
+    def tile_of(self, value: SSAValue) -> Tile:
+        held = self.env[value]
+        assert isinstance(held, Tile), f"{value} holds a scalar"
+        return held
 
     # ------------------------------------------------------------------ driving
 
@@ -257,7 +340,7 @@ class _Machine:
                 self.execute(op, None)
         extents = []
         for value in grid.extents:
-            extent = self.env[value]
+            extent = self.scalar_of(value)
             if extent.ndim != 0:
                 raise error_at(grid, "the grid extents must be the same for every block")
             if extent < 0:
@@ -266,7 +349,7 @@ class _Machine:
         self.num_blocks = prod(extents)
         self.block_ids = [ids.reshape(-1).astype(np.int64) for ids in np.indices(extents)]
 
-    def run_block(self, block: Block, active: np.ndarray | None) -> list[np.ndarray]:
+    def run_block(self, block: Block, active: np.ndarray | None) -> list[Value]:
         """Execute `block`'s ops under `active` ((G,) bool, None = every block); returns what its
         terminator passes on."""
         for op in block.ops:
@@ -277,13 +360,14 @@ class _Machine:
 
     def execute(self, op: Operation, active: np.ndarray | None) -> None:
         handler = _HANDLERS.get(op.name)
+        results: Sequence[Value]
         if handler is not None:
             results = handler(self, op, active)
         elif op.name in _ARITH_BINARY:
-            a, b = (self.env[v] for v in op.operands)
+            a, b = (self.scalar_of(v) for v in op.operands)
             results = [_ARITH_BINARY[op.name](a, b).astype(_scalar_dtype(op.results[0].type))]
         elif op.name in _FLOAT_UNARY:
-            results = [_FLOAT_UNARY[op.name](self.env[op.operands[0]])]
+            results = [_FLOAT_UNARY[op.name](self.scalar_of(op.operands[0]))]
         else:
             raise error_at(op, f"the interpreter cannot execute '{op.name}'")
         for value, result in zip(op.results, results, strict=True):
@@ -291,50 +375,50 @@ class _Machine:
 
     # ------------------------------------------------------------------ arith / scf
 
-    def _constant(self, op: Operation, active: np.ndarray | None) -> list[np.ndarray]:
+    def _constant(self, op: Operation, active: np.ndarray | None) -> list[Value]:
         value = op.properties.get("value", op.attributes.get("value"))
         if isinstance(value, IntegerAttr | FloatAttr):
             return [np.asarray(value.value.data, _scalar_dtype(op.results[0].type))]
         raise error_at(op, f"the interpreter supports scalar constants only, got {value}")
 
-    def _cmpi(self, op: Operation, active: np.ndarray | None) -> list[np.ndarray]:
-        a, b = (self.env[v] for v in op.operands)
+    def _cmpi(self, op: Operation, active: np.ndarray | None) -> list[Value]:
+        a, b = (self.scalar_of(v) for v in op.operands)
         predicate = op.properties["predicate"]
         assert isinstance(predicate, IntegerAttr)
         return [_CMPI[predicate.value.data](a, b)]
 
-    def _cmpf(self, op: Operation, active: np.ndarray | None) -> list[np.ndarray]:
-        a, b = (self.env[v] for v in op.operands)
+    def _cmpf(self, op: Operation, active: np.ndarray | None) -> list[Value]:
+        a, b = (self.scalar_of(v) for v in op.operands)
         predicate = op.properties["predicate"]
         assert isinstance(predicate, IntegerAttr)
         return [_cmpf(predicate.value.data, a, b)]
 
-    def _arith_select(self, op: Operation, active: np.ndarray | None) -> list[np.ndarray]:
-        cond, a, b = (self.env[v] for v in op.operands)
+    def _arith_select(self, op: Operation, active: np.ndarray | None) -> list[Value]:
+        cond, a, b = (self.scalar_of(v) for v in op.operands)
         return [_select(cond, a, b)]
 
-    def _to_float(self, op: Operation, active: np.ndarray | None) -> list[np.ndarray]:
-        return [round_to(self.env[op.operands[0]].astype(np.float32), op.results[0].type)]
+    def _to_float(self, op: Operation, active: np.ndarray | None) -> list[Value]:
+        return [round_to(self.scalar_of(op.operands[0]).astype(np.float32), op.results[0].type)]
 
-    def _int_cast(self, op: Operation, active: np.ndarray | None) -> list[np.ndarray]:
+    def _int_cast(self, op: Operation, active: np.ndarray | None) -> list[Value]:
         """Integers are int64 (i1 is bool): only i1's sign extension and truncation to i1 differ."""
-        x = self.env[op.operands[0]]
+        x = self.scalar_of(op.operands[0])
         if op.name == "arith.extsi" and x.dtype == np.bool_:
             return [-x.astype(np.int64)]
         if _scalar_dtype(op.results[0].type) is np.bool_:
             return [(x & 1).astype(np.bool_)]
         return [x.astype(np.int64)]
 
-    def _to_int(self, op: Operation, active: np.ndarray | None) -> list[np.ndarray]:
-        return [np.trunc(self.env[op.operands[0]]).astype(np.int64)]
+    def _to_int(self, op: Operation, active: np.ndarray | None) -> list[Value]:
+        return [np.trunc(self.scalar_of(op.operands[0])).astype(np.int64)]
 
-    def _fma(self, op: Operation, active: np.ndarray | None) -> list[np.ndarray]:
-        a, b, c = (self.env[v] for v in op.operands)
+    def _fma(self, op: Operation, active: np.ndarray | None) -> list[Value]:
+        a, b, c = (self.scalar_of(v) for v in op.operands)
         return [(a * b + c).astype(np.float32)]
 
-    def _for(self, op: Operation, active: np.ndarray | None) -> list[np.ndarray]:
+    def _for(self, op: Operation, active: np.ndarray | None) -> list[Value]:
         assert isinstance(op, scf.ForOp)
-        lb, ub, step = (self.env[v] for v in (op.lb, op.ub, op.step))
+        lb, ub, step = (self.scalar_of(v) for v in (op.lb, op.ub, op.step))
         if np.any(step <= 0):
             raise error_at(op, "scf.for needs a positive step")
         trips = np.maximum(-((lb - ub) // step), 0)
@@ -349,98 +433,102 @@ class _Machine:
             for arg, value in zip(body.args[1:], carried, strict=True):
                 self.env[arg] = value
             new = self.run_block(body, running)
-            carried = new if running is None else [_select(running, n, c) for n, c in zip(new, carried, strict=True)]
+            carried = [_carry(running, n, c) for n, c in zip(new, carried, strict=True)]
         return carried
 
-    def _if(self, op: Operation, active: np.ndarray | None) -> list[np.ndarray]:
-        cond = self.env[op.operands[0]]
+    def _if(self, op: Operation, active: np.ndarray | None) -> list[Value]:
+        """A per-block condition runs each branch under the blocks that take it. An if with
+        results runs both branches even where no block takes one (under no active block: it
+        stores nothing), since a result's padding is the union of both branches'."""
+        cond = self.scalar_of(op.operands[0])
         then_block = op.regions[0].blocks.first
         else_block = op.regions[1].blocks.first
         assert then_block is not None
-        if cond.ndim == 0:
-            chosen = then_block if cond else else_block
-            return self.run_block(chosen, active) if chosen is not None else []
-        taken = cond if active is None else cond & active
-        skipped = ~cond if active is None else ~cond & active
-        if not skipped.any():
-            return self.run_block(then_block, active)
-        if not taken.any():
-            return self.run_block(else_block, active) if else_block is not None else []
-        then_values = self.run_block(then_block, taken)
-        else_values = self.run_block(else_block, skipped) if else_block is not None else []
-        return [_select(cond, t, e) for t, e in zip(then_values, else_values, strict=True)]
+        everyone = np.ones(self.num_blocks, np.bool_) if active is None else active
+        taken, skipped = everyone & cond, everyone & ~cond
+        if not op.results:
+            for block, blocks in ((then_block, taken), (else_block, skipped)):
+                if block is not None and blocks.any():
+                    self.run_block(block, active if np.array_equal(blocks, everyone) else blocks)
+            return []
+        assert else_block is not None
+        then_values = self.run_block(then_block, active if np.array_equal(taken, everyone) else taken)
+        else_values = self.run_block(else_block, active if np.array_equal(skipped, everyone) else skipped)
+        return [_if_join(cond, t, e) for t, e in zip(then_values, else_values, strict=True)]
 
     # ------------------------------------------------------------------ tile: structure
 
-    def _dim(self, op: tile.DimOp, active: np.ndarray | None) -> list[np.ndarray]:
+    def _dim(self, op: tile.DimOp, active: np.ndarray | None) -> list[Value]:
         return [np.asarray(self.tensors[op.tensor].shape[op.axis.value.data], np.int64)]
 
-    def _grid(self, op: tile.GridOp, active: np.ndarray | None) -> list[np.ndarray]:
+    def _grid(self, op: tile.GridOp, active: np.ndarray | None) -> list[Value]:
         return []
 
-    def _fence(self, op: tile.FenceOp, active: np.ndarray | None) -> list[np.ndarray]:
+    def _fence(self, op: tile.FenceOp, active: np.ndarray | None) -> list[Value]:
         return []  # a block runs in program order here: its stores are already visible
 
-    def _block_id(self, op: tile.BlockIdOp, active: np.ndarray | None) -> list[np.ndarray]:
+    def _block_id(self, op: tile.BlockIdOp, active: np.ndarray | None) -> list[Value]:
         assert self.block_ids is not None
         return [self.block_ids[op.axis.value.data]]
 
     # ------------------------------------------------------------------ tile: memory
 
-    def _box(self, op: tile.LoadOp | tile.StoreOp, tile_shape: Sequence[int]) -> tuple[list[np.ndarray], np.ndarray | None]:
+    def _box(self, op: tile.LoadOp | tile.StoreOp, tile_shape: Sequence[int]) -> tuple[list[np.ndarray], Valid]:
         """Per-block element indices of the box at the op's tile coordinates, each broadcastable
-        to (G, *tile_shape), and where the box lies inside the tensor (None: everywhere)."""
+        to (G, *tile_shape) and clipped into the tensor, and per tile axis which indices lie
+        inside the tensor (none, in a block whose box lies outside along a leading dimension)."""
         tensor_shape = self.tensors[op.tensor].shape
-        t = len(tile_shape)
-        extents = (1,) * (len(tensor_shape) - t) + tuple(tile_shape)
-        indices, inside = [], None
-        for axis, (size, extent) in enumerate(zip(tensor_shape, extents, strict=True)):
-            coord = np.broadcast_to(self.env[op.coords[axis]], (self.num_blocks,))
-            start = coord.reshape((self.num_blocks,) + (1,) * t) * extent
-            if axis >= len(tensor_shape) - t:
-                span = [1] * t
-                span[axis - (len(tensor_shape) - t)] = extent
-                index = start + np.arange(extent, dtype=np.int64).reshape(span)
+        g, t = self.num_blocks, len(tile_shape)
+        leading = len(tensor_shape) - t
+        indices, inside, lead_inside = [], [], np.ones((g, 1), np.bool_)
+        for axis, size in enumerate(tensor_shape):
+            coord = np.broadcast_to(self.scalar_of(op.coords[axis]), (g,)).reshape(g, 1)
+            if axis < leading:
+                lead_inside = lead_inside & (coord >= 0) & (coord < size)
+                index = coord.reshape((g,) + (1,) * t)
             else:
-                index = start
-            if index.size and (index.min() < 0 or index.max() >= size):
-                ok = (index >= 0) & (index < size)
-                inside = ok if inside is None else inside & ok
-                index = np.clip(index, 0, size - 1)
-            indices.append(index)
-        return indices, inside
+                extent = tile_shape[axis - leading]
+                line = coord * extent + np.arange(extent, dtype=np.int64)
+                inside.append((line >= 0) & (line < size))
+                span = [1] * t
+                span[axis - leading] = extent
+                index = line.reshape((g, *span))
+            indices.append(np.clip(index, 0, size - 1))
+        return indices, tuple(axis & lead_inside for axis in inside)
 
     def _accesses(
-        self, op: tile.LoadOp | tile.StoreOp, shape: tuple[int, ...], active: np.ndarray | None
+        self, op: tile.LoadOp | tile.StoreOp, indices: list[np.ndarray], touched: np.ndarray, active: np.ndarray | None
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """What the active blocks' boxes (each of `shape` = (G, *tile)) touch inside the tensor:
-        the flat element indices, the block touching each, and the mask over (G, *tile)."""
-        indices, inside = self._box(op, shape[1:])
-        mask = np.ones(shape, np.bool_) if inside is None else np.broadcast_to(inside, shape)
+        """What the active blocks touch of a box (its `indices`, from `_box`) where `touched` (bool,
+        broadcastable to (G, *tile)): the flat element indices, the block touching each, and the
+        mask over (G, *tile)."""
+        shape = (self.num_blocks, *_shaped(op.result if isinstance(op, tile.LoadOp) else op.value).get_shape())
+        mask = np.broadcast_to(touched, shape)
         if active is not None:
             mask = mask & _lift(active, len(shape) - 1)
         target = tuple(np.broadcast_to(i, shape)[mask] for i in indices)
         blocks = np.broadcast_to(np.arange(self.num_blocks).reshape((-1,) + (1,) * (len(shape) - 1)), shape)[mask]
         return np.ravel_multi_index(target, self.tensors[op.tensor].shape), blocks, mask
 
-    def _load(self, op: tile.LoadOp, active: np.ndarray | None) -> list[np.ndarray]:
-        assert isinstance(op.result.type, tile.ShapedTileType)
-        indices, inside = self._box(op, op.result.type.get_shape())
+    def _load(self, op: tile.LoadOp, active: np.ndarray | None) -> list[Value]:
+        """The box's elements, 0 outside the tensor; the indices outside are padding."""
+        indices, inside = self._box(op, _shaped(op.result).get_shape())
         values = self.tensors[op.tensor][tuple(indices)]
+        elements = _elements(inside)
         if op.tensor in self.writers:
-            elements, blocks, _ = self._accesses(op, (self.num_blocks, *op.result.type.get_shape()), active)
-            writers = self.writers[op.tensor][elements]
+            touched, blocks, _ = self._accesses(op, indices, elements, active)
+            writers = self.writers[op.tensor][touched]
             clash = (writers != -1) & (writers != blocks)
-            self._race(op, elements, blocks, writers, clash, "block {block} reads {at}, which block {other} wrote")
-        return [values if inside is None else np.where(inside, values, np.float32(0))]
+            self._race(op, touched, blocks, writers, clash, "block {block} reads {at}, which block {other} wrote")
+        return [Tile(values if elements.all() else np.where(elements, values, np.float32(0)), inside)]
 
-    def _store(self, op: tile.StoreOp, active: np.ndarray | None) -> list[np.ndarray]:
-        """Scatter the active blocks' tiles; record who wrote what, since two blocks writing one
-        element (here or in an earlier store) is a race on the GPU."""
-        assert isinstance(op.value.type, tile.ShapedTileType)
-        shape = (self.num_blocks, *op.value.type.get_shape())
-        elements, blocks, mask = self._accesses(op, shape, active)
-        self.tensors[op.tensor].flat[elements] = np.broadcast_to(self.env[op.value], shape)[mask]
+    def _store(self, op: tile.StoreOp, active: np.ndarray | None) -> list[Value]:
+        """Scatter the active blocks' valid elements that lie inside the tensor; record who wrote
+        what, since two blocks writing one element (here or in an earlier store) is a race on the GPU."""
+        value = self.tile_of(op.value)
+        indices, inside = self._box(op, _shaped(op.value).get_shape())
+        elements, blocks, mask = self._accesses(op, indices, _elements(inside) & value.elements(), active)
+        self.tensors[op.tensor].flat[elements] = np.broadcast_to(value.values, mask.shape)[mask]
         writers = self.writers.setdefault(op.tensor, np.full(self.tensors[op.tensor].size, -1, np.int32))
         before = writers[elements]
         writers[elements] = blocks
@@ -475,66 +563,111 @@ class _Machine:
         ids = ", ".join(f"{n.data}={int(a[block])}" for n, a in zip(grid.names.data, self.block_ids, strict=True))
         return f"({ids})"
 
-    def _identity(self, op: Operation, active: np.ndarray | None) -> list[np.ndarray]:
-        return [self.env[op.operands[0]]]
+    def _identity(self, op: Operation, active: np.ndarray | None) -> list[Value]:
+        return [self.tile_of(op.operands[0])]
 
     # ------------------------------------------------------------------ tile: compute
 
-    def _mma(self, op: tile.MmaOp, active: np.ndarray | None) -> list[np.ndarray]:
-        a, b = self.env[op.a], self.env[op.b]
+    def _mma(self, op: tile.MmaOp, active: np.ndarray | None) -> list[Value]:
+        """Padding of either operand counts as 0 in the contraction; the result's rows are
+        padding where a's M axis (or acc's rows) is, its columns where b's N axis (or acc's) is."""
+        a, b = self.tile_of(op.a), self.tile_of(op.b)
+        a_values, b_values = (_zero_padding(x) for x in (a, b))
+        a_rows = a.valid[1] if op.transpose_a is not None else a.valid[0]
+        b_cols = b.valid[0] if op.transpose_b is not None else b.valid[1]
         if op.transpose_a is not None:
-            a = np.swapaxes(a, -1, -2)
+            a_values = np.swapaxes(a_values, -1, -2)
         if op.transpose_b is not None:
-            b = np.swapaxes(b, -1, -2)
-        product = np.matmul(a, b)  # f32 operands: BLAS sgemm (a dtype= argument would bypass BLAS)
-        return [product if op.acc is None else self.env[op.acc] + product]
+            b_values = np.swapaxes(b_values, -1, -2)
+        product = np.matmul(a_values, b_values)  # f32 operands: BLAS sgemm (a dtype= argument would bypass BLAS)
+        if op.acc is None:
+            return [Tile(product, (a_rows, b_cols))]
+        acc = self.tile_of(op.acc)
+        return [Tile(acc.values + product, _union((a_rows, b_cols), acc.valid))]
 
-    def _fill(self, op: tile.FillOp, active: np.ndarray | None) -> list[np.ndarray]:
-        t = op.result.type
-        assert isinstance(t, tile.ShapedTileType)
-        return [round_to(np.full((1, *t.get_shape()), op.value.value.data, np.float32), t.element_type)]
+    def _fill(self, op: tile.FillOp, active: np.ndarray | None) -> list[Value]:
+        t = _shaped(op.result)
+        values = round_to(np.full((1, *t.get_shape()), op.value.value.data, np.float32), t.element_type)
+        return [Tile(values, _no_padding(t.get_shape()))]
 
-    def _unary(self, op: tile.UnaryOp, active: np.ndarray | None) -> list[np.ndarray]:
-        x = _TILE_UNARY[op.fn.data](self.env[op.source])
-        return [round_to(x, _element(op.result))]
+    def _unary(self, op: tile.UnaryOp, active: np.ndarray | None) -> list[Value]:
+        source = self.tile_of(op.source)
+        return [Tile(round_to(_TILE_UNARY[op.fn.data](source.values), _element(op.result)), source.valid)]
 
-    def _binary(self, op: tile.BinaryOp, active: np.ndarray | None) -> list[np.ndarray]:
-        t = op.result.type
-        assert isinstance(t, tile.ShapedTileType)
+    def _binary(self, op: tile.BinaryOp, active: np.ndarray | None) -> list[Value]:
+        """tile ⊙ tile has the padding of both; tile ⊙ scalar the tile's."""
+        t = _shaped(op.result)
         rank = len(t.get_shape())
-        lhs, rhs = (
-            _lift(self.env[v], rank) if isinstance(v.type, Float32Type) else self.env[v] for v in (op.lhs, op.rhs)
-        )
-        return [round_to(_TILE_BINARY[op.fn.data](lhs, rhs).astype(np.float32), t.element_type)]
+        operands = [self.env[v] for v in (op.lhs, op.rhs)]
+        lhs, rhs = (x.values if isinstance(x, Tile) else _lift(x, rank) for x in operands)
+        valid = _union(*(x.valid for x in operands if isinstance(x, Tile)))
+        return [Tile(round_to(_TILE_BINARY[op.fn.data](lhs, rhs).astype(np.float32), t.element_type), valid)]
 
-    def _reduce(self, op: tile.ReduceOp, active: np.ndarray | None) -> list[np.ndarray]:
-        axis = -1 if op.axis.data == tile.Axis.ROW else -2
-        return [round_to(_TILE_REDUCE[op.fn.data](self.env[op.source], axis=axis), _element(op.result))]
+    def _reduce(self, op: tile.ReduceOp, active: np.ndarray | None) -> list[Value]:
+        """Padding along the reduced axis counts as the identity; the vector has the padding of
+        the other axis."""
+        source = self.tile_of(op.source)
+        rows, cols = source.valid
+        combine, identity = _TILE_REDUCE[op.fn.data]
+        if op.axis.data == tile.Axis.ROW:
+            axis, skipped, kept = -1, cols[:, None, :], rows
+        else:
+            axis, skipped, kept = -2, rows[:, :, None], cols
+        values = source.values if skipped.all() else np.where(skipped, source.values, identity)
+        return [Tile(round_to(combine(values, axis=axis), _element(op.result)), (kept,))]
 
-    def _broadcast(self, op: tile.BroadcastOp, active: np.ndarray | None) -> list[np.ndarray]:
-        vector = self.env[op.vector]
-        vector = vector[..., :, None] if op.axis.data == tile.Axis.ROW else vector[..., None, :]
-        return [round_to(_TILE_BINARY[op.fn.data](self.env[op.source], vector), _element(op.result))]
+    def _broadcast(self, op: tile.BroadcastOp, active: np.ndarray | None) -> list[Value]:
+        """The vector's padding joins the rows (a row broadcast) or the columns (a column one)."""
+        source, vector = self.tile_of(op.source), self.tile_of(op.vector)
+        rows, cols = source.valid
+        if op.axis.data == tile.Axis.ROW:
+            spread, valid = vector.values[..., :, None], (rows & vector.valid[0], cols)
+        else:
+            spread, valid = vector.values[..., None, :], (rows, cols & vector.valid[0])
+        return [Tile(round_to(_TILE_BINARY[op.fn.data](source.values, spread), _element(op.result)), valid)]
 
-    def _mask(self, op: tile.MaskOp, active: np.ndarray | None) -> list[np.ndarray]:
-        source = self.env[op.source]
-        rows, cols = source.shape[-2:]
-        row = _lift(self.env[op.row_offset], 2) + np.arange(rows).reshape(rows, 1)
-        col = _lift(self.env[op.col_offset], 2) + np.arange(cols).reshape(1, cols)
+    def _mask(self, op: tile.MaskOp, active: np.ndarray | None) -> list[Value]:
+        source = self.tile_of(op.source)
+        rows, cols = source.values.shape[-2:]
+        row = _lift(self.scalar_of(op.row_offset), 2) + np.arange(rows).reshape(rows, 1)
+        col = _lift(self.scalar_of(op.col_offset), 2) + np.arange(cols).reshape(1, cols)
         excluded = col > row
         fill = round_to(np.float32(op.fill.value.data), _element(op.result))
-        return [np.where(excluded, fill, source)]
+        return [Tile(np.where(excluded, fill, source.values), source.valid)]
 
-    def _convert(self, op: tile.ConvertOp, active: np.ndarray | None) -> list[np.ndarray]:
-        return [round_to(self.env[op.source], _element(op.result))]
+    def _bounds_mask(self, op: tile.BoundsMaskOp, active: np.ndarray | None) -> list[Value]:
+        """Elements at or past a (signed) limit along any axis become the fill; padding stays."""
+        source = self.tile_of(op.source)
+        shape = source.values.shape[1:]
+        excluded = np.zeros((1,) * len(shape), np.bool_)
+        for axis, (limit, extent) in enumerate(zip(op.limits, shape, strict=True)):
+            span = [1] * len(shape)
+            span[axis] = extent
+            excluded = excluded | (np.arange(extent).reshape(span) >= _lift(self.scalar_of(limit), len(shape)))
+        fill = round_to(np.float32(op.fill.value.data), _element(op.result))
+        return [Tile(np.where(excluded, fill, source.values), source.valid)]
+
+    def _convert(self, op: tile.ConvertOp, active: np.ndarray | None) -> list[Value]:
+        source = self.tile_of(op.source)
+        return [Tile(round_to(source.values, _element(op.result)), source.valid)]
+
+
+def _zero_padding(x: Tile) -> np.ndarray:
+    """`x`'s elements with its padding replaced by 0 (how a contraction counts it)."""
+    elements = x.elements()
+    return x.values if elements.all() else np.where(elements, x.values, np.float32(0))
+
+
+def _shaped(value: SSAValue) -> tile.ShapedTileType:
+    assert isinstance(value.type, tile.ShapedTileType)
+    return value.type
 
 
 def _element(value: SSAValue) -> Attribute:
-    assert isinstance(value.type, tile.ShapedTileType)
-    return value.type.element_type
+    return _shaped(value).element_type
 
 
-_HANDLERS: dict[str, Callable[[_Machine, Any, np.ndarray | None], list[np.ndarray]]] = {
+_HANDLERS: dict[str, Callable[[_Machine, Any, np.ndarray | None], list[Value]]] = {
     # each handler takes the op its name says: Any, as no one op type fits them all
     "arith.constant": _Machine._constant,
     "arith.cmpi": _Machine._cmpi,
@@ -569,6 +702,7 @@ _HANDLERS: dict[str, Callable[[_Machine, Any, np.ndarray | None], list[np.ndarra
     "tile.reduce": _Machine._reduce,
     "tile.broadcast": _Machine._broadcast,
     "tile.mask": _Machine._mask,
+    "tile.bounds_mask": _Machine._bounds_mask,
     "tile.convert": _Machine._convert,
 }
 
@@ -637,24 +771,18 @@ def shape_of(arg_type: tile.GlobalType, dims: Mapping[str, int], name: str) -> t
     return tuple(shape)
 
 
-def _check_divisible(kernel: tile.KernelOp, tensors: Mapping[SSAValue, np.ndarray]) -> None:
-    """Every tensor dim a load or store tiles must be a whole number of tiles (checked at launch)."""
-    names: dict[SSAValue, str] = dict(zip(kernel.body.block.args, kernel.arg_names, strict=True))
-    for op in kernel.walk():
-        if not isinstance(op, tile.LoadOp | tile.StoreOp):
-            continue
-        tile_type = op.result.type if isinstance(op, tile.LoadOp) else op.value.type
-        assert isinstance(tile_type, tile.ShapedTileType) and isinstance(op.tensor.type, tile.GlobalType)
-        shape, tile_shape = tensors[op.tensor].shape, tile_type.get_shape()
-        declared = op.tensor.type.get_dims()
-        for axis in range(len(shape) - len(tile_shape), len(shape)):
-            extent = tile_shape[axis - len(shape) + len(tile_shape)]
-            if shape[axis] % extent:
-                raise error_at(
-                    op,
-                    f"{declared[axis]} = {shape[axis]} (axis {axis} of {names[op.tensor]}) is not a multiple "
-                    f"of the tile extent {extent}",
-                )
+def _check_whole_tiles(kernel: tile.KernelOp, dims: Mapping[str, int]) -> None:
+    """A dim whose count of tiles the kernel rounds down (`M / BM`) must be a multiple of the
+    tile: the runtime's launch check, in its words."""
+    for dim, multiple in tile.floor_divided_dims(kernel).items():
+        if dims[dim] % multiple:
+            name, axis = next(
+                (name, axis)
+                for name, arg in zip(kernel.arg_names, kernel.body.block.args, strict=True)
+                for axis, declared in enumerate(cast(tile.GlobalType, arg.type).get_dims())
+                if declared == dim
+            )
+            raise TkError(rounded_down_tail(dim, dims[dim], f"{name} (dim {axis})", multiple))
 
 
 def interpret(
@@ -687,7 +815,7 @@ def interpret(
         else:
             raise TkError(f"no array for {name}, an input of {kernel_op.sym_name.data}")
         tensors[arg] = np.array(array, np.float32)
-    _check_divisible(kernel_op, tensors)
+    _check_whole_tiles(kernel_op, dims)
     with np.errstate(all="ignore"):
         _Machine(kernel_op, tensors).run()
     results = {}

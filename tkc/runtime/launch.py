@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from tkc.abi import ArgSpec, DimParam, KernelABI, PointerParam, TensorMapParam, evaluate
+from tkc.abi import ArgSpec, DimParam, KernelABI, PointerParam, TensorMapParam, evaluate, rounded_down_tail
 from tkc.diagnostics import TkError
 from tkc.dtypes import BY_NAME
 from tkc.runtime.arrays import ArrayInfo, adapt, row_major
@@ -121,11 +121,7 @@ def bind(abi: KernelABI, args: tuple[Any, ...], named: dict[str, Any]) -> Bindin
 
     for dim, divisor in abi.divisibility:
         if dims[dim] % divisor:
-            raise TkError(
-                f"{dim} = {dims[dim]} (from {where[dim]}) is not a multiple of {divisor}: the kernel "
-                f"counts whole tiles of {dim} with a division that rounds down ({dim} / {divisor}), which "
-                f"would skip the last {dims[dim] % divisor}; count them with ceildiv({dim}, {divisor}) to cover the tail"
-            )
+            raise TkError(rounded_down_tail(dim, dims[dim], where[dim], divisor))
     for dim, value in dims.items():
         if value >= 1 << 32:
             raise TkError(f"{dim} = {value} (from {where[dim]}) does not fit in 32 bits")

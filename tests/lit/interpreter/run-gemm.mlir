@@ -1,5 +1,5 @@
 // `tkc run --interpret` on tile IR: outputs with shape, dtype and checksums; seeded, so two
-// runs agree; a non-divisible size is a user error (exit 1); a dim without a size gets two tiles.
+// runs agree; a size that a rounded-down tile count would cut is a user error (exit 1); a dim without a size gets two tiles.
 // RUN: tkc run %s --interpret --size M=256,N=256,K=128 | filecheck %s
 // RUN: tkc run %s --interpret --size M=256,N=256,K=128 --seed 3 > %t.a
 // RUN: tkc run %s --interpret --size M=256,N=256,K=128 --seed 3 > %t.b
@@ -12,10 +12,8 @@
 // CHECK-NEXT: C: bfloat16 [256, 256]  sum {{[-0-9.e+]+}}  abs-sum {{[0-9.e+]+}}{{$}}
 // CHECK-NOT: NaN
 
-// The error points at the load of A in this file.
-// DIVIDE: run-gemm.mlir:{{[0-9]+}}:7: error: M = 200 (axis 0 of A) is not a multiple of the tile extent 128
-// DIVIDE-NEXT: %{{[0-9]+}} = tile.load %A
-// DIVIDE-NEXT: {{^ +\^$}}
+// The grid counts tiles of M with a division that rounds down, so M needs whole tiles (the runtime's words).
+// DIVIDE: error: M = 200 (from A (dim 0)) is not a multiple of 128: the kernel counts whole tiles of M with a division that rounds down (M / 128), which would skip the last 72; count them with ceildiv(M, 128) to cover the tail
 // DIVIDE-NEXT: exit 1
 
 // DEFAULT: gemm: M=384 K=128 N=256  seed 0
