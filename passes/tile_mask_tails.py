@@ -53,7 +53,7 @@ from typing import cast
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import DictionaryAttr, FloatAttr, IndexType, IntegerAttr, ModuleOp, StringAttr
+from xdsl.dialects.builtin import DictionaryAttr, FloatAttr, IndexType, IntegerAttr, LocationAttr, ModuleOp, StringAttr
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -326,7 +326,7 @@ class TailAnalysis:
         body = op.body.block
         carried = [(init, arg, result) for init, arg, result in zip(op.iter_args, body.args[1:], op.results)
                    if isinstance(arg.type, tile.ShapedTileType)]
-        incoming = {arg: self.of(init) for init, arg, _ in carried}
+        incoming: dict[SSAValue, Padding] = {arg: self.of(init) for init, arg, _ in carried}
         while True:
             self.padding.update(incoming)
             self.block(body)
@@ -518,7 +518,7 @@ class TailMasks:
         return dim_op.result
 
 
-def _location(value: SSAValue) -> Attribute:
+def _location(value: SSAValue) -> LocationAttr:
     owner = value.owner
     op = owner if isinstance(owner, Operation) else owner.parent_op()
     assert op is not None
