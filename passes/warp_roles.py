@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from xdsl.dialects import scf
+from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import DenseArrayBase, i64
 from xdsl.ir import Attribute, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.traits import is_side_effect_free
@@ -151,7 +151,9 @@ def derive_roles(kernel: KernelOp) -> Roles:
 
 def write_roles(kernel: KernelOp, roles: Roles) -> None:
     for op, role in roles.of.items():
-        if not isinstance(op, scf.YieldOp):  # a yield is its loop's or if's (and may print implicitly)
+        # a yield is its loop's or if's (and may print implicitly); xDSL's arith.cmpi prints no
+        # attributes, so a role written there would not survive a dump (check_roles derives it)
+        if not isinstance(op, scf.YieldOp | arith.CmpiOp):
             op.attributes[ROLE] = RoleAttr(role)
     for op, carried in roles.producer_values.items():
         op.attributes[PRODUCER_VALUES] = DenseArrayBase.from_list(i64, carried)
