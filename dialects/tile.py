@@ -119,7 +119,9 @@ KERNEL_PINS = {
 }
 """The integer annotations of a tile.kernel (the user's pins, as the frontend checks them; `stages`
 and `group_m` only come from tile IR), each within what its plan field may hold;
-`registers` holds two REGISTER_COUNTS and `persistent` is a unit."""
+`registers` holds two REGISTER_COUNTS; `persistent` and `whole_tiles` are units."""
+UNIT_PINS = ("persistent", "whole_tiles")
+"""The kernel annotations that are present or not (`@persistent`, `@whole_tiles`)."""
 PLAN_DECISIONS = {
     "consumers": _CONSUMERS,
     "threads": Allowed(range(2 * WARPGROUP_THREADS, 8 * WARPGROUP_THREADS + 1, WARPGROUP_THREADS), "256..1024 by 128"),
@@ -725,8 +727,9 @@ class KernelOp(IRDLOperation):
             and all(isinstance(r, IntegerAttr) and r.value.data in REGISTER_COUNTS for r in registers.data)
         ):
             raise VerifyException(f"annotation registers = {registers} is not two multiples of 8 in 24..256")
-        if "persistent" in pins and not isinstance(pins["persistent"], UnitAttr):
-            raise VerifyException("annotation persistent is a unit attribute")
+        for unit in UNIT_PINS:
+            if unit in pins and not isinstance(pins[unit], UnitAttr):
+                raise VerifyException(f"annotation {unit} is a unit attribute")
         loose = next((name for name in PLAN_DECISIONS if name in self.attributes), None)
         if loose is not None:
             raise VerifyException(

@@ -85,6 +85,20 @@ class KernelABI:
     """The arguments the kernel stores to: none may overlap another argument in memory (the
     compiler orders a block's accesses per argument, assuming distinct arguments are distinct memory)."""
 
+    def divides(self, shapes: Sequence[Sequence[int]]) -> bool:
+        """Whether arguments of these shapes (in `args` order) meet `divisibility`; shapes that do
+        not fit the arguments at all are left for the launch to report, and count as False."""
+        dims: dict[str, int] = {}
+        if len(shapes) != len(self.args):
+            return False
+        for spec, shape in zip(self.args, shapes):
+            if len(shape) != len(spec.dims):
+                return False
+            for want, got in zip(spec.dims, shape):
+                if isinstance(want, str) and dims.setdefault(want, got) != got:
+                    return False
+        return all(dims[dim] % divisor == 0 for dim, divisor in self.divisibility)
+
     @property
     def contract(self) -> LaunchContract:
         return LaunchContract(self.args, self.params, self.grid, self.divisibility, self.written)

@@ -1,6 +1,9 @@
 """`CompiledKernel`, what `tkc.compile(...)` returns.
 
 Compiling runs the tile-level passes at once, so mistakes in the program surface at the call.
+A kernel that masks tiles past the end of a tensor (tile-mask-tails) is also compiled for whole
+tiles (`@whole_tiles`, `.whole_tiles`) on its first launch: a launch whose shapes are whole tiles
+takes that variant, which does not pay for the masks.
 The lowering to PTX runs on first use of `.ptx`, `.abi` or a launch, and its result is cached
 on disk (tkc.cache: keyed by the kernel's IR and the compiler's fingerprint, shared with
 `tkc compile`). A launch loads the cubin, assembled once by ptxas and cached when ptxas is
@@ -18,6 +21,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from xdsl.dialects.builtin import DictionaryAttr, ModuleOp, UnitAttr
+
 from tkc import cache
 from tkc.driver import (
     ABI_ATTRIBUTE,
@@ -31,12 +36,11 @@ from tkc.driver import (
     kernels_of,
     load_module,
     make_context,
+    passes_to_run,
     require_one_kernel,
 )
 
 if TYPE_CHECKING:
-    from xdsl.dialects.builtin import ModuleOp
-
     from tkc.abi import KernelABI
     from tkc.backends.ptxas import Cubin
 
@@ -63,19 +67,32 @@ class CompiledKernel:
 
     `module` is the tile IR after the tile-level passes; `ir(pass_name)` the IR text after any
     pass of the pipeline; `ptx` and `abi` the lowered kernel and `cubin` its machine code
-    (cached on disk); calling the object launches it through `tkc.runtime`.
+    (cached on disk); calling the object launches it through `tkc.runtime`, or launches
+    `whole_tiles` where the shapes allow.
     """
 
-    def __init__(self, path: str | Path, kernel: str | None = None, params: dict[str, int] | None = None):
+    def __init__(
+        self,
+        path: str | Path,
+        kernel: str | None = None,
+        params: dict[str, int] | None = None,
+        *,
+        _input: ModuleOp | None = None,
+    ):
         self.path = str(path)
         self.kernel = kernel
         self.params = dict(params or {})
-        self._input = load_module(self.path, kernel, self.params, make_context())
+        self._input = load_module(self.path, kernel, self.params, make_context()) if _input is None else _input
         require_one_kernel(self._input, self.path, "kernel='NAME'")
         self._key = cache.entry_key(ir_text(self._input))
         self._dumps = self._dump_options()
         self._ir: dict[str, str] = {"input": str(self._input)}
+        masks_tails = "tile-mask-tails" in passes_to_run(self._input, "tile")
         self.module = compile_module(self._input.clone(), "tile", self._observer())
+        (compiled,) = kernels_of(self.module)
+        self._has_tail_masks = masks_tails and "tail_masks" in compiled.attributes
+        self._whole_tiles: CompiledKernel | None = None
+        self._launch_choice: dict[tuple[tuple[int, ...], ...], CompiledKernel] = {}
         self._ptx: str | None = None
         self._abi: KernelABI | None = None
         self._cubin: bytes | None = None
@@ -144,7 +161,39 @@ class CompiledKernel:
 
         return interpret(self.module, self.kernel, inputs, self.params)
 
+    @property
+    def whole_tiles(self) -> CompiledKernel | None:
+        """This kernel compiled with `@whole_tiles`: without the masks of tiles past the end, for
+        shapes whose dims its ABI needs in whole tiles are; None where there are no masks to
+        leave out (or the input had its tile passes behind it)."""
+        if not self._has_tail_masks:
+            return None
+        if self._whole_tiles is None:
+            pinned = self._input.clone()
+            (kernel,) = kernels_of(pinned)
+            kernel.annotations = DictionaryAttr({**kernel.annotations.data, "whole_tiles": UnitAttr()})  # type: ignore[attr-defined]
+            self._whole_tiles = CompiledKernel(self.path, self.kernel, self.params, _input=pinned)
+        return self._whole_tiles
+
     def __call__(self, *tensors: Any, stream: Any = None) -> Any:
+        return self._variant_for(tensors)._launch(*tensors, stream=stream)
+
+    def _variant_for(self, tensors: tuple[Any, ...]) -> CompiledKernel:
+        """`whole_tiles` where it takes these shapes, else this kernel (remembered per shapes)."""
+        if not self._has_tail_masks:
+            return self
+        shapes = tuple(tuple(getattr(t, "shape", ())) for t in tensors)
+        choice = self._launch_choice.get(shapes)
+        if choice is None:
+            whole = self.whole_tiles
+            assert whole is not None
+            choice = whole if whole.abi.divides(shapes) else self
+            if len(self._launch_choice) >= 64:
+                self._launch_choice.pop(next(iter(self._launch_choice)))
+            self._launch_choice[shapes] = choice
+        return choice
+
+    def _launch(self, *tensors: Any, stream: Any = None) -> Any:
         if self._launcher is None:
             from tkc.runtime import CudaError, load
 

@@ -565,6 +565,7 @@ class _Builder:
             "persistent": "kernel",
             "cluster": "kernel",
             "heavy_first": "kernel",
+            "whole_tiles": "kernel",
             "stages": "for",
             "overlap": "for",
             "swizzle": "let",
@@ -584,13 +585,13 @@ class _Builder:
             if name in result:
                 raise self.error(token, f"@{name} is given twice")
             arg_nodes = [] if arg_list is None else list(arg_list.children)
-            arity = {"registers": 2, "persistent": 0}.get(name, 1)
+            arity = {"registers": 2, **dict.fromkeys(tile.UNIT_PINS, 0)}.get(name, 1)
             if len(arg_nodes) != arity:
                 raise self.error(
                     token, f"@{name} takes {arity} argument{'s' if arity != 1 else ''}, got {len(arg_nodes)}"
                 )
             values = [self.const_int(n, f"the argument of @{name}") for n in arg_nodes]
-            if name == "persistent":
+            if name in tile.UNIT_PINS:
                 result[name] = UnitAttr()
             elif name == "registers":
                 for value, n in zip(values, arg_nodes):

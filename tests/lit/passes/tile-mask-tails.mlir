@@ -9,6 +9,9 @@
 // A store of a tile loaded at other coordinates cannot be proven to write no padding: N must
 // then be whole tiles, which the kernel records for the runtime.
 // RUN: tkc-opt %S/Inputs/shifted-store.mlir -p tile-mask-tails | filecheck %s --check-prefix=WHOLE
+// Pinned to whole tiles (`@whole_tiles`, here the pass option), the softmax gets no masks: N must
+// be whole tiles instead, for the reason the first mask would have had.
+// RUN: tkc-opt %s -p 'tile-mask-tails{whole_tiles=true}' | filecheck %s --check-prefix=PINNED
 
 builtin.module {
   tile.kernel @softmax_sums(%X: !tile.gl<[M, N], f32>, %S: !tile.gl<[M], f32>) {
@@ -86,3 +89,8 @@ builtin.module {
 // WHOLE: tile.kernel @shifted
 // WHOLE-SAME: whole_tiles = {N = #tile.decision<64, "the store of Y at {{.*}} must not write padding, and the columns of its value need not end where Y does">}
 // WHOLE-NOT: tile.bounds_mask
+
+// PINNED: tile.kernel @softmax_sums
+// PINNED-SAME: whole_tiles = {N = #tile.decision<64, "compiled for whole tiles (@whole_tiles): row_max at line {{[0-9]+}} leaves out the columns past the end">}
+// PINNED-NOT: tile.bounds_mask
+// PINNED-NOT: tail_masks

@@ -1,0 +1,57 @@
+"""`@whole_tiles` and the variant `tkc.compile` launches at whole-tile shapes.
+
+Masks for tiles past the end cost full tiles too, so a kernel with tail masks is also compiled
+without them; a launch takes that variant exactly when its ABI accepts the shapes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import tkc
+from tkc.diagnostics import TkError
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def attention_shapes(n: int, d: int = 128) -> tuple[tuple[int, ...], ...]:
+    return ((1, 2, n, d),) * 4 + ((1, 2, n),)
+
+
+def test_attention_gets_a_whole_tiles_variant_without_masks() -> None:
+    kernel = tkc.compile(EXAMPLES / "attention.tk", "attn_fwd")
+    whole = kernel.whole_tiles
+    assert whole is not None and whole.whole_tiles is None
+    assert "tile.bounds_mask" in str(kernel.module) and "tile.bounds_mask" not in str(whole.module)
+    assert dict(whole.abi.divisibility) == {"N": 128} and not kernel.abi.divisibility
+    assert "compiled for whole tiles (@whole_tiles)" in whole.report()
+    assert whole.cache_key != kernel.cache_key
+
+
+@pytest.mark.parametrize(("n", "whole"), [(128, True), (4096, True), (4099, False), (17, False)])
+def test_a_launch_takes_the_variant_exactly_at_whole_tiles(n: int, whole: bool) -> None:
+    kernel = tkc.compile(EXAMPLES / "attention.tk", "attn_fwd")
+    chosen = kernel._variant_for(tuple(type("T", (), {"shape": s})() for s in attention_shapes(n)))
+    assert (chosen is kernel.whole_tiles) == whole and (chosen is kernel) != whole
+
+
+def test_a_gemm_needs_no_variant() -> None:
+    assert tkc.compile(EXAMPLES / "gemm.tk", "gemm").whole_tiles is None
+
+
+def test_the_annotation_pins_whole_tiles(tmp_path: Path) -> None:
+    source = (EXAMPLES / "attention.tk").read_text()
+    pinned = tmp_path / "attention.tk"
+    pinned.write_text(source.replace("kernel attn_fwd", "@whole_tiles\nkernel attn_fwd", 1))
+    kernel = tkc.compile(pinned, "attn_fwd")
+    assert kernel.whole_tiles is None and "tile.bounds_mask" not in str(kernel.module)
+    assert dict(kernel.abi.divisibility) == {"N": 128}
+
+
+def test_the_annotation_takes_no_argument(tmp_path: Path) -> None:
+    source = (EXAMPLES / "attention.tk").read_text()
+    pinned = tmp_path / "attention.tk"
+    pinned.write_text(source.replace("kernel attn_fwd", "@whole_tiles(1)\nkernel attn_fwd", 1))
+    with pytest.raises(TkError, match="@whole_tiles takes 0 arguments, got 1"):
+        tkc.compile(pinned, "attn_fwd")
