@@ -1790,8 +1790,6 @@ class BraOp(PtxInst):
     pred = opt_operand_def(RegType)
     target = prop_def(StringAttr)
     negate = opt_prop_def(UnitAttr)
-    uniform = opt_prop_def(UnitAttr)
-    """`.uni`: every thread of a warp takes the same way (ptxas then adds no reconvergence point)."""
 
     def verify_(self) -> None:
         _check(self.pred is None or reg_kind(self.pred) == "pred", self, "guard must be pred")
@@ -1801,8 +1799,7 @@ class BraOp(PtxInst):
         if self.pred is None:
             return f"bra.uni {self.target.data};"
         neg = "!" if self.negate is not None else ""
-        uni = ".uni" if self.uniform is not None else ""
-        return f"@{neg}{names[self.pred]} bra{uni} {self.target.data};"
+        return f"@{neg}{names[self.pred]} bra {self.target.data};"
 
 
 @irdl_op_definition
@@ -2015,7 +2012,7 @@ _IF_LABELS = ("ELSE", "ENDIF")
 
 @irdl_op_definition
 class IfOp(StructuredOp):
-    """`ptx.if %p [negated] [uniform] [writes(%r...)] [labels("ELSE", "ENDIF")] {then} [else {else}]`: the
+    """`ptx.if %p [negated] [writes(%r...)] [labels("ELSE", "ENDIF")] {then} [else {else}]`: the
     then region runs where p holds (with `negated`, where it does not), the else region, if there
     is one, elsewhere; each ends in a `ptx.yield` of what to copy into the `writes` registers.
     `labels` name the PTX labels the flattening makes (the else label and the end label)."""
@@ -2024,20 +2021,16 @@ class IfOp(StructuredOp):
     cond = operand_def(RegType)
     outs = var_operand_def(RegType)
     negate = opt_prop_def(UnitAttr)
-    uniform = opt_prop_def(UnitAttr)
-    """The condition is the same in every thread of a warp: the branch becomes `bra.uni`."""
     else_label = prop_def(StringAttr, default_value=StringAttr(_IF_LABELS[0]))
     end_label = prop_def(StringAttr, default_value=StringAttr(_IF_LABELS[1]))
     then_region = region_def("single_block")
     else_region = region_def()
 
     def __init__(self, cond: SSAValue, outs: Sequence[SSAValue] = (), *, negate: bool = False, has_else: bool = False,
-                 labels: tuple[str, str] | None = None, uniform: bool = False):
+                 labels: tuple[str, str] | None = None):
         props: dict[str, Attribute] = {}
         if negate:
             props["negate"] = UnitAttr()
-        if uniform:
-            props["uniform"] = UnitAttr()
         if labels is not None:
             props["else_label"], props["end_label"] = StringAttr(labels[0]), StringAttr(labels[1])
         super().__init__(operands=[cond, outs], properties=props,
@@ -2048,8 +2041,6 @@ class IfOp(StructuredOp):
         printer.print_operand(self.cond)
         if self.negate is not None:
             printer.print_string(" negated")
-        if self.uniform is not None:
-            printer.print_string(" uniform")
         _print_regs(printer, "writes", self.outs)
         labels = (self.else_label.data, self.end_label.data)
         if labels != _IF_LABELS:
@@ -2064,7 +2055,6 @@ class IfOp(StructuredOp):
     def parse(cls, parser: Parser) -> IfOp:
         cond = _parse_defined_operand(parser)
         negate = parser.parse_optional_keyword("negated") is not None
-        uniform = parser.parse_optional_keyword("uniform") is not None
         outs = _parse_regs(parser, "writes")
         labels = None
         if parser.parse_optional_keyword("labels") is not None:
@@ -2072,7 +2062,7 @@ class IfOp(StructuredOp):
             if len(names) != 2:
                 parser.raise_error("labels takes the else label and the end label")
             labels = (names[0], names[1])
-        op = cls(cond, outs, negate=negate, labels=labels, uniform=uniform)
+        op = cls(cond, outs, negate=negate, labels=labels)
         op.then_region.detach_block(0)  # replaced by the parsed regions
         op.then_region.add_block(parser.parse_region().detach_block(0))
         if parser.parse_optional_keyword("else") is not None:

@@ -610,12 +610,10 @@ class PtxBuilder:
     def label(self, name: str) -> None:
         self._op(LabelOp, (), props={"label": _s(name)})
 
-    def bra(self, name: str, pred: SSAValue | None = None, negate: bool = False, uniform: bool = False) -> None:
+    def bra(self, name: str, pred: SSAValue | None = None, negate: bool = False) -> None:
         props: dict[str, Attribute] = {"target": _s(name)}
         if negate:
             props["negate"] = _UNIT
-        if uniform and pred is not None:
-            props["uniform"] = _UNIT
         self._op(BraOp, (pred,) if pred is not None else (), props=props)
 
     def fresh_label(self, prefix: str = "L") -> str:

@@ -3,10 +3,11 @@ leaving each `ptx.entry` one flat block, which is what PTX text is.
 
 What this pass decides, and why:
   - The shape of each construct. `ptx.if`: `@!p bra ELSE; then; bra.uni END; ELSE: else; END:`
-    (`@!p bra.uni ELSE` for a `uniform` if: a warp never splits there, so ptxas adds no reconvergence)
     (`@!p bra END; then; END:` without an else; `@p` when negated). `ptx.for` is rotated into
     a guarded do-while, `@!(iv < ub) bra END; TOP: body; iv += step; @(iv < ub) bra TOP; END:`,
     so an iteration costs one compare and one branch. `ptx.loop`: `TOP: body; @p bra TOP`.
+    A guarded branch is never `bra.uni`, even where the condition is warp-uniform (roles, the
+    language's conditions): marked `.uni`, attention forward ran 3-13% slower on the H200.
   - Copies. Where a region's `ptx.yield` hands values to the op's registers, they are copied in
     parallel (a register that is both read and written is saved first), because PTX has no
     phis: `scf.yield %b, %a` swaps.
@@ -68,7 +69,7 @@ class _Flattener:
                 other = b.fresh_label(op.else_label.data) if has_else else None
                 end = b.fresh_label(op.end_label.data)
                 b.insertion = InsertPoint.before(op)
-                b.bra(other or end, op.cond, negate=op.negate is None, uniform=op.uniform is not None)
+                b.bra(other or end, op.cond, negate=op.negate is None)
                 self.copy(op.outs, self.splice(op.then_region.block, op))
                 if other is not None:
                     b.bra(end)

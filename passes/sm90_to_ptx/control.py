@@ -51,9 +51,7 @@ class LowerIf(RewritePattern):
     def match_and_rewrite(self, op: scf.IfOp, rewriter: PatternRewriter) -> None:
         e = Emitter(op)
         results = [e.fresh(r) for r in op.results]
-        # every scf.if here is uniform: the language's conditions and the lowering's own (loop
-        # counters, the consumer index) are the same in all threads of a warp
-        branch = ptx.IfOp(e.reg(op.cond), flat(results), has_else=True, uniform=True)
+        branch = ptx.IfOp(e.reg(op.cond), flat(results), has_else=True)
         e.b.insert(branch)
         e.move_into(op.true_region.block, branch.then_region.block)
         if op.false_region.blocks:
@@ -81,7 +79,7 @@ class LowerRoles(RewritePattern):
         b = e.b
         warpgroup = b.shr("u32", b.sreg("tid.x"), 7)
         roles = ptx.IfOp(b.setp("ne", "u32", warpgroup, 0), negate=True, has_else=True,
-                         labels=("CONSUMER", "ENDROLES"), uniform=True)
+                         labels=("CONSUMER", "ENDROLES"))
         b.insert(roles)
         producer, consumer = roles.then_region.block, roles.else_region.block
         with b.inside(producer):

@@ -61,7 +61,7 @@ builtin.module {
 // PTX-NEXT:     shr.u32 {{%r[0-9]+}}, [[T]], 6;
 // PTX:          shr.u32 [[WG:%r[0-9]+]], {{%r[0-9]+}}, 7;
 // PTX-NEXT:     setp.ne.u32 [[P:%p[0-9]+]], [[WG]], 0;
-// PTX-NEXT:     @[[P]] bra.uni CONSUMER_0;
+// PTX-NEXT:     @[[P]] bra CONSUMER_0;
 // PTX-NEXT:     setmaxnreg.dec.sync.aligned.u32 40;
 // PTX:          elect.sync _|[[E:%p[0-9]+]], 0xffffffff;
 // PTX:          bra.uni ENDROLES_0;

@@ -42,7 +42,7 @@ builtin.module {
 // CHECK-NEXT: %[[TID:.*]] = ptx.sreg {reg = "tid.x"} : b32
 // CHECK-NEXT: %[[WG:.*]] = ptx.shr(%[[TID]]) {ty = u32, imm = 7 : i64} : b32
 // CHECK-NEXT: %[[CONSUMER:.*]] = ptx.setp(%[[WG]]) {cmp = ne, ty = u32, imm = 0 : i64} : pred
-// CHECK-NEXT: ptx.if %[[CONSUMER]] negated uniform labels("CONSUMER", "ENDROLES") {
+// CHECK-NEXT: ptx.if %[[CONSUMER]] negated labels("CONSUMER", "ENDROLES") {
 // CHECK-NEXT:   ptx.setmaxnreg {action = dec, n = 40 : i64}
 // CHECK:        %[[FIRST_WARP:.*]] = ptx.setp(%{{.*}}) {cmp = lt, ty = u32, imm = 32 : i64} : pred
 // CHECK-NEXT:   ptx.if %[[FIRST_WARP]] {
@@ -70,7 +70,7 @@ builtin.module {
 // CHECK-NEXT:     }
 // CHECK-NEXT:     %[[ODD:.*]] = ptx.setp(%[[PHASE]]) {cmp = ne, ty = u32, imm = 0 : i64} : pred
 // CHECK-NEXT:     %[[NEXT:.*]] = ptx.reg : b32
-// CHECK-NEXT:     ptx.if %[[ODD]] uniform writes(%[[NEXT]]) {
+// CHECK-NEXT:     ptx.if %[[ODD]] writes(%[[NEXT]]) {
 // CHECK-NEXT:       %[[BUMPED:.*]] = ptx.add(%[[ACC]], %[[C]]) {ty = u32} : b32
 // CHECK-NEXT:       ptx.yield %[[BUMPED]]
 // CHECK-NEXT:     } else {
