@@ -84,11 +84,17 @@ class Tail:
 class AxisPadding:
     """One axis of a tile or vector: the tails that end it; whether they are `exact` (false when a
     coordinate changes where the value is carried: the dims are known, the positions are not);
-    and the value of every element that lies in the padding along this axis (None: unknown)."""
+    and the value of every element that lies in the padding along this axis (None: unknown).
+    `nan_lines`: the fill holds except in the lines across this axis whose valid elements are
+    all NaN, where the padding is NaN too (`sub_row(x, m)` of -inf padding by a row max `m`:
+    m = -inf only where the row's valid x are -inf, and then its valid differences are NaN). A
+    sum, max or mma over such a line is NaN with or without its padding, so the fill serves
+    them; an op that can turn NaN into a number (relu, max, min) makes the fill unknown."""
 
     tails: frozenset[Tail] = frozenset()
     exact: bool = True
     fill: float | None = None
+    nan_lines: bool = False
 
     def __or__(self, other: AxisPadding) -> AxisPadding:
         """Padding of an element-wise result: the union; the fill is unknown unless given."""
@@ -127,6 +133,14 @@ def box_padding(tensor: SSAValue, coords: Sequence[SSAValue], value_type: Attrib
     return tuple(axes)
 
 
+def _through(axis: AxisPadding, fill: float | None, fn: object, *operands: AxisPadding) -> AxisPadding:
+    """`axis` with the padding an element-wise `fn` computes as `fill` from the operands'."""
+    nan_lines = any(a.nan_lines for a in (axis, *operands))
+    if nan_lines and fn in NAN_TO_NUMBER:
+        fill = None
+    return replace(axis, fill=fill, nan_lines=nan_lines and fill is not None)
+
+
 def _same(values: Iterable[float | None]) -> float | None:
     distinct = {"nan" if v is not None and math.isnan(v) else v for v in values}
     return cast(float, distinct.pop()) if len(distinct) == 1 and None not in distinct else None
@@ -141,7 +155,7 @@ def join(paddings: Sequence[Padding]) -> Padding:
             merged = merged | a
         # a value without some tail holds valid data where the others hold padding
         fill = _same(a.fill for a in axes) if all(a.tails == merged.tails for a in axes) else None
-        joined.append(replace(merged, fill=fill))
+        joined.append(replace(merged, fill=fill, nan_lines=fill is not None and any(a.nan_lines for a in axes)))
     return tuple(joined)
 
 
@@ -165,6 +179,8 @@ _BINARY: dict[BinaryFn, Callable[[float, float], float]] = {
     BinaryFn.MAX: max,
     BinaryFn.MIN: min,
 }
+NAN_TO_NUMBER = frozenset({UnaryFn.RELU, BinaryFn.MAX, BinaryFn.MIN})
+"""The element-wise functions that can give a number for NaN (PTX max/min return the other operand)."""
 
 
 def _apply(fn: Callable[..., float] | None, *args: float | None) -> float | None:
@@ -246,7 +262,7 @@ class TailAnalysis:
                 self.padding[op.result] = none(_rank(op.result))
             case tile.UnaryOp():
                 fn = _UNARY.get(op.fn.data)
-                self.padding[op.result] = tuple(replace(a, fill=_apply(fn, a.fill)) for a in self.of(op.source))
+                self.padding[op.result] = tuple(_through(a, _apply(fn, a.fill), op.fn.data) for a in self.of(op.source))
             case tile.BinaryOp():
                 self.padding[op.result] = self.binary(op)
             case tile.BroadcastOp():
@@ -258,7 +274,9 @@ class TailAnalysis:
                 self.padding[op.result] = self.mma(op)
             case tile.MaskOp():
                 fill = op.fill.value.data
-                self.padding[op.result] = tuple(a if a.fill == fill else replace(a, fill=None) for a in self.of(op.source))
+                self.padding[op.result] = tuple(
+                    a if a.fill == fill else replace(a, fill=None, nan_lines=False) for a in self.of(op.source)
+                )
             case tile.BoundsMaskOp():
                 self.padding[op.result] = self.bounds_mask(op)
             case scf.IfOp():
@@ -276,20 +294,27 @@ class TailAnalysis:
         if not (lhs_tile and rhs_tile):
             padding = self.of(op.lhs if lhs_tile else op.rhs)
             c = _constant(op.rhs if lhs_tile else op.lhs)
-            return tuple(replace(a, fill=_apply(fn, *((a.fill, c) if lhs_tile else (c, a.fill)))) for a in padding)
+            return tuple(
+                _through(a, _apply(fn, *((a.fill, c) if lhs_tile else (c, a.fill))), op.fn.data) for a in padding
+            )
         # where only one operand has padding, the other holds valid data: unknown there
         return tuple(
-            replace(x | y, fill=_apply(fn, x.fill, y.fill) if x.tails == y.tails else None)
+            _through(x | y, _apply(fn, x.fill, y.fill) if x.tails == y.tails else None, op.fn.data, x, y)
             for x, y in zip(self.of(op.lhs), self.of(op.rhs))
         )
 
     def broadcast(self, op: tile.BroadcastOp) -> Padding:
         source, (vector,) = self.of(op.source), self.of(op.vector)
         along = _vector_axis(op.axis.data)
-        axes = [replace(a, fill=None) for a in source]  # across the vector: valid vector values, unknown
+        # across the vector: valid vector values, unknown, except -inf minus an upper bound
+        bounded = op.fn.data == BinaryFn.SUB and _upper_bound(op.vector, op.source, op.axis.data)
+        axes = [
+            replace(a, nan_lines=True) if bounded and a.fill == -math.inf else replace(a, fill=None, nan_lines=False)
+            for a in source
+        ]
         x = source[along]
         fill = _apply(_BINARY.get(op.fn.data), x.fill, vector.fill) if x.tails == vector.tails else None
-        axes[along] = replace(x | vector, fill=fill)
+        axes[along] = _through(x | vector, fill, op.fn.data, x, vector)
         return tuple(axes)
 
     def mma(self, op: tile.MmaOp) -> Padding:
@@ -307,11 +332,11 @@ class TailAnalysis:
         axes = []
         for axis, a in enumerate(self.of(op.source)):
             if own and axis in masked:
-                axes.append(replace(a, fill=fill))
+                axes.append(replace(a, fill=fill, nan_lines=False))
             elif a.fill == fill or not masked:
                 axes.append(a)
             else:
-                axes.append(replace(a, fill=None))
+                axes.append(replace(a, fill=None, nan_lines=False))
         return tuple(axes)
 
     def branches(self, op: scf.IfOp) -> None:
@@ -347,6 +372,22 @@ class TailAnalysis:
             self.padding[result] = incoming[arg]
 
 
+def _upper_bound(vector: SSAValue, source: SSAValue, axis: Axis) -> bool:
+    """Whether `vector` is at least every valid element of its line of `source`: the `axis` max
+    reduction of `source`, a max with one, or one scaled by the positive constant that scales
+    `source` (rounding is monotone: row_max(x) * c is row_max(x * c), as canonicalize writes it)."""
+    op = vector.owner
+    if isinstance(op, tile.ReduceOp):
+        return op.fn.data == ReduceFn.MAX and op.axis.data == axis and op.source == source
+    if isinstance(op, tile.BinaryOp) and op.fn.data == BinaryFn.MAX:
+        return any(_upper_bound(v, source, axis) for v in (op.lhs, op.rhs) if isinstance(v.type, tile.RegisterVectorType))
+    scaled = source.owner
+    if isinstance(op, tile.BinaryOp) and isinstance(scaled, tile.BinaryOp) and op.fn.data == scaled.fn.data == BinaryFn.MUL:
+        scale = _constant(op.rhs)
+        return scale is not None and scale > 0 and scale == _constant(scaled.rhs) and _upper_bound(op.lhs, scaled.lhs, axis)
+    return False
+
+
 def _is_extent(limit: SSAValue, source: SSAValue, axis: int) -> bool:
     """Whether `limit` is a constant at least `source`'s extent along `axis` (nothing masked)."""
     value = _constant(limit)
@@ -380,7 +421,7 @@ class TailMasks:
     def __init__(self, kernel: tile.KernelOp):
         self.kernel = kernel
         self.analysis = TailAnalysis(kernel)
-        self.needs: dict[tuple[SSAValue, frozenset[int], float], Need] = {}
+        self.needs: dict[tuple[SSAValue, float], Need] = {}
         self.whole_tiles: dict[str, tuple[int, str]] = {}
         self.tail_values: dict[Tail, tuple[SSAValue, SSAValue]] = {}
         self.constants: dict[int, SSAValue] = {}
@@ -423,7 +464,11 @@ class TailMasks:
             return
         if isinstance(value.type, tile.SharedTileType):
             raise error_at(user, f"{why}: a shared tile whose padding is not 0 cannot be masked (a compiler bug)")
-        entry = self.needs.setdefault((value, frozenset({axis}), fill), Need(value, frozenset({axis}), fill))
+        if isinstance(source, scf.IfOp) and _own_mask(source):
+            raise error_at(user, f"{why}: the mask of {value.name_hint or 'a value'} did not give it the padding it needs "
+                                 "(a compiler bug)")
+        entry = self.needs.setdefault((value, fill), Need(value, frozenset(), fill))
+        entry.axes |= {axis}
         entry.why.append(why)
         entry.uses.append((user, index))
 
@@ -457,11 +502,26 @@ class TailMasks:
         return 0
 
     def insert(self) -> int:
-        for need in self.needs.values():
+        """One mask at a time, that of the first value defined first, and the analysis again:
+        values computed from a masked one see its fill (the row max's mask of attention scores
+        gives p = exp2(s - m) padding 0, so row_sum(p) and the mma need no mask of their own).
+        A value with one need is masked for all its uses (masking changes no valid element);
+        one with needs of several fills, for the uses of each."""
+        inserted = 0
+        while self.needs:
+            order = {op: i for i, op in enumerate(self.kernel.walk())}
+            need = min(self.needs.values(), key=lambda n: order[_defining_op(n.value)])
             masked = self.mask(need)
-            for user, index in need.uses:
-                user.operands = [masked if i == index else v for i, v in enumerate(user.operands)]
-        return len(self.needs)
+            branch = cast(Operation, masked.owner)
+            if sum(n.value is need.value for n in self.needs.values()) == 1:
+                need.value.replace_uses_with_if(masked, lambda use: not branch.is_ancestor(use.operation))
+            else:
+                for user, index in need.uses:
+                    user.operands = [masked if i == index else v for i, v in enumerate(user.operands)]
+            inserted += 1
+            self.analysis, self.needs, self.whole_tiles = TailAnalysis(self.kernel), {}, {}
+            self.collect()
+        return inserted
 
     def mask(self, need: Need) -> SSAValue:
         """`scf.if past { bounds_mask } else { value }` just after the value is defined."""
@@ -531,11 +591,15 @@ class TailMasks:
         return dim_op.result
 
 
-def _location(value: SSAValue) -> LocationAttr:
+def _defining_op(value: SSAValue) -> Operation:
     owner = value.owner
     op = owner if isinstance(owner, Operation) else owner.parent_op()
     assert op is not None
-    return op.location
+    return op
+
+
+def _location(value: SSAValue) -> LocationAttr:
+    return _defining_op(value).location
 
 
 def _after(value: SSAValue) -> InsertPoint:

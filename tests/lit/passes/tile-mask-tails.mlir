@@ -1,9 +1,11 @@
 // tile-mask-tails on hand-written tile IR. A row softmax over column tiles of a ragged N: the
-// loaded x holds 0 past N, so row_max needs -inf there and row_sum of exp2(x - m) needs 0: two
-// masks, each under an scf.if that only the partial last tile takes, with the limit N - j * 64
-// computed once, where j is defined. The GEMM-like loop needs none (zeros times zeros over a
-// ragged K); its store writes the rows and columns of A and B, which end where C does. A second
-// run changes nothing.
+// loaded x holds 0 past N, so row_max needs -inf there; one mask, under an scf.if that only the
+// partial last tile takes, with the limit N - j * 64 computed once, where j is defined. It serves
+// every use of x: exp2(x - row_max(x)) then holds 0 past N, which row_sum needs, so the sum needs
+// no mask of its own. A max with -1 can turn the NaN of a row with no valid element into a
+// number, so after one the sum needs its own mask. The GEMM-like loop needs none (zeros times
+// zeros over a ragged K); its store writes the rows and columns of A and B, which end where C
+// does. A second run changes nothing.
 // RUN: tkc-opt %s -p tile-mask-tails | filecheck %s
 // RUN: tkc-opt %s -p tile-mask-tails -o %t.once.mlir && tkc-opt %t.once.mlir -p tile-mask-tails | diff %t.once.mlir -
 // A store of a tile loaded at other coordinates cannot be proven to write no padding: N must
@@ -38,6 +40,31 @@ builtin.module {
     tile.store %total, %S[%i] : !tile.rv<64xf32>, !tile.gl<[M], f32>
     tile.return
   }
+  tile.kernel @clamped_sums(%X: !tile.gl<[M, N], f32>, %S: !tile.gl<[M], f32>) {
+    %M = tile.dim %X[0] : !tile.gl<[M, N], f32>
+    %N = tile.dim %X[1] : !tile.gl<[M, N], f32>
+    %c64 = arith.constant 64 : index
+    %rows = arith.ceildivui %M, %c64 : index
+    %cols = arith.ceildivui %N, %c64 : index
+    tile.grid(%rows) as ["i"]
+    %i = tile.block_id 0
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %lowest = arith.constant -1.000000e+00 : f32
+    %zero = tile.fill 0.000000e+00 : f32 : !tile.rv<64xf32>
+    %total = scf.for %j = %c0 to %cols step %c1 iter_args(%acc = %zero) -> (!tile.rv<64xf32>) {
+      %xs = tile.load %X[%i, %j] : !tile.gl<[M, N], f32> -> !tile.st<64x64xf32>
+      %x = tile.to_reg %xs : !tile.st<64x64xf32> -> !tile.rt<64x64xf32>
+      %m = tile.reduce max row %x : !tile.rt<64x64xf32> -> !tile.rv<64xf32>
+      %d = tile.broadcast sub row %x, %m : !tile.rt<64x64xf32>, !tile.rv<64xf32>
+      %c = tile.binary max %d, %lowest : !tile.rt<64x64xf32>, f32 -> !tile.rt<64x64xf32>
+      %s = tile.reduce sum row %c : !tile.rt<64x64xf32> -> !tile.rv<64xf32>
+      %next = tile.binary add %acc, %s : !tile.rv<64xf32>, !tile.rv<64xf32> -> !tile.rv<64xf32>
+      scf.yield %next : !tile.rv<64xf32>
+    }
+    tile.store %total, %S[%i] : !tile.rv<64xf32>, !tile.gl<[M], f32>
+    tile.return
+  }
   tile.kernel @gemm(%A: !tile.gl<[M, K], bf16>, %B: !tile.gl<[K, N], bf16>, %C: !tile.gl<[M, N], f32>) {
     %M = tile.dim %A[0] : !tile.gl<[M, K], bf16>
     %K = tile.dim %A[1] : !tile.gl<[M, K], bf16>
@@ -64,7 +91,7 @@ builtin.module {
 }
 
 // CHECK-LABEL: tile.kernel @softmax_sums
-// CHECK-SAME:  tail_masks = #tile.decision<2, "reductions and mmas that would see elements past the end of a tensor, masked under an scf.if that only a partial tile takes">
+// CHECK-SAME:  tail_masks = #tile.decision<1, "reductions and mmas that would see elements past the end of a tensor, masked under an scf.if that only a partial tile takes">
 // CHECK:       scf.for %j =
 // CHECK-NEXT:    %[[START:.*]] = arith.muli %j, %[[C64:.*]] : index
 // CHECK-NEXT:    %[[LIMIT:.*]] = arith.subi %N, %[[START]] : index
@@ -76,11 +103,16 @@ builtin.module {
 // CHECK:         } else {
 // CHECK-NEXT:      scf.yield %x
 // CHECK:         tile.reduce max row %[[XM]]
-// CHECK:         tile.broadcast sub row %x, %m
-// CHECK:         %p = tile.unary exp2
-// CHECK-NEXT:    %[[PM:.*]] = scf.if %[[PAST]] -> (!tile.rt<64x64xf32>) {
-// CHECK-NEXT:      tile.bounds_mask %p[%[[C64]], %[[LIMIT]]] fill 0.000000e+00 : f32 {tails = "row_sum at line {{[0-9]+}} leaves out the columns past the end"}
-// CHECK:         tile.reduce sum row %[[PM]]
+// CHECK-NEXT:    tile.broadcast sub row %[[XM]], %m
+// CHECK-NEXT:    %p = tile.unary exp2
+// CHECK-NEXT:    tile.reduce sum row %p
+// CHECK-LABEL: tile.kernel @clamped_sums
+// CHECK-SAME:  tail_masks = #tile.decision<2,
+// CHECK:         tile.bounds_mask %x[{{.*}}] fill 0xff800000
+// CHECK:         %c = tile.binary max
+// CHECK-NEXT:    %[[CM:.*]] = scf.if
+// CHECK-NEXT:      tile.bounds_mask %c[{{.*}}] fill 0.000000e+00 : f32 {tails = "row_sum at line {{[0-9]+}} leaves out the columns past the end"}
+// CHECK:         tile.reduce sum row %[[CM]]
 // CHECK-LABEL: tile.kernel @gemm
 // CHECK-NOT:   tile.bounds_mask
 // CHECK-NOT:   whole_tiles
