@@ -346,6 +346,8 @@ class KernelABIAttr(Data[LaunchContract]):
                 section(", divisible ", contract.divisibility, divisible)
             if contract.written:
                 section(", written ", contract.written, name)
+            if contract.multicast:
+                section(", multicast ", contract.multicast, name)
 
     @classmethod
     def parse_parameter(cls, parser: AttrParser) -> LaunchContract:
@@ -404,10 +406,16 @@ class KernelABIAttr(Data[LaunchContract]):
                 divisibility = tuple(parser.parse_comma_separated_list(square, divisible))
                 more = parser.parse_optional_punctuation(",") is not None
             written: tuple[str, ...] = ()
-            if more:
-                parser.parse_keyword("written")
+            if more and parser.parse_optional_keyword("written") is not None:
                 written = tuple(parser.parse_comma_separated_list(square, name))
-        return LaunchContract(args, params, cast(tuple[Expr, Expr, Expr], tuple(grid)), divisibility, written)
+                more = parser.parse_optional_punctuation(",") is not None
+            multicast: tuple[str, ...] = ()
+            if more:
+                parser.parse_keyword("multicast")
+                multicast = tuple(parser.parse_comma_separated_list(square, name))
+        return LaunchContract(
+            args, params, cast(tuple[Expr, Expr, Expr], tuple(grid)), divisibility, written, multicast
+        )
 
 
 _T = TypeVar("_T")

@@ -25,6 +25,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Union, cast
 
+from tkc.dtypes import BY_NAME
+
 Expr = Union[int, str, tuple]
 
 
@@ -84,6 +86,8 @@ class KernelABI:
     written: tuple[str, ...] = field(default=())
     """The arguments the kernel stores to: none may overlap another argument in memory (the
     compiler orders a block's accesses per argument, assuming distinct arguments are distinct memory)."""
+    multicast: tuple[str, ...] = field(default=())
+    """The arguments whose tiles the two CTAs of a cluster share (TMA multicast)."""
 
     def divides(self, shapes: Sequence[Sequence[int]]) -> bool:
         """Whether arguments of these shapes (in `args` order) meet `divisibility`; shapes that do
@@ -101,7 +105,16 @@ class KernelABI:
 
     @property
     def contract(self) -> LaunchContract:
-        return LaunchContract(self.args, self.params, self.grid, self.divisibility, self.written)
+        return LaunchContract(self.args, self.params, self.grid, self.divisibility, self.written, self.multicast)
+
+    def unaligned_rows(self, shapes: Sequence[Sequence[int]], names: Sequence[str]) -> bool:
+        """Whether one of the arguments `names` has rows (its innermost dim) that are not a whole
+        number of 128-byte lines at these shapes (in `args` order)."""
+        return any(
+            len(shape) >= 2 and shape[-1] * BY_NAME[spec.dtype].bytes % LINE_BYTES
+            for spec, shape in zip(self.args, shapes)
+            if spec.name in names
+        )
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -139,6 +152,7 @@ class KernelABI:
             smem_bytes=_get(raw, "smem_bytes", int),
             divisibility=tuple((d, n) for d, n in divisibility),
             written=tuple(_get(raw, "written", list)) if "written" in raw else (),
+            multicast=tuple(_get(raw, "multicast", list)) if "multicast" in raw else (),
         )
         abi.contract.check()
         check_launch_size(abi.block, abi.smem_bytes)
@@ -156,9 +170,12 @@ class LaunchContract:
     grid: tuple[Expr, Expr, Expr]
     divisibility: tuple[tuple[str, int], ...] = ()
     written: tuple[str, ...] = ()
+    multicast: tuple[str, ...] = ()
 
     def abi(self, entry: str, block: int, smem_bytes: int) -> KernelABI:
-        return KernelABI(entry, self.args, self.params, self.grid, block, smem_bytes, self.divisibility, self.written)
+        return KernelABI(
+            entry, self.args, self.params, self.grid, block, smem_bytes, self.divisibility, self.written, self.multicast
+        )
 
     def check(self) -> None:
         """ABIError unless the runtime can follow this contract: the params name distinct
@@ -183,6 +200,7 @@ class LaunchContract:
         _check_each("grid", self.grid, lambda e: _is_expr(e, dims | {"num_sms"}))
         _check_each("divisibility", self.divisibility, lambda e: _is_name(e[0], dims) and _is_positive(e[1]))
         _check_each("written", self.written, lambda a: _is_name(a, names))
+        _check_each("multicast", self.multicast, lambda a: _is_name(a, names))
 
 
 def check_launch_size(block: int, smem_bytes: int) -> None:
@@ -190,6 +208,9 @@ def check_launch_size(block: int, smem_bytes: int) -> None:
     if block <= 0 or smem_bytes < 0:
         raise ABIError(f"a block of {block} threads with {smem_bytes} bytes of shared memory")
 
+
+LINE_BYTES = 128
+"""The GPU's cache line: rows of a tensor that are not whole lines start mid-line."""
 
 SWIZZLES = (0, 32, 64, 128)
 """The swizzles of a tensor map, in bytes (0: none)."""

@@ -141,4 +141,5 @@ def launch_abi(lowering: KernelLowering) -> sm90.KernelABIAttr:
         divisibility=tuple(sorted(divisibility.items())),
         written=tuple(name for arg, name in params.arg_names.items()
                       if any(isinstance(op, tile.StoreOp) and op.tensor is arg for op in kernel.walk())),
+        multicast=tuple(sorted({params.arg_names[load.tensor] for load in lowering.multicast})),
     ))

@@ -138,7 +138,7 @@ builtin.module {
     sm90.sync_block
   }
 }
-// CHECK: abi-invalid.mlir:[[# @LINE - 4]]:127: error: '>' expected
+// CHECK: abi-invalid.mlir:[[# @LINE - 4]]:129: error: Expected 'multicast'
 
 // -----
 

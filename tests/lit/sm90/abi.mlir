@@ -1,7 +1,7 @@
 // The launch contract of an sm90.kernel (#sm90.abi) prints and parses back, in custom and in
 // generic form: tensor maps, pointers and dims; grid extents nested over dims, constants and
-// num_sms; `divisible` and `written` only where they are not empty; names that are not bare
-// identifiers quoted.
+// num_sms; `divisible`, `written` and `multicast` only where they are not empty; names that are
+// not bare identifiers quoted.
 // RUN: TKC_ROUNDTRIP
 // RUN: tkc-opt %s --split-input-file --print-op-generic | filecheck %s --check-prefix=GENERIC
 
@@ -27,6 +27,16 @@ builtin.module {
 }
 // CHECK:      sm90.kernel @copy threads 128 : i32 smem 0 : i32 min_ctas 2 : i32 cluster 2 : i32 abi <args [X: f16[R, 64]], params [ptr_X = pointer X], grid [(div R 64), R, (sub (max R 2) 1)], written [X]> {
 // GENERIC:    abi = #sm90.abi<args [X: f16[R, 64]], params [ptr_X = pointer X], grid [(div R 64), R, (sub (max R 2) 1)], written [X]>
+
+// -----
+
+builtin.module {
+  sm90.kernel @pairs threads 384 : i32 smem 1024 : i32 min_ctas 1 : i32 cluster 2 : i32 abi <args [A: bf16[M, K], B: bf16[K, N]], params [tmap_B_0 = tensormap B box [64, 64] swizzle 128], grid [(mul (ceildiv M 256) 2), 1, 1], divisible [K by 64], multicast [B]> {
+    sm90.sync_block
+  }
+}
+// CHECK:      sm90.kernel @pairs {{.*}} grid [(mul (ceildiv M 256) 2), 1, 1], divisible [K by 64], multicast [B]> {
+// GENERIC:    abi = #sm90.abi<{{.*}} divisible [K by 64], multicast [B]>
 
 // -----
 

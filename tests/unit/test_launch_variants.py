@@ -1,4 +1,5 @@
-"""`@whole_tiles` and the variant `tkc.compile` launches at whole-tile shapes.
+"""The variants `tkc.compile` launches by shape: `@whole_tiles` at whole-tile shapes, `@cluster(2)`
+where a shared tile's rows are not whole cache lines.
 
 Masks for tiles past the end cost full tiles too, so a kernel with tail masks is also compiled
 without them; a launch takes that variant exactly when its ABI accepts the shapes."""
@@ -55,3 +56,31 @@ def test_the_annotation_takes_no_argument(tmp_path: Path) -> None:
     pinned.write_text(source.replace("kernel attn_fwd", "@whole_tiles(1)\nkernel attn_fwd", 1))
     with pytest.raises(TkError, match="@whole_tiles takes 0 arguments, got 1"):
         tkc.compile(pinned, "attn_fwd")
+
+
+def gemm_shapes(m: int, n: int, k: int) -> tuple[tuple[int, ...], ...]:
+    return ((m, k), (k, n), (m, n))
+
+
+def test_a_gemm_gets_a_clustered_variant_that_multicasts_b() -> None:
+    kernel = tkc.compile(EXAMPLES / "gemm.tk", "gemm")
+    clustered = kernel.clustered
+    assert clustered is not None and clustered.clustered is None
+    assert clustered.abi.multicast == ("B",) and not kernel.abi.multicast
+
+
+@pytest.mark.parametrize(("shape", "clustered"), [((8191, 8184, 8184), True), ((3000, 5000, 2000), True),
+                                                  ((8192, 8192, 8192), False), ((8192, 8192, 8184), False)])
+def test_a_launch_takes_the_clustered_variant_where_b_rows_are_not_whole_lines(
+    shape: tuple[int, int, int], clustered: bool
+) -> None:
+    kernel = tkc.compile(EXAMPLES / "gemm.tk", "gemm")
+    chosen = kernel._variant_for(tuple(type("T", (), {"shape": s})() for s in gemm_shapes(*shape)))
+    assert (chosen is kernel.clustered) == clustered and (chosen is kernel) != clustered
+
+
+def test_a_pinned_cluster_and_a_kernel_without_shared_tiles_get_no_clustered_variant(tmp_path: Path) -> None:
+    pinned = tmp_path / "gemm.tk"
+    pinned.write_text((EXAMPLES / "gemm.tk").read_text().replace("kernel gemm", "@cluster(1)\nkernel gemm", 1))
+    assert tkc.compile(pinned, "gemm").clustered is None
+    assert tkc.compile(EXAMPLES / "attention.tk", "attn_fwd", D=64).clustered is None
