@@ -14,9 +14,12 @@ for the whole tile, not a sample.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
+from typing import cast
+
+import numpy as np
 
 BANKS = 32
 WARP = 32
@@ -100,11 +103,13 @@ def row_vector(instruction: str, elem_bytes: int) -> Access:
     return Access(instruction, elem_bytes, 8, 1, lambda t, r0, c0: (r0 + t // 4, c0))
 
 
-def warp_requests(layout: Layout, access: Access) -> Iterator[list[int]]:
-    """The 32 lane addresses of every instruction that covers the tile."""
-    for r0 in range(0, layout.rows, access.rows):
-        for c0 in range(0, layout.cols, access.cols):
-            yield [layout.address(*access.lane(t, r0, c0)) for t in range(WARP)]
+def warp_requests(layout: Layout, access: Access) -> np.ndarray:
+    """The 32 lane addresses of every instruction that covers the tile, one row per instruction
+    (`lane` and `address` are integer arithmetic, so they run on the whole grid of lanes at once)."""
+    r0, c0 = np.meshgrid(np.arange(0, layout.rows, access.rows), np.arange(0, layout.cols, access.cols), indexing="ij")
+    # both are typed for ints, which is how the tests and the reasons call them
+    rows, cols = access.lane(np.arange(WARP), r0.reshape(-1, 1), c0.reshape(-1, 1))  # type: ignore[arg-type]
+    return cast(np.ndarray, layout.address(*np.broadcast_arrays(rows, cols)))  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
@@ -118,13 +123,17 @@ class Conflicts:
 
 @cache
 def conflicts(layout: Layout, access: Access) -> Conflicts:
-    """The whole tile's conflicts, memoised: kernels repeat tile shapes, and the simulation costs
-    one warp request per instruction over the tile (the access builders are memoised too, so
-    equal accesses are the same object)."""
+    """The whole tile's conflicts, memoised: kernels repeat tile shapes (the access builders are
+    memoised too, so equal accesses are the same object). Still exact, but each distinct request
+    is simulated once: a request moved by whole 128-byte rows of banks meets the same banks, and
+    the swizzle repeats every 8 such rows, so a tile has a few dozen distinct requests."""
     ways = actual = ideal = 0
-    for addrs in warp_requests(layout, access):
+    requests = warp_requests(layout, access)
+    moved = requests - requests.min(axis=1, keepdims=True) // 128 * 128
+    distinct, counts = np.unique(moved, axis=0, return_counts=True)
+    for addrs, count in zip(distinct.tolist(), counts.tolist()):
         a, i = wavefronts(addrs, access.width)
         ways = max(ways, -(-a // i))
-        actual += a
-        ideal += i
+        actual += a * count
+        ideal += i * count
     return Conflicts(ways, actual, ideal)

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import ml_dtypes  # noqa: F401  (registers bfloat16 and float8_e4m3fn with numpy)
 import numpy as np
 from xdsl.dialects.builtin import BFloat16Type, Float8E4M3FNType, Float16Type, Float32Type
 from xdsl.ir import Attribute
@@ -44,6 +43,8 @@ class DType:
         return self.ir()
 
     def numpy_dtype(self) -> np.dtype:
+        import ml_dtypes  # noqa: F401  (registers bfloat16 and float8_e4m3fn with numpy; slow to import, so not for compiling)
+
         return np.dtype(self.numpy)
 
 
