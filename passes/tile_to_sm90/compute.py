@@ -10,6 +10,10 @@ and a register load see the consumer's first row, as each consumer owns rows row
 a bounds mask's row limit becomes relative to it (limit - row0), except a constant limit that
 no row of the tile reaches, which stays a constant the consumer's rows do not reach either (its
 compares are left out). A column vector is whole in every consumer and keeps its limit.
+
+Element-wise maps and masks of bf16 or f16 tiles compute in f32: the operands are widened, the
+result rounded back to its dtype, once per op, as numpy computes on ml_dtypes' bf16 (so the GPU
+gives what the interpreter gives). Vectors of those dtypes are refused: convert them to f32.
 """
 
 from __future__ import annotations
@@ -18,10 +22,12 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IntegerAttr
+from xdsl.dialects.builtin import Float32Type, IntegerAttr
 from xdsl.ir import Block, Operation, SSAValue
 
+from tkc.diagnostics import error_at
 from tkc.dialects import sm90, tile
+from tkc.dtypes import of_type
 
 if TYPE_CHECKING:
     from tkc.passes.tile_to_sm90.consumer import ConsumerEmitter
@@ -31,12 +37,40 @@ def _fill(c: ConsumerEmitter, op: tile.FillOp, block: Block) -> Operation:
     return sm90.FillOp(op.value.value.data, c.lowering.fragment_type(op.result.type))
 
 
+def _is_half(t: object) -> bool:
+    """A bf16 or f16 tile or vector."""
+    if not isinstance(t, tile.ShapedTileType):
+        return False
+    dtype = of_type(t.element_type)
+    return dtype is not None and dtype.bytes == 2
+
+
+def _in_f32(c: ConsumerEmitter, op: Operation, block: Block, build: Callable[..., Operation],
+            *operands: SSAValue) -> Operation:
+    """`build(*operands)` on the consumer's values of `operands`, widened to f32 where they are
+    bf16 or f16 tiles, and the result rounded back to `op`'s dtype (module docstring)."""
+    if not any(_is_half(v.type) for v in (*operands, *op.results)):
+        return build(*(c.values[v] for v in operands))
+    if any(isinstance(v.type, tile.RegisterVectorType) for v in (*operands, *op.results)):
+        raise error_at(op, "the GPU backend computes on bf16 and f16 tiles, not vectors: convert the vector to f32 "
+                          "first (f32(v))")
+    widened = []
+    for v in operands:
+        value = c.values[v]
+        if _is_half(v.type):
+            f32 = c.lowering.fragment_type(tile.same_kind(v.type, Float32Type()))
+            value = c.op(sm90.ConvertOp(value, f32), block).results[0]
+        widened.append(value)
+    computed = c.op(build(*widened), block)
+    return sm90.ConvertOp(computed.results[0], c.lowering.fragment_type(op.results[0].type))
+
+
 def _unary(c: ConsumerEmitter, op: tile.UnaryOp, block: Block) -> Operation:
-    return sm90.UnaryOp(op.fn, c.values[op.source])
+    return _in_f32(c, op, block, lambda x: sm90.UnaryOp(op.fn, x), op.source)
 
 
 def _binary(c: ConsumerEmitter, op: tile.BinaryOp, block: Block) -> Operation:
-    return sm90.BinaryOp(op.fn, c.values[op.lhs], c.values[op.rhs])
+    return _in_f32(c, op, block, lambda x, y: sm90.BinaryOp(op.fn, x, y), op.lhs, op.rhs)
 
 
 def _convert(c: ConsumerEmitter, op: tile.ConvertOp, block: Block) -> Operation:
@@ -60,7 +94,8 @@ def _broadcast(c: ConsumerEmitter, op: tile.BroadcastOp, block: Block) -> Operat
 
 def _mask(c: ConsumerEmitter, op: tile.MaskOp, block: Block) -> Operation:
     row0 = c.add(c.values[op.row_offset], c.row0, block)
-    return sm90.MaskOp(op.kind, c.values[op.source], row0, c.values[op.col_offset], op.fill)
+    col0 = c.values[op.col_offset]
+    return _in_f32(c, op, block, lambda x: sm90.MaskOp(op.kind, x, row0, col0, op.fill), op.source)
 
 
 def _bounds_mask(c: ConsumerEmitter, op: tile.BoundsMaskOp, block: Block) -> Operation:
@@ -69,7 +104,7 @@ def _bounds_mask(c: ConsumerEmitter, op: tile.BoundsMaskOp, block: Block) -> Ope
     if not (isinstance(source_type, tile.RegisterVectorType) and source_type.is_column):
         assert isinstance(source_type, tile.ShapedTileType)
         limits[0] = _consumer_row_limit(c, op.limits[0], source_type.get_shape()[0], block)
-    return sm90.BoundsMaskOp(c.values[op.source], limits, op.fill)
+    return _in_f32(c, op, block, lambda x: sm90.BoundsMaskOp(x, limits, op.fill), op.source)
 
 
 def _consumer_row_limit(c: ConsumerEmitter, limit: SSAValue, rows: int, block: Block) -> SSAValue:

@@ -1,5 +1,5 @@
 """Kernels beyond the examples (other dtypes, fp8, f32 outputs, several outputs, one consumer
-warpgroup, exp instead of exp2, a column sum stored to global memory, a GEMM whose activated
+warpgroup, exp instead of exp2, bf16 and f16 element-wise math, a column sum stored to global memory, a GEMM whose activated
 result feeds a second product, element-wise math, block-index branches, row min/max, a bias
 epilogue, a positional mask, row sums, kernels that store a tensor and load it again in the same
 block: the same tile, overlapping tiles, in a loop, across two loops; stores over stores) run on
@@ -34,6 +34,7 @@ SIZES = {
     "raw_two_sweeps.tk": {"M": 64 * 300},  # persistent: several row blocks per CTA
     "waw.tk": {"M": 256, "N": 256},
     "carried_scalars.tk": {"M": 256, "N": 768},
+    "half_math.tk": {"M": 200},
 }
 
 
