@@ -19,17 +19,22 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from tkc.diagnostics import error_at
 from tkc.dialects.tile import (
+    BinaryOp,
     BlockIdOp,
+    BroadcastOp,
+    ConvertOp,
     GridOp,
     KernelOp,
     LoadOp,
     MmaOp,
+    ReduceOp,
     RegisterTileType,
     RegisterVectorType,
     SharedTileType,
     SharedVectorType,
     StoreOp,
     ToSharedOp,
+    UnaryOp,
     element_bytes,
 )
 from tkc.passes.plan import (
@@ -120,12 +125,44 @@ def program_order(root: Operation) -> dict[Operation, int]:
     return order
 
 
-def peak_registers(block: Block, consumers: int, order: dict[Operation, int], columns: set[SSAValue]) -> Fraction:
+def streamed(kernel: KernelOp) -> frozenset[SSAValue]:
+    """The tiles an element-wise chain never holds whole: in a run of consecutive element-wise
+    ops (maps, broadcasts, conversions), a result used only by later ops of the run or by a
+    reduction right after it (`row_sum(f32(x) * f32(x))`). Every op of the run computes register
+    n from registers n of its operands (the lowering is per register), so ptxas evaluates the run
+    register by register and only the run's inputs and the tiles it hands on are live at once."""
+    elementwise = UnaryOp | BinaryOp | BroadcastOp | ConvertOp
+    values: set[SSAValue] = set()
+    for block in (b for op in kernel.walk() for r in op.regions for b in r.blocks):
+        run: list[Operation] = []
+        for op in [*block.ops, None]:
+            if isinstance(op, elementwise):
+                run.append(op)
+                continue
+            inside = set(run) | ({op} if isinstance(op, ReduceOp) else set())
+            values.update(
+                result
+                for member in run
+                for result in member.results
+                if isinstance(result.type, RegisterTileType) and all(use.operation in inside for use in result.uses)
+                and any(True for _ in result.uses)
+            )
+            run = []
+    return frozenset(values)
+
+
+def peak_registers(block: Block, consumers: int, order: dict[Operation, int], columns: set[SSAValue],
+                   streamed: frozenset[SSAValue] = frozenset()) -> Fraction:
     """Peak registers per consumer thread of the values live in `block` (and nested blocks).
 
     A value is live from its definition to the op of `block` that holds its last use (found by
     bisecting the ops' program-order numbers); one sweep over the ops keeps the total of the
-    values live through the current op, so the cost is about linear in the program."""
+    values live through the current op, so the cost is about linear in the program. A tile
+    `streamed` through an element-wise chain costs nothing."""
+
+    def cost(value: SSAValue) -> Fraction:
+        return Fraction(0) if value in streamed else register_cost(value, consumers, columns)
+
     ops = list(block.ops)
     numbers = [order[op] for op in ops]
     starts = [Fraction(0)] * (len(ops) + 1)
@@ -135,32 +172,33 @@ def peak_registers(block: Block, consumers: int, order: dict[Operation, int], co
     last: dict[SSAValue, int] = {}
     defined = [(arg, -1) for arg in block.args] + [(r, i) for i, op in enumerate(ops) for r in op.results]
     for value, at in defined:
-        cost = register_cost(value, consumers, columns)
-        if not cost:
+        registers = cost(value)
+        if not registers:
             continue
         end = max((bisect_right(numbers, order[use.operation]) - 1 for use in value.uses), default=at)
         if end > at:
-            starts[at + 1] += cost
-            starts[end] -= cost
-            dying[end] += cost
+            starts[at + 1] += registers
+            starts[end] -= registers
+            dying[end] += registers
             last[value] = end
     peak = through = Fraction(0)
     for i, op in enumerate(ops):
         through += starts[i]
         if op.regions:
             ending_here = [v for v in set(op.operands) if last.get(v) == i]
-            consumed = sum((register_cost(v, consumers, columns) for v in ending_here), Fraction(0))
-            inner = max((peak_registers(b, consumers, order, columns) for r in op.regions for b in r.blocks),
+            consumed = sum((cost(v) for v in ending_here), Fraction(0))
+            inner = max((peak_registers(b, consumers, order, columns, streamed) for r in op.regions for b in r.blocks),
                         default=Fraction(0))
             peak = max(peak, through + dying[i] - consumed + inner)
         else:
-            results = sum((register_cost(r, consumers, columns) for r in op.results), Fraction(0))
+            results = sum((cost(r) for r in op.results), Fraction(0))
             peak = max(peak, through + max(dying[i], results))
     return peak
 
 
 def register_demand(kernel: KernelOp, consumers: int) -> int:
-    peak = peak_registers(kernel.body.block, consumers, program_order(kernel), column_vectors(kernel))
+    peak = peak_registers(kernel.body.block, consumers, program_order(kernel), column_vectors(kernel),
+                          streamed(kernel))
     return -(-math.floor(peak * 8) // 8) + OVERHEAD_REGISTERS
 
 

@@ -3,7 +3,7 @@ registers for an instruction) and without spills, or tkc refuses the variant at 
 a located diagnostic. The sweep crosses the register model's boundaries: one wgmma's accumulators
 against the entry register count (one or two CTAs per SM, 1-4 consumer warpgroups), A from
 registers (attention's P.V), fp8 operands, column vectors (replicated in every consumer thread),
-and tiles over the register and row-split limits."""
+element-wise chains (streamed by the estimate), and tiles over the register and row-split limits."""
 
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ ATTENTION = ROOT / "examples" / "attention.tk"
 FP8_1D = Path(__file__).parent / "kernels" / "gemm_fp8_1d.tk"
 FP8_2D = ROOT / "tests" / "gpu" / "kernels" / "fp8.tk"
 COLUMNS = Path(__file__).parent / "kernels" / "column_vectors.tk"
+RMS = Path(__file__).parent / "kernels" / "rms_row_block.tk"
 
 VARIANTS = [
     *[(ATTENTION, {"D": d, "BQ": bq, "BKV": bkv}) for d in (64, 128, 256) for bq in (64, 128) for bkv in (16, 64, 128)],
@@ -43,6 +44,10 @@ VARIANTS = [
     (FP8_2D, {"BM": 64, "BN": 256, "BK": 64}),
     (FP8_2D, {"BM": 128, "BN": 128, "BK": 64}),
     *[(COLUMNS, {"BM": bm, "BN": bn}) for bm in (64, 128, 256) for bn in (128, 256)],
+    # element-wise chains, which the register estimate streams register by register
+    *[(RMS, {"BM": bm, "D": d}) for bm in (64, 128) for d in (128, 256, 512)],
+    *[(ROOT / "examples" / "rotary.tk", {"BN": bn, "D": d}) for bn in (64, 128, 192) for d in (64, 128, 256)],
+    *[(ROOT / "examples" / "layernorm.tk", {"BM": bm, "BD": bd}) for bm in (64, 128) for bd in (128, 256)],
 ]
 
 
