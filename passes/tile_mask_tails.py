@@ -33,8 +33,9 @@ before launching, naming the dim and the reason (`whole_tiles` on the kernel).
 
 A kernel annotated `@whole_tiles` (or compiled with `tile-mask-tails{whole_tiles=true}`) gets no
 masks: every dim one would guard must be whole tiles instead. The masks cost full tiles too
-(their compares, branches and live registers: 8-18% of attention forward on the H200), so
-`tkc.compile` builds this variant beside the masked one and launches it when the shapes allow.
+(their compares, branches and live registers: attention forward at whole-tile shapes ran 0-6%
+slower with its one mask on the H200), so `tkc.compile` builds this variant beside the masked
+one and launches it when the shapes allow.
 
 Written:
   %limit = dim - coord * extent, %past = dim < (coord + 1) * extent   once per tail

@@ -26,12 +26,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, UnitAttr
+from xdsl.ir import Attribute
 
+from tkc import cache
 from tkc.abi import TensorMapParam
 from tkc.diagnostics import TkError
 from tkc.dialects.tile import DecisionAttr, PlanAttr
-
-from tkc import cache
 from tkc.driver import (
     ABI_ATTRIBUTE,
     PIPELINE,
@@ -75,8 +75,8 @@ class CompiledKernel:
 
     `module` is the tile IR after the tile-level passes; `ir(pass_name)` the IR text after any
     pass of the pipeline; `ptx` and `abi` the lowered kernel and `cubin` its machine code
-    (cached on disk); calling the object launches it through `tkc.runtime`, or launches
-    `whole_tiles` where the shapes allow.
+    (cached on disk); calling the object launches it through `tkc.runtime`, or launches its
+    `whole_tiles` or `clustered` variant where the shapes call for one (module docstring).
     """
 
     def __init__(
@@ -185,10 +185,7 @@ class CompiledKernel:
         if not self._has_tail_masks:
             return None
         if self._whole_tiles is None:
-            pinned = self._input.clone()
-            (kernel,) = kernels_of(pinned)
-            kernel.annotations = DictionaryAttr({**kernel.annotations.data, "whole_tiles": UnitAttr()})  # type: ignore[attr-defined]
-            self._whole_tiles = CompiledKernel(self.path, self.kernel, self.params, _input=pinned)
+            self._whole_tiles = self._pinned("whole_tiles", UnitAttr())
         return self._whole_tiles
 
     @property
@@ -198,11 +195,8 @@ class CompiledKernel:
         if not self._may_cluster:
             return None
         if self._clustered is None:
-            pinned = self._input.clone()
-            (kernel,) = kernels_of(pinned)
-            kernel.annotations = DictionaryAttr({**kernel.annotations.data, "cluster": IntegerAttr(2, 64)})  # type: ignore[attr-defined]
             try:
-                clustered = CompiledKernel(self.path, self.kernel, self.params, _input=pinned)
+                clustered = self._pinned("cluster", IntegerAttr(2, 64))
                 shares = bool(clustered.abi.multicast)
             except TkError:  # the planner or the lowering found no pair to make
                 shares = False
@@ -211,6 +205,13 @@ class CompiledKernel:
                 return None
             self._clustered = clustered
         return self._clustered
+
+    def _pinned(self, annotation: str, value: Attribute) -> CompiledKernel:
+        """This kernel compiled with one more annotation on its input."""
+        pinned = self._input.clone()
+        (kernel,) = kernels_of(pinned)
+        kernel.annotations = DictionaryAttr({**kernel.annotations.data, annotation: value})  # type: ignore[attr-defined]
+        return CompiledKernel(self.path, self.kernel, self.params, _input=pinned)
 
     def __call__(self, *tensors: Any, stream: Any = None) -> Any:
         return self._variant_for(tensors)._launch(*tensors, stream=stream)
