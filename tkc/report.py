@@ -156,6 +156,9 @@ def _tail_lines(kernel: KernelOp) -> list[str]:
         reason = op.attributes.get("tails")
         if isinstance(op, BoundsMaskOp) and isinstance(reason, StringAttr):
             lines.append(f"  mask {_name(op.source)} past the end, fill {op.fill.value.data:g}: {reason.data}")
+    if "tail_masks" in kernel.attributes:
+        lines.append("  variant: tkc.compile also builds this kernel with @whole_tiles (no masks) and launches it "
+                     "where every masked dim is a whole number of tiles")
     whole = kernel.attributes.get("whole_tiles")
     if isinstance(whole, DictionaryAttr):
         for dim, decision in whole.data.items():

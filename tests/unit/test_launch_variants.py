@@ -27,6 +27,7 @@ def test_attention_gets_a_whole_tiles_variant_without_masks() -> None:
     assert "tile.bounds_mask" in str(kernel.module) and "tile.bounds_mask" not in str(whole.module)
     assert dict(whole.abi.divisibility) == {"N": 128} and not kernel.abi.divisibility
     assert "compiled for whole tiles (@whole_tiles)" in whole.report()
+    assert "also builds this kernel with @whole_tiles" in kernel.report()
     assert whole.cache_key != kernel.cache_key
 
 
