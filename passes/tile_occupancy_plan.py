@@ -35,7 +35,9 @@ The register demand per consumer thread is the peak over the program of the live
 tiles' registers, as their sm90 fragments hold them (f32 tiles 1 per element, narrower ones 1
 per 2, divided over consumers x 128 threads; row vectors 2 per 64 rows of a consumer's slice;
 column vectors, replicated in every thread, a quarter of their f32 columns, an eighth of
-narrower ones) plus 32 for addresses, indices and descriptors.
+narrower ones) plus 32 for addresses, indices and descriptors. A tile that a run of element-wise
+ops only hands on inside the run (or to the reduction right after it) counts nothing: the
+lowering computes such a chain register by register (`row_sum(h * h)` never holds h * h whole).
 ptxas compiles every instruction within the entry count (setmaxnreg.inc raises the budget of the
 code after it, but not of one instruction: C7602), so one wgmma m64nN, N/2 accumulators + 26
 (+4 with A in registers), must fit the entry count of the chosen consumers and CTAs per SM.
