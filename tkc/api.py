@@ -230,7 +230,8 @@ class CompiledKernel:
             loaded = {p.arg for p in choice.abi.params if isinstance(p, TensorMapParam)} - set(choice.abi.written)
             if choice._may_cluster and choice.abi.unaligned_rows(shapes, sorted(loaded)):
                 clustered = choice.clustered
-                if clustered is not None and clustered.abi.unaligned_rows(shapes, clustered.abi.multicast):
+                if (clustered is not None and clustered.abi.divides(shapes)
+                        and clustered.abi.unaligned_rows(shapes, clustered.abi.multicast)):
                     choice = clustered
             if len(self._launch_choice) >= 64:
                 self._launch_choice.pop(next(iter(self._launch_choice)))
