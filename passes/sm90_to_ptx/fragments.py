@@ -20,7 +20,7 @@ from xdsl.ir import Attribute, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from tkc.dialects import ptx, sm90
-from tkc.dialects.tile import BinaryFn, ReduceFn, element_bytes
+from tkc.dialects.tile import BinaryFn, ReduceFn, element_bytes, element_name
 from tkc.diagnostics import error_at
 from tkc.passes.plan import WARPGROUP_THREADS
 from tkc.passes.sm90_to_ptx.emitter import Emitter, dtype_name
@@ -218,7 +218,9 @@ class LowerConvert(RewritePattern):
             unpacked = [half for r in regs for half in b.unpack(r)]
             e.replace(rewriter, [b.cvt("f32", src_name, h) for h in unpacked])
         else:
-            raise error_at(op, f"cannot convert {src_t} to {dst_t} in registers")
+            what = "row vector" if src_t.is_row_vector else "tile"
+            raise error_at(op, "the GPU backend converts f32 to and from bf16 or f16 in registers, not a "
+                               f"{element_name(src_t.element_type)} {what} to {element_name(dst_t.element_type)}")
 
 
 class LowerMask(RewritePattern):
