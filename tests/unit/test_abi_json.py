@@ -18,6 +18,8 @@ ABI = KernelABI(
     block=384,
     smem_bytes=1024,
     divisibility=(("M", 128),),
+    written=("L",),
+    multicast=("A",),
 )
 
 
@@ -59,6 +61,7 @@ def edited(path: tuple[str | int, ...], value: object) -> str:
         (edited(("divisibility",), [["M", 0]]), "'divisibility' holds an invalid entry"),
         (edited(("args", 0, "dims"), ["M", -1]), "'dims' holds an invalid entry"),
         (edited(("written",), [{}]), "'written' holds an invalid entry"),
+        (edited(("multicast",), ["B"]), "'multicast' holds an invalid entry"),
         (edited(("grid", 1), ["min", {}, 4]), "'grid' holds an invalid entry"),
         (edited(("divisibility",), [[["M"], 128]]), "'divisibility' holds an invalid entry"),
     ],
@@ -72,3 +75,13 @@ def test_the_sm90_attribute_holds_the_abi_less_what_its_kernel_states() -> None:
     attr = KernelABIAttr.from_abi(ABI)
     assert attr.abi(ABI.entry, ABI.block, ABI.smem_bytes) == ABI
     assert KernelABI.from_json(attr.abi("k", 384, 1024).to_json()) == ABI
+
+
+def test_shapes_that_meet_the_divisibility_and_rows_that_are_not_whole_lines() -> None:
+    assert ABI.divides([(256, 64), (256,)]) and not ABI.divides([(200, 64), (200,)])
+    assert not ABI.divides([(256, 64), (128,)]), "M bound twice to different sizes"
+    assert not ABI.divides([(256, 64)]) and not ABI.divides([(256,), (256,)]), "shapes that fit no argument"
+    assert not ABI.unaligned_rows([(256, 64), (256,)], ABI.multicast), "64 bf16 are one 128-byte line"
+    wide = KernelABI("k", (ArgSpec("B", "bf16", ("K", "N")),), (), (1, 1, 1), 128, 0, multicast=("B",))
+    assert wide.unaligned_rows([(64, 8184)], wide.multicast) and not wide.unaligned_rows([(64, 8192)], wide.multicast)
+    assert not wide.unaligned_rows([(64, 8184)], ()), "only the named arguments count"
