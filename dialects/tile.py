@@ -85,7 +85,7 @@ from xdsl.utils.str_enum import StrEnum
 
 from tkc import dtypes
 from tkc.abi import SWIZZLES
-from tkc.dtypes import ElementType
+from tkc.dtypes import ElementType, TensorElementType
 
 
 TILE_QUANTUM = 16
@@ -399,7 +399,7 @@ class GlobalType(ParametrizedAttribute, TypeAttribute):
 
     name = "tile.gl"
     dims: ArrayAttr[StringAttr | IntAttr]
-    element_type: ElementType
+    element_type: TensorElementType
 
     def __init__(self, dims: Sequence[str | int], element_type: Attribute):
         super().__init__(
@@ -435,6 +435,8 @@ class GlobalType(ParametrizedAttribute, TypeAttribute):
     def verify(self) -> None:
         if not 1 <= self.rank <= 5:
             raise VerifyException(f"a global tensor has rank 1 to 5 (TMA's limit), got {self.rank}")
+        if dtypes.of_type(self.element_type) is None:
+            raise VerifyException(f"a global tensor holds one of {', '.join(dtypes.BY_NAME)}, not {self.element_type}")
 
 
 # A dataclass, so that `shape` and `element_type` are fields of every subclass: irdl's generated
@@ -714,6 +716,10 @@ class KernelOp(IRDLOperation):
         grids = [op for op in block.ops if isinstance(op, GridOp)]
         if len(grids) != 1:
             raise VerifyException(f"a kernel has exactly one tile.grid, found {len(grids)}")
+        stored = {op.tensor for op in self.walk() if isinstance(op, StoreOp)}
+        for op in self.walk():
+            if isinstance(op, LoadScalarOp) and op.tensor in stored:
+                raise VerifyException("tile.load_scalar reads a tensor the kernel stores to (scalar loads read inputs only)")
         self._verify_plan(len(grids[0].extents))
 
     def _verify_plan(self, grid_rank: int) -> None:
@@ -841,6 +847,33 @@ class DimOp(IRDLOperation):
         assert isinstance(self.tensor.type, GlobalType)
         if not 0 <= self.axis.value.data < self.tensor.type.rank:
             raise VerifyException(f"axis {self.axis.value.data} out of range for {self.tensor.type}")
+
+
+@irdl_op_definition
+class LoadScalarOp(IRDLOperation):
+    """One element of an i32 tensor, at element indices (one per dim), as an index: offsets and
+    lengths a kernel reads at run time (`load cu_seqlens[b] : i32`). The kernel never stores to
+    the tensor (KernelOp's verifier), so the load is pure: it may be merged, moved or dropped."""
+
+    name = "tile.load_scalar"
+    tensor = operand_def(GlobalType)
+    indices = var_operand_def(IndexType)
+    result = result_def(IndexType)
+    traits = traits_def(Pure())
+    assembly_format = "$tensor `[` $indices `]` attr-dict `:` type($tensor)"
+
+    def __init__(self, tensor: SSAValue, indices: Sequence[SSAValue]):
+        super().__init__(operands=[tensor, indices], result_types=[IndexType()])
+
+    def verify_(self) -> None:
+        assert isinstance(self.tensor.type, GlobalType)
+        if self.tensor.type.element_type != IntegerType(32):
+            raise VerifyException(f"tile.load_scalar reads i32 tensors, not {self.tensor.type}")
+        if len(self.indices) != self.tensor.type.rank:
+            raise VerifyException(
+                f"tile.load_scalar of a rank-{self.tensor.type.rank} tensor needs {self.tensor.type.rank} indices, "
+                f"got {len(self.indices)}"
+            )
 
 
 @irdl_op_definition
@@ -1444,6 +1477,7 @@ Tile = Dialect(
         KernelOp,
         ReturnOp,
         DimOp,
+        LoadScalarOp,
         GridOp,
         BlockIdOp,
         LoadOp,

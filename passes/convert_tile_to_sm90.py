@@ -40,6 +40,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
+from tkc.diagnostics import error_at
 from tkc.dialects import sm90, tile
 from tkc.passes.plan import WARPGROUP_THREADS
 from tkc.passes.tile_to_sm90.consumer import ConsumerEmitter
@@ -52,6 +53,10 @@ from tkc.passes.tile_to_sm90.fences import init_store_fences
 def lower_kernel(kernel: tile.KernelOp) -> sm90.KernelOp:
     """The sm90.kernel of one tile.kernel: store fences initialised by one thread (and the rings'
     barriers, which sm90-build-rings adds there), then the roles."""
+    scalar_load = next((op for op in kernel.walk() if isinstance(op, tile.LoadScalarOp)), None)
+    if scalar_load is not None:
+        raise error_at(scalar_load, "the GPU backend does not lower scalar loads (load T[i] : i32) yet; "
+                                    "tkc run --interpret runs this kernel")
     lowering = KernelLowering.of(kernel)
     cluster = lowering.cluster
     lowered = sm90.KernelOp(

@@ -20,17 +20,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from xdsl.dialects.builtin import BFloat16Type, Float8E4M3FNType, Float16Type, Float32Type
+from xdsl.dialects.builtin import BFloat16Type, Float8E4M3FNType, Float16Type, Float32Type, IntegerType
 from xdsl.ir import Attribute
 
 ElementType = BFloat16Type | Float16Type | Float32Type | Float8E4M3FNType
-"""The xDSL types a tile or fragment can hold: the `ir` column as an IRDL constraint."""
+"""The xDSL types a tile or fragment can hold: the `ir` column of the tile dtypes as an IRDL
+constraint."""
+TensorElementType = ElementType | IntegerType
+"""The xDSL types a global tensor can hold: the tile dtypes and i32 (read one element at a time)."""
 
 
 @dataclass(frozen=True)
 class DType:
     name: str
-    ir: type[ElementType]
+    ir: type[ElementType] | type[IntegerType]
     bytes: int
     ptx: str
     numpy: str
@@ -39,8 +42,13 @@ class DType:
     dlpack: tuple[int, int, int]
     array_interface: str | None
 
-    def ir_type(self) -> ElementType:
-        return self.ir()
+    @property
+    def in_tiles(self) -> bool:
+        """Whether tiles hold it (i32 is only read one element at a time, as an index)."""
+        return not issubclass(self.ir, IntegerType)
+
+    def ir_type(self) -> ElementType | IntegerType:
+        return IntegerType(8 * self.bytes) if issubclass(self.ir, IntegerType) else self.ir()
 
     def numpy_dtype(self) -> np.dtype:
         import ml_dtypes  # noqa: F401  (registers bfloat16 and float8_e4m3fn with numpy; slow to import, so not for compiling)
@@ -53,6 +61,7 @@ DTYPES = (
     DType("f16", Float16Type, 2, "f16", "float16", "float16", 6, (2, 16, 1), "<f2"),
     DType("f32", Float32Type, 4, "f32", "float32", "float32", 7, (2, 32, 1), "<f4"),
     DType("fp8e4m3", Float8E4M3FNType, 1, "e4m3", "float8_e4m3fn", "float8_e4m3fn", 0, (10, 8, 1), None),
+    DType("i32", IntegerType, 4, "s32", "int32", "int32", 3, (0, 32, 1), "<i4"),
 )
 
 BY_NAME = {d.name: d for d in DTYPES}
@@ -61,4 +70,4 @@ BY_NAME = {d.name: d for d in DTYPES}
 
 def of_type(element_type: Attribute) -> DType | None:
     """The dtype of an IR element type; None for a type that is none of tkc's."""
-    return next((d for d in DTYPES if isinstance(element_type, d.ir)), None)
+    return next((d for d in DTYPES if isinstance(element_type, d.ir) and element_type == d.ir_type()), None)

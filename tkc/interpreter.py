@@ -464,6 +464,24 @@ class _Machine:
     def _grid(self, op: tile.GridOp, active: np.ndarray | None) -> list[Value]:
         return []
 
+    def _load_scalar(self, op: tile.LoadScalarOp, active: np.ndarray | None) -> list[Value]:
+        """Each block's element of the i32 tensor, as an index; an index outside the tensor or a
+        negative value read (an index is unsigned) is an error in the blocks that run the load."""
+        tensor = self.tensors[op.tensor]
+        indices = np.broadcast_arrays(*(np.asarray(self.scalar_of(v), np.int64) for v in op.indices))
+        runs = np.ones(indices[0].shape, bool) if active is None else np.broadcast_to(active, indices[0].shape)
+        name = self.kernel.arg_names[self.kernel.body.block.args.index(op.tensor)]
+        outside = runs & np.any([(i < 0) | (i >= n) for i, n in zip(indices, tensor.shape)], axis=0)
+        if outside.any():
+            at = tuple(int(i[outside][0]) if i.ndim else int(i) for i in indices)
+            raise error_at(op, f"load {name}{list(at)} : i32 reads outside {name}, of shape {list(tensor.shape)}")
+        clipped = [np.clip(i, 0, n - 1) for i, n in zip(indices, tensor.shape)]
+        values = tensor[tuple(clipped)]
+        negative = runs & (values < 0)
+        if negative.any():
+            raise error_at(op, f"load {name}[...] : i32 read {int(values[negative].flat[0])}, and an index is never negative")
+        return [np.asarray(values, np.int64)]
+
     def _fence(self, op: tile.FenceOp, active: np.ndarray | None) -> list[Value]:
         return []  # a block runs in program order here: its stores are already visible
 
@@ -688,6 +706,7 @@ _HANDLERS: dict[str, Callable[[_Machine, Any, np.ndarray | None], list[Value]]] 
     "scf.for": _Machine._for,
     "scf.if": _Machine._if,
     "tile.dim": _Machine._dim,
+    "tile.load_scalar": _Machine._load_scalar,
     "tile.grid": _Machine._grid,
     "tile.block_id": _Machine._block_id,
     "tile.load": _Machine._load,
@@ -808,6 +827,12 @@ def interpret(
     tensors: dict[SSAValue, np.ndarray] = {}
     for name, arg in zip(names, kernel_op.body.block.args, strict=True):
         assert isinstance(arg.type, tile.GlobalType)
+        if isinstance(arg.type.element_type, IntegerType):  # i32: read as indices, never stored
+            given = np.asarray(inputs.get(name, np.zeros(shape_of(arg.type, dims, name), np.int32)))
+            if not np.issubdtype(given.dtype, np.integer):
+                raise TkError(f"argument {name} is an i32 tensor: give it integers, not {given.dtype}")
+            tensors[arg] = given.astype(np.int32).astype(np.int64)
+            continue
         if name in inputs:
             array = round_to(np.asarray(inputs[name]).astype(np.float32), arg.type.element_type)
         elif name in outputs:

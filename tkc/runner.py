@@ -109,14 +109,17 @@ def default_sizes(kernel: tile.KernelOp, tiles: int = 2) -> dict[str, int]:
 
 
 def make_inputs(kernel: tile.KernelOp, dims: Mapping[str, int], seed: int) -> Arrays:
-    """Seeded standard-normal inputs rounded to their dtypes (as f32), NaN for write-only outputs."""
+    """Seeded standard-normal inputs rounded to their dtypes (as f32), NaN for write-only outputs;
+    i32 tensors, which a kernel reads as indices, are zeros (an index every tensor has)."""
     rng = np.random.default_rng(seed)
     poisoned = write_only(kernel)
     arrays: Arrays = {}
     for name, arg in zip(kernel.arg_names, kernel.body.block.args, strict=True):
         assert isinstance(arg.type, tile.GlobalType)
         shape = shape_of(arg.type, dims, name)
-        if name in poisoned:
+        if isinstance(arg.type.element_type, IntegerType):
+            arrays[name] = np.zeros(shape, np.int32)
+        elif name in poisoned:
             arrays[name] = np.full(shape, np.nan, np.float32)
         else:
             arrays[name] = round_to(rng.standard_normal(shape, np.float32), arg.type.element_type)

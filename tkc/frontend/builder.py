@@ -1058,6 +1058,9 @@ class _Builder:
                 raise self.error(d_node, f"tile dimension {d} is too large")
             if d <= 0 or d % tile.TILE_QUANTUM:
                 raise self.error(d_node, f"tile dimensions must be positive multiples of {tile.TILE_QUANTUM}, got {d}")
+        if not BY_NAME[dtype].in_tiles:
+            raise self.error(dims_node, f"tiles and vectors hold {', '.join(n for n, d in BY_NAME.items() if d.in_tiles)}, "
+                                   f"not {dtype}: an {dtype} tensor is read one element at a time (load T[i] : {dtype})")
         element = BY_NAME[dtype].ir_type()
         if kind in ("st", "rt"):
             return tile.SharedTileType(dims, element) if kind == "st" else tile.RegisterTileType(dims, element)
@@ -1079,6 +1082,27 @@ class _Builder:
 
     def x_load(self, node: Tree) -> Value:
         return self.load(node, {})
+
+    def x_load_scalar(self, node: Tree) -> Value:
+        """`load T[i, j] : i32`: one element of an i32 tensor, at element indices, as an index."""
+        _, token, index_list, dtype_node = node.children
+        with self.at(node):
+            tensor = self.tensor(token)
+            gl = tensor.type
+            assert isinstance(gl, GlobalType)
+            held = tile.element_name(gl.element_type)
+            if held != "i32":
+                raise self.error(
+                    dtype_node,
+                    f"a load without a tile type reads one element of an i32 tensor (load T[i] : i32); "
+                    f"'{token}' holds {held}" + ("" if held == "i32" else f": load a tile of it (load {token}[...] : rt<{held}>[R, C])"),
+                )
+            nodes = index_list.children
+            if len(nodes) != gl.rank:
+                raise self.error(index_list, f"'{token}' has rank {gl.rank}, so a scalar load takes {gl.rank} indices, "
+                                             f"got {len(nodes)}")
+            indices = [self.index(self.expr(n), n, "an element index") for n in nodes]
+            return self.emit(tile.LoadScalarOp(tensor, indices))
 
     def load(self, node: Tree, attributes: dict[str, Attribute]) -> SSAValue:
         _, token, coord_list, type_node = node.children
@@ -1122,6 +1146,9 @@ class _Builder:
     def x_convert(self, node: Tree) -> Value:
         dtype_node, operand = node.children
         dtype = str(dtype_node.children[0])
+        if not BY_NAME[dtype].in_tiles:
+            raise self.error(dtype_node, f"{dtype}(...) converts nothing: an {dtype} tensor is read one element at a "
+                                         f"time (load T[i] : {dtype}), as an index")
         value = self.expr(operand)
         if is_tile(value):
             value = self.reg(value)

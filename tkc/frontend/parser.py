@@ -23,6 +23,7 @@ from lark.lark import PostLex
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from tkc.diagnostics import TkError
+from tkc.dtypes import BY_NAME
 
 KEYWORDS = tuple("kernel let var for in if else store load grid as and or not true false".split())
 """Reserved words: keywords wherever they appear (docs/language.md, "Lexical structure")."""
@@ -33,9 +34,10 @@ MAX_DEPTH = 100
 # How an expected terminal is named in "expected ..." messages.
 _TERMINAL_NAMES = {"NAME": "a name", "NUMBER": "a number", "$END": "end of input"}
 # Sets of terminals summarised by one phrase when enough of them are expected at once.
-_EXPRESSION = set(
-    "NAME NUMBER LPAR ADD_OP NOT TRUE FALSE LOAD BF16 F16 F32 FP8E4M3 ZERO ONE NEG_INFTY POS_INFTY".split()
-)
+_EXPRESSION = {
+    *"NAME NUMBER LPAR ADD_OP NOT TRUE FALSE LOAD ZERO ONE NEG_INFTY POS_INFTY".split(),
+    *(dtype.upper() for dtype in BY_NAME),  # a dtype starts a conversion
+}
 _OPERATORS = {"ADD_OP", "MUL_OP", "AND", "OR", "QUESTION"}
 _COMPARISONS = {"==", "!=", "<=", ">=", "<", ">"}
 _STATEMENTS = {"AT", "FOR", "GRID", "IF", "LET", "NAME", "STORE", "VAR"}

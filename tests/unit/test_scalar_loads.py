@@ -1,0 +1,67 @@
+"""`gl<i32>` tensors and scalar loads (`load T[i] : i32`): what the frontend accepts and refuses,
+and what the interpreter reads (the GPU backend refuses them: tests/lit/frontend/scalar-load.tk)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tkc.diagnostics import TkError
+from tkc.frontend import parse_tk
+from tkc.interpreter import interpret
+
+GATHER = """
+kernel gather(X: gl<f32>[M, 64], Table: gl<i32>[T], Y: gl<f32>[R, 64]) {
+    grid (ceildiv(R, 64)) as (i)
+    let row = load Table[i] : i32
+    store Y[i, 0] = load X[row, 0] : rt<f32>[64, 64] * 2.0
+}
+"""
+
+
+def run_gather(table: np.ndarray, tiles: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    x = np.random.default_rng(0).standard_normal((256, 64)).astype(np.float32)
+    module = parse_tk(GATHER, "gather.tk")
+    y = np.zeros((64 * (tiles or len(table)), 64), np.float32)
+    return x, interpret(module, "gather", {"X": x, "Table": table, "Y": y})["Y"]
+
+
+def test_a_scalar_load_gives_the_tile_coordinate_a_block_reads() -> None:
+    table = np.array([3, 0, 2, 2], np.int32)
+    x, y = run_gather(table)
+    for i, row in enumerate(table):
+        np.testing.assert_array_equal(y[64 * i : 64 * (i + 1)], 2 * x[64 * row : 64 * (row + 1)])
+
+
+def test_a_row_past_the_end_is_padding_like_any_tile() -> None:
+    _, y = run_gather(np.array([4, 0], np.int32))
+    assert not y[:64].any()
+
+
+@pytest.mark.parametrize(("table", "message"), [
+    (np.array([1, -1], np.int32), "load Table.* : i32 read -1, and an index is never negative"),
+    (np.array([1.0, 2.0]), "argument Table is an i32 tensor: give it integers, not float64"),
+])
+def test_the_interpreter_refuses_what_the_gpu_could_not_read(table: np.ndarray, message: str) -> None:
+    with pytest.raises(TkError, match=message):
+        run_gather(table)
+
+
+def test_an_index_outside_the_i32_tensor_is_an_error_at_the_load() -> None:
+    with pytest.raises(TkError, match=r"gather.tk:4:15: error: load Table\[2\] : i32 reads outside Table, of shape \[2\]"):
+        run_gather(np.array([3, 0], np.int32), tiles=3)
+
+
+@pytest.mark.parametrize(("source", "message"), [
+    (GATHER.replace("load Table[i] : i32", "load X[i, 0] : i32"),
+     "a load without a tile type reads one element of an i32 tensor .*; 'X' holds f32: load a tile of it"),
+    (GATHER.replace("load Table[i] : i32", "load Table[i, 0] : i32"), "'Table' has rank 1, so a scalar load takes 1 indices, got 2"),
+    (GATHER.replace("load X[row, 0] : rt<f32>[64, 64]", "load X[row, 0] : rt<i32>[64, 64]"),
+     "tiles and vectors hold bf16, f16, f32, fp8e4m3, not i32"),
+    (GATHER.replace("* 2.0", "* f32(i32(row))"), r"i32\(\.\.\.\) converts nothing"),
+    (GATHER.replace("load X[row, 0] : rt<f32>[64, 64] * 2.0", "load Table[i] : rv<i32>[64]").replace("Y: gl<f32>", "Y: gl<i32>"),
+     "tiles and vectors hold"),
+])
+def test_the_frontend_refuses_i32_where_it_cannot_be(source: str, message: str) -> None:
+    with pytest.raises(TkError, match=message):
+        parse_tk(source, "gather.tk")
