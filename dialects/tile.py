@@ -716,10 +716,6 @@ class KernelOp(IRDLOperation):
         grids = [op for op in block.ops if isinstance(op, GridOp)]
         if len(grids) != 1:
             raise VerifyException(f"a kernel has exactly one tile.grid, found {len(grids)}")
-        stored = {op.tensor for op in self.walk() if isinstance(op, StoreOp)}
-        for op in self.walk():
-            if isinstance(op, LoadScalarOp) and op.tensor in stored:
-                raise VerifyException("tile.load_scalar reads a tensor the kernel stores to (scalar loads read inputs only)")
         self._verify_plan(len(grids[0].extents))
 
     def _verify_plan(self, grid_rank: int) -> None:
@@ -852,8 +848,9 @@ class DimOp(IRDLOperation):
 @irdl_op_definition
 class LoadScalarOp(IRDLOperation):
     """One element of an i32 tensor, at element indices (one per dim), as an index: offsets and
-    lengths a kernel reads at run time (`load cu_seqlens[b] : i32`). The kernel never stores to
-    the tensor (KernelOp's verifier), so the load is pure: it may be merged, moved or dropped."""
+    lengths a kernel reads at run time (`load cu_seqlens[b] : i32`). No kernel stores to an i32
+    tensor (a store's value is a tile of the tensor's dtype, and no tile holds i32), so the load
+    is pure: it may be merged, moved or dropped."""
 
     name = "tile.load_scalar"
     tensor = operand_def(GlobalType)
