@@ -95,14 +95,14 @@ class CompiledKernel:
         self._key = cache.entry_key(ir_text(self._input))
         self._dumps = self._dump_options()
         self._ir: dict[str, str] = {"input": str(self._input)}
-        masks_tails = "tile-mask-tails" in passes_to_run(self._input, "tile")
+        ahead = passes_to_run(self._input, "tile")  # the variants re-run passes the input has not had
         self.module = compile_module(self._input.clone(), "tile", self._observer())
         (compiled,) = kernels_of(self.module)
-        self._has_tail_masks = masks_tails and "tail_masks" in compiled.attributes
+        self._has_tail_masks = "tile-mask-tails" in ahead and "tail_masks" in compiled.attributes
         self._whole_tiles: CompiledKernel | None = None
         plan = compiled.attributes.get("plan")
         self._may_cluster = (
-            "tile-occupancy-plan" in passes_to_run(self._input, "tile")
+            "tile-occupancy-plan" in ahead
             and "cluster" not in compiled.annotations.data  # type: ignore[attr-defined]
             and isinstance(plan, PlanAttr)
             and not isinstance(plan.decisions.data.get("cluster"), DecisionAttr)  # the plan pairs no CTAs
