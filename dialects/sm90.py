@@ -1441,6 +1441,23 @@ class StoreVectorGlobalOp(IRDLOperation):
         super().__init__(operands=[source, base, offset, limit])
 
 
+@irdl_op_definition
+class LoadGlobalIndexOp(IRDLOperation):
+    """One u32 of global memory at `base` + 4 * `offset`, as an index (ld.global.nc: the kernel
+    never writes the tensors it reads scalars from, tile.load_scalar's contract). The value is an
+    offset or a length the kernel's index math uses (`load cu_seqlens[b] : i32`)."""
+
+    name = "sm90.load_global_index"
+    base = operand_def(IntegerType(64))
+    offset = operand_def(IndexType)
+    result = result_def(IndexType)
+    traits = traits_def(Pure())
+    assembly_format = "$base `[` $offset `]` attr-dict"
+
+    def __init__(self, base: SSAValue, offset: SSAValue):
+        super().__init__(operands=[base, offset], result_types=[IndexType()])
+
+
 Sm90 = Dialect(
     "sm90",
     [
@@ -1448,6 +1465,7 @@ Sm90 = Dialect(
         TensorMapParamOp,
         DimParamOp,
         PointerParamOp,
+        LoadGlobalIndexOp,
         BlockIdOp,
         GridDimOp,
         ClusterRankOp,

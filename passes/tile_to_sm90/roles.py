@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from typing import cast
 
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IndexType, IntegerAttr, LocationAttr
@@ -207,6 +208,9 @@ class RoleEmitter(ABC):
         if isinstance(op, tile.BlockIdOp):
             self.values[op.result] = self.tiles.block_ids[op.axis.value.data]
             return
+        if isinstance(op, tile.LoadScalarOp):
+            self.values[op.result] = self.load_scalar(op, block)
+            return
         if isinstance(op, scf.ForOp):
             self.emit_for(op, block)
             return
@@ -224,6 +228,19 @@ class RoleEmitter(ABC):
                 self.values[old] = new
             return
         self.emit_compute(op, block)
+
+    def load_scalar(self, op: tile.LoadScalarOp, block: Block) -> SSAValue:
+        """The element of a row-major i32 tensor at `op`'s indices, read by each thread that
+        needs it (the producer's one thread for coordinates, every consumer thread for compute)."""
+        dims = cast(tile.GlobalType, op.tensor.type).get_dims()
+        offset: SSAValue | None = None
+        for dim, index in zip(dims, op.indices):
+            size = self.dims[dim] if isinstance(dim, str) else self.const(dim, block)
+            value = self.values[index]
+            offset = value if offset is None else self.add(self.mul(offset, size, block), value, block)
+        assert offset is not None
+        base = self.op(sm90.PointerParamOp(self.lowering.params.pointer(op.tensor)), block).results[0]
+        return self.op(sm90.LoadGlobalIndexOp(base, offset), block).results[0]
 
     # ----- what each role does differently
 

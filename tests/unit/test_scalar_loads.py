@@ -1,5 +1,5 @@
 """`gl<i32>` tensors and scalar loads (`load T[i] : i32`): what the frontend accepts and refuses,
-and what the interpreter reads (the GPU backend refuses them: tests/lit/frontend/scalar-load.tk)."""
+and what the interpreter reads (the GPU lowering: tests/lit/frontend/scalar-load.tk, tests/gpu/test_scalar_loads_gpu.py).
 
 from __future__ import annotations
 
