@@ -74,11 +74,20 @@ IDENTITY = {ReduceFn.MAX: -math.inf, ReduceFn.MIN: math.inf, ReduceFn.SUM: 0.0}
 
 @dataclass(frozen=True)
 class Tail:
-    """Along one axis, the elements from `dim - coord * extent` on lie past the end of a tensor."""
+    """Along one axis, the elements from `dim - coord * scale` on lie past the end of a tensor,
+    for a tile of `extent` elements at coordinate `coord`, which counts tiles (`scale` is the
+    extent) or elements (`elem(x)`: `scale` is 1)."""
 
     dim: str | int
     coord: SSAValue
     extent: int
+    scale: int
+
+    @property
+    def element(self) -> bool:
+        """Whether the coordinate counts elements: then no multiple of the dim makes the tile
+        end at it, and only a mask keeps the padding exact."""
+        return self.scale != self.extent
 
 
 @dataclass(frozen=True)
@@ -103,9 +112,11 @@ class AxisPadding:
 
     @property
     def dims(self) -> dict[str | int, int]:
+        """The multiple each dim must be for the tails at tile coordinates to end exactly at it."""
         multiples: dict[str | int, int] = {}
         for t in self.tails:
-            multiples[t.dim] = math.lcm(multiples.get(t.dim, 1), t.extent)
+            if not t.element:
+                multiples[t.dim] = math.lcm(multiples.get(t.dim, 1), t.extent)
         return multiples
 
 
@@ -116,21 +127,23 @@ def none(rank: int) -> Padding:
     return (AxisPadding(),) * rank
 
 
-def box_padding(tensor: SSAValue, coords: Sequence[SSAValue], value_type: Attribute,
-                whole_tiles: Mapping[str, int]) -> Padding:
-    """The padding of a tile of `value_type` at tile coordinates `coords` of `tensor`: a load's,
-    or where a store's box runs past the destination's end. `whole_tiles`: the dims the launch
-    contract makes multiples (tile.floor_divided_dims), whose tiles of a dividing extent end
-    exactly at the dim."""
-    tensor_type = cast(tile.GlobalType, tensor.type)
-    shape = cast(tile.ShapedTileType, value_type).get_shape()
+def box_padding(op: tile.LoadOp | tile.StoreOp, whole_tiles: Mapping[str, int]) -> Padding:
+    """The padding of the tile `op` loads, or of the part of a store's box past the destination's
+    end. `whole_tiles`: the dims the launch contract makes multiples (tile.floor_divided_dims),
+    whose tiles at tile coordinates of a dividing extent end exactly at the dim (a tile at
+    element coordinates may end anywhere)."""
+    tensor_type = cast(tile.GlobalType, op.tensor.type)
+    value = op.result if isinstance(op, tile.LoadOp) else op.value
+    shape = cast(tile.ShapedTileType, value.type).get_shape()
+    scales = tile.coord_scales(op)
     first = tensor_type.rank - len(shape)
     axes = []
     for axis, extent in enumerate(shape):
         dim = tensor_type.get_dims()[first + axis]
+        tail = Tail(dim, op.coords[first + axis], extent, scales[first + axis])
         multiple = dim if isinstance(dim, int) else whole_tiles.get(dim, 1)
-        whole = multiple % extent == 0
-        axes.append(AxisPadding(frozenset() if whole else frozenset({Tail(dim, coords[first + axis], extent)}), True, 0.0))
+        whole = not tail.element and multiple % extent == 0
+        axes.append(AxisPadding(frozenset() if whole else frozenset({tail}), True, 0.0))
     return tuple(axes)
 
 
@@ -236,9 +249,12 @@ def _own_mask(op: scf.IfOp) -> bool:
 class TailAnalysis:
     """The padding of every tile and vector of a kernel (module docstring)."""
 
-    def __init__(self, kernel: tile.KernelOp):
+    def __init__(self, kernel: tile.KernelOp, whole_dims: Mapping[str, int] | None = None):
+        """`whole_dims`: dims taken to be multiples beyond those the kernel counts with `/`."""
         self.padding: dict[SSAValue, Padding] = {}
         self.whole_tiles = tile.floor_divided_dims(kernel)
+        for dim, multiple in (whole_dims or {}).items():
+            self.whole_tiles[dim] = math.lcm(self.whole_tiles.get(dim, 1), multiple)
         self.block(kernel.body.block)
 
     def of(self, value: SSAValue) -> Padding:
@@ -251,7 +267,7 @@ class TailAnalysis:
     def op(self, op: Operation) -> None:
         match op:
             case tile.LoadOp():
-                self.padding[op.result] = box_padding(op.tensor, op.coords, op.result.type, self.whole_tiles)
+                self.padding[op.result] = box_padding(op, self.whole_tiles)
             case tile.ToRegOp() | tile.ToSharedOp():
                 self.padding[op.result] = self.of(op.source)
             case tile.ConvertOp():
@@ -424,6 +440,8 @@ class TailMasks:
         self.analysis = TailAnalysis(kernel)
         self.needs: dict[tuple[SSAValue, float], Need] = {}
         self.whole_tiles: dict[str, tuple[int, str]] = {}
+        self.pinned: dict[str, tuple[int, str]] = {}
+        """With `@whole_tiles`: the dims required whole instead of masked."""
         self.tail_values: dict[Tail, tuple[SSAValue, SSAValue]] = {}
         self.constants: dict[int, SSAValue] = {}
 
@@ -477,7 +495,7 @@ class TailMasks:
         """A store writes no padding: the value's must end where the destination does (TMA clips
         there); where that is not provable, the dims must be whole tiles."""
         name = self.kernel.arg_names[self.kernel.body.block.args.index(op.tensor)]
-        destination = box_padding(op.tensor, op.coords, op.value.type, self.analysis.whole_tiles)
+        destination = box_padding(op, self.analysis.whole_tiles)
         for axis, (padding, own) in enumerate(zip(self.analysis.of(op.value), destination)):
             if padding.exact and padding.tails <= own.tails:
                 continue
@@ -488,6 +506,13 @@ class TailMasks:
             )
 
     def require_whole_tiles(self, padding: AxisPadding, why: str) -> None:
+        element = next((t for t in padding.tails if t.element), None)
+        if element is not None:
+            raise error_at(
+                _defining_op(element.coord),
+                f"{why}: the tile at an element coordinate (elem) of dim {element.dim} may end anywhere in it, "
+                "so no whole number of tiles keeps this exact",
+            )
         for dim, multiple in padding.dims.items():
             if isinstance(dim, int):
                 raise error_at(self.kernel, f"{why}: dim {dim} is not a whole number of {multiple}-element tiles")
@@ -495,12 +520,29 @@ class TailMasks:
             self.whole_tiles[dim] = (math.lcm(known, multiple), reason)
 
     def require_instead(self) -> int:
-        """`@whole_tiles`: no masks; each dim a mask would guard must be whole tiles instead."""
+        """`@whole_tiles`: each dim a mask would guard must be whole tiles instead; only tails of
+        tiles at element coordinates, which no multiple ends, are still masked."""
         for need in self.needs.values():
             for axis in need.axes:
                 why = "; ".join(dict.fromkeys(need.why))
-                self.require_whole_tiles(self.analysis.of(need.value)[axis], f"compiled for whole tiles (@whole_tiles): {why}")
-        return 0
+                padding = self.analysis.of(need.value)[axis]
+                tile_tails = frozenset(t for t in padding.tails if not t.element)
+                self.require_whole_tiles(replace(padding, tails=tile_tails), f"compiled for whole tiles (@whole_tiles): {why}")
+        self.pinned = dict(self.whole_tiles)
+        self.analysis, self.needs, self.whole_tiles = self.analyse(), {}, {}
+        self.collect()
+        return self.insert()
+
+    def analyse(self) -> TailAnalysis:
+        return TailAnalysis(self.kernel, {dim: multiple for dim, (multiple, _) in self.pinned.items()})
+
+    def required_whole_tiles(self) -> dict[str, tuple[int, str]]:
+        """The dims the launch must find whole tiles of: the masks' pass's and `@whole_tiles`'."""
+        merged = dict(self.pinned)
+        for dim, (multiple, why) in self.whole_tiles.items():
+            known, reason = merged.get(dim, (1, why))
+            merged[dim] = (math.lcm(known, multiple), reason)
+        return merged
 
     def insert(self) -> int:
         """One mask at a time, that of the first value defined first, and the analysis again:
@@ -520,7 +562,7 @@ class TailMasks:
                 for user, index in need.uses:
                     user.operands = [masked if i == index else v for i, v in enumerate(user.operands)]
             inserted += 1
-            self.analysis, self.needs, self.whole_tiles = TailAnalysis(self.kernel), {}, {}
+            self.analysis, self.needs, self.whole_tiles = self.analyse(), {}, {}
             self.collect()
         return inserted
 
@@ -558,13 +600,17 @@ class TailMasks:
         return branch.results[0]
 
     def tail(self, tail: Tail) -> tuple[SSAValue, SSAValue]:
-        """(dim - coord * extent, whether the tile runs past dim), computed once per tail right
+        """(dim - coord * scale, whether the tile runs past dim), computed once per tail right
         after its coordinate is defined, where it dominates every value with that tail."""
         if tail not in self.tail_values:
             extent, dim = self.const(tail.extent), self.dim(tail.dim)
-            ops: list[Operation] = [start := arith.MuliOp(tail.coord, extent)]
-            ops.append(limit := arith.SubiOp(dim, start.result))
-            ops.append(end := arith.AddiOp(start.result, extent))
+            ops: list[Operation] = []
+            start = tail.coord
+            if tail.scale != 1:
+                ops.append(scaled := arith.MuliOp(tail.coord, self.const(tail.scale)))
+                start = scaled.result
+            ops.append(limit := arith.SubiOp(dim, start))
+            ops.append(end := arith.AddiOp(start, extent))
             ops.append(past := arith.CmpiOp(dim, end.result, "ult"))
             for op in ops:
                 op.location = _location(tail.coord)
@@ -628,7 +674,8 @@ class TileMaskTailsPass(ModulePass):
                     "reductions and mmas that would see elements past the end of a tensor, masked under an scf.if "
                     "that only a partial tile takes",
                 )
-            if masks.whole_tiles:
+            whole_tiles = masks.required_whole_tiles()
+            if whole_tiles:
                 kernel.attributes["whole_tiles"] = DictionaryAttr(
-                    {dim: tile.DecisionAttr(multiple, why) for dim, (multiple, why) in sorted(masks.whole_tiles.items())}
+                    {dim: tile.DecisionAttr(multiple, why) for dim, (multiple, why) in sorted(whole_tiles.items())}
                 )

@@ -492,13 +492,15 @@ class _Machine:
     # ------------------------------------------------------------------ tile: memory
 
     def _box(self, op: tile.LoadOp | tile.StoreOp, tile_shape: Sequence[int]) -> tuple[list[np.ndarray], Valid]:
-        """Per-block element indices of the box at the op's tile coordinates, each broadcastable
+        """Per-block element indices of the box at the op's coordinates (tiles, or elements along
+        its `elem` axes), each broadcastable
         to (G, *tile_shape) and clipped into the tensor, and per tile axis which indices lie
         inside the tensor (none, in a block whose box lies outside along a leading dimension)."""
         tensor_shape = self.tensors[op.tensor].shape
         g, t = self.num_blocks, len(tile_shape)
         leading = len(tensor_shape) - t
         indices, inside, lead_inside = [], [], np.ones((g, 1), np.bool_)
+        scales = tile.coord_scales(op)
         for axis, size in enumerate(tensor_shape):
             coord = np.broadcast_to(self.scalar_of(op.coords[axis]), (g,)).reshape(g, 1)
             if axis < leading:
@@ -506,7 +508,7 @@ class _Machine:
                 index = coord.reshape((g,) + (1,) * t)
             else:
                 extent = tile_shape[axis - leading]
-                line = coord * extent + np.arange(extent, dtype=np.int64)
+                line = coord * scales[axis] + np.arange(extent, dtype=np.int64)
                 inside.append((line >= 0) & (line < size))
                 span = [1] * t
                 span[axis - leading] = extent

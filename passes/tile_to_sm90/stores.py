@@ -10,7 +10,8 @@
 - **Vectors** are stored element-wise through a pointer: a row vector by every consumer (its
   rows), a column vector, which every consumer holds whole, by the first. Each store is limited
   to the elements before the end of the tensor's last dim (dim - coord * extent, less the
-  consumer's first row for a row vector; 0 where a leading coordinate is past its dim), as TMA
+  consumer's first row for a row vector; 0 where a leading coordinate is past its dim; the
+  start is the coordinate itself along an `elem` axis), as TMA
   clips a tile's: a vector may run past the end.
 - **tile.to_shared** (a register tile as a wgmma operand, e.g. bf16(state) as B): wgmma reads B
   only from shared memory, so every consumer writes its rows into the tile's one buffer that
@@ -29,7 +30,6 @@ from xdsl.ir import Block, SSAValue
 from tkc.diagnostics import error_at
 from tkc.dialects import sm90, tile
 from tkc.passes.plan import WARPGROUP_THREADS
-from tkc.passes.tile_to_sm90.launch_abi import tile_extents
 from tkc.passes.tile_to_sm90.tma import box, element_coords
 
 if TYPE_CHECKING:
@@ -63,7 +63,7 @@ def emit_store(c: ConsumerEmitter, op: tile.StoreOp, block: Block) -> None:
     name = c.lowering.params.tensor_map(
         op.tensor, box(staging.chunk, tensor_type.rank, c.lowering.rows_per_consumer), staging.chunk.swizzle.data
     )
-    element = element_coords(c, tensor_type, value_type, coords, block)
+    element = element_coords(c, op, coords, block)
     element[1] = c.add(element[1], c.row0, block)
     zero = c.const(0, block)
     for chunk in range(value_type.cols // chunk_cols):
@@ -87,7 +87,7 @@ def emit_store(c: ConsumerEmitter, op: tile.StoreOp, block: Block) -> None:
 def _emit_vector_store(c: ConsumerEmitter, op: tile.StoreOp, tensor_type: tile.GlobalType, coords: list[SSAValue],
                        block: Block) -> None:
     base = c.op(sm90.PointerParamOp(c.lowering.params.pointer(op.tensor)), block).results[0]
-    extents = tile_extents(tensor_type, op.value.type)
+    scales = tile.coord_scales(op)
     dims = tensor_type.get_dims()
 
     def size(axis: int) -> SSAValue:
@@ -96,8 +96,8 @@ def _emit_vector_store(c: ConsumerEmitter, op: tile.StoreOp, tensor_type: tile.G
 
     offset: SSAValue | None = None
     element: SSAValue | None = None
-    for axis, (coord, extent) in enumerate(zip(coords, extents)):
-        element = coord if extent == 1 else c.mul(coord, c.const(extent, block), block)
+    for axis, (coord, scale) in enumerate(zip(coords, scales)):
+        element = coord if scale == 1 else c.mul(coord, c.const(scale, block), block)
         offset = element if offset is None else c.add(c.mul(offset, size(axis), block), element, block)
     assert offset is not None and element is not None
     # the vector may run past the end of the tensor's last dim (a partial last tile), and stand
