@@ -1,6 +1,6 @@
 """Scalar loads (`load T[i...] : i32`) on the GPU: tile coordinates, loop bounds and math read
 from an i32 table at run time match the interpreter, for tables that point anywhere in the
-tensor (also one tile past its end, which reads zeros) and loops of zero trips."""
+tensor and loops of zero trips; tiles at element coordinates read from a table."""
 
 from pathlib import Path
 
@@ -23,7 +23,7 @@ def test_gather_rows_matches_interpreter(seed: int) -> None:
     row_tiles, col_tiles, groups = 9, 6, 37
     x = rng.standard_normal((64 * row_tiles, 64 * col_tiles)).astype(ml_dtypes.bfloat16)
     table = np.stack([
-        rng.integers(0, row_tiles + 1, groups),  # row_tiles itself: a tile past the end, all zeros
+        rng.integers(0, row_tiles, groups),
         rng.integers(-3, 4, groups) % 7,
         rng.integers(0, col_tiles + 1, groups),  # 0: the loop runs no iteration
     ], axis=1).astype(np.int32)
