@@ -50,6 +50,7 @@ from xdsl.ir import (
     TypeAttribute,
 )
 from xdsl.irdl import (
+    AttrSizedOperandSegments,
     VarConstraint,
     base,
     IRDLOperation,
@@ -927,6 +928,24 @@ ELEMENT_COORDS = "element_coords"
 elements (`elem(x)` in .tk) rather than tiles: the tile starts at element x along them."""
 
 
+ZERO_PAST_END = "zero_past_end"
+"""tile-mask-tails' decision on a tile.load with an element range's end along its rows
+(elem(x, end)): an mma sums over those rows, and past the end they hold the tensor's next rows,
+so the consumers zero them in shared memory (the reason says which mma)."""
+
+ELEMENT_ENDS = "element_ends"
+"""The attribute of a tile.load or tile.store that lists, for each of its `ends` operands, the
+axis it bounds (`elem(x, end)` in .tk): the access sees that dim end at `end`."""
+
+
+def element_ends(op: LoadOp | StoreOp) -> dict[int, SSAValue]:
+    """The run-time end of each axis `op` bounds (ELEMENT_ENDS, one per `ends` operand)."""
+    attr = op.attributes.get(ELEMENT_ENDS)
+    if not isinstance(attr, ArrayAttr):
+        return {}
+    return {cast(IntegerAttr, a).value.data: end for a, end in zip(attr.data, op.ends)}
+
+
 def element_axes(op: Operation) -> frozenset[int]:
     """The tensor axes along which `op`'s coordinate counts elements (ELEMENT_COORDS)."""
     attr = op.attributes.get(ELEMENT_COORDS)
@@ -957,6 +976,12 @@ def _check_coords(op: LoadOp | StoreOp, tile_rank: int, what: str) -> None:
     if attr is not None and not (isinstance(attr, ArrayAttr) and all(isinstance(a, IntegerAttr) for a in attr)):
         raise VerifyException(f"{what}'s {ELEMENT_COORDS} must be an array of axes")
     first = tensor_type.rank - tile_rank
+    ends = op.attributes.get(ELEMENT_ENDS)
+    if len(op.ends) != (len(ends) if isinstance(ends, ArrayAttr) else 0):
+        raise VerifyException(f"{what} needs one axis in {ELEMENT_ENDS} per `ends` operand")
+    for axis in element_ends(op):
+        if axis not in element_axes(op):
+            raise VerifyException(f"{what}: axis {axis} has an end but no element coordinate (elem(x, end))")
     for axis in sorted(element_axes(op)):
         if not first <= axis < tensor_type.rank:
             raise VerifyException(
@@ -995,12 +1020,17 @@ class LoadOp(IRDLOperation):
     name = "tile.load"
     tensor = operand_def(GlobalType)
     coords = var_operand_def(IndexType)
+    ends = var_operand_def(IndexType)
     result = result_def(SharedValue)
     traits = traits_def(ReadsTensor())
-    assembly_format = "$tensor `[` $coords `]` attr-dict `:` type($tensor) `->` type($result)"
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    assembly_format = (
+        "$tensor `[` $coords `]` (`ends` `[` $ends^ `]`)? attr-dict `:` type($tensor) `->` type($result)"
+    )
 
-    def __init__(self, tensor: SSAValue, coords: Sequence[SSAValue], result_type: Attribute):
-        super().__init__(operands=[tensor, coords], result_types=[result_type])
+    def __init__(self, tensor: SSAValue, coords: Sequence[SSAValue], result_type: Attribute,
+                 ends: Sequence[SSAValue] = ()):
+        super().__init__(operands=[tensor, coords, ends], result_types=[result_type])
 
     def verify_(self) -> None:
         assert isinstance(self.tensor.type, GlobalType)
@@ -1021,12 +1051,16 @@ class StoreOp(IRDLOperation):
     name = "tile.store"
     tensor = operand_def(GlobalType)
     coords = var_operand_def(IndexType)
+    ends = var_operand_def(IndexType)
     value = operand_def(AnyTile)
     traits = traits_def(WritesTensor())
-    assembly_format = "$value `,` $tensor `[` $coords `]` attr-dict `:` type($value) `,` type($tensor)"
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    assembly_format = (
+        "$value `,` $tensor `[` $coords `]` (`ends` `[` $ends^ `]`)? attr-dict `:` type($value) `,` type($tensor)"
+    )
 
-    def __init__(self, value: SSAValue, tensor: SSAValue, coords: Sequence[SSAValue]):
-        super().__init__(operands=[tensor, coords, value])
+    def __init__(self, value: SSAValue, tensor: SSAValue, coords: Sequence[SSAValue], ends: Sequence[SSAValue] = ()):
+        super().__init__(operands=[tensor, coords, ends, value])
 
     def verify_(self) -> None:
         assert isinstance(self.tensor.type, GlobalType)

@@ -76,9 +76,10 @@ IDENTITY = {ReduceFn.MAX: -math.inf, ReduceFn.MIN: math.inf, ReduceFn.SUM: 0.0}
 class Tail:
     """Along one axis, the elements from `dim - coord * scale` on lie past the end of a tensor,
     for a tile of `extent` elements at coordinate `coord`, which counts tiles (`scale` is the
-    extent) or elements (`elem(x)`: `scale` is 1)."""
+    extent) or elements (`elem(x)`: `scale` is 1). `dim` is the tensor's dim, or the run-time
+    end of an element range (`elem(x, end)`)."""
 
-    dim: str | int
+    dim: str | int | SSAValue
     coord: SSAValue
     extent: int
     scale: int
@@ -127,6 +128,12 @@ def none(rank: int) -> Padding:
     return (AxisPadding(),) * rank
 
 
+def _tensor_axis(op: tile.LoadOp | tile.StoreOp, axis: int) -> int:
+    """The tensor axis of the tile's `axis`."""
+    value = op.result if isinstance(op, tile.LoadOp) else op.value
+    return cast(tile.GlobalType, op.tensor.type).rank - len(cast(tile.ShapedTileType, value.type).get_shape()) + axis
+
+
 def box_padding(op: tile.LoadOp | tile.StoreOp, whole_tiles: Mapping[str, int]) -> Padding:
     """The padding of the tile `op` loads, or of the part of a store's box past the destination's
     end. `whole_tiles`: the dims the launch contract makes multiples (tile.floor_divided_dims),
@@ -136,14 +143,19 @@ def box_padding(op: tile.LoadOp | tile.StoreOp, whole_tiles: Mapping[str, int]) 
     value = op.result if isinstance(op, tile.LoadOp) else op.value
     shape = cast(tile.ShapedTileType, value.type).get_shape()
     scales = tile.coord_scales(op)
+    ends = tile.element_ends(op)
     first = tensor_type.rank - len(shape)
     axes = []
     for axis, extent in enumerate(shape):
         dim = tensor_type.get_dims()[first + axis]
-        tail = Tail(dim, op.coords[first + axis], extent, scales[first + axis])
+        end = ends.get(first + axis)
+        tail = Tail(dim if end is None else end, op.coords[first + axis], extent, scales[first + axis])
         multiple = dim if isinstance(dim, int) else whole_tiles.get(dim, 1)
         whole = not tail.element and multiple % extent == 0
-        axes.append(AxisPadding(frozenset() if whole else frozenset({tail}), True, 0.0))
+        # TMA reads zeros past the tensor's end, but what the tensor holds past a range's end
+        # (unless the consumers zero it)
+        zeroed = end is None or (axis == 0 and tile.ZERO_PAST_END in op.attributes)
+        axes.append(AxisPadding(frozenset() if whole else frozenset({tail}), True, 0.0 if zeroed else None))
     return tuple(axes)
 
 
@@ -233,7 +245,10 @@ def _scoped(padding: Padding, op: scf.ForOp | scf.IfOp) -> Padding:
     """The padding of a value leaving `op` (a carried var, an if's result): a tail whose coordinate
     `op` defines (a loop changes it each iteration; a branch may not run) is no longer exact."""
     return tuple(
-        AxisPadding(a.tails, False) if any(_defined_in(t.coord, op) for t in a.tails) else a for a in padding
+        AxisPadding(a.tails, False)
+        if any(_defined_in(t.coord, op) or (isinstance(t.dim, SSAValue) and _defined_in(t.dim, op)) for t in a.tails)
+        else a
+        for a in padding
     )
 
 
@@ -482,7 +497,16 @@ class TailMasks:
             self.need(source.source, axis, fill, source, 0, why)
             return
         if isinstance(value.type, tile.SharedTileType):
-            raise error_at(user, f"{why}: a shared tile whose padding is not 0 cannot be masked (a compiler bug)")
+            if isinstance(source, tile.LoadOp) and fill == 0.0 and axis == 0 and (
+                tile.element_ends(source).keys() == {_tensor_axis(source, axis)}
+            ):
+                # the rows past the range's end hold the tensor's next rows: the consumers zero
+                # them in the stage (only a tile that reaches past the end)
+                source.attributes[tile.ZERO_PAST_END] = tile.DecisionAttr(1, why)
+                return
+            raise error_at(user, f"{why}: the GPU backend zeroes the rows of a shared tile past the end of an element "
+                                 "range (elem(x, end)) for an mma, but not this padding: move the tile to registers "
+                                 "first (an element-wise op does)")
         if isinstance(source, scf.IfOp) and _own_mask(source):
             raise error_at(user, f"{why}: the mask of {value.name_hint or 'a value'} did not give it the padding it needs "
                                  "(a compiler bug)")
@@ -614,7 +638,9 @@ class TailMasks:
             ops.append(past := arith.CmpiOp(dim, end.result, "ult"))
             for op in ops:
                 op.location = _location(tail.coord)
-            Rewriter.insert_op(ops, _after(tail.coord))
+            # after the coordinate, and after a range's end where that is defined later
+            latest = tail.coord if not isinstance(tail.dim, SSAValue) else _inner(tail.coord, tail.dim)
+            Rewriter.insert_op(ops, _after(latest))
             self.tail_values[tail] = (limit.result, past.result)
         return self.tail_values[tail]
 
@@ -625,7 +651,9 @@ class TailMasks:
             self.constants[n] = constant.result
         return self.constants[n]
 
-    def dim(self, dim: str | int) -> SSAValue:
+    def dim(self, dim: str | int | SSAValue) -> SSAValue:
+        if isinstance(dim, SSAValue):
+            return dim
         if isinstance(dim, int):
             return self.const(dim)
         block = self.kernel.body.block
@@ -643,6 +671,24 @@ def _defining_op(value: SSAValue) -> Operation:
     op = owner if isinstance(owner, Operation) else owner.parent_op()
     assert op is not None
     return op
+
+
+def _inner(a: SSAValue, b: SSAValue) -> SSAValue:
+    """Of two values that both dominate one use, the one defined later: in the same block, the
+    later one; else the one whose block is nested in the other's."""
+    block_a = a.owner if isinstance(a.owner, Block) else a.owner.parent_block()
+    block_b = b.owner if isinstance(b.owner, Block) else b.owner.parent_block()
+    if block_a is block_b:
+        if isinstance(a.owner, Block) or isinstance(b.owner, Block):
+            return a if isinstance(b.owner, Block) else b
+        assert block_a is not None
+        return b if block_a.get_operation_index(b.owner) > block_a.get_operation_index(a.owner) else a
+    op: Operation | None = _defining_op(b)
+    while op is not None:
+        if op.parent_block() is block_a:
+            return b
+        op = op.parent_op()
+    return a
 
 
 def _location(value: SSAValue) -> LocationAttr:

@@ -501,6 +501,7 @@ class _Machine:
         leading = len(tensor_shape) - t
         indices, inside, lead_inside = [], [], np.ones((g, 1), np.bool_)
         scales = tile.coord_scales(op)
+        ends = tile.element_ends(op)
         for axis, size in enumerate(tensor_shape):
             coord = np.broadcast_to(self.scalar_of(op.coords[axis]), (g,)).reshape(g, 1)
             if axis < leading:
@@ -509,7 +510,10 @@ class _Machine:
             else:
                 extent = tile_shape[axis - leading]
                 line = coord * scales[axis] + np.arange(extent, dtype=np.int64)
-                inside.append((line >= 0) & (line < size))
+                end = size
+                if axis in ends:  # elem(x, end): the access sees the dim end at `end`
+                    end = np.minimum(size, np.broadcast_to(self.scalar_of(ends[axis]), (g,)).reshape(g, 1))
+                inside.append((line >= 0) & (line < end))
                 span = [1] * t
                 span[axis - leading] = extent
                 index = line.reshape((g, *span))

@@ -178,6 +178,7 @@ class RoleEmitter(ABC):
                 for ring in self.memory.kernel_rings:
                     if op is self.slot_position(ring):
                         self.ring_slot(ring, self.tiles.count, block)
+                self.loaded(op, block)
                 continue
             self.emit_op(op, block)
         self.finish_tile(block)
@@ -251,6 +252,10 @@ class RoleEmitter(ABC):
     @abstractmethod
     def ring_slot(self, ring: Ring, it: SSAValue, block: Block) -> None:
         """The role's side of ring iteration `it`'s stage (issue it, or wait for it)."""
+
+    def loaded(self, load: tile.LoadOp, block: Block) -> None:
+        """What the role does where `load` stood, once its stage is waited for (nothing, but
+        the consumers zero rows past an element range's end)."""
 
     @abstractmethod
     def finish_tile(self, block: Block) -> None:

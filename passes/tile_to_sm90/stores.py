@@ -24,7 +24,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, cast
 
-from xdsl.dialects import arith
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import IndexType
 from xdsl.ir import Block, SSAValue
 
 from tkc.diagnostics import error_at
@@ -66,6 +67,10 @@ def emit_store(c: ConsumerEmitter, op: tile.StoreOp, block: Block) -> None:
     element = element_coords(c, op, coords, block)
     element[1] = c.add(element[1], c.row0, block)
     zero = c.const(0, block)
+    end = tile.element_ends(op).get(tensor_type.rank - 2)
+    row_map = None if end is None else c.lowering.params.tensor_map(
+        op.tensor, box(staging.chunk, tensor_type.rank, 1), staging.chunk.swizzle.data
+    )
     for chunk in range(value_type.cols // chunk_cols):
         addr = c.add(base, c.const((chunk % staging.buffers) * staging.chunk_bytes, block), block)
         view = c.op(sm90.SmemViewOp(addr, staging.chunk), block).results[0]
@@ -79,9 +84,37 @@ def emit_store(c: ConsumerEmitter, op: tile.StoreOp, block: Block) -> None:
         inner = issue.body.block
         tmap = c.op(sm90.TensorMapParamOp(name), inner).results[0]
         column = c.add(element[0], c.const(chunk * chunk_cols, inner), inner)
-        c.op(sm90.TmaStoreOp(tmap, addr, [column, *element[1:]]), inner)
+        if end is None or row_map is None:
+            c.op(sm90.TmaStoreOp(tmap, addr, [column, *element[1:]]), inner)
+        else:
+            _store_rows_before(c, c.values[end], tmap, row_map, addr, [column, *element[1:]], staging.chunk, inner)
         c.op(sm90.TmaStoreCommitOp(), inner)
         c.op(sm90.TmaStoreWaitOp(staging.buffers - 1, read=True), inner)
+
+
+def _store_rows_before(c: ConsumerEmitter, end: SSAValue, tmap: SSAValue, row_map: str, addr: SSAValue,
+                       element: list[SSAValue], chunk: sm90.SharedRefType, block: Block) -> None:
+    """The staged chunk at `addr` to the tensor at `element` (innermost first), no row at or past
+    `end` (an element range's end, elem(x, end), where TMA does not clip): the whole box where it
+    ends before `end`, else one row-high box per row before it (tensor map `row_map`)."""
+    rows = chunk.get_shape()[0]
+    valid = c.sub(end, element[1], block)
+    whole = c.op(arith.CmpiOp(valid, c.const(rows, block), "sge"), block).results[0]
+    full_store = Block()
+    c.op(sm90.TmaStoreOp(tmap, addr, element), full_store)
+    c.emit_if_then(whole, full_store, block)
+    partial = c.op(arith.CmpiOp(valid, c.const(rows, block), "slt"), block).results[0]
+    rows_store = Block()
+    count = c.op(arith.MaxSIOp(valid, c.const(0, rows_store)), rows_store).results[0]
+    body = Block(arg_types=[IndexType()])
+    row = body.args[0]
+    one_row = c.op(sm90.TensorMapParamOp(row_map), body).results[0]
+    row_bytes = chunk.panel_cols * tile.element_bytes(chunk.element_type)
+    row_addr = c.add(addr, c.mul(row, c.const(row_bytes, body), body), body)
+    c.op(sm90.TmaStoreOp(one_row, row_addr, [element[0], c.add(element[1], row, body), *element[2:]]), body)
+    body.add_op(scf.YieldOp())
+    c.op(scf.ForOp(c.const(0, rows_store), count, c.const(1, rows_store), [], body), rows_store)
+    c.emit_if_then(partial, rows_store, block)
 
 
 def _emit_vector_store(c: ConsumerEmitter, op: tile.StoreOp, tensor_type: tile.GlobalType, coords: list[SSAValue],

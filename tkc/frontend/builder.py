@@ -706,7 +706,7 @@ class _Builder:
         value = self.expr(expr)
         if not is_tile(value):
             raise self.error(expr, f"store takes a tile or vector, got {describe(value)}")
-        coords, coord_attributes = self.coords(tensor, token, coord_list, value.type)
+        coords, ends, coord_attributes = self.coords(tensor, token, coord_list, value.type)
         assert isinstance(tensor.type, GlobalType)
         element = tensor.type.element_type
         if value.type.element_type != element:
@@ -716,7 +716,7 @@ class _Builder:
                 f"'{token}' holds {name} but the stored value is {type_name(value.type)}; convert it with {name}(...)",
             )
         # a shared tile is stored from registers: the epilogue path every tile store takes
-        store = tile.StoreOp(self.reg(value), tensor, coords)
+        store = tile.StoreOp(self.reg(value), tensor, coords, ends)
         store.attributes.update(coord_attributes)
         self.insert(store)
 
@@ -1073,9 +1073,10 @@ class _Builder:
         return tile.SharedVectorType(dims[0], element) if kind == "sv" else tile.RegisterVectorType(dims[0], element)
 
     def coords(self, tensor: SSAValue, token: Node, coord_list: Tree, tile_type: tile.AnyTile
-               ) -> tuple[list[SSAValue], dict[str, Attribute]]:
-        """Tile coordinates into `tensor`, checked against the tile's shape, and the op's
-        attributes that say which of them count elements (`elem(x)`)."""
+               ) -> tuple[list[SSAValue], list[SSAValue], dict[str, Attribute]]:
+        """Tile coordinates into `tensor`, checked against the tile's shape; the ends of the
+        axes given as `elem(x, end)`; and the op's attributes that say which coordinates count
+        elements and which axes the ends bound."""
         gl = tensor.type
         assert isinstance(gl, GlobalType)
         nodes = coord_list.children
@@ -1087,23 +1088,30 @@ class _Builder:
         if len(shape) > gl.rank:
             raise self.error(token, f"a {type_name(tile_type)} does not fit the rank-{gl.rank} tensor '{token}'")
         coords: list[SSAValue] = []
+        ends: list[SSAValue] = []
         elements: list[int] = []
+        bounded: list[int] = []
         for axis, node in enumerate(nodes):
             if isinstance(node, Tree) and node.data == "call" and str(node.children[0]) == ELEMENT_COORD:
                 arg_list = node.children[1]
                 args = [] if arg_list is None else list(arg_list.children)
-                if len(args) != 1:
-                    raise self.error(node.children[0], f"{ELEMENT_COORD} takes 1 argument, got {len(args)}")
+                if len(args) not in (1, 2):
+                    raise self.error(node.children[0], f"{ELEMENT_COORD} takes 1 or 2 arguments, got {len(args)}")
                 if axis < gl.rank - len(shape):
                     raise self.error(node, f"{ELEMENT_COORD}(...) marks a coordinate along the tile's dims; "
                                            f"the leading coordinates of '{token}' already count elements")
                 elements.append(axis)
+                if len(args) == 2:
+                    bounded.append(axis)
+                    ends.append(self.index(self.expr(args[1]), args[1], "the end of an element range"))
                 node = args[0]
             coords.append(self.index(self.expr(node), node, "a tile coordinate"))
         attributes: dict[str, Attribute] = {}
         if elements:
             attributes[tile.ELEMENT_COORDS] = ArrayAttr([IntegerAttr(a, 64) for a in elements])
-        return coords, attributes
+        if bounded:
+            attributes[tile.ELEMENT_ENDS] = ArrayAttr([IntegerAttr(a, 64) for a in bounded])
+        return coords, ends, attributes
 
     def x_load(self, node: Tree) -> Value:
         return self.load(node, {})
@@ -1136,7 +1144,7 @@ class _Builder:
             kind = str(kind_node.children[0])
             tensor = self.tensor(token)
             type_ = self.tile_type(kind, str(dtype_node.children[0]), dims_node)
-            coords, coord_attributes = self.coords(tensor, token, coord_list, type_)
+            coords, ends, coord_attributes = self.coords(tensor, token, coord_list, type_)
             attributes = {**attributes, **coord_attributes}
             gl = tensor.type
             assert isinstance(gl, GlobalType)
@@ -1152,7 +1160,7 @@ class _Builder:
                 shared = tile.SharedTileType(type_.get_shape(), type_.element_type)
             elif isinstance(type_, tile.RegisterVectorType):
                 shared = tile.SharedVectorType(type_.length, type_.element_type)
-            load = self.insert(tile.LoadOp(tensor, coords, shared))
+            load = self.insert(tile.LoadOp(tensor, coords, shared, ends))
             load.attributes.update(attributes)
             result = load.results[0]
             return self.emit(tile.ToRegOp(result)) if kind in ("rt", "rv") else result
