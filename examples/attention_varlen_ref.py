@@ -7,12 +7,15 @@ from __future__ import annotations
 import numpy as np
 
 
-def tile_table(cu_seqlens: np.ndarray, block_q: int = 128) -> np.ndarray:
-    """The kernel's `Tiles`: one (sequence, query tile) row per block, the tiles of longer
-    sequences first (they run longest, so the last wave is short ones)."""
+def tile_table(cu_seqlens: np.ndarray, block_q: int = 128, causal: bool = False) -> np.ndarray:
+    """The kernel's `Tiles`: one (sequence, query tile) row per block, the blocks with the most key
+    tiles to walk first (the longest sequences; with `causal`, their last query tiles), so that
+    the last wave is short ones."""
     lengths = np.diff(np.asarray(cu_seqlens, np.int64))
-    rows = [(b, q) for b in np.argsort(-lengths, kind="stable") for q in range(-(-int(lengths[b]) // block_q))]
-    return np.asarray(rows, np.int32).reshape(-1, 2)
+    rows = [(b, q) for b in range(len(lengths)) for q in range(-(-int(lengths[b]) // block_q))]
+    work = [q + 1 if causal else -(-int(lengths[b]) // block_q) for b, q in rows]
+    order = sorted(range(len(rows)), key=lambda i: -work[i])
+    return np.asarray([rows[i] for i in order], np.int32).reshape(-1, 2)
 
 
 def reference(inputs: dict[str, np.ndarray], params: dict[str, int | bool | float]) -> dict[str, np.ndarray]:

@@ -33,7 +33,7 @@ def test_varlen_attention_matches_sdpa_per_sequence(d: int, causal: bool) -> Non
     q, k, v = (torch.randn(h, t, d, device="cuda", dtype=torch.bfloat16) for _ in range(3))
     o = torch.full_like(q, float("nan"))
     kernel = tkc.compile(ROOT / "examples" / "attention_varlen.tk", kernel="attn_varlen", D=d, CAUSAL=causal)
-    kernel(q, k, v, o, torch.from_numpy(cu).cuda(), torch.from_numpy(tile_table(cu)).cuda())
+    kernel(q, k, v, o, torch.from_numpy(cu).cuda(), torch.from_numpy(tile_table(cu, causal=causal)).cuda())
     torch.cuda.synchronize()
     assert torch.isnan(o[:, cu[-1]:]).all(), "rows past the last sequence were written"
     for start, end in zip(cu[:-1], cu[1:]):
