@@ -25,7 +25,7 @@ they agree; read back by `KernelPlan.of`); planning again starts a fresh plan:
                        8 tile-rows at a time (L2 reuse); other grids launch one CTA per tile,
                        and so does a kernel whose loop trip count is read from memory (scalar
                        loads: tiles of varlen attention take different times, which a fixed
-                       persistent walk does not balance; measured 1.5x faster on the H200)
+                       persistent walk does not balance: 1.2-1.5x faster on the H200)
   ctas_per_sm          2 when two blocks fit both budgets and the widest wgmma fits the halved
                        entry count, else 1
   cluster              only pinned (@cluster(2)): tile rows i and i+1 run on a 2-CTA cluster
