@@ -63,6 +63,7 @@ from xdsl.dialects.builtin import DictionaryAttr, FloatAttr, IndexType, IntegerA
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.traits import is_side_effect_free
 
 from tkc.diagnostics import error_at, location_of
 from tkc.dialects import tile
@@ -134,7 +135,8 @@ def _tensor_axis(op: tile.LoadOp | tile.StoreOp, axis: int) -> int:
     return cast(tile.GlobalType, op.tensor.type).rank - len(cast(tile.ShapedTileType, value.type).get_shape()) + axis
 
 
-def box_padding(op: tile.LoadOp | tile.StoreOp, whole_tiles: Mapping[str, int]) -> Padding:
+def box_padding(op: tile.LoadOp | tile.StoreOp, whole_tiles: Mapping[str, int],
+                canonical: Callable[[SSAValue], SSAValue] = lambda v: v) -> Padding:
     """The padding of the tile `op` loads, or of the part of a store's box past the destination's
     end. `whole_tiles`: the dims the launch contract makes multiples (tile.floor_divided_dims),
     whose tiles at tile coordinates of a dividing extent end exactly at the dim (a tile at
@@ -149,7 +151,8 @@ def box_padding(op: tile.LoadOp | tile.StoreOp, whole_tiles: Mapping[str, int]) 
     for axis, extent in enumerate(shape):
         dim = tensor_type.get_dims()[first + axis]
         end = ends.get(first + axis)
-        tail = Tail(dim if end is None else end, op.coords[first + axis], extent, scales[first + axis])
+        tail = Tail(dim if end is None else canonical(end), canonical(op.coords[first + axis]), extent,
+                    scales[first + axis])
         multiple = dim if isinstance(dim, int) else whole_tiles.get(dim, 1)
         whole = not tail.element and multiple % extent == 0
         # TMA reads zeros past the tensor's end, but what the tensor holds past a range's end
@@ -267,6 +270,7 @@ class TailAnalysis:
     def __init__(self, kernel: tile.KernelOp, whole_dims: Mapping[str, int] | None = None):
         """`whole_dims`: dims taken to be multiples beyond those the kernel counts with `/`."""
         self.padding: dict[SSAValue, Padding] = {}
+        self.representatives: dict[object, SSAValue] = {}
         self.whole_tiles = tile.floor_divided_dims(kernel)
         for dim, multiple in (whole_dims or {}).items():
             self.whole_tiles[dim] = math.lcm(self.whole_tiles.get(dim, 1), multiple)
@@ -275,6 +279,11 @@ class TailAnalysis:
     def of(self, value: SSAValue) -> Padding:
         return self.padding.get(value) or none(_rank(value))
 
+    def canonical(self, value: SSAValue) -> SSAValue:
+        """The first value seen that computes the same as `value` (the same pure ops on the same
+        operands): a load's and a store's `start + qi * BQ` are one coordinate before CSE too."""
+        return self.representatives.setdefault(_structure(value), value)
+
     def block(self, block: Block) -> None:
         for op in block.ops:
             self.op(op)
@@ -282,7 +291,7 @@ class TailAnalysis:
     def op(self, op: Operation) -> None:
         match op:
             case tile.LoadOp():
-                self.padding[op.result] = box_padding(op, self.whole_tiles)
+                self.padding[op.result] = box_padding(op, self.whole_tiles, self.canonical)
             case tile.ToRegOp() | tile.ToSharedOp():
                 self.padding[op.result] = self.of(op.source)
             case tile.ConvertOp():
@@ -519,7 +528,7 @@ class TailMasks:
         """A store writes no padding: the value's must end where the destination does (TMA clips
         there); where that is not provable, the dims must be whole tiles."""
         name = self.kernel.arg_names[self.kernel.body.block.args.index(op.tensor)]
-        destination = box_padding(op, self.analysis.whole_tiles)
+        destination = box_padding(op, self.analysis.whole_tiles, self.analysis.canonical)
         for axis, (padding, own) in enumerate(zip(self.analysis.of(op.value), destination)):
             if padding.exact and padding.tails <= own.tails:
                 continue
@@ -534,7 +543,8 @@ class TailMasks:
         if element is not None:
             raise error_at(
                 _defining_op(element.coord),
-                f"{why}: the tile at an element coordinate (elem) of dim {element.dim} may end anywhere in it, "
+                f"{why}: the tile at an element coordinate (elem) of dim {_dim_name(element.dim)} may end anywhere "
+                "in it, "
                 "so no whole number of tiles keeps this exact",
             )
         for dim, multiple in padding.dims.items():
@@ -689,6 +699,22 @@ def _inner(a: SSAValue, b: SSAValue) -> SSAValue:
             return b
         op = op.parent_op()
     return a
+
+
+def _structure(value: SSAValue) -> object:
+    """A key equal for values that pure ops compute alike from the same operands."""
+    op = value.owner
+    if not isinstance(op, Operation) or not is_side_effect_free(op) or op.regions:
+        return value
+    return (op.name, value.index, str(op.properties), str(sorted((k, str(v)) for k, v in op.attributes.items()
+                                                                 if k != "role")),
+            tuple(_structure(operand) for operand in op.operands))
+
+
+def _dim_name(dim: str | int | SSAValue) -> str:
+    if isinstance(dim, SSAValue):
+        return f"'{dim.name_hint}'" if dim.name_hint else "a run-time end"
+    return str(dim)
 
 
 def _location(value: SSAValue) -> LocationAttr:
