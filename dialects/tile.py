@@ -316,6 +316,8 @@ class UnaryFn(StrEnum):
     SOFTPLUS = auto()
     SIN = auto()
     COS = auto()
+    NOT = auto()
+    """1 where the element is 0, else 0 (NaN counts as nonzero, as in numpy)."""
 
 
 GELU_SCALE = math.sqrt(2 / math.pi)
@@ -331,6 +333,21 @@ class BinaryFn(StrEnum):
     DIV = auto()
     MAX = auto()
     MIN = auto()
+    LT = auto()
+    LE = auto()
+    GT = auto()
+    GE = auto()
+    EQ = auto()
+    NE = auto()
+    AND = auto()
+    OR = auto()
+
+
+COMPARISONS = (BinaryFn.LT, BinaryFn.LE, BinaryFn.GT, BinaryFn.GE, BinaryFn.EQ, BinaryFn.NE)
+LOGIC = (BinaryFn.AND, BinaryFn.OR)
+"""Element-wise conditions give 1 where they hold and 0 where not, in the operands' dtype: a
+comparison as IEEE compares (a NaN operand: false, except for `ne`); `and`/`or` count every
+nonzero element (NaN too) as true. `tile.select` reads such a tile back as a condition."""
 
 
 class ReduceFn(StrEnum):
@@ -1448,6 +1465,59 @@ class BoundsMaskOp(IRDLOperation):
 
 
 @irdl_op_definition
+class PositionOp(IRDLOperation):
+    """The element positions of an f32 register tile along one axis: element (r, c) is
+    `offset + r` (`row`) or `offset + c` (`col`), offset an index (the tile's first row or column
+    in a larger matrix). Exact while the positions are below 2^24, where f32 holds every integer.
+    It reads no tile, so it has no padding (like a fill)."""
+
+    name = "tile.position"
+    axis = prop_def(AxisAttr)
+    offset = operand_def(IndexType)
+    result = result_def(RegisterTileType)
+    traits = traits_def(Pure())
+    assembly_format = "$axis $offset attr-dict `:` type($result)"
+
+    def __init__(self, axis: Axis, offset: SSAValue, result_type: Attribute):
+        super().__init__(operands=[offset], result_types=[result_type], properties={"axis": AxisAttr(axis)})
+
+    def verify_(self) -> None:
+        assert isinstance(self.result.type, RegisterTileType)
+        if not isinstance(self.result.type.element_type, Float32Type):
+            raise VerifyException(f"tile.position makes f32 tiles, not {self.result.type}")
+
+
+@irdl_op_definition
+class SelectOp(IRDLOperation):
+    """Element-wise `cond != 0 ? on_true : on_false` (NaN counts as nonzero); either branch may be
+    an f32 scalar, broadcast to every element. The condition is a tile of the result's shape, any
+    dtype (a comparison's 0/1 tile)."""
+
+    name = "tile.select"
+    cond = operand_def(RegisterTileType)
+    on_true = operand_def(RegisterTileType | Float32Type)
+    on_false = operand_def(RegisterTileType | Float32Type)
+    result = result_def(RegisterTileType)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$cond `,` $on_true `,` $on_false attr-dict `:` type($cond) `,` type($on_true) `,` type($on_false)"
+        " `->` type($result)"
+    )
+
+    def __init__(self, cond: SSAValue, on_true: SSAValue, on_false: SSAValue, result_type: Attribute):
+        super().__init__(operands=[cond, on_true, on_false], result_types=[result_type])
+
+    def verify_(self) -> None:
+        result = self.result.type
+        assert isinstance(result, RegisterTileType) and isinstance(self.cond.type, RegisterTileType)
+        if self.cond.type.get_shape() != result.get_shape():
+            raise VerifyException(f"tile.select's condition {self.cond.type} must have the result's shape {result}")
+        for branch in (self.on_true.type, self.on_false.type):
+            if not _is_scalar(branch) and branch != result:
+                raise VerifyException(f"tile.select's branches must have the result's type: {branch} -> {result}")
+
+
+@irdl_op_definition
 class ConvertOp(IRDLOperation):
     """Change the dtype of a register tile or vector (round to nearest even)."""
 
@@ -1490,6 +1560,8 @@ Tile = Dialect(
         BroadcastOp,
         MaskOp,
         BoundsMaskOp,
+        PositionOp,
+        SelectOp,
         ConvertOp,
     ],
     [
