@@ -27,10 +27,12 @@ from tkc.dialects.tile import (
     KernelOp,
     LoadOp,
     MmaOp,
+    PositionOp,
     ReduceOp,
     RegisterTileType,
     RegisterVectorType,
     SharedTileType,
+    SelectOp,
     SharedVectorType,
     StoreOp,
     ToSharedOp,
@@ -127,11 +129,11 @@ def program_order(root: Operation) -> dict[Operation, int]:
 
 def streamed(kernel: KernelOp) -> frozenset[SSAValue]:
     """The tiles an element-wise chain never holds whole: in a run of consecutive element-wise
-    ops (maps, broadcasts, conversions), a result used only by later ops of the run or by a
+    ops (maps, broadcasts, conversions, positions, selects), a result used only by later ops of the run or by a
     reduction right after it (`row_sum(f32(x) * f32(x))`). Every op of the run computes register
     n from registers n of its operands (the lowering is per register), so ptxas evaluates the run
     register by register and only the run's inputs and the tiles it hands on are live at once."""
-    elementwise = UnaryOp | BinaryOp | BroadcastOp | ConvertOp
+    elementwise = UnaryOp | BinaryOp | BroadcastOp | ConvertOp | PositionOp | SelectOp
     values: set[SSAValue] = set()
     for block in (b for op in kernel.walk() for r in op.regions for b in r.blocks):
         run: list[Operation] = []
