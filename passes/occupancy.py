@@ -141,6 +141,8 @@ def streamed(kernel: KernelOp) -> frozenset[SSAValue]:
             if isinstance(op, elementwise):
                 run.append(op)
                 continue
+            if op is not None and not op.regions and not _touches_tiles(op):
+                continue  # scalar math (a constant the run reads) holds no tile: the run goes on
             inside = set(run) | ({op} if isinstance(op, ReduceOp) else set())
             values.update(
                 result
@@ -151,6 +153,11 @@ def streamed(kernel: KernelOp) -> frozenset[SSAValue]:
             )
             run = []
     return frozenset(values)
+
+
+def _touches_tiles(op: Operation) -> bool:
+    return any(isinstance(v.type, RegisterTileType | RegisterVectorType | SharedTileType | SharedVectorType)
+               for v in (*op.operands, *op.results))
 
 
 def peak_registers(block: Block, consumers: int, order: dict[Operation, int], columns: set[SSAValue],

@@ -36,6 +36,8 @@ _SETP = {BinaryFn.LT: "lt", BinaryFn.LE: "le", BinaryFn.GT: "gt", BinaryFn.GE: "
          BinaryFn.NE: "neu"}
 """The setp of each comparison: IEEE's (ordered, so false for NaN), and `ne` unordered (true for
 NaN), as numpy compares."""
+_LOGIC = {BinaryFn.AND: "and_", BinaryFn.OR: "or_"}
+"""The predicate op of each logic op on conditions."""
 
 
 def reciprocal(divisor: float) -> float | None:
@@ -67,16 +69,27 @@ def _f32_binary(e: Emitter, fn: BinaryFn, a: SSAValue | float, c: SSAValue | flo
     b = e.b
     if fn in _SETP:
         return b.selp("f32", 1.0, 0.0, b.setp(_SETP[fn], "f32", a, c))
-    if fn == BinaryFn.AND:
-        return b.selp("f32", b.selp("f32", 1.0, 0.0, nonzero(e, a)), 0.0, nonzero(e, c))
-    if fn == BinaryFn.OR:
-        return b.selp("f32", 1.0, b.selp("f32", 1.0, 0.0, nonzero(e, a)), nonzero(e, c))
+    if fn in _LOGIC:
+        return b.selp("f32", 1.0, 0.0, getattr(b, _LOGIC[fn])("pred", nonzero(e, a), nonzero(e, c)))
     return getattr(b, _FN_METHOD[fn])("f32", a, c)
 
 
 def nonzero(e: Emitter, x: SSAValue | float) -> SSAValue:
-    """The predicate x != 0 of a condition, NaN counting as nonzero (setp.neu)."""
+    """The predicate x != 0 of a condition, NaN counting as nonzero (setp.neu). A condition this
+    module made (`selp 1.0, 0.0, p`) is p itself: a select or a logic op of a comparison then tests
+    the comparison's predicate, not its 0/1 register again."""
+    made = x.owner if isinstance(x, SSAValue) else None
+    if isinstance(made, ptx.SelpOp) and _immediate(made.a) == 1.0 and _immediate(made.b) == 0.0:
+        return made.p
     return e.b.setp("neu", "f32", x, 0.0)
+
+
+def _immediate(register: SSAValue) -> float | None:
+    """The f32 number a `mov` of an immediate put in `register`, else None."""
+    mov = register.owner
+    if not isinstance(mov, ptx.MovOp) or mov.imm is None:
+        return None
+    return struct.unpack("<f", struct.pack("<I", mov.imm.value.data & 0xFFFFFFFF))[0]
 
 
 def reduce_tree(e: Emitter, method: str, vals: list[SSAValue]) -> SSAValue:
