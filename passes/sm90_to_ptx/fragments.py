@@ -152,7 +152,7 @@ class LowerPosition(RewritePattern):
         b = e.b
         axis = 0 if op.axis.data == Axis.ROW else 1
         row, quad = e.thread_row()
-        thread_first = b.add("u32", e.reg(op.first), row if axis == 0 else b.shl("b32", quad, 1))
+        thread_first = b.add("u32", row if axis == 0 else b.shl("b32", quad, 1), e.src(op.first, "u32"))
         base = b.cvt("f32", "u32", thread_first, "rn")
         e.replace(rewriter, [b.add("f32", base, float(d)) for d in register_offsets(op.result.type)[axis]])
 
