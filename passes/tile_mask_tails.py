@@ -19,11 +19,13 @@ zeros. This pass finds the places where that is not enough:
 
 What it decides, per value and axis: its *tails*, the (tensor dim, tile coordinate, tile
 extent) triples whose end bounds it (a load adds one per axis whose dim is not a whole number of
-tiles; element-wise ops take the union of their operands', reductions and mmas keep the surviving
-axes', values joined by `scf.if` and `scf.for` the union of what flows in), and the value the
-padding holds where that is known (0 after a load, the fill after a mask, f(fill) after an
-element-wise op of it). A mask goes where the padding's value is unknown or wrong; one mask
-serves every use that needs the same one (row_sum(p) and bf16(p) as an mma operand share it).
+tiles; fills and positions have none; element-wise ops, selects included, take the union of
+their operands', reductions and mmas keep the surviving axes', values joined by `scf.if` and
+`scf.for` the union of what flows in), and the value the padding holds where that is known (0
+after a load, the fill after a mask, f(fill) after an element-wise op of it, a select's where
+the condition's padding picks a branch whose padding is known). A mask goes where the padding's
+value is unknown or wrong; one mask serves every use that needs the same one (row_sum(p) and
+bf16(p) as an mma operand share it).
 
 Where no mask can make the program exact — a carried value whose tiles come from coordinates the
 loop changes (its padding moves from one iteration to the next), a store of a value whose end
