@@ -1217,6 +1217,12 @@ class BinaryHasCanonicalizationPatterns(HasCanonicalizationPatternsTrait):
         return (ScaleAfterIf(),)
 
 
+class SelectHasCanonicalizationPatterns(HasCanonicalizationPatternsTrait):
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        return (SelectBeforeScaling(),)
+
+
 class MaskHasCanonicalizationPatterns(HasCanonicalizationPatternsTrait):
     @classmethod
     def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
@@ -1498,7 +1504,7 @@ class SelectOp(IRDLOperation):
     on_true = operand_def(RegisterTileType | Float32Type)
     on_false = operand_def(RegisterTileType | Float32Type)
     result = result_def(RegisterTileType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), SelectHasCanonicalizationPatterns())
     assembly_format = (
         "$cond `,` $on_true `,` $on_false attr-dict `:` type($cond) `,` type($on_true) `,` type($on_false)"
         " `->` type($result)"
@@ -1515,6 +1521,47 @@ class SelectOp(IRDLOperation):
         for branch in (self.on_true.type, self.on_false.type):
             if not _is_scalar(branch) and branch != result:
                 raise VerifyException(f"tile.select's branches must have the result's type: {branch} -> {result}")
+
+
+class SelectBeforeScaling(RewritePattern):
+    """where(c, x * k, y * k) = where(c, x, y) * k for one scalar k, and where(c, x * k, f) =
+    where(c, x, f) * k (either branch) for a finite constant k > 0 and a constant f of 0 or ±inf
+    (f * k = f): the scaling moves past the select as past a mask (MaskBeforeScaling), on towards
+    ScaleAfterIf and ReduceBeforeScaling, so a sliding window's `where(gap < W, s, -inf)` keeps
+    attention's scaling fused into exp2's FFMA."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: SelectOp, rewriter: PatternRewriter) -> None:
+        branches = (op.on_true, op.on_false)
+        scaled = [None if _is_scalar(b.type) else _scaling(b) for b in branches]
+        if scaled[0] is not None and scaled[1] is not None and scaled[0][1] is scaled[1][1]:
+            unscaled, scalar = [scaled[0][0], scaled[1][0]], scaled[0][1]
+        else:
+            which = next((i for i in (0, 1) if scaled[i] is not None and scaled[1 - i] is None), None)
+            if which is None:
+                return
+            tile_value, scalar = cast(tuple[SSAValue, SSAValue], scaled[which])
+            fill = _float_constant(branches[1 - which])
+            if fill is None or not (fill == 0 or math.isinf(fill)) or not _finite_positive_constant(scalar):
+                return
+            unscaled = list(branches)
+            unscaled[which] = tile_value
+        select = SelectOp(op.cond, unscaled[0], unscaled[1], op.result.type)
+        rescale = BinaryOp(BinaryFn.MUL, select.result, scalar)
+        select.location = rescale.location = op.location
+        rewriter.replace(op, [select, rescale])
+
+
+def _float_constant(value: SSAValue) -> float | None:
+    constant = value.owner
+    if isinstance(constant, arith.ConstantOp) and isinstance(constant.value, FloatAttr):
+        return constant.value.value.data
+    return None
+
+
+def _finite_positive_constant(scalar: SSAValue) -> bool:
+    value = _float_constant(scalar)
+    return value is not None and 0 < value < math.inf
 
 
 @irdl_op_definition
