@@ -1399,6 +1399,11 @@ class PositionOp(IRDLOperation):
     def __init__(self, axis: Attribute, first: SSAValue, result_type: Attribute):
         super().__init__(operands=[first], result_types=[result_type], properties={"axis": axis})
 
+    def verify_(self) -> None:
+        assert isinstance(self.result.type, FragmentType)
+        if self.result.type.is_vector or not isinstance(self.result.type.element_type, Float32Type):
+            raise VerifyException(f"sm90.position makes f32 tile fragments, not {self.result.type}")
+
 
 @irdl_op_definition
 class SelectOp(IRDLOperation):
@@ -1418,6 +1423,12 @@ class SelectOp(IRDLOperation):
 
     def __init__(self, cond: SSAValue, on_true: SSAValue, on_false: SSAValue, result_type: Attribute):
         super().__init__(operands=[cond, on_true, on_false], result_types=[result_type])
+
+    def verify_(self) -> None:
+        for operand in (self.cond, self.on_true, self.on_false):
+            if isinstance(operand.type, FragmentType) and operand.type != self.result.type:
+                raise VerifyException(f"sm90.select's operands must have the result's type {self.result.type}, "
+                                      f"got {operand.type}")
 
 
 @irdl_op_definition
