@@ -257,6 +257,9 @@ _TILE_BINARY: dict[tile.BinaryFn, Callable[[np.ndarray, np.ndarray], np.ndarray]
 }
 """Conditions (comparisons, and, or) give bools, which the callers' f32 conversion makes 1 and 0."""
 
+EXACT_POSITIONS = 2**24
+"""Below this every integer is an f32, so a position tile is exact (docs/language.md)."""
+
 _TILE_REDUCE: dict[tile.ReduceFn, tuple[Callable[..., np.ndarray], np.float32]] = {
     # each with its identity, which stands in for the padding a reduction skips
     tile.ReduceFn.MAX: (np.fmax.reduce, np.float32(-np.inf)),
@@ -682,7 +685,11 @@ class _Machine:
         span = [1, 1]
         span[axis] = shape[axis]
         first = _lift(self.scalar_of(op.offset), 2).astype(np.int64)
-        positions = (first + np.arange(shape[axis]).reshape(span)).astype(np.float32)
+        exact = first + np.arange(shape[axis]).reshape(span)
+        if exact.max() >= EXACT_POSITIONS:
+            raise error_at(op, f"a position reaches {int(exact.max())}: positions are f32, exact only below 2^24 "
+                               f"({EXACT_POSITIONS})")
+        positions = exact.astype(np.float32)
         return [Tile(np.broadcast_to(positions, (*positions.shape[:-2], *shape)).reshape(-1, *shape),
                      _no_padding(shape))]
 

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from xdsl.dialects.builtin import ModuleOp
 
+from tkc.diagnostics import TkError
 from tkc.dialects import tile
 from tkc.frontend import parse_tk
 from tkc.interpreter import find_kernel, interpret
@@ -148,3 +149,18 @@ def test_window_sees_only_its_keys() -> None:
                                      "LSE": np.zeros((1, 1, n), np.float32)}, {"B": 1, "H": 1, "N": n})
     late = cast(np.ndarray, outputs["O"])[..., 127:, :]
     np.testing.assert_array_equal(late, cast(np.ndarray, moved["O"])[..., 127:, :])
+
+
+def test_positions_past_two_to_the_24_are_refused_at_the_op() -> None:
+    source = """
+    kernel k(X: gl<f32>[M, 64], Y: gl<f32>[M, 64]) {
+        grid (ceildiv(M, 64)) as (i)
+        let x = load X[i, 0] : rt<f32>[64, 64]
+        store Y[i, 0] = col_index(x, 16777200)
+    }
+    """
+    with pytest.raises(TkError) as caught:
+        interpret(program(source), None, {"X": np.zeros((64, 64), np.float32), "Y": np.zeros((64, 64), np.float32)},
+                  {"M": 64})
+    rendered = caught.value.render()
+    assert "positions.tk:5:25: error: a position reaches 16777263: positions are f32, exact only below 2^24" in rendered
