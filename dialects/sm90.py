@@ -79,6 +79,7 @@ from tkc.abi import (
 )
 from tkc.dialects.tile import (
     WARPGROUP_THREADS,
+    AxisAttr,
     BinaryFnAttr,
     ElementType,
     MaskKindAttr,
@@ -1384,6 +1385,53 @@ class BoundsMaskOp(IRDLOperation):
 
 
 @irdl_op_definition
+class PositionOp(IRDLOperation):
+    """Element (r, c) of a tile fragment is `first + r` (`row`) or `first + c` (`col`) as f32, r
+    counting from the fragment's first row (a consumer's slice, so `first` includes its row0)."""
+
+    name = "sm90.position"
+    axis = prop_def(AxisAttr)
+    first = operand_def(IndexType)
+    result = result_def(FragmentType)
+    traits = traits_def(Pure())
+    assembly_format = "$axis $first attr-dict `:` type($result)"
+
+    def __init__(self, axis: Attribute, first: SSAValue, result_type: Attribute):
+        super().__init__(operands=[first], result_types=[result_type], properties={"axis": axis})
+
+    def verify_(self) -> None:
+        assert isinstance(self.result.type, FragmentType)
+        if self.result.type.is_vector or not isinstance(self.result.type.element_type, Float32Type):
+            raise VerifyException(f"sm90.position makes f32 tile fragments, not {self.result.type}")
+
+
+@irdl_op_definition
+class SelectOp(IRDLOperation):
+    """Element-wise `cond != 0 ? on_true : on_false` on fragments of one shape; either branch may
+    be an f32 scalar."""
+
+    name = "sm90.select"
+    cond = operand_def(FragmentType)
+    on_true = operand_def(FragmentType | Float32Type)
+    on_false = operand_def(FragmentType | Float32Type)
+    result = result_def(FragmentType)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$cond `,` $on_true `,` $on_false attr-dict `:` type($cond) `,` type($on_true) `,` type($on_false)"
+        " `->` type($result)"
+    )
+
+    def __init__(self, cond: SSAValue, on_true: SSAValue, on_false: SSAValue, result_type: Attribute):
+        super().__init__(operands=[cond, on_true, on_false], result_types=[result_type])
+
+    def verify_(self) -> None:
+        for operand in (self.cond, self.on_true, self.on_false):
+            if isinstance(operand.type, FragmentType) and operand.type != self.result.type:
+                raise VerifyException(f"sm90.select's operands must have the result's type {self.result.type}, "
+                                      f"got {operand.type}")
+
+
+@irdl_op_definition
 class StoreFragmentOp(IRDLOperation):
     """Write a fragment into the rows of a shared tile from row `row_offset` on (st.shared under
     the tile's swizzle and panel layout). A tile narrower than the fragment receives the
@@ -1525,6 +1573,8 @@ Sm90 = Dialect(
         ConvertOp,
         MaskOp,
         BoundsMaskOp,
+        PositionOp,
+        SelectOp,
         StoreFragmentOp,
         LoadFragmentOp,
         StoreVectorGlobalOp,

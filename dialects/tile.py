@@ -317,6 +317,8 @@ class UnaryFn(StrEnum):
     SOFTPLUS = auto()
     SIN = auto()
     COS = auto()
+    NOT = auto()
+    """1 where the element is 0, else 0 (NaN counts as nonzero, as in numpy)."""
 
 
 GELU_SCALE = math.sqrt(2 / math.pi)
@@ -332,6 +334,21 @@ class BinaryFn(StrEnum):
     DIV = auto()
     MAX = auto()
     MIN = auto()
+    LT = auto()
+    LE = auto()
+    GT = auto()
+    GE = auto()
+    EQ = auto()
+    NE = auto()
+    AND = auto()
+    OR = auto()
+
+
+COMPARISONS = (BinaryFn.LT, BinaryFn.LE, BinaryFn.GT, BinaryFn.GE, BinaryFn.EQ, BinaryFn.NE)
+LOGIC = (BinaryFn.AND, BinaryFn.OR)
+"""Element-wise conditions give 1 where they hold and 0 where not, in the operands' dtype: a
+comparison as IEEE compares (a NaN operand: false, except for `ne`); `and`/`or` count every
+nonzero element (NaN too) as true. `tile.select` reads such a tile back as a condition."""
 
 
 class ReduceFn(StrEnum):
@@ -1269,6 +1286,12 @@ class BinaryHasCanonicalizationPatterns(HasCanonicalizationPatternsTrait):
         return (ScaleAfterIf(),)
 
 
+class SelectHasCanonicalizationPatterns(HasCanonicalizationPatternsTrait):
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        return (SelectBeforeScaling(),)
+
+
 class MaskHasCanonicalizationPatterns(HasCanonicalizationPatternsTrait):
     @classmethod
     def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
@@ -1517,6 +1540,100 @@ class BoundsMaskOp(IRDLOperation):
 
 
 @irdl_op_definition
+class PositionOp(IRDLOperation):
+    """The element positions of an f32 register tile along one axis: element (r, c) is
+    `offset + r` (`row`) or `offset + c` (`col`), offset an index (the tile's first row or column
+    in a larger matrix). Exact while the positions are below 2^24, where f32 holds every integer.
+    It reads no tile, so it has no padding (like a fill)."""
+
+    name = "tile.position"
+    axis = prop_def(AxisAttr)
+    offset = operand_def(IndexType)
+    result = result_def(RegisterTileType)
+    traits = traits_def(Pure())
+    assembly_format = "$axis $offset attr-dict `:` type($result)"
+
+    def __init__(self, axis: Axis, offset: SSAValue, result_type: Attribute):
+        super().__init__(operands=[offset], result_types=[result_type], properties={"axis": AxisAttr(axis)})
+
+    def verify_(self) -> None:
+        assert isinstance(self.result.type, RegisterTileType)
+        if not isinstance(self.result.type.element_type, Float32Type):
+            raise VerifyException(f"tile.position makes f32 tiles, not {self.result.type}")
+
+
+@irdl_op_definition
+class SelectOp(IRDLOperation):
+    """Element-wise `cond != 0 ? on_true : on_false` (NaN counts as nonzero); either branch may be
+    an f32 scalar, broadcast to every element. The condition is a tile of the result's shape, any
+    dtype (a comparison's 0/1 tile)."""
+
+    name = "tile.select"
+    cond = operand_def(RegisterTileType)
+    on_true = operand_def(RegisterTileType | Float32Type)
+    on_false = operand_def(RegisterTileType | Float32Type)
+    result = result_def(RegisterTileType)
+    traits = traits_def(Pure(), SelectHasCanonicalizationPatterns())
+    assembly_format = (
+        "$cond `,` $on_true `,` $on_false attr-dict `:` type($cond) `,` type($on_true) `,` type($on_false)"
+        " `->` type($result)"
+    )
+
+    def __init__(self, cond: SSAValue, on_true: SSAValue, on_false: SSAValue, result_type: Attribute):
+        super().__init__(operands=[cond, on_true, on_false], result_types=[result_type])
+
+    def verify_(self) -> None:
+        result = self.result.type
+        assert isinstance(result, RegisterTileType) and isinstance(self.cond.type, RegisterTileType)
+        if self.cond.type.get_shape() != result.get_shape():
+            raise VerifyException(f"tile.select's condition {self.cond.type} must have the result's shape {result}")
+        for branch in (self.on_true.type, self.on_false.type):
+            if not _is_scalar(branch) and branch != result:
+                raise VerifyException(f"tile.select's branches must have the result's type: {branch} -> {result}")
+
+
+class SelectBeforeScaling(RewritePattern):
+    """where(c, x * k, y * k) = where(c, x, y) * k for one scalar k, and where(c, x * k, f) =
+    where(c, x, f) * k (either branch) for a finite constant k > 0 and a constant f of 0 or ±inf
+    (f * k = f): the scaling moves past the select as past a mask (MaskBeforeScaling), on towards
+    ScaleAfterIf and ReduceBeforeScaling, so a sliding window's `where(gap < W, s, -inf)` keeps
+    attention's scaling fused into exp2's FFMA."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: SelectOp, rewriter: PatternRewriter) -> None:
+        branches = (op.on_true, op.on_false)
+        scaled = [None if _is_scalar(b.type) else _scaling(b) for b in branches]
+        if scaled[0] is not None and scaled[1] is not None and scaled[0][1] is scaled[1][1]:
+            unscaled, scalar = [scaled[0][0], scaled[1][0]], scaled[0][1]
+        else:
+            which = next((i for i in (0, 1) if scaled[i] is not None and scaled[1 - i] is None), None)
+            if which is None:
+                return
+            tile_value, scalar = cast(tuple[SSAValue, SSAValue], scaled[which])
+            fill = _float_constant(branches[1 - which])
+            if fill is None or not (fill == 0 or math.isinf(fill)) or not _finite_positive_constant(scalar):
+                return
+            unscaled = list(branches)
+            unscaled[which] = tile_value
+        select = SelectOp(op.cond, unscaled[0], unscaled[1], op.result.type)
+        rescale = BinaryOp(BinaryFn.MUL, select.result, scalar)
+        select.location = rescale.location = op.location
+        rewriter.replace(op, [select, rescale])
+
+
+def _float_constant(value: SSAValue) -> float | None:
+    constant = value.owner
+    if isinstance(constant, arith.ConstantOp) and isinstance(constant.value, FloatAttr):
+        return constant.value.value.data
+    return None
+
+
+def _finite_positive_constant(scalar: SSAValue) -> bool:
+    value = _float_constant(scalar)
+    return value is not None and 0 < value < math.inf
+
+
+@irdl_op_definition
 class ConvertOp(IRDLOperation):
     """Change the dtype of a register tile or vector (round to nearest even)."""
 
@@ -1559,6 +1676,8 @@ Tile = Dialect(
         BroadcastOp,
         MaskOp,
         BoundsMaskOp,
+        PositionOp,
+        SelectOp,
         ConvertOp,
     ],
     [

@@ -28,10 +28,12 @@ from tkc.dialects.tile import (
     LoadOp,
     LoadScalarOp,
     MmaOp,
+    PositionOp,
     ReduceOp,
     RegisterTileType,
     RegisterVectorType,
     SharedTileType,
+    SelectOp,
     SharedVectorType,
     StoreOp,
     ToSharedOp,
@@ -128,11 +130,11 @@ def program_order(root: Operation) -> dict[Operation, int]:
 
 def streamed(kernel: KernelOp) -> frozenset[SSAValue]:
     """The tiles an element-wise chain never holds whole: in a run of consecutive element-wise
-    ops (maps, broadcasts, conversions), a result used only by later ops of the run or by a
+    ops (maps, broadcasts, conversions, positions, selects), a result used only by later ops of the run or by a
     reduction right after it (`row_sum(f32(x) * f32(x))`). Every op of the run computes register
     n from registers n of its operands (the lowering is per register), so ptxas evaluates the run
     register by register and only the run's inputs and the tiles it hands on are live at once."""
-    elementwise = UnaryOp | BinaryOp | BroadcastOp | ConvertOp
+    elementwise = UnaryOp | BinaryOp | BroadcastOp | ConvertOp | PositionOp | SelectOp
     values: set[SSAValue] = set()
     for block in (b for op in kernel.walk() for r in op.regions for b in r.blocks):
         run: list[Operation] = []
@@ -140,6 +142,8 @@ def streamed(kernel: KernelOp) -> frozenset[SSAValue]:
             if isinstance(op, elementwise):
                 run.append(op)
                 continue
+            if op is not None and not op.regions and not _touches_tiles(op):
+                continue  # scalar math (a constant the run reads) holds no tile: the run goes on
             inside = set(run) | ({op} if isinstance(op, ReduceOp) else set())
             values.update(
                 result
@@ -150,6 +154,11 @@ def streamed(kernel: KernelOp) -> frozenset[SSAValue]:
             )
             run = []
     return frozenset(values)
+
+
+def _touches_tiles(op: Operation) -> bool:
+    return any(isinstance(v.type, RegisterTileType | RegisterVectorType | SharedTileType | SharedVectorType)
+               for v in (*op.operands, *op.results))
 
 
 def peak_registers(block: Block, consumers: int, order: dict[Operation, int], columns: set[SSAValue],

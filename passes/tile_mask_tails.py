@@ -19,11 +19,13 @@ zeros. This pass finds the places where that is not enough:
 
 What it decides, per value and axis: its *tails*, the (tensor dim, tile coordinate, tile
 extent) triples whose end bounds it (a load adds one per axis whose dim is not a whole number of
-tiles; element-wise ops take the union of their operands', reductions and mmas keep the surviving
-axes', values joined by `scf.if` and `scf.for` the union of what flows in), and the value the
-padding holds where that is known (0 after a load, the fill after a mask, f(fill) after an
-element-wise op of it). A mask goes where the padding's value is unknown or wrong; one mask
-serves every use that needs the same one (row_sum(p) and bf16(p) as an mma operand share it).
+tiles; fills and positions have none; element-wise ops, selects included, take the union of
+their operands', reductions and mmas keep the surviving axes', values joined by `scf.if` and
+`scf.for` the union of what flows in), and the value the padding holds where that is known (0
+after a load, the fill after a mask, f(fill) after an element-wise op of it, a select's where
+the condition's padding picks a branch whose padding is known). A mask goes where the padding's
+value is unknown or wrong; one mask serves every use that needs the same one (row_sum(p) and
+bf16(p) as an mma operand share it).
 
 Where no mask can make the program exact — a carried value whose tiles come from coordinates the
 loop changes (its padding moves from one iteration to the next), a store of a value whose end
@@ -199,6 +201,7 @@ _UNARY: dict[UnaryFn, Callable[[float], float]] = {
     UnaryFn.EXP2: lambda x: 2.0**x,
     UnaryFn.ABS: abs,
     UnaryFn.RELU: lambda x: max(x, 0.0),
+    UnaryFn.NOT: lambda x: float(x == 0),
 }
 """The functions whose value on a known fill the analysis follows (the rest: unknown)."""
 _BINARY: dict[BinaryFn, Callable[[float, float], float]] = {
@@ -207,9 +210,18 @@ _BINARY: dict[BinaryFn, Callable[[float, float], float]] = {
     BinaryFn.MUL: lambda x, y: x * y,
     BinaryFn.MAX: max,
     BinaryFn.MIN: min,
+    BinaryFn.LT: lambda x, y: float(x < y),
+    BinaryFn.LE: lambda x, y: float(x <= y),
+    BinaryFn.GT: lambda x, y: float(x > y),
+    BinaryFn.GE: lambda x, y: float(x >= y),
+    BinaryFn.EQ: lambda x, y: float(x == y),
+    BinaryFn.NE: lambda x, y: float(x != y),
+    BinaryFn.AND: lambda x, y: float(x != 0 and y != 0),
+    BinaryFn.OR: lambda x, y: float(x != 0 or y != 0),
 }
-NAN_TO_NUMBER = frozenset({UnaryFn.RELU, BinaryFn.MAX, BinaryFn.MIN})
-"""The element-wise functions that can give a number for NaN (PTX max/min return the other operand)."""
+NAN_TO_NUMBER = frozenset({UnaryFn.RELU, UnaryFn.NOT, BinaryFn.MAX, BinaryFn.MIN, *tile.COMPARISONS, *tile.LOGIC})
+"""The element-wise functions that can give a number for NaN (PTX max/min return the other
+operand; a condition is 0 or 1 whatever its operands)."""
 
 
 def _apply(fn: Callable[..., float] | None, *args: float | None) -> float | None:
@@ -299,13 +311,16 @@ class TailAnalysis:
                 self.padding[op.result] = tuple(
                     a if a.fill in (0.0, math.inf, -math.inf) else replace(a, fill=None) for a in self.of(op.source)
                 )
-            case tile.FillOp():
+            case tile.FillOp() | tile.PositionOp():
+                # neither reads a tile: every element is a value, none is padding
                 self.padding[op.result] = none(_rank(op.result))
             case tile.UnaryOp():
                 fn = _UNARY.get(op.fn.data)
                 self.padding[op.result] = tuple(_through(a, _apply(fn, a.fill), op.fn.data) for a in self.of(op.source))
             case tile.BinaryOp():
                 self.padding[op.result] = self.binary(op)
+            case tile.SelectOp():
+                self.padding[op.result] = self.select(op)
             case tile.BroadcastOp():
                 self.padding[op.result] = self.broadcast(op)
             case tile.ReduceOp():
@@ -343,6 +358,25 @@ class TailAnalysis:
             _through(x | y, _apply(fn, x.fill, y.fill) if x.tails == y.tails else None, op.fn.data, x, y)
             for x, y in zip(self.of(op.lhs), self.of(op.rhs))
         )
+
+    def select(self, op: tile.SelectOp) -> Padding:
+        """The union of the operands' padding. Its value is known where every tile operand has the
+        condition's tails along the axis and the condition's padding picks a known branch (a
+        constant scalar's value, or the branch's fill)."""
+        branches = [op.on_true, op.on_false]
+        axes = []
+        for axis, cond in enumerate(self.of(op.cond)):
+            parts = [self.of(b)[axis] if isinstance(b.type, tile.ShapedTileType) else None for b in branches]
+            merged = cond
+            for part in parts:
+                merged = merged | part if part is not None else merged
+            fills = [part.fill if part is not None else _constant(b) for part, b in zip(parts, branches)]
+            tiles = [cond, *(part for part in parts if part is not None)]
+            # NaN lines: a NaN condition picks on_true whatever the fill says, so the value is unknown
+            known = all(t.tails == cond.tails and not t.nan_lines for t in tiles) and cond.fill is not None
+            chosen = fills[0 if cond.fill != 0 else 1] if known else None
+            axes.append(replace(merged, fill=chosen, nan_lines=False))
+        return tuple(axes)
 
     def broadcast(self, op: tile.BroadcastOp) -> Padding:
         source, (vector,) = self.of(op.source), self.of(op.vector)

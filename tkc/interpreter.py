@@ -236,6 +236,7 @@ _TILE_UNARY: dict[tile.UnaryFn, Callable[[np.ndarray], np.ndarray]] = {
     tile.UnaryFn.SOFTPLUS: lambda x: np.fmax(x, np.float32(0)) + np.log1p(np.exp(-np.abs(x))),
     tile.UnaryFn.SIN: np.sin,
     tile.UnaryFn.COS: np.cos,
+    tile.UnaryFn.NOT: lambda x: (x == 0).astype(np.float32),
 }
 
 _TILE_BINARY: dict[tile.BinaryFn, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
@@ -245,7 +246,19 @@ _TILE_BINARY: dict[tile.BinaryFn, Callable[[np.ndarray, np.ndarray], np.ndarray]
     tile.BinaryFn.DIV: np.divide,
     tile.BinaryFn.MAX: np.fmax,
     tile.BinaryFn.MIN: np.fmin,
+    tile.BinaryFn.LT: np.less,
+    tile.BinaryFn.LE: np.less_equal,
+    tile.BinaryFn.GT: np.greater,
+    tile.BinaryFn.GE: np.greater_equal,
+    tile.BinaryFn.EQ: np.equal,
+    tile.BinaryFn.NE: np.not_equal,
+    tile.BinaryFn.AND: lambda x, y: (x != 0) & (y != 0),
+    tile.BinaryFn.OR: lambda x, y: (x != 0) | (y != 0),
 }
+"""Conditions (comparisons, and, or) give bools, which the callers' f32 conversion makes 1 and 0."""
+
+EXACT_POSITIONS = 2**24
+"""Below this every integer is an f32, so a position tile is exact (docs/language.md)."""
 
 _TILE_REDUCE: dict[tile.ReduceFn, tuple[Callable[..., np.ndarray], np.float32]] = {
     # each with its identity, which stands in for the padding a reduction skips
@@ -698,6 +711,30 @@ class _Machine:
         fill = round_to(np.float32(op.fill.value.data), _element(op.result))
         return [Tile(np.where(excluded, fill, source.values), source.valid)]
 
+    def _position(self, op: tile.PositionOp, active: np.ndarray | None) -> list[Value]:
+        """offset + r (or + c) as f32; no padding, as it reads no tile."""
+        shape = _shaped(op.result).get_shape()
+        axis = 0 if op.axis.data == tile.Axis.ROW else 1
+        span = [1, 1]
+        span[axis] = shape[axis]
+        first = _lift(self.scalar_of(op.offset), 2).astype(np.int64)
+        exact = first + np.arange(shape[axis]).reshape(span)
+        if exact.max() >= EXACT_POSITIONS:
+            raise error_at(op, f"a position reaches {int(exact.max())}: positions are f32, exact only below 2^24 "
+                               f"({EXACT_POSITIONS})")
+        positions = exact.astype(np.float32)
+        return [Tile(np.broadcast_to(positions, (*positions.shape[:-2], *shape)).reshape(-1, *shape),
+                     _no_padding(shape))]
+
+    def _tile_select(self, op: tile.SelectOp, active: np.ndarray | None) -> list[Value]:
+        """on_true where cond != 0 (NaN included), else on_false; the padding of every tile operand."""
+        t = _shaped(op.result)
+        operands = [self.env[v] for v in (op.cond, op.on_true, op.on_false)]
+        cond, on_true, on_false = (x.values if isinstance(x, Tile) else _lift(x, 2) for x in operands)
+        valid = _union(*(x.valid for x in operands if isinstance(x, Tile)))
+        values = np.where(cond != 0, on_true, on_false).astype(np.float32)
+        return [Tile(round_to(values, t.element_type), valid)]
+
     def _convert(self, op: tile.ConvertOp, active: np.ndarray | None) -> list[Value]:
         source = self.tile_of(op.source)
         return [Tile(round_to(source.values, _element(op.result)), source.valid)]
@@ -755,6 +792,8 @@ _HANDLERS: dict[str, Callable[[_Machine, Any, np.ndarray | None], list[Value]]] 
     "tile.broadcast": _Machine._broadcast,
     "tile.mask": _Machine._mask,
     "tile.bounds_mask": _Machine._bounds_mask,
+    "tile.position": _Machine._position,
+    "tile.select": _Machine._tile_select,
     "tile.convert": _Machine._convert,
 }
 

@@ -1,5 +1,6 @@
 """convert-sm90-to-ptx patterns for register fragments: fill, elementwise ops, row and column
-reductions and broadcasts, conversions, the causal and the bounds mask, register by register in
+reductions and broadcasts, conversions, the causal and the bounds mask, positions, conditions
+(a setp and a selp of 1 or 0) and selects, register by register in
 the wgmma accumulator layout (emitter docstring).
 
 Register n of an m-block of a [R, C] tile holds row r0 + 8*((n >> 1) & 1) and column
@@ -20,7 +21,7 @@ from xdsl.ir import Attribute, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from tkc.dialects import ptx, sm90
-from tkc.dialects.tile import BinaryFn, ReduceFn, element_bytes, element_name
+from tkc.dialects.tile import Axis, BinaryFn, ReduceFn, element_bytes, element_name
 from tkc.diagnostics import error_at
 from tkc.passes.plan import WARPGROUP_THREADS
 from tkc.passes.sm90_to_ptx.emitter import Emitter, dtype_name
@@ -31,6 +32,12 @@ _F32_NORMAL = (2.0**-126, (2 - 2.0**-23) * 2.0**127)
 _FN_METHOD = {BinaryFn.ADD: "add", BinaryFn.SUB: "sub", BinaryFn.MUL: "mul", BinaryFn.DIV: "div",
               BinaryFn.MAX: "max", BinaryFn.MIN: "min"}
 REDUCE_METHOD = {ReduceFn.MAX: "max", ReduceFn.MIN: "min", ReduceFn.SUM: "add"}
+_SETP = {BinaryFn.LT: "lt", BinaryFn.LE: "le", BinaryFn.GT: "gt", BinaryFn.GE: "ge", BinaryFn.EQ: "eq",
+         BinaryFn.NE: "neu"}
+"""The setp of each comparison: IEEE's (ordered, so false for NaN), and `ne` unordered (true for
+NaN), as numpy compares."""
+_LOGIC = {BinaryFn.AND: "and_", BinaryFn.OR: "or_"}
+"""The predicate op of each logic op on conditions."""
 
 
 def reciprocal(divisor: float) -> float | None:
@@ -59,7 +66,30 @@ def _half_bits(value: float, element_type: Attribute) -> int:
 
 
 def _f32_binary(e: Emitter, fn: BinaryFn, a: SSAValue | float, c: SSAValue | float) -> SSAValue:
-    return getattr(e.b, _FN_METHOD[fn])("f32", a, c)
+    b = e.b
+    if fn in _SETP:
+        return b.selp("f32", 1.0, 0.0, b.setp(_SETP[fn], "f32", a, c))
+    if fn in _LOGIC:
+        return b.selp("f32", 1.0, 0.0, getattr(b, _LOGIC[fn])("pred", nonzero(e, a), nonzero(e, c)))
+    return getattr(b, _FN_METHOD[fn])("f32", a, c)
+
+
+def nonzero(e: Emitter, x: SSAValue | float) -> SSAValue:
+    """The predicate x != 0 of a condition, NaN counting as nonzero (setp.neu). A condition this
+    module made (`selp 1.0, 0.0, p`) is p itself: a select or a logic op of a comparison then tests
+    the comparison's predicate, not its 0/1 register again."""
+    made = x.owner if isinstance(x, SSAValue) else None
+    if isinstance(made, ptx.SelpOp) and _immediate(made.a) == 1.0 and _immediate(made.b) == 0.0:
+        return made.p
+    return e.b.setp("neu", "f32", x, 0.0)
+
+
+def _immediate(register: SSAValue) -> float | None:
+    """The f32 number a `mov` of an immediate put in `register`, else None."""
+    mov = register.owner
+    if not isinstance(mov, ptx.MovOp) or mov.imm is None:
+        return None
+    return struct.unpack("<f", struct.pack("<I", mov.imm.value.data & 0xFFFFFFFF))[0]
 
 
 def reduce_tree(e: Emitter, method: str, vals: list[SSAValue]) -> SSAValue:
@@ -109,6 +139,35 @@ class LowerBinary(RewritePattern):
         else:
             pairs = zip(e.f32_frag(op.lhs), e.f32_frag(op.rhs))
             e.replace(rewriter, [_f32_binary(e, fn, x, y) for x, y in pairs])
+
+
+class LowerPosition(RewritePattern):
+    """Register n holds the thread's row (column 2*quad) plus a fixed offset d (register_offsets):
+    first + that converted to f32 once, then + d per register, exact below 2^24. One add per
+    register keeps every register its own (a wgmma may accumulate into them in place)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: sm90.PositionOp, rewriter: PatternRewriter) -> None:
+        e = Emitter(op)
+        b = e.b
+        axis = 0 if op.axis.data == Axis.ROW else 1
+        row, quad = e.thread_row()
+        thread_first = b.add("u32", row if axis == 0 else b.shl("b32", quad, 1), e.src(op.first, "u32"))
+        base = b.cvt("f32", "u32", thread_first, "rn")
+        e.replace(rewriter, [b.add("f32", base, float(d)) for d in register_offsets(op.result.type)[axis]])
+
+
+class LowerSelect(RewritePattern):
+    """cond != 0 (NaN counts as nonzero) ? on_true : on_false per register; a scalar branch is an
+    immediate or a register every element shares."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: sm90.SelectOp, rewriter: PatternRewriter) -> None:
+        e = Emitter(op)
+        conds = e.f32_frag(op.cond)
+        branches = [e.f32_frag(v) if isinstance(v.type, sm90.FragmentType) else [e.src(v, "f32")] * len(conds)
+                    for v in (op.on_true, op.on_false)]
+        e.replace(rewriter, [e.b.selp("f32", x, y, nonzero(e, c)) for c, x, y in zip(conds, *branches, strict=True)])
 
 
 class LowerRowReduce(RewritePattern):
@@ -293,5 +352,5 @@ class LowerBoundsMask(RewritePattern):
 
 PATTERNS: list[RewritePattern] = [
     LowerFill(), LowerUnary(), LowerBinary(), LowerRowReduce(), LowerRowBroadcast(), LowerColReduce(),
-    LowerColBroadcast(), LowerConvert(), LowerMask(), LowerBoundsMask(),
+    LowerColBroadcast(), LowerConvert(), LowerMask(), LowerBoundsMask(), LowerPosition(), LowerSelect(),
 ]

@@ -96,6 +96,8 @@ def unary_f32(e: Emitter, fn: UnaryFn, x: SSAValue) -> SSAValue:
             return b.sin("f32", x)
         case UnaryFn.COS:
             return b.cos("f32", x)
+        case UnaryFn.NOT:
+            return b.selp("f32", 1.0, 0.0, b.setp("eq", "f32", x, 0.0))
 
 
 def _sigmoid(e: Emitter, x: SSAValue) -> SSAValue:

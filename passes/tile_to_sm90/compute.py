@@ -5,8 +5,8 @@ Element-wise maps, converts and fills are register-local. A row reduction meets 
 threads of a quad (quad shuffles); a row broadcast is register-local, as a row vector lives in
 the rows' threads. A column vector is replicated over the warpgroup, so a column broadcast is
 register-local too, while a column reduction meets the other warps and consumers in the shared
-scratch buffer tile-pipeline placed (between two syncs of named barrier consumers + 1). A mask
-and a register load see the consumer's first row, as each consumer owns rows row0.. of a tile:
+scratch buffer tile-pipeline placed (between two syncs of named barrier consumers + 1). A mask,
+a position tile and a register load see the consumer's first row, as each consumer owns rows row0.. of a tile:
 a bounds mask's row limit becomes relative to it (limit - row0), except a constant limit that
 no row of the tile reaches, which stays a constant the consumer's rows do not reach either (its
 compares are left out). A column vector is whole in every consumer and keeps its limit.
@@ -73,6 +73,22 @@ def _binary(c: ConsumerEmitter, op: tile.BinaryOp, block: Block) -> Operation:
     return _in_f32(c, op, block, lambda x, y: sm90.BinaryOp(op.fn, x, y), op.lhs, op.rhs)
 
 
+def _position(c: ConsumerEmitter, op: tile.PositionOp, block: Block) -> Operation:
+    first = c.values[op.offset]
+    if op.axis.data == tile.Axis.ROW:
+        first = c.add(first, c.row0, block)
+    return sm90.PositionOp(op.axis, first, c.lowering.fragment_type(op.result.type))
+
+
+def _select(c: ConsumerEmitter, op: tile.SelectOp, block: Block) -> Operation:
+    f32 = c.lowering.fragment_type(tile.same_kind(op.result.type, Float32Type()))
+
+    def build(cond: SSAValue, on_true: SSAValue, on_false: SSAValue) -> Operation:
+        return sm90.SelectOp(cond, on_true, on_false, f32)
+
+    return _in_f32(c, op, block, build, op.cond, op.on_true, op.on_false)
+
+
 def _convert(c: ConsumerEmitter, op: tile.ConvertOp, block: Block) -> Operation:
     return sm90.ConvertOp(c.values[op.source], c.lowering.fragment_type(op.result.type))
 
@@ -128,6 +144,8 @@ PATTERNS: dict[type[Operation], Callable[[ConsumerEmitter, Any, Block], Operatio
     tile.FillOp: _fill,
     tile.UnaryOp: _unary,
     tile.BinaryOp: _binary,
+    tile.PositionOp: _position,
+    tile.SelectOp: _select,
     tile.ConvertOp: _convert,
     tile.ReduceOp: _reduce,
     tile.BroadcastOp: _broadcast,

@@ -349,7 +349,7 @@ class KernelWriter:
             options["load"] = 2.5
         if depth > 0:
             options.update(convert=0.8, unary=1.5, binary=2, scalar=2, minmax=0.7, broadcast=2, mask=0.8,
-                           neg=0.3, select=0.4)
+                           neg=0.3, select=0.4, position=0.5, where=0.7)
             if rows == self.rows:
                 options["mma"] = 3
         choice = weighted(self.rng, options)
@@ -388,6 +388,15 @@ class KernelWriter:
             return self.mask(rows, cols, d)
         if choice == "neg":
             return f"{self.rng.choice(('-', '-', '+'))}{self.tile('f32', rows, cols, d)}"
+        if choice == "position":
+            fn = self.rng.choice(("row_index", "col_index"))
+            shape = f"{self.rng.choice(FILLS)}<f32>[{self.size(rows)}, {self.size(cols)}]"
+            if self.chance(0.3):
+                return f"{fn}({shape})"
+            return f"{fn}({shape}, {self.index_expr(1)} * {self.size(rows if fn == 'row_index' else cols)})"
+        if choice == "where":
+            branches = [self.tile("f32", rows, cols, d) if self.chance(0.7) else self.scalar_operand() for _ in range(2)]
+            return f"where({self.condition(rows, cols, d)}, {branches[0]}, {branches[1]})"
         if choice == "select":
             saved, self.loads_ok = self.loads_ok, self.chance(0.05) and self.loads_ok
             try:
@@ -395,6 +404,18 @@ class KernelWriter:
             finally:
                 self.loads_ok = saved
         return self.mma(cols, d)
+
+    def condition(self, rows: int, cols: int, depth: int) -> str:
+        """A 0/1 tile: a comparison of tiles (or a tile and a scalar), and/or/not of such."""
+        op = self.rng.choice(("<", "<=", ">", ">=", "==", "!="))
+        other = self.tile("f32", rows, cols, depth) if self.chance(0.6) else self.scalar_operand()
+        compare = f"({self.tile('f32', rows, cols, depth)} {op} {other})"
+        form = self.rng.randrange(4)
+        if form == 0 or depth <= 0:
+            return compare
+        if form == 1:
+            return f"(not {compare})"
+        return f"({compare} {self.rng.choice(('and', 'or'))} {self.condition(rows, cols, depth - 1)})"
 
     def convertible(self) -> str:
         """A dtype register tiles convert from and to (fp8 ones are rare: the backend rejects them)."""

@@ -1,4 +1,5 @@
-"""The row-wise examples (layernorm, softmax, rotary) on the GPU, against their `_ref.py`.
+"""The row-wise examples (layernorm, softmax, rotary) and the attention variants (ALiBi, sliding
+window, softcapping) on the GPU, against their `_ref.py`.
 
 Each case is `tkc run FILE --check` in its own process under a timeout: a TMA mistake hangs
 rather than fails, and a fault leaves the CUDA context unusable for the cases after it.
@@ -24,6 +25,13 @@ CASES = [
     ("softmax", "M=2048,N=4096", []),
     ("rotary", "B=1,H=2,N=128", []),
     ("rotary", "B=2,H=8,N=1024", []),
+    # attention variants built from positions, conditions and tanh, ragged and whole
+    ("attention_alibi", "B=2,H=4,N=1000", []),
+    ("attention_alibi", "B=1,H=2,N=4096", []),
+    ("attention_window", "B=2,H=4,N=1000", ["-D", "W=300"]),
+    ("attention_window", "B=1,H=2,N=4096", []),
+    ("attention_softcap", "B=2,H=4,N=1000", ["-D", "CAP=5.0"]),
+    ("attention_softcap", "B=1,H=2,N=4096", []),
 ]
 
 

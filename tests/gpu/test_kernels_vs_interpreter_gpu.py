@@ -1,7 +1,8 @@
 """Kernels beyond the examples (other dtypes, fp8, f32 outputs, several outputs, one consumer
 warpgroup, exp instead of exp2, bf16 and f16 element-wise math, a column sum stored to global memory, a GEMM whose activated
 result feeds a second product, element-wise math, block-index branches, row min/max, a bias
-epilogue, a positional mask, row sums, kernels that store a tensor and load it again in the same
+epilogue, a positional mask, row sums, positions and element-wise conditions (a band, a document
+mask), kernels that store a tensor and load it again in the same
 block: the same tile, overlapping tiles, in a loop, across two loops; stores over stores) run on
 the GPU and match the interpreter."""
 
@@ -35,6 +36,9 @@ SIZES = {
     "waw.tk": {"M": 256, "N": 256},
     "carried_scalars.tk": {"M": 256, "N": 768},
     "half_math.tk": {"M": 200},
+    # positions, conditions and where, at ragged shapes
+    "positions.tk": {"M": 200, "N": 72},
+    "document.tk": {"B": 2, "N": 200},
 }
 
 

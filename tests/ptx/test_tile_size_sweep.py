@@ -3,7 +3,7 @@ registers for an instruction) and without spills, or tkc refuses the variant at 
 a located diagnostic. The sweep crosses the register model's boundaries: one wgmma's accumulators
 against the entry register count (one or two CTAs per SM, 1-4 consumer warpgroups), A from
 registers (attention's P.V), fp8 operands, column vectors (replicated in every consumer thread),
-element-wise chains (streamed by the estimate), and tiles over the register and row-split limits."""
+element-wise chains (streamed by the estimate, positions and selects included), and tiles over the register and row-split limits."""
 
 from __future__ import annotations
 
@@ -48,6 +48,9 @@ VARIANTS = [
     *[(RMS, {"BM": bm, "D": d}) for bm in (64, 128) for d in (128, 256, 512)],
     *[(ROOT / "examples" / "rotary.tk", {"BN": bn, "D": d}) for bn in (64, 128, 192) for d in (64, 128, 256)],
     *[(ROOT / "examples" / "layernorm.tk", {"BM": bm, "BD": bd}) for bm in (64, 128) for bd in (128, 256)],
+    # positions, conditions and selects in attention's element-wise chain
+    *[(ROOT / "examples" / f"attention_{variant}.tk", {"D": d, "BKV": bkv})
+      for variant in ("alibi", "window", "softcap") for d in (64, 128) for bkv in (64, 128)],
 ]
 
 

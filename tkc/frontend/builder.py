@@ -86,8 +86,10 @@ BROADCASTS = {
     f"{fn}_{axis}": (BinaryFn(fn), Axis(axis)) for axis in ("row", "col") for fn in ("add", "sub", "mul", "div")
 }
 MMAS = {"mma_AB": (False, False), "mma_ABt": (False, True), "mma_AtB": (True, False), "mma_AtBt": (True, True)}
+POSITIONS = {"row_index": Axis.ROW, "col_index": Axis.COL}
 BUILTIN_FUNCTIONS = sorted(
-    [*UNARY, "max", "min", "ceildiv", *REDUCTIONS, *BROADCASTS, *MMAS, "causal_mask", "bounds_mask", ELEMENT_COORD]
+    [*UNARY, "max", "min", "ceildiv", *REDUCTIONS, *BROADCASTS, *MMAS, "causal_mask", "bounds_mask", *POSITIONS, "where",
+     ELEMENT_COORD]
 )
 
 TILE_FNS = {
@@ -97,7 +99,16 @@ TILE_FNS = {
     "/": BinaryFn.DIV,
     "max": BinaryFn.MAX,
     "min": BinaryFn.MIN,
+    "<": BinaryFn.LT,
+    "<=": BinaryFn.LE,
+    ">": BinaryFn.GT,
+    ">=": BinaryFn.GE,
+    "==": BinaryFn.EQ,
+    "!=": BinaryFn.NE,
+    "and": BinaryFn.AND,
+    "or": BinaryFn.OR,
 }
+"""Element-wise tile ops by operator: arithmetic, and conditions (1 where true, 0 where not)."""
 INDEX_OPS: dict[str, Callable[[SSAValue, SSAValue], Operation]] = {
     "+": arith.AddiOp,
     "-": arith.SubiOp,
@@ -883,22 +894,7 @@ class _Builder:
         if is_tile(a) or is_tile(b):
             if op == "%":
                 raise self.error(node, "'%' applies to integers, not tiles")
-            operands: list[SSAValue] = []
-            for v in (a, b):
-                if is_tile(v):
-                    operands.append(self.reg(v))
-                elif is_number(v) or has_type(v, Float32Type):
-                    operands.append(self.f32(v, node))
-                else:
-                    raise self.error(node, f"'{op}' cannot combine a tile with {describe(v)}")
-            x, y = operands
-            if is_tile(a) and is_tile(b) and x.type != y.type:
-                hint = ""
-                if isinstance(x.type, tile.RegisterTileType) != isinstance(y.type, tile.RegisterTileType):
-                    hint = "; broadcast a vector over a tile with add_row/sub_row/mul_row/div_row or the _col forms"
-                got = f"{type_name(x.type)} and {type_name(y.type)}"
-                raise self.error(node, f"'{op}' needs operands of one shape and dtype, got {got}{hint}")
-            return self.emit(tile.BinaryOp(TILE_FNS[op], x, y))
+            return self.tile_binary(op, a, b, node)
         kinds = {self.scalar_kind(v) for v in (a, b)}
         if "bool" in kinds:
             raise self.error(node, f"'{op}' applies to numbers, not bools")
@@ -911,6 +907,25 @@ class _Builder:
         raise self.error(
             node, f"'{op}' cannot mix {describe(a)} and {describe(b)}; convert an index to a scalar with f32(...)"
         )
+
+    def tile_binary(self, op: str, a: Value, b: Value, node: Node) -> SSAValue:
+        """a ⊙ b element-wise where either is a tile; the other may be a number or an f32 scalar."""
+        operands: list[SSAValue] = []
+        for v in (a, b):
+            if is_tile(v):
+                operands.append(self.reg(v))
+            elif is_number(v) or has_type(v, Float32Type):
+                operands.append(self.f32(v, node))
+            else:
+                raise self.error(node, f"'{op}' cannot combine a tile with {describe(v)}")
+        x, y = operands
+        if is_tile(a) and is_tile(b) and x.type != y.type:
+            hint = ""
+            if isinstance(x.type, tile.RegisterTileType) != isinstance(y.type, tile.RegisterTileType):
+                hint = "; broadcast a vector over a tile with add_row/sub_row/mul_row/div_row or the _col forms"
+            got = f"{type_name(x.type)} and {type_name(y.type)}"
+            raise self.error(node, f"'{op}' needs operands of one shape and dtype, got {got}{hint}")
+        return self.emit(tile.BinaryOp(TILE_FNS[op], x, y))
 
     @staticmethod
     def scalar_kind(value: Value) -> str:
@@ -947,12 +962,10 @@ class _Builder:
         op = op_node.children[0]
         a, b = self.expr(lhs), self.expr(rhs)
         with self.at(op):
-            if (
-                is_tile(a)
-                or is_tile(b)
-                or any(isinstance(v, SSAValue) and isinstance(v.type, GlobalType) for v in (a, b))
-            ):
-                raise self.error(op, "comparisons apply to scalars, not tiles or tensors")
+            if any(isinstance(v, SSAValue) and isinstance(v.type, GlobalType) for v in (a, b)):
+                raise self.error(op, "comparisons apply to scalars and tiles, not tensors; load a tile first")
+            if is_tile(a) or is_tile(b):
+                return self.tile_binary(str(op), a, b, op)
             kinds = {self.scalar_kind(v) for v in (a, b)}
             if "bool" in kinds and kinds != {"bool"}:
                 raise self.error(op, f"cannot compare {describe(a)} with {describe(b)}")
@@ -972,6 +985,9 @@ class _Builder:
         lhs, op, rhs = node.children
         is_and = str(op) == "and"
         a = self.expr(lhs)
+        if is_tile(a):  # element-wise: both sides are computed
+            with self.at(op):
+                return self.tile_binary(str(op), a, self.expr(rhs), op)
         if not isinstance(a, bool):
             a = self.boolean(a, lhs)
         elif a != is_and:  # false and ... / true or ...: the right side does not matter
@@ -992,6 +1008,8 @@ class _Builder:
         with self.at(op):
             if isinstance(value, bool):
                 return not value
+            if is_tile(value):
+                return self.emit(tile.UnaryOp(UnaryFn.NOT, self.reg(value)))
             return self.emit(arith.XOrIOp(self.boolean(value, operand), self.boolean(True, op)))
 
     def x_select(self, node: Tree) -> Value:
@@ -1237,6 +1255,12 @@ class _Builder:
             if name == ELEMENT_COORD:
                 raise self.error(token, f"{ELEMENT_COORD}(x) marks a coordinate of a load or store that counts elements, "
                                         f"not tiles (load A[{ELEMENT_COORD}(row), 0] : ...); it has no value of its own")
+            if name in POSITIONS:
+                self.arity(token, args, 1, 2)
+                return self.position(name, args, arg_nodes)
+            if name == "where":
+                self.arity(token, args, 3)
+                return self.where(args, arg_nodes)
             self.arity(token, args, 1, 2, 3, 4)
             return self.causal_mask(args, arg_nodes)
 
@@ -1346,6 +1370,41 @@ class _Builder:
         row, col = (self.index(v, n, "an offset") for v, n in zip(offsets, offset_nodes))
         fill = self.f32_attr(fill, fill_node).value.data
         return self.emit(tile.MaskOp(tile.MaskKind.CAUSAL, source, row, col, fill))
+
+    def position(self, name: str, args: list[Value], nodes: list[Node]) -> SSAValue:
+        """row_index(t[, first]) / col_index(t[, first]): an f32 tile of t's shape holding each
+        element's row (column) plus `first`. Only t's shape is read."""
+        shape_of = args[0]
+        if not is_tile(shape_of) or not isinstance(shape_of.type, tile.RegisterTileType | tile.SharedTileType):
+            raise self.error(nodes[0], f"{name} takes a tile (for its shape), got {describe(shape_of)}")
+        first = self.index(args[1] if len(args) == 2 else 0, nodes[-1], "an offset")
+        result_type = tile.RegisterTileType(shape_of.type.get_shape(), Float32Type())
+        return self.emit(tile.PositionOp(POSITIONS[name], first, result_type))
+
+    def where(self, args: list[Value], nodes: list[Node]) -> SSAValue:
+        """where(cond, a, b): a where cond != 0, else b, per element; a or b may be a number or an
+        f32 scalar; the result has the tile branches' type (f32 when both are scalars)."""
+        cond = self.tile_arg(args[0], nodes[0], "where")
+        assert isinstance(cond.type, tile.RegisterTileType)
+        branches: list[SSAValue] = []
+        for value, node in zip(args[1:], nodes[1:]):
+            if is_tile(value):
+                branches.append(self.tile_arg(value, node, "where"))
+            elif is_number(value) or has_type(value, Float32Type):
+                branches.append(self.f32(value, node))
+            else:
+                raise self.error(node, f"where chooses between tiles, numbers and f32 scalars, got {describe(value)}")
+        tiles = [b.type for b in branches if isinstance(b.type, tile.RegisterTileType)]
+        result_type = tiles[0] if tiles else tile.RegisterTileType(cond.type.get_shape(), Float32Type())
+        for branch_type, node in zip([b.type for b in branches], nodes[1:]):
+            if isinstance(branch_type, tile.RegisterTileType) and branch_type != result_type:
+                raise self.error(node, f"the branches of where differ: {type_name(result_type)} and "
+                                       f"{type_name(branch_type)}")
+        assert isinstance(result_type, tile.RegisterTileType)
+        if result_type.get_shape() != cond.type.get_shape():
+            raise self.error(nodes[0], f"the condition of where must have the branches' shape "
+                                       f"{list(result_type.get_shape())}, got {type_name(cond.type)}")
+        return self.emit(tile.SelectOp(cond, branches[0], branches[1], result_type))
 
     def ceildiv(self, args: list[Value], nodes: list[Node], token: Node) -> Value:
         """⌈a / b⌉ of integers or indices: the number of tiles that cover a dim, the last one partial."""
