@@ -3,13 +3,18 @@
 A `tile.load` in an `scf.for` whose tensor and coordinates do not depend on the loop (Q in
 attention), and which no store in the loop may overwrite (plan.loop_loads, tkc.passes.alias),
 is moved before the loop, with the pure index math it needs, and loaded once.
-The remaining loads of the loop body are its stage: the lowering builds an S-stage ring of
+The remaining loads of the loop body are its stage, at any depth of loops: the lowering builds an S-stage ring of
 them with full/empty mbarriers (the producer waits empty[s], expects the stage bytes and
 issues the TMA loads of stage s; the consumers wait full[s], compute, and arrive on
 empty[s]), S being the kernel's `stages` decision of tile-occupancy-plan (which runs first).
 
+The loads directly in the branches of an `scf.if` are likewise the stage of a ring of the if's
+own: a stage per run of a branch that loads (the branches share the stage's bytes, each load at
+its own offset). A ring per loop or if, rather than one per loop nest, keeps every stage's
+loads in one block, so its bytes are known where the producer acquires it on either path.
+
 Written (offsets in bytes from the 1024-aligned base of dynamic shared memory, plan.smem_plan):
-  on the loop            pipeline = #tile.decision<S, "S-stage TMA ring: ... bytes per stage">
+  on the loop or if      pipeline = #tile.decision<S, "S-stage TMA ring: ... bytes per stage">
                          ring_offset = R : i64, stage_bytes = B : i64 (stage s at R + s * B)
   on each ring load      stage_offset = o : i64 (within a stage)
   on other shared tiles  smem_offset = o : i64 (hoisted and outer loads, tile.to_shared tiles)
@@ -105,21 +110,21 @@ def pipeline(kernel: KernelOp) -> None:
     plan = smem_plan(kernel, stages)
     for ring in plan.rings:
         loads = " + ".join(describe(load) for load, _ in ring.loads)
-        pin = ring.loop.attributes.get("stages")
+        pin = ring.owner.attributes.get("stages")
         # (a pass option of tile-occupancy-plan may have overridden the loop's pin)
         why = f"pinned by @stages({stages}); " if isinstance(pin, IntegerAttr) and pin.value.data == stages else ""
-        ring.loop.attributes["pipeline"] = DecisionAttr(
+        per = "" if isinstance(ring.owner, scf.ForOp) else ", a stage per run of a branch that loads"
+        ring.owner.attributes["pipeline"] = DecisionAttr(
             stages,
-            f"{why}{stages}-stage TMA ring: {loads} = {ring.stage_bytes} bytes per stage, "
+            f"{why}{stages}-stage TMA ring{per}: {loads} = {ring.stage_bytes} bytes per stage, "
             f"full/empty mbarrier per stage",
         )
-        ring.loop.attributes["ring_offset"] = IntegerAttr(ring.offset, 64)
-        ring.loop.attributes["stage_bytes"] = IntegerAttr(ring.stage_bytes, 64)
+        ring.owner.attributes["ring_offset"] = IntegerAttr(ring.offset, 64)
+        ring.owner.attributes["stage_bytes"] = IntegerAttr(ring.stage_bytes, 64)
         for load, offset in ring.loads:
             load.attributes["stage_offset"] = IntegerAttr(offset, 64)
-        overlap = _overlap_decision(ring.loop)
-        if overlap is not None:
-            ring.loop.attributes["overlap"] = overlap
+        if isinstance(ring.owner, scf.ForOp) and (overlap := _overlap_decision(ring.owner)) is not None:
+            ring.owner.attributes["overlap"] = overlap
     for op, offset in (*plan.single, *plan.staging):
         op.attributes["smem_offset"] = IntegerAttr(offset, 64)
     if plan.staging_reused:
