@@ -138,6 +138,7 @@ class ConsumerEmitter(RoleEmitter):
             regions.append(Region(new_block))
         result_types = [*(self.lowering.fragment_type(r.type) for r in op.results), *(c.type for c in carried)]
         new_if = scf.IfOp(self.values[op.cond], result_types, regions[0], regions[1])
+        self.mark_mirrored(op, new_if)
         self.op(new_if, block)
         for old, new in zip(op.results, new_if.results):
             self.values[old] = new

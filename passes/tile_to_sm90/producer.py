@@ -83,6 +83,7 @@ class ProducerEmitter(RoleEmitter):
             regions.append(Region(new_block))
         result_types = [*(op.results[i].type for i in scalars), *(c.type for c in carried)]
         new_if = scf.IfOp(self.values[op.cond], result_types, regions[0], regions[1])
+        self.mark_mirrored(op, new_if)
         self.op(new_if, block)
         for i, result in zip(scalars, new_if.results):
             self.values[op.results[i]] = result

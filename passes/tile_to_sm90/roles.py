@@ -229,6 +229,13 @@ class RoleEmitter(ABC):
         if own is not None and (self.lowering.plan.persistent or loop.parent_op() is not self.lowering.kernel):
             self.counts[own] = self.add(self.entries[loop], self.trip_count(loop, block), block)
 
+    def mark_mirrored(self, op: scf.IfOp, copy: scf.IfOp) -> None:
+        """Number the role's copy of an if whose branches handle ring stages as the if is
+        numbered among the kernel's ifs, the same in both roles (sm90.MIRRORED_IF)."""
+        if self.carried_rings(op):
+            ifs = [other for other in self.lowering.kernel.walk() if isinstance(other, scf.IfOp)]
+            copy.attributes[sm90.MIRRORED_IF] = IntegerAttr(ifs.index(op), 64)
+
     def emit_branch(self, op: scf.IfOp, region: Region, block: Block, carried: Sequence[SSAValue]) -> None:
         """One branch of if `op` into `block`, from the counts at the if (`carried`): its ops, its
         ring stage when it loads, and a yield of the values the role's copy carries (`yielded`)."""
