@@ -2,8 +2,8 @@
 warpgroup, exp instead of exp2, bf16 and f16 element-wise math, a column sum stored to global memory, a GEMM whose activated
 result feeds a second product, element-wise math, block-index branches, row min/max, a bias
 epilogue, a positional mask, row sums, kernels that store a tensor and load it again in the same
-block: the same tile, overlapping tiles, in a loop, across two loops; stores over stores) run on
-the GPU and match the interpreter."""
+block: the same tile, overlapping tiles, in a loop, across two loops; stores over stores; loads in
+nested loops and under ifs) run on the GPU and match the interpreter."""
 
 from pathlib import Path
 
@@ -35,6 +35,10 @@ SIZES = {
     "waw.tk": {"M": 256, "N": 256},
     "carried_scalars.tk": {"M": 256, "N": 768},
     "half_math.tk": {"M": 200},
+    # loads in nested loops and under ifs (a ring per loop or if, counted across the nest)
+    "row_panel.tk": {"M": 256, "N": 512, "K": 256},
+    "two_level.tk": {"M": 256, "N": 256, "K": 256, "KO": 4},
+    "if_load.tk": {"M": 512, "N": 256, "K": 512},
 }
 
 
