@@ -213,9 +213,18 @@ that loads)."""
 def ring_loads(owner: RingOwner) -> list[LoadOp]:
     """The loads that make one stage of the owner's ring, in program order: those whose block,
     once tile-pipeline hoisted what it hoists (load_home), is the loop's body or a branch of the
-    if. A loop's stage holds all of them each iteration; an if's branches share the stage's
-    bytes, each load at its own offset, and a run of a branch fills only its own loads."""
+    if. A loop's stage holds all of them each iteration; a run of an if's branch fills only its
+    own loads, which share the stage's bytes with the other branch's (_stage_layouts)."""
     return [op for op in owner.walk() if isinstance(op, LoadOp) and load_home(op) is owner]
+
+
+def _stage_layouts(owner: RingOwner) -> list[list[LoadOp]]:
+    """The loads that fill one stage together: a loop's all; an if's, per branch (one branch
+    runs per stage, so each branch's loads start at the stage's first byte)."""
+    loads = ring_loads(owner)
+    if isinstance(owner, scf.ForOp):
+        return [loads]
+    return [[load for load in loads if region.is_ancestor(load)] for region in owner.regions]
 
 
 def ring_owners(kernel: Operation) -> list[RingOwner]:
@@ -424,10 +433,14 @@ def smem_plan(kernel: Operation, stages: int) -> SmemPlan:
     rings: list[Ring] = []
     for owner in owners:
         start = align(offset, TILE_ALIGN)
-        offset = 0
-        loads = tuple((load, place(load.result.type)) for load in ring_loads(owner))
-        stage_bytes = align(offset, TILE_ALIGN)
-        rings.append(Ring(owner, start, stage_bytes, loads))
+        placed: list[tuple[LoadOp, int]] = []
+        stage_end = 0
+        for branch in _stage_layouts(owner):
+            offset = 0
+            placed += [(load, place(load.result.type)) for load in branch]
+            stage_end = max(stage_end, offset)
+        stage_bytes = align(stage_end, TILE_ALIGN)
+        rings.append(Ring(owner, start, stage_bytes, tuple(placed)))
         offset = start + stages * stage_bytes
     staging = []
     stores = [op for op in kernel.walk() if isinstance(op, StoreOp) and isinstance(op.value.type, RegisterTileType)]

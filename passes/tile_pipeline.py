@@ -9,8 +9,8 @@ issues the TMA loads of stage s; the consumers wait full[s], compute, and arrive
 empty[s]), S being the kernel's `stages` decision of tile-occupancy-plan (which runs first).
 
 The loads directly in the branches of an `scf.if` are likewise the stage of a ring of the if's
-own: a stage per run of a branch that loads (the branches share the stage's bytes, each load at
-its own offset). A ring per loop or if, rather than one per loop nest, keeps every stage's
+own: a stage per run of a branch that loads (each branch's loads from the stage's first byte:
+one branch fills a stage). A ring per loop or if, rather than one per loop nest, keeps every stage's
 loads in one block, so its bytes are known where the producer acquires it on either path.
 
 Written (offsets in bytes from the 1024-aligned base of dynamic shared memory, plan.smem_plan):
@@ -109,7 +109,8 @@ def pipeline(kernel: KernelOp) -> None:
     stages = kernel_plan.stages
     plan = smem_plan(kernel, stages)
     for ring in plan.rings:
-        loads = " + ".join(describe(load) for load, _ in ring.loads)
+        branches = [[load for load, _ in ring.loads if region.is_ancestor(load)] for region in ring.owner.regions]
+        loads = " or ".join(" + ".join(describe(load) for load in branch) for branch in branches if branch)
         pin = ring.owner.attributes.get("stages")
         # (a pass option of tile-occupancy-plan may have overridden the loop's pin)
         why = f"pinned by @stages({stages}); " if isinstance(pin, IntegerAttr) and pin.value.data == stages else ""

@@ -27,13 +27,13 @@ def kernel_of(module) -> KernelOp:
 
 def test_rings_of_loops_and_ifs() -> None:
     """if_load.tk: the K loop's ring (A), the ring of the if in it (B0 or B1), and the ring of
-    the kernel-level if (R), in program order; each branch's load at its own offset."""
+    the kernel-level if (R), in program order; each branch's load from the stage's first byte."""
     kernel = kernel_of(load_module(KERNELS / "if_load.tk"))
     owners = ring_owners(kernel)
     assert [type(owner) for owner in owners] == [scf.ForOp, scf.IfOp, scf.IfOp]
     assert [[load.tensor.name_hint for load in ring_loads(owner)] for owner in owners] == [["A"], ["B0", "B1"], ["R"]]
     (_, in_loop, _) = smem_plan(kernel, 2).rings
-    assert [offset for _, offset in in_loop.loads] == [0, 16384]
+    assert ([offset for _, offset in in_loop.loads], in_loop.stage_bytes) == ([0, 0], 16384)
 
 
 def test_a_load_hoisted_out_of_an_inner_loop_is_planned_in_the_outer_ring() -> None:

@@ -8,7 +8,7 @@
 
 // CHECK:      producer {
 // CHECK:        %[[A_RING:[0-9]+]] = sm90.ring 0 at %{{[0-9]+}} offset 1024 stages 1 stage_bytes 8192
-// CHECK-NEXT:   %[[IF_RING:[0-9]+]] = sm90.ring 1 at %{{[0-9]+}} offset 9216 stages 1 stage_bytes 16384
+// CHECK-NEXT:   %[[IF_RING:[0-9]+]] = sm90.ring 1 at %{{[0-9]+}} offset 9216 stages 1 stage_bytes 8192
 // CHECK:        scf.for %{{[0-9]+}} = %c0 to %nt step %c1 iter_args(%[[A_J:[0-9]+]] = %{{[0-9]+}}, %[[IF_J:[0-9]+]] = %{{[0-9]+}}) -> (index, index) {
 // CHECK-NEXT:     %[[IF_K:[0-9]+]] = scf.for %[[KK:[0-9]+]] = %c0 to %kt step %c1 iter_args(%[[IF_IT:[0-9]+]] = %[[IF_J]]) -> (index) {
 // CHECK:            %[[IT:[0-9]+]] = arith.addi %[[A_J]], %{{[0-9]+}} : index
