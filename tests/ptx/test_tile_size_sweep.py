@@ -3,7 +3,7 @@ registers for an instruction) and without spills, or tkc refuses the variant at 
 a located diagnostic. The sweep crosses the register model's boundaries: one wgmma's accumulators
 against the entry register count (one or two CTAs per SM, 1-4 consumer warpgroups), A from
 registers (attention's P.V), fp8 operands, column vectors (replicated in every consumer thread),
-element-wise chains (streamed by the estimate), and tiles over the register and row-split limits."""
+element-wise chains (streamed by the estimate), a fused MLP's two accumulators across a nested loop, and tiles over the register and row-split limits."""
 
 from __future__ import annotations
 
@@ -48,6 +48,9 @@ VARIANTS = [
     *[(RMS, {"BM": bm, "D": d}) for bm in (64, 128) for d in (128, 256, 512)],
     *[(ROOT / "examples" / "rotary.tk", {"BN": bn, "D": d}) for bn in (64, 128, 192) for d in (64, 128, 256)],
     *[(ROOT / "examples" / "layernorm.tk", {"BM": bm, "BD": bd}) for bm in (64, 128) for bd in (128, 256)],
+    # two accumulators live across a nested loop, the hidden tile an A operand from registers
+    *[(ROOT / "examples" / "mlp.tk", {"BM": bm, "BH": bh, "BN": bn})
+      for bm in (64, 128) for bh in (64, 128, 256) for bn in (128, 256)],
 ]
 
 
