@@ -77,12 +77,18 @@ def _overlap_pin(loop: scf.ForOp) -> int | None:
     return attr.value.data if isinstance(attr, IntegerAttr) else None
 
 
-def _overlap_decision(loop: scf.ForOp) -> DecisionAttr | None:
-    """Whether the loop's last mma runs one iteration late (plan.late_tail), pinned by @overlap."""
+def _overlap_decision(loop: scf.ForOp, stages: int) -> DecisionAttr | None:
+    """Whether the loop's last mma runs one iteration late (plan.late_tail), pinned by @overlap.
+    Not with a one-stage ring: the late mma still reads the stage the next iteration waits for."""
     pin = _overlap_pin(loop)
     tail = late_tail(loop)
     if pin == 0:
         return DecisionAttr(0, "pinned by @overlap(0): each iteration waits for its own mmas")
+    if tail is not None and stages < 2:
+        if pin is not None:
+            raise error_at(loop, "@overlap(1) needs a ring of at least 2 stages: the late mma still reads the stage "
+                           "the next iteration waits for")
+        return DecisionAttr(0, "a one-stage ring: the late mma would still read the stage the next iteration waits for")
     if tail is None:
         if pin is not None:
             raise error_at(
@@ -124,7 +130,7 @@ def pipeline(kernel: KernelOp) -> None:
         ring.owner.attributes["stage_bytes"] = IntegerAttr(ring.stage_bytes, 64)
         for load, offset in ring.loads:
             load.attributes["stage_offset"] = IntegerAttr(offset, 64)
-        if isinstance(ring.owner, scf.ForOp) and (overlap := _overlap_decision(ring.owner)) is not None:
+        if isinstance(ring.owner, scf.ForOp) and (overlap := _overlap_decision(ring.owner, stages)) is not None:
             ring.owner.attributes["overlap"] = overlap
     for op, offset in (*plan.single, *plan.staging):
         op.attributes["smem_offset"] = IntegerAttr(offset, 64)

@@ -74,7 +74,9 @@ class ConsumerEmitter(RoleEmitter):
             self.values[arg] = new_arg
         self.bind_counts(loop, body.args[len(loop.body.block.args):])
         it = self.iteration(loop, body.args[0], body) if ring else None
-        chain = accumulation_chain(loop) if ring else None
+        # one wgmma group in flight frees a stage one iteration late: with a one-stage ring the
+        # next iteration would wait for the stage its own release depends on
+        chain = accumulation_chain(loop) if ring is not None and ring.stages > 1 else None
         if chain is not None:
             new_loop.attributes["wgmma_in_flight"] = StringAttr(
                 "one group: the loop only accumulates (acc = mma(a, b, acc)), so each iteration waits for the "

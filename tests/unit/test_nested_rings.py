@@ -107,3 +107,17 @@ def test_refusals_are_located(source: str, where: tuple[int, int], message: str)
     with pytest.raises(TkError, match=message) as error:
         compile_module(parse_tk(source, "k.tk"), emit="ptx")
     assert (error.value.line, error.value.col) == where
+
+
+def test_a_one_stage_ring_frees_each_stage_in_its_own_iteration() -> None:
+    """A wgmma left in flight (GEMM's accumulation, attention's late P.V) frees its stage one
+    iteration late; with one stage the next iteration would wait for that very stage, so neither
+    is done (and @overlap(1) is refused there)."""
+    gemm = (REPO / "examples" / "gemm.tk").read_text().replace("    for k in", "    @stages(1) for k in")
+    sm90_ir = str(compile_module(parse_tk(gemm, "gemm.tk"), emit="sm90"))
+    assert "wgmma_in_flight" not in sm90_ir
+    attention = (REPO / "examples" / "attention.tk").read_text()
+    one_stage = attention.replace("    for kv in", "    @stages(1) for kv in")
+    assert "softmax_overlap" not in str(compile_module(parse_tk(one_stage, "attention.tk"), emit="sm90"))
+    with pytest.raises(TkError, match="@overlap\\(1\\) needs a ring of at least 2 stages"):
+        compile_module(parse_tk(attention.replace("    for kv in", "    @stages(1) @overlap(1) for kv in"), "a.tk"))
