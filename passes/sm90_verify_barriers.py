@@ -54,7 +54,7 @@ from __future__ import annotations
 from xdsl.context import Context
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
-from xdsl.ir import BlockArgument, Operation, SSAValue
+from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 
 from tkc.abi import PointerParam, TensorMapParam
@@ -260,24 +260,24 @@ class _KernelCheck:
         fills = [a for a in arrives if a.tx_bytes is not None and _role(a) == "producer"]
         sites: dict[int, dict[str, dict[tuple[tuple[int, int], ...], Operation]]] = {}
         copies: dict[int, dict[str, scf.IfOp]] = {}
-        for op in fills:
-            group = _group_of(op.barrier)
+        for fill in fills:
+            group = _group_of(fill.barrier)
             assert group is not None  # initialised() checked it
             sites.setdefault(group.offset.value.data, {"producer": {}, "consumer": {}})
-        for op in [*fills, *(w for w in waits if _role(w) == "consumer")]:
-            barrier = op.barrier
-            group = _group_of(barrier)
-            role = _role(op)
+        handled: list[sm90.MbarrierArriveOp | sm90.MbarrierWaitOp] = [*fills, *(w for w in waits if _role(w) == "consumer")]
+        for site in handled:
+            group = _group_of(site.barrier)
+            role = _role(site)
             if group is None or role is None or group.offset.value.data not in sites:
                 continue
-            sites[group.offset.value.data][role].setdefault(self.branches(op, role, copies), op)
+            sites[group.offset.value.data][role].setdefault(self.branches(site, role, copies), site)
         for offset, by_role in sites.items():
             for role, other in (("producer", "consumer"), ("consumer", "producer")):
-                for branches, op in by_role[role].items():
+                for branches, where_op in by_role[role].items():
                     if branches not in by_role[other]:
                         where = ", ".join(f"branch {b} of if #{n}" for n, b in branches) or "no if"
                         raise self.fail(
-                            op, f"the {role} handles stages of the ring at smem+{offset} in {where}, where the "
+                            where_op, f"the {role} handles stages of the ring at smem+{offset} in {where}, where the "
                             f"{other}s handle none of them: the roles would count its stages differently",
                         )
         for number, pair in copies.items():
@@ -537,12 +537,11 @@ class _Alike:
             alike = (a.index == b.index == 0 and all(isinstance(loop, scf.ForOp) for loop in loops)
                      and loops[0] is not None and loops[1] is not None and loops[0].location == loops[1].location)
         else:
-            x, y = a.owner, b.owner
-            assert isinstance(x, Operation) and isinstance(y, Operation)
+            assert isinstance(a, OpResult) and isinstance(b, OpResult)
+            x, y = a.op, b.op
             alike = (
                 x.name == y.name and not x.regions and not y.regions and a.index == b.index
-                and x.properties == y.properties
-                and {k: v for k, v in x.attributes.items()} == {k: v for k, v in y.attributes.items()}
+                and x.properties == y.properties and x.attributes == y.attributes
                 and len(x.operands) == len(y.operands)
                 and all(self.same(p, q) for p, q in zip(x.operands, y.operands))
             )
