@@ -85,6 +85,7 @@ class ConsumerEmitter(RoleEmitter):
         for op in loop.body.block.ops:
             if isinstance(op, tile.LoadOp):
                 if ring is not None and it is not None and op is self.slot_position(ring.loads):
+                    self.location = op.location  # the stage's ops point at the load
                     self.ring_slot(ring, ring.loads, it, body)
                 continue
             if chain is not None and op is chain:

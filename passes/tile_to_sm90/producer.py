@@ -61,6 +61,7 @@ class ProducerEmitter(RoleEmitter):
         it = self.iteration(loop, body.args[0], body) if ring is not None else None
         for op in old.ops:
             if ring is not None and it is not None and op is self.slot_position(ring.loads):
+                self.location = op.location  # the stage's ops point at the load
                 self.ring_slot(ring, ring.loads, it, body)
             elif isinstance(op, scf.YieldOp):
                 body.add_op(scf.YieldOp(*(self.values[op.operands[i]] for i in scalars), *self.carried_counts(loop)))

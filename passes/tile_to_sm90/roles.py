@@ -242,10 +242,10 @@ class RoleEmitter(ABC):
         self.bind_counts(op, carried)
         ring = self.memory.ring_of(op)
         loads = ring.loads_in(region.block) if ring is not None and region.blocks else []
-        assert ring is not None or not loads
         for inner in region.block.ops if region.blocks else ():
             if isinstance(inner, tile.LoadOp):
                 if ring is not None and inner is self.slot_position(loads):
+                    self.location = inner.location  # the stage's ops point at the load
                     self.ring_slot(ring, loads, self.counts[ring], block)
             elif isinstance(inner, scf.YieldOp):
                 continue
