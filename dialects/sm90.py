@@ -265,6 +265,11 @@ class MbarrierType(ParametrizedAttribute, TypeAttribute):
 RING_BARRIERS_PER_STAGE = 2
 """A ring stage's mbarriers: `full` (its loads landed) and `empty` (its readers are done)."""
 
+MIRRORED_IF = "mirrored_if"
+"""On the producer's and the consumers' copies of a tile-level `scf.if` whose branches fill or
+wait for ring stages: the if's number among the kernel's ifs (the same in both roles), by which
+sm90-verify-barriers pairs the copies and checks they branch alike."""
+
 
 @irdl_attr_definition
 class RingType(ParametrizedAttribute, TypeAttribute):

@@ -9,8 +9,9 @@ legal: one consumer warpgroup, one stage, no register reallocation.
 
 `smem_plan(kernel, stages)` is the shared-memory layout both passes use, the one
 convert-tile-to-sm90 builds: a 1 KB mbarrier region, single-copy tiles (loads outside
-pipelined rings, hoisted loads, `tile.to_shared` tiles), one S-stage ring per pipelined loop,
-the epilogue staging tile of each store of a register tile, every tile 1024-aligned, plus 1 KB
+pipelined rings, hoisted loads, `tile.to_shared` tiles), one S-stage ring per pipelined loop
+(at any depth) and one per if whose branches load
+(ring_owners), the epilogue staging tile of each store of a register tile, every tile 1024-aligned, plus 1 KB
 of slack for aligning the base; tile-occupancy-plan sizes stages with it and tile-pipeline
 records it.
 """
@@ -22,7 +23,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from xdsl.dialects import scf
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from xdsl.traits import Pure
 
 from tkc.passes.alias import may_overlap_in_loop
@@ -152,24 +153,88 @@ def loop_loads(loop: scf.ForOp) -> tuple[list[LoadOp], list[LoadOp]]:
     return invariant, [op for op in loads if op not in hoisted]
 
 
+def _varies_in(value: SSAValue, loop: scf.ForOp) -> bool:
+    """Whether `value` may change between iterations of `loop`: it is an argument of a block in
+    the loop, or computed in the loop from one, or by an op that is not pure or has regions."""
+    pending, seen = [value], set()
+    while pending:
+        v = pending.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        if isinstance(v, BlockArgument):
+            owner = v.block.parent_op()
+            if owner is not None and loop.is_ancestor(owner):
+                return True
+            continue
+        op = v.owner
+        assert isinstance(op, Operation)
+        if not loop.is_ancestor(op):
+            continue
+        if op.regions or not op.has_trait(Pure):
+            return True
+        pending.extend(op.operands)
+    return False
+
+
+def load_home(load: LoadOp) -> Operation:
+    """The op whose block holds `load` once tile-pipeline has hoisted it: the load moves out of
+    each loop, from the innermost out, whose iterations all read the same tile (loop_loads'
+    test, applied to the moved load and the index math it takes along). So the planners see
+    the layout tile-pipeline will build before it runs."""
+    home = load.parent_op()
+    while isinstance(home, scf.ForOp) and not any(_varies_in(v, home) for v in load.operands) and not any(
+        may_overlap_in_loop(load, store, home) for store in home.walk() if isinstance(store, StoreOp)
+    ):
+        home = home.parent_op()
+    assert home is not None
+    return home
+
+
 def kernel_load_groups(kernel: Operation) -> list[list[LoadOp]]:
-    """The loads that run once per output tile (in the kernel body, or loop-invariant in a
-    top-level loop, which tile-pipeline hoists to just before it), grouped by the tile.fence ops
-    of the kernel body: each group is a TMA stage of its own, since the loads after a fence wait
-    for stores that those before it do not."""
+    """The loads that run once per output tile (in the kernel body, or loop-invariant in the
+    loops around them up to a top-level one, which tile-pipeline hoists to just before it),
+    grouped by the tile.fence ops of the kernel body: each group is a TMA stage of its own,
+    since the loads after a fence wait for stores that those before it do not."""
     groups: list[list[LoadOp]] = [[]]
     for op in kernel.regions[0].block.ops:
         if isinstance(op, FenceOp) and groups[-1]:
             groups.append([])
-        elif isinstance(op, LoadOp):
-            groups[-1].append(op)
-        elif isinstance(op, scf.ForOp):
-            groups[-1].extend(loop_loads(op)[0])
+        else:
+            groups[-1].extend(load for load in op.walk() if isinstance(load, LoadOp) and load_home(load) is kernel)
     return [group for group in groups if group]
 
 
+RingOwner = scf.ForOp | scf.IfOp
+"""What a ring belongs to: a loop (a stage per iteration) or an if (a stage per run of a branch
+that loads)."""
+
+
+def ring_loads(owner: RingOwner) -> list[LoadOp]:
+    """The loads that make one stage of the owner's ring, in program order: those whose block,
+    once tile-pipeline hoisted what it hoists (load_home), is the loop's body or a branch of the
+    if. A loop's stage holds all of them each iteration; a run of an if's branch fills only its
+    own loads, which share the stage's bytes with the other branch's (_stage_layouts)."""
+    return [op for op in owner.walk() if isinstance(op, LoadOp) and load_home(op) is owner]
+
+
+def _stage_layouts(owner: RingOwner) -> list[list[LoadOp]]:
+    """The loads that fill one stage together: a loop's all; an if's, per branch (one branch
+    runs per stage, so each branch's loads start at the stage's first byte)."""
+    loads = ring_loads(owner)
+    if isinstance(owner, scf.ForOp):
+        return [loads]
+    return [[load for load in loads if region.is_ancestor(load)] for region in owner.regions]
+
+
+def ring_owners(kernel: Operation) -> list[RingOwner]:
+    """Every loop and if, at any depth, that holds ring loads, in program order: each gets a
+    ring of its own."""
+    return [op for op in kernel.walk() if isinstance(op, scf.ForOp | scf.IfOp) and ring_loads(op)]
+
+
 def pipelined_loops(kernel: Operation) -> list[scf.ForOp]:
-    return [op for op in kernel.walk() if isinstance(op, scf.ForOp) and loop_loads(op)[1]]
+    return [owner for owner in ring_owners(kernel) if isinstance(owner, scf.ForOp)]
 
 
 def buffer_bytes(type_: Attribute) -> int:
@@ -184,9 +249,9 @@ def buffer_align(type_: Attribute) -> int:
 
 @dataclass(frozen=True)
 class Ring:
-    """The S-stage TMA ring of one pipelined loop."""
+    """The S-stage TMA ring of one pipelined loop or of an if whose branches load."""
 
-    loop: scf.ForOp
+    owner: RingOwner
     offset: int
     stage_bytes: int
     loads: tuple[tuple[LoadOp, int], ...]
@@ -291,10 +356,13 @@ def late_tail(loop: scf.ForOp) -> list[Operation] | None:
     The tail is that mma plus the element-wise ops between the carried tile and its accumulator
     (mul_row(o, alpha)), in program order. Then iteration j issues its head mma, then the tail of
     iteration j-1, and works on the head's product (softmax) while the tensor cores run the tail.
-    Not with tile.to_shared or stores in the loop, whose order with the tail would change."""
+    Not with tile.to_shared or stores in the loop, whose order with the tail would change, nor
+    with loops or ifs in it that load (their rings' stages would be waited for out of order)."""
     block = loop.body.block
     ops = list(block.ops)
     if any(isinstance(op, ToSharedOp | StoreOp) for op in loop.walk()):
+        return None
+    if any(isinstance(op, scf.ForOp | scf.IfOp) and op is not loop and ring_loads(op) for op in loop.walk()):
         return None
     mmas = [op for op in ops if isinstance(op, MmaOp)]
     if len(mmas) < 2:
@@ -356,19 +424,23 @@ def smem_plan(kernel: Operation, stages: int) -> SmemPlan:
         offset = start + buffer_bytes(type_)
         return start
 
-    loops = pipelined_loops(kernel)
-    ringed = {load for loop in loops for load in loop_loads(loop)[1]}
+    owners = ring_owners(kernel)
+    ringed = {load for owner in owners for load in ring_loads(owner)}
     single: list[tuple[Operation, int]] = []
     for op in kernel.walk():
         if isinstance(op, LoadOp | ToSharedOp) and op not in ringed:
             single.append((op, place(op.result.type)))
     rings: list[Ring] = []
-    for loop in loops:
+    for owner in owners:
         start = align(offset, TILE_ALIGN)
-        offset = 0
-        loads = tuple((load, place(load.result.type)) for load in loop_loads(loop)[1])
-        stage_bytes = align(offset, TILE_ALIGN)
-        rings.append(Ring(loop, start, stage_bytes, loads))
+        placed: list[tuple[LoadOp, int]] = []
+        stage_end = 0
+        for branch in _stage_layouts(owner):
+            offset = 0
+            placed += [(load, place(load.result.type)) for load in branch]
+            stage_end = max(stage_end, offset)
+        stage_bytes = align(stage_end, TILE_ALIGN)
+        rings.append(Ring(owner, start, stage_bytes, tuple(placed)))
         offset = start + stages * stage_bytes
     staging = []
     stores = [op for op in kernel.walk() if isinstance(op, StoreOp) and isinstance(op.value.type, RegisterTileType)]

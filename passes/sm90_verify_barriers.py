@@ -29,7 +29,16 @@ protocol violation in the generated kernel) at the first op that breaks one of t
    consumer threads; after the wait the producer fences before it loads;
 7. every producer TMA load of a tensor the consumers store says how it is ordered after those
    stores: `after_stores` (then a store-fence wait precedes it on its path) or
-   `disjoint_from_stores` (tile-memory-order proved no earlier store overlaps it).
+   `disjoint_from_stores` (tile-memory-order proved no earlier store overlaps it);
+8. the producer fills a ring's stages on the paths the consumers wait for them: each of its
+   `expect_tx` arrives on a group of full barriers, and each consumers' wait on that group, lies
+   in branches of the kernel's ifs (the role copies numbered `mirrored_if`; an unnumbered scf.if
+   is a role's own guard, such as the consumers' first iteration of an overlapped loop, which
+   runs where the producer's loop does), and the producer's fills and the consumers' waits of a
+   group sit in the same sets of branches, so both roles count the same stages on every path;
+   and the two copies of each such if branch on a condition computed alike (the same ops on the
+   same constants, parameters, block indices and loop counters: an if's condition may use
+   nothing else), so they take the same branch.
 
 Barriers are typed values: an op's `!sm90.mbarrier` is one stage of an `!sm90.mbarriers<N>`
 group (`sm90.mbarrier_at %group[%stage]`), and each group lies at a fixed offset of shared
@@ -45,7 +54,7 @@ from __future__ import annotations
 from xdsl.context import Context
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 
 from tkc.abi import PointerParam, TensorMapParam
@@ -241,8 +250,63 @@ class _KernelCheck:
                 )
         for wait in waits:
             self.check_wait(wait, arrived, full)
+        self.check_mirrored_branches(arrives, waits)
         self.check_store_fences()
         self.check_loads_after_stores(loads)
+
+    def check_mirrored_branches(self, arrives: list[sm90.MbarrierArriveOp], waits: list[sm90.MbarrierWaitOp]) -> None:
+        """Rule 8: fills and waits of each full-barrier group on the same branches of the
+        kernel's ifs, whose two copies branch on conditions computed alike."""
+        fills = [a for a in arrives if a.tx_bytes is not None and _role(a) == "producer"]
+        sites: dict[int, dict[str, dict[tuple[tuple[int, int], ...], Operation]]] = {}
+        copies: dict[int, dict[str, scf.IfOp]] = {}
+        for fill in fills:
+            group = _group_of(fill.barrier)
+            assert group is not None  # initialised() checked it
+            sites.setdefault(group.offset.value.data, {"producer": {}, "consumer": {}})
+        handled: list[sm90.MbarrierArriveOp | sm90.MbarrierWaitOp] = [*fills, *(w for w in waits if _role(w) == "consumer")]
+        for site in handled:
+            group = _group_of(site.barrier)
+            role = _role(site)
+            if group is None or role is None or group.offset.value.data not in sites:
+                continue
+            sites[group.offset.value.data][role].setdefault(self.branches(site, role, copies), site)
+        for offset, by_role in sites.items():
+            for role, other in (("producer", "consumer"), ("consumer", "producer")):
+                for branches, where_op in by_role[role].items():
+                    if branches not in by_role[other]:
+                        where = ", ".join(f"branch {b} of if #{n}" for n, b in branches) or "no if"
+                        raise self.fail(
+                            where_op, f"the {role} handles stages of the ring at smem+{offset} in {where}, where the "
+                            f"{other}s handle none of them: the roles would count its stages differently",
+                        )
+        for number, pair in copies.items():
+            if set(pair) != {"producer", "consumer"}:
+                continue  # one role's copy only: no ring stage under it (checked above)
+            alike = _Alike()
+            if not alike.same(pair["producer"].cond, pair["consumer"].cond):
+                raise self.fail(
+                    pair["producer"], f"the producer's and the consumers' copies of if #{number} branch on conditions "
+                    "not computed alike, so they may take different branches and count ring stages differently",
+                )
+
+    def branches(self, op: Operation, role: str, copies: dict[int, dict[str, scf.IfOp]]) -> tuple[tuple[int, int], ...]:
+        """The (if number, branch) of each mirrored if around op in its role, outermost first."""
+        found: list[tuple[int, int]] = []
+        inner: Operation = op
+        while (parent := inner.parent_op()) is not None and not isinstance(parent, sm90.RolesOp):
+            if isinstance(parent, scf.IfOp):
+                number = parent.attributes.get(sm90.MIRRORED_IF)
+                if not isinstance(number, IntegerAttr):
+                    # a role's own guard, not a branch of the kernel's (the first iteration of an
+                    # overlapped loop, in the consumers, runs where the producer's loop does)
+                    inner = parent
+                    continue
+                n = number.value.data
+                copies.setdefault(n, {})[role] = parent
+                found.append((n, parent.regions.index(inner.parent_region())))
+            inner = parent
+        return tuple(reversed(found))
 
     def slot(self, op: Operation, slot: SSAValue) -> int:
         """The offset of a store-fence slot: its address is sm90.smem_base + a constant."""
@@ -452,6 +516,38 @@ class _KernelCheck:
             f"expected the phase of sm90.mbarrier_wait to be (it / {count}) & 1 for its stage it % {count}, "
             f"found ({counter} / {laps}) & 1",
         )
+
+
+class _Alike:
+    """Whether two values, one of each role, are computed alike: the same ops (name, properties
+    and attributes but the location) on operands computed alike, down to constants, parameters,
+    block indices and the counters of loops at the same place of the source (their locations).
+    Anything else (a loop-carried value, an if's result) is not proven alike."""
+
+    def __init__(self) -> None:
+        self.proven: set[tuple[SSAValue, SSAValue]] = set()
+
+    def same(self, a: SSAValue, b: SSAValue) -> bool:
+        if (a, b) in self.proven:
+            return True
+        if isinstance(a, BlockArgument) or isinstance(b, BlockArgument):
+            if not (isinstance(a, BlockArgument) and isinstance(b, BlockArgument)):
+                return False
+            loops = a.block.parent_op(), b.block.parent_op()
+            alike = (a.index == b.index == 0 and all(isinstance(loop, scf.ForOp) for loop in loops)
+                     and loops[0] is not None and loops[1] is not None and loops[0].location == loops[1].location)
+        else:
+            assert isinstance(a, OpResult) and isinstance(b, OpResult)
+            x, y = a.op, b.op
+            alike = (
+                x.name == y.name and not x.regions and not y.regions and a.index == b.index
+                and x.properties == y.properties and x.attributes == y.attributes
+                and len(x.operands) == len(y.operands)
+                and all(self.same(p, q) for p, q in zip(x.operands, y.operands))
+            )
+        if alike:
+            self.proven.add((a, b))
+        return alike
 
 
 def _ancestors(op: Operation) -> list[Operation]:

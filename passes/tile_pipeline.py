@@ -3,13 +3,18 @@
 A `tile.load` in an `scf.for` whose tensor and coordinates do not depend on the loop (Q in
 attention), and which no store in the loop may overwrite (plan.loop_loads, tkc.passes.alias),
 is moved before the loop, with the pure index math it needs, and loaded once.
-The remaining loads of the loop body are its stage: the lowering builds an S-stage ring of
+The remaining loads of the loop body are its stage, at any depth of loops: the lowering builds an S-stage ring of
 them with full/empty mbarriers (the producer waits empty[s], expects the stage bytes and
 issues the TMA loads of stage s; the consumers wait full[s], compute, and arrive on
 empty[s]), S being the kernel's `stages` decision of tile-occupancy-plan (which runs first).
 
+The loads directly in the branches of an `scf.if` are likewise the stage of a ring of the if's
+own: a stage per run of a branch that loads (each branch's loads from the stage's first byte:
+one branch fills a stage). A ring per loop or if, rather than one per loop nest, keeps every stage's
+loads in one block, so its bytes are known where the producer acquires it on either path.
+
 Written (offsets in bytes from the 1024-aligned base of dynamic shared memory, plan.smem_plan):
-  on the loop            pipeline = #tile.decision<S, "S-stage TMA ring: ... bytes per stage">
+  on the loop or if      pipeline = #tile.decision<S, "S-stage TMA ring: ... bytes per stage">
                          ring_offset = R : i64, stage_bytes = B : i64 (stage s at R + s * B)
   on each ring load      stage_offset = o : i64 (within a stage)
   on other shared tiles  smem_offset = o : i64 (hoisted and outer loads, tile.to_shared tiles)
@@ -72,12 +77,18 @@ def _overlap_pin(loop: scf.ForOp) -> int | None:
     return attr.value.data if isinstance(attr, IntegerAttr) else None
 
 
-def _overlap_decision(loop: scf.ForOp) -> DecisionAttr | None:
-    """Whether the loop's last mma runs one iteration late (plan.late_tail), pinned by @overlap."""
+def _overlap_decision(loop: scf.ForOp, stages: int) -> DecisionAttr | None:
+    """Whether the loop's last mma runs one iteration late (plan.late_tail), pinned by @overlap.
+    Not with a one-stage ring: the late mma still reads the stage the next iteration waits for."""
     pin = _overlap_pin(loop)
     tail = late_tail(loop)
     if pin == 0:
         return DecisionAttr(0, "pinned by @overlap(0): each iteration waits for its own mmas")
+    if tail is not None and stages < 2:
+        if pin is not None:
+            raise error_at(loop, "@overlap(1) needs a ring of at least 2 stages: the late mma still reads the stage "
+                           "the next iteration waits for")
+        return DecisionAttr(0, "a one-stage ring: the late mma would still read the stage the next iteration waits for")
     if tail is None:
         if pin is not None:
             raise error_at(
@@ -104,22 +115,23 @@ def pipeline(kernel: KernelOp) -> None:
     stages = kernel_plan.stages
     plan = smem_plan(kernel, stages)
     for ring in plan.rings:
-        loads = " + ".join(describe(load) for load, _ in ring.loads)
-        pin = ring.loop.attributes.get("stages")
+        branches = [[load for load, _ in ring.loads if region.is_ancestor(load)] for region in ring.owner.regions]
+        loads = " or ".join(" + ".join(describe(load) for load in branch) for branch in branches if branch)
+        pin = ring.owner.attributes.get("stages")
         # (a pass option of tile-occupancy-plan may have overridden the loop's pin)
         why = f"pinned by @stages({stages}); " if isinstance(pin, IntegerAttr) and pin.value.data == stages else ""
-        ring.loop.attributes["pipeline"] = DecisionAttr(
+        per = "" if isinstance(ring.owner, scf.ForOp) else ", a stage per run of a branch that loads"
+        ring.owner.attributes["pipeline"] = DecisionAttr(
             stages,
-            f"{why}{stages}-stage TMA ring: {loads} = {ring.stage_bytes} bytes per stage, "
+            f"{why}{stages}-stage TMA ring{per}: {loads} = {ring.stage_bytes} bytes per stage, "
             f"full/empty mbarrier per stage",
         )
-        ring.loop.attributes["ring_offset"] = IntegerAttr(ring.offset, 64)
-        ring.loop.attributes["stage_bytes"] = IntegerAttr(ring.stage_bytes, 64)
+        ring.owner.attributes["ring_offset"] = IntegerAttr(ring.offset, 64)
+        ring.owner.attributes["stage_bytes"] = IntegerAttr(ring.stage_bytes, 64)
         for load, offset in ring.loads:
             load.attributes["stage_offset"] = IntegerAttr(offset, 64)
-        overlap = _overlap_decision(ring.loop)
-        if overlap is not None:
-            ring.loop.attributes["overlap"] = overlap
+        if isinstance(ring.owner, scf.ForOp) and (overlap := _overlap_decision(ring.owner, stages)) is not None:
+            ring.owner.attributes["overlap"] = overlap
     for op, offset in (*plan.single, *plan.staging):
         op.attributes["smem_offset"] = IntegerAttr(offset, 64)
     if plan.staging_reused:

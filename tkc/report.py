@@ -80,9 +80,9 @@ def _plan_lines(kernel: KernelOp) -> list[str]:
         ("warpgroups", f"0 producer, {consumers} consumer", why("consumers")),
         ("registers", f"{plan.producer_registers} / {plan.consumer_registers}", why("consumer_registers")),
     ]
-    for loop in kernel.walk():
-        if isinstance(loop, scf.ForOp) and _decision(loop, "pipeline") is not None:
-            rows.append(("smem/stage", f"{_int(loop, 'stage_bytes')} B", _why(loop, "pipeline")))
+    for owner in kernel.walk():  # the ring of each loop and if that loads
+        if isinstance(owner, scf.ForOp | scf.IfOp) and _decision(owner, "pipeline") is not None:
+            rows.append(("smem/stage", f"{_int(owner, 'stage_bytes')} B", _why(owner, "pipeline")))
     if "stages" in plan.reasons:
         rows.append(("stages", str(plan.stages), why("stages")))
     rows += [

@@ -12,6 +12,7 @@ overlap.py's.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import cast
 
 from xdsl.dialects import arith, scf
@@ -40,12 +41,12 @@ class ConsumerEmitter(RoleEmitter):
         self.consumer_index: SSAValue = block.args[0]
         self.row0 = self.mul(self.consumer_index, self.const(lowering.rows_per_consumer))
 
-    def slot_position(self, ring: Ring) -> tile.LoadOp:
-        return ring.loads[0]
+    def slot_position(self, loads: list[tile.LoadOp]) -> tile.LoadOp:
+        return loads[0]
 
-    def ring_slot(self, ring: Ring, it: SSAValue, block: Block) -> None:
+    def ring_slot(self, ring: Ring, loads: list[tile.LoadOp], it: SSAValue, block: Block) -> None:
         """Wait until the stage's loads landed; its loads are views of the stage."""
-        view_stage(self, ring, ring.loads, wait_stage(self, ring, it, block), block)
+        view_stage(self, ring, loads, wait_stage(self, ring, it, block), block)
 
     def loaded(self, load: tile.LoadOp, block: Block) -> None:
         """A tile whose rows past an element range's end an mma sums over (tile-mask-tails'
@@ -71,6 +72,12 @@ class ConsumerEmitter(RoleEmitter):
         for ring in self.memory.kernel_rings:
             release(self, ring, self.tiles.count, block)
 
+    def finish_branch(self, ring: Ring, it: SSAValue, block: Block) -> None:
+        release(self, ring, it, block)  # the branch's wgmmas were waited for (emit_mma)
+
+    def yielded(self, op: scf.IfOp, operands: Sequence[SSAValue]) -> list[SSAValue]:
+        return [self.values[v] for v in operands]
+
     def emit_for(self, loop: scf.ForOp, block: Block) -> None:
         ring = self.memory.ring_of(loop)
         tail = late_tail(loop) if ring is not None and KernelPlan.overlaps(loop) else None
@@ -79,13 +86,18 @@ class ConsumerEmitter(RoleEmitter):
             return
         lb, ub, step = (self.values[v] for v in (loop.lb, loop.ub, loop.step))
         init = [self.values[v] for v in loop.iter_args]
-        body = Block(arg_types=[IndexType(), *(self.lowering.fragment_type(a.type) for a in loop.body.block.args[1:])])
-        new_loop = scf.ForOp(lb, ub, step, init, body)
+        counts = self.start_loop_counts(loop)
+        arg_types = [self.lowering.fragment_type(a.type) for a in loop.body.block.args[1:]]
+        body = Block(arg_types=[IndexType(), *arg_types, *(c.type for c in counts)])
+        new_loop = scf.ForOp(lb, ub, step, [*init, *counts], body)
         self.op(new_loop, block)
         for arg, new_arg in zip(loop.body.block.args, body.args):
             self.values[arg] = new_arg
+        self.bind_counts(loop, body.args[len(loop.body.block.args):])
         it = self.iteration(loop, body.args[0], body) if ring else None
-        chain = accumulation_chain(loop) if ring else None
+        # one wgmma group in flight frees a stage one iteration late: with a one-stage ring the
+        # next iteration would wait for the stage its own release depends on
+        chain = accumulation_chain(loop) if ring is not None and ring.stages > 1 else None
         if chain is not None:
             new_loop.attributes["wgmma_in_flight"] = StringAttr(
                 "one group: the loop only accumulates (acc = mma(a, b, acc)), so each iteration waits for the "
@@ -93,8 +105,9 @@ class ConsumerEmitter(RoleEmitter):
             )
         for op in loop.body.block.ops:
             if isinstance(op, tile.LoadOp):
-                if ring is not None and it is not None and op is self.slot_position(ring):
-                    self.ring_slot(ring, it, body)
+                if ring is not None and it is not None and op is self.slot_position(ring.loads):
+                    self.location = op.location  # the stage's ops point at the load
+                    self.ring_slot(ring, ring.loads, it, body)
                 self.loaded(op, body)
                 continue
             if chain is not None and op is chain:
@@ -103,11 +116,12 @@ class ConsumerEmitter(RoleEmitter):
             if isinstance(op, scf.YieldOp):
                 if ring is not None and it is not None:
                     self._release_after_mma(ring, it, chain is not None, body)
-                body.add_op(scf.YieldOp(*(self.values[v] for v in op.operands)))
+                body.add_op(scf.YieldOp(*(self.values[v] for v in op.operands), *self.carried_counts(loop)))
                 continue
             self.emit_op(op, body)
         for old, new in zip(loop.results, new_loop.results):
             self.values[old] = new
+        self.end_loop_counts(loop, new_loop.results[len(loop.results):], block)
         if chain is not None and ring is not None:
             # the last group is still in flight: wait for it, then free its stage
             yield_op = loop.body.block.last_op
@@ -116,7 +130,7 @@ class ConsumerEmitter(RoleEmitter):
             final = self.op(sm90.WgmmaWaitOp(new_loop.results[index], 0), block).results[0]
             self.values[loop.results[index]] = final
             trips = self.trip_count(loop, block)
-            last = self.sub(self.add(self.tiles.ring_counts[loop], trips, block), self.const(1, block), block)
+            last = self.sub(self.add(self.entries[loop], trips, block), self.const(1, block), block)
             ran = self.op(arith.CmpiOp(trips, self.const(0, block), "ugt"), block).results[0]
             guarded = Block()
             release(self, ring, last, guarded)
@@ -129,28 +143,31 @@ class ConsumerEmitter(RoleEmitter):
             release(self, ring, it, block)
             return
         assert ring.loop is not None
-        later = self.op(arith.CmpiOp(it, self.tiles.ring_counts[ring.loop], "ugt"), block).results[0]
+        later = self.op(arith.CmpiOp(it, self.entries[ring.loop], "ugt"), block).results[0]
         guarded = Block()
         release(self, ring, self.sub(it, self.const(1, guarded), guarded), guarded)
         self.emit_if_then(later, guarded, block)
 
     def emit_if(self, op: scf.IfOp, block: Block) -> None:
+        """The consumers' copy of an if: a branch that loads waits for its stage of the if's ring
+        where its first load stands and frees it at its end; the if yields its values and the
+        ring counts it carries (roles.py), the same on both paths as the producer's."""
+        carried = self.carried_counts(op)
         regions = []
         for region in (op.true_region, op.false_region):
-            if not region.blocks:
+            if not region.blocks and not carried:
                 regions.append(Region())
                 continue
             new_block = Block()
-            for inner in region.block.ops:
-                if isinstance(inner, scf.YieldOp):
-                    new_block.add_op(scf.YieldOp(*(self.values[v] for v in inner.operands)))
-                else:
-                    self.emit_op(inner, new_block)
+            self.emit_branch(op, region, new_block, carried)
             regions.append(Region(new_block))
-        new_if = scf.IfOp(self.values[op.cond], [self.lowering.fragment_type(r.type) for r in op.results], regions[0], regions[1])
+        result_types = [*(self.lowering.fragment_type(r.type) for r in op.results), *(c.type for c in carried)]
+        new_if = scf.IfOp(self.values[op.cond], result_types, regions[0], regions[1])
+        self.mark_mirrored(op, new_if)
         self.op(new_if, block)
         for old, new in zip(op.results, new_if.results):
             self.values[old] = new
+        self.bind_counts(op, new_if.results[len(op.results):])
 
     def emit_fence(self, op: tile.FenceOp, block: Block) -> None:
         consumer_fence(self, op, self.consumer_index, block)

@@ -145,6 +145,13 @@ def _cluster_plan(kernel: tile.KernelOp, plan: KernelPlan, memory: SharedMemory,
         if not depends_on_block_axis(load, 0) and ring.buffers[load].panels % CLUSTER == 0
         and load.tensor not in stored
     }
+    for ring in memory.counted_rings:
+        if ring.owner is not None and (ring.loop is None or ring.owner.parent_op() is not kernel):
+            raise error_at(
+                ring.owner,
+                f"@cluster({size}) multicasts the stages of top-level loops only, and each CTA frees its stages in "
+                "both: a loop nested in another or an if whose branches load could run differently in the two CTAs",
+            )
     simple = isinstance(first, tuple) and first[0] in ("div", "ceildiv") and isinstance(first[1], str) and isinstance(first[2], int)
     if size != CLUSTER or not plan.persistent or len(extents) < 2 or not simple or not shared:
         raise error_at(

@@ -73,7 +73,8 @@ def emit_overlapped_for(c: ConsumerEmitter, loop: scf.ForOp, ring: Ring, tail: l
     trips = c.trip_count(loop, block)
     ran = c.op(arith.CmpiOp(trips, c.const(0, block), "ugt"), block).results[0]
     then = Block()
-    ring_count = c.tiles.ring_counts[loop]
+    assert not c.start_loop_counts(loop), "late_tail leaves out loops with rings nested in them"
+    ring_count = c.entries[loop]
 
     # the first iteration's head
     c.values[old_block.args[0]] = lb
@@ -120,6 +121,7 @@ def emit_overlapped_for(c: ConsumerEmitter, loop: scf.ForOp, ring: Ring, tail: l
     result = c.op(scf.IfOp(ran, [v.type for v in init], Region(then), Region(skipped)), block)
     for old, new in zip(loop.results, result.results):
         c.values[old] = new
+    c.end_loop_counts(loop, [], block)
 
 
 def _emit_head(c: ConsumerEmitter, head: list[Operation], ring: Ring, it: SSAValue, block: Block,
@@ -131,8 +133,8 @@ def _emit_head(c: ConsumerEmitter, head: list[Operation], ring: Ring, it: SSAVal
     a_operand = cast(tile.MmaOp, late.ops[-1]).a if late is not None else None
     for op in head:
         if isinstance(op, tile.LoadOp):
-            if op is c.slot_position(ring):
-                c.ring_slot(ring, it, block)
+            if op is c.slot_position(ring.loads):
+                c.ring_slot(ring, ring.loads, it, block)
             c.loaded(op, block)
             continue
         if late is not None and op is first_mma:

@@ -17,9 +17,10 @@ from tkc.passes.tile_to_sm90.roles import RoleEmitter
 from tkc.passes.tile_to_sm90.shared_memory import Ring
 
 
-def acquire_stage(role: RoleEmitter, ring: Ring, it: SSAValue, block: Block) -> tuple[SSAValue, SSAValue]:
-    """The producer takes stage `it` to fill: its address and the barrier its loads complete on."""
-    acquire = role.op(sm90.RingAcquireOp(role.rings[ring], it, ring.tx_bytes), block)
+def acquire_stage(role: RoleEmitter, ring: Ring, it: SSAValue, tx_bytes: int, block: Block) -> tuple[SSAValue, SSAValue]:
+    """The producer takes stage `it` to fill with `tx_bytes`: its address and the barrier its
+    loads complete on."""
+    acquire = role.op(sm90.RingAcquireOp(role.rings[ring], it, tx_bytes), block)
     assert isinstance(acquire, sm90.RingAcquireOp)
     return acquire.stage, acquire.full
 

@@ -13,6 +13,7 @@ its subclass's (producer.py, consumer.py).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import cast
 
@@ -35,8 +36,6 @@ class TileWalk:
     """The current tile's block index along each grid axis."""
     count: SSAValue
     """How many tiles this CTA ran before the current one (a kernel-level ring's `it`)."""
-    ring_counts: dict[scf.ForOp, SSAValue]
-    """Each loop ring's iteration count at the start of the current tile."""
     rank: SSAValue | None = None
     """The CTA's rank in its cluster (clusters only)."""
 
@@ -54,6 +53,11 @@ class RoleEmitter(ABC):
         self.values: dict[SSAValue, SSAValue] = {}
         self.location: LocationAttr = lowering.kernel.location
         self.walk: TileWalk | None = None
+        self.counts: dict[Ring, SSAValue] = {}
+        """Each loop's and if's ring count `it` where the copy stands: the stages the role has
+        handled so far, which every enclosing loop and if carries, and the tile walk across tiles."""
+        self.entries: dict[scf.ForOp, SSAValue] = {}
+        """The count of each loop's own ring when the loop starts."""
         self.smem_base = self.op(sm90.SmemBaseOp()).results[0]
         self.rings = self.memory.ring_values(self.smem_base, self.block)
         self.dims = {name: self.op(sm90.DimParamOp(f"dim_{name}")).results[0] for name in lowering.symbolic_dims}
@@ -115,7 +119,8 @@ class RoleEmitter(ABC):
             last = self.sub(self.op(sm90.GridDimOp(axis)).results[0], self.const(1))
             block_ids[axis] = self.sub(last, block_ids[axis])
         count = self.const(0)
-        self.walk = TileWalk(block_ids, count, {loop: self.const(0) for loop in self.memory.pipelined_loops})
+        self.walk = TileWalk(block_ids, count)
+        self.counts = {ring: self.const(0) for ring in self.memory.counted_rings}
         self.emit_tile(per_tile, self.block)
 
     def _emit_persistent_loop(self, per_tile: list[Operation], extents: list[SSAValue]) -> None:
@@ -136,8 +141,8 @@ class RoleEmitter(ABC):
             num_tiles = extents[0]
             for extent in extents[1:]:
                 num_tiles = self.mul(num_tiles, extent)
-        loops = self.memory.pipelined_loops
-        carried = [self.const(0)] + [self.const(0) for _ in loops]
+        rings = self.memory.counted_rings
+        carried = [self.const(0)] + [self.const(0) for _ in rings]
         body = Block(arg_types=[IndexType()] * (1 + len(carried)))
         self.op(scf.ForOp(start, num_tiles, step, carried, body))
         tile_index, tile_count, *ring_bases = body.args
@@ -145,11 +150,10 @@ class RoleEmitter(ABC):
         if rank is not None:
             paired = self.mul(block_ids[0], self.const(cluster, body), body)
             block_ids[0] = self.add(paired, rank, body)
-        self.walk = TileWalk(block_ids, tile_count, dict(zip(loops, ring_bases)), rank)
+        self.walk = TileWalk(block_ids, tile_count, rank)
+        self.counts = dict(zip(rings, ring_bases))
         self.emit_tile(per_tile, body)
-        next_counts = [self.add(tile_count, self.const(1, body), body)]
-        for loop in loops:
-            next_counts.append(self.add(self.walk.ring_counts[loop], self.trip_count(loop, body), body))
+        next_counts = [self.add(tile_count, self.const(1, body), body), *(self.counts[ring] for ring in rings)]
         body.add_op(scf.YieldOp(*next_counts))
 
     def _tile_coordinates(self, t: SSAValue, extents: list[SSAValue], block: Block) -> list[SSAValue]:
@@ -176,8 +180,8 @@ class RoleEmitter(ABC):
         for op in ops:
             if isinstance(op, tile.LoadOp):
                 for ring in self.memory.kernel_rings:
-                    if op is self.slot_position(ring):
-                        self.ring_slot(ring, self.tiles.count, block)
+                    if op is self.slot_position(ring.loads):
+                        self.ring_slot(ring, ring.loads, self.tiles.count, block)
                 self.loaded(op, block)
                 continue
             self.emit_op(op, block)
@@ -191,7 +195,71 @@ class RoleEmitter(ABC):
         """The ring count `it` of the loop's iteration `iv`."""
         lb, step = self.values[loop.lb], self.values[loop.step]
         local = self.div(self.sub(iv, lb, block), step, block)
-        return self.add(self.tiles.ring_counts[loop], local, block)
+        return self.add(self.entries[loop], local, block)
+
+    # ----- ring counts through loops and ifs
+
+    def carried_rings(self, op: scf.ForOp | scf.IfOp) -> list[Ring]:
+        """The rings whose counts the copy of `op` carries (a loop's block arguments and results,
+        an if's results): those of the loops and ifs nested in it, and an if's own. A loop's own
+        count is computed, not carried: its entry plus the iterations (`iteration`)."""
+        own = self.memory.ring_of(op)
+        return ([own] if own is not None and isinstance(op, scf.IfOp) else []) + self.memory.rings_within(op)
+
+    def start_loop_counts(self, loop: scf.ForOp) -> list[SSAValue]:
+        """Record where the loop's own ring starts; the initial values of the counts it carries."""
+        own = self.memory.ring_of(loop)
+        if own is not None:
+            self.entries[loop] = self.counts[own]
+        return [self.counts[ring] for ring in self.carried_rings(loop)]
+
+    def bind_counts(self, op: scf.ForOp | scf.IfOp, values: Sequence[SSAValue]) -> None:
+        """The counts `op` carries are now `values` (a loop body's arguments, `op`'s results)."""
+        rings = self.carried_rings(op)
+        assert len(values) == len(rings)
+        self.counts.update(zip(rings, values))
+
+    def carried_counts(self, op: scf.ForOp | scf.IfOp) -> list[SSAValue]:
+        """The values of the counts `op` carries where the copy stands (for its yields)."""
+        return [self.counts[ring] for ring in self.carried_rings(op)]
+
+    def end_loop_counts(self, loop: scf.ForOp, results: Sequence[SSAValue], block: Block) -> None:
+        """After the loop: the counts it carried are its results; its own ring ran its trips."""
+        self.bind_counts(loop, results)
+        own = self.memory.ring_of(loop)
+        # only an enclosing loop or if, or the walk over a persistent CTA's tiles, reads it on
+        if own is not None and (self.lowering.plan.persistent or loop.parent_op() is not self.lowering.kernel):
+            self.counts[own] = self.add(self.entries[loop], self.trip_count(loop, block), block)
+
+    def mark_mirrored(self, op: scf.IfOp, copy: scf.IfOp) -> None:
+        """Number the role's copy of an if whose branches handle ring stages as the if is
+        numbered among the kernel's ifs, the same in both roles (sm90.MIRRORED_IF)."""
+        if self.carried_rings(op):
+            ifs = [other for other in self.lowering.kernel.walk() if isinstance(other, scf.IfOp)]
+            copy.attributes[sm90.MIRRORED_IF] = IntegerAttr(ifs.index(op), 64)
+
+    def emit_branch(self, op: scf.IfOp, region: Region, block: Block, carried: Sequence[SSAValue]) -> None:
+        """One branch of if `op` into `block`, from the counts at the if (`carried`): its ops, its
+        ring stage when it loads, and a yield of the values the role's copy carries (`yielded`)."""
+        self.bind_counts(op, carried)
+        ring = self.memory.ring_of(op)
+        loads = ring.loads_in(region.block) if ring is not None and region.blocks else []
+        for inner in region.block.ops if region.blocks else ():
+            if isinstance(inner, tile.LoadOp):
+                if ring is not None and inner is self.slot_position(loads):
+                    self.location = inner.location  # the stage's ops point at the load
+                    self.ring_slot(ring, loads, self.counts[ring], block)
+                self.loaded(inner, block)
+            elif isinstance(inner, scf.YieldOp):
+                continue
+            else:
+                self.emit_op(inner, block)
+        if ring is not None and loads:
+            self.finish_branch(ring, self.counts[ring], block)
+            self.counts[ring] = self.add(self.counts[ring], self.const(1, block), block)
+        yield_op = region.block.last_op if region.blocks else None
+        yielded = self.yielded(op, yield_op.operands if isinstance(yield_op, scf.YieldOp) else ())
+        block.add_op(scf.YieldOp(*yielded, *self.carried_counts(op)))
 
     # ----- ops both roles copy
 
@@ -246,12 +314,20 @@ class RoleEmitter(ABC):
     # ----- what each role does differently
 
     @abstractmethod
-    def slot_position(self, ring: Ring) -> tile.LoadOp:
-        """The load of `ring` where the role handles the ring's stage."""
+    def slot_position(self, loads: list[tile.LoadOp]) -> tile.LoadOp:
+        """The one of a stage's `loads` (all in one block) where the role handles the stage."""
 
     @abstractmethod
-    def ring_slot(self, ring: Ring, it: SSAValue, block: Block) -> None:
-        """The role's side of ring iteration `it`'s stage (issue it, or wait for it)."""
+    def ring_slot(self, ring: Ring, loads: list[tile.LoadOp], it: SSAValue, block: Block) -> None:
+        """The role's side of ring iteration `it`'s stage of `loads` (issue it, or wait for it)."""
+
+    @abstractmethod
+    def finish_branch(self, ring: Ring, it: SSAValue, block: Block) -> None:
+        """What the role does at the end of a branch that filled stage `it` of its if's ring."""
+
+    @abstractmethod
+    def yielded(self, op: scf.IfOp, operands: Sequence[SSAValue]) -> list[SSAValue]:
+        """The values the role's copy of if `op` yields of a branch's yield `operands`."""
 
     def loaded(self, load: tile.LoadOp, block: Block) -> None:
         """What the role does where `load` stood, once its stage is waited for (nothing, but

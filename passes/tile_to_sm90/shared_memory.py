@@ -22,8 +22,10 @@ from tkc.passes.plan import (
     MBARRIER_REGION,
     TILE_ALIGN,
     KernelPlan,
+    RingOwner,
     align,
     kernel_load_groups,
+    ring_owners,
     staging_chunk,
 )
 from tkc.passes.wgmma_layout import widest_span
@@ -67,15 +69,23 @@ class Ring:
 
     loads: list[tile.LoadOp]
     stages: int
-    loop: scf.ForOp | None
-    """The loop whose iterations advance the ring; None: once per output tile."""
+    owner: RingOwner | None
+    """The loop each of whose iterations, or the if each run of a branch that loads of which,
+    advances the ring; None: once per output tile."""
     buffers: dict[tile.LoadOp, SharedBuffer] = field(default_factory=dict)
     stage_bytes: int = 0
     base: int = 0
 
     @property
-    def tx_bytes(self) -> int:
-        return sum(cast(tile.SharedTileType, load.result.type).num_bytes for load in self.loads)
+    def loop(self) -> scf.ForOp | None:
+        return self.owner if isinstance(self.owner, scf.ForOp) else None
+
+    def loads_in(self, block: Block) -> list[tile.LoadOp]:
+        """The ring's loads in `block` (one branch of an if's; all of a loop's)."""
+        return [load for load in self.loads if load.parent_block() is block]
+
+    def tx_bytes(self, loads: list[tile.LoadOp]) -> int:
+        return sum(cast(tile.SharedTileType, load.result.type).num_bytes for load in loads)
 
 
 @dataclass
@@ -115,19 +125,21 @@ class SharedMemory:
     @property
     def kernel_rings(self) -> list[Ring]:
         """The one-stage rings of the loads that run once per output tile."""
-        return [ring for ring in self.rings if ring.loop is None]
+        return [ring for ring in self.rings if ring.owner is None]
 
     @property
-    def pipelined_loops(self) -> list[scf.ForOp]:
-        """The loops whose loads form a ring, in ring order."""
-        loops = []
-        for ring in self.rings:
-            if ring.loop is not None:
-                loops.append(ring.loop)
-        return loops
+    def counted_rings(self) -> list[Ring]:
+        """The rings of loops and ifs, whose counts the roles carry across tiles, in ring order."""
+        return [ring for ring in self.rings if ring.owner is not None]
 
-    def ring_of(self, loop: scf.ForOp) -> Ring | None:
-        return next((ring for ring in self.rings if ring.loop is loop), None)
+    def ring_of(self, owner: Operation) -> Ring | None:
+        return next((ring for ring in self.rings if ring.owner is owner), None)
+
+    def rings_within(self, op: Operation) -> list[Ring]:
+        """The rings of the loops and ifs nested in `op`'s regions, whose counts its copy in
+        each role carries (op's own ring excluded)."""
+        return [ring for ring in self.counted_rings if ring.owner is not op and ring.owner is not None
+                and op.is_ancestor(ring.owner)]
 
     def ring_loading(self, load: tile.LoadOp) -> Ring:
         return next(ring for ring in self.rings if load in ring.loads)
@@ -143,19 +155,26 @@ class SharedMemory:
         return values
 
 
-def _check_ring_order(loop: scf.ForOp, loads: list[tile.LoadOp]) -> None:
-    """A loop iteration's loads are one TMA stage, which consumers wait for at its first load and
-    the producer issues at its last: a fence between them (a load that must follow a store of the
-    same iteration) would make each wait for the other."""
-    body = loop.body.block
-    first = body.get_operation_index(loads[0])
-    for op in body.ops:
-        if isinstance(op, tile.FenceOp) and body.get_operation_index(op) > first:
+def _check_ring_order(block: Block, loads: list[tile.LoadOp]) -> None:
+    """A ring's loads in one block are one TMA stage, which consumers wait for at its first load
+    and the producer issues at its last. A fence after the first (a load that must follow a store
+    of the same iteration) would make each wait for the other; so would another ring's loads or
+    a fence nested between the first and the last (the producer fills the other ring's stages,
+    and the consumers would wait for this one, before freeing them)."""
+    first, last = block.get_operation_index(loads[0]), block.get_operation_index(loads[-1])
+    for index, op in enumerate(block.ops):
+        if isinstance(op, tile.FenceOp) and index > first:
             raise error_at(
                 op,
                 "the GPU backend loads a loop iteration's tiles as one TMA stage, so it cannot load a tile after a "
                 "store earlier in the same iteration that it may read: move the store after the loads, or load "
                 "the stored tile in a later iteration or loop",
+            )
+        if first < index < last and op.regions and any(isinstance(inner, tile.LoadOp | tile.FenceOp) for inner in op.walk()):
+            raise error_at(
+                op,
+                "the GPU backend issues the loads of one block as one TMA stage where the last of them stands, so a "
+                "loop or if that loads or fences cannot come between them: move the loads before or after it",
             )
 
 
@@ -170,8 +189,8 @@ def _offset(op: Operation, key: str) -> int:
     return attr.value.data
 
 
-def stages_of(loop: scf.ForOp, plan: KernelPlan) -> int:
-    decision = loop.attributes.get("pipeline") or loop.attributes.get("stages")
+def stages_of(owner: RingOwner, plan: KernelPlan) -> int:
+    decision = owner.attributes.get("pipeline") or owner.attributes.get("stages")
     if isinstance(decision, tile.DecisionAttr):
         return decision.int_value
     if isinstance(decision, IntegerAttr):
@@ -183,19 +202,16 @@ def read_shared_memory(kernel: tile.KernelOp, plan: KernelPlan, rows_per_consume
     """The kernel's shared memory as tile-pipeline laid it out (plan.smem_plan): offsets of the
     single tiles, rings and staging tiles, the total; the mbarriers and store-fence slots of the
     first 1 KB are numbered here."""
-    body = kernel.body.block
     rings = [Ring(group, 1, None) for group in kernel_load_groups(kernel)]
-    walked = [body]
-    for op in body.ops:
-        if isinstance(op, scf.ForOp):
-            loads = [inner for inner in op.body.block.ops if isinstance(inner, tile.LoadOp)]
-            if loads:
-                _check_ring_order(op, loads)
-                rings.append(Ring(loads, stages_of(op, plan), op))
-                walked.append(op.body.block)
+    for owner in ring_owners(kernel):
+        loads = [op for op in owner.walk() if isinstance(op, tile.LoadOp) and op.parent_op() is owner]
+        for block in {load.parent_block(): None for load in loads}:
+            assert block is not None
+            _check_ring_order(block, [load for load in loads if load.parent_block() is block])
+        rings.append(Ring(loads, stages_of(owner, plan), owner))
     for op in kernel.walk():
         if isinstance(op, tile.LoadOp) and not any(op in ring.loads for ring in rings):
-            raise error_at(op, "the GPU backend loads tiles only at kernel level or directly in a top-level loop")
+            raise error_at(op, "convert-tile-to-sm90 needs every load where tile-pipeline leaves it: run tile-pipeline first")
 
     def buffer(op: Operation, key: str, base: int = 0) -> SharedBuffer:
         t = cast(tile.SharedTileType, op.results[0].type)
@@ -205,21 +221,31 @@ def read_shared_memory(kernel: tile.KernelOp, plan: KernelPlan, rows_per_consume
     single_end = max((s.offset + s.ref_type.num_bytes for s in shared.values()), default=MBARRIER_REGION)
     barriers = 0
     for ring in rings:
-        if ring.loop is None:
+        if ring.owner is None:
             # the kernel-level rings share one stage: the single tiles, from the barrier region's end
             ring.base = MBARRIER_REGION
             for load in ring.loads:
                 ring.buffers[load] = buffer(load, "smem_offset", MBARRIER_REGION)
                 single_end = max(single_end, MBARRIER_REGION + ring.buffers[load].offset + ring.buffers[load].ref_type.num_bytes)
         else:
-            ring.base, ring.stage_bytes = _offset(ring.loop, "ring_offset"), _offset(ring.loop, "stage_bytes")
+            ring.base, ring.stage_bytes = _offset(ring.owner, "ring_offset"), _offset(ring.owner, "stage_bytes")
             for load in ring.loads:
                 ring.buffers[load] = buffer(load, "stage_offset")
         barriers += sm90.RING_BARRIERS_PER_STAGE * ring.stages
     for ring in rings:
-        if ring.loop is None:
+        if ring.owner is None:
             ring.stage_bytes = align(single_end, TILE_ALIGN) - MBARRIER_REGION
-    fences = [op for block in walked for op in block.ops if isinstance(op, tile.FenceOp)]
+    # the producer passes the fences of the blocks it runs: the kernel body and every block
+    # around a load
+    walked = {kernel.body.block: None}
+    for op in kernel.walk():
+        if isinstance(op, tile.LoadOp):
+            block = op.parent_block()
+            while block is not None and block is not kernel.body.block:
+                walked[block] = None
+                parent = block.parent_op()
+                block = parent.parent_block() if parent is not None else None
+    fences = [op for op in kernel.walk() if isinstance(op, tile.FenceOp) and op.parent_block() in walked]
     fence_slots = {fence: 8 * (barriers + k) for k, fence in enumerate(fences)}
     if (barriers + len(fences)) * 8 > MBARRIER_REGION:
         raise error_at(

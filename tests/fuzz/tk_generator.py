@@ -4,15 +4,15 @@
 `random.Random`. The programs are meant to be valid: every expression is built for a type (a
 register or shared tile of a dtype and shape, a row or column vector, an index, f32 or bool
 scalar), names are declared before use and never shadowed, loads and stores fit their tensors,
-and the statements follow the shapes real kernels have (loads at kernel level and directly in
-top-level loops, vars carried through loops and ifs, an epilogue of stores). Within that the
+and the statements follow the shapes real kernels have (loads at kernel level, in loops at any
+depth and under ifs, vars carried through loops and ifs, an epilogue of stores). Within that the
 choices are random and reach every construct of docs/language.md: kernels with parameters
 (integers, bools, floats, defaults computed from earlier ones), `gl` arguments of rank 1-4 with
 symbolic and fixed dimensions, grids of 1-3 axes, loads to st/rt/sv/rv of tile sizes from 16 to
 256 (48, 96 and 192 included), nested loops, ifs and selects, vars of every kind, every builtin
 (the four mmas, the element-wise functions, reductions, broadcasts, masks, conversions, fills)
 and every annotation. A fraction deliberately steps outside what the GPU backend supports
-(loads under an if, element-wise math on bf16, odd tile sizes, over-large tiles), so that the
+(element-wise math on bf16, odd tile sizes, over-large tiles), so that the
 compiler's rejections are exercised too.
 
 `python tests/fuzz/tk_generator.py SEED` prints the program of a seed.
@@ -757,7 +757,7 @@ class KernelWriter:
     def for_stmt(self, top_level: bool) -> None:
         name = self.loop_header(top_level)
         saved = self.loads_ok
-        self.loads_ok = top_level or (saved and self.chance(0.05))
+        self.loads_ok = top_level or (saved and self.chance(0.3))
 
         def body() -> None:
             self.loop_names.append(name)
@@ -777,7 +777,7 @@ class KernelWriter:
             self.var_stmt()
         self.updates(self.rng.randint(1, 3))
         if self.chance(0.25):
-            self.if_stmt(allow_loads=self.chance(0.05))
+            self.if_stmt(allow_loads=self.chance(0.3))
         if self.chance(0.15) and self.indent < 5:
             self.for_stmt(top_level=False)
         if self.chance(0.2):
@@ -842,7 +842,7 @@ class KernelWriter:
         for _ in range(self.rng.choices((0, 1, 2), weights=(2, 6, 2))[0]):
             self.for_stmt(top_level=True)
         if self.chance(0.2):
-            self.if_stmt(allow_loads=self.chance(0.05))
+            self.if_stmt(allow_loads=self.chance(0.3))
         if self.chance(0.3):
             self.let_stmt()
         stored = self.mutable_names()

@@ -3,8 +3,8 @@ warpgroup, exp instead of exp2, bf16 and f16 element-wise math, a column sum sto
 result feeds a second product, element-wise math, block-index branches, row min/max, a bias
 epilogue, a positional mask, row sums, positions and element-wise conditions (a band, a document
 mask), kernels that store a tensor and load it again in the same
-block: the same tile, overlapping tiles, in a loop, across two loops; stores over stores) run on
-the GPU and match the interpreter."""
+block: the same tile, overlapping tiles, in a loop, across two loops; stores over stores; loads in
+nested loops and under ifs) run on the GPU and match the interpreter."""
 
 from pathlib import Path
 
@@ -39,6 +39,10 @@ SIZES = {
     # positions, conditions and where, at ragged shapes
     "positions.tk": {"M": 200, "N": 72},
     "document.tk": {"B": 2, "N": 200},
+    # loads in nested loops and under ifs (a ring per loop or if, counted across the nest)
+    "row_panel.tk": {"M": 256, "N": 512, "K": 256},
+    "two_level.tk": {"M": 256, "N": 256, "K": 256, "KO": 4},
+    "if_load.tk": {"M": 512, "N": 256, "K": 512},
 }
 
 

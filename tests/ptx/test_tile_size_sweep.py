@@ -3,7 +3,7 @@ registers for an instruction) and without spills, or tkc refuses the variant at 
 a located diagnostic. The sweep crosses the register model's boundaries: one wgmma's accumulators
 against the entry register count (one or two CTAs per SM, 1-4 consumer warpgroups), A from
 registers (attention's P.V), fp8 operands, column vectors (replicated in every consumer thread),
-element-wise chains (streamed by the estimate, positions and selects included), and tiles over the register and row-split limits."""
+element-wise chains (streamed by the estimate, positions and selects included), a fused MLP's two accumulators across a nested loop, and tiles over the register and row-split limits."""
 
 from __future__ import annotations
 
@@ -51,6 +51,9 @@ VARIANTS = [
     # positions, conditions and selects in attention's element-wise chain
     *[(ROOT / "examples" / f"attention_{variant}.tk", {"D": d, "BKV": bkv})
       for variant in ("alibi", "window", "softcap") for d in (64, 128) for bkv in (64, 128)],
+    # two accumulators live across a nested loop, the hidden tile an A operand from registers
+    *[(ROOT / "examples" / "mlp.tk", {"BM": bm, "BH": bh, "BN": bn})
+      for bm in (64, 128) for bh in (64, 128, 256) for bn in (128, 256)],
 ]
 
 

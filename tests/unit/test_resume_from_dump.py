@@ -143,29 +143,33 @@ def test_a_module_mixing_stages_is_a_user_error(gemm_dumps: dict[str, Path]) -> 
         driver.compile_module(module, "ptx")
 
 
-LOAD_UNDER_IF = """\
-kernel k<BM = 64, BN = 64>(X: gl<f32>[M, N], Y: gl<f32>[M, N]) {
-    grid (M / BM, N / BN) as (i, j)
-    var t = zero<f32>[BM, BN]
-    if i == 0 {
-        t = load X[i, j] : rt<f32>[BM, BN]
+RING_AROUND_A_LOOP = """\
+kernel k<BM = 64, BN = 64>(X: gl<f32>[M, N], Z: gl<f32>[M, N], Y: gl<f32>[M, N]) {
+    grid (M / BM) as (i)
+    for j in 0 .. N / BN {
+        let a = load X[i, j] : rt<f32>[BM, BN]
+        var t = zero<f32>[BM, BN]
+        for k in 0 .. N / BN {
+            t = t + load X[i, k] : rt<f32>[BM, BN]
+        }
+        store Y[i, j] = a + t + load Z[i, j] : rt<f32>[BM, BN]
     }
-    store Y[i, j] = t
 }
 """
 
 
 def test_a_late_diagnostic_on_a_resumed_dump_points_at_the_source(tmp_path: Path) -> None:
-    """The lowering rejects a load under an if; from the tile dump, it still names the .tk line."""
+    """The lowering rejects a loop that loads between the loads of one stage; from the tile dump,
+    it still names the .tk line."""
     source = tmp_path / "k.tk"
-    source.write_text(LOAD_UNDER_IF)
+    source.write_text(RING_AROUND_A_LOOP)
     dump = tmp_path / "k.mlir"
     dump.write_text(driver.compile_file(source, emit="tile"))  # type: ignore[arg-type]
     with pytest.raises(TkError) as direct:
         driver.compile_file(source, emit="ptx")
     with pytest.raises(TkError) as resumed:
         driver.compile_file(dump, emit="ptx")
-    assert (resumed.value.filename, resumed.value.line, resumed.value.col) == (str(source), 5, 13)
+    assert (resumed.value.filename, resumed.value.line, resumed.value.col) == (str(source), 6, 9)
     assert resumed.value.render() == direct.value.render()
 
 

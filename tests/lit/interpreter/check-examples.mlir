@@ -2,6 +2,7 @@
 // is a user error. (This file holds only RUN lines: the programs are the examples.)
 // RUN: tkc run %examples/gemm.tk --interpret --check --size M=256,N=512,K=192 | filecheck %s --check-prefix=GEMM
 // RUN: tkc run %examples/attention.tk -D CAUSAL=true -D D=64 --interpret --check --size N=384 | filecheck %s --check-prefix=CAUSAL
+// RUN: tkc run %examples/mlp.tk --interpret --check --size M=128,D=128,H=512,N=128 | filecheck %s --check-prefix=MLP
 // RUN: cp %examples/gemm.tk %t.tk
 // RUN: sh -c 'tkc run %t.tk --interpret --check 2>&1; echo "exit $?"' | filecheck %s --check-prefix=NOREF
 
@@ -14,6 +15,10 @@
 // CAUSAL: O: max abs error {{.*}} PASS
 // CAUSAL: LSE: max abs error {{.*}} PASS
 // CAUSAL-NEXT: PASS
+
+// MLP: mlp: M=128 D=128 H=512 N=128  seed 0
+// MLP: Y: max abs error {{.*}} PASS
+// MLP-NEXT: PASS
 
 // NOREF: tkc: error: --check needs a reference: {{.*}}_ref.py does not exist (it defines reference(inputs, params))
 // NOREF-NEXT: exit 1

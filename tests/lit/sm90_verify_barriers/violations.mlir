@@ -69,3 +69,19 @@
 // RUN: sh -c 'sed "s/34816/16/g" %S/Inputs/ring.mlir | tkc-opt -p sm90-verify-barriers 2>&1; echo "exit $?"' | filecheck %s --check-prefix=OUTSIDE
 // OUTSIDE: error: {{.*}}: the barrier group at smem+16 of 2 lies outside the kernel's 16 bytes of shared memory
 // OUTSIDE-NEXT: exit 1
+
+// Rule 8 on a ring of an if (Inputs/nested.mlir), lowered, then broken.
+// The producer's copy of the if loses its number: its fills no longer pair with the waits.
+// RUN: sh -c 'tkc-opt %S/Inputs/nested.mlir -p tile-pipeline,tile-warp-specialize,convert-tile-to-sm90,sm90-build-rings 2>/dev/null | sed "0,/{mirrored_if = 0 : i64}/s///" | tkc-opt -p sm90-verify-barriers 2>&1; echo "exit $?"' | filecheck %s --check-prefix=UNPAIRED
+// UNPAIRED: error: {{.*}}: the producer handles stages of the ring at smem+16 in no if, where the consumers handle none of them: the roles would count its stages differently
+// UNPAIRED-NEXT: exit 1
+
+// The producer's copy branches on another condition than the consumers'.
+// RUN: sh -c 'tkc-opt %S/Inputs/nested.mlir -p tile-pipeline,tile-warp-specialize,convert-tile-to-sm90,sm90-build-rings 2>/dev/null | sed "0,/%%even = arith.cmpi eq/s//%%even = arith.cmpi ne/" | tkc-opt -p sm90-verify-barriers 2>&1; echo "exit $?"' | filecheck %s --check-prefix=UNALIKE
+// UNALIKE: error: {{.*}}: the producer's and the consumers' copies of if #0 branch on conditions not computed alike, so they may take different branches and count ring stages differently
+// UNALIKE-NEXT: exit 1
+
+// The producer's copy carries the number of another if than the consumers' copy.
+// RUN: sh -c 'tkc-opt %S/Inputs/nested.mlir -p tile-pipeline,tile-warp-specialize,convert-tile-to-sm90,sm90-build-rings 2>/dev/null | sed "0,/{mirrored_if = 0 : i64}/s//{mirrored_if = 1 : i64}/" | tkc-opt -p sm90-verify-barriers 2>&1; echo "exit $?"' | filecheck %s --check-prefix=OTHERIF
+// OTHERIF: error: {{.*}}: the producer handles stages of the ring at smem+16 in branch 0 of if #1, where the consumers handle none of them: the roles would count its stages differently
+// OTHERIF-NEXT: exit 1
