@@ -80,6 +80,8 @@ def _plan_lines(kernel: KernelOp) -> list[str]:
         ("warpgroups", f"0 producer, {consumers} consumer", why("consumers")),
         ("registers", f"{plan.producer_registers} / {plan.consumer_registers}", why("consumer_registers")),
     ]
+    if plan.replicated_rows:
+        rows.insert(2, ("replicated", f"rows <= {plan.replicated_rows}", why("replicated_rows")))
     for loop in kernel.walk():
         if isinstance(loop, scf.ForOp) and _decision(loop, "pipeline") is not None:
             rows.append(("smem/stage", f"{_int(loop, 'stage_bytes')} B", _why(loop, "pipeline")))
