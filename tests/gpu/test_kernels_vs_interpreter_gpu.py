@@ -2,8 +2,8 @@
 warpgroup, exp instead of exp2, bf16 and f16 element-wise math, a column sum stored to global memory, a GEMM whose activated
 result feeds a second product, element-wise math, block-index branches, row min/max, a bias
 epilogue, a positional mask, row sums, kernels that store a tensor and load it again in the same
-block: the same tile, overlapping tiles, in a loop, across two loops; stores over stores) run on
-the GPU and match the interpreter."""
+block: the same tile, overlapping tiles, in a loop, across two loops; stores over stores; register
+tiles of different heights through an mma chain) run on the GPU and match the interpreter."""
 
 from pathlib import Path
 
@@ -35,6 +35,9 @@ SIZES = {
     "waw.tk": {"M": 256, "N": 256},
     "carried_scalars.tk": {"M": 256, "N": 768},
     "half_math.tk": {"M": 200},
+    # register tiles of 64 and 128 rows in one kernel (64-row ones replicated in both consumers)
+    "heights_mixed.tk": {"N": 256, "NQ": 128},
+    "heights_dkdv.tk": {"N": 512},
 }
 
 
