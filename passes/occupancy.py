@@ -308,13 +308,17 @@ class Planner:
         for n in options:
             if self.demand(n) <= register_split(n, 1)[1] and self.widest_mma_fits(n):
                 return n
-        n = options[0]  # the most consumers: the smallest share of the tiles each thread holds
+        # the smallest share of the tiles a thread holds: the most consumers, unless they replicate tiles
+        n = min(options, key=lambda n: (self.demand(n) - register_split(n, 1)[1], -n))
         if self.demand(n) > register_split(n, 1)[1]:
+            replicated_height = replicated_rows(heights, n)
             raise error_at(
                 self.kernel,
                 f"the register tiles need {self.demand(n)} registers per thread even split over "
-                f"{n} consumer warpgroup(s), over the {register_split(n, 1)[1]} each can get "
-                f"from the {SM_REGISTERS}-register file: use smaller tiles",
+                f"{n} consumer warpgroup(s)"
+                + (f" (those of up to {replicated_height} rows replicated in each)" if replicated_height else "")
+                + f", over the {register_split(n, 1)[1]} each can get from the {SM_REGISTERS}-register file: "
+                f"use smaller tiles",
             )
         raise error_at(
             self.kernel,
