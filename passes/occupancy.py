@@ -110,11 +110,11 @@ def register_cost(value: SSAValue, consumers: int, columns: set[SSAValue]) -> Fr
     if not isinstance(type_, RegisterTileType | RegisterVectorType):
         return Fraction(0)
     per_register = 1 if element_bytes(type_.element_type) == 4 else 2
-    if value in columns:
-        return Fraction(type_.length, 4 * per_register)
     share = 1 if replicated(type_.rows, consumers) else consumers
     if isinstance(type_, RegisterTileType):
         return Fraction(type_.num_elements, share * WARPGROUP_THREADS * per_register)
+    if value in columns:
+        return Fraction(type_.length, 4 * per_register)
     return Fraction(2 * -(-type_.length // (share * WGMMA_ROWS)))
 
 

@@ -22,7 +22,7 @@ gives what the interpreter gives). Vectors of those dtypes are refused: convert 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import Float32Type, IntegerAttr
@@ -86,7 +86,7 @@ def _reduce(c: ConsumerEmitter, op: tile.ReduceOp, block: Block) -> Operation:
     consumers = c.lowering.consumers
     scratch = c.add(c.smem_base, c.const(c.memory.col_scratch, block), block)
     barrier_id = c.const(consumers + 1, block)
-    replicated = c.lowering.replicated(op.source.type.rows)
+    replicated = c.lowering.replicated(cast(tile.RegisterTileType, op.source.type).rows)
     return sm90.ColReduceOp(op.fn, c.values[op.source], scratch, c.consumer_index, consumers, barrier_id, replicated)
 
 
