@@ -1446,6 +1446,39 @@ class StoreVectorGlobalOp(IRDLOperation):
         super().__init__(operands=[source, base, offset, limit])
 
 
+@irdl_op_definition
+class ZeroRowsOp(IRDLOperation):
+    """Rows `first` .. of the tile at `tile` become zeros, written by `threads` threads together
+    (the consumer warpgroups, thread t = tid - 128 writing every 16-byte chunk c = t mod threads).
+    A swizzle permutes 16-byte chunks within a row of a panel, so whole rows stay whole rows."""
+
+    name = "sm90.zero_rows"
+    tile = operand_def(SharedRefType)
+    first = operand_def(IndexType)
+    threads = prop_def(IntegerAttr)
+    assembly_format = "$tile `[` $first `:` `]` `by` $threads attr-dict `:` type($tile)"
+
+    def __init__(self, tile: SSAValue, first: SSAValue, threads: int):
+        super().__init__(operands=[tile, first], properties={"threads": IntegerAttr(threads, 32)})
+
+
+@irdl_op_definition
+class LoadGlobalIndexOp(IRDLOperation):
+    """One u32 of global memory at `base` + 4 * `offset`, as an index (ld.global.nc: the kernel
+    never writes the tensors it reads scalars from, tile.load_scalar's contract). The value is an
+    offset or a length the kernel's index math uses (`load cu_seqlens[b] : i32`)."""
+
+    name = "sm90.load_global_index"
+    base = operand_def(IntegerType(64))
+    offset = operand_def(IndexType)
+    result = result_def(IndexType)
+    traits = traits_def(Pure())
+    assembly_format = "$base `[` $offset `]` attr-dict"
+
+    def __init__(self, base: SSAValue, offset: SSAValue):
+        super().__init__(operands=[base, offset], result_types=[IndexType()])
+
+
 Sm90 = Dialect(
     "sm90",
     [
@@ -1453,6 +1486,8 @@ Sm90 = Dialect(
         TensorMapParamOp,
         DimParamOp,
         PointerParamOp,
+        LoadGlobalIndexOp,
+        ZeroRowsOp,
         BlockIdOp,
         GridDimOp,
         ClusterRankOp,

@@ -50,6 +50,7 @@ from xdsl.ir import (
     TypeAttribute,
 )
 from xdsl.irdl import (
+    AttrSizedOperandSegments,
     VarConstraint,
     base,
     IRDLOperation,
@@ -931,13 +932,71 @@ class BlockIdOp(IRDLOperation):
 # --------------------------------------------------------------------------- memory
 
 
-def _check_coords(tensor_type: GlobalType, coords: Sequence[SSAValue], tile_rank: int, what: str) -> None:
-    if len(coords) != tensor_type.rank:
+ELEMENT_COORDS = "element_coords"
+"""The attribute of a tile.load or tile.store that lists the tensor axes whose coordinate counts
+elements (`elem(x)` in .tk) rather than tiles: the tile starts at element x along them."""
+
+
+ZERO_PAST_END = "zero_past_end"
+"""tile-mask-tails' decision on a tile.load with an element range's end along its rows
+(elem(x, end)): an mma sums over those rows, and past the end they hold the tensor's next rows,
+so the consumers zero them in shared memory (the reason says which mma)."""
+
+ELEMENT_ENDS = "element_ends"
+"""The attribute of a tile.load or tile.store that lists, for each of its `ends` operands, the
+axis it bounds (`elem(x, end)` in .tk): the access sees that dim end at `end`."""
+
+
+def element_ends(op: LoadOp | StoreOp) -> dict[int, SSAValue]:
+    """The run-time end of each axis `op` bounds (ELEMENT_ENDS, one per `ends` operand)."""
+    attr = op.attributes.get(ELEMENT_ENDS)
+    if not isinstance(attr, ArrayAttr):
+        return {}
+    return {cast(IntegerAttr, a).value.data: end for a, end in zip(attr.data, op.ends)}
+
+
+def element_axes(op: Operation) -> frozenset[int]:
+    """The tensor axes along which `op`'s coordinate counts elements (ELEMENT_COORDS)."""
+    attr = op.attributes.get(ELEMENT_COORDS)
+    return frozenset(cast(ArrayAttr[IntegerAttr], attr).data[i].value.data for i in range(len(attr))) \
+        if isinstance(attr, ArrayAttr) else frozenset()
+
+
+def coord_scales(op: LoadOp | StoreOp) -> tuple[int, ...]:
+    """Per tensor axis, the elements one unit of `op`'s coordinate moves the tile by: the tile's
+    extent along a tile axis (tile coordinates), 1 along a leading axis and an `elem` axis."""
+    tensor_type = cast(GlobalType, op.tensor.type)
+    value = op.result if isinstance(op, LoadOp) else op.value
+    shape = cast(ShapedTileType, value.type).get_shape()
+    extents = (1,) * (tensor_type.rank - len(shape)) + tuple(shape)
+    elements = element_axes(op)
+    return tuple(1 if axis in elements else extent for axis, extent in enumerate(extents))
+
+
+def _check_coords(op: LoadOp | StoreOp, tile_rank: int, what: str) -> None:
+    tensor_type = cast(GlobalType, op.tensor.type)
+    if len(op.coords) != tensor_type.rank:
         raise VerifyException(
-            f"{what} of a rank-{tensor_type.rank} tensor needs {tensor_type.rank} tile coordinates, got {len(coords)}"
+            f"{what} of a rank-{tensor_type.rank} tensor needs {tensor_type.rank} tile coordinates, got {len(op.coords)}"
         )
     if tile_rank > tensor_type.rank:
         raise VerifyException(f"a rank-{tile_rank} tile does not fit a rank-{tensor_type.rank} tensor")
+    attr = op.attributes.get(ELEMENT_COORDS)
+    if attr is not None and not (isinstance(attr, ArrayAttr) and all(isinstance(a, IntegerAttr) for a in attr)):
+        raise VerifyException(f"{what}'s {ELEMENT_COORDS} must be an array of axes")
+    first = tensor_type.rank - tile_rank
+    ends = op.attributes.get(ELEMENT_ENDS)
+    if len(op.ends) != (len(ends) if isinstance(ends, ArrayAttr) else 0):
+        raise VerifyException(f"{what} needs one axis in {ELEMENT_ENDS} per `ends` operand")
+    for axis in element_ends(op):
+        if axis not in element_axes(op):
+            raise VerifyException(f"{what}: axis {axis} has an end but no element coordinate (elem(x, end))")
+    for axis in sorted(element_axes(op)):
+        if not first <= axis < tensor_type.rank:
+            raise VerifyException(
+                f"{what}: axis {axis} cannot count elements: only the tile's axes ({first} to {tensor_type.rank - 1}) "
+                "have tile coordinates (a leading coordinate already counts elements)"
+            )
 
 
 class ReadsTensor(MemoryEffect):
@@ -960,8 +1019,9 @@ class WritesTensor(MemoryEffect):
 class LoadOp(IRDLOperation):
     """Global → shared: the tile at tile coordinates `coords` (a TMA box).
 
-    Coordinates count in units of the tile's extent along each dimension; the leading
-    dimensions of the tensor beyond the tile's rank have extent 1. A load reads memory that
+    Coordinates count in units of the tile's extent along each dimension (in elements along the
+    axes `element_coords` lists); the leading dimensions of the tensor beyond the tile's rank
+    have extent 1 (`coord_scales`). A load reads memory that
     stores write, so it is not pure: CSE merges two loads only with no write between them,
     and nothing moves a load across a store that may overlap it (tkc.passes.alias decides).
     """
@@ -969,17 +1029,22 @@ class LoadOp(IRDLOperation):
     name = "tile.load"
     tensor = operand_def(GlobalType)
     coords = var_operand_def(IndexType)
+    ends = var_operand_def(IndexType)
     result = result_def(SharedValue)
     traits = traits_def(ReadsTensor())
-    assembly_format = "$tensor `[` $coords `]` attr-dict `:` type($tensor) `->` type($result)"
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    assembly_format = (
+        "$tensor `[` $coords `]` (`ends` `[` $ends^ `]`)? attr-dict `:` type($tensor) `->` type($result)"
+    )
 
-    def __init__(self, tensor: SSAValue, coords: Sequence[SSAValue], result_type: Attribute):
-        super().__init__(operands=[tensor, coords], result_types=[result_type])
+    def __init__(self, tensor: SSAValue, coords: Sequence[SSAValue], result_type: Attribute,
+                 ends: Sequence[SSAValue] = ()):
+        super().__init__(operands=[tensor, coords, ends], result_types=[result_type])
 
     def verify_(self) -> None:
         assert isinstance(self.tensor.type, GlobalType)
         assert isinstance(self.result.type, SharedTileType | SharedVectorType)
-        _check_coords(self.tensor.type, self.coords, len(self.result.type.get_shape()), "tile.load")
+        _check_coords(self, len(self.result.type.get_shape()), "tile.load")
         _check_shared_layout(self)
         if self.tensor.type.element_type != self.result.type.element_type:
             raise VerifyException(
@@ -995,17 +1060,21 @@ class StoreOp(IRDLOperation):
     name = "tile.store"
     tensor = operand_def(GlobalType)
     coords = var_operand_def(IndexType)
+    ends = var_operand_def(IndexType)
     value = operand_def(AnyTile)
     traits = traits_def(WritesTensor())
-    assembly_format = "$value `,` $tensor `[` $coords `]` attr-dict `:` type($value) `,` type($tensor)"
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    assembly_format = (
+        "$value `,` $tensor `[` $coords `]` (`ends` `[` $ends^ `]`)? attr-dict `:` type($value) `,` type($tensor)"
+    )
 
-    def __init__(self, value: SSAValue, tensor: SSAValue, coords: Sequence[SSAValue]):
-        super().__init__(operands=[tensor, coords, value])
+    def __init__(self, value: SSAValue, tensor: SSAValue, coords: Sequence[SSAValue], ends: Sequence[SSAValue] = ()):
+        super().__init__(operands=[tensor, coords, ends, value])
 
     def verify_(self) -> None:
         assert isinstance(self.tensor.type, GlobalType)
         assert isinstance(self.value.type, ShapedTileType)
-        _check_coords(self.tensor.type, self.coords, len(self.value.type.get_shape()), "tile.store")
+        _check_coords(self, len(self.value.type.get_shape()), "tile.store")
         _check_integers(self.attributes, STORE_DECISIONS)
         if self.tensor.type.element_type != self.value.type.element_type:
             raise VerifyException(

@@ -9,7 +9,8 @@ per tensor axis from their tile coordinates.
 
 Each coordinate is read as an affine form over index values (`c0 + sum(k_i * v_i)`, through
 constants, `+`, `-` and `*` by a constant); any other value is an opaque atom. An access covers
-elements [coord * extent, coord * extent + extent) along each axis. Two accesses are disjoint
+elements [coord * scale, coord * scale + extent) along each axis, the scale being the extent
+for a tile coordinate and 1 for an element one (`elem(x)`, tile.coord_scales). Two accesses are disjoint
 when along some axis the difference of their starts is a known constant at least the extent of
 the one below, on every execution in which the later access follows the earlier one:
 
@@ -33,7 +34,7 @@ from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import Block, Operation, SSAValue
 
-from tkc.dialects.tile import GlobalType, LoadOp, StoreOp, ShapedTileType
+from tkc.dialects.tile import GlobalType, LoadOp, StoreOp, ShapedTileType, coord_scales
 
 Access = LoadOp | StoreOp
 
@@ -164,9 +165,10 @@ def _disjoint_axis(difference: Affine, earlier_extent: int, later_extent: int) -
 
 
 def _disjoint(earlier: Access, later: Access, first: _Side, second: _Side) -> bool:
-    start_axes = zip(earlier.coords, later.coords, extents(earlier), extents(later))
-    for c_early, c_late, e_early, e_late in start_axes:
-        difference = second.form(c_late).scale(e_late) + first.form(c_early).scale(-e_early)
+    start_axes = zip(earlier.coords, later.coords, coord_scales(earlier), coord_scales(later),
+                     extents(earlier), extents(later))
+    for c_early, c_late, s_early, s_late, e_early, e_late in start_axes:
+        difference = second.form(c_late).scale(s_late) + first.form(c_early).scale(-s_early)
         if _disjoint_axis(difference, e_early, e_late):
             return True
     return False

@@ -53,10 +53,6 @@ from tkc.passes.tile_to_sm90.fences import init_store_fences
 def lower_kernel(kernel: tile.KernelOp) -> sm90.KernelOp:
     """The sm90.kernel of one tile.kernel: store fences initialised by one thread (and the rings'
     barriers, which sm90-build-rings adds there), then the roles."""
-    scalar_load = next((op for op in kernel.walk() if isinstance(op, tile.LoadScalarOp)), None)
-    if scalar_load is not None:
-        raise error_at(scalar_load, "the GPU backend does not lower scalar loads (load T[i] : i32) yet; "
-                                    "tkc run --interpret runs this kernel")
     lowering = KernelLowering.of(kernel)
     cluster = lowering.cluster
     lowered = sm90.KernelOp(

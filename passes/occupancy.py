@@ -15,7 +15,7 @@ from fractions import Fraction
 
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import ArrayAttr, IntegerAttr
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, OpResult, Operation, SSAValue
 
 from tkc.diagnostics import error_at
 from tkc.dialects.tile import (
@@ -26,6 +26,7 @@ from tkc.dialects.tile import (
     GridOp,
     KernelOp,
     LoadOp,
+    LoadScalarOp,
     MmaOp,
     ReduceOp,
     RegisterTileType,
@@ -241,6 +242,21 @@ def int_pin(attr: Attribute | None) -> int | None:
 
 PlanOptions = Mapping[str, int | bool | tuple[int, ...]]
 """tile-occupancy-plan's pass options that were given, by name (its dataclass fields)."""
+
+
+def _read_at_run_time(value: SSAValue) -> bool:
+    """Whether `value` is computed from a scalar load (tile.load_scalar)."""
+    seen: set[SSAValue] = set()
+    work = [value]
+    while work:
+        v = work.pop()
+        if v in seen or not isinstance(v, OpResult):
+            continue
+        seen.add(v)
+        if isinstance(v.op, LoadScalarOp):
+            return True
+        work.extend(v.op.operands)
+    return False
 
 
 @dataclass
@@ -498,6 +514,11 @@ class Planner:
             walk = f"one CTA per SM walks the ({names}) tiles" if pin else "one CTA per tile"
             return bool(pin), f"pinned by {self.pin('persistent')}: {walk}"
         k_loop = any(isinstance(op, MmaOp) for loop in loops for op in loop.walk())
+        if any(_read_at_run_time(bound) for loop in loops for bound in (loop.lb, loop.ub)):
+            return False, (
+                "a loop's trip count is read from memory (load T[i] : i32), so tiles take different times: one CTA "
+                "per tile, the hardware scheduler balances them (a persistent CTA's tiles are fixed in advance)"
+            )
         if len(grid.extents) == 2 and k_loop:
             return True, (
                 f"2-D grid ({names}) with a K loop (GEMM-like): one CTA per SM walks the output tiles, so one "

@@ -63,6 +63,7 @@ from xdsl.dialects.builtin import DictionaryAttr, FloatAttr, IndexType, IntegerA
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.traits import is_side_effect_free
 
 from tkc.diagnostics import error_at, location_of
 from tkc.dialects import tile
@@ -74,11 +75,21 @@ IDENTITY = {ReduceFn.MAX: -math.inf, ReduceFn.MIN: math.inf, ReduceFn.SUM: 0.0}
 
 @dataclass(frozen=True)
 class Tail:
-    """Along one axis, the elements from `dim - coord * extent` on lie past the end of a tensor."""
+    """Along one axis, the elements from `dim - coord * scale` on lie past the end of a tensor,
+    for a tile of `extent` elements at coordinate `coord`, which counts tiles (`scale` is the
+    extent) or elements (`elem(x)`: `scale` is 1). `dim` is the tensor's dim, or the run-time
+    end of an element range (`elem(x, end)`)."""
 
-    dim: str | int
+    dim: str | int | SSAValue
     coord: SSAValue
     extent: int
+    scale: int
+
+    @property
+    def element(self) -> bool:
+        """Whether the coordinate counts elements: then no multiple of the dim makes the tile
+        end at it, and only a mask keeps the padding exact."""
+        return self.scale != self.extent
 
 
 @dataclass(frozen=True)
@@ -103,9 +114,11 @@ class AxisPadding:
 
     @property
     def dims(self) -> dict[str | int, int]:
+        """The multiple each dim must be for the tails at tile coordinates to end exactly at it."""
         multiples: dict[str | int, int] = {}
         for t in self.tails:
-            multiples[t.dim] = math.lcm(multiples.get(t.dim, 1), t.extent)
+            if not t.element:
+                multiples[t.dim] = math.lcm(multiples.get(t.dim, 1), t.extent)
         return multiples
 
 
@@ -116,21 +129,36 @@ def none(rank: int) -> Padding:
     return (AxisPadding(),) * rank
 
 
-def box_padding(tensor: SSAValue, coords: Sequence[SSAValue], value_type: Attribute,
-                whole_tiles: Mapping[str, int]) -> Padding:
-    """The padding of a tile of `value_type` at tile coordinates `coords` of `tensor`: a load's,
-    or where a store's box runs past the destination's end. `whole_tiles`: the dims the launch
-    contract makes multiples (tile.floor_divided_dims), whose tiles of a dividing extent end
-    exactly at the dim."""
-    tensor_type = cast(tile.GlobalType, tensor.type)
-    shape = cast(tile.ShapedTileType, value_type).get_shape()
+def _tensor_axis(op: tile.LoadOp | tile.StoreOp, axis: int) -> int:
+    """The tensor axis of the tile's `axis`."""
+    value = op.result if isinstance(op, tile.LoadOp) else op.value
+    return cast(tile.GlobalType, op.tensor.type).rank - len(cast(tile.ShapedTileType, value.type).get_shape()) + axis
+
+
+def box_padding(op: tile.LoadOp | tile.StoreOp, whole_tiles: Mapping[str, int],
+                canonical: Callable[[SSAValue], SSAValue] = lambda v: v) -> Padding:
+    """The padding of the tile `op` loads, or of the part of a store's box past the destination's
+    end. `whole_tiles`: the dims the launch contract makes multiples (tile.floor_divided_dims),
+    whose tiles at tile coordinates of a dividing extent end exactly at the dim (a tile at
+    element coordinates may end anywhere)."""
+    tensor_type = cast(tile.GlobalType, op.tensor.type)
+    value = op.result if isinstance(op, tile.LoadOp) else op.value
+    shape = cast(tile.ShapedTileType, value.type).get_shape()
+    scales = tile.coord_scales(op)
+    ends = tile.element_ends(op)
     first = tensor_type.rank - len(shape)
     axes = []
     for axis, extent in enumerate(shape):
         dim = tensor_type.get_dims()[first + axis]
+        end = ends.get(first + axis)
+        tail = Tail(dim if end is None else canonical(end), canonical(op.coords[first + axis]), extent,
+                    scales[first + axis])
         multiple = dim if isinstance(dim, int) else whole_tiles.get(dim, 1)
-        whole = multiple % extent == 0
-        axes.append(AxisPadding(frozenset() if whole else frozenset({Tail(dim, coords[first + axis], extent)}), True, 0.0))
+        whole = not tail.element and multiple % extent == 0
+        # TMA reads zeros past the tensor's end, but what the tensor holds past a range's end
+        # (unless the consumers zero it)
+        zeroed = end is None or (axis == 0 and tile.ZERO_PAST_END in op.attributes)
+        axes.append(AxisPadding(frozenset() if whole else frozenset({tail}), True, 0.0 if zeroed else None))
     return tuple(axes)
 
 
@@ -220,7 +248,10 @@ def _scoped(padding: Padding, op: scf.ForOp | scf.IfOp) -> Padding:
     """The padding of a value leaving `op` (a carried var, an if's result): a tail whose coordinate
     `op` defines (a loop changes it each iteration; a branch may not run) is no longer exact."""
     return tuple(
-        AxisPadding(a.tails, False) if any(_defined_in(t.coord, op) for t in a.tails) else a for a in padding
+        AxisPadding(a.tails, False)
+        if any(_defined_in(t.coord, op) or (isinstance(t.dim, SSAValue) and _defined_in(t.dim, op)) for t in a.tails)
+        else a
+        for a in padding
     )
 
 
@@ -236,13 +267,22 @@ def _own_mask(op: scf.IfOp) -> bool:
 class TailAnalysis:
     """The padding of every tile and vector of a kernel (module docstring)."""
 
-    def __init__(self, kernel: tile.KernelOp):
+    def __init__(self, kernel: tile.KernelOp, whole_dims: Mapping[str, int] | None = None):
+        """`whole_dims`: dims taken to be multiples beyond those the kernel counts with `/`."""
         self.padding: dict[SSAValue, Padding] = {}
+        self.representatives: dict[object, SSAValue] = {}
         self.whole_tiles = tile.floor_divided_dims(kernel)
+        for dim, multiple in (whole_dims or {}).items():
+            self.whole_tiles[dim] = math.lcm(self.whole_tiles.get(dim, 1), multiple)
         self.block(kernel.body.block)
 
     def of(self, value: SSAValue) -> Padding:
         return self.padding.get(value) or none(_rank(value))
+
+    def canonical(self, value: SSAValue) -> SSAValue:
+        """The first value seen that computes the same as `value` (the same pure ops on the same
+        operands): a load's and a store's `start + qi * BQ` are one coordinate before CSE too."""
+        return self.representatives.setdefault(_structure(value), value)
 
     def block(self, block: Block) -> None:
         for op in block.ops:
@@ -251,7 +291,7 @@ class TailAnalysis:
     def op(self, op: Operation) -> None:
         match op:
             case tile.LoadOp():
-                self.padding[op.result] = box_padding(op.tensor, op.coords, op.result.type, self.whole_tiles)
+                self.padding[op.result] = box_padding(op, self.whole_tiles, self.canonical)
             case tile.ToRegOp() | tile.ToSharedOp():
                 self.padding[op.result] = self.of(op.source)
             case tile.ConvertOp():
@@ -424,6 +464,8 @@ class TailMasks:
         self.analysis = TailAnalysis(kernel)
         self.needs: dict[tuple[SSAValue, float], Need] = {}
         self.whole_tiles: dict[str, tuple[int, str]] = {}
+        self.pinned: dict[str, tuple[int, str]] = {}
+        """With `@whole_tiles`: the dims required whole instead of masked."""
         self.tail_values: dict[Tail, tuple[SSAValue, SSAValue]] = {}
         self.constants: dict[int, SSAValue] = {}
 
@@ -464,7 +506,16 @@ class TailMasks:
             self.need(source.source, axis, fill, source, 0, why)
             return
         if isinstance(value.type, tile.SharedTileType):
-            raise error_at(user, f"{why}: a shared tile whose padding is not 0 cannot be masked (a compiler bug)")
+            if isinstance(source, tile.LoadOp) and fill == 0.0 and axis == 0 and (
+                tile.element_ends(source).keys() == {_tensor_axis(source, axis)}
+            ):
+                # the rows past the range's end hold the tensor's next rows: the consumers zero
+                # them in the stage (only a tile that reaches past the end)
+                source.attributes[tile.ZERO_PAST_END] = tile.DecisionAttr(1, why)
+                return
+            raise error_at(user, f"{why}: the GPU backend zeroes the rows of a shared tile past the end of an element "
+                                 "range (elem(x, end)) for an mma, but not this padding: move the tile to registers "
+                                 "first (an element-wise op does)")
         if isinstance(source, scf.IfOp) and _own_mask(source):
             raise error_at(user, f"{why}: the mask of {value.name_hint or 'a value'} did not give it the padding it needs "
                                  "(a compiler bug)")
@@ -477,7 +528,7 @@ class TailMasks:
         """A store writes no padding: the value's must end where the destination does (TMA clips
         there); where that is not provable, the dims must be whole tiles."""
         name = self.kernel.arg_names[self.kernel.body.block.args.index(op.tensor)]
-        destination = box_padding(op.tensor, op.coords, op.value.type, self.analysis.whole_tiles)
+        destination = box_padding(op, self.analysis.whole_tiles, self.analysis.canonical)
         for axis, (padding, own) in enumerate(zip(self.analysis.of(op.value), destination)):
             if padding.exact and padding.tails <= own.tails:
                 continue
@@ -488,6 +539,14 @@ class TailMasks:
             )
 
     def require_whole_tiles(self, padding: AxisPadding, why: str) -> None:
+        element = next((t for t in padding.tails if t.element), None)
+        if element is not None:
+            raise error_at(
+                _defining_op(element.coord),
+                f"{why}: the tile at an element coordinate (elem) of dim {_dim_name(element.dim)} may end anywhere "
+                "in it, "
+                "so no whole number of tiles keeps this exact",
+            )
         for dim, multiple in padding.dims.items():
             if isinstance(dim, int):
                 raise error_at(self.kernel, f"{why}: dim {dim} is not a whole number of {multiple}-element tiles")
@@ -495,12 +554,29 @@ class TailMasks:
             self.whole_tiles[dim] = (math.lcm(known, multiple), reason)
 
     def require_instead(self) -> int:
-        """`@whole_tiles`: no masks; each dim a mask would guard must be whole tiles instead."""
+        """`@whole_tiles`: each dim a mask would guard must be whole tiles instead; only tails of
+        tiles at element coordinates, which no multiple ends, are still masked."""
         for need in self.needs.values():
             for axis in need.axes:
                 why = "; ".join(dict.fromkeys(need.why))
-                self.require_whole_tiles(self.analysis.of(need.value)[axis], f"compiled for whole tiles (@whole_tiles): {why}")
-        return 0
+                padding = self.analysis.of(need.value)[axis]
+                tile_tails = frozenset(t for t in padding.tails if not t.element)
+                self.require_whole_tiles(replace(padding, tails=tile_tails), f"compiled for whole tiles (@whole_tiles): {why}")
+        self.pinned = dict(self.whole_tiles)
+        self.analysis, self.needs, self.whole_tiles = self.analyse(), {}, {}
+        self.collect()
+        return self.insert()
+
+    def analyse(self) -> TailAnalysis:
+        return TailAnalysis(self.kernel, {dim: multiple for dim, (multiple, _) in self.pinned.items()})
+
+    def required_whole_tiles(self) -> dict[str, tuple[int, str]]:
+        """The dims the launch must find whole tiles of: the masks' pass's and `@whole_tiles`'."""
+        merged = dict(self.pinned)
+        for dim, (multiple, why) in self.whole_tiles.items():
+            known, reason = merged.get(dim, (1, why))
+            merged[dim] = (math.lcm(known, multiple), reason)
+        return merged
 
     def insert(self) -> int:
         """One mask at a time, that of the first value defined first, and the analysis again:
@@ -520,7 +596,7 @@ class TailMasks:
                 for user, index in need.uses:
                     user.operands = [masked if i == index else v for i, v in enumerate(user.operands)]
             inserted += 1
-            self.analysis, self.needs, self.whole_tiles = TailAnalysis(self.kernel), {}, {}
+            self.analysis, self.needs, self.whole_tiles = self.analyse(), {}, {}
             self.collect()
         return inserted
 
@@ -558,17 +634,23 @@ class TailMasks:
         return branch.results[0]
 
     def tail(self, tail: Tail) -> tuple[SSAValue, SSAValue]:
-        """(dim - coord * extent, whether the tile runs past dim), computed once per tail right
+        """(dim - coord * scale, whether the tile runs past dim), computed once per tail right
         after its coordinate is defined, where it dominates every value with that tail."""
         if tail not in self.tail_values:
             extent, dim = self.const(tail.extent), self.dim(tail.dim)
-            ops: list[Operation] = [start := arith.MuliOp(tail.coord, extent)]
-            ops.append(limit := arith.SubiOp(dim, start.result))
-            ops.append(end := arith.AddiOp(start.result, extent))
+            ops: list[Operation] = []
+            start = tail.coord
+            if tail.scale != 1:
+                ops.append(scaled := arith.MuliOp(tail.coord, self.const(tail.scale)))
+                start = scaled.result
+            ops.append(limit := arith.SubiOp(dim, start))
+            ops.append(end := arith.AddiOp(start, extent))
             ops.append(past := arith.CmpiOp(dim, end.result, "ult"))
             for op in ops:
                 op.location = _location(tail.coord)
-            Rewriter.insert_op(ops, _after(tail.coord))
+            # after the coordinate, and after a range's end where that is defined later
+            latest = tail.coord if not isinstance(tail.dim, SSAValue) else _inner(tail.coord, tail.dim)
+            Rewriter.insert_op(ops, _after(latest))
             self.tail_values[tail] = (limit.result, past.result)
         return self.tail_values[tail]
 
@@ -579,7 +661,9 @@ class TailMasks:
             self.constants[n] = constant.result
         return self.constants[n]
 
-    def dim(self, dim: str | int) -> SSAValue:
+    def dim(self, dim: str | int | SSAValue) -> SSAValue:
+        if isinstance(dim, SSAValue):
+            return dim
         if isinstance(dim, int):
             return self.const(dim)
         block = self.kernel.body.block
@@ -597,6 +681,40 @@ def _defining_op(value: SSAValue) -> Operation:
     op = owner if isinstance(owner, Operation) else owner.parent_op()
     assert op is not None
     return op
+
+
+def _inner(a: SSAValue, b: SSAValue) -> SSAValue:
+    """Of two values that both dominate one use, the one defined later: in the same block, the
+    later one; else the one whose block is nested in the other's."""
+    block_a = a.owner if isinstance(a.owner, Block) else a.owner.parent_block()
+    block_b = b.owner if isinstance(b.owner, Block) else b.owner.parent_block()
+    if block_a is block_b:
+        if isinstance(a.owner, Block) or isinstance(b.owner, Block):
+            return a if isinstance(b.owner, Block) else b
+        assert block_a is not None
+        return b if block_a.get_operation_index(b.owner) > block_a.get_operation_index(a.owner) else a
+    op: Operation | None = _defining_op(b)
+    while op is not None:
+        if op.parent_block() is block_a:
+            return b
+        op = op.parent_op()
+    return a
+
+
+def _structure(value: SSAValue) -> object:
+    """A key equal for values that pure ops compute alike from the same operands."""
+    op = value.owner
+    if not isinstance(op, Operation) or not is_side_effect_free(op) or op.regions:
+        return value
+    return (op.name, value.index, str(op.properties), str(sorted((k, str(v)) for k, v in op.attributes.items()
+                                                                 if k != "role")),
+            tuple(_structure(operand) for operand in op.operands))
+
+
+def _dim_name(dim: str | int | SSAValue) -> str:
+    if isinstance(dim, SSAValue):
+        return f"'{dim.name_hint}'" if dim.name_hint else "a run-time end"
+    return str(dim)
 
 
 def _location(value: SSAValue) -> LocationAttr:
@@ -628,7 +746,8 @@ class TileMaskTailsPass(ModulePass):
                     "reductions and mmas that would see elements past the end of a tensor, masked under an scf.if "
                     "that only a partial tile takes",
                 )
-            if masks.whole_tiles:
+            whole_tiles = masks.required_whole_tiles()
+            if whole_tiles:
                 kernel.attributes["whole_tiles"] = DictionaryAttr(
-                    {dim: tile.DecisionAttr(multiple, why) for dim, (multiple, why) in sorted(masks.whole_tiles.items())}
+                    {dim: tile.DecisionAttr(multiple, why) for dim, (multiple, why) in sorted(whole_tiles.items())}
                 )

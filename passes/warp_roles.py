@@ -22,8 +22,10 @@ from tkc.dialects.tile import (
     GridOp,
     KernelOp,
     LoadOp,
+    ZERO_PAST_END,
     Role,
     RoleAttr,
+    element_ends,
 )
 
 ROLE = "role"
@@ -78,7 +80,12 @@ class _Slice:
         elif isinstance(op, scf.YieldOp):
             pass  # a yield passes on what its loop or if carries (carry)
         elif isinstance(op, LoadOp) and not self.producer:
-            pass  # a consumer waits for the load's ring stage; the coordinates are the producer's
+            # a consumer waits for the load's ring stage; the coordinates are the producer's,
+            # but for the rows past an element range's end, which the consumers zero
+            if ZERO_PAST_END in op.attributes:
+                for axis, end in element_ends(op).items():
+                    self.need(op.coords[axis])
+                    self.need(end)
         else:
             for operand in op.operands:
                 self.need(operand)

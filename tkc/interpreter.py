@@ -492,13 +492,16 @@ class _Machine:
     # ------------------------------------------------------------------ tile: memory
 
     def _box(self, op: tile.LoadOp | tile.StoreOp, tile_shape: Sequence[int]) -> tuple[list[np.ndarray], Valid]:
-        """Per-block element indices of the box at the op's tile coordinates, each broadcastable
+        """Per-block element indices of the box at the op's coordinates (tiles, or elements along
+        its `elem` axes), each broadcastable
         to (G, *tile_shape) and clipped into the tensor, and per tile axis which indices lie
         inside the tensor (none, in a block whose box lies outside along a leading dimension)."""
         tensor_shape = self.tensors[op.tensor].shape
         g, t = self.num_blocks, len(tile_shape)
         leading = len(tensor_shape) - t
         indices, inside, lead_inside = [], [], np.ones((g, 1), np.bool_)
+        scales = tile.coord_scales(op)
+        ends = tile.element_ends(op)
         for axis, size in enumerate(tensor_shape):
             coord = np.broadcast_to(self.scalar_of(op.coords[axis]), (g,)).reshape(g, 1)
             if axis < leading:
@@ -506,13 +509,41 @@ class _Machine:
                 index = coord.reshape((g,) + (1,) * t)
             else:
                 extent = tile_shape[axis - leading]
-                line = coord * extent + np.arange(extent, dtype=np.int64)
-                inside.append((line >= 0) & (line < size))
+                line = coord * scales[axis] + np.arange(extent, dtype=np.int64)
+                end = size
+                if axis in ends:  # elem(x, end): the access sees the dim end at `end`
+                    end = np.minimum(size, np.broadcast_to(self.scalar_of(ends[axis]), (g,)).reshape(g, 1))
+                inside.append((line >= 0) & (line < end))
                 span = [1] * t
                 span[axis - leading] = extent
                 index = line.reshape((g, *span))
             indices.append(np.clip(index, 0, size - 1))
         return indices, tuple(axis & lead_inside for axis in inside)
+
+    def _check_overlaps(self, op: tile.LoadOp | tile.StoreOp, active: np.ndarray | None) -> None:
+        """A tile at tile coordinates (and a leading index) must reach into its tensor: a box
+        wholly past the end is an error in the blocks that run the access. The GPU backend
+        compiles a dim it may take as whole tiles (`/` counts, `@whole_tiles`) without masks,
+        which is exact for every tile that reaches into the tensor but would read zeros from,
+        and store, a box wholly outside it. A tile at an element coordinate may lie anywhere:
+        its tails are always masked."""
+        shape = self.tensors[op.tensor].shape
+        elements = tile.element_axes(op)
+        for axis, (size, scale) in enumerate(zip(shape, tile.coord_scales(op))):
+            if axis in elements:
+                continue
+            coord = np.broadcast_to(self.scalar_of(op.coords[axis]), (self.num_blocks,))
+            outside = (coord < 0) | (coord * scale >= size)
+            if active is not None:
+                outside = outside & np.broadcast_to(active.reshape(-1), outside.shape)
+            if outside.any():
+                name = self.kernel.arg_names[self.kernel.body.block.args.index(op.tensor)]
+                tiles = -(-size // scale)
+                unit = "index" if scale == 1 else f"tile coordinate ({scale}-element tiles)"
+                raise error_at(op, f"{'load' if isinstance(op, tile.LoadOp) else 'store'} of {name}: {unit} "
+                                   f"{int(coord[outside][0])} along dim {axis} lies wholly past its end "
+                                   f"({size} elements: {tiles} tiles); guard the access with an if, or count "
+                                   f"its coordinate in elements with elem(...)")
 
     def _accesses(
         self, op: tile.LoadOp | tile.StoreOp, indices: list[np.ndarray], touched: np.ndarray, active: np.ndarray | None
@@ -530,6 +561,7 @@ class _Machine:
 
     def _load(self, op: tile.LoadOp, active: np.ndarray | None) -> list[Value]:
         """The box's elements, 0 outside the tensor; the indices outside are padding."""
+        self._check_overlaps(op, active)
         indices, inside = self._box(op, _shaped(op.result).get_shape())
         values = self.tensors[op.tensor][tuple(indices)]
         elements = _elements(inside)
@@ -544,6 +576,7 @@ class _Machine:
         """Scatter the active blocks' valid elements that lie inside the tensor; record who wrote
         what, since two blocks writing one element (here or in an earlier store) is a race on the GPU."""
         value = self.tile_of(op.value)
+        self._check_overlaps(op, active)
         indices, inside = self._box(op, _shaped(op.value).get_shape())
         elements, blocks, mask = self._accesses(op, indices, _elements(inside) & value.elements(), active)
         self.tensors[op.tensor].flat[elements] = np.broadcast_to(value.values, mask.shape)[mask]

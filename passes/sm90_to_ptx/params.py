@@ -1,5 +1,5 @@
 """convert-sm90-to-ptx patterns for what a kernel reads of its launch: parameters, block and
-cluster ids, the grid, and the base of its dynamic shared memory.
+cluster ids, the grid, the base of its dynamic shared memory, and scalars of its i32 arguments.
 
 Tensor maps are passed by value in param space and used by their generic address (mov +
 cvta.param); pointers are loaded and converted to global addresses; the shared base is rounded
@@ -35,6 +35,18 @@ class LowerPointer(RewritePattern):
         e.replace(rewriter, e.b.global_ptr(op.param.data))
 
 
+class LowerLoadGlobalIndex(RewritePattern):
+    """ld.global.nc.u32: the kernel never writes an i32 argument, so the read may go through the
+    non-coherent (read-only) cache."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: sm90.LoadGlobalIndexOp, rewriter: PatternRewriter) -> None:
+        e = Emitter(op)
+        b = e.b
+        addr = b.add("u64", e.reg(op.base), b.mul_wide("u32", e.reg(op.offset), 4))
+        e.replace(rewriter, b.ld("global", "u32", addr, mods="nc"))
+
+
 class LowerGridIds(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: sm90.BlockIdOp | sm90.GridDimOp, rewriter: PatternRewriter) -> None:
@@ -67,5 +79,5 @@ class LowerSmemView(RewritePattern):
 
 
 PATTERNS: list[RewritePattern] = [
-    LowerTensorMap(), LowerDim(), LowerPointer(), LowerGridIds(), LowerClusterRank(), LowerSmemBase(), LowerSmemView(),
+    LowerTensorMap(), LowerDim(), LowerPointer(), LowerLoadGlobalIndex(), LowerGridIds(), LowerClusterRank(), LowerSmemBase(), LowerSmemView(),
 ]

@@ -156,4 +156,30 @@ class LowerStoreVectorGlobal(RewritePattern):
         rewriter.erase(op)
 
 
-PATTERNS: list[RewritePattern] = [LowerStoreFragment(), LowerLoadFragment(), LowerStoreVectorGlobal()]
+class LowerZeroRows(RewritePattern):
+    """Thread t (tid - 128: the consumers follow the producer warpgroup) zeroes 16-byte chunks
+    t, t + threads, ... of the tile, each where its row (chunk / chunks per row, mod rows) is at
+    or past `first`: an unrolled loop of predicated st.shared.v4."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: sm90.ZeroRowsOp, rewriter: PatternRewriter) -> None:
+        e = Emitter(op)
+        b = e.b
+        ref = cast(sm90.SharedRefType, op.tile.type)
+        rows = ref.get_shape()[0]
+        row_chunks = ref.panel_cols * element_bytes(ref.element_type) // 16
+        threads = op.threads.value.data
+        chunks = ref.num_bytes // 16
+        t = b.sub("u32", b.sreg("tid.x"), 128)
+        first = e.int_src(op.first, "s32")
+        zeros = [b.mov_imm("b32", 0)] * 4
+        for k in range(-(-chunks // threads)):
+            chunk = b.add("u32", t, k * threads)
+            row = b.rem("u32", b.div("u32", chunk, row_chunks), rows)
+            inside = b.setp("lt", "u32", chunk, chunks)
+            with b.if_(b.and_("pred", inside, b.setp("ge", "s32", row, first))):
+                b.st("shared", "b32", b.mad("u32", chunk, 16, e.reg(op.tile)), zeros)
+        rewriter.erase(op)
+
+
+PATTERNS: list[RewritePattern] = [LowerStoreFragment(), LowerLoadFragment(), LowerStoreVectorGlobal(), LowerZeroRows()]

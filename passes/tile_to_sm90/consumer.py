@@ -24,7 +24,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from tkc.diagnostics import error_at
 from tkc.dialects import sm90, tile
-from tkc.passes.plan import KernelPlan, late_tail, register_heights
+from tkc.passes.plan import WARPGROUP_THREADS, KernelPlan, late_tail, register_heights
 from tkc.passes.tile_to_sm90.compute import PATTERNS
 from tkc.passes.tile_to_sm90.fences import consumer_fence
 from tkc.passes.tile_to_sm90.lowering import KernelLowering
@@ -73,6 +73,26 @@ class ConsumerEmitter(RoleEmitter):
         """Wait until the stage's loads landed; its loads are views of the stage."""
         view_stage(self, ring, ring.loads, wait_stage(self, ring, it, block), block)
 
+    def loaded(self, load: tile.LoadOp, block: Block) -> None:
+        """A tile whose rows past an element range's end an mma sums over (tile-mask-tails'
+        `zero_past_end`): where the tile reaches past the end, every consumer thread zeroes its
+        share of those rows in the stage, fences them for the tensor cores (async proxy), and
+        all consumers meet before any wgmma reads the tile."""
+        if tile.ZERO_PAST_END not in load.attributes:
+            return
+        axis = cast(tile.GlobalType, load.tensor.type).rank - 2
+        start, end = self.values[load.coords[axis]], self.values[tile.element_ends(load)[axis]]
+        rows = cast(tile.SharedTileType, load.result.type).get_shape()[0]
+        limit = self.sub(end, start, block)
+        partial = self.op(arith.CmpiOp(limit, self.const(rows, block), "slt"), block).results[0]
+        zero = Block()
+        first = self.op(arith.MaxSIOp(limit, self.const(0, zero)), zero).results[0]
+        self.op(sm90.ZeroRowsOp(self.values[load.result], first, WARPGROUP_THREADS * self.lowering.consumers), zero)
+        self.op(sm90.FenceProxyAsyncOp(), zero)
+        consumers = self.lowering.consumers
+        self.op(sm90.NamedBarrierOp(self.const(consumers + 1, zero), WARPGROUP_THREADS * consumers), zero)
+        self.emit_if_then(partial, zero, block)
+
     def finish_tile(self, block: Block) -> None:
         for ring in self.memory.kernel_rings:
             release(self, ring, self.tiles.count, block)
@@ -101,6 +121,7 @@ class ConsumerEmitter(RoleEmitter):
             if isinstance(op, tile.LoadOp):
                 if ring is not None and it is not None and op is self.slot_position(ring):
                     self.ring_slot(ring, it, body)
+                self.loaded(op, body)
                 continue
             if chain is not None and op is chain:
                 emit_mma(self, chain, body, pending=1)

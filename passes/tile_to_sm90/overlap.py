@@ -133,6 +133,7 @@ def _emit_head(c: ConsumerEmitter, head: list[Operation], ring: Ring, it: SSAVal
         if isinstance(op, tile.LoadOp):
             if op is c.slot_position(ring):
                 c.ring_slot(ring, it, block)
+            c.loaded(op, block)
             continue
         if late is not None and op is first_mma:
             issued, acc = _emit_tail(c, late, block, cast(tile.MmaOp, op))

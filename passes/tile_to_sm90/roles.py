@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from typing import cast
 
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IndexType, IntegerAttr, LocationAttr
@@ -177,6 +178,7 @@ class RoleEmitter(ABC):
                 for ring in self.memory.kernel_rings:
                     if op is self.slot_position(ring):
                         self.ring_slot(ring, self.tiles.count, block)
+                self.loaded(op, block)
                 continue
             self.emit_op(op, block)
         self.finish_tile(block)
@@ -207,6 +209,9 @@ class RoleEmitter(ABC):
         if isinstance(op, tile.BlockIdOp):
             self.values[op.result] = self.tiles.block_ids[op.axis.value.data]
             return
+        if isinstance(op, tile.LoadScalarOp):
+            self.values[op.result] = self.load_scalar(op, block)
+            return
         if isinstance(op, scf.ForOp):
             self.emit_for(op, block)
             return
@@ -225,6 +230,19 @@ class RoleEmitter(ABC):
             return
         self.emit_compute(op, block)
 
+    def load_scalar(self, op: tile.LoadScalarOp, block: Block) -> SSAValue:
+        """The element of a row-major i32 tensor at `op`'s indices, read by each thread that
+        needs it (the producer's one thread for coordinates, every consumer thread for compute)."""
+        dims = cast(tile.GlobalType, op.tensor.type).get_dims()
+        offset: SSAValue | None = None
+        for dim, index in zip(dims, op.indices):
+            size = self.dims[dim] if isinstance(dim, str) else self.const(dim, block)
+            value = self.values[index]
+            offset = value if offset is None else self.add(self.mul(offset, size, block), value, block)
+        assert offset is not None
+        base = self.op(sm90.PointerParamOp(self.lowering.params.pointer(op.tensor)), block).results[0]
+        return self.op(sm90.LoadGlobalIndexOp(base, offset), block).results[0]
+
     # ----- what each role does differently
 
     @abstractmethod
@@ -234,6 +252,10 @@ class RoleEmitter(ABC):
     @abstractmethod
     def ring_slot(self, ring: Ring, it: SSAValue, block: Block) -> None:
         """The role's side of ring iteration `it`'s stage (issue it, or wait for it)."""
+
+    def loaded(self, load: tile.LoadOp, block: Block) -> None:
+        """What the role does where `load` stood, once its stage is waited for (nothing, but
+        the consumers zero rows past an element range's end)."""
 
     @abstractmethod
     def finish_tile(self, block: Block) -> None:

@@ -11,7 +11,8 @@
 - **Vectors** are stored element-wise through a pointer: a row vector by every consumer (its
   rows), a column vector or replicated row vector, which every consumer holds whole, by the first. Each store is limited
   to the elements before the end of the tensor's last dim (dim - coord * extent, less the
-  consumer's first row for a row vector; 0 where a leading coordinate is past its dim), as TMA
+  consumer's first row for a row vector; 0 where a leading coordinate is past its dim; the
+  start is the coordinate itself along an `elem` axis), as TMA
   clips a tile's: a vector may run past the end.
 - **tile.to_shared** (a register tile as a wgmma operand, e.g. bf16(state) as B): wgmma reads B
   only from shared memory, so every consumer writes its rows into the tile's one buffer that
@@ -25,13 +26,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, cast
 
-from xdsl.dialects import arith
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import IndexType
 from xdsl.ir import Block, SSAValue
 
 from tkc.diagnostics import error_at
 from tkc.dialects import sm90, tile
 from tkc.passes.plan import WARPGROUP_THREADS
-from tkc.passes.tile_to_sm90.launch_abi import tile_extents
 from tkc.passes.tile_to_sm90.shared_memory import Staging
 from tkc.passes.tile_to_sm90.tma import box, element_coords
 
@@ -72,9 +73,13 @@ def _emit_staged_store(c: ConsumerEmitter, op: tile.StoreOp, staging: Staging, t
     barrier_id = c.add(c.consumer_index, c.const(1, block), block)
     name = c.lowering.params.tensor_map(op.tensor, box(staging.chunk, tensor_type.rank, chunk_rows),
                                         staging.chunk.swizzle.data)
-    element = element_coords(c, tensor_type, value_type, coords, block)
+    element = element_coords(c, op, coords, block)
     element[1] = c.add(element[1], c.row0(value_type), block)
     zero = c.const(0, block)
+    end = tile.element_ends(op).get(tensor_type.rank - 2)
+    row_map = None if end is None else c.lowering.params.tensor_map(
+        op.tensor, box(staging.chunk, tensor_type.rank, 1), staging.chunk.swizzle.data
+    )
     for chunk in range(value_type.cols // chunk_cols):
         addr = c.add(base, c.const((chunk % staging.buffers) * staging.chunk_bytes, block), block)
         view = c.op(sm90.SmemViewOp(addr, staging.chunk), block).results[0]
@@ -88,15 +93,43 @@ def _emit_staged_store(c: ConsumerEmitter, op: tile.StoreOp, staging: Staging, t
         inner = issue.body.block
         tmap = c.op(sm90.TensorMapParamOp(name), inner).results[0]
         column = c.add(element[0], c.const(chunk * chunk_cols, inner), inner)
-        c.op(sm90.TmaStoreOp(tmap, addr, [column, *element[1:]]), inner)
+        if end is None or row_map is None:
+            c.op(sm90.TmaStoreOp(tmap, addr, [column, *element[1:]]), inner)
+        else:
+            _store_rows_before(c, c.values[end], tmap, row_map, addr, [column, *element[1:]], staging.chunk, inner)
         c.op(sm90.TmaStoreCommitOp(), inner)
         c.op(sm90.TmaStoreWaitOp(staging.buffers - 1, read=True), inner)
+
+
+def _store_rows_before(c: ConsumerEmitter, end: SSAValue, tmap: SSAValue, row_map: str, addr: SSAValue,
+                       element: list[SSAValue], chunk: sm90.SharedRefType, block: Block) -> None:
+    """The staged chunk at `addr` to the tensor at `element` (innermost first), no row at or past
+    `end` (an element range's end, elem(x, end), where TMA does not clip): the whole box where it
+    ends before `end`, else one row-high box per row before it (tensor map `row_map`)."""
+    rows = chunk.get_shape()[0]
+    valid = c.sub(end, element[1], block)
+    whole = c.op(arith.CmpiOp(valid, c.const(rows, block), "sge"), block).results[0]
+    full_store = Block()
+    c.op(sm90.TmaStoreOp(tmap, addr, element), full_store)
+    c.emit_if_then(whole, full_store, block)
+    partial = c.op(arith.CmpiOp(valid, c.const(rows, block), "slt"), block).results[0]
+    rows_store = Block()
+    count = c.op(arith.MaxSIOp(valid, c.const(0, rows_store)), rows_store).results[0]
+    body = Block(arg_types=[IndexType()])
+    row = body.args[0]
+    one_row = c.op(sm90.TensorMapParamOp(row_map), body).results[0]
+    row_bytes = chunk.panel_cols * tile.element_bytes(chunk.element_type)
+    row_addr = c.add(addr, c.mul(row, c.const(row_bytes, body), body), body)
+    c.op(sm90.TmaStoreOp(one_row, row_addr, [element[0], c.add(element[1], row, body), *element[2:]]), body)
+    body.add_op(scf.YieldOp())
+    c.op(scf.ForOp(c.const(0, rows_store), count, c.const(1, rows_store), [], body), rows_store)
+    c.emit_if_then(partial, rows_store, block)
 
 
 def _emit_vector_store(c: ConsumerEmitter, op: tile.StoreOp, tensor_type: tile.GlobalType, coords: list[SSAValue],
                        block: Block) -> None:
     base = c.op(sm90.PointerParamOp(c.lowering.params.pointer(op.tensor)), block).results[0]
-    extents = tile_extents(tensor_type, op.value.type)
+    scales = tile.coord_scales(op)
     dims = tensor_type.get_dims()
 
     def size(axis: int) -> SSAValue:
@@ -105,8 +138,8 @@ def _emit_vector_store(c: ConsumerEmitter, op: tile.StoreOp, tensor_type: tile.G
 
     offset: SSAValue | None = None
     element: SSAValue | None = None
-    for axis, (coord, extent) in enumerate(zip(coords, extents)):
-        element = coord if extent == 1 else c.mul(coord, c.const(extent, block), block)
+    for axis, (coord, scale) in enumerate(zip(coords, scales)):
+        element = coord if scale == 1 else c.mul(coord, c.const(scale, block), block)
         offset = element if offset is None else c.add(c.mul(offset, size(axis), block), element, block)
     assert offset is not None and element is not None
     # the vector may run past the end of the tensor's last dim (a partial last tile), and stand

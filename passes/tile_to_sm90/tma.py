@@ -12,20 +12,21 @@ from __future__ import annotations
 from typing import cast
 
 from xdsl.dialects.builtin import StringAttr
-from xdsl.ir import Attribute, Block, SSAValue
+from xdsl.ir import Block, SSAValue
 
 from tkc.dialects import sm90, tile
-from tkc.passes.tile_to_sm90.launch_abi import tile_extents
 from tkc.passes.tile_to_sm90.roles import RoleEmitter
 from tkc.passes.tile_to_sm90.shared_memory import SharedBuffer
 
 
-def element_coords(role: RoleEmitter, tensor_type: tile.GlobalType, value_type: Attribute, coords: list[SSAValue],
+def element_coords(role: RoleEmitter, op: tile.LoadOp | tile.StoreOp, coords: list[SSAValue],
                    block: Block) -> list[SSAValue]:
-    """TMA coordinates, innermost first, of the tile at tile coordinates `coords`."""
-    extents = tile_extents(tensor_type, value_type)
+    """TMA coordinates, innermost first, of the tile `op` reads or writes at `coords` (its
+    coordinates as the role computed them)."""
+    tensor_type = cast(tile.GlobalType, op.tensor.type)
     elements = [
-        c if extent == 1 else role.mul(c, role.const(extent, block), block) for c, extent in zip(coords, extents)
+        c if scale == 1 else role.mul(c, role.const(scale, block), block)
+        for c, scale in zip(coords, tile.coord_scales(op))
     ]
     # a rank-1 tensor is mapped as one row of a 2-D tensor (see tkc/abi.py)
     return list(reversed(elements)) + ([role.const(0, block)] if tensor_type.rank == 1 else [])
@@ -45,7 +46,7 @@ def issue_load(role: RoleEmitter, load: tile.LoadOp, buffer: SharedBuffer, stage
     ref = buffer.ref_type
     name = role.lowering.params.tensor_map(load.tensor, box(ref, tensor_type.rank, ref.get_shape()[0]), ref.swizzle.data)
     tmap = role.op(sm90.TensorMapParamOp(name), block).results[0]
-    coords = element_coords(role, tensor_type, load.result.type, [role.values[c] for c in load.coords], block)
+    coords = element_coords(role, load, [role.values[c] for c in load.coords], block)
     if load in role.lowering.multicast:
         # this CTA's share of the panels, delivered to every CTA of the cluster
         rank = role.tiles.rank

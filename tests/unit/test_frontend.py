@@ -373,7 +373,7 @@ def test_a_verifier_error_the_builder_missed_is_located_at_the_op(monkeypatch: p
     from tkc.frontend import builder
 
     def unchecked(self, tensor, token, coord_list, tile_type):  # type: ignore[no-untyped-def]
-        return [self.index(0, coord_list)]  # one coordinate, whatever the tensor's rank
+        return [self.index(0, coord_list)], [], {}  # one coordinate, whatever the tensor's rank
 
     monkeypatch.setattr(builder._Builder, "coords", unchecked)
     err = error_of(kernel("    let x = load A[i, j] : st<f32>[BM, BN]"))

@@ -1,5 +1,5 @@
 """`gl<i32>` tensors and scalar loads (`load T[i] : i32`): what the frontend accepts and refuses,
-and what the interpreter reads (the GPU backend refuses them: tests/lit/frontend/scalar-load.tk)."""
+and what the interpreter reads (the GPU lowering: tests/lit/frontend/scalar-load.tk, tests/gpu/test_scalar_loads_gpu.py)."""
 
 from __future__ import annotations
 
@@ -33,9 +33,28 @@ def test_a_scalar_load_gives_the_tile_coordinate_a_block_reads() -> None:
         np.testing.assert_array_equal(y[64 * i : 64 * (i + 1)], 2 * x[64 * row : 64 * (row + 1)])
 
 
-def test_a_row_past_the_end_is_padding_like_any_tile() -> None:
-    _, y = run_gather(np.array([4, 0], np.int32))
-    assert not y[:64].any()
+def test_a_tile_wholly_past_the_end_is_an_error_at_the_access() -> None:
+    """The GPU takes M as whole tiles here (the store needs it), which is exact only for tiles
+    that reach into X: a table row past the end must be reported, not read as zeros."""
+    with pytest.raises(TkError, match=r"load of X: tile coordinate \(64-element tiles\) 4 along dim 0 lies wholly past "
+                                      r"its end \(256 elements: 4 tiles\)"):
+        run_gather(np.array([4, 0], np.int32))
+
+
+def test_element_coordinates_start_a_tile_anywhere_and_read_zeros_past_the_end() -> None:
+    source = """
+kernel shift(X: gl<f32>[M, 64], Table: gl<i32>[T], S: gl<f32>[R]) {
+    grid (ceildiv(R, 64)) as (i)
+    let row = load Table[i] : i32
+    store S[i] = row_sum(load X[elem(row), 0] : rt<f32>[64, 64])
+}
+"""
+    x = np.random.default_rng(1).standard_normal((100, 64)).astype(np.float32)
+    table = np.array([5, 60, 300], np.int32)  # the second tile runs past row 99, the third lies wholly past it
+    out = interpret(parse_tk(source, "shift.tk"), "shift", {"X": x, "Table": table, "S": np.zeros(192, np.float32)})["S"]
+    padded = np.concatenate([x, np.zeros((400, 64), np.float32)])
+    for i, row in enumerate(table):
+        np.testing.assert_allclose(out[64 * i: 64 * (i + 1)], padded[row: row + 64].sum(axis=1), rtol=1e-6)
 
 
 @pytest.mark.parametrize(("table", "message"), [

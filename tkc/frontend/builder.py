@@ -80,11 +80,15 @@ UNARY: dict[str, tuple[UnaryFn, Callable[[float], float], Callable[[SSAValue], O
 """name -> (tile fn, its value on a number, the math op of an f32 scalar; None: only relu has a
 scalar form then, the rest apply to tiles and vectors)."""
 REDUCTIONS = {f"{axis}_{fn}": (ReduceFn(fn), Axis(axis)) for axis in ("row", "col") for fn in ("max", "min", "sum")}
+ELEMENT_COORD = "elem"
+"""`elem(x)` as a load or store coordinate: the tile starts at element x along that dim."""
 BROADCASTS = {
     f"{fn}_{axis}": (BinaryFn(fn), Axis(axis)) for axis in ("row", "col") for fn in ("add", "sub", "mul", "div")
 }
 MMAS = {"mma_AB": (False, False), "mma_ABt": (False, True), "mma_AtB": (True, False), "mma_AtBt": (True, True)}
-BUILTIN_FUNCTIONS = sorted([*UNARY, "max", "min", "ceildiv", *REDUCTIONS, *BROADCASTS, *MMAS, "causal_mask", "bounds_mask"])
+BUILTIN_FUNCTIONS = sorted(
+    [*UNARY, "max", "min", "ceildiv", *REDUCTIONS, *BROADCASTS, *MMAS, "causal_mask", "bounds_mask", ELEMENT_COORD]
+)
 
 TILE_FNS = {
     "+": BinaryFn.ADD,
@@ -702,7 +706,7 @@ class _Builder:
         value = self.expr(expr)
         if not is_tile(value):
             raise self.error(expr, f"store takes a tile or vector, got {describe(value)}")
-        coords = self.coords(tensor, token, coord_list, value.type)
+        coords, ends, coord_attributes = self.coords(tensor, token, coord_list, value.type)
         assert isinstance(tensor.type, GlobalType)
         element = tensor.type.element_type
         if value.type.element_type != element:
@@ -712,7 +716,9 @@ class _Builder:
                 f"'{token}' holds {name} but the stored value is {type_name(value.type)}; convert it with {name}(...)",
             )
         # a shared tile is stored from registers: the epilogue path every tile store takes
-        self.insert(tile.StoreOp(self.reg(value), tensor, coords))
+        store = tile.StoreOp(self.reg(value), tensor, coords, ends)
+        store.attributes.update(coord_attributes)
+        self.insert(store)
 
     def carried(self, nodes: Sequence[Node | None]) -> list[Binding]:
         """The outer `var`s that the statements under `nodes` assign, in first-assignment order."""
@@ -1066,8 +1072,11 @@ class _Builder:
             return tile.SharedTileType(dims, element) if kind == "st" else tile.RegisterTileType(dims, element)
         return tile.SharedVectorType(dims[0], element) if kind == "sv" else tile.RegisterVectorType(dims[0], element)
 
-    def coords(self, tensor: SSAValue, token: Node, coord_list: Tree, tile_type: tile.AnyTile) -> list[SSAValue]:
-        """Tile coordinates into `tensor`, checked against the tile's shape."""
+    def coords(self, tensor: SSAValue, token: Node, coord_list: Tree, tile_type: tile.AnyTile
+               ) -> tuple[list[SSAValue], list[SSAValue], dict[str, Attribute]]:
+        """Tile coordinates into `tensor`, checked against the tile's shape; the ends of the
+        axes given as `elem(x, end)`; and the op's attributes that say which coordinates count
+        elements and which axes the ends bound."""
         gl = tensor.type
         assert isinstance(gl, GlobalType)
         nodes = coord_list.children
@@ -1078,7 +1087,31 @@ class _Builder:
         shape = tile_type.get_shape()
         if len(shape) > gl.rank:
             raise self.error(token, f"a {type_name(tile_type)} does not fit the rank-{gl.rank} tensor '{token}'")
-        return [self.index(self.expr(n), n, "a tile coordinate") for n in nodes]
+        coords: list[SSAValue] = []
+        ends: list[SSAValue] = []
+        elements: list[int] = []
+        bounded: list[int] = []
+        for axis, node in enumerate(nodes):
+            if isinstance(node, Tree) and node.data == "call" and str(node.children[0]) == ELEMENT_COORD:
+                arg_list = node.children[1]
+                args = [] if arg_list is None else list(arg_list.children)
+                if len(args) not in (1, 2):
+                    raise self.error(node.children[0], f"{ELEMENT_COORD} takes 1 or 2 arguments, got {len(args)}")
+                if axis < gl.rank - len(shape):
+                    raise self.error(node, f"{ELEMENT_COORD}(...) marks a coordinate along the tile's dims; "
+                                           f"the leading coordinates of '{token}' already count elements")
+                elements.append(axis)
+                if len(args) == 2:
+                    bounded.append(axis)
+                    ends.append(self.index(self.expr(args[1]), args[1], "the end of an element range"))
+                node = args[0]
+            coords.append(self.index(self.expr(node), node, "a tile coordinate"))
+        attributes: dict[str, Attribute] = {}
+        if elements:
+            attributes[tile.ELEMENT_COORDS] = ArrayAttr([IntegerAttr(a, 64) for a in elements])
+        if bounded:
+            attributes[tile.ELEMENT_ENDS] = ArrayAttr([IntegerAttr(a, 64) for a in bounded])
+        return coords, ends, attributes
 
     def x_load(self, node: Tree) -> Value:
         return self.load(node, {})
@@ -1111,7 +1144,8 @@ class _Builder:
             kind = str(kind_node.children[0])
             tensor = self.tensor(token)
             type_ = self.tile_type(kind, str(dtype_node.children[0]), dims_node)
-            coords = self.coords(tensor, token, coord_list, type_)
+            coords, ends, coord_attributes = self.coords(tensor, token, coord_list, type_)
+            attributes = {**attributes, **coord_attributes}
             gl = tensor.type
             assert isinstance(gl, GlobalType)
             if gl.element_type != type_.element_type:
@@ -1126,7 +1160,7 @@ class _Builder:
                 shared = tile.SharedTileType(type_.get_shape(), type_.element_type)
             elif isinstance(type_, tile.RegisterVectorType):
                 shared = tile.SharedVectorType(type_.length, type_.element_type)
-            load = self.insert(tile.LoadOp(tensor, coords, shared))
+            load = self.insert(tile.LoadOp(tensor, coords, shared, ends))
             load.attributes.update(attributes)
             result = load.results[0]
             return self.emit(tile.ToRegOp(result)) if kind in ("rt", "rv") else result
@@ -1200,6 +1234,9 @@ class _Builder:
                 return self.ceildiv(args, arg_nodes, token)
             if name == "bounds_mask":
                 return self.bounds_mask(token, args, arg_nodes)
+            if name == ELEMENT_COORD:
+                raise self.error(token, f"{ELEMENT_COORD}(x) marks a coordinate of a load or store that counts elements, "
+                                        f"not tiles (load A[{ELEMENT_COORD}(row), 0] : ...); it has no value of its own")
             self.arity(token, args, 1, 2, 3, 4)
             return self.causal_mask(args, arg_nodes)
 
