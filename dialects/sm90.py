@@ -1272,7 +1272,8 @@ class ColReduceOp(IRDLOperation):
     column fragment every one of them holds: thread-local over the thread's rows, shfl.bfly over
     the lanes of a column (masks 4, 8, 16), then through the shared `scratch` buffer (one row of
     C f32 per warp of every warpgroup) between two syncs of named barrier `barrier_id`; this
-    warpgroup writes the rows of `warpgroup`."""
+    warpgroup writes the rows of `warpgroup`. With `replicated`, every warpgroup holds the same
+    whole tile: each reads back its own rows only (the others' hold the same partials)."""
 
     name = "sm90.col_reduce"
     fn = prop_def(ReduceFnAttr)
@@ -1281,20 +1282,24 @@ class ColReduceOp(IRDLOperation):
     warpgroup = operand_def(IndexType)
     barrier_id = operand_def(IndexType)
     warpgroups = prop_def(IntegerAttr)
+    replicated = opt_prop_def(UnitAttr)
     result = result_def(FragmentType)
     assembly_format = (
-        "$fn $source `via` $scratch `[` $warpgroup `of` $warpgroups `]` `bar` $barrier_id attr-dict"
-        " `:` type($source) `->` type($result)"
+        "$fn $source `via` $scratch `[` $warpgroup `of` $warpgroups (`replicated` $replicated^)? `]` `bar` "
+        "$barrier_id attr-dict `:` type($source) `->` type($result)"
     )
 
     def __init__(self, fn: Attribute, source: SSAValue, scratch: SSAValue, warpgroup: SSAValue,
-                 warpgroups: int, barrier_id: SSAValue):
+                 warpgroups: int, barrier_id: SSAValue, replicated: bool = False):
         t = source.type
         assert isinstance(t, FragmentType)
+        properties: dict[str, Attribute] = {"fn": fn, "warpgroups": IntegerAttr(warpgroups, 32)}
+        if replicated:
+            properties["replicated"] = UnitAttr()
         super().__init__(
             operands=[source, scratch, warpgroup, barrier_id],
             result_types=[FragmentType([t.get_shape()[1]], t.element_type, column=True)],
-            properties={"fn": fn, "warpgroups": IntegerAttr(warpgroups, 32)},
+            properties=properties,
         )
 
     @staticmethod

@@ -94,6 +94,8 @@ TILE_QUANTUM = 16
 
 WARPGROUP_THREADS = 128
 """Threads of a warpgroup: a block runs one producer warpgroup and 1 to 7 consumer ones."""
+WGMMA_ROWS = 64
+"""Rows of one wgmma (its M): the register-tile rows a consumer warpgroup owns come in these units."""
 SWIZZLE_SPANS = SWIZZLES
 """Shared-memory layouts TMA and wgmma know: unswizzled, or a 32, 64 or 128-byte swizzle."""
 REGISTER_COUNTS = range(24, 257, 8)
@@ -133,6 +135,7 @@ PLAN_DECISIONS = {
     "ctas_per_sm": _COUNT,
     "cluster": _CLUSTER,
     "heavy_first": Allowed(range(-1, 3), "-1 (none) or a grid axis"),
+    "replicated_rows": Allowed(range(0, 1 << 31, 64), "0 (none) or a multiple of 64"),
     "producer_registers": _BUDGET,
     "consumer_registers": _BUDGET,
 }
@@ -279,6 +282,12 @@ class PlanAttr(ParametrizedAttribute):
                     f"the plan's {value['threads']} threads are not 1 producer + {value['consumers']} consumer "
                     f"warpgroups of {WARPGROUP_THREADS}"
                 )
+        if value.get("replicated_rows", 0) >= WGMMA_ROWS * value.get("consumers", 1):
+            raise VerifyException(
+                f"the plan replicates register tiles of up to {value['replicated_rows']} rows, but "
+                f"{value.get('consumers', 1)} consumer warpgroup(s) split tiles of {WGMMA_ROWS * value.get('consumers', 1)} "
+                "rows and more: only shorter tiles are replicated"
+            )
         if "producer_registers" in value and "consumer_registers" in value:
             producer, consumer = value["producer_registers"], value["consumer_registers"]
             if (producer == 0) != (consumer == 0):

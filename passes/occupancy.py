@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_right
 from dataclasses import dataclass, field
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from fractions import Fraction
 
 from xdsl.dialects import arith, scf
@@ -50,6 +50,9 @@ from tkc.passes.plan import (
     buffer_bytes,
     column_vectors,
     pipelined_loops,
+    register_heights,
+    replicated,
+    replicated_rows,
     smem_plan,
     staging_bytes,
     staging_chunk,
@@ -102,18 +105,20 @@ def register_split(consumers: int, ctas: int) -> tuple[int, int]:
 
 def register_cost(value: SSAValue, consumers: int, columns: set[SSAValue]) -> Fraction:
     """Registers per consumer thread that a value holds, as sm90.FragmentType counts its fragment
-    (exact, so sums do not depend on their order): a tile's slice of rows / consumers rows, one
-    f32 or two narrower elements per register; a row vector 2 per 64 rows of the slice; a column
-    vector (`columns`, replicated in every consumer) a quarter of its columns, an eighth when narrow."""
+    (exact, so sums do not depend on their order): a tile's slice of rows / consumers rows (all
+    its rows where the consumers replicate it, plan.replicated), one f32 or two narrower elements
+    per register; a row vector 2 per 64 rows of the slice; a column vector (`columns`, replicated
+    in every consumer) a quarter of its columns, an eighth when narrow."""
     type_ = value.type
     if not isinstance(type_, RegisterTileType | RegisterVectorType):
         return Fraction(0)
     per_register = 1 if element_bytes(type_.element_type) == 4 else 2
+    share = 1 if replicated(type_.rows, consumers) else consumers
     if isinstance(type_, RegisterTileType):
-        return Fraction(type_.num_elements, consumers * WARPGROUP_THREADS * per_register)
+        return Fraction(type_.num_elements, share * WARPGROUP_THREADS * per_register)
     if value in columns:
         return Fraction(type_.length, 4 * per_register)
-    return Fraction(2 * -(-type_.length // (consumers * WGMMA_ROWS)))
+    return Fraction(2 * -(-type_.length // (share * WGMMA_ROWS)))
 
 
 def program_order(root: Operation) -> dict[Operation, int]:
@@ -212,12 +217,6 @@ def register_demand(kernel: KernelOp, consumers: int) -> int:
     return -(-math.floor(peak * 8) // 8) + OVERHEAD_REGISTERS
 
 
-def max_tile_rows(kernel: KernelOp) -> int:
-    types = [r.type for op in kernel.walk() for r in op.results]
-    types += [a.type for op in kernel.walk() for region in op.regions for b in region.blocks for a in b.args]
-    return max((t.rows for t in types if isinstance(t, RegisterTileType)), default=0)
-
-
 @dataclass(frozen=True)
 class IndexGrowth:
     """Which index values of a kernel depend on `source` (a block index) and which never
@@ -302,33 +301,49 @@ class Planner:
     def decide(self, name: str, value: int, reason: str) -> None:
         KernelPlan.decide(self.kernel, name, value, reason)
 
+    def heights(self) -> dict[int, Operation]:
+        """The rows of the kernel's register tiles and row vectors (plan.register_heights), each a
+        multiple of the 64 rows a consumer computes at a time."""
+        heights = register_heights(self.kernel)
+        for rows, op in sorted(heights.items()):
+            if rows % WGMMA_ROWS:
+                raise error_at(
+                    op,
+                    f"a register tile or row vector of {rows} rows: the GPU backend computes register tiles in "
+                    f"slices of the {WGMMA_ROWS} rows of a wgmma, so it needs a multiple of {WGMMA_ROWS} rows here, "
+                    f"not only the multiple of 16 the language allows (tiles of 16 or 32 rows are not lowered yet)",
+                )
+        return heights
+
+    @staticmethod
+    def splits(heights: Iterable[int], n: int) -> bool:
+        """Whether `n` consumers can hold tiles of these heights: each one they do not replicate
+        (plan.replicated) splits into slices of whole wgmmas."""
+        return all(replicated(rows, n) or rows % (WGMMA_ROWS * n) == 0 for rows in heights)
+
     def consumers(self) -> int:
-        rows = max_tile_rows(self.kernel)
-        if rows >= WGMMA_ROWS and rows % WGMMA_ROWS:
-            tile = next(op for op in self.kernel.walk()
-                        if any(isinstance(r.type, RegisterTileType) and r.type.rows == rows for r in op.results))
-            raise error_at(
-                tile,
-                f"a register tile of {rows} rows: the GPU backend splits register tiles over consumer warpgroups "
-                f"in 64-row slices (wgmma computes 64 rows at a time), so it needs a multiple of 64 rows here, "
-                f"not only the multiple of 16 the language allows",
-            )
+        heights = self.heights()
+        rows = max(heights, default=0)
         pin = int_pin(self.annotation("consumers"))
         if pin is not None:
-            self.check_consumers(pin, rows)
+            self.check_consumers(pin, heights)
             return pin
         most = min(MAX_CONSUMERS, max(1, rows // WGMMA_ROWS))
-        options = [n for n in range(most, 0, -1) if rows < WGMMA_ROWS or rows % (WGMMA_ROWS * n) == 0]
+        options = [n for n in range(most, 0, -1) if self.splits(heights, n)]
         for n in options:
             if self.demand(n) <= register_split(n, 1)[1] and self.widest_mma_fits(n):
                 return n
-        n = options[0]  # the most consumers: the smallest share of the tiles each thread holds
+        # the smallest share of the tiles a thread holds: the most consumers, unless they replicate tiles
+        n = min(options, key=lambda n: (self.demand(n) - register_split(n, 1)[1], -n))
         if self.demand(n) > register_split(n, 1)[1]:
+            replicated_height = replicated_rows(heights, n)
             raise error_at(
                 self.kernel,
                 f"the register tiles need {self.demand(n)} registers per thread even split over "
-                f"{n} consumer warpgroup(s), over the {register_split(n, 1)[1]} each can get "
-                f"from the {SM_REGISTERS}-register file: use smaller tiles",
+                f"{n} consumer warpgroup(s)"
+                + (f" (those of up to {replicated_height} rows replicated in each)" if replicated_height else "")
+                + f", over the {register_split(n, 1)[1]} each can get from the {SM_REGISTERS}-register file: "
+                f"use smaller tiles",
             )
         raise error_at(
             self.kernel,
@@ -362,7 +377,7 @@ class Planner:
                     raise error_at(op, f"a TMA box spans at most {TMA_BOX_MAX} elements, and this vector has "
                                        f"{op.result.type.length}: load vectors of at most {TMA_BOX_MAX}")
             elif isinstance(op, StoreOp) and isinstance(op.value.type, RegisterTileType):
-                rows = op.value.type.rows // consumers
+                rows = op.value.type.rows if replicated(op.value.type.rows, consumers) else op.value.type.rows // consumers
                 if rows > TMA_BOX_MAX or staging_chunk(op)[1] > TMA_BOX_MAX:
                     raise error_at(op, f"each of the {consumers} consumer warpgroup(s) stores its {rows} rows of "
                                        f"this {op.value.type.rows}x{op.value.type.cols} tile as TMA boxes of "
@@ -376,7 +391,7 @@ class Planner:
         need = max((mma_registers(op) for op in self.kernel.walk() if isinstance(op, MmaOp)), default=0)
         return need <= register_pool(consumers, ctas)[0]
 
-    def check_consumers(self, n: int, rows: int) -> None:
+    def check_consumers(self, n: int, heights: Iterable[int]) -> None:
         threads = WARPGROUP_THREADS * (1 + n)
         if n < 1 or threads > MAX_THREADS:
             raise error_at(
@@ -384,12 +399,15 @@ class Planner:
                 f"{self.pin('consumers', str(n))} needs {threads} threads (1 producer + {n} consumer warpgroups), "
                 f"over the {MAX_THREADS}-thread block limit",
             )
-        if rows >= WGMMA_ROWS and rows % (WGMMA_ROWS * n):
-            raise error_at(
-                self.kernel,
-                f"{self.pin('consumers', str(n))} splits the {rows}-row register tiles into {rows / n:g} rows per warpgroup; "
-                f"wgmma needs multiples of {WGMMA_ROWS}",
-            )
+        tallest = max(heights, default=0)
+        for rows in sorted(heights):
+            if not self.splits([rows], n) or rows == tallest and n > 1 and replicated(rows, n):
+                raise error_at(
+                    self.kernel,
+                    f"{self.pin('consumers', str(n))} splits the {rows}-row register tiles into {rows / n:g} rows per "
+                    f"warpgroup; wgmma needs multiples of {WGMMA_ROWS} (tiles shorter than the tallest may be "
+                    f"replicated in every consumer instead, the tallest are split)",
+                )
         demand = self.demand(n)
         _, consumer = register_split(n, 1)
         if demand > consumer:
@@ -553,7 +571,8 @@ class Planner:
         self.check_mma_widths()
         n = self.consumers()
         self.check_tma_boxes(n)
-        rows = max_tile_rows(self.kernel)
+        heights = register_heights(self.kernel)
+        rows = max(heights, default=0)
         self.decide(
             "consumers",
             n,
@@ -562,6 +581,17 @@ class Planner:
             else f"{rows}-row register tiles: {rows // n if rows >= WGMMA_ROWS else rows} rows per consumer warpgroup "
             f"(wgmma m64); the demand of {self.demand(n)} registers per thread fits",
         )
+        replicated_height = replicated_rows(heights, n)
+        if replicated_height:
+            shorter = ", ".join(str(h) for h in sorted(heights) if h <= replicated_height)
+            self.decide(
+                "replicated_rows",
+                replicated_height,
+                f"register tiles and row vectors of {shorter} rows are replicated: each of the {n} consumers computes "
+                f"them whole, as a wgmma computes {WGMMA_ROWS} rows and {n} consumers cannot split fewer than "
+                f"{WGMMA_ROWS * n}; they meet the {rows}-row tiles, split {rows // n} rows per consumer, only through "
+                f"shared memory (tile.to_shared, wgmma operands), which every consumer reads whole",
+            )
         self.decide("threads", WARPGROUP_THREADS * (1 + n), f"1 producer + {n} consumer warpgroup(s) of 128 threads")
         loops = pipelined_loops(self.kernel)
         # before the stages: a CTA that runs one tile may stage its epilogue in its single tiles

@@ -18,7 +18,7 @@ records it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -30,6 +30,7 @@ from tkc.passes.alias import may_overlap_in_loop
 from tkc.passes.wgmma_layout import widest_span
 from tkc.dialects.tile import (
     WARPGROUP_THREADS,
+    WGMMA_ROWS,
     Axis,
     BinaryOp,
     BlockIdOp,
@@ -51,8 +52,6 @@ from tkc.dialects.tile import (
     UnaryOp,
 )
 
-WGMMA_ROWS = 64
-"""Rows of one wgmma: the register-tile rows a consumer warpgroup owns come in these units."""
 SM_SMEM = 233472
 """Shared memory of one SM (228 KB): blocks on the same SM share it, 1 KB each reserved."""
 SM_REGISTERS = 65536
@@ -83,6 +82,9 @@ class KernelPlan:
     """CTAs per cluster (2: pairs of tiles along grid axis 0 multicast the tile they share)."""
     heavy_first: int = -1
     """Grid axis launched in reverse (longest tiles first); -1 = none."""
+    replicated_rows: int = 0
+    """Register tiles and row vectors of at most this many rows are replicated: every consumer
+    computes them whole (consumer_rows); taller ones are split by rows. 0 = none."""
     smem_bytes: int = 0
     """Dynamic shared memory the block requests; 0 = not planned."""
     reasons: Mapping[str, str] = field(default_factory=dict, compare=False)
@@ -91,6 +93,10 @@ class KernelPlan:
     @property
     def threads(self) -> int:
         return WARPGROUP_THREADS * (1 + self.consumers)
+
+    def consumer_rows(self, rows: int) -> int:
+        """The rows of a register tile or row vector of `rows` rows that one consumer holds."""
+        return rows if rows <= self.replicated_rows else rows // self.consumers
 
     @staticmethod
     def overlaps(loop: scf.ForOp) -> bool:
@@ -118,6 +124,33 @@ class KernelPlan:
         plan = kernel.attributes.get("plan")
         plan = plan if isinstance(plan, PlanAttr) else PlanAttr({})
         kernel.attributes["plan"] = plan.with_decision(name, DecisionAttr(value, reason))
+
+
+def replicated(rows: int, consumers: int) -> bool:
+    """Whether `consumers` warpgroups replicate a register tile or row vector of `rows` rows
+    rather than split it: shorter than one wgmma (64 rows) per consumer, it cannot be split over
+    them, so every consumer computes it whole. Values only change height through shared memory,
+    which every consumer reads whole (a tile.to_shared buffer, a wgmma's shared A and B), so
+    tiles of each height may be distributed their own way."""
+    return rows < WGMMA_ROWS * consumers
+
+
+def replicated_rows(heights: Iterable[int], consumers: int) -> int:
+    """The tallest of `heights` that `consumers` warpgroups replicate (0: none)."""
+    return max((rows for rows in heights if replicated(rows, consumers)), default=0)
+
+
+def register_heights(kernel: Operation) -> dict[int, Operation]:
+    """The rows of every register tile and row vector of the kernel (column vectors have none),
+    each with the first op that makes or reads one of them (where a diagnostic points)."""
+    heights: dict[int, Operation] = {}
+    for op in kernel.walk():
+        values = [*op.results, *op.operands, *(a for r in op.regions for b in r.blocks for a in b.args)]
+        for v in values:
+            t = v.type
+            if isinstance(t, RegisterTileType) or isinstance(t, RegisterVectorType) and not t.is_column:
+                heights.setdefault(t.rows, op)
+    return heights
 
 
 def align(n: int, to: int) -> int:

@@ -534,16 +534,20 @@ class _Machine:
         return indices, tuple(axis & lead_inside for axis in inside)
 
     def _check_overlaps(self, op: tile.LoadOp | tile.StoreOp, active: np.ndarray | None) -> None:
-        """A tile at tile coordinates (and a leading index) must reach into its tensor: a box
-        wholly past the end is an error in the blocks that run the access. The GPU backend
-        compiles a dim it may take as whole tiles (`/` counts, `@whole_tiles`) without masks,
-        which is exact for every tile that reaches into the tensor but would read zeros from,
-        and store, a box wholly outside it. A tile at an element coordinate may lie anywhere:
-        its tails are always masked."""
+        """A tile at tile coordinates (or a leading index) wholly past the end of a dim that is a
+        whole number of its tiles is an error in the blocks that run the access: the GPU backend
+        compiles such a dim without masks (`/` counts, the `@whole_tiles` variant), which is
+        exact for every tile that reaches into the tensor but would read zeros from, and store, a
+        box wholly outside it. Along a dim with a partial last tile the GPU masks every tile, so
+        a box wholly past it is padding there as here; a tile at an element coordinate may lie
+        anywhere (its tails are always masked)."""
         shape = self.tensors[op.tensor].shape
+        value = op.result if isinstance(op, tile.LoadOp) else op.value
+        tile_shape = _shaped(value).get_shape()
+        extents = (1,) * (len(shape) - len(tile_shape)) + tuple(tile_shape)
         elements = tile.element_axes(op)
-        for axis, (size, scale) in enumerate(zip(shape, tile.coord_scales(op))):
-            if axis in elements:
+        for axis, (size, scale, extent) in enumerate(zip(shape, tile.coord_scales(op), extents)):
+            if axis in elements or size % extent:
                 continue
             coord = np.broadcast_to(self.scalar_of(op.coords[axis]), (self.num_blocks,))
             outside = (coord < 0) | (coord * scale >= size)
@@ -551,12 +555,12 @@ class _Machine:
                 outside = outside & np.broadcast_to(active.reshape(-1), outside.shape)
             if outside.any():
                 name = self.kernel.arg_names[self.kernel.body.block.args.index(op.tensor)]
-                tiles = -(-size // scale)
                 unit = "index" if scale == 1 else f"tile coordinate ({scale}-element tiles)"
                 raise error_at(op, f"{'load' if isinstance(op, tile.LoadOp) else 'store'} of {name}: {unit} "
                                    f"{int(coord[outside][0])} along dim {axis} lies wholly past its end "
-                                   f"({size} elements: {tiles} tiles); guard the access with an if, or count "
-                                   f"its coordinate in elements with elem(...)")
+                                   f"({size} elements: {size // extent} whole tiles, which the GPU reads without "
+                                   f"masks); guard the access with an if, or count its coordinate in elements "
+                                   f"with elem(...)")
 
     def _accesses(
         self, op: tile.LoadOp | tile.StoreOp, indices: list[np.ndarray], touched: np.ndarray, active: np.ndarray | None

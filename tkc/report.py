@@ -80,6 +80,8 @@ def _plan_lines(kernel: KernelOp) -> list[str]:
         ("warpgroups", f"0 producer, {consumers} consumer", why("consumers")),
         ("registers", f"{plan.producer_registers} / {plan.consumer_registers}", why("consumer_registers")),
     ]
+    if plan.replicated_rows:
+        rows.insert(2, ("replicated", f"rows <= {plan.replicated_rows}", why("replicated_rows")))
     for owner in kernel.walk():  # the ring of each loop and if that loads
         if isinstance(owner, scf.ForOp | scf.IfOp) and _decision(owner, "pipeline") is not None:
             rows.append(("smem/stage", f"{_int(owner, 'stage_bytes')} B", _why(owner, "pipeline")))

@@ -209,7 +209,8 @@ class LowerColReduce(RewritePattern):
     """Column value j (column 8*(j>>1) + 2*quad + (j&1)) over the thread's registers of it,
     then over the 8 lanes sharing quad (bfly 4, 8, 16): every lane of a warp holds its warp's
     partials. All lanes write them (equal values, so equal writes) to their warp's scratch
-    row; after the sync every thread reduces its columns over all rows of the scratch."""
+    row; after the sync every thread reduces its columns over all rows of the scratch, or of a
+    replicated tile over its own warpgroup's rows."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: sm90.ColReduceOp, rewriter: PatternRewriter) -> None:
@@ -238,9 +239,11 @@ class LowerColReduce(RewritePattern):
             b.st("shared", "f32", own_row, partials[2 * k: 2 * k + 2], 32 * k)
         b.bar_sync(barrier, WARPGROUP_THREADS * warpgroups)
         out: list[SSAValue] = []
-        for row in range(4 * warpgroups):
+        # a replicated tile's partials are the same in every warpgroup: its own 4 rows hold them all
+        first_row = b.mad("u32", b.shl("b32", e.reg(op.warpgroup), 2), 4 * cols, columns) if op.replicated else columns
+        for row in range(4 if op.replicated else 4 * warpgroups):
             loaded = [x for k in range(cols // 8)
-                      for x in cast(list[SSAValue], b.ld("shared", "f32", columns, 4 * (row * cols + 8 * k), vec=2))]
+                      for x in cast(list[SSAValue], b.ld("shared", "f32", first_row, 4 * (row * cols + 8 * k), vec=2))]
             out = [getattr(b, method)("f32", x, y) for x, y in zip(out, loaded)] if out else loaded
         e.replace(rewriter, out)
 

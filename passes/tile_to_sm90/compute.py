@@ -5,8 +5,11 @@ Element-wise maps, converts and fills are register-local. A row reduction meets 
 threads of a quad (quad shuffles); a row broadcast is register-local, as a row vector lives in
 the rows' threads. A column vector is replicated over the warpgroup, so a column broadcast is
 register-local too, while a column reduction meets the other warps and consumers in the shared
-scratch buffer tile-pipeline placed (between two syncs of named barrier consumers + 1). A mask,
-a position tile and a register load see the consumer's first row, as each consumer owns rows row0.. of a tile:
+scratch buffer tile-pipeline placed (between two syncs of named barrier consumers + 1); of a tile
+every consumer holds whole, each consumer reduces its own copy (meeting the others all the same,
+as they share the scratch buffer). A mask,
+a position tile and a register load see the consumer's first row, as each consumer owns rows row0.. of a tile
+(0 where every consumer holds it whole):
 a bounds mask's row limit becomes relative to it (limit - row0), except a constant limit that
 no row of the tile reaches, which stays a constant the consumer's rows do not reach either (its
 compares are left out). A column vector is whole in every consumer and keeps its limit.
@@ -19,7 +22,7 @@ gives what the interpreter gives). Vectors of those dtypes are refused: convert 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import Float32Type, IntegerAttr
@@ -76,7 +79,7 @@ def _binary(c: ConsumerEmitter, op: tile.BinaryOp, block: Block) -> Operation:
 def _position(c: ConsumerEmitter, op: tile.PositionOp, block: Block) -> Operation:
     first = c.values[op.offset]
     if op.axis.data == tile.Axis.ROW:
-        first = c.add(first, c.row0, block)
+        first = c.add(first, c.row0(op.result.type), block)
     return sm90.PositionOp(op.axis, first, c.lowering.fragment_type(op.result.type))
 
 
@@ -99,7 +102,8 @@ def _reduce(c: ConsumerEmitter, op: tile.ReduceOp, block: Block) -> Operation:
     consumers = c.lowering.consumers
     scratch = c.add(c.smem_base, c.const(c.memory.col_scratch, block), block)
     barrier_id = c.const(consumers + 1, block)
-    return sm90.ColReduceOp(op.fn, c.values[op.source], scratch, c.consumer_index, consumers, barrier_id)
+    replicated = c.lowering.replicated(cast(tile.RegisterTileType, op.source.type).rows)
+    return sm90.ColReduceOp(op.fn, c.values[op.source], scratch, c.consumer_index, consumers, barrier_id, replicated)
 
 
 def _broadcast(c: ConsumerEmitter, op: tile.BroadcastOp, block: Block) -> Operation:
@@ -109,7 +113,7 @@ def _broadcast(c: ConsumerEmitter, op: tile.BroadcastOp, block: Block) -> Operat
 
 
 def _mask(c: ConsumerEmitter, op: tile.MaskOp, block: Block) -> Operation:
-    row0 = c.add(c.values[op.row_offset], c.row0, block)
+    row0 = c.add(c.values[op.row_offset], c.row0(op.source.type), block)
     col0 = c.values[op.col_offset]
     return _in_f32(c, op, block, lambda x: sm90.MaskOp(op.kind, x, row0, col0, op.fill), op.source)
 
@@ -119,25 +123,27 @@ def _bounds_mask(c: ConsumerEmitter, op: tile.BoundsMaskOp, block: Block) -> Ope
     limits = [c.values[v] for v in op.limits]
     if not (isinstance(source_type, tile.RegisterVectorType) and source_type.is_column):
         assert isinstance(source_type, tile.ShapedTileType)
-        limits[0] = _consumer_row_limit(c, op.limits[0], source_type.get_shape()[0], block)
+        limits[0] = _consumer_row_limit(c, op.limits[0], source_type, block)
     return _in_f32(c, op, block, lambda x: sm90.BoundsMaskOp(x, limits, op.fill), op.source)
 
 
-def _consumer_row_limit(c: ConsumerEmitter, limit: SSAValue, rows: int, block: Block) -> SSAValue:
+def _consumer_row_limit(c: ConsumerEmitter, limit: SSAValue, source_type: tile.ShapedTileType,
+                        block: Block) -> SSAValue:
     """A row limit counted from the consumer's first row: limit - row0, or the consumer's rows
     where the limit is a constant no row of the tile reaches (the mask then skips the rows)."""
+    rows = source_type.get_shape()[0]
     constant = limit.owner
     if isinstance(constant, arith.ConstantOp) and isinstance(constant.value, IntegerAttr):
         if constant.value.value.data >= rows:
-            return c.const(c.lowering.rows_per_consumer, block)
-    return c.sub(c.values[limit], c.row0, block)
+            return c.const(c.lowering.plan.consumer_rows(rows), block)
+    return c.sub(c.values[limit], c.row0(source_type), block)
 
 
 def _to_reg(c: ConsumerEmitter, op: tile.ToRegOp, block: Block) -> Operation:
     result_type = op.result.type
     if isinstance(result_type, tile.RegisterVectorType) and result_type.is_column:
         return sm90.LoadFragmentOp(c.values[op.source], c.const(0, block), c.lowering.fragment_type(result_type))
-    return sm90.LoadFragmentOp(c.values[op.source], c.row0, c.lowering.fragment_type(result_type))
+    return sm90.LoadFragmentOp(c.values[op.source], c.row0(result_type), c.lowering.fragment_type(result_type))
 
 
 PATTERNS: dict[type[Operation], Callable[[ConsumerEmitter, Any, Block], Operation]] = {

@@ -1,5 +1,7 @@
 """The consumers' copy of the kernel body: warpgroups 1..C run everything but the loads on
-register fragments, each owning rows row0 = index * R/C .. of every register tile.
+register fragments, each owning rows row0 = index * R/C .. of every register tile of R rows, or
+all of them where the plan replicates that height (row0 = 0; stores and writes to shared memory
+of such a tile are the first consumer's alone).
 
 A ring stage is waited for (`full`) where its first load stood (the first use may come before
 the last load) and its loads become views of the stage; the stage is freed (`empty`) once the
@@ -12,16 +14,17 @@ overlap.py's.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import cast
 
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IndexType, StringAttr
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from tkc.diagnostics import error_at
 from tkc.dialects import sm90, tile
-from tkc.passes.plan import WARPGROUP_THREADS, KernelPlan, late_tail
+from tkc.passes.plan import WARPGROUP_THREADS, KernelPlan, late_tail, register_heights
 from tkc.passes.tile_to_sm90.compute import PATTERNS
 from tkc.passes.tile_to_sm90.fences import consumer_fence
 from tkc.passes.tile_to_sm90.lowering import KernelLowering
@@ -39,7 +42,29 @@ class ConsumerEmitter(RoleEmitter):
     def __init__(self, lowering: KernelLowering, block: Block):
         super().__init__(lowering, block)
         self.consumer_index: SSAValue = block.args[0]
-        self.row0 = self.mul(self.consumer_index, self.const(lowering.rows_per_consumer))
+        self.first_rows = {
+            rows: self.const(0) if lowering.replicated(rows)
+            else self.mul(self.consumer_index, self.const(lowering.plan.consumer_rows(rows)))
+            for rows in sorted(register_heights(lowering.kernel))
+        }
+
+    def row0(self, t: Attribute) -> SSAValue:
+        """The first row this consumer holds of a register tile or row vector of type `t` (0
+        where every consumer holds it whole)."""
+        return self.first_rows[cast(tile.ShapedTileType, t).rows]
+
+    @contextmanager
+    def writer_of(self, t: Attribute, block: Block) -> Iterator[Block]:
+        """Where the writes of a value of type `t` go (a store, its rows of a shared tile): `block`
+        where each consumer holds rows of its own; where every consumer holds the same whole
+        tile, a block only the first consumer runs."""
+        if not self.lowering.replicated(cast(tile.ShapedTileType, t).rows):
+            yield block
+            return
+        first = self.op(arith.CmpiOp(self.consumer_index, self.const(0, block), "eq"), block).results[0]
+        guarded = Block()
+        yield guarded
+        self.emit_if_then(first, guarded, block)
 
     def slot_position(self, loads: list[tile.LoadOp]) -> tile.LoadOp:
         return loads[0]

@@ -1,11 +1,14 @@
 """What the lowering of one tile.kernel decides once, before either role is emitted.
 
-- **Rows and consumers.** Every register tile and row vector has the same rows R (column
-  vectors have none); the occupancy plan's C consumer warpgroups each own R/C of them, in
-  multiples of the 64 rows of a wgmma.
+- **Rows and consumers.** Register tiles and row vectors may have different rows (column
+  vectors have none). The occupancy plan's C consumer warpgroups each own R/C rows of a tile of
+  R rows, in multiples of the 64 rows of a wgmma, or all R where the plan replicates that height
+  (`replicated_rows`: shorter than 64·C, so no split exists; every consumer computes it whole).
+  Nothing but shared memory, which every consumer reads whole, carries values between heights.
 - **Fragment types**, the type converter `!tile.rt`/`!tile.rv` → `!sm90.frag`
-  (`fragment_type`): a register tile or row vector is split by rows (`!sm90.frag<R/C x N>`), a
-  column vector (`!tile.rv<N, col>`, tile-vector-layout's) is replicated (`!sm90.frag<N, col>`).
+  (`fragment_type`): a register tile or row vector is split by rows (`!sm90.frag<R/C x N>`) or
+  replicated (`!sm90.frag<R x N>`), a column vector (`!tile.rv<N, col>`, tile-vector-layout's) is
+  replicated (`!sm90.frag<N, col>`).
 - **Shared memory** as tile-pipeline recorded it (shared_memory.read_shared_memory).
 - **Clusters** (`@cluster(2)` or the plan's decision): which ring loads a 2-CTA cluster along
   grid axis 0 multicasts (those whose coordinates do not involve that axis and whose panels
@@ -23,7 +26,7 @@ from xdsl.ir import Attribute
 
 from tkc.diagnostics import error_at
 from tkc.dialects import sm90, tile
-from tkc.passes.plan import WGMMA_ROWS, KernelPlan, depends_on_block_axis
+from tkc.passes.plan import WGMMA_ROWS, KernelPlan, depends_on_block_axis, register_heights
 from tkc.passes.tile_to_sm90.launch_abi import LaunchParams, grid_expr
 from tkc.passes.tile_to_sm90.shared_memory import SharedMemory, read_shared_memory
 from tkc.passes.warp_roles import Roles, check_roles
@@ -32,21 +35,17 @@ CLUSTER = 2
 """CTAs of a cluster sharing multicast loads (pairs along grid axis 0)."""
 
 
-def register_rows(kernel: tile.KernelOp) -> int:
-    """The rows every register tile and row vector shares (column vectors have no rows)."""
-    rows = {
-        v.type.rows
-        for op in kernel.walk()
-        for v in (*op.results, *op.operands)
-        if isinstance(v.type, tile.RegisterTileType)
-        or isinstance(v.type, tile.RegisterVectorType) and not v.type.is_column
-    }
-    if len(rows) > 1:
-        raise error_at(
-            kernel,
-            f"the GPU backend needs every register tile and row vector to have the same rows, got {sorted(rows)}",
-        )
-    return rows.pop() if rows else WGMMA_ROWS
+def check_heights(kernel: tile.KernelOp, plan: KernelPlan) -> None:
+    """Every register tile and row vector is one the plan's consumers replicate (at most
+    `replicated_rows` rows) or split into slices of whole wgmmas."""
+    consumers = plan.consumers
+    for rows, op in sorted(register_heights(kernel).items()):
+        if rows % WGMMA_ROWS or rows > plan.replicated_rows and rows % (consumers * WGMMA_ROWS):
+            raise error_at(
+                op,
+                f"{rows} register-tile rows cannot be split over {consumers} consumer warpgroups of 64-row multiples"
+                + (f" (the plan replicates tiles of up to {plan.replicated_rows} rows)" if plan.replicated_rows else ""),
+            )
 
 
 def check_vector_layouts(kernel: tile.KernelOp) -> None:
@@ -63,23 +62,11 @@ def check_vector_layouts(kernel: tile.KernelOp) -> None:
                 )
 
 
-def consumer_count(kernel: tile.KernelOp, plan: KernelPlan, rows: int) -> int:
-    """tile-occupancy-plan's count (one consumer where no plan ran), checked against the rows."""
-    consumers = plan.consumers
-    if rows % (consumers * WGMMA_ROWS):
-        raise error_at(
-            kernel,
-            f"{rows} register-tile rows cannot be split over {consumers} consumer warpgroups of 64-row multiples",
-        )
-    return consumers
-
-
 @dataclass
 class KernelLowering:
     kernel: tile.KernelOp
     plan: KernelPlan
     consumers: int
-    rows_per_consumer: int
     memory: SharedMemory
     params: LaunchParams
     grid_op: tile.GridOp
@@ -97,9 +84,8 @@ class KernelLowering:
         plan = KernelPlan.of(kernel)
         check_vector_layouts(kernel)
         roles = check_roles(kernel)
-        rows = register_rows(kernel)
-        consumers = consumer_count(kernel, plan, rows)
-        memory = read_shared_memory(kernel, plan, rows // consumers)
+        check_heights(kernel, plan)
+        memory = read_shared_memory(kernel, plan)
         params = LaunchParams({arg: name for arg, name in zip(kernel.body.block.args, kernel.arg_names)})
         grid_op = next(op for op in kernel.body.block.ops if isinstance(op, tile.GridOp))
         symbolic_dims = sorted(
@@ -111,18 +97,22 @@ class KernelLowering:
             }
         )
         multicast = _cluster_plan(kernel, plan, memory, grid_op)
-        return KernelLowering(kernel, plan, consumers, rows // consumers, memory, params, grid_op,
-                              symbolic_dims, multicast, roles)
+        return KernelLowering(kernel, plan, plan.consumers, memory, params, grid_op, symbolic_dims, multicast, roles)
+
+    def replicated(self, rows: int) -> bool:
+        """Whether every consumer holds all `rows` rows of a register tile or row vector (the
+        plan's replicated_rows) rather than its own slice of them."""
+        return rows <= self.plan.replicated_rows
 
     def fragment_type(self, t: Attribute) -> Attribute:
         """The type a register tile or vector has in a consumer: a column vector is replicated,
-        the rest split by rows; other types are kept."""
+        the rest split by rows, or replicated where the plan says so; other types are kept."""
         if isinstance(t, tile.RegisterTileType):
-            return sm90.FragmentType([self.rows_per_consumer, t.cols], t.element_type)
+            return sm90.FragmentType([self.plan.consumer_rows(t.rows), t.cols], t.element_type)
         if isinstance(t, tile.RegisterVectorType) and t.is_column:
             return sm90.FragmentType([t.length], t.element_type, column=True)
         if isinstance(t, tile.RegisterVectorType):
-            return sm90.FragmentType([self.rows_per_consumer], t.element_type)
+            return sm90.FragmentType([self.plan.consumer_rows(t.rows)], t.element_type)
         return t
 
 

@@ -1,7 +1,8 @@
 """tile.mma → sm90.wgmma and the wait for its group.
 
-A wgmma reads A from shared memory (at the consumer's first row) or from registers, and B from
-shared memory; its product may be read only after a wgmma_wait. Most products are waited on at
+A wgmma reads A from shared memory (from the consumer's first row of the product: a shared tile
+is whole, whatever the height of the tiles written to it) or from registers, and B from shared
+memory; its product may be read only after a wgmma_wait. Most products are waited on at
 once. A loop that only accumulates (`accumulation_chain`: acc = mma(a, b, acc), as GEMM's K
 loop) keeps one group in flight across the back edge instead: each iteration waits for the
 previous group, not the one just issued, and frees the previous group's stage, so the tensor
@@ -50,7 +51,7 @@ def issue_mma(c: ConsumerEmitter, op: tile.MmaOp, block: Block) -> SSAValue:
         c.lowering.fragment_type(op.result.type),
         op.transpose_a is not None,
         op.transpose_b is not None,
-        c.row0 if shared_a else None,
+        c.row0(op.result.type) if shared_a else None,
     )
     c.op(mma, block)
     return mma.result

@@ -90,7 +90,8 @@ class Ring:
 
 @dataclass
 class Staging:
-    """A consumer's chunk buffers for one register-tile store, at offset + consumer * stride."""
+    """A consumer's chunk buffers for one register-tile store, at offset + consumer * stride (the
+    first consumer's alone where every consumer holds the whole tile: it stores it)."""
 
     offset: int
     chunk: sm90.SharedRefType
@@ -198,7 +199,7 @@ def stages_of(owner: RingOwner, plan: KernelPlan) -> int:
     return plan.stages
 
 
-def read_shared_memory(kernel: tile.KernelOp, plan: KernelPlan, rows_per_consumer: int) -> SharedMemory:
+def read_shared_memory(kernel: tile.KernelOp, plan: KernelPlan) -> SharedMemory:
     """The kernel's shared memory as tile-pipeline laid it out (plan.smem_plan): offsets of the
     single tiles, rings and staging tiles, the total; the mbarriers and store-fence slots of the
     first 1 KB are numbered here."""
@@ -257,7 +258,8 @@ def read_shared_memory(kernel: tile.KernelOp, plan: KernelPlan, rows_per_consume
     for op in kernel.walk():
         if isinstance(op, tile.StoreOp) and isinstance(op.value.type, tile.RegisterTileType):
             swizzle, chunk_cols, buffers = staging_chunk(op)
-            chunk = sm90.SharedRefType([rows_per_consumer, chunk_cols], op.value.type.element_type, swizzle)
+            rows = plan.consumer_rows(op.value.type.rows)
+            chunk = sm90.SharedRefType([rows, chunk_cols], op.value.type.element_type, swizzle)
             reused = isinstance(op.attributes.get("staging_reuse"), tile.DecisionAttr)
             staging[op] = Staging(_offset(op, "smem_offset"), chunk, buffers, reuses_single_tiles=reused)
     col_scratch = _offset(kernel, "col_scratch_offset") if "col_scratch_offset" in kernel.attributes else 0

@@ -7,17 +7,19 @@
   sync only their own warpgroup (named barrier 1 + consumer); before a buffer is rewritten, the
   store issued from it `buffers` chunks earlier has finished reading it. Staging in the bytes
   of the kernel-level loads (attention's Q) first meets all consumers, past their last wgmma.
+  A tile every consumer holds whole (the plan's replicated_rows) is stored by the first alone.
 - **Vectors** are stored element-wise through a pointer: a row vector by every consumer (its
-  rows), a column vector, which every consumer holds whole, by the first. Each store is limited
+  rows), a column vector or replicated row vector, which every consumer holds whole, by the first. Each store is limited
   to the elements before the end of the tensor's last dim (dim - coord * extent, less the
   consumer's first row for a row vector; 0 where a leading coordinate is past its dim; the
   start is the coordinate itself along an `elem` axis), as TMA
   clips a tile's: a vector may run past the end.
 - **tile.to_shared** (a register tile as a wgmma operand, e.g. bf16(state) as B): wgmma reads B
   only from shared memory, so every consumer writes its rows into the tile's one buffer that
-  each consumer's wgmma then reads whole. All consumers sync before the write (the wgmmas
-  reading the previous contents are waited on) and after it (each writer's proxy fence first),
-  on named barrier consumers + 1; 1..consumers are the epilogue's.
+  each consumer's wgmma then reads whole (the first consumer writes a tile every consumer holds
+  whole). All consumers sync before the write (the wgmmas reading the previous contents are
+  waited on) and after it (each writer's proxy fence first), on named barrier consumers + 1;
+  1..consumers are the epilogue's.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from xdsl.ir import Block, SSAValue
 from tkc.diagnostics import error_at
 from tkc.dialects import sm90, tile
 from tkc.passes.plan import WARPGROUP_THREADS
+from tkc.passes.tile_to_sm90.shared_memory import Staging
 from tkc.passes.tile_to_sm90.tma import box, element_coords
 
 if TYPE_CHECKING:
@@ -52,20 +55,26 @@ def emit_store(c: ConsumerEmitter, op: tile.StoreOp, block: Block) -> None:
     if not isinstance(value_type, tile.RegisterTileType):
         raise error_at(op, "the GPU backend stores register tiles and vectors; load shared tiles into registers first")
     staging = c.memory.staging[op]
-    chunk_cols = staging.chunk.get_shape()[1]
+    if staging.reuses_single_tiles:
+        _all_consumers_meet(c, block)
+    with c.writer_of(value_type, block) as writer:
+        _emit_staged_store(c, op, staging, tensor_type, coords, writer)
+
+
+def _emit_staged_store(c: ConsumerEmitter, op: tile.StoreOp, staging: Staging, tensor_type: tile.GlobalType,
+                       coords: list[SSAValue], block: Block) -> None:
+    value_type = cast(tile.RegisterTileType, op.value.type)
+    chunk_rows, chunk_cols = staging.chunk.get_shape()
     base = c.add(
         c.add(c.smem_base, c.const(staging.offset, block), block),
         c.mul(c.consumer_index, c.const(staging.consumer_stride, block), block),
         block,
     )
     barrier_id = c.add(c.consumer_index, c.const(1, block), block)
-    if staging.reuses_single_tiles:
-        _all_consumers_meet(c, block)
-    name = c.lowering.params.tensor_map(
-        op.tensor, box(staging.chunk, tensor_type.rank, c.lowering.rows_per_consumer), staging.chunk.swizzle.data
-    )
+    name = c.lowering.params.tensor_map(op.tensor, box(staging.chunk, tensor_type.rank, chunk_rows),
+                                        staging.chunk.swizzle.data)
     element = element_coords(c, op, coords, block)
-    element[1] = c.add(element[1], c.row0, block)
+    element[1] = c.add(element[1], c.row0(value_type), block)
     zero = c.const(0, block)
     end = tile.element_ends(op).get(tensor_type.rank - 2)
     row_map = None if end is None else c.lowering.params.tensor_map(
@@ -141,7 +150,9 @@ def _emit_vector_store(c: ConsumerEmitter, op: tile.StoreOp, tensor_type: tile.G
         limit = c.op(arith.SelectOp(inside, limit, c.const(0, block)), block).results[0]
     value = c.values[op.value]
     if not cast(sm90.FragmentType, value.type).is_column:
-        c.op(sm90.StoreVectorGlobalOp(value, base, c.add(offset, c.row0, block), c.sub(limit, c.row0, block)), block)
+        with c.writer_of(op.value.type, block) as writer:
+            row0 = c.row0(op.value.type)
+            c.op(sm90.StoreVectorGlobalOp(value, base, c.add(offset, row0, writer), c.sub(limit, row0, writer)), writer)
         return
     # every consumer holds the whole column vector: the first one stores it
     first = c.op(arith.CmpiOp(c.consumer_index, c.const(0, block), "eq"), block).results[0]
@@ -160,7 +171,8 @@ def emit_to_shared(c: ConsumerEmitter, op: tile.ToSharedOp, block: Block) -> Non
     barrier_id = c.const(consumers + 1, block)
     threads = WARPGROUP_THREADS * consumers
     c.op(sm90.NamedBarrierOp(barrier_id, threads), block)
-    c.op(sm90.StoreFragmentOp(c.values[op.source], view, c.row0), block)
-    c.op(sm90.FenceProxyAsyncOp(), block)
+    with c.writer_of(op.source.type, block) as writer:
+        c.op(sm90.StoreFragmentOp(c.values[op.source], view, c.row0(op.source.type)), writer)
+        c.op(sm90.FenceProxyAsyncOp(), writer)
     c.op(sm90.NamedBarrierOp(barrier_id, threads), block)
     c.values[op.result] = view

@@ -4,7 +4,7 @@ result feeds a second product, element-wise math, block-index branches, row min/
 epilogue, a positional mask, row sums, positions and element-wise conditions (a band, a document
 mask), kernels that store a tensor and load it again in the same
 block: the same tile, overlapping tiles, in a loop, across two loops; stores over stores; loads in
-nested loops and under ifs) run on the GPU and match the interpreter."""
+nested loops and under ifs; register tiles of different heights through an mma chain) run on the GPU and match the interpreter."""
 
 from pathlib import Path
 
@@ -43,6 +43,9 @@ SIZES = {
     "row_panel.tk": {"M": 256, "N": 512, "K": 256},
     "two_level.tk": {"M": 256, "N": 256, "K": 256, "KO": 4},
     "if_load.tk": {"M": 512, "N": 256, "K": 512},
+    # register tiles of 64 and 128 rows in one kernel (64-row ones replicated in both consumers)
+    "heights_mixed.tk": {"N": 256, "NQ": 128},
+    "heights_dkdv.tk": {"N": 512},
 }
 
 

@@ -1,6 +1,8 @@
 """Causal linear attention (examples/linear_attention.tk) on the GPU against its numpy reference:
 exercises tile.to_shared (bf16(state) as a wgmma B operand written by every consumer), the
-transposed-A wgmma of mma_AtB(k, v, state) and the causal mask with fill 0.0."""
+transposed-A wgmma of mma_AtB(k, v, state), the causal mask with fill 0.0, and with D = 128 and
+BC = 64 register tiles of two heights (the 128-row state split over two consumers, the 64-row
+chunk tiles replicated in both)."""
 
 import importlib.util
 from collections.abc import Callable
@@ -12,11 +14,15 @@ import pytest
 pytestmark = pytest.mark.gpu
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
-CASES = [  # (B, H, N, BC, D): one and two consumer warpgroups (BC = D = 128), 2 to 8 chunks
+CASES = [  # (B, H, N, BC, D): one and two consumer warpgroups (BC = D = 128), 2 to 16 chunks
     (1, 2, 128, 64, 64),
     (2, 3, 512, 64, 64),
     (1, 2, 256, 128, 128),
     (2, 2, 1024, 128, 128),
+    # D = 128 with 64-row chunks: the 128-row state split over two consumers, the chunk's tiles replicated
+    (1, 2, 256, 64, 128),
+    (2, 2, 1024, 64, 128),
+    (1, 1, 200, 64, 128),  # a partial last chunk
 ]
 
 

@@ -3,7 +3,8 @@ registers for an instruction) and without spills, or tkc refuses the variant at 
 a located diagnostic. The sweep crosses the register model's boundaries: one wgmma's accumulators
 against the entry register count (one or two CTAs per SM, 1-4 consumer warpgroups), A from
 registers (attention's P.V), fp8 operands, column vectors (replicated in every consumer thread),
-element-wise chains (streamed by the estimate, positions and selects included), a fused MLP's two accumulators across a nested loop, and tiles over the register and row-split limits."""
+element-wise chains (streamed by the estimate, positions and selects included), a fused MLP's two accumulators across a nested loop, tiles over the register and row-split limits, and
+register tiles of different heights in one kernel."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ FP8_1D = Path(__file__).parent / "kernels" / "gemm_fp8_1d.tk"
 FP8_2D = ROOT / "tests" / "gpu" / "kernels" / "fp8.tk"
 COLUMNS = Path(__file__).parent / "kernels" / "column_vectors.tk"
 RMS = Path(__file__).parent / "kernels" / "rms_row_block.tk"
+HEIGHTS = ROOT / "tests" / "gpu" / "kernels"
 
 VARIANTS = [
     *[(ATTENTION, {"D": d, "BQ": bq, "BKV": bkv}) for d in (64, 128, 256) for bq in (64, 128) for bkv in (16, 64, 128)],
@@ -54,6 +56,11 @@ VARIANTS = [
     # two accumulators live across a nested loop, the hidden tile an A operand from registers
     *[(ROOT / "examples" / "mlp.tk", {"BM": bm, "BH": bh, "BN": bn})
       for bm in (64, 128) for bh in (64, 128, 256) for bn in (128, 256)],
+    # register tiles of different heights (the shorter ones replicated in every consumer)
+    *[(ROOT / "examples" / "linear_attention.tk", {"BC": bc, "D": d}) for bc in (64, 128) for d in (64, 128, 256)],
+    *[(HEIGHTS / "heights_dkdv.tk", {"BQ": bq, "BKV": bkv, "D": d}) for bq, bkv in ((64, 128), (64, 256), (128, 256))
+      for d in (64, 128)],
+    (HEIGHTS / "heights_mixed.tk", {"BQ": 64, "BKV": 128, "D": 64}),
 ]
 
 

@@ -195,3 +195,42 @@ def test_tile_pipeline_records_its_layout_in_the_plan_within_the_budget() -> Non
     KernelPlan.decide(kernel_of(module), "stages", 9, "the test's")
     with pytest.raises(TkError, match=r"shared memory overflows: the layout of 9 stage\(s\) needs 477184 bytes"):
         TilePipelinePass().apply(Context(), module)
+
+
+LINEAR_ATTENTION = (REPO / "examples" / "linear_attention.tk").read_text()
+
+
+def test_register_tiles_of_two_heights_replicate_the_shorter() -> None:
+    """Linear attention at D = 128 with 64-row chunks: the 128-row state splits over two
+    consumers, the chunk's 64-row tiles are replicated in both, and the plan and the report say so."""
+    module = compiled(LINEAR_ATTENTION.replace("D = 64", "D = 128"))
+    kernel = kernel_of(module)
+    plan = KernelPlan.of(kernel)
+    assert (plan.consumers, plan.replicated_rows) == (2, 64)
+    assert (plan.consumer_rows(128), plan.consumer_rows(64)) == (64, 64)
+    assert "64 rows are replicated: each of the 2 consumers computes them whole" in plan.reasons["replicated_rows"]
+    assert "replicated  rows <= 64" in report(module)
+
+
+def test_one_height_replicates_nothing() -> None:
+    plan = KernelPlan.of(kernel_of(compiled(GEMM)))
+    assert plan.replicated_rows == 0 and "replicated_rows" not in plan.reasons
+    assert plan.consumer_rows(128) == 64
+
+
+def test_replicated_tiles_cost_their_whole_rows() -> None:
+    """The register estimate counts a replicated tile whole in every consumer, a split one by its share."""
+    from xdsl.dialects.builtin import Float32Type
+    from xdsl.ir import Block
+
+    from tkc.passes.occupancy import register_cost
+
+    short, tall = Block(arg_types=[RegisterTileType([64, 128], Float32Type()), RegisterTileType([128, 128], Float32Type())]).args
+    assert register_cost(short, 2, set()) == register_cost(short, 1, set()) == 64
+    assert register_cost(tall, 2, set()) == 64 and register_cost(tall, 1, set()) == 128
+
+
+def test_consumer_pins_split_the_tallest_tiles() -> None:
+    """A pin that would replicate even the tallest tiles (every consumer computing all of it) is refused."""
+    with pytest.raises(TkError, match=r"@consumers\(2\) splits the 64-row register tiles into 32 rows per warpgroup"):
+        compiled(LINEAR_ATTENTION.replace("kernel", "@consumers(2)\nkernel", 1))

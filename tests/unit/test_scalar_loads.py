@@ -37,7 +37,7 @@ def test_a_tile_wholly_past_the_end_is_an_error_at_the_access() -> None:
     """The GPU takes M as whole tiles here (the store needs it), which is exact only for tiles
     that reach into X: a table row past the end must be reported, not read as zeros."""
     with pytest.raises(TkError, match=r"load of X: tile coordinate \(64-element tiles\) 4 along dim 0 lies wholly past "
-                                      r"its end \(256 elements: 4 tiles\)"):
+                                      r"its end \(256 elements: 4 whole tiles"):
         run_gather(np.array([4, 0], np.int32))
 
 

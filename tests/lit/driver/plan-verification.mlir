@@ -126,7 +126,7 @@ builtin.module {
     tile.return
   }
 }
-// CHECK: plan-verification.mlir:[[# @LINE - 6]]:3: error: a plan has no field warps; its fields are consumers, threads, persistent, stages, smem_bytes, group_m, ctas_per_sm, cluster, heavy_first, producer_registers, consumer_registers
+// CHECK: plan-verification.mlir:[[# @LINE - 6]]:3: error: a plan has no field warps; its fields are consumers, threads, persistent, stages, smem_bytes, group_m, ctas_per_sm, cluster, heavy_first, replicated_rows, producer_registers, consumer_registers
 
 // -----
 
@@ -198,3 +198,27 @@ builtin.module {
   }
 }
 // CHECK: plan-verification.mlir:[[# @LINE - 6]]:3: error: invalid tile.kernel: the annotation stages must be an integer, 1..16; got 17 : i64
+
+// -----
+
+// Replicated tiles are those the consumers cannot split: shorter than 64 rows per consumer.
+builtin.module {
+  tile.kernel @k(%X: !tile.gl<[M, N], f32>) attributes {plan = #tile.plan<consumers = #tile.decision<2, "x">, replicated_rows = #tile.decision<128, "x">>} {
+    %m = tile.dim %X[0] : !tile.gl<[M, N], f32>
+    tile.grid(%m) as ["i"]
+    tile.return
+  }
+}
+// CHECK: plan-verification.mlir:[[# @LINE - 6]]:3: error: the plan replicates register tiles of up to 128 rows, but 2 consumer warpgroup(s) split tiles of 128 rows and more: only shorter tiles are replicated
+
+// -----
+
+// Replicated heights are whole wgmmas.
+builtin.module {
+  tile.kernel @k(%X: !tile.gl<[M, N], f32>) attributes {plan = #tile.plan<consumers = #tile.decision<2, "x">, replicated_rows = #tile.decision<32, "x">>} {
+    %m = tile.dim %X[0] : !tile.gl<[M, N], f32>
+    tile.grid(%m) as ["i"]
+    tile.return
+  }
+}
+// CHECK: plan-verification.mlir:[[# @LINE - 6]]:3: error: the plan's replicated_rows must be an integer, 0 (none) or a multiple of 64; got 32 : i64

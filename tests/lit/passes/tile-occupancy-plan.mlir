@@ -58,3 +58,20 @@
 // RUN: sed 's/KERNEL_PIN/@consumers(1)/; s/LOOP_PIN//' %S/Inputs/gemm-pinned.tk > %t.c1.tk
 // RUN: not tkc compile %t.c1.tk --emit tile 2>&1 | filecheck %s --check-prefix=C1
 // C1: c1.tk:3:8: error: @consumers(1): each consumer thread needs 288 registers, over the 256 it can get beside the producer (256 threads share 63488 of the SM's 65536 registers)
+
+// Register tiles of 64 and 128 rows: two consumers split the 128-row O and replicate the 64-row S
+// (and its row vector), which no split of 2 x 64-row wgmmas takes; @consumers(1) splits nothing.
+// RUN: tkc-opt %S/Inputs/mixed-heights.mlir -p tile-swizzle-select,tile-bank-conflicts,tile-occupancy-plan | filecheck %s --check-prefix=MIXED
+// MIXED: plan = #tile.plan<consumers = #tile.decision<2, "128-row register tiles: 64 rows per consumer warpgroup (wgmma m64)
+// MIXED-SAME: replicated_rows = #tile.decision<64, "register tiles and row vectors of 64 rows are replicated: each of the 2 consumers computes them whole, as a wgmma computes 64 rows and 2 consumers cannot split fewer than 128; they meet the 128-row tiles, split 64 rows per consumer, only through shared memory (tile.to_shared, wgmma operands), which every consumer reads whole">
+// RUN: tkc-opt %S/Inputs/mixed-heights.mlir -p 'tile-swizzle-select,tile-bank-conflicts,tile-occupancy-plan{consumers=1}' | filecheck %s --check-prefix=MIXED1
+// MIXED1: plan = #tile.plan<consumers = #tile.decision<1, "pinned by the pass option consumers=1">
+// MIXED1-NOT: replicated_rows
+// RUN: not tkc-opt %S/Inputs/mixed-heights.mlir -p 'tile-swizzle-select,tile-bank-conflicts,tile-occupancy-plan{consumers=4}' 2>&1 | filecheck %s --check-prefix=MIXED4
+// MIXED4: error: the pass option consumers=4 splits the 128-row register tiles into 32 rows per warpgroup; wgmma needs multiples of 64 (tiles shorter than the tallest may be replicated in every consumer instead, the tallest are split)
+
+// Tiles of 16 or 32 rows are refused at the first op that makes one.
+// RUN: sed 's/BQ = 64/BQ = 32/' %S/../../gpu/kernels/heights_mixed.tk > %t.h32.tk
+// RUN: not tkc compile %t.h32.tk --emit tile 2>&1 | filecheck %s --check-prefix=H32
+// H32: h32.tk:10:13: error: a register tile or row vector of 32 rows: the GPU backend computes register tiles in slices of the 64 rows of a wgmma, so it needs a multiple of 64 rows here, not only the multiple of 16 the language allows (tiles of 16 or 32 rows are not lowered yet)
+// H32-NEXT: let s = mma_ABt(q, k) * (1.0 / sqrt(D))
