@@ -34,6 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+import math
 from functools import reduce
 from math import prod
 from typing import Any, cast
@@ -216,6 +217,15 @@ _FLOAT_UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "math.trunc": np.trunc,
 }
 
+_ERFC = np.frompyfunc(math.erfc, 1, 1)
+
+
+def _gelu_exact(x: np.ndarray) -> np.ndarray:
+    """x/2 erfc(-x/sqrt(2)) in f64, rounded once to f32: the exact GELU (numpy has no erf)."""
+    wide = np.asarray(x, np.float64)
+    return (0.5 * wide * _ERFC(-wide / math.sqrt(2.0)).astype(np.float64)).astype(np.float32)
+
+
 # Tile ops compute in f32 like the GPU; max/min follow PTX max.f32 (a NaN operand loses).
 _TILE_UNARY: dict[tile.UnaryFn, Callable[[np.ndarray], np.ndarray]] = {
     tile.UnaryFn.EXP: np.exp,
@@ -234,6 +244,7 @@ _TILE_UNARY: dict[tile.UnaryFn, Callable[[np.ndarray], np.ndarray]] = {
         np.float32(1) + np.tanh(np.float32(tile.GELU_SCALE) * (x + np.float32(tile.GELU_CUBIC) * x * x * x))
     ),
     tile.UnaryFn.SOFTPLUS: lambda x: np.fmax(x, np.float32(0)) + np.log1p(np.exp(-np.abs(x))),
+    tile.UnaryFn.GELU: lambda x: _gelu_exact(x),
     tile.UnaryFn.SIN: np.sin,
     tile.UnaryFn.COS: np.cos,
 }
