@@ -1170,7 +1170,7 @@ class MmaOp(IRDLOperation):
             raise VerifyException("tile.mma accumulator and result types must match")
         in_types = {self.a.type.element_type, self.b.type.element_type}
         if len(in_types) != 1 or isinstance(self.a.type.element_type, Float32Type):
-            raise VerifyException("tile.mma operands must share one 16- or 8-bit dtype (bf16, f16, fp8e4m3)")
+            raise VerifyException("tile.mma operands must share one 16- or 8-bit dtype (bf16, f16, fp8e4m3, fp8e5m2)")
         if isinstance(self.a.type, RegisterTileType) and self.transpose_a:
             raise VerifyException("an A operand in registers cannot be transposed (wgmma reads it K-major)")
 

@@ -44,7 +44,6 @@ import numpy.typing as npt
 from xdsl.dialects import scf
 from xdsl.dialects.builtin import (
     BFloat16Type,
-    Float8E4M3FNType,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -59,8 +58,6 @@ from tkc.abi import rounded_down_tail
 from tkc.diagnostics import TkError, error_at
 from tkc.dialects import tile
 
-FP8_E4M3_MAX = 448.0
-"""cvt.rn.satfinite.e4m3x2 saturates to the largest finite e4m3 value."""
 
 def numpy_dtype(element_type: Attribute) -> np.dtype:
     """The numpy dtype that stores a tensor of `element_type` (ml_dtypes for bf16 and fp8)."""
@@ -74,8 +71,9 @@ def round_to(x: npt.ArrayLike, element_type: Attribute) -> np.ndarray:
     """`x` (f32) rounded to nearest even in `element_type`, returned as f32."""
     if isinstance(element_type, Float32Type):
         return np.asarray(x, np.float32)
-    if isinstance(element_type, Float8E4M3FNType):
-        x = np.clip(x, -FP8_E4M3_MAX, FP8_E4M3_MAX)
+    dtype = dtypes.of_type(element_type)
+    if dtype is not None and dtype.saturates_at is not None:  # cvt.rn.satfinite (fp8)
+        x = np.clip(x, -dtype.saturates_at, dtype.saturates_at)
     with np.errstate(over="ignore"):  # overflow to ±inf is the f16 conversion's defined result
         return np.asarray(x, np.float32).astype(numpy_dtype(element_type)).astype(np.float32)
 

@@ -1394,7 +1394,7 @@ class _Builder:
         if len(dtypes) != 1 or isinstance(a_type.element_type, Float32Type):
             raise self.error(
                 nodes[0],
-                f"{name} operands must share one of bf16, f16, fp8e4m3, got {type_name(a_type)} and "
+                f"{name} operands must share one of bf16, f16, fp8e4m3, fp8e5m2, got {type_name(a_type)} and "
                 f"{type_name(b_type)}; convert with bf16(...)",
             )
         (ar, ac), (br, bc) = a_type.get_shape(), b_type.get_shape()
