@@ -18,7 +18,7 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewri
 from tkc.dialects import sm90
 from tkc.dialects.tile import element_bytes
 from tkc.diagnostics import error_at
-from tkc.passes.sm90_to_ptx.emitter import Emitter, dtype_name, log2
+from tkc.passes.sm90_to_ptx.emitter import Emitter, dtype_name, fragment_register, log2
 
 _SWIZZLE_MASK = {128: 7, 64: 3, 32: 1, 0: 0}
 
@@ -78,7 +78,7 @@ class LowerStoreFragment(RewritePattern):
             if wide:
                 e.b.st("shared", "f32", addr, regs[2 * n: 2 * n + 2], offset)
             else:
-                e.b.st("shared", "f32" if t.is_vector else "b32", addr, regs[n], offset)
+                e.b.st("shared", "f32" if t.is_vector else fragment_register(t), addr, regs[n], offset)
         rewriter.erase(op)
 
 
@@ -97,13 +97,13 @@ class LowerLoadFragment(RewritePattern):
             if wide:
                 regs += cast(list[SSAValue], e.b.ld("shared", "f32", addr, offset, vec=2))
             else:
-                regs.append(cast(SSAValue, e.b.ld("shared", "f32" if t.is_vector else "b32", addr, offset)))
+                regs.append(cast(SSAValue, e.b.ld("shared", "f32" if t.is_vector else fragment_register(t), addr, offset)))
         e.replace(rewriter, regs)
 
 
 def _load_column(e: Emitter, op: sm90.LoadFragmentOp, t: sm90.FragmentType) -> list[SSAValue]:
     """Every thread reads its columns 8k + 2*quad + {0, 1} of an unswizzled shared vector
-    from element `row_offset` on: one packed b32 (bf16/f16) or one v2.f32 per k."""
+    from element `row_offset` on: one packed b32 (bf16/f16), b16 (fp8) or one v2.f32 per k."""
     ref = cast(sm90.SharedRefType, op.source.type)
     if dtype_name(t.element_type) != dtype_name(ref.element_type) or ref.swizzle.data or len(ref.get_shape()) != 1:
         raise error_at(op, f"a column fragment {t} loads from an unswizzled vector of its dtype, not {ref}")
@@ -116,7 +116,7 @@ def _load_column(e: Emitter, op: sm90.LoadFragmentOp, t: sm90.FragmentType) -> l
         if eb == 4:
             regs += cast(list[SSAValue], b.ld("shared", "f32", addr, 8 * k * eb, vec=2))
         else:
-            regs.append(cast(SSAValue, b.ld("shared", "b32", addr, 8 * k * eb)))
+            regs.append(cast(SSAValue, b.ld("shared", fragment_register(t), addr, 8 * k * eb)))
     return regs
 
 
