@@ -11,9 +11,9 @@ a bounds mask's row limit becomes relative to it (limit - row0), except a consta
 no row of the tile reaches, which stays a constant the consumer's rows do not reach either (its
 compares are left out). A column vector is whole in every consumer and keeps its limit.
 
-Element-wise maps and masks of bf16, f16 or fp8 tiles compute in f32: the operands are widened,
-the result rounded back to its dtype, once per op, as numpy computes on ml_dtypes' types (so the
-GPU gives what the interpreter gives). Vectors of those dtypes are refused: convert them to f32.
+Element-wise maps, broadcasts and masks of bf16, f16 or fp8 tiles and vectors compute in f32: the
+operands are widened, the result rounded back to its dtype, once per op, as numpy computes on
+ml_dtypes' types (so the GPU gives what the interpreter gives).
 """
 
 from __future__ import annotations
@@ -51,9 +51,6 @@ def _in_f32(c: ConsumerEmitter, op: Operation, block: Block, build: Callable[...
     bf16, f16 or fp8 tiles, and the result rounded back to `op`'s dtype (module docstring)."""
     if not any(_is_narrow(v.type) for v in (*operands, *op.results)):
         return build(*(c.values[v] for v in operands))
-    if any(isinstance(v.type, tile.RegisterVectorType) for v in (*operands, *op.results)):
-        raise error_at(op, "the GPU backend computes on bf16, f16 and fp8 tiles, not vectors: convert the vector to "
-                          "f32 first (f32(v))")
     widened = []
     for v in operands:
         value = c.values[v]
@@ -87,9 +84,8 @@ def _reduce(c: ConsumerEmitter, op: tile.ReduceOp, block: Block) -> Operation:
 
 
 def _broadcast(c: ConsumerEmitter, op: tile.BroadcastOp, block: Block) -> Operation:
-    if op.axis.data == tile.Axis.ROW:
-        return sm90.RowBroadcastOp(op.fn, c.values[op.source], c.values[op.vector])
-    return sm90.ColBroadcastOp(op.fn, c.values[op.source], c.values[op.vector])
+    broadcast = sm90.RowBroadcastOp if op.axis.data == tile.Axis.ROW else sm90.ColBroadcastOp
+    return _in_f32(c, op, block, lambda x, v: broadcast(op.fn, x, v), op.source, op.vector)
 
 
 def _mask(c: ConsumerEmitter, op: tile.MaskOp, block: Block) -> Operation:
