@@ -11,8 +11,8 @@ a bounds mask's row limit becomes relative to it (limit - row0), except a consta
 no row of the tile reaches, which stays a constant the consumer's rows do not reach either (its
 compares are left out). A column vector is whole in every consumer and keeps its limit.
 
-Element-wise maps, broadcasts and masks of bf16, f16 or fp8 tiles and vectors compute in f32: the
-operands are widened, the result rounded back to its dtype, once per op, as numpy computes on
+Element-wise maps, broadcasts, reductions and masks of bf16, f16 or fp8 tiles and vectors compute
+in f32: the operands are widened, the result rounded back to its dtype, once per op, as numpy computes on
 ml_dtypes' types (so the GPU gives what the interpreter gives).
 """
 
@@ -76,11 +76,12 @@ def _convert(c: ConsumerEmitter, op: tile.ConvertOp, block: Block) -> Operation:
 
 def _reduce(c: ConsumerEmitter, op: tile.ReduceOp, block: Block) -> Operation:
     if op.axis.data == tile.Axis.ROW:
-        return sm90.RowReduceOp(op.fn, c.values[op.source])
+        return _in_f32(c, op, block, lambda x: sm90.RowReduceOp(op.fn, x), op.source)
     consumers = c.lowering.consumers
     scratch = c.add(c.smem_base, c.const(c.memory.col_scratch, block), block)
     barrier_id = c.const(consumers + 1, block)
-    return sm90.ColReduceOp(op.fn, c.values[op.source], scratch, c.consumer_index, consumers, barrier_id)
+    return _in_f32(c, op, block, lambda x: sm90.ColReduceOp(op.fn, x, scratch, c.consumer_index, consumers, barrier_id),
+                   op.source)
 
 
 def _broadcast(c: ConsumerEmitter, op: tile.BroadcastOp, block: Block) -> Operation:

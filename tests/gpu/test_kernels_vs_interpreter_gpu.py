@@ -3,8 +3,8 @@ warpgroup, exp instead of exp2, bf16 and f16 element-wise math, a column sum sto
 result feeds a second product, element-wise math, block-index branches, row min/max, a bias
 epilogue, a positional mask, row sums, kernels that store a tensor and load it again in the same
 block: the same tile, overlapping tiles, in a loop, across two loops; stores over stores; inlined
-functions, pow and gelu; fp8 conversions both ways and the e5m2 wgmma) run on the GPU and match
-the interpreter."""
+functions, pow and gelu; fp8 conversions both ways and the e5m2 wgmma; bf16 and fp8 vectors)
+run on the GPU and match the interpreter."""
 
 from pathlib import Path
 
@@ -40,6 +40,7 @@ SIZES = {
     "functions_math.tk": {"M": 192, "N": 256},
     "fp8_convert.tk": {"M": 200},
     "fp8e5m2.tk": {"M": 256, "N": 512, "K": 512},
+    "narrow_vectors.tk": {"M": 200},
 }
 
 
