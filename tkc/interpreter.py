@@ -221,7 +221,8 @@ _ERFC = np.frompyfunc(math.erfc, 1, 1)
 def _gelu_exact(x: np.ndarray) -> np.ndarray:
     """x/2 erfc(-x/sqrt(2)) in f64, rounded once to f32: the exact GELU (numpy has no erf)."""
     wide = np.asarray(x, np.float64)
-    return (0.5 * wide * _ERFC(-wide / math.sqrt(2.0)).astype(np.float64)).astype(np.float32)
+    erfc = np.asarray(_ERFC(-wide / math.sqrt(2.0)), np.float64)
+    return (0.5 * wide * erfc).astype(np.float32)
 
 
 # Tile ops compute in f32 like the GPU; max/min follow PTX max.f32 (a NaN operand loses).

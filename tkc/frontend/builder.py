@@ -1254,6 +1254,7 @@ class _Builder:
         token, arg_list = node.children
         name = str(token)
         if name in self.functions:
+            assert isinstance(token, Token)
             arg_nodes = [] if arg_list is None else list(arg_list.children)
             return self.inline(token, [self.expr(a) for a in arg_nodes])
         if name not in BUILTIN_FUNCTIONS:
@@ -1325,14 +1326,14 @@ class _Builder:
             if is_int(base) and abs(base) >= 2 and exponent >= 64:
                 raise self.error(token, f"pow({base}, {exponent}) overflows 64 bits")
             try:
-                result = float(base) ** exponent if exponent < 0 or isinstance(base, float) else base**exponent
+                folded = float(base) ** exponent if exponent < 0 or isinstance(base, float) else base**exponent
             except ZeroDivisionError:
                 raise self.error(token, f"pow({base}, {exponent}) divides by zero") from None
             except OverflowError:
                 raise self.error(token, f"pow({base}, {exponent}) overflows") from None
-            if is_int(result) and not I64_MIN <= result <= I64_MAX:
+            if is_int(folded) and not I64_MIN <= folded <= I64_MAX:
                 raise self.error(token, f"pow({base}, {exponent}) overflows 64 bits")
-            return result
+            return folded
         if is_tile(base):
             base = self.reg(base)
         elif self.scalar_kind(base) == "index":
