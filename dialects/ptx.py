@@ -86,7 +86,7 @@ _KIND_BITS = {"pred": 1, "b16": 16, "b32": 32, "b64": 64, "f32": 32}
 
 _TYPE_KIND = {
     "pred": "pred",
-    **dict.fromkeys(("b16", "u16", "s16", "f16", "bf16", "e4m3x2", "e5m2x2"), "b16"),
+    **dict.fromkeys(("b8", "b16", "u16", "s16", "f16", "bf16", "e4m3x2", "e5m2x2"), "b16"),
     **dict.fromkeys(("b32", "u32", "s32", "f16x2", "bf16x2"), "b32"),
     **dict.fromkeys(("b64", "u64", "s64"), "b64"),
     "f32": "f32",
@@ -186,6 +186,8 @@ class PtxType(StrEnum):
     """The type suffix of an instruction (`.u32`, `.bf16x2`, ...)."""
 
     PRED = "pred"
+    B8 = "b8"
+    """One byte; only loads and stores take it, with a 16-bit register (PTX widens 8-bit values)."""
     B16 = "b16"
     B32 = "b32"
     B64 = "b64"

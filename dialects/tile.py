@@ -324,6 +324,8 @@ class UnaryFn(StrEnum):
     GELU_TANH = auto()
     """GELU in its tanh form: x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
     SOFTPLUS = auto()
+    GELU = auto()
+    """GELU in its erf form: x/2 (1 + erf(x / sqrt(2))) = x/2 erfc(-x / sqrt(2))."""
     SIN = auto()
     COS = auto()
     NOT = auto()
@@ -334,6 +336,17 @@ GELU_SCALE = math.sqrt(2 / math.pi)
 GELU_CUBIC = 0.044715
 """gelu_tanh(x) = x/2 (1 + tanh(GELU_SCALE (x + GELU_CUBIC x^3))): the frontend's fold, the
 interpreter and the PTX lowering all take the constants from here."""
+
+
+GELU_ERFC_COEFFICIENTS = (
+    -1.26551223, 1.00002368, 0.37409196, 0.09678418, -0.18628806,
+    0.27886807, -1.13520398, 1.48851587, -0.82215223, 0.17087277,
+)
+"""erfc(z) ~ t exp(-z^2 + c0 + c1 t + ... + c9 t^9), t = 1 / (1 + z/2), for z >= 0: a Chebyshev
+fit with a relative error below 1.2e-7 for every z >= 0 (PTX has no erf). The GPU computes
+gelu(x) = x (1 - q/2) for x >= 0 and x q/2 for x < 0, q = erfc(|x| / sqrt(2)) by this fit, so
+the small result on the negative side keeps its relative accuracy; docs/language.md states the
+error measured against the exact form, which the frontend's fold and the interpreter compute."""
 
 
 class BinaryFn(StrEnum):
@@ -1252,7 +1265,7 @@ class MmaOp(IRDLOperation):
             raise VerifyException("tile.mma accumulator and result types must match")
         in_types = {self.a.type.element_type, self.b.type.element_type}
         if len(in_types) != 1 or isinstance(self.a.type.element_type, Float32Type):
-            raise VerifyException("tile.mma operands must share one 16- or 8-bit dtype (bf16, f16, fp8e4m3)")
+            raise VerifyException("tile.mma operands must share one 16- or 8-bit dtype (bf16, f16, fp8e4m3, fp8e5m2)")
         if isinstance(self.a.type, RegisterTileType) and self.transpose_a:
             raise VerifyException("an A operand in registers cannot be transposed (wgmma reads it K-major)")
 

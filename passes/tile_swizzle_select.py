@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import Float8E4M3FNType, IntegerAttr, ModuleOp
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.passes import ModulePass
 
 from tkc.diagnostics import error_at
@@ -64,7 +64,7 @@ def check_and_choose(op: LoadOp | ToSharedOp) -> tuple[int, str]:
     shape = f"{tile.rows}x{tile.cols}x{element_name(tile.element_type)}"
     wgmma = read_by_wgmma(op)
     for mma, major in wgmma:
-        if major == "MN" and isinstance(tile.element_type, Float8E4M3FNType):
+        if major == "MN" and element_bytes(tile.element_type) == 1:
             raise error_at(mma, "fp8 wgmma reads both operands K-major only: store B as [N, K] and use mma_ABt")
     roles = ", ".join(role_names(op))
     pin = op.attributes.get("swizzle")

@@ -5,11 +5,15 @@ and the runtime use; every other module reads them here rather than keeping a ta
   ir              the xDSL builtin type of tile and sm90 IR values of the dtype
   bytes           bytes per element
   ptx             the PTX type of one element (`cvt.rn.bf16x2.f32`, `wgmma.mma_async ... .e4m3.e4m3`)
-  numpy           the numpy dtype's name (ml_dtypes registers bfloat16 and float8_e4m3fn)
+  numpy           the numpy dtype's name (ml_dtypes registers bfloat16, float8_e4m3fn and float8_e5m2)
   torch           the attribute of `torch` that is the dtype (`torch.bfloat16`)
   tensor_map      the CUtensorMapDataType of a TMA tensor map over it (fp8 has none: its bytes go as UINT8)
-  dlpack          DLPack's (type code, bits, lanes): kDLFloat = 2, kDLBfloat = 4, kDLFloat8_e4m3fn = 10
+  dlpack          DLPack's (type code, bits, lanes): kDLFloat = 2, kDLBfloat = 4, kDLFloat8_e4m3fn = 10,
+                  kDLFloat8_e5m2 = 12
   array_interface the `__cuda_array_interface__` typestr, None where the protocol has none
+  saturates_at    the magnitude a conversion to it clips to (fp8: `cvt.rn.satfinite` gives the
+                  largest finite value for anything larger, infinities included); None where a
+                  conversion overflows to inf
 
 This module is at the bottom of the dependency order (docs/internals.md): the dialects, the passes
 and the runtime all import it, and it imports nothing of tkc.
@@ -20,10 +24,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from xdsl.dialects.builtin import BFloat16Type, Float8E4M3FNType, Float16Type, Float32Type, IntegerType
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float8E4M3FNType,
+    Float8E5M2Type,
+    Float16Type,
+    Float32Type,
+    IntegerType,
+)
 from xdsl.ir import Attribute
 
-ElementType = BFloat16Type | Float16Type | Float32Type | Float8E4M3FNType
+ElementType = BFloat16Type | Float16Type | Float32Type | Float8E4M3FNType | Float8E5M2Type
 """The xDSL types a tile or fragment can hold: the `ir` column of the tile dtypes as an IRDL
 constraint."""
 TensorElementType = ElementType | IntegerType
@@ -41,6 +52,7 @@ class DType:
     tensor_map: int
     dlpack: tuple[int, int, int]
     array_interface: str | None
+    saturates_at: float | None = None
 
     @property
     def in_tiles(self) -> bool:
@@ -60,7 +72,8 @@ DTYPES = (
     DType("bf16", BFloat16Type, 2, "bf16", "bfloat16", "bfloat16", 9, (4, 16, 1), None),
     DType("f16", Float16Type, 2, "f16", "float16", "float16", 6, (2, 16, 1), "<f2"),
     DType("f32", Float32Type, 4, "f32", "float32", "float32", 7, (2, 32, 1), "<f4"),
-    DType("fp8e4m3", Float8E4M3FNType, 1, "e4m3", "float8_e4m3fn", "float8_e4m3fn", 0, (10, 8, 1), None),
+    DType("fp8e4m3", Float8E4M3FNType, 1, "e4m3", "float8_e4m3fn", "float8_e4m3fn", 0, (10, 8, 1), None, 448.0),
+    DType("fp8e5m2", Float8E5M2Type, 1, "e5m2", "float8_e5m2", "float8_e5m2", 0, (12, 8, 1), None, 57344.0),
     DType("i32", IntegerType, 4, "s32", "int32", "int32", 3, (0, 32, 1), "<i4"),
 )
 

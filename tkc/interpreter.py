@@ -34,6 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+import math
 from functools import reduce
 from math import prod
 from typing import Any, cast
@@ -43,7 +44,6 @@ import numpy.typing as npt
 from xdsl.dialects import scf
 from xdsl.dialects.builtin import (
     BFloat16Type,
-    Float8E4M3FNType,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -58,8 +58,6 @@ from tkc.abi import rounded_down_tail
 from tkc.diagnostics import TkError, error_at
 from tkc.dialects import tile
 
-FP8_E4M3_MAX = 448.0
-"""cvt.rn.satfinite.e4m3x2 saturates to the largest finite e4m3 value."""
 
 def numpy_dtype(element_type: Attribute) -> np.dtype:
     """The numpy dtype that stores a tensor of `element_type` (ml_dtypes for bf16 and fp8)."""
@@ -73,8 +71,9 @@ def round_to(x: npt.ArrayLike, element_type: Attribute) -> np.ndarray:
     """`x` (f32) rounded to nearest even in `element_type`, returned as f32."""
     if isinstance(element_type, Float32Type):
         return np.asarray(x, np.float32)
-    if isinstance(element_type, Float8E4M3FNType):
-        x = np.clip(x, -FP8_E4M3_MAX, FP8_E4M3_MAX)
+    dtype = dtypes.of_type(element_type)
+    if dtype is not None and dtype.saturates_at is not None:  # cvt.rn.satfinite (fp8)
+        x = np.clip(x, -dtype.saturates_at, dtype.saturates_at)
     with np.errstate(over="ignore"):  # overflow to ±inf is the f16 conversion's defined result
         return np.asarray(x, np.float32).astype(numpy_dtype(element_type)).astype(np.float32)
 
@@ -216,6 +215,16 @@ _FLOAT_UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "math.trunc": np.trunc,
 }
 
+_ERFC = np.frompyfunc(math.erfc, 1, 1)
+
+
+def _gelu_exact(x: np.ndarray) -> np.ndarray:
+    """x/2 erfc(-x/sqrt(2)) in f64, rounded once to f32: the exact GELU (numpy has no erf)."""
+    wide = np.asarray(x, np.float64)
+    erfc = np.asarray(_ERFC(-wide / math.sqrt(2.0)), np.float64)
+    return (0.5 * wide * erfc).astype(np.float32)
+
+
 # Tile ops compute in f32 like the GPU; max/min follow PTX max.f32 (a NaN operand loses).
 _TILE_UNARY: dict[tile.UnaryFn, Callable[[np.ndarray], np.ndarray]] = {
     tile.UnaryFn.EXP: np.exp,
@@ -234,6 +243,7 @@ _TILE_UNARY: dict[tile.UnaryFn, Callable[[np.ndarray], np.ndarray]] = {
         np.float32(1) + np.tanh(np.float32(tile.GELU_SCALE) * (x + np.float32(tile.GELU_CUBIC) * x * x * x))
     ),
     tile.UnaryFn.SOFTPLUS: lambda x: np.fmax(x, np.float32(0)) + np.log1p(np.exp(-np.abs(x))),
+    tile.UnaryFn.GELU: lambda x: _gelu_exact(x),
     tile.UnaryFn.SIN: np.sin,
     tile.UnaryFn.COS: np.cos,
     tile.UnaryFn.NOT: lambda x: (x == 0).astype(np.float32),

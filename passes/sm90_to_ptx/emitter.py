@@ -73,6 +73,24 @@ def dtype_name(element_type: Attribute) -> str:
     return dtype.ptx
 
 
+def fragment_register(t: sm90.FragmentType) -> str:
+    """The PTX type of one register of a fragment: f32, a packed pair of bf16/f16 (b32) or of
+    fp8 (b16, as cvt's e4m3x2/e5m2x2 forms give and take it); a row vector holds one value per
+    register, so a bf16/f16/fp8 one a b16 each (fp8 in its low byte)."""
+    size = element_bytes(t.element_type)
+    if t.is_row_vector:
+        return "f32" if size == 4 else "b16"
+    return {4: "f32", 2: "b32", 1: "b16"}[size]
+
+
+def memory_type(t: sm90.FragmentType) -> str:
+    """The ld/st type that moves one register of a fragment: a row vector's one value (f32, b16,
+    b8), else the register (a pair of narrow values)."""
+    if t.is_row_vector:
+        return {4: "f32", 2: "b16", 1: "b8"}[element_bytes(t.element_type)]
+    return fragment_register(t)
+
+
 def constant(v: SSAValue) -> int | float | None:
     """The number a constant holds (integers as their unsigned bits), or None."""
     op = v.owner
@@ -150,7 +168,7 @@ class Emitter:
         """Undefined registers shaped like v (carried values, if results)."""
         t = v.type
         if isinstance(t, sm90.FragmentType):
-            return self.b.regs("f32" if element_bytes(t.element_type) == 4 else "b32", t.registers_per_thread())
+            return self.b.regs(fragment_register(t), t.registers_per_thread())
         return self.b.reg(ptx.kind_of_type(scalar_kind(t)))
 
     def assign(self, dsts: Sequence[Value], srcs: Sequence[Value]) -> None:

@@ -108,6 +108,11 @@ class LowerFill(RewritePattern):
         if element_bytes(t.element_type) == 4:
             e.replace(rewriter, [e.b.mov("f32", value) for _ in range(t.registers_per_thread())])
             return
+        if element_bytes(t.element_type) == 1:  # rounded as a conversion rounds it (satfinite)
+            f32 = e.b.mov("f32", value)
+            pair = dtype_name(t.element_type) + "x2"
+            e.replace(rewriter, [e.b.cvt_pack(pair, f32, f32, "rn.satfinite") for _ in range(t.registers_per_thread())])
+            return
         half = _half_bits(value, t.element_type)
         e.replace(rewriter, [e.b.mov("b32", half << 16 | half) for _ in range(t.registers_per_thread())])
 
@@ -264,25 +269,54 @@ class LowerColBroadcast(RewritePattern):
 
 
 class LowerConvert(RewritePattern):
+    """Tiles and column vectors hold their values in pairs: bf16x2/f16x2 in a b32, e4m3x2/e5m2x2
+    in a b16; a row vector one value per register (a narrow one in a b16, fp8 in its low byte).
+    A conversion unpacks the source to f32, which every dtype widens to exactly (fp8 through
+    cvt's f16x2 form, exact too), and packs the result: bf16/f16 round to nearest even, fp8 with
+    satfinite (the largest finite value for anything larger, infinities included), as the
+    interpreter rounds."""
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: sm90.ConvertOp, rewriter: PatternRewriter) -> None:
         e = Emitter(op)
-        b = e.b
         src_t, dst_t = cast(sm90.FragmentType, op.source.type), op.result.type
         regs = e.frag(op.source)
-        src_name, dst_name = dtype_name(src_t.element_type), dtype_name(dst_t.element_type)
-        halves = element_bytes(src_t.element_type) == 2, element_bytes(dst_t.element_type) == 2  # bf16 or f16
-        if src_name == dst_name:
+        if dtype_name(src_t.element_type) == dtype_name(dst_t.element_type):
             e.replace(rewriter, regs)
-        elif src_name == "f32" and halves[1] and not src_t.is_row_vector:
-            e.replace(rewriter, [b.cvt_pack(dst_name + "x2", lo, hi) for lo, hi in zip(regs[::2], regs[1::2])])
-        elif dst_name == "f32" and halves[0] and not src_t.is_row_vector:
-            unpacked = [half for r in regs for half in b.unpack(r)]
-            e.replace(rewriter, [b.cvt("f32", src_name, h) for h in unpacked])
+            return
+        values = [v for r in regs for v in _widen(e, r, src_t)]
+        if element_bytes(dst_t.element_type) == 4:
+            e.replace(rewriter, values)
+        elif src_t.is_row_vector:
+            e.replace(rewriter, [_narrow(e, v, v, dst_t.element_type) for v in values])
         else:
-            what = "row vector" if src_t.is_row_vector else "tile"
-            raise error_at(op, "the GPU backend converts f32 to and from bf16 or f16 in registers, not a "
-                               f"{element_name(src_t.element_type)} {what} to {element_name(dst_t.element_type)}")
+            e.replace(rewriter, [_narrow(e, lo, hi, dst_t.element_type) for lo, hi in zip(values[::2], values[1::2])])
+
+
+def _widen(e: Emitter, register: SSAValue, t: sm90.FragmentType) -> list[SSAValue]:
+    """The f32 values of one fragment register: itself (f32), the one value of a row vector's
+    register, or the low then the high element of a packed pair."""
+    size = element_bytes(t.element_type)
+    if size == 4:
+        return [register]
+    name = dtype_name(t.element_type)
+    if size == 1:
+        register, name = e.b.cvt("f16x2", name + "x2", register, "rn"), "f16"
+    elif t.is_row_vector:
+        return [e.b.cvt("f32", name, register)]
+    halves = e.b.unpack(register)
+    return [e.b.cvt("f32", name, half) for half in (halves[:1] if t.is_row_vector else halves)]
+
+
+def _narrow(e: Emitter, lo: SSAValue, hi: SSAValue, element_type: Attribute) -> SSAValue:
+    """f32 values as one register of `element_type`: the pair (lo, hi) packed, or for a row
+    vector (lo = hi) its one value: bf16/f16 alone, fp8 in the low byte (and the high)."""
+    name = dtype_name(element_type)
+    if element_bytes(element_type) == 1:
+        return e.b.cvt_pack(name + "x2", lo, hi, "rn.satfinite")
+    if lo is hi:
+        return e.b.cvt(name, "f32", lo, "rn")
+    return e.b.cvt_pack(name + "x2", lo, hi)
 
 
 class LowerMask(RewritePattern):

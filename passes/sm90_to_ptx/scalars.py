@@ -12,12 +12,13 @@ from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
-from tkc.dialects.tile import GELU_CUBIC, GELU_SCALE, UnaryFn
+from tkc.dialects.tile import GELU_CUBIC, GELU_ERFC_COEFFICIENTS, GELU_SCALE, UnaryFn
 from tkc.diagnostics import error_at
 from tkc.passes.sm90_to_ptx.emitter import Emitter, bits_type, constant, scalar_kind, signed
 
 LOG2E = 1.4426950408889634
 LN2 = 0.6931471805599453
+SQRT_HALF = 0.7071067811865476
 
 _CMPI = {"eq": ("eq", False), "ne": ("ne", False), "slt": ("lt", True), "sle": ("le", True),
          "sgt": ("gt", True), "sge": ("ge", True), "ult": ("lt", False), "ule": ("le", False),
@@ -92,12 +93,30 @@ def unary_f32(e: Emitter, fn: UnaryFn, x: SSAValue) -> SSAValue:
             # max(x, 0) + log(1 + exp(-|x|)): no overflow for large |x|
             tail = b.add("f32", b.ex2("f32", b.mul("f32", b.abs("f32", x), -LOG2E)), 1.0)
             return b.fma("f32", b.lg2("f32", tail), LN2, b.max("f32", x, 0.0))
+        case UnaryFn.GELU:
+            return _gelu(e, x)
         case UnaryFn.SIN:
             return b.sin("f32", x)
         case UnaryFn.COS:
             return b.cos("f32", x)
         case UnaryFn.NOT:
             return b.selp("f32", 1.0, 0.0, b.setp("eq", "f32", x, 0.0))
+
+
+def _gelu(e: Emitter, x: SSAValue) -> SSAValue:
+    """x (1 - q/2) for x >= 0, x q/2 below, q = erfc(|x| / sqrt(2)) by GELU_ERFC_COEFFICIENTS' fit;
+    x = +inf gives inf (q = 0), as the exact form does."""
+    b = e.b
+    z = b.mul("f32", b.abs("f32", x), SQRT_HALF)
+    t = b.rcp("f32", b.fma("f32", z, 0.5, 1.0))
+    *inner, last = GELU_ERFC_COEFFICIENTS
+    poly: SSAValue | float = last
+    for coefficient in reversed(inner):
+        poly = b.fma("f32", t, poly, coefficient)
+    exponent = b.fma("f32", b.neg("f32", z), z, poly)
+    half_q = b.mul("f32", b.mul("f32", t, b.ex2("f32", b.mul("f32", exponent, LOG2E))), 0.5)
+    factor = b.selp("f32", b.sub("f32", 1.0, half_q), half_q, b.setp("ge", "f32", x, 0.0))
+    return b.mul("f32", x, factor)
 
 
 def _sigmoid(e: Emitter, x: SSAValue) -> SSAValue:

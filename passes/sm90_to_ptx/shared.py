@@ -18,7 +18,7 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewri
 from tkc.dialects import sm90
 from tkc.dialects.tile import element_bytes
 from tkc.diagnostics import error_at
-from tkc.passes.sm90_to_ptx.emitter import Emitter, dtype_name, log2
+from tkc.passes.sm90_to_ptx.emitter import Emitter, dtype_name, fragment_register, log2, memory_type
 
 _SWIZZLE_MASK = {128: 7, 64: 3, 32: 1, 0: 0}
 
@@ -78,7 +78,7 @@ class LowerStoreFragment(RewritePattern):
             if wide:
                 e.b.st("shared", "f32", addr, regs[2 * n: 2 * n + 2], offset)
             else:
-                e.b.st("shared", "f32" if t.is_vector else "b32", addr, regs[n], offset)
+                e.b.st("shared", memory_type(t), addr, regs[n], offset)
         rewriter.erase(op)
 
 
@@ -97,13 +97,13 @@ class LowerLoadFragment(RewritePattern):
             if wide:
                 regs += cast(list[SSAValue], e.b.ld("shared", "f32", addr, offset, vec=2))
             else:
-                regs.append(cast(SSAValue, e.b.ld("shared", "f32" if t.is_vector else "b32", addr, offset)))
+                regs.append(cast(SSAValue, e.b.ld("shared", memory_type(t), addr, offset)))
         e.replace(rewriter, regs)
 
 
 def _load_column(e: Emitter, op: sm90.LoadFragmentOp, t: sm90.FragmentType) -> list[SSAValue]:
     """Every thread reads its columns 8k + 2*quad + {0, 1} of an unswizzled shared vector
-    from element `row_offset` on: one packed b32 (bf16/f16) or one v2.f32 per k."""
+    from element `row_offset` on: one packed b32 (bf16/f16), b16 (fp8) or one v2.f32 per k."""
     ref = cast(sm90.SharedRefType, op.source.type)
     if dtype_name(t.element_type) != dtype_name(ref.element_type) or ref.swizzle.data or len(ref.get_shape()) != 1:
         raise error_at(op, f"a column fragment {t} loads from an unswizzled vector of its dtype, not {ref}")
@@ -116,7 +116,7 @@ def _load_column(e: Emitter, op: sm90.LoadFragmentOp, t: sm90.FragmentType) -> l
         if eb == 4:
             regs += cast(list[SSAValue], b.ld("shared", "f32", addr, 8 * k * eb, vec=2))
         else:
-            regs.append(cast(SSAValue, b.ld("shared", "b32", addr, 8 * k * eb)))
+            regs.append(cast(SSAValue, b.ld("shared", fragment_register(t), addr, 8 * k * eb)))
     return regs
 
 
@@ -126,33 +126,41 @@ class LowerStoreVectorGlobal(RewritePattern):
     lane its column pairs 8*k + 2*(lane % 4). Only elements before the limit are written:
     `left` = limit - the lane's first element, then each store runs where left exceeds its
     element's distance from the first (a column pair past which the limit falls writes its
-    first column alone)."""
+    first column alone: the low half of a packed pair, an fp8 pair's low byte by st.b8)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: sm90.StoreVectorGlobalOp, rewriter: PatternRewriter) -> None:
         e = Emitter(op)
         b = e.b
-        regs = e.f32_frag(op.source)
+        t = cast(sm90.FragmentType, op.source.type)
+        regs = e.frag(op.source)
+        eb = element_bytes(t.element_type)
         row, quad = e.thread_row()
-        if cast(sm90.FragmentType, op.source.type).is_column:
+        if t.is_column:
             with b.if_(b.setp("eq", "u32", row, 0)):
                 first = b.shl("b32", quad, 1)
                 column = b.add("u32", e.reg(op.offset), first)
-                addr = b.add("u64", e.reg(op.base), b.mul_wide("u32", column, 4))
+                addr = b.add("u64", e.reg(op.base), b.mul_wide("u32", column, eb))
                 left = b.sub("s32", e.int_src(op.limit, "s32"), first)
-                for k in range(len(regs) // 2):
+                for k in range(t.rows // 8):
+                    pair = regs[2 * k: 2 * k + 2] if eb == 4 else regs[k]
                     with b.if_(b.setp("gt", "s32", left, 8 * k + 1)):
-                        b.st("global", "f32", addr, regs[2 * k: 2 * k + 2], 8 * k * 4)
+                        b.st("global", fragment_register(t), addr, pair, 8 * k * eb)
                     with b.if_(b.setp("eq", "s32", left, 8 * k + 1)):
-                        b.st("global", "f32", addr, regs[2 * k], 8 * k * 4)
+                        if eb == 4:
+                            b.st("global", "f32", addr, regs[2 * k], 8 * k * eb)
+                        elif eb == 2:
+                            b.st("global", "b16", addr, b.unpack(regs[k])[0], 8 * k * eb)
+                        else:
+                            b.st("global", "b8", addr, regs[k], 8 * k * eb)
         else:
             with b.if_(b.setp("eq", "u32", quad, 0)):
-                addr = b.add("u64", e.reg(op.base), b.mul_wide("u32", b.add("u32", e.reg(op.offset), row), 4))
+                addr = b.add("u64", e.reg(op.base), b.mul_wide("u32", b.add("u32", e.reg(op.offset), row), eb))
                 left = b.sub("s32", e.int_src(op.limit, "s32"), row)
                 for n, value in enumerate(regs):
                     mb, half = divmod(n, 2)
                     with b.if_(b.setp("gt", "s32", left, 64 * mb + 8 * half)):
-                        b.st("global", "f32", addr, value, (64 * mb + 8 * half) * 4)
+                        b.st("global", memory_type(t), addr, value, (64 * mb + 8 * half) * eb)
         rewriter.erase(op)
 
 

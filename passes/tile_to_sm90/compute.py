@@ -14,9 +14,9 @@ a bounds mask's row limit becomes relative to it (limit - row0), except a consta
 no row of the tile reaches, which stays a constant the consumer's rows do not reach either (its
 compares are left out). A column vector is whole in every consumer and keeps its limit.
 
-Element-wise maps and masks of bf16 or f16 tiles compute in f32: the operands are widened, the
-result rounded back to its dtype, once per op, as numpy computes on ml_dtypes' bf16 (so the GPU
-gives what the interpreter gives). Vectors of those dtypes are refused: convert them to f32.
+Element-wise maps, broadcasts, reductions and masks of bf16, f16 or fp8 tiles and vectors compute
+in f32: the operands are widened, the result rounded back to its dtype, once per op, as numpy computes on
+ml_dtypes' types (so the GPU gives what the interpreter gives).
 """
 
 from __future__ import annotations
@@ -40,27 +40,24 @@ def _fill(c: ConsumerEmitter, op: tile.FillOp, block: Block) -> Operation:
     return sm90.FillOp(op.value.value.data, c.lowering.fragment_type(op.result.type))
 
 
-def _is_half(t: object) -> bool:
-    """A bf16 or f16 tile or vector."""
+def _is_narrow(t: object) -> bool:
+    """A bf16, f16 or fp8 tile or vector."""
     if not isinstance(t, tile.ShapedTileType):
         return False
     dtype = of_type(t.element_type)
-    return dtype is not None and dtype.bytes == 2
+    return dtype is not None and dtype.bytes < 4
 
 
 def _in_f32(c: ConsumerEmitter, op: Operation, block: Block, build: Callable[..., Operation],
             *operands: SSAValue) -> Operation:
     """`build(*operands)` on the consumer's values of `operands`, widened to f32 where they are
-    bf16 or f16 tiles, and the result rounded back to `op`'s dtype (module docstring)."""
-    if not any(_is_half(v.type) for v in (*operands, *op.results)):
+    bf16, f16 or fp8 tiles, and the result rounded back to `op`'s dtype (module docstring)."""
+    if not any(_is_narrow(v.type) for v in (*operands, *op.results)):
         return build(*(c.values[v] for v in operands))
-    if any(isinstance(v.type, tile.RegisterVectorType) for v in (*operands, *op.results)):
-        raise error_at(op, "the GPU backend computes on bf16 and f16 tiles, not vectors: convert the vector to f32 "
-                          "first (f32(v))")
     widened = []
     for v in operands:
         value = c.values[v]
-        if _is_half(v.type):
+        if _is_narrow(v.type):
             f32 = c.lowering.fragment_type(tile.same_kind(v.type, Float32Type()))
             value = c.op(sm90.ConvertOp(value, f32), block).results[0]
         widened.append(value)
@@ -98,18 +95,18 @@ def _convert(c: ConsumerEmitter, op: tile.ConvertOp, block: Block) -> Operation:
 
 def _reduce(c: ConsumerEmitter, op: tile.ReduceOp, block: Block) -> Operation:
     if op.axis.data == tile.Axis.ROW:
-        return sm90.RowReduceOp(op.fn, c.values[op.source])
+        return _in_f32(c, op, block, lambda x: sm90.RowReduceOp(op.fn, x), op.source)
     consumers = c.lowering.consumers
     scratch = c.add(c.smem_base, c.const(c.memory.col_scratch, block), block)
     barrier_id = c.const(consumers + 1, block)
     replicated = c.lowering.replicated(cast(tile.RegisterTileType, op.source.type).rows)
-    return sm90.ColReduceOp(op.fn, c.values[op.source], scratch, c.consumer_index, consumers, barrier_id, replicated)
+    return _in_f32(c, op, block, lambda x: sm90.ColReduceOp(op.fn, x, scratch, c.consumer_index, consumers, barrier_id,
+                                                            replicated), op.source)
 
 
 def _broadcast(c: ConsumerEmitter, op: tile.BroadcastOp, block: Block) -> Operation:
-    if op.axis.data == tile.Axis.ROW:
-        return sm90.RowBroadcastOp(op.fn, c.values[op.source], c.values[op.vector])
-    return sm90.ColBroadcastOp(op.fn, c.values[op.source], c.values[op.vector])
+    broadcast = sm90.RowBroadcastOp if op.axis.data == tile.Axis.ROW else sm90.ColBroadcastOp
+    return _in_f32(c, op, block, lambda x, v: broadcast(op.fn, x, v), op.source, op.vector)
 
 
 def _mask(c: ConsumerEmitter, op: tile.MaskOp, block: Block) -> Operation:

@@ -4,7 +4,9 @@ result feeds a second product, element-wise math, block-index branches, row min/
 epilogue, a positional mask, row sums, positions and element-wise conditions (a band, a document
 mask), kernels that store a tensor and load it again in the same
 block: the same tile, overlapping tiles, in a loop, across two loops; stores over stores; loads in
-nested loops and under ifs; register tiles of different heights through an mma chain) run on the GPU and match the interpreter."""
+nested loops and under ifs; register tiles of different heights through an mma chain; inlined
+functions, pow and gelu; fp8 conversions both ways and the e5m2 wgmma; bf16 and fp8 vectors)
+run on the GPU and match the interpreter."""
 
 from pathlib import Path
 
@@ -46,6 +48,11 @@ SIZES = {
     # register tiles of 64 and 128 rows in one kernel (64-row ones replicated in both consumers)
     "heights_mixed.tk": {"N": 256, "NQ": 128},
     "heights_dkdv.tk": {"N": 512},
+    # functions, pow and gelu; fp8 conversions in registers and the e5m2 wgmma
+    "functions_math.tk": {"M": 192, "N": 256},
+    "fp8_convert.tk": {"M": 200},
+    "fp8e5m2.tk": {"M": 256, "N": 512, "K": 512},
+    "narrow_vectors.tk": {"M": 200},
 }
 
 

@@ -52,12 +52,26 @@ def examples() -> list[Path]:
 NONE_YET = pytest.mark.skip(reason="no examples with a _ref.py yet")
 
 
+def kernels(path: Path) -> list[str | None]:
+    """The kernels of an example to run: None for a file's only kernel, else each by name (the
+    reference tells them apart by their inputs)."""
+    names = [line.split()[1].split("<")[0].split("(")[0] for line in path.read_text().splitlines()
+             if line.startswith("kernel ")]
+    return [None] if len(names) == 1 else list(names)
+
+
+def example_id(path: Path, kernel: str | None) -> str:
+    return path.stem if kernel is None else f"{path.stem}:{kernel}"
+
+
 def cases() -> list:
     return [
-        pytest.param(path, variant, id=f"{path.stem}-" + (",".join(f"{k}={v}" for k, v in variant.items()) or "defaults"))
+        pytest.param(path, kernel, variant,
+                     id=f"{example_id(path, kernel)}-" + (",".join(f"{k}={v}" for k, v in variant.items()) or "defaults"))
         for path in examples()
+        for kernel in kernels(path)
         for variant in VARIANTS.get(path.stem, [{}])
-    ] or [pytest.param(None, {}, marks=NONE_YET)]
+    ] or [pytest.param(None, None, {}, marks=NONE_YET)]
 
 
 def split(module, variant: dict[str, int]) -> tuple[dict[str, int], dict[str, int]]:
@@ -66,12 +80,12 @@ def split(module, variant: dict[str, int]) -> tuple[dict[str, int], dict[str, in
     return {k: v for k, v in variant.items() if k in declared}, {k: v for k, v in variant.items() if k not in declared}
 
 
-def run_example(path: Path, variant: dict[str, int], with_sizes: bool = True, tiles: int = 2):
-    """(module, inputs, sizes, outputs) of the example with the variant's parameters and (unless
-    `with_sizes` is off) its sizes; other dims span `tiles` tiles (default_sizes)."""
-    params, sizes = split(parse(path, {}), variant)
+def run_example(path: Path, kernel_name: str | None, variant: dict[str, int], with_sizes: bool = True, tiles: int = 2):
+    """(module, inputs, sizes, outputs) of the example's kernel with the variant's parameters and
+    (unless `with_sizes` is off) its sizes; other dims span `tiles` tiles (default_sizes)."""
+    params, sizes = split(parse(path, {}, kernel_name), variant)
     sizes = sizes if with_sizes else {}
-    module = parse(path, params)
+    module = parse(path, params, kernel_name)
     kernel = find_kernel(module, None)
     final = kernel_params(kernel)
     sizes = {d: s for d, s in default_sizes(kernel, tiles).items() if d not in final} | sizes
@@ -79,15 +93,16 @@ def run_example(path: Path, variant: dict[str, int], with_sizes: bool = True, ti
     return module, inputs, sizes, interpret(module, None, inputs, sizes)
 
 
-@pytest.mark.parametrize("path, variant", cases())
-def test_example_matches_reference(path: Path, variant: dict[str, int]) -> None:
-    assert_matches_reference(path, *run_example(path, variant))
+@pytest.mark.parametrize("path, kernel, variant", cases())
+def test_example_matches_reference(path: Path, kernel: str | None, variant: dict[str, int]) -> None:
+    assert_matches_reference(path, *run_example(path, kernel, variant))
 
 
-@pytest.mark.parametrize("path", [pytest.param(p, id=p.stem) for p in examples()] or [pytest.param(None, marks=NONE_YET)])
-def test_example_with_three_tiles_per_dim(path: Path) -> None:
+@pytest.mark.parametrize("path, kernel", [pytest.param(p, k, id=example_id(p, k)) for p in examples() for k in kernels(p)]
+                         or [pytest.param(None, None, marks=NONE_YET)])
+def test_example_with_three_tiles_per_dim(path: Path, kernel: str | None) -> None:
     """Odd block counts on every grid axis (and loops of 3 trips), default parameters."""
-    assert_matches_reference(path, *run_example(path, {}, tiles=3))
+    assert_matches_reference(path, *run_example(path, kernel, {}, tiles=3))
 
 
 def assert_matches_reference(path: Path, module, inputs, sizes, outputs) -> None:
@@ -100,14 +115,14 @@ def assert_matches_reference(path: Path, module, inputs, sizes, outputs) -> None
     assert check(outputs, expected, report, CHECK_TOLERANCE), report.getvalue()
 
 
-@pytest.mark.parametrize("path, variant", cases())
-def test_tile_passes_keep_the_example_result(path: Path, variant: dict[str, int]) -> None:
+@pytest.mark.parametrize("path, kernel, variant", cases())
+def test_tile_passes_keep_the_example_result(path: Path, kernel: str | None, variant: dict[str, int]) -> None:
     """--bisect on every example: no tile-level pass may crash or change what the kernel computes
     (at the default sizes: the passes do not depend on them, and 7 stages are interpreted)."""
-    params, sizes = split(parse(path, {}), variant)
+    params, sizes = split(parse(path, {}, kernel), variant)
     if sizes and not params:
         pytest.skip("a variant of sizes only: the default-size run covers it")
-    module, inputs, sizes, _ = run_example(path, variant, with_sizes=False)
+    module, inputs, sizes, _ = run_example(path, kernel, variant, with_sizes=False)
     stages, crashed = snapshots(module)
     report = io.StringIO()
     if bisect(stages, None, inputs, sizes, report, crashed).culprit is not None:

@@ -76,7 +76,7 @@ def test_an_index_outside_the_i32_tensor_is_an_error_at_the_load() -> None:
      "a load without a tile type reads one element of an i32 tensor .*; 'X' holds f32: load a tile of it"),
     (GATHER.replace("load Table[i] : i32", "load Table[i, 0] : i32"), "'Table' has rank 1, so a scalar load takes 1 indices, got 2"),
     (GATHER.replace("load X[row, 0] : rt<f32>[64, 64]", "load X[row, 0] : rt<i32>[64, 64]"),
-     "tiles and vectors hold bf16, f16, f32, fp8e4m3, not i32"),
+     "tiles and vectors hold bf16, f16, f32, fp8e4m3, fp8e5m2, not i32"),
     (GATHER.replace("* 2.0", "* f32(i32(row))"), r"i32\(\.\.\.\) converts nothing"),
     (GATHER.replace("load X[row, 0] : rt<f32>[64, 64] * 2.0", "load Table[i] : rv<i32>[64]").replace("Y: gl<f32>", "Y: gl<i32>"),
      "tiles and vectors hold"),

@@ -9,6 +9,7 @@ import math
 import struct
 from collections.abc import Callable
 
+import ml_dtypes
 import numpy as np
 import pytest
 from xdsl.context import Context
@@ -19,6 +20,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from tkc.abi import KernelABI
 from tkc.diagnostics import TkError
 from tkc.dialects import ptx, sm90
+from tkc.dialects.tile import element_bytes
 from tkc.dialects.tile import BinaryFn, BinaryFnAttr, MaskKind, MaskKindAttr, ReduceFn, ReduceFnAttr, UnaryFn, UnaryFnAttr
 from tkc.passes.convert_sm90_to_ptx import ConvertSm90ToPtxPass, convert_kernel
 from tkc.passes.ptx_flatten_control_flow import PtxFlattenControlFlowPass, flatten_control_flow
@@ -38,6 +40,17 @@ def _bf16(x: float) -> float:
     bits = struct.unpack("<I", struct.pack("<f", x))[0]
     bits = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) << 16
     return _f32(bits)
+
+
+_FP8_PAIRS = {"e4m3x2": ml_dtypes.float8_e4m3fn, "e5m2x2": ml_dtypes.float8_e5m2}
+_PAIR_STRIDE = {"b32": 2, "b16": 1}
+"""A packed register is a pair of values (low, high); its halves lie this many bytes apart."""
+
+
+def _fp8(x: float, dtype: type) -> float:
+    """cvt.rn.satfinite to an fp8 type: round to nearest even, clip to the largest finite value."""
+    limit = float(ml_dtypes.finfo(dtype).max)
+    return float(np.float32(min(max(x, -limit), limit)).astype(dtype))
 
 
 _INT = {
@@ -124,6 +137,9 @@ def _step(op: Operation, t: int, regs: list[dict[SSAValue, object]], memory: dic
             r[op.results[0]] = srcs[0] if srcs[2] else srcs[1]
         case ptx.CvtOp() if op.dst.data == "bf16x2":
             r[op.results[0]] = (_bf16(srcs[1]), _bf16(srcs[0]))  # first source is the high half
+        case ptx.CvtOp() if op.dst.data in _FP8_PAIRS:
+            fp8 = _FP8_PAIRS[op.dst.data]
+            r[op.results[0]] = (_fp8(srcs[1], fp8), _fp8(srcs[0], fp8))
         case ptx.CvtOp() if op.dst.data == "f32":
             r[op.results[0]] = srcs[0]
         case ptx.CvtOp():
@@ -136,15 +152,15 @@ def _step(op: Operation, t: int, regs: list[dict[SSAValue, object]], memory: dic
         case ptx.StOp():
             addr = srcs[0] + op.offset.value.data
             values = srcs[1:]
-            if ty == "b32":
-                memory[addr], memory[addr + 2] = values[0]
+            if ty in _PAIR_STRIDE:
+                memory[addr], memory[addr + _PAIR_STRIDE[ty]] = values[0]
             else:
                 for n, v in enumerate(values):
                     memory[addr + 4 * n] = v
         case ptx.LdOp():
             addr = srcs[0] + op.offset.value.data
-            if ty == "b32":
-                r[op.results[0]] = (memory[addr], memory[addr + 2])
+            if ty in _PAIR_STRIDE:
+                r[op.results[0]] = (memory[addr], memory[addr + _PAIR_STRIDE[ty]])
             else:
                 for n, out in enumerate(op.results):
                     r[out] = memory[addr + 4 * n]
@@ -172,7 +188,7 @@ def physical(o: int, swizzle: int) -> int:
 
 def tile_offset(ref: sm90.SharedRefType, r: int, c: int) -> int:
     """Byte offset of element (r, c) of a shared tile: panels of `swizzle` bytes, then swizzle."""
-    eb = 2 if isinstance(ref.element_type, BFloat16Type) else 4
+    eb = element_bytes(ref.element_type)
     rows = ref.get_shape()[0]
     span = ref.panel_cols * eb
     panel, col = divmod(c, ref.panel_cols)

@@ -48,6 +48,7 @@ from tkc.diagnostics import TkError, did_you_mean, location_of
 from tkc.dialects import tile
 from tkc.dialects.tile import Axis, BinaryFn, GlobalType, ReduceFn, UnaryFn
 from tkc.dtypes import BY_NAME
+from tkc.frontend.parser import MAX_DEPTH
 
 Number = int | float | bool
 Value = Number | SSAValue
@@ -76,6 +77,7 @@ UNARY: dict[str, tuple[UnaryFn, Callable[[float], float], Callable[[SSAValue], O
         None,
     ),
     "softplus": (UnaryFn.SOFTPLUS, lambda x: max(x, 0.0) + math.log1p(math.exp(-abs(x))), None),
+    "gelu": (UnaryFn.GELU, lambda x: 0.5 * x * math.erfc(-x / math.sqrt(2.0)), None),
 }
 """name -> (tile fn, its value on a number, the math op of an f32 scalar; None: only relu has a
 scalar form then, the rest apply to tiles and vectors)."""
@@ -88,7 +90,7 @@ BROADCASTS = {
 MMAS = {"mma_AB": (False, False), "mma_ABt": (False, True), "mma_AtB": (True, False), "mma_AtBt": (True, True)}
 POSITIONS = {"row_index": Axis.ROW, "col_index": Axis.COL}
 BUILTIN_FUNCTIONS = sorted(
-    [*UNARY, "max", "min", "ceildiv", *REDUCTIONS, *BROADCASTS, *MMAS, "causal_mask", "bounds_mask", *POSITIONS, "where",
+    [*UNARY, "max", "min", "pow", "ceildiv", *REDUCTIONS, *BROADCASTS, *MMAS, "causal_mask", "bounds_mask", *POSITIONS, "where",
      ELEMENT_COORD]
 )
 
@@ -217,6 +219,8 @@ class _Builder:
         self.loc = FileLineColLoc(StringAttr(filename), IntAttr(1), IntAttr(1))
         self.blocks_deep = 0  # statement nesting below the kernel body (grid must be at 0)
         self.discarding = 0  # > 0 while building code that will be dropped
+        self.functions: dict[str, Tree] = {}  # the file's functions by name
+        self.inlining: list[str] = []  # the functions being inlined, outermost first
 
     # ------------------------------------------------------------------ infrastructure
 
@@ -302,6 +306,9 @@ class _Builder:
             raise self.error(token, f"'{name}' is a builtin fill and cannot be redefined")
         if name in BY_NAME:
             raise self.error(token, f"'{name}' is a dtype and cannot be redefined")
+        if name in self.functions:
+            line = position(self.functions[name])[0]
+            raise self.error(token, f"'{name}' is a function (line {line}) and cannot be redefined")
         binding = Binding(name, kind, value, position(token)[0], dim)
         self.scopes[-1][name] = binding
         if isinstance(value, SSAValue):
@@ -443,7 +450,7 @@ class _Builder:
     # ------------------------------------------------------------------ kernels
 
     def module(self, tree: Tree, kernel: str | None) -> ModuleOp:
-        kernels = [k for k in tree.children if isinstance(k, Tree)]
+        kernels = [k for k in tree.children if isinstance(k, Tree) and k.data == "kernel"]
         if not kernels:
             raise TkError("no kernel in the file", self.filename, 1, 1, self.source)
         names = [self.kernel_name(k) for k in kernels]
@@ -452,6 +459,7 @@ class _Builder:
             if str(name) in seen:
                 raise self.error(name, f"kernel '{name}' is already defined (line {seen[str(name)].line})")
             seen[str(name)] = name
+        self.define_functions([f for f in tree.children if isinstance(f, Tree) and f.data == "function"], seen)
         if kernel is not None:
             if kernel not in seen:
                 raise TkError(
@@ -472,6 +480,79 @@ class _Builder:
         module = ModuleOp([self.kernel(k) for k in kernels])
         self.verify(module)
         return module
+
+    def define_functions(self, nodes: list[Tree], kernels: Mapping[str, Token]) -> None:
+        """Record the file's functions; a name that is already a builtin, a kernel or another
+        function is an error (a call must mean one thing), as is a parameter given twice."""
+        for node in nodes:
+            token, params, _, _ = self.function_parts(node)
+            name = str(token)
+            if name in BUILTIN_FUNCTIONS:
+                raise self.error(token, f"'{name}' is a builtin function and cannot be redefined")
+            if name in kernels:
+                raise self.error(token, f"'{name}' names both a kernel (line {kernels[name].line}) and a function")
+            if name in self.functions:
+                line = position(self.functions[name])[0]
+                raise self.error(token, f"function '{name}' is already defined (line {line})")
+            if name in CONSTANTS or name in FILLS or name in BY_NAME:
+                raise self.error(token, f"'{name}' is a builtin name and cannot be redefined")
+            seen: set[str] = set()
+            for param in params:
+                if str(param) in seen:
+                    raise self.error(param, f"parameter '{param}' of function '{name}' is given twice")
+                seen.add(str(param))
+            self.functions[name] = node
+
+    @staticmethod
+    def function_parts(node: Tree) -> tuple[Token, list[Token], list[Tree], Tree]:
+        """A function's name, parameters, body statements and returned expression."""
+        _, name, *rest = node.children
+        result = rest[-1]
+        params = [c for c in rest if isinstance(c, Token) and c.type == "NAME"]
+        body = [c for c in rest[:-1] if isinstance(c, Tree)]
+        assert isinstance(name, Token) and isinstance(result, Tree)
+        return name, params, body, result
+
+    def inline(self, token: Token, args: list[Value]) -> Value:
+        """The value of a call of a function: its body built here, in a scope of its own that sees
+        the builtin constants and its parameters bound to `args` (what each call passes: tiles,
+        vectors, scalars or compile-time numbers). A mistake in the body is reported at its line
+        in the function and names the call."""
+        name = str(token)
+        node = self.functions[name]
+        _, params, body, result = self.function_parts(node)
+        if name in self.inlining:
+            chain = " -> ".join([*self.inlining[self.inlining.index(name):], name])
+            raise self.error(token, f"function '{name}' calls itself ({chain}); functions are inlined at each "
+                                    "call, so they cannot recurse")
+        if len(self.inlining) >= MAX_DEPTH:
+            raise self.error(token, f"functions call each other more than {MAX_DEPTH} deep")
+        if len(args) != len(params):
+            plural = "" if len(params) == 1 else "s"
+            raise self.error(token, f"function '{name}' takes {len(params)} argument{plural} "
+                                    f"({', '.join(map(str, params))}), got {len(args)}")
+        caller_scopes = self.scopes
+        self.scopes = [self.scopes[0], {}]
+        self.inlining.append(name)
+        try:
+            for param, value in zip(params, args):
+                self.declare(param, "let", value)
+            for stmt in body:
+                core = stmt.children[-1]
+                if core.data != "let_stmt":
+                    what = core.data.removesuffix("_stmt")
+                    raise self.error(core, f"a function body holds let statements and one return, not a {what} "
+                                           "statement")
+                self.statement(stmt)
+            with self.at(result):
+                return self.expr(result)
+        except TkError as err:
+            line, col = position(token)
+            note = f" (in function '{name}', called at line {line}:{col})"
+            raise TkError(err.message + note, err.filename, err.line, err.col, err.source) from None
+        finally:
+            self.scopes = caller_scopes
+            self.inlining.pop()
 
     @staticmethod
     def kernel_name(node: Tree) -> Token:
@@ -824,7 +905,7 @@ class _Builder:
             return getattr(self, "x_" + node.data)(node)
 
     def unknown(self, token: Node) -> TkError:
-        hint = did_you_mean(str(token), self.visible_names() + BUILTIN_FUNCTIONS)
+        hint = did_you_mean(str(token), self.visible_names() + BUILTIN_FUNCTIONS + list(self.functions))
         return self.error(token, f"unknown name '{token}'{hint}")
 
     def x_number(self, node: Tree) -> Value:
@@ -1224,6 +1305,10 @@ class _Builder:
     def x_call(self, node: Tree) -> Value:
         token, arg_list = node.children
         name = str(token)
+        if name in self.functions:
+            assert isinstance(token, Token)
+            arg_nodes = [] if arg_list is None else list(arg_list.children)
+            return self.inline(token, [self.expr(a) for a in arg_nodes])
         if name not in BUILTIN_FUNCTIONS:
             if self.lookup(name) is not None:
                 raise self.error(token, f"'{name}' is not a function")
@@ -1237,6 +1322,9 @@ class _Builder:
             if name in ("max", "min"):
                 self.arity(token, args, 2)
                 return self.binary(name, args[0], args[1], token)
+            if name == "pow":
+                self.arity(token, args, 2)
+                return self.power(args[0], args[1], arg_nodes, token)
             if name in REDUCTIONS:
                 self.arity(token, args, 1)
                 fn, axis = REDUCTIONS[name]
@@ -1289,6 +1377,46 @@ class _Builder:
             return self.emit(scalar_op(value))
         raise self.error(node, f"{name} takes a tile, vector or number, got {describe(value)}")
 
+    def power(self, base: Value, exponent: Value, nodes: list[Node], token: Node) -> Value:
+        """pow(x, n) for a compile-time integer n: x multiplied by itself by repeated squaring
+        (x^5 = (x^2)^2 * x), each product an ordinary `*` (so a bf16 tile rounds after each);
+        n = 0 gives ones, n < 0 the reciprocal 1 / x^-n."""
+        if not is_int(exponent):
+            raise self.error(nodes[1], f"pow takes a compile-time integer exponent, got {describe(exponent)}")
+        if is_number(base):
+            if is_int(base) and abs(base) >= 2 and exponent >= 64:
+                raise self.error(token, f"pow({base}, {exponent}) overflows 64 bits")
+            try:
+                folded = float(base) ** exponent if exponent < 0 or isinstance(base, float) else base**exponent
+            except ZeroDivisionError:
+                raise self.error(token, f"pow({base}, {exponent}) divides by zero") from None
+            except OverflowError:
+                raise self.error(token, f"pow({base}, {exponent}) overflows") from None
+            if is_int(folded) and not I64_MIN <= folded <= I64_MAX:
+                raise self.error(token, f"pow({base}, {exponent}) overflows 64 bits")
+            return folded
+        if is_tile(base):
+            base = self.reg(base)
+        elif self.scalar_kind(base) == "index":
+            if exponent < 0:
+                raise self.error(nodes[1], f"pow of an index takes an exponent >= 0, got {exponent}")
+        elif not has_type(base, Float32Type):
+            raise self.error(nodes[0], f"pow takes a tile, vector or number, got {describe(base)}")
+        if exponent == 0:
+            if is_tile(base):
+                return self.emit(tile.FillOp(1.0, base.type))
+            return 1 if self.scalar_kind(base) == "index" else 1.0
+        result: Value | None = None
+        remaining = abs(exponent)
+        while remaining:
+            if remaining & 1:
+                result = base if result is None else self.binary("*", result, base, token)
+            remaining >>= 1
+            if remaining:
+                base = self.binary("*", base, base, token)
+        assert result is not None
+        return self.binary("/", 1.0, result, token) if exponent < 0 else result
+
     def broadcast(self, name: str, args: list[Value], nodes: list[Node]) -> SSAValue:
         fn, axis = BROADCASTS[name]
         source = self.tile_arg(args[0], nodes[0], name)
@@ -1328,7 +1456,7 @@ class _Builder:
         if len(dtypes) != 1 or isinstance(a_type.element_type, Float32Type):
             raise self.error(
                 nodes[0],
-                f"{name} operands must share one of bf16, f16, fp8e4m3, got {type_name(a_type)} and "
+                f"{name} operands must share one of bf16, f16, fp8e4m3, fp8e5m2, got {type_name(a_type)} and "
                 f"{type_name(b_type)}; convert with bf16(...)",
             )
         (ar, ac), (br, bc) = a_type.get_shape(), b_type.get_shape()

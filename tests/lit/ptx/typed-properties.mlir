@@ -8,7 +8,7 @@ ptx.module {version = "8.0", target = "sm_90a", address_size = 64 : i64} {
     %0 = ptx.mov {ty = u33, imm = 0 : i64} : b32
   }
 }
-// CHECK: error: 'u33' is not one of pred, b16, b32, b64
+// CHECK: error: 'u33' is not one of pred, b8, b16, b32, b64
 
 // -----
 
