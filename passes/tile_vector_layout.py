@@ -9,9 +9,14 @@ register-local. The occupancy plan counts their registers and the lowering gives
 fragment types from this one decision.
 
 A vector is a column vector when a column broadcast reads it or a column reduction makes it;
-element-wise ops, converts, bounds masks and loop / if values carry the layout from one value
-to the next (they are joined: all get one layout). Unconstrained vectors stay row vectors. A
-vector that would need both is an error at the op that asks for the second layout.
+element-wise ops, converts, bounds masks, cumsums and loop / if values carry the layout from one
+value to the next (they are joined: all get one layout). Unconstrained vectors stay row vectors.
+A vector that broadcasts read both ways (Mamba-2's decays: `add_row(z, cs)` and `sub_col(.., cs)`)
+is transposed (`tile.transpose`, with the reason in `layout_change`) where it is defined, once,
+for the broadcasts that want the layout its first constraint (a reduction, then the first
+broadcast in program order) did not give it; the values are the same, only where they live
+changes. A transpose already in the IR keeps the layouts its type says. Two reductions that make
+one vector in both layouts (a var assigned a row_max and a col_max) are an error at the second.
 
 It writes `column_vectors = #tile.decision<N, reason>` on the kernel whenever it retypes any
 (N of them), which is how a resumed compile tells that it ran.
@@ -22,27 +27,31 @@ from __future__ import annotations
 from xdsl.context import Context
 from xdsl.dialects import scf
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation, SSAValue
+from xdsl.dialects.builtin import StringAttr
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.rewriter import Rewriter
+from xdsl.rewriter import InsertPoint, Rewriter
 
-from tkc.diagnostics import error_at
+from tkc.diagnostics import error_at, location_of
 from tkc.dialects.tile import (
     Axis,
     BinaryOp,
     BoundsMaskOp,
     BroadcastOp,
     ConvertOp,
+    CumsumOp,
     DecisionAttr,
     KernelOp,
     ReduceOp,
     RegisterVectorType,
+    TransposeOp,
     UnaryOp,
 )
 
 
 def infer_column_vectors(kernel: Operation) -> set[SSAValue]:
-    """The register vectors of `kernel` that must hold one value per column (module docstring)."""
+    """The register vectors of `kernel` that must hold one value per column (module docstring),
+    after inserting the transposes that a vector broadcast both ways needs."""
     parent: dict[SSAValue, SSAValue] = {}
 
     def find(v: SSAValue) -> SSAValue:
@@ -55,10 +64,9 @@ def infer_column_vectors(kernel: Operation) -> set[SSAValue]:
         for v in vectors[1:]:
             parent[v] = vectors[0]
 
-    axis: dict[SSAValue, tuple[Axis, Operation]] = {}
     for op in kernel.walk():
         match op:
-            case UnaryOp() | ConvertOp() | BoundsMaskOp():
+            case UnaryOp() | ConvertOp() | BoundsMaskOp() | CumsumOp():
                 join(op.source, op.result)
             case BinaryOp():
                 join(op.lhs, op.rhs, op.result)
@@ -74,22 +82,57 @@ def infer_column_vectors(kernel: Operation) -> set[SSAValue]:
                             join(result, yielded)
             case _:
                 pass
-    for op in kernel.walk():
-        match op:
-            case BroadcastOp():
-                seeds = [(op.vector, op.axis.data)]
-            case ReduceOp():
-                seeds = [(op.result, op.axis.data)]
-            case _:
-                seeds = []
-        for value, kind in seeds:
-            root = find(value)
-            if root in axis and axis[root][0] != kind:
-                raise error_at(
-                    op, f"this vector is used both as a row vector and as a column vector (see {axis[root][1].name})"
-                )
-            axis.setdefault(root, (kind, op))
+
+    axis: dict[SSAValue, tuple[Axis, Operation]] = {}
+
+    def seed(value: SSAValue, kind: Axis, op: Operation) -> None:
+        root = find(value)
+        if root in axis and axis[root][0] != kind:
+            raise error_at(
+                op, f"this vector is used both as a row vector and as a column vector (see {axis[root][1].name})"
+            )
+        axis.setdefault(root, (kind, op))
+
+    ops = list(kernel.walk())
+    for op in ops:
+        if isinstance(op, ReduceOp):
+            seed(op.result, op.axis.data, op)
+    for op in ops:  # a transpose already in the IR (a resumed compile) keeps the layout its type says
+        if isinstance(op, TransposeOp):
+            column = isinstance(op.result.type, RegisterVectorType) and op.result.type.is_column
+            seed(op.result, Axis.COL if column else Axis.ROW, op)
+            seed(op.source, Axis.ROW if column else Axis.COL, op)
+    transposed: dict[SSAValue, SSAValue] = {}
+    for op in ops:
+        if not isinstance(op, BroadcastOp):
+            continue
+        kind, root = op.axis.data, find(op.vector)
+        if root in axis and axis[root][0] != kind:
+            if op.vector not in transposed:
+                transposed[op.vector] = _transpose(op.vector, kind, axis[root][1], op)
+            op.operands = [op.source, transposed[op.vector]]
+        seed(op.vector, kind, op)
     return {v for v in parent if axis.get(find(v), (Axis.ROW,))[0] == Axis.COL}
+
+
+def _transpose(vector: SSAValue, kind: Axis, first: Operation, user: BroadcastOp) -> SSAValue:
+    """`vector` in the `kind` layout, made right after it is defined (once for all its uses)."""
+    transpose = TransposeOp(vector, kind == Axis.COL)
+    first_use = "a row" if kind == Axis.COL else "a column"
+    wanted = "per column" if kind == Axis.COL else "per row"
+    transpose.attributes["layout_change"] = StringAttr(
+        f"{first.name} at {_line(first)} makes this vector {first_use} vector and {user.name} "
+        f"{user.axis.data} at {_line(user)} reads it {wanted}"
+    )
+    transpose.location = user.location
+    owner = vector.owner
+    Rewriter.insert_op(transpose, InsertPoint.at_start(owner) if isinstance(owner, Block) else InsertPoint.after(owner))
+    return transpose.result
+
+
+def _line(op: Operation) -> str:
+    _, line, _ = location_of(op)
+    return f"line {line}" if line is not None else "its place"
 
 
 def _values(kernel: KernelOp) -> list[SSAValue]:
