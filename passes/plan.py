@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import Any, cast
 
 from xdsl.dialects import scf
 from xdsl.ir import Attribute, Operation, SSAValue
@@ -33,6 +33,7 @@ from tkc.dialects.tile import (
     BinaryOp,
     BlockIdOp,
     BroadcastOp,
+    CumsumOp,
     DecisionAttr,
     PlanAttr,
     SMEM_BUDGET,
@@ -47,7 +48,9 @@ from tkc.dialects.tile import (
     SharedVectorType,
     StoreOp,
     ToSharedOp,
+    TransposeOp,
     UnaryOp,
+    VectorReduceOp,
 )
 
 WGMMA_ROWS = 64
@@ -245,19 +248,31 @@ def col_reduce_scratch_bytes(cols: int, warpgroups: int) -> int:
 
 
 def col_scratch_bytes(kernel: Operation) -> int:
-    """The column reductions' shared scratch: an f32 row of the widest reduced tile's columns per
-    warp of every consumer (tile-occupancy-plan's count; before it decides, at most one consumer
-    per 64 rows and at most 4)."""
+    """The shared scratch of the column reductions and of the moves of vectors between the row
+    and the column layout: an f32 row of the widest reduced tile's columns per warp of every
+    consumer (tile-occupancy-plan's count; before it decides, at most one consumer per 64 rows
+    and at most 4), and one f32 per element of the longest vector moved."""
     tiles = [op.source.type for op in kernel.walk()
              if isinstance(op, ReduceOp) and op.axis.data == Axis.COL and isinstance(op.source.type, RegisterTileType)]
+    moved = [cast(RegisterVectorType, op.operands[0].type).length for op in kernel.walk() if _moves_vector(op)]
     if not tiles:
-        return 0
+        return 4 * max(moved, default=0)
     plan = KernelPlan.of(kernel)
     if "consumers" in plan.reasons:
         consumers = plan.consumers
     else:
         consumers = min(4, max(1, max(t.rows for t in tiles) // WGMMA_ROWS))
-    return col_reduce_scratch_bytes(max(t.cols for t in tiles), consumers)
+    return max(col_reduce_scratch_bytes(max(t.cols for t in tiles), consumers), 4 * max(moved, default=0))
+
+
+def _moves_vector(op: Operation) -> bool:
+    """Whether the lowering moves `op`'s vector operand between layouts: a transpose, and a
+    cumsum or a reduction to a scalar of a row vector (done in the column layout)."""
+    if isinstance(op, TransposeOp):
+        return True
+    if isinstance(op, CumsumOp | VectorReduceOp):
+        return isinstance(op.source.type, RegisterVectorType) and not op.source.type.is_column
+    return False
 
 
 def column_vectors(kernel: Operation) -> set[SSAValue]:
