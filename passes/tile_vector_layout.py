@@ -121,13 +121,18 @@ def _transpose(vector: SSAValue, kind: Axis, first: Operation, user: BroadcastOp
     first_use = "a row" if kind == Axis.COL else "a column"
     wanted = "per column" if kind == Axis.COL else "per row"
     transpose.attributes["layout_change"] = StringAttr(
-        f"{first.name} at {_line(first)} makes this vector {first_use} vector and {user.name} "
+        f"{first.name} {_axis_of(first)}at {_line(first)} makes this vector {first_use} vector and {user.name} "
         f"{user.axis.data} at {_line(user)} reads it {wanted}"
     )
     transpose.location = user.location
     owner = vector.owner
     Rewriter.insert_op(transpose, InsertPoint.at_start(owner) if isinstance(owner, Block) else InsertPoint.after(owner))
     return transpose.result
+
+
+def _axis_of(op: Operation) -> str:
+    """`row ` or `col ` for a reduction or a broadcast (what made a vector's layout)."""
+    return f"{op.axis.data} " if isinstance(op, ReduceOp | BroadcastOp) else ""
 
 
 def _line(op: Operation) -> str:
