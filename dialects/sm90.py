@@ -1321,6 +1321,41 @@ class RowScanOp(IRDLOperation):
 
 
 @irdl_op_definition
+class ColScanOp(IRDLOperation):
+    """Inclusive prefix sum down the columns of the f32 tile fragments of all `warpgroups`
+    consumer warpgroups (warpgroup w holds rows w * R/warpgroups ..): within each warp's 16 rows
+    of an m-block by shfl.up over the lanes of a column (4, 8, 16), then the totals of those
+    16-row slabs through the shared `scratch` buffer (one f32 row of the columns per slab) between
+    two syncs of named barrier `barrier_id`, each thread adding the slabs above its own."""
+
+    name = "sm90.col_scan"
+    source = operand_def(FragmentType)
+    scratch = operand_def(IndexType)
+    warpgroup = operand_def(IndexType)
+    barrier_id = operand_def(IndexType)
+    warpgroups = prop_def(IntegerAttr)
+    result = result_def(FragmentType)
+    assembly_format = (
+        "$source `via` $scratch `[` $warpgroup `of` $warpgroups `]` `bar` $barrier_id attr-dict `:` type($source)"
+        " `->` type($result)"
+    )
+
+    def __init__(self, source: SSAValue, scratch: SSAValue, warpgroup: SSAValue, warpgroups: int,
+                 barrier_id: SSAValue):
+        super().__init__(
+            operands=[source, scratch, warpgroup, barrier_id],
+            result_types=[source.type],
+            properties={"warpgroups": IntegerAttr(warpgroups, 32)},
+        )
+
+    def verify_(self) -> None:
+        t = self.source.type
+        assert isinstance(t, FragmentType)
+        if t.is_vector or not isinstance(t.element_type, Float32Type) or self.result.type != t:
+            raise VerifyException(f"sm90.col_scan scans an f32 tile fragment into one of its type, got {t}")
+
+
+@irdl_op_definition
 class TransposeOp(IRDLOperation):
     """A row fragment (this warpgroup's rows of a vector, split over `warpgroups` consumers by
     rows) as a column fragment every warpgroup holds whole, or back, through the shared `scratch`
@@ -1572,6 +1607,7 @@ Sm90 = Dialect(
         BinaryOp,
         RowReduceOp,
         RowScanOp,
+        ColScanOp,
         TransposeOp,
         VectorReduceOp,
         RowBroadcastOp,

@@ -247,22 +247,32 @@ def col_reduce_scratch_bytes(cols: int, warpgroups: int) -> int:
     return 4 * warpgroups * cols * 4
 
 
+def col_scan_scratch_bytes(rows: int, cols: int) -> int:
+    """The buffer sm90.col_scan carries sums down a [rows, cols] tile through: one f32 row of the
+    columns per 16-row slab (a warp's rows of an m-block)."""
+    return rows // 16 * cols * 4
+
+
 def col_scratch_bytes(kernel: Operation) -> int:
-    """The shared scratch of the column reductions and of the moves of vectors between the row
-    and the column layout: an f32 row of the widest reduced tile's columns per warp of every
-    consumer (tile-occupancy-plan's count; before it decides, at most one consumer per 64 rows
-    and at most 4), and one f32 per element of the longest vector moved."""
+    """The shared scratch that column reductions, column scans and the moves of vectors between
+    the row and the column layout share: an f32 row of the widest reduced tile's columns per warp
+    of every consumer (tile-occupancy-plan's count; before it decides, at most one consumer per 64
+    rows and at most 4), one per 16 rows of a scanned tile, and one f32 per element of the longest
+    vector moved."""
+    needs = [4 * cast(RegisterVectorType, op.operands[0].type).length for op in kernel.walk() if _moves_vector(op)]
+    needs += [col_scan_scratch_bytes(t.rows, t.cols) for op in kernel.walk()
+              if isinstance(op, CumsumOp) and op.axis is not None and op.axis.data == Axis.COL
+              and isinstance(t := op.source.type, RegisterTileType)]
     tiles = [op.source.type for op in kernel.walk()
              if isinstance(op, ReduceOp) and op.axis.data == Axis.COL and isinstance(op.source.type, RegisterTileType)]
-    moved = [cast(RegisterVectorType, op.operands[0].type).length for op in kernel.walk() if _moves_vector(op)]
-    if not tiles:
-        return 4 * max(moved, default=0)
-    plan = KernelPlan.of(kernel)
-    if "consumers" in plan.reasons:
-        consumers = plan.consumers
-    else:
-        consumers = min(4, max(1, max(t.rows for t in tiles) // WGMMA_ROWS))
-    return max(col_reduce_scratch_bytes(max(t.cols for t in tiles), consumers), 4 * max(moved, default=0))
+    if tiles:
+        plan = KernelPlan.of(kernel)
+        if "consumers" in plan.reasons:
+            consumers = plan.consumers
+        else:
+            consumers = min(4, max(1, max(t.rows for t in tiles) // WGMMA_ROWS))
+        needs.append(col_reduce_scratch_bytes(max(t.cols for t in tiles), consumers))
+    return max(needs, default=0)
 
 
 def _moves_vector(op: Operation) -> bool:

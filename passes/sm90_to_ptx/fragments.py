@@ -338,6 +338,67 @@ class LowerRowScan(RewritePattern):
         e.replace(rewriter, out)
 
 
+class LowerColScan(RewritePattern):
+    """Per column value of the thread (column 8*k + 2*quad + e) and m-block: its rows g and g + 8
+    of the warp's 16 are scanned over the 8 lanes of the column (shfl.up 4, 8, 16; lanes before
+    the offset add nothing) and the rows g + 8 add the total of rows 0..7 (lane 28 + quad); the
+    slab's total (16 rows) goes to the scratch row of slab warpgroup * R/16 + 4 * m-block + warp.
+    After the sync every thread adds, per m-block, the slabs above its own."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: sm90.ColScanOp, rewriter: PatternRewriter) -> None:
+        e = Emitter(op)
+        b = e.b
+        regs = e.f32_frag(op.source)
+        rows, cols = cast(sm90.FragmentType, op.source.type).get_shape()
+        warpgroups = op.warpgroups.value.data
+        per, blocks, slabs = cols // 2, rows // 64, rows * warpgroups // 16
+        row, quad = e.thread_row()
+        group = b.and_("b32", row, 7)
+        below = {d: b.setp("ge", "u32", group, d) for d in (1, 2, 4)}
+        last = b.add("u32", quad, 28)
+
+        def scan(x: SSAValue) -> SSAValue:
+            for d in (1, 2, 4):
+                x = b.selp("f32", b.add("f32", x, b.shfl("up", x, 4 * d, 0)), x, below[d])
+            return x
+
+        out = list(regs)
+        totals: list[SSAValue] = []  # per m-block, per column value: the slab's total
+        for mb in range(blocks):
+            for k in range(cols // 8):
+                for parity in (0, 1):  # the column 8 * k + 2 * quad + parity, in rows g and g + 8
+                    upper, lower = mb * per + 4 * k + parity, mb * per + 4 * k + 2 + parity
+                    first = scan(regs[upper])
+                    first_total = b.shfl("idx", first, last)
+                    second = scan(regs[lower])
+                    out[upper] = first
+                    out[lower] = b.add("f32", second, first_total)
+                    totals.append(b.add("f32", first_total, b.shfl("idx", second, last)))
+        barrier = e.int_src(op.barrier_id, "u32")
+        warp = b.shr("u32", b.and_("b32", b.sreg("tid.x"), 127), 5)
+        slab = b.mad("u32", e.reg(op.warpgroup), rows // 16, warp)
+        columns = b.mad("u32", quad, 8, e.reg(op.scratch))
+        own_row = b.mad("u32", slab, 4 * cols, columns)
+        b.bar_sync(barrier, WARPGROUP_THREADS * warpgroups)  # the last user of the scratch has read it
+        for mb in range(blocks):
+            for k in range(cols // 8):
+                b.st("shared", "f32", own_row, totals[mb * cols // 4 + 2 * k: mb * cols // 4 + 2 * k + 2],
+                     4 * (4 * mb * cols + 8 * k))
+        b.bar_sync(barrier, WARPGROUP_THREADS * warpgroups)
+        # slab s lies above m-block mb's own (slab + 4 * mb) always when s < 4 * mb, else when slab > s - 4 * mb
+        above = {(mb, s): b.setp("gt", "u32", slab, s - 4 * mb) for mb in range(blocks) for s in range(4 * mb, slabs)}
+        for s in range(slabs):
+            loaded = [x for k in range(cols // 8)
+                      for x in cast(list[SSAValue], b.ld("shared", "f32", columns, 4 * (s * cols + 8 * k), vec=2))]
+            for mb in range(blocks):
+                for j, value in enumerate(loaded):
+                    add = b.selp("f32", value, 0.0, above[mb, s]) if (mb, s) in above else value
+                    for n in (mb * per + 4 * (j >> 1) + (j & 1), mb * per + 4 * (j >> 1) + 2 + (j & 1)):
+                        out[n] = b.add("f32", out[n], add)
+        e.replace(rewriter, out)
+
+
 class LowerVectorReduce(RewritePattern):
     """The thread's columns, then the quad's (bfly 1, 2): every thread holds the result."""
 
@@ -387,6 +448,6 @@ class LowerTranspose(RewritePattern):
 
 PATTERNS: list[RewritePattern] = [
     LowerFill(), LowerUnary(), LowerBinary(), LowerRowReduce(), LowerRowBroadcast(), LowerColReduce(),
-    LowerColBroadcast(), LowerConvert(), LowerMask(), LowerBoundsMask(), LowerRowScan(), LowerVectorReduce(),
+    LowerColBroadcast(), LowerConvert(), LowerMask(), LowerBoundsMask(), LowerRowScan(), LowerColScan(), LowerVectorReduce(),
     LowerTranspose(),
 ]

@@ -106,12 +106,14 @@ def _transpose(c: ConsumerEmitter, op: tile.TransposeOp, block: Block) -> Operat
 
 
 def _cumsum(c: ConsumerEmitter, op: tile.CumsumOp, block: Block) -> Operation:
-    """A scan along columns is quad-local (sm90.row_scan); a row vector is scanned in the column
-    layout, where each quad holds all its elements, and moved back."""
+    """A scan along columns is quad-local (sm90.row_scan), one down the rows meets the other warps
+    and consumers in the scratch (sm90.col_scan); a row vector is scanned in the column layout,
+    where each quad holds all its elements, and moved back."""
     source = op.source.type
     if op.axis is not None and op.axis.data == tile.Axis.COL:
-        raise error_at(op, "the GPU backend does not lower col_cumsum yet (a scan down the rows crosses lanes, warps "
-                           "and consumers); use row_cumsum, or cumsum on a vector")
+        scratch = c.add(c.smem_base, c.const(c.memory.col_scratch, block), block)
+        barrier_id = c.const(c.lowering.consumers + 1, block)
+        return sm90.ColScanOp(c.values[op.source], scratch, c.consumer_index, c.lowering.consumers, barrier_id)
     if isinstance(source, tile.RegisterVectorType) and not source.is_column:
         column = c.op(_transpose_op(c, c.values[op.source], source, True, block), block).results[0]
         scanned = c.op(sm90.RowScanOp(column), block).results[0]

@@ -36,7 +36,7 @@ SIZES = {
     "carried_scalars.tk": {"M": 256, "N": 768},
     "half_math.tk": {"M": 200},
     # scans and vector ops, with partial last tiles
-    "row_cumsum.tk": {"M": 200, "N": 160},
+    "tile_cumsum.tk": {"M": 200, "N": 160},
     "vector_scans.tk": {"M": 200},
     "ssd_chunk.tk": {"H": 3, "L": 200},
 }
