@@ -11,7 +11,8 @@ zeros. This pass finds the places where that is not enough:
 
 - a reduction along an axis with padding that does not hold the reduction's identity (`row_max`
   of attention scores over keys past N: those scores are 0, not -inf);
-- a vector reduced to a scalar (`sum(v)`) whose padding does not hold the identity;
+- a vector reduced to a scalar (`sum(v)`) whose padding does not hold the identity (a cumsum
+  needs no mask: padding only ever ends an axis, so no valid element's sum reaches it);
 - an mma whose contraction axis has padding that is not 0 in an operand (attention's P past the
   last key is exp2(0 - m)); a shared operand made by `tile.to_shared` is masked in registers
   before the move;
@@ -20,8 +21,8 @@ zeros. This pass finds the places where that is not enough:
 
 What it decides, per value and axis: its *tails*, the (tensor dim, tile coordinate, tile
 extent) triples whose end bounds it (a load adds one per axis whose dim is not a whole number of
-tiles; element-wise ops take the union of their operands', reductions and mmas keep the surviving
-axes', values joined by `scf.if` and `scf.for` the union of what flows in), and the value the
+tiles; element-wise ops, cumsums and transposes take their operands', reductions and mmas keep the
+surviving axes', values joined by `scf.if` and `scf.for` the union of what flows in), and the value the
 padding holds where that is known (0 after a load, the fill after a mask, f(fill) after an
 element-wise op of it). A mask goes where the padding's value is unknown or wrong; one mask
 serves every use that needs the same one (row_sum(p) and bf16(p) as an mma operand share it).

@@ -19,8 +19,8 @@ block. Stores write only active blocks.
 Tiles may run past the end of a tensor (docs/language.md, "Tiles past the end of a tensor").
 Every tile and vector value is a `Tile`: its elements and, per axis, which indices are valid
 (the others are *padding*). A load reads zeros outside the tensor and marks those indices
-padding; element-wise ops take the union of their operands' padding, reductions and mma skip
-it, an scf.if result has the padding of both branches and a loop-carried value that of every
+padding; element-wise ops take the union of their operands' padding, reductions, cumulative
+sums and mma skip it (count it as their identity), an scf.if result has the padding of both branches and a loop-carried value that of every
 value that flowed in, and a store writes only the valid elements that lie inside the tensor (as
 TMA clips). Blocks that a mask switched off may compute boxes anywhere. Blocks have no order on
 the GPU, so an element that two blocks store, or that one block loads after another stored it,
