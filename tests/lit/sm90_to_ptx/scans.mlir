@@ -2,6 +2,10 @@
 // over the quad (shfl.up 1 and 2 in 4-lane segments, c = 0x1C00; lanes before the offset keep
 // their value), the exclusive prefix (shfl.up 1, 0 for the quad's first lane) and the group
 // total from the quad's last lane (shfl.idx 3) carried into the next group.
+// sm90.col_scan: per column value, the rows g and g + 8 of the warp's 16 scanned over the lanes
+// of the column (shfl.up 4, 8, 16 over the whole warp; lanes 4 * d and above add), the total of
+// rows 0..7 from lane 28 + quad; the slab totals meet in the scratch between two syncs, each
+// thread adding the 2 x 64 / 16 = 8 slabs' rows above its own (selp on slab > s).
 // sm90.vector_reduce: the thread's columns, then the quad (bfly 1, 2).
 // sm90.transpose: a sync, every thread writes what it holds, a sync, every thread reads.
 // RUN: tkc-opt %s -p convert-sm90-to-ptx,ptx-flatten-control-flow -t ptx | filecheck %s
@@ -14,7 +18,8 @@ builtin.module {
     %bar = arith.constant 3 : index
     %x = sm90.fill 1.000000e+00 : f32 : !sm90.frag<64x16xf32>
     %scanned = sm90.row_scan %x : !sm90.frag<64x16xf32>
-    %rows = sm90.row_reduce sum %scanned : !sm90.frag<64x16xf32> -> !sm90.frag<64xf32>
+    %down = sm90.col_scan %scanned via %c0[%c0 of 2 : i32] bar %bar : !sm90.frag<64x16xf32> -> !sm90.frag<64x16xf32>
+    %rows = sm90.row_reduce sum %down : !sm90.frag<64x16xf32> -> !sm90.frag<64xf32>
     %cols = sm90.transpose %rows via %c0 rows %c64 of 2 bar %bar : !sm90.frag<64xf32> -> !sm90.frag<128xf32, col>
     %total = sm90.vector_reduce max %cols : !sm90.frag<128xf32, col>
     %back = sm90.transpose %cols via %c0 rows %c64 of 2 bar %bar : !sm90.frag<128xf32, col> -> !sm90.frag<64xf32>
@@ -40,6 +45,18 @@ builtin.module {
 // CHECK-NEXT: shfl.sync.idx.b32 [[TOTAL:%f[0-9]+]], [[SCAN2]], 3, 0x1c1f, 0xffffffff;
 // The second group adds the carry.
 // CHECK:      add.f32 {{%f[0-9]+}}, {{%f[0-9]+}}, [[TOTAL]];
+// The column scan of the first column value (rows g and g + 8).
+// CHECK:      shfl.sync.up.b32 [[D4:%f[0-9]+]], [[A:%f[0-9]+]], 4, 0x0, 0xffffffff;
+// CHECK-NEXT: add.f32 {{%f[0-9]+}}, [[A]], [[D4]];
+// CHECK-NEXT: selp.f32
+// CHECK-NEXT: shfl.sync.up.b32 {{%f[0-9]+}}, {{%f[0-9]+}}, 8, 0x0, 0xffffffff;
+// CHECK:      shfl.sync.up.b32 {{%f[0-9]+}}, {{%f[0-9]+}}, 16, 0x0, 0xffffffff;
+// CHECK:      shfl.sync.idx.b32 {{%f[0-9]+}}, {{%f[0-9]+}}, [[LAST:%r[0-9]+]], 0x1f, 0xffffffff;
+// CHECK:      bar.sync 3, 256;
+// CHECK:      st.shared.v2.f32
+// CHECK:      bar.sync 3, 256;
+// CHECK:      ld.shared.v2.f32
+// CHECK:      selp.f32
 // The transposes sync the 256 consumer threads before and after the scratch.
 // CHECK:      bar.sync 3, 256;
 // CHECK:      st.shared.f32
