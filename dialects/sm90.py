@@ -1374,7 +1374,7 @@ class TransposeOp(IRDLOperation):
         " `:` type($source) `->` type($result)"
     )
 
-    def __init__(self, source: SSAValue, result_type: FragmentType, scratch: SSAValue, row0: SSAValue,
+    def __init__(self, source: SSAValue, result_type: Attribute, scratch: SSAValue, row0: SSAValue,
                  warpgroups: int, barrier_id: SSAValue):
         super().__init__(
             operands=[source, scratch, row0, barrier_id],

@@ -1368,7 +1368,7 @@ class CumsumOp(IRDLOperation):
             raise VerifyException("tile.cumsum of a tile scans along `row` or `col`: give the axis")
         if not is_tile and self.axis is not None:
             raise VerifyException("tile.cumsum of a vector scans its one axis: give no axis")
-        if self.source.type.element_type != Float32Type():
+        if cast(ShapedTileType, self.source.type).element_type != Float32Type():
             raise VerifyException("tile.cumsum sums in f32: convert the operand to f32 first")
 
 

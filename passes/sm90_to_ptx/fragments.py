@@ -421,7 +421,7 @@ class LowerTranspose(RewritePattern):
     def match_and_rewrite(self, op: sm90.TransposeOp, rewriter: PatternRewriter) -> None:
         e = Emitter(op)
         b = e.b
-        source, result = cast(sm90.FragmentType, op.source.type), cast(sm90.FragmentType, op.result.type)
+        source, result = cast(sm90.FragmentType, op.source.type), op.result.type
         regs = e.f32_frag(op.source)
         count = WARPGROUP_THREADS * op.warpgroups.value.data
         barrier = e.int_src(op.barrier_id, "u32")

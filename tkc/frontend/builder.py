@@ -1267,6 +1267,7 @@ class _Builder:
             raise self.error(node, f"{name} of one argument reduces a vector to a scalar; reduce a tile with "
                                    f"row_{name} or col_{name} first, got {describe(value)}")
         vector = self.tile_arg(value, node, name, "vector")
+        assert isinstance(vector.type, tile.RegisterVectorType)
         if not isinstance(vector.type.element_type, Float32Type):
             raise self.error(node, f"{name} reduces an f32 vector to an f32 scalar: convert it first (f32(v)), "
                                    f"got {describe(vector)}")
@@ -1276,6 +1277,7 @@ class _Builder:
         """row_cumsum(t), col_cumsum(t) on tiles, cumsum(v) on vectors: inclusive prefix sums in f32."""
         axis = SCANS[name]
         source = self.tile_arg(value, node, name, "tile" if axis is not None else "vector")
+        assert isinstance(source.type, tile.RegisterTileType | tile.RegisterVectorType)
         if not isinstance(source.type.element_type, Float32Type):
             raise self.error(node, f"{name} sums in f32: convert the operand first (f32(x)), got {describe(source)}")
         return self.emit(tile.CumsumOp(source, axis))
