@@ -163,3 +163,29 @@ def test_col_scan_over_warpgroups(warpgroups: int, rows: int, cols: int) -> None
     write_tile(memory, TILE_BASE, ref, x)
     simulate(lower(kernel(body)), memory, threads=128 * warpgroups)
     np.testing.assert_array_equal(read_tile(memory, OUT_BASE, ref, x.shape), np.cumsum(x, axis=0))
+
+
+def test_ssd_chunk_interpreter_matches_numpy() -> None:
+    """The Mamba-2 intra-chunk kernel, at a length whose last chunk is partial, against the SSD
+    formula: Y[l] = sum over s <= l in l's chunk of exp(cs[l] - cs[s]) (C[l] . B[s]) X[s]."""
+    import ml_dtypes
+
+    path = KERNELS / "ssd_chunk.tk"
+    module = parse_tk(path.read_text(), str(path))
+    rng = np.random.default_rng(0)
+    H, L, Q = 2, 100, 64
+    bf16 = ml_dtypes.bfloat16
+    x, b, c = (rng.standard_normal((H, L, 64)).astype(bf16) for _ in range(3))
+    dt = rng.standard_normal((H, L)).astype(np.float32)
+    y = interpret(module, "ssd_chunk", {"X": x, "DT": dt, "B": b, "C": c}, {})["Y"]
+    expected = np.zeros((H, L, 64))
+    for h in range(H):
+        for start in range(0, L, Q):
+            chunk = slice(start, min(start + Q, L))
+            n = chunk.stop - chunk.start
+            cs = np.cumsum(-np.logaddexp(0, dt[h, chunk].astype(np.float64)))
+            causal = np.tri(n, dtype=bool)
+            decay = np.where(causal, np.exp(np.where(causal, cs[:, None] - cs[None, :], 0)), 0)
+            scores = c[h, chunk].astype(np.float64) @ b[h, chunk].astype(np.float64).T
+            expected[h, chunk] = (scores * decay) @ x[h, chunk].astype(np.float64)
+    assert np.linalg.norm(y - expected) / np.linalg.norm(expected) < 1e-2  # P = scores * decay is rounded to bf16
