@@ -1309,6 +1309,128 @@ class ColReduceOp(IRDLOperation):
 
 
 @irdl_op_definition
+class RowScanOp(IRDLOperation):
+    """Inclusive prefix sum along the columns of an f32 tile fragment (each row on its own) or
+    of a column fragment: thread-local over each pair of neighbouring columns, a scan of the pair
+    sums over the quad's 4 lanes (shfl.up 1, 2), then a carry across the 8-column groups."""
+
+    name = "sm90.row_scan"
+    T: ClassVar = VarConstraint("T", Fragment)
+    source = operand_def(T)
+    result = result_def(T)
+    traits = traits_def(Pure())
+    assembly_format = "$source attr-dict `:` type($source)"
+
+    def __init__(self, source: SSAValue):
+        super().__init__(operands=[source], result_types=[source.type])
+
+    def verify_(self) -> None:
+        t = self.source.type
+        assert isinstance(t, FragmentType)
+        if t.is_row_vector or not isinstance(t.element_type, Float32Type):
+            raise VerifyException(f"sm90.row_scan scans an f32 tile or column fragment, got {t}")
+
+
+@irdl_op_definition
+class ColScanOp(IRDLOperation):
+    """Inclusive prefix sum down the columns of the f32 tile fragments of all `warpgroups`
+    consumer warpgroups (warpgroup w holds rows w * R/warpgroups ..): within each warp's 16 rows
+    of an m-block by shfl.up over the lanes of a column (4, 8, 16), then the totals of those
+    16-row slabs through the shared `scratch` buffer (one f32 row of the columns per slab) between
+    two syncs of named barrier `barrier_id`, each thread adding the slabs above its own."""
+
+    name = "sm90.col_scan"
+    source = operand_def(FragmentType)
+    scratch = operand_def(IndexType)
+    warpgroup = operand_def(IndexType)
+    barrier_id = operand_def(IndexType)
+    warpgroups = prop_def(IntegerAttr)
+    result = result_def(FragmentType)
+    assembly_format = (
+        "$source `via` $scratch `[` $warpgroup `of` $warpgroups `]` `bar` $barrier_id attr-dict `:` type($source)"
+        " `->` type($result)"
+    )
+
+    def __init__(self, source: SSAValue, scratch: SSAValue, warpgroup: SSAValue, warpgroups: int,
+                 barrier_id: SSAValue):
+        super().__init__(
+            operands=[source, scratch, warpgroup, barrier_id],
+            result_types=[source.type],
+            properties={"warpgroups": IntegerAttr(warpgroups, 32)},
+        )
+
+    def verify_(self) -> None:
+        t = self.source.type
+        assert isinstance(t, FragmentType)
+        if t.is_vector or not isinstance(t.element_type, Float32Type) or self.result.type != t:
+            raise VerifyException(f"sm90.col_scan scans an f32 tile fragment into one of its type, got {t}")
+
+
+@irdl_op_definition
+class TransposeOp(IRDLOperation):
+    """A row fragment (this warpgroup's rows of a vector, split over `warpgroups` consumers by
+    rows) as a column fragment every warpgroup holds whole, or back, through the shared `scratch`
+    buffer (one f32 per element) between two syncs of named barrier `barrier_id`; this
+    warpgroup's rows start at `row0`."""
+
+    name = "sm90.transpose"
+    source = operand_def(FragmentType)
+    scratch = operand_def(IndexType)
+    row0 = operand_def(IndexType)
+    barrier_id = operand_def(IndexType)
+    warpgroups = prop_def(IntegerAttr)
+    result = result_def(FragmentType)
+    assembly_format = (
+        "$source `via` $scratch `rows` $row0 `of` $warpgroups `bar` $barrier_id attr-dict"
+        " `:` type($source) `->` type($result)"
+    )
+
+    def __init__(self, source: SSAValue, result_type: Attribute, scratch: SSAValue, row0: SSAValue,
+                 warpgroups: int, barrier_id: SSAValue):
+        super().__init__(
+            operands=[source, scratch, row0, barrier_id],
+            result_types=[result_type],
+            properties={"warpgroups": IntegerAttr(warpgroups, 32)},
+        )
+
+    def verify_(self) -> None:
+        source, result = self.source.type, self.result.type
+        assert isinstance(source, FragmentType) and isinstance(result, FragmentType)
+        if not (source.is_vector and result.is_vector) or source.is_column == result.is_column:
+            raise VerifyException(f"sm90.transpose turns a row fragment into a column fragment or back, got "
+                                  f"{source} -> {result}")
+        if not (isinstance(source.element_type, Float32Type) and isinstance(result.element_type, Float32Type)):
+            raise VerifyException("sm90.transpose moves f32 vectors")
+        whole = result.rows if source.is_row_vector else source.rows
+        part = source.rows if source.is_row_vector else result.rows
+        if whole != part * self.warpgroups.value.data:
+            raise VerifyException(f"the column fragment holds the rows of all {self.warpgroups.value.data} warpgroups: "
+                                  f"{source} -> {result}")
+
+
+@irdl_op_definition
+class VectorReduceOp(IRDLOperation):
+    """Reduce an f32 column fragment to one f32 every thread holds: thread-local, then shfl.bfly
+    over the quad (each quad holds all columns)."""
+
+    name = "sm90.vector_reduce"
+    fn = prop_def(ReduceFnAttr)
+    source = operand_def(FragmentType)
+    result = result_def(Float32Type)
+    traits = traits_def(Pure())
+    assembly_format = "$fn $source attr-dict `:` type($source)"
+
+    def __init__(self, fn: Attribute, source: SSAValue):
+        super().__init__(operands=[source], result_types=[Float32Type()], properties={"fn": fn})
+
+    def verify_(self) -> None:
+        t = self.source.type
+        assert isinstance(t, FragmentType)
+        if not t.is_column or not isinstance(t.element_type, Float32Type):
+            raise VerifyException(f"sm90.vector_reduce reduces an f32 column fragment, got {t}")
+
+
+@irdl_op_definition
 class ColBroadcastOp(IRDLOperation):
     """tile[r, c] ⊙ vec[c] for a rank-2 fragment and a column fragment of its columns."""
 
@@ -1577,6 +1699,10 @@ Sm90 = Dialect(
         UnaryOp,
         BinaryOp,
         RowReduceOp,
+        RowScanOp,
+        ColScanOp,
+        TransposeOp,
+        VectorReduceOp,
         RowBroadcastOp,
         ColReduceOp,
         ColBroadcastOp,

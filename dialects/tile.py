@@ -1458,6 +1458,80 @@ class ScaleAfterIf(RewritePattern):
 
 
 @irdl_op_definition
+class CumsumOp(IRDLOperation):
+    """Inclusive prefix sum: of a tile along `axis` (`row`: along each row, over its columns,
+    result[r, c] = sum of source[r, 0..c]; `col`: along each column, over its rows), or of a
+    vector over its elements (no axis). Padding along the scanned axis counts as 0; as padding
+    only ever ends a tile (a tail past a tensor's end), no valid element sums any."""
+
+    name = "tile.cumsum"
+    T: ClassVar = VarConstraint("T", base(RegisterTileType) | base(RegisterVectorType))
+    axis = opt_prop_def(AxisAttr)
+    source = operand_def(T)
+    result = result_def(T)
+    traits = traits_def(Pure())
+    assembly_format = "$source (`along` $axis^)? attr-dict `:` type($source)"
+
+    def __init__(self, source: SSAValue, axis: Axis | None = None):
+        properties = {} if axis is None else {"axis": AxisAttr(axis)}
+        super().__init__(operands=[source], result_types=[source.type], properties=properties)
+
+    def verify_(self) -> None:
+        is_tile = isinstance(self.source.type, RegisterTileType)
+        if is_tile and self.axis is None:
+            raise VerifyException("tile.cumsum of a tile scans along `row` or `col`: give the axis")
+        if not is_tile and self.axis is not None:
+            raise VerifyException("tile.cumsum of a vector scans its one axis: give no axis")
+        if cast(ShapedTileType, self.source.type).element_type != Float32Type():
+            raise VerifyException("tile.cumsum sums in f32: convert the operand to f32 first")
+
+
+@irdl_op_definition
+class VectorReduceOp(IRDLOperation):
+    """Reduce an f32 register vector to one f32 scalar; padding counts as the identity."""
+
+    name = "tile.vector_reduce"
+    fn = prop_def(ReduceFnAttr)
+    source = operand_def(RegisterVectorType)
+    result = result_def(Float32Type)
+    traits = traits_def(Pure())
+    assembly_format = "$fn $source attr-dict `:` type($source)"
+
+    def __init__(self, fn: ReduceFn, source: SSAValue):
+        super().__init__(operands=[source], result_types=[Float32Type()], properties={"fn": ReduceFnAttr(fn)})
+
+    def verify_(self) -> None:
+        assert isinstance(self.source.type, RegisterVectorType)
+        if self.source.type.element_type != Float32Type():
+            raise VerifyException("tile.vector_reduce reduces an f32 vector to an f32 scalar: convert it to f32 first")
+
+
+@irdl_op_definition
+class TransposeOp(IRDLOperation):
+    """The same vector in the other layout: a row vector (one value per row of a tile) as a
+    column vector (one per column), or back. The values do not change; tile-vector-layout inserts
+    it where one vector is broadcast both ways, and says why in `layout_change`."""
+
+    name = "tile.transpose"
+    source = operand_def(RegisterVectorType)
+    result = result_def(RegisterVectorType)
+    traits = traits_def(Pure())
+    assembly_format = "$source attr-dict `:` type($source) `->` type($result)"
+
+    def __init__(self, source: SSAValue, column: bool):
+        assert isinstance(source.type, RegisterVectorType)
+        super().__init__(operands=[source], result_types=[source.type.with_layout(column)])
+
+    def verify_(self) -> None:
+        source, result = self.source.type, self.result.type
+        assert isinstance(source, RegisterVectorType) and isinstance(result, RegisterVectorType)
+        if source.get_shape() != result.get_shape() or source.element_type != result.element_type:
+            raise VerifyException(f"tile.transpose keeps the length and dtype: {source} -> {result}")
+        if source.is_column and result.is_column:
+            raise VerifyException("tile.transpose changes the layout: a column vector becomes a row vector")
+
+
+@irdl_op_definition
 class BroadcastOp(IRDLOperation):
     """tile ⊙ vector, the vector broadcast along `axis`: `row` uses vec[r] for every element of
     row r (sub_row, mul_row, ...); `col` uses vec[c] for every element of column c."""
@@ -1695,6 +1769,9 @@ Tile = Dialect(
         UnaryOp,
         BinaryOp,
         ReduceOp,
+        CumsumOp,
+        VectorReduceOp,
+        TransposeOp,
         BroadcastOp,
         MaskOp,
         BoundsMaskOp,

@@ -48,6 +48,7 @@ from tkc.passes.plan import (
     WARPGROUP_THREADS,
     WGMMA_ROWS,
     buffer_bytes,
+    col_scratch_bytes,
     column_vectors,
     pipelined_loops,
     register_heights,
@@ -512,6 +513,8 @@ class Planner:
                   ] if plan.single else []
         parts += [f"{stages} x {ring.stage_bytes} B ring" for ring in plan.rings]
         parts += [f"{staging} B epilogue staging"] if plan.staging and not reused else []
+        scratch = col_scratch_bytes(self.kernel)
+        parts += [f"{scratch} B scratch (column reductions and scans, vector moves)"] if scratch else []
         parts.append("1 KB alignment slack")
         return " + ".join(parts)
 

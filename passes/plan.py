@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import Any, cast
 
 from xdsl.dialects import scf
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
@@ -35,6 +35,7 @@ from tkc.dialects.tile import (
     BinaryOp,
     BlockIdOp,
     BroadcastOp,
+    CumsumOp,
     DecisionAttr,
     PlanAttr,
     SMEM_BUDGET,
@@ -49,7 +50,9 @@ from tkc.dialects.tile import (
     SharedVectorType,
     StoreOp,
     ToSharedOp,
+    TransposeOp,
     UnaryOp,
+    VectorReduceOp,
 )
 
 SM_SMEM = 233472
@@ -342,20 +345,42 @@ def col_reduce_scratch_bytes(cols: int, warpgroups: int) -> int:
     return 4 * warpgroups * cols * 4
 
 
+def col_scan_scratch_bytes(rows: int, cols: int) -> int:
+    """The buffer sm90.col_scan carries sums down a [rows, cols] tile through: one f32 row of the
+    columns per 16-row slab (a warp's rows of an m-block)."""
+    return rows // 16 * cols * 4
+
+
 def col_scratch_bytes(kernel: Operation) -> int:
-    """The column reductions' shared scratch: an f32 row of the widest reduced tile's columns per
-    warp of every consumer (tile-occupancy-plan's count; before it decides, at most one consumer
-    per 64 rows and at most 4)."""
+    """The shared scratch that column reductions, column scans and the moves of vectors between
+    the row and the column layout share: an f32 row of the widest reduced tile's columns per warp
+    of every consumer (tile-occupancy-plan's count; before it decides, at most one consumer per 64
+    rows and at most 4), one per 16 rows of a scanned tile, and one f32 per element of the longest
+    vector moved."""
+    needs = [4 * cast(RegisterVectorType, op.operands[0].type).length for op in kernel.walk() if _moves_vector(op)]
+    needs += [col_scan_scratch_bytes(t.rows, t.cols) for op in kernel.walk()
+              if isinstance(op, CumsumOp) and op.axis is not None and op.axis.data == Axis.COL
+              and isinstance(t := op.source.type, RegisterTileType)]
     tiles = [op.source.type for op in kernel.walk()
              if isinstance(op, ReduceOp) and op.axis.data == Axis.COL and isinstance(op.source.type, RegisterTileType)]
-    if not tiles:
-        return 0
-    plan = KernelPlan.of(kernel)
-    if "consumers" in plan.reasons:
-        consumers = plan.consumers
-    else:
-        consumers = min(4, max(1, max(t.rows for t in tiles) // WGMMA_ROWS))
-    return col_reduce_scratch_bytes(max(t.cols for t in tiles), consumers)
+    if tiles:
+        plan = KernelPlan.of(kernel)
+        if "consumers" in plan.reasons:
+            consumers = plan.consumers
+        else:
+            consumers = min(4, max(1, max(t.rows for t in tiles) // WGMMA_ROWS))
+        needs.append(col_reduce_scratch_bytes(max(t.cols for t in tiles), consumers))
+    return max(needs, default=0)
+
+
+def _moves_vector(op: Operation) -> bool:
+    """Whether the lowering moves `op`'s vector operand between layouts: a transpose, and a
+    cumsum or a reduction to a scalar of a row vector (done in the column layout)."""
+    if isinstance(op, TransposeOp):
+        return True
+    if isinstance(op, CumsumOp | VectorReduceOp):
+        return isinstance(op.source.type, RegisterVectorType) and not op.source.type.is_column
+    return False
 
 
 def column_vectors(kernel: Operation) -> set[SSAValue]:

@@ -11,6 +11,8 @@ zeros. This pass finds the places where that is not enough:
 
 - a reduction along an axis with padding that does not hold the reduction's identity (`row_max`
   of attention scores over keys past N: those scores are 0, not -inf);
+- a vector reduced to a scalar (`sum(v)`) whose padding does not hold the identity (a cumsum
+  needs no mask: padding only ever ends an axis, so no valid element's sum reaches it);
 - an mma whose contraction axis has padding that is not 0 in an operand (attention's P past the
   last key is exp2(0 - m)); a shared operand made by `tile.to_shared` is masked in registers
   before the move;
@@ -20,7 +22,7 @@ zeros. This pass finds the places where that is not enough:
 What it decides, per value and axis: its *tails*, the (tensor dim, tile coordinate, tile
 extent) triples whose end bounds it (a load adds one per axis whose dim is not a whole number of
 tiles; fills and positions have none; element-wise ops, selects included, take the union of
-their operands', reductions and mmas keep the surviving axes', values joined by `scf.if` and
+their operands' (cumsums and transposes their operand's), reductions and mmas keep the surviving axes', values joined by `scf.if` and
 `scf.for` the union of what flows in), and the value the padding holds where that is known (0
 after a load, the fill after a mask, f(fill) after an element-wise op of it, a select's where
 the condition's padding picks a branch whose padding is known). A mask goes where the padding's
@@ -304,8 +306,10 @@ class TailAnalysis:
         match op:
             case tile.LoadOp():
                 self.padding[op.result] = box_padding(op, self.whole_tiles, self.canonical)
-            case tile.ToRegOp() | tile.ToSharedOp():
+            case tile.ToRegOp() | tile.ToSharedOp() | tile.TransposeOp():
                 self.padding[op.result] = self.of(op.source)
+            case tile.CumsumOp():
+                self.padding[op.result] = self.cumsum(op)
             case tile.ConvertOp():
                 # a conversion keeps 0 and ±inf exactly; other fills round
                 self.padding[op.result] = tuple(
@@ -391,6 +395,18 @@ class TailAnalysis:
         fill = _apply(_BINARY.get(op.fn.data), x.fill, vector.fill) if x.tails == vector.tails else None
         axes[along] = _through(x | vector, fill, op.fn.data, x, vector)
         return tuple(axes)
+
+    def cumsum(self, op: tile.CumsumOp) -> Padding:
+        """The source's tails. Padding only ever ends an axis, so the sums at valid elements
+        never reach it (no mask is needed); along the scanned axis the padding holds sums of
+        valid elements (unknown), across it a padding line holds the sums of its fill, which are
+        the fill itself only for 0 and ±inf."""
+        scanned = 0 if op.axis is None or op.axis.data == Axis.COL else 1
+        return tuple(
+            replace(a, fill=None, nan_lines=False)
+            if axis == scanned or a.nan_lines or a.fill not in (0.0, math.inf, -math.inf) else a
+            for axis, a in enumerate(self.of(op.source))
+        )
 
     def mma(self, op: tile.MmaOp) -> Padding:
         a, b = self.of(op.a), self.of(op.b)
@@ -511,6 +527,9 @@ class TailMasks:
                     name = f"{'row' if op.axis.data == Axis.ROW else 'col'}_{op.fn.data}"
                     self.need(op.source, axis, IDENTITY[op.fn.data], op, 0,
                               f"{name} at {_line(op)} leaves out the {_axis_name(op.source, axis)} past the end")
+                case tile.VectorReduceOp():
+                    self.need(op.source, 0, IDENTITY[op.fn.data], op, 0,
+                              f"{op.fn.data}(v) at {_line(op)} leaves out the elements past the end")
                 case tile.MmaOp():
                     why = f"the mma at {_line(op)} counts the padding of its contraction as 0"
                     self.need(op.a, 0 if op.transpose_a else 1, 0.0, op, 0, why)

@@ -8,10 +8,18 @@ tiles it belongs to, while a column vector is replicated, every consumer holding
 register-local. The occupancy plan counts their registers and the lowering gives them their
 fragment types from this one decision.
 
-A vector is a column vector when a column broadcast reads it or a column reduction makes it;
-element-wise ops, converts, bounds masks and loop / if values carry the layout from one value
-to the next (they are joined: all get one layout). Unconstrained vectors stay row vectors. A
-vector that would need both is an error at the op that asks for the second layout.
+A column reduction makes a column vector, a row reduction a row vector, and a broadcast reads
+one of its own axis; element-wise ops, converts, bounds masks, cumsums and loop / if values carry
+the layout from one value to the next (they are joined: all get one layout). A vector that
+broadcasts read both ways (Mamba-2's decays: `add_row(z, cs)` and `sub_col(.., cs)`) is transposed (`tile.transpose`, with the reason in `layout_change`) where it is defined, once,
+for the broadcasts that want the other layout than its own; the values are the same, only where
+they live changes. Its own layout is the one a reduction makes it, else the one that needs the
+fewest transposes: the lowering scans a row vector (`cumsum`) and reduces one to a scalar in the
+column layout, where each quad holds every element, which costs two moves and one, and each
+layout's broadcasts cost one move for the other; a tie goes to the first broadcast in program
+order. Unconstrained vectors stay row vectors. A transpose already in the IR keeps the layouts
+its type says. Two reductions that make one vector in both layouts (a var assigned a row_max and
+a col_max) are an error at the second.
 
 It writes `column_vectors = #tile.decision<N, reason>` on the kernel whenever it retypes any
 (N of them), which is how a resumed compile tells that it ran.
@@ -19,30 +27,37 @@ It writes `column_vectors = #tile.decision<N, reason>` on the kernel whenever it
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from xdsl.context import Context
 from xdsl.dialects import scf
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation, SSAValue
+from xdsl.dialects.builtin import StringAttr
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.rewriter import Rewriter
+from xdsl.rewriter import InsertPoint, Rewriter
 
-from tkc.diagnostics import error_at
+from tkc.diagnostics import error_at, location_of
 from tkc.dialects.tile import (
     Axis,
     BinaryOp,
     BoundsMaskOp,
     BroadcastOp,
     ConvertOp,
+    CumsumOp,
     DecisionAttr,
     KernelOp,
     ReduceOp,
     RegisterVectorType,
+    TransposeOp,
     UnaryOp,
+    VectorReduceOp,
 )
 
 
 def infer_column_vectors(kernel: Operation) -> set[SSAValue]:
-    """The register vectors of `kernel` that must hold one value per column (module docstring)."""
+    """The register vectors of `kernel` that must hold one value per column (module docstring),
+    after inserting the transposes that a vector broadcast both ways needs."""
     parent: dict[SSAValue, SSAValue] = {}
 
     def find(v: SSAValue) -> SSAValue:
@@ -55,10 +70,9 @@ def infer_column_vectors(kernel: Operation) -> set[SSAValue]:
         for v in vectors[1:]:
             parent[v] = vectors[0]
 
-    axis: dict[SSAValue, tuple[Axis, Operation]] = {}
     for op in kernel.walk():
         match op:
-            case UnaryOp() | ConvertOp() | BoundsMaskOp():
+            case UnaryOp() | ConvertOp() | BoundsMaskOp() | CumsumOp():
                 join(op.source, op.result)
             case BinaryOp():
                 join(op.lhs, op.rhs, op.result)
@@ -74,22 +88,88 @@ def infer_column_vectors(kernel: Operation) -> set[SSAValue]:
                             join(result, yielded)
             case _:
                 pass
-    for op in kernel.walk():
-        match op:
-            case BroadcastOp():
-                seeds = [(op.vector, op.axis.data)]
-            case ReduceOp():
-                seeds = [(op.result, op.axis.data)]
-            case _:
-                seeds = []
-        for value, kind in seeds:
-            root = find(value)
-            if root in axis and axis[root][0] != kind:
-                raise error_at(
-                    op, f"this vector is used both as a row vector and as a column vector (see {axis[root][1].name})"
-                )
-            axis.setdefault(root, (kind, op))
-    return {v for v in parent if axis.get(find(v), (Axis.ROW,))[0] == Axis.COL}
+
+    axis: dict[SSAValue, tuple[Axis, str]] = {}
+    """Per component (its root), its layout and what decided it."""
+
+    def seed(value: SSAValue, kind: Axis, op: Operation, why: str) -> None:
+        root = find(value)
+        if root in axis and axis[root][0] != kind:
+            raise error_at(op, f"this vector is used both as a row vector and as a column vector ({axis[root][1]})")
+        axis.setdefault(root, (kind, why))
+
+    ops = list(kernel.walk())
+    for op in ops:
+        if isinstance(op, ReduceOp):
+            seed(op.result, op.axis.data, op, f"{op.name} {op.axis.data} at {_line(op)} makes it {_a(op.axis.data)}")
+    for op in ops:  # a transpose already in the IR (a resumed compile) keeps the layout its type says
+        if isinstance(op, TransposeOp):
+            kind = Axis.COL if isinstance(op.result.type, RegisterVectorType) and op.result.type.is_column else Axis.ROW
+            other = Axis.ROW if kind == Axis.COL else Axis.COL
+            seed(op.result, kind, op, f"{op.name} at {_line(op)} makes it {_a(kind)}")
+            seed(op.source, other, op, f"{op.name} at {_line(op)} reads it as {_a(other)}")
+    _choose_free_layouts(ops, find, axis)
+    transposed: dict[SSAValue, SSAValue] = {}
+    for op in ops:
+        if not isinstance(op, BroadcastOp):
+            continue
+        kind, root = op.axis.data, find(op.vector)
+        if axis[root][0] != kind:
+            if op.vector not in transposed:
+                transposed[op.vector] = _transpose(op.vector, kind, axis[root][1], op)
+            op.operands = [op.source, transposed[op.vector]]
+    return {v for v in parent if axis.get(find(v), (Axis.ROW, ""))[0] == Axis.COL}
+
+
+def _choose_free_layouts(ops: list[Operation], find: Callable[[SSAValue], SSAValue],
+                         axis: dict[SSAValue, tuple[Axis, str]]) -> None:
+    """The layout of each component that no reduction fixed: the one that needs fewer transposes.
+    A cumsum of a row vector costs two (it is scanned in the column layout), a reduction of one
+    to a scalar one, and a broadcast of the other layout one; a tie goes to the first broadcast."""
+    broadcasts: dict[SSAValue, list[BroadcastOp]] = {}
+    computed: dict[SSAValue, list[Operation]] = {}  # cumsums and reductions to a scalar
+    for op in ops:
+        if isinstance(op, BroadcastOp):
+            broadcasts.setdefault(find(op.vector), []).append(op)
+        elif isinstance(op, VectorReduceOp | CumsumOp) and isinstance(op.source.type, RegisterVectorType):
+            computed.setdefault(find(op.source), []).append(op)
+    for root in {*broadcasts, *computed} - axis.keys():
+        reads = broadcasts.get(root, [])
+        kinds = {b.axis.data for b in reads}
+        row_cost = sum(2 if isinstance(op, CumsumOp) else 1 for op in computed.get(root, [])) + (Axis.COL in kinds)
+        col_cost = int(Axis.ROW in kinds)
+        if col_cost != row_cost:
+            kind = Axis.COL if col_cost < row_cost else Axis.ROW
+        else:
+            kind = reads[0].axis.data
+        if reads and reads[0].axis.data == kind:
+            axis[root] = (kind, f"{reads[0].name} {kind} at {_line(reads[0])} reads it first")
+        else:
+            first = computed[root][0]
+            axis[root] = (kind, f"{first.name} at {_line(first)} computes it in the column layout, which needs the "
+                                f"fewest moves")
+
+
+def _a(kind: Axis) -> str:
+    return "a row vector" if kind == Axis.ROW else "a column vector"
+
+
+def _transpose(vector: SSAValue, kind: Axis, why: str, user: BroadcastOp) -> SSAValue:
+    """`vector` in the `kind` layout, made right after it is defined (once for all its uses)."""
+    transpose = TransposeOp(vector, kind == Axis.COL)
+    wanted = "per column" if kind == Axis.COL else "per row"
+    transpose.attributes["layout_change"] = StringAttr(
+        f"{why}, and {user.name} {user.axis.data} at {_line(user)} reads it {wanted}"
+    )
+    transpose.location = user.location
+    owner = vector.owner
+    Rewriter.insert_op(transpose, InsertPoint.at_start(owner) if isinstance(owner, Block) else InsertPoint.after(owner))
+    return transpose.result
+
+
+def _line(op: Operation) -> str:
+    _, line, _ = location_of(op)
+    return f"line {line}" if line is not None else "its place"
 
 
 def _values(kernel: KernelOp) -> list[SSAValue]:
@@ -117,6 +197,7 @@ class TileVectorLayoutPass(ModulePass):
                 count = sum(1 for v in _values(kernel) if isinstance(v.type, RegisterVectorType) and v.type.is_column)
                 kernel.attributes["column_vectors"] = DecisionAttr(
                     count,
-                    "vectors a column broadcast reads or a column reduction makes, and the values they are "
-                    "computed from, hold one value per column: every consumer holds all of them",
+                    "vectors a column broadcast reads, a column reduction makes or a cumsum or reduction to a "
+                    "scalar computes with the fewest moves, and the values they are computed from, hold one value "
+                    "per column: every consumer holds all of them",
                 )

@@ -19,8 +19,8 @@ block. Stores write only active blocks.
 Tiles may run past the end of a tensor (docs/language.md, "Tiles past the end of a tensor").
 Every tile and vector value is a `Tile`: its elements and, per axis, which indices are valid
 (the others are *padding*). A load reads zeros outside the tensor and marks those indices
-padding; element-wise ops take the union of their operands' padding, reductions and mma skip
-it, an scf.if result has the padding of both branches and a loop-carried value that of every
+padding; element-wise ops take the union of their operands' padding, reductions, cumulative
+sums and mma skip it (count it as their identity), an scf.if result has the padding of both branches and a loop-carried value that of every
 value that flowed in, and a store writes only the valid elements that lie inside the tensor (as
 TMA clips). Blocks that a mask switched off may compute boxes anywhere. Blocks have no order on
 the GPU, so an element that two blocks store, or that one block loads after another stored it,
@@ -694,6 +694,26 @@ class _Machine:
         values = source.values if skipped.all() else np.where(skipped, source.values, identity)
         return [Tile(round_to(combine(values, axis=axis), _element(op.result)), (kept,))]
 
+    def _cumsum(self, op: tile.CumsumOp, active: np.ndarray | None) -> list[Value]:
+        """Padding along the scanned axis counts as 0; the result has the source's padding."""
+        source = self.tile_of(op.source)
+        if op.axis is None:
+            axis, skipped = -1, source.valid[0]
+        elif op.axis.data == tile.Axis.ROW:
+            axis, skipped = -1, source.valid[1][:, None, :]
+        else:
+            axis, skipped = -2, source.valid[0][:, :, None]
+        values = source.values if skipped.all() else np.where(skipped, source.values, np.float32(0))
+        return [Tile(np.cumsum(values, axis=axis, dtype=np.float32), source.valid)]
+
+    def _vector_reduce(self, op: tile.VectorReduceOp, active: np.ndarray | None) -> list[Value]:
+        """An f32 scalar per block; padding counts as the identity."""
+        source = self.tile_of(op.source)
+        combine, identity = _TILE_REDUCE[op.fn.data]
+        values = source.values if source.valid[0].all() else np.where(source.valid[0], source.values, identity)
+        reduced = np.asarray(combine(values, axis=-1), np.float32)
+        return [reduced if reduced.shape[0] > 1 else reduced.reshape(())]
+
     def _broadcast(self, op: tile.BroadcastOp, active: np.ndarray | None) -> list[Value]:
         """The vector's padding joins the rows (a row broadcast) or the columns (a column one)."""
         source, vector = self.tile_of(op.source), self.tile_of(op.vector)
@@ -804,6 +824,9 @@ _HANDLERS: dict[str, Callable[[_Machine, Any, np.ndarray | None], list[Value]]] 
     "tile.binary": _Machine._binary,
     "tile.reduce": _Machine._reduce,
     "tile.broadcast": _Machine._broadcast,
+    "tile.cumsum": _Machine._cumsum,
+    "tile.vector_reduce": _Machine._vector_reduce,
+    "tile.transpose": _Machine._identity,
     "tile.mask": _Machine._mask,
     "tile.bounds_mask": _Machine._bounds_mask,
     "tile.position": _Machine._position,

@@ -6,7 +6,9 @@ the wgmma accumulator layout (emitter docstring).
 Register n of an m-block of a [R, C] tile holds row r0 + 8*((n >> 1) & 1) and column
 8*(n >> 2) + 2*quad + (n & 1), where r0 is the thread's row and quad its lane % 4. A row
 reduction reduces a thread's registers of one row, then the 4 lanes of its quad (shfl bfly 1,
-2); a column reduction meets in a shared scratch buffer. Division by a value is a multiplication
+2); a column reduction meets in a shared scratch buffer. A scan along columns is a pair sum per
+thread, a scan over the quad (shfl.up) and a carry over 8-column groups; a vector changes
+between the row and the column layout through the shared scratch. Division by a value is a multiplication
 by its reciprocal where that is exact (`reciprocal`).
 """
 
@@ -387,7 +389,161 @@ class LowerBoundsMask(RewritePattern):
         e.replace(rewriter, out)
 
 
+QUAD_SEGMENT = 0x1C00
+"""shfl.sync's c operand that splits a warp into segments of 4 lanes (a quad), no clamp: a lane
+whose source lies before its quad reads its own value."""
+
+
+def row_lines(t: sm90.FragmentType) -> list[list[int]]:
+    """The registers of each row a thread holds of a tile fragment (per m-block, its rows r0 and
+    r0 + 8), or the one line of a column fragment, in column order: pairs of neighbouring columns
+    8*k + 2*quad + (0, 1) for k = 0, 1, ..."""
+    if t.is_column:
+        return [list(range(t.registers_per_thread()))]
+    per = t.get_shape()[1] // 2
+    return [[mb * per + 4 * k + 2 * half + e for k in range(per // 4) for e in (0, 1)]
+            for mb in range(t.rows // 64) for half in (0, 1)]
+
+
+class LowerRowScan(RewritePattern):
+    """Per line: each pair of neighbouring columns sums locally; the pair sums are scanned over
+    the quad (shfl.up 1, 2 within 4-lane segments; the lanes before it add nothing) and their
+    group totals carried from one 8-column group to the next."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: sm90.RowScanOp, rewriter: PatternRewriter) -> None:
+        e = Emitter(op)
+        b = e.b
+        regs = e.f32_frag(op.source)
+        _, quad = e.thread_row()
+        after = {d: b.setp("ge", "u32", quad, d) for d in (1, 2)}
+        out = list(regs)
+        for line in row_lines(cast(sm90.FragmentType, op.source.type)):
+            carry: SSAValue | float = 0.0
+            for first, second in zip(line[::2], line[1::2]):
+                pair = b.add("f32", regs[first], regs[second])
+                scan = pair
+                for d in (1, 2):
+                    scan = b.selp("f32", b.add("f32", scan, b.shfl("up", scan, d, QUAD_SEGMENT)), scan, after[d])
+                before = b.selp("f32", b.shfl("up", scan, 1, QUAD_SEGMENT), 0.0, after[1])
+                start = b.add("f32", before, carry) if isinstance(carry, SSAValue) else before
+                out[first] = b.add("f32", start, regs[first])
+                out[second] = b.add("f32", out[first], regs[second])
+                total = b.shfl("idx", scan, 3, QUAD_SEGMENT | 0x1F)
+                carry = b.add("f32", carry, total) if isinstance(carry, SSAValue) else total
+        e.replace(rewriter, out)
+
+
+class LowerColScan(RewritePattern):
+    """Per column value of the thread (column 8*k + 2*quad + e) and m-block: its rows g and g + 8
+    of the warp's 16 are scanned over the 8 lanes of the column (shfl.up 4, 8, 16; lanes before
+    the offset add nothing) and the rows g + 8 add the total of rows 0..7 (lane 28 + quad); the
+    slab's total (16 rows) goes to the scratch row of slab warpgroup * R/16 + 4 * m-block + warp.
+    After the sync every thread adds, per m-block, the slabs above its own."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: sm90.ColScanOp, rewriter: PatternRewriter) -> None:
+        e = Emitter(op)
+        b = e.b
+        regs = e.f32_frag(op.source)
+        rows, cols = cast(sm90.FragmentType, op.source.type).get_shape()
+        warpgroups = op.warpgroups.value.data
+        per, blocks, slabs = cols // 2, rows // 64, rows * warpgroups // 16
+        row, quad = e.thread_row()
+        group = b.and_("b32", row, 7)
+        below = {d: b.setp("ge", "u32", group, d) for d in (1, 2, 4)}
+        last = b.add("u32", quad, 28)
+
+        def scan(x: SSAValue) -> SSAValue:
+            for d in (1, 2, 4):
+                x = b.selp("f32", b.add("f32", x, b.shfl("up", x, 4 * d, 0)), x, below[d])
+            return x
+
+        out = list(regs)
+        totals: list[SSAValue] = []  # per m-block, per column value: the slab's total
+        for mb in range(blocks):
+            for k in range(cols // 8):
+                for parity in (0, 1):  # the column 8 * k + 2 * quad + parity, in rows g and g + 8
+                    upper, lower = mb * per + 4 * k + parity, mb * per + 4 * k + 2 + parity
+                    first = scan(regs[upper])
+                    first_total = b.shfl("idx", first, last)
+                    second = scan(regs[lower])
+                    out[upper] = first
+                    out[lower] = b.add("f32", second, first_total)
+                    totals.append(b.add("f32", first_total, b.shfl("idx", second, last)))
+        barrier = e.int_src(op.barrier_id, "u32")
+        warp = b.shr("u32", b.and_("b32", b.sreg("tid.x"), 127), 5)
+        slab = b.mad("u32", e.reg(op.warpgroup), rows // 16, warp)
+        columns = b.mad("u32", quad, 8, e.reg(op.scratch))
+        own_row = b.mad("u32", slab, 4 * cols, columns)
+        b.bar_sync(barrier, WARPGROUP_THREADS * warpgroups)  # the last user of the scratch has read it
+        for mb in range(blocks):
+            for k in range(cols // 8):
+                b.st("shared", "f32", own_row, totals[mb * cols // 4 + 2 * k: mb * cols // 4 + 2 * k + 2],
+                     4 * (4 * mb * cols + 8 * k))
+        b.bar_sync(barrier, WARPGROUP_THREADS * warpgroups)
+        # slab s lies above m-block mb's own (slab + 4 * mb) always when s < 4 * mb, else when slab > s - 4 * mb
+        above = {(mb, s): b.setp("gt", "u32", slab, s - 4 * mb) for mb in range(blocks) for s in range(4 * mb, slabs)}
+        for s in range(slabs):
+            loaded = [x for k in range(cols // 8)
+                      for x in cast(list[SSAValue], b.ld("shared", "f32", columns, 4 * (s * cols + 8 * k), vec=2))]
+            for mb in range(blocks):
+                for j, value in enumerate(loaded):
+                    add = b.selp("f32", value, 0.0, above[mb, s]) if (mb, s) in above else value
+                    for n in (mb * per + 4 * (j >> 1) + (j & 1), mb * per + 4 * (j >> 1) + 2 + (j & 1)):
+                        out[n] = b.add("f32", out[n], add)
+        e.replace(rewriter, out)
+
+
+class LowerVectorReduce(RewritePattern):
+    """The thread's columns, then the quad's (bfly 1, 2): every thread holds the result."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: sm90.VectorReduceOp, rewriter: PatternRewriter) -> None:
+        e = Emitter(op)
+        method = REDUCE_METHOD[op.fn.data]
+        value = reduce_tree(e, method, e.f32_frag(op.source))
+        for lane_mask in (1, 2):
+            value = getattr(e.b, method)("f32", value, e.b.shfl("bfly", value, lane_mask))
+        e.replace(rewriter, value)
+
+
+class LowerTranspose(RewritePattern):
+    """Every thread writes what it holds to the scratch (element i at 4*i; the lanes that hold
+    one element write equal values), all warpgroups sync, every thread reads the elements of its
+    new layout. A sync before the writes lets the last user of the scratch finish reading."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: sm90.TransposeOp, rewriter: PatternRewriter) -> None:
+        e = Emitter(op)
+        b = e.b
+        source, result = cast(sm90.FragmentType, op.source.type), op.result.type
+        regs = e.f32_frag(op.source)
+        count = WARPGROUP_THREADS * op.warpgroups.value.data
+        barrier = e.int_src(op.barrier_id, "u32")
+        row, quad = e.thread_row()
+        scratch = e.reg(op.scratch)
+        rows = b.add("u32", scratch, b.shl("b32", b.add("u32", row, e.reg(op.row0)), 2))
+        columns = b.add("u32", scratch, b.shl("b32", quad, 3))
+        b.bar_sync(barrier, count)
+        if source.is_column:
+            for k in range(len(regs) // 2):
+                b.st("shared", "f32", columns, regs[2 * k: 2 * k + 2], 32 * k)
+        else:
+            for n, x in enumerate(regs):
+                b.st("shared", "f32", rows, x, 4 * (64 * (n // 2) + 8 * (n % 2)))
+        b.bar_sync(barrier, count)
+        if result.is_column:
+            out = [x for k in range(result.rows // 8)
+                   for x in cast(list[SSAValue], b.ld("shared", "f32", columns, 32 * k, vec=2))]
+        else:
+            out = [cast(SSAValue, b.ld("shared", "f32", rows, 4 * (64 * (n // 2) + 8 * (n % 2))))
+                   for n in range(result.registers_per_thread())]
+        e.replace(rewriter, out)
+
+
 PATTERNS: list[RewritePattern] = [
     LowerFill(), LowerUnary(), LowerBinary(), LowerRowReduce(), LowerRowBroadcast(), LowerColReduce(),
-    LowerColBroadcast(), LowerConvert(), LowerMask(), LowerBoundsMask(), LowerPosition(), LowerSelect(),
+    LowerColBroadcast(), LowerConvert(), LowerMask(), LowerBoundsMask(), LowerPosition(), LowerSelect(), LowerRowScan(),
+    LowerColScan(), LowerVectorReduce(), LowerTranspose(),
 ]

@@ -104,6 +104,52 @@ def _reduce(c: ConsumerEmitter, op: tile.ReduceOp, block: Block) -> Operation:
                                                             replicated), op.source)
 
 
+def _transpose_op(c: ConsumerEmitter, value: SSAValue, vector: tile.RegisterVectorType, column: bool,
+                  block: Block) -> sm90.TransposeOp:
+    """`value`, the fragment of `vector`, moved to the column layout (or the row layout) through
+    the scratch buffer tile-pipeline placed."""
+    scratch = c.add(c.smem_base, c.const(c.memory.col_scratch, block), block)
+    barrier_id = c.const(c.lowering.consumers + 1, block)
+    result_type = c.lowering.fragment_type(vector.with_layout(column))
+    row0 = c.row0(vector.with_layout(False))
+    return sm90.TransposeOp(value, result_type, scratch, row0, c.lowering.consumers, barrier_id)
+
+
+def _transpose(c: ConsumerEmitter, op: tile.TransposeOp, block: Block) -> Operation:
+    source, result = op.source.type, op.result.type
+    assert isinstance(source, tile.RegisterVectorType) and isinstance(result, tile.RegisterVectorType)
+    if not isinstance(source.element_type, Float32Type):
+        raise error_at(op, "the GPU backend moves f32 vectors between the row and the column layout: convert the "
+                           "vector to f32 first (f32(v))")
+    return _transpose_op(c, c.values[op.source], source, result.is_column, block)
+
+
+def _cumsum(c: ConsumerEmitter, op: tile.CumsumOp, block: Block) -> Operation:
+    """A scan along columns is quad-local (sm90.row_scan), one down the rows meets the other warps
+    and consumers in the scratch (sm90.col_scan); a row vector is scanned in the column layout,
+    where each quad holds all its elements, and moved back."""
+    source = op.source.type
+    if op.axis is not None and op.axis.data == tile.Axis.COL:
+        scratch = c.add(c.smem_base, c.const(c.memory.col_scratch, block), block)
+        barrier_id = c.const(c.lowering.consumers + 1, block)
+        return sm90.ColScanOp(c.values[op.source], scratch, c.consumer_index, c.lowering.consumers, barrier_id)
+    if isinstance(source, tile.RegisterVectorType) and not source.is_column:
+        column = c.op(_transpose_op(c, c.values[op.source], source, True, block), block).results[0]
+        scanned = c.op(sm90.RowScanOp(column), block).results[0]
+        return _transpose_op(c, scanned, source, False, block)
+    return sm90.RowScanOp(c.values[op.source])
+
+
+def _vector_reduce(c: ConsumerEmitter, op: tile.VectorReduceOp, block: Block) -> Operation:
+    """A column fragment holds every element in each quad; a row vector is moved there first."""
+    source = op.source.type
+    assert isinstance(source, tile.RegisterVectorType)
+    value = c.values[op.source]
+    if not source.is_column:
+        value = c.op(_transpose_op(c, value, source, True, block), block).results[0]
+    return sm90.VectorReduceOp(op.fn, value)
+
+
 def _broadcast(c: ConsumerEmitter, op: tile.BroadcastOp, block: Block) -> Operation:
     broadcast = sm90.RowBroadcastOp if op.axis.data == tile.Axis.ROW else sm90.ColBroadcastOp
     return _in_f32(c, op, block, lambda x, v: broadcast(op.fn, x, v), op.source, op.vector)
@@ -152,6 +198,9 @@ PATTERNS: dict[type[Operation], Callable[[ConsumerEmitter, Any, Block], Operatio
     tile.ConvertOp: _convert,
     tile.ReduceOp: _reduce,
     tile.BroadcastOp: _broadcast,
+    tile.CumsumOp: _cumsum,
+    tile.TransposeOp: _transpose,
+    tile.VectorReduceOp: _vector_reduce,
     tile.MaskOp: _mask,
     tile.BoundsMaskOp: _bounds_mask,
     tile.ToRegOp: _to_reg,

@@ -296,6 +296,9 @@ class KernelWriter:
             op = self.rng.choice(("+", "-", "*", "/"))
             rhs = self.f32_expr(depth - 1) if op != "/" else self.rng.choice(("2.0", "3.0", "0.5"))
             return f"({self.f32_expr(depth - 1)} {op} {rhs})"
+        if r < 0.8 and self.rows:
+            fn = self.rng.choice(("sum", "max", "min"))
+            return f"{fn}({self.vec('f32', self.rows, 'row', depth - 1)})"
         if r < 0.9:
             fn = self.rng.choice(("exp", "exp2", "abs", "relu", "sqrt"))
             inner = self.f32_expr(depth - 1)
@@ -349,7 +352,7 @@ class KernelWriter:
             options["load"] = 2.5
         if depth > 0:
             options.update(convert=0.8, unary=1.5, binary=2, scalar=2, minmax=0.7, broadcast=2, mask=0.8,
-                           neg=0.3, select=0.4, position=0.5, where=0.7)
+                           neg=0.3, select=0.4, position=0.5, where=0.7, cumsum=0.4)
             if rows == self.rows:
                 options["mma"] = 3
         choice = weighted(self.rng, options)
@@ -386,6 +389,8 @@ class KernelWriter:
             return f"{fn}_{axis}({self.tile('f32', rows, cols, d)}, {self.vec('f32', length, axis, d)})"
         if choice == "mask":
             return self.mask(rows, cols, d)
+        if choice == "cumsum":
+            return f"{self.rng.choice(('row', 'col'))}_cumsum({self.tile('f32', rows, cols, d)})"
         if choice == "neg":
             return f"{self.rng.choice(('-', '-', '+'))}{self.tile('f32', rows, cols, d)}"
         if choice == "position":
@@ -517,7 +522,7 @@ class KernelWriter:
         if self.loads_ok:
             options["load"] = 1.2
         if depth > 0:
-            options.update(reduce=3, unary=1, binary=1.5, scalar=1, minmax=0.8,
+            options.update(reduce=3, unary=1, binary=1.5, scalar=1, minmax=0.8, cumsum=0.4,
                            convert=0.3 if axis == "col" else 0.02)
         choice = weighted(self.rng, options)
         d = depth - 1
@@ -545,6 +550,8 @@ class KernelWriter:
             return f"({self.vec('f32', length, axis, d)} {self.rng.choice(('*', '+', '-'))} {self.scalar_operand()})"
         if choice == "minmax":
             return f"{self.rng.choice(('max', 'min'))}({self.vec('f32', length, axis, d)}, {self.vec('f32', length, axis, d)})"
+        if choice == "cumsum":
+            return f"cumsum({self.vec('f32', length, axis, d)})"
         return f"f32({self.vec('bf16', length, axis, d)})"
 
     def col_vec(self, length: int) -> str:

@@ -33,7 +33,7 @@ FRAGMENTS = (
     "-", "*", "/", "%", "0", "1", "16", "64", "3.5", "1e400", "99999999999999999999", "@stages(2)",
     "st<bf16>[64, 64]", "rt<f32>[64, 64]", "rv<f32>[64]", "sv<bf16>[64]", "zero<f32>[64, 64]",
     "neg_infty<f32>[64]", "bf16(", "f32(", "fp8e4m3(", "mma_AB(", "mma_ABt(", "mma_AtB(", "row_max(",
-    "col_sum(", "sub_row(", "mul_col(", "causal_mask(", "exp2(", "sqrt(", "max(", "log2e", "inf", "zero",
+    "col_sum(", "row_cumsum(", "col_cumsum(", "cumsum(", "sum(", "sub_row(", "mul_col(", "causal_mask(", "exp2(", "sqrt(", "max(", "log2e", "inf", "zero",
     "neg_infty", "gl<bf16>[M, K]", "\n", "fn f(x) { return x }\n", "fn", "return", "pow(", "gelu(",
     "fp8e5m2(", "f(",
 )

@@ -38,6 +38,7 @@ SIZES = {
     "waw.tk": {"M": 256, "N": 256},
     "carried_scalars.tk": {"M": 256, "N": 768},
     "half_math.tk": {"M": 200},
+<<<<<<< HEAD
     # positions, conditions and where, at ragged shapes
     "positions.tk": {"M": 200, "N": 72},
     "document.tk": {"B": 2, "N": 200},
@@ -53,6 +54,12 @@ SIZES = {
     "fp8_convert.tk": {"M": 200},
     "fp8e5m2.tk": {"M": 256, "N": 512, "K": 512},
     "narrow_vectors.tk": {"M": 200},
+=======
+    # scans and vector ops, with partial last tiles
+    "tile_cumsum.tk": {"M": 200, "N": 160},
+    "vector_scans.tk": {"M": 200},
+    "ssd_chunk.tk": {"H": 3, "L": 200},
+>>>>>>> scans
 }
 
 

@@ -170,9 +170,19 @@ def test_inference_gives_column_vectors_their_own_layout() -> None:
     assert "!sm90.frag<64xf32>" not in ir
 
 
-def test_a_vector_used_both_ways_is_an_error() -> None:
+def test_a_vector_used_both_ways_is_transposed() -> None:
+    """The row broadcast reads the column vector moved to the row layout through shared memory."""
     source = COLUMN_KERNEL.replace("add_col(load X[i, j] : rt<f32>[BM, BN], v)",
                                    "add_row(add_col(load X[i, j] : rt<f32>[BM, BN], v), v)")
+    ir = sm90_ir(source.replace("BM = 128", "BM = 64"))
+    assert "sm90.transpose" in ir and "!sm90.frag<64xf32, col> -> !sm90.frag<64xf32>" in ir
+
+
+def test_two_reductions_making_one_vector_both_ways_are_an_error() -> None:
+    source = COLUMN_KERNEL.replace("let v = ", "var v = ").replace(
+        "store Y[i, j] = add_col(load X[i, j] : rt<f32>[BM, BN], v)",
+        "if i == 0 { v = row_sum(load X[i, j] : rt<f32>[BM, BN]) } else { v = col_sum(load X[i, j] : rt<f32>[BM, BN]) }\n"
+        "    store Y[i, j] = add_col(load X[i, j] : rt<f32>[BM, BN], v)")
     with pytest.raises(TkError, match="both as a row vector and as a column vector"):
         sm90_ir(source.replace("BM = 128", "BM = 64"))
 

@@ -107,6 +107,24 @@ def simulate(entry: ptx.EntryOp, memory: dict[int, float], threads: int = 128,
     return regs
 
 
+def _shfl_source(op: ptx.ShflOp, lane: int, b: int) -> int:
+    """The lane shfl.sync reads (PTX ISA: segments of c[12:8], clamp c[4:0]; out of range: its own)."""
+    c = op.clamp.value.data
+    segmask, clamp = (c >> 8) & 0x1F, c & 0x1F
+    max_lane, min_lane = (lane & segmask) | (clamp & ~segmask), lane & segmask
+    mode = op.mode.data
+    if mode == "up":
+        j, ok = lane - b, lane - b >= max_lane
+    elif mode == "down":
+        j, ok = lane + b, lane + b <= max_lane
+    elif mode == "bfly":
+        j, ok = lane ^ b, (lane ^ b) <= max_lane
+    else:
+        j = min_lane | (b & ~segmask & 0x1F)
+        ok = j <= max_lane
+    return j if ok else lane
+
+
 def _step(op: Operation, t: int, regs: list[dict[SSAValue, object]], memory: dict[int, float],
           params: dict[str, int]) -> None:
     r = regs[t]
@@ -147,8 +165,7 @@ def _step(op: Operation, t: int, regs: list[dict[SSAValue, object]], memory: dic
         case ptx.UnpackOp():
             r[op.results[0]], r[op.results[1]] = srcs[0]
         case ptx.ShflOp():
-            lane = (t & 31) ^ srcs[1]
-            r[op.results[0]] = regs[(t & ~31) | lane][op.operands[0]]
+            r[op.results[0]] = regs[(t & ~31) | _shfl_source(op, t & 31, srcs[1])][op.operands[0]]
         case ptx.StOp():
             addr = srcs[0] + op.offset.value.data
             values = srcs[1:]

@@ -87,11 +87,15 @@ ELEMENT_COORD = "elem"
 BROADCASTS = {
     f"{fn}_{axis}": (BinaryFn(fn), Axis(axis)) for axis in ("row", "col") for fn in ("add", "sub", "mul", "div")
 }
+SCANS = {"row_cumsum": Axis.ROW, "col_cumsum": Axis.COL, "cumsum": None}
+"""name -> the axis a tile is scanned along (None: a vector's only axis)."""
+VECTOR_REDUCTIONS = {fn: ReduceFn(fn) for fn in ("max", "min", "sum")}
+"""`sum(v)`, and `max(v)`, `min(v)` of one argument: a vector reduced to an f32 scalar."""
 MMAS = {"mma_AB": (False, False), "mma_ABt": (False, True), "mma_AtB": (True, False), "mma_AtBt": (True, True)}
 POSITIONS = {"row_index": Axis.ROW, "col_index": Axis.COL}
 BUILTIN_FUNCTIONS = sorted(
-    [*UNARY, "max", "min", "pow", "ceildiv", *REDUCTIONS, *BROADCASTS, *MMAS, "causal_mask", "bounds_mask", *POSITIONS, "where",
-     ELEMENT_COORD]
+    {*UNARY, *VECTOR_REDUCTIONS, "pow", "ceildiv", *REDUCTIONS, *SCANS, *BROADCASTS, *MMAS, "causal_mask", "bounds_mask",
+     *POSITIONS, "where", ELEMENT_COORD}
 )
 
 TILE_FNS = {
@@ -1319,12 +1323,19 @@ class _Builder:
             if name in UNARY:
                 self.arity(token, args, 1)
                 return self.unary(name, args[0], arg_nodes[0])
+            if name in VECTOR_REDUCTIONS and len(args) == 1:
+                return self.vector_reduce(name, args[0], arg_nodes[0])
             if name in ("max", "min"):
-                self.arity(token, args, 2)
+                self.arity(token, args, 1, 2)
                 return self.binary(name, args[0], args[1], token)
             if name == "pow":
                 self.arity(token, args, 2)
                 return self.power(args[0], args[1], arg_nodes, token)
+            if name == "sum":
+                self.arity(token, args, 1)
+            if name in SCANS:
+                self.arity(token, args, 1)
+                return self.cumsum(name, args[0], arg_nodes[0])
             if name in REDUCTIONS:
                 self.arity(token, args, 1)
                 fn, axis = REDUCTIONS[name]
@@ -1436,6 +1447,27 @@ class _Builder:
                 nodes[1], f"{name} needs one dtype, got {type_name(source.type)} and {type_name(vector.type)}"
             )
         return self.emit(tile.BroadcastOp(fn, axis, source, vector))
+
+    def vector_reduce(self, name: str, value: Value, node: Node) -> SSAValue:
+        """sum(v), max(v), min(v): an f32 vector reduced to an f32 scalar."""
+        if is_tile(value) and isinstance(value.type, tile.RegisterTileType | tile.SharedTileType):
+            raise self.error(node, f"{name} of one argument reduces a vector to a scalar; reduce a tile with "
+                                   f"row_{name} or col_{name} first, got {describe(value)}")
+        vector = self.tile_arg(value, node, name, "vector")
+        assert isinstance(vector.type, tile.RegisterVectorType)
+        if not isinstance(vector.type.element_type, Float32Type):
+            raise self.error(node, f"{name} reduces an f32 vector to an f32 scalar: convert it first (f32(v)), "
+                                   f"got {describe(vector)}")
+        return self.emit(tile.VectorReduceOp(VECTOR_REDUCTIONS[name], vector))
+
+    def cumsum(self, name: str, value: Value, node: Node) -> SSAValue:
+        """row_cumsum(t), col_cumsum(t) on tiles, cumsum(v) on vectors: inclusive prefix sums in f32."""
+        axis = SCANS[name]
+        source = self.tile_arg(value, node, name, "tile" if axis is not None else "vector")
+        assert isinstance(source.type, tile.RegisterTileType | tile.RegisterVectorType)
+        if not isinstance(source.type.element_type, Float32Type):
+            raise self.error(node, f"{name} sums in f32: convert the operand first (f32(x)), got {describe(source)}")
+        return self.emit(tile.CumsumOp(source, axis))
 
     def mma(self, name: str, args: list[Value], nodes: list[Node]) -> SSAValue:
         transpose_a, transpose_b = MMAS[name]

@@ -7,8 +7,17 @@
 // RUN: tkc-opt %s -p tile-vector-layout -o %t.once.mlir && tkc-opt %t.once.mlir -p tile-vector-layout | diff %t.once.mlir -
 // canonicalize after it keeps the layouts: sum(x * 2) becomes sum(x) * 2, a column vector still.
 // RUN: tkc-opt %S/Inputs/scaled-column-sum.mlir -p tile-vector-layout,canonicalize | filecheck %s --check-prefix=CANON
-// A vector broadcast both over columns and over rows is the user's error, at the second use.
-// RUN: not tkc-opt %S/Inputs/vector-both-ways.mlir -p tile-vector-layout 2>&1 | filecheck %s --check-prefix=BOTH
+// A vector broadcast both over columns and over rows keeps the layout of its first broadcast (a
+// tie: one move either way) and is transposed once, right after its definition, for the
+// broadcasts that read it the other way; a second run adds no transpose.
+// A vector whose cumsum and sum the lowering computes in the column layout is a column vector
+// when that needs fewer moves (cs: one transpose for its row broadcast, not three); a row
+// reduction's vector stays a row vector and its cumsum moves (r).
+// RUN: tkc-opt %S/Inputs/vector-scans.mlir -p tile-vector-layout | filecheck %s --check-prefix=SCANS
+// RUN: tkc-opt %S/Inputs/vector-both-ways.mlir -p tile-vector-layout | filecheck %s --check-prefix=BOTH
+// RUN: tkc-opt %S/Inputs/vector-both-ways.mlir -p tile-vector-layout,tile-vector-layout | filecheck %s --check-prefix=BOTH
+// Two reductions that make one vector (a var) in both layouts are the user's error, at the second.
+// RUN: not tkc-opt %S/Inputs/vector-two-reductions.mlir -p tile-vector-layout 2>&1 | filecheck %s --check-prefix=TWO
 
 builtin.module {
   tile.kernel @norm(%X: !tile.gl<[M, N], f32>, %V: !tile.gl<[N], bf16>, %Y: !tile.gl<[M, N], f32>, %S: !tile.gl<[M], f32>) {
@@ -60,4 +69,19 @@ builtin.module {
 // CANON-NEXT: %r_1 = tile.binary mul %r, %two : !tile.rv<64xf32, col>, f32 -> !tile.rv<64xf32, col>
 // CANON-NEXT: %y = tile.broadcast sub col %x, %r_1 : !tile.rt<64x64xf32>, !tile.rv<64xf32, col>
 
-// BOTH: vector-both-ways.mlir:13:5: error: this vector is used both as a row vector and as a column vector (see tile.broadcast)
+// BOTH:      %v = tile.fill 1.000000e+00 : f32 : !tile.rv<64xf32, col>
+// BOTH-NEXT: %[[T:.*]] = tile.transpose %v {layout_change = "tile.broadcast col at line 12 reads it first, and tile.broadcast row at line 13 reads it per row"} : !tile.rv<64xf32, col> -> !tile.rv<64xf32>
+// BOTH-NEXT: %y = tile.broadcast add col %x, %v : !tile.rt<64x64xf32>, !tile.rv<64xf32, col>
+// BOTH-NEXT: %z = tile.broadcast mul row %y, %[[T]] : !tile.rt<64x64xf32>, !tile.rv<64xf32>
+// BOTH-NOT:  tile.transpose
+
+// TWO: vector-two-reductions.mlir:14:7: error: this vector is used both as a row vector and as a column vector (tile.reduce row at line 12 makes it a row vector)
+
+// SCANS:      %cs = tile.cumsum %v : !tile.rv<64xf32, col>
+// SCANS-NEXT: %[[ROWS:.*]] = tile.transpose %cs {layout_change = "tile.cumsum at line 11 computes it in the column layout, which needs the fewest moves, and tile.broadcast row at line 18 reads it per row"} : !tile.rv<64xf32, col> -> !tile.rv<64xf32>
+// SCANS-NEXT: %total = tile.vector_reduce sum %cs : !tile.rv<64xf32, col>
+// SCANS:      %r = tile.reduce sum row %x : !tile.rt<64x64xf32> -> !tile.rv<64xf32>{{$}}
+// SCANS-NEXT: %rs = tile.cumsum %r : !tile.rv<64xf32>{{$}}
+// SCANS:      tile.broadcast add row %{{.*}}, %[[ROWS]] : !tile.rt<64x64xf32>, !tile.rv<64xf32>{{$}}
+// SCANS-NEXT: tile.broadcast sub col %{{.*}}, %cs : !tile.rt<64x64xf32>, !tile.rv<64xf32, col>
+// SCANS-NEXT: tile.broadcast add row %{{.*}}, %rs : !tile.rt<64x64xf32>, !tile.rv<64xf32>{{$}}
