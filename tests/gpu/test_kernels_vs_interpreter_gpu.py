@@ -5,7 +5,8 @@ epilogue, a positional mask, row sums, positions and element-wise conditions (a 
 mask), kernels that store a tensor and load it again in the same
 block: the same tile, overlapping tiles, in a loop, across two loops; stores over stores; loads in
 nested loops and under ifs; register tiles of different heights through an mma chain; inlined
-functions, pow and gelu; fp8 conversions both ways and the e5m2 wgmma; bf16 and fp8 vectors)
+functions, pow and gelu; fp8 conversions both ways and the e5m2 wgmma; bf16 and fp8 vectors; scans,
+vector reductions and layout changes)
 run on the GPU and match the interpreter."""
 
 from pathlib import Path
@@ -38,7 +39,6 @@ SIZES = {
     "waw.tk": {"M": 256, "N": 256},
     "carried_scalars.tk": {"M": 256, "N": 768},
     "half_math.tk": {"M": 200},
-<<<<<<< HEAD
     # positions, conditions and where, at ragged shapes
     "positions.tk": {"M": 200, "N": 72},
     "document.tk": {"B": 2, "N": 200},
@@ -54,12 +54,10 @@ SIZES = {
     "fp8_convert.tk": {"M": 200},
     "fp8e5m2.tk": {"M": 256, "N": 512, "K": 512},
     "narrow_vectors.tk": {"M": 200},
-=======
     # scans and vector ops, with partial last tiles
     "tile_cumsum.tk": {"M": 200, "N": 160},
     "vector_scans.tk": {"M": 200},
     "ssd_chunk.tk": {"H": 3, "L": 200},
->>>>>>> scans
 }
 
 
