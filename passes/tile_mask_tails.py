@@ -64,7 +64,7 @@ import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import DictionaryAttr, FloatAttr, IndexType, IntegerAttr, LocationAttr, ModuleOp, StringAttr
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, OpResult, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import is_side_effect_free
@@ -122,6 +122,7 @@ class AxisPadding:
         multiples: dict[str | int, int] = {}
         for t in self.tails:
             if not t.element:
+                assert not isinstance(t.dim, SSAValue), "a run-time end comes with an element coordinate"
                 multiples[t.dim] = math.lcm(multiples.get(t.dim, 1), t.extent)
         return multiples
 
@@ -757,7 +758,7 @@ def _inner(a: SSAValue, b: SSAValue) -> SSAValue:
 def _structure(value: SSAValue) -> object:
     """A key equal for values that pure ops compute alike from the same operands."""
     op = value.owner
-    if not isinstance(op, Operation) or not is_side_effect_free(op) or op.regions:
+    if not isinstance(value, OpResult) or not isinstance(op, Operation) or not is_side_effect_free(op) or op.regions:
         return value
     return (op.name, value.index, str(op.properties), str(sorted((k, str(v)) for k, v in op.attributes.items()
                                                                  if k != "role")),
