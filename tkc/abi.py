@@ -256,7 +256,7 @@ GRID_OPERATORS = ("div", "ceildiv", "mul", "add", "sub", "min", "max")
 def _is_expr(value: object, names: set[str]) -> bool:
     """A grid expression: an int, a name, or (op, lhs, rhs) not dividing by zero."""
     if isinstance(value, tuple):
-        if len(value) != 3 or value[0] not in GRID_OPERATORS or value[2] == 0:
+        if len(value) != 3 or value[0] not in GRID_OPERATORS or (value[0] in ("div", "ceildiv") and value[2] == 0):
             return False
         return all(_is_expr(v, names) for v in value[1:])
     return _is_int(value) or _is_name(value, names)
