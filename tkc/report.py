@@ -27,6 +27,7 @@ from tkc.dialects.tile import (
     StoreOp,
     ToRegOp,
     ToSharedOp,
+    ZERO_PAST_END,
     element_name,
 )
 from tkc.passes.plan import KernelPlan
@@ -158,9 +159,12 @@ def _tail_lines(kernel: KernelOp) -> list[str]:
         reason = op.attributes.get("tails")
         if isinstance(op, BoundsMaskOp) and isinstance(reason, StringAttr):
             lines.append(f"  mask {_name(op.source)} past the end, fill {op.fill.value.data:g}: {reason.data}")
+        zero = op.attributes.get(ZERO_PAST_END)
+        if isinstance(op, LoadOp) and isinstance(zero, DecisionAttr):
+            lines.append(f"  zero the rows of {_name(op.result)} past its range's end in shared memory: {zero.reason.data}")
     if "tail_masks" in kernel.attributes:
-        lines.append("  variant: tkc.compile also builds this kernel with @whole_tiles (no masks) and launches it "
-                     "where every masked dim is a whole number of tiles")
+        lines.append("  variant: tkc.compile also builds this kernel with @whole_tiles (no masks of tiles at tile "
+                     "coordinates) and launches it where every masked dim is a whole number of tiles")
     whole = kernel.attributes.get("whole_tiles")
     if isinstance(whole, DictionaryAttr):
         for dim, decision in whole.data.items():
