@@ -547,9 +547,9 @@ def test_the_outputs_are_the_arguments_the_abi_says_are_written():
     "example, kernel, sizes",
     [
         ("gemm.tk", "gemm", {"M": 256, "N": 512, "K": 128}),
-        ("attention.tk", None, {"B": 2, "H": 3, "N": 256}),
+        ("attention.tk", None, {"B": 2, "H": 3, "HKV": 3, "N": 256}),
         ("gemm.tk", "gemm", {"M": 1, "N": 264, "K": 24}),  # tails: ceildiv tile counts take any M
-        ("attention.tk", None, {"B": 2, "H": 3, "N": 17}),  # LSE rows of 68 bytes: a pointer's
+        ("attention.tk", None, {"B": 2, "H": 3, "HKV": 3, "N": 17}),  # LSE rows of 68 bytes: a pointer's
     ],
 )
 def test_compiler_abi_is_launchable(example, kernel, sizes):

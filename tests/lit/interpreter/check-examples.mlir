@@ -11,7 +11,7 @@
 // GEMM-NEXT: C: max abs error {{.*}} rel error {{.*}} PASS
 // GEMM-NEXT: PASS
 
-// CAUSAL: attn_fwd: B=2 H=2 N=384  seed 0
+// CAUSAL: attn_fwd: B=2 H=2 N=384 HKV=2  seed 0
 // CAUSAL: O: max abs error {{.*}} PASS
 // CAUSAL: LSE: max abs error {{.*}} PASS
 // CAUSAL-NEXT: PASS

@@ -1,0 +1,86 @@
+"""Attention as a differentiable PyTorch function built from tkc kernels: the forward is
+attention.tk's attn_fwd (O and the log-sum-exp LSE), the backward attention_bwd.tk's three
+kernels (Delta = rowsum(dO * O), then dK and dV per key tile, then dQ per query tile).
+
+    from attention_autograd import attention
+    o = attention(q, k, v, causal=True)     # q [B, H, N, D], k and v [B, H / G, N, D], bf16, CUDA
+    o.float().square().sum().backward()     # q.grad, k.grad, v.grad from the tkc backward
+
+Each kernel is compiled once per (kernel, D, G, causal) and cached on disk by tkc.compile. The
+backward is deterministic: every gradient element is summed by one block in a fixed order.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import torch
+
+import tkc
+
+HERE = Path(__file__).resolve().parent
+# Query rows per step of the dK/dV kernel: at D = 128 its two 64 x 128 f32 accumulators per
+# consumer leave room for 32 query columns of S^T and dP^T, not 64.
+DKDV_BQ = {64: 64, 128: 32}
+
+
+@cache
+def _kernel(file: str, name: str, **params: Any) -> tkc.CompiledKernel:
+    return tkc.compile(HERE / file, kernel=name, **params)
+
+
+def _tma_rows(rows: torch.Tensor) -> torch.Tensor:
+    """`rows` [B, H, N] f32 as the backward kernels read it, by TMA, whose rows must be whole
+    16-byte units: where N is not a multiple of 4, a view into a buffer with padded rows."""
+    n = rows.shape[-1]
+    if n % 4 == 0:
+        return rows
+    padded = torch.empty(*rows.shape[:-1], -(-n // 4) * 4, device=rows.device, dtype=rows.dtype)[..., :n]
+    return padded.copy_(rows)
+
+
+def _check(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> int:
+    if not (q.is_cuda and q.dtype == k.dtype == v.dtype == torch.bfloat16 and q.dim() == k.dim() == v.dim() == 4):
+        raise ValueError("attention takes bf16 CUDA tensors [B, H, N, D] (q) and [B, H / G, N, D] (k, v)")
+    b, h, n, d = q.shape
+    if k.shape != v.shape or k.shape[0] != b or k.shape[2:] != (n, d) or h % k.shape[1]:
+        raise ValueError(f"q {list(q.shape)}, k {list(k.shape)}, v {list(v.shape)}: k and v must be "
+                         "[B, H / G, N, D] for q [B, H, N, D]")
+    if d not in DKDV_BQ:
+        raise ValueError(f"head dim {d}: the tkc attention kernels take D = 64 or 128")
+    return h // k.shape[1]
+
+
+class Attention(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx: Any, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool) -> torch.Tensor:
+        group = _check(q, k, v)
+        q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
+        d = q.shape[-1]
+        o = torch.empty_like(q)
+        lse = torch.empty(q.shape[:-1], device=q.device, dtype=torch.float32)
+        _kernel("attention.tk", "attn_fwd", D=d, G=group, CAUSAL=causal)(q, k, v, o, lse)
+        ctx.save_for_backward(q, k, v, o, lse)
+        ctx.causal, ctx.group = causal, group
+        return o
+
+    @staticmethod
+    def backward(ctx: Any, d_o: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, None]:
+        q, k, v, o, lse = ctx.saved_tensors
+        d_o = d_o.to(torch.bfloat16).contiguous()
+        d, causal, group = q.shape[-1], ctx.causal, ctx.group
+        delta = torch.empty_like(lse)
+        _kernel("attention_bwd.tk", "attn_bwd_delta", D=d)(o, d_o, delta)
+        lse, delta = _tma_rows(lse), _tma_rows(delta)
+        dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+        dkdv = _kernel("attention_bwd.tk", "attn_bwd_dkdv", D=d, BQ=DKDV_BQ[d], G=group, CAUSAL=causal)
+        dkdv(q, k, v, d_o, lse, delta, dk, dv)
+        _kernel("attention_bwd.tk", "attn_bwd_dq", D=d, G=group, CAUSAL=causal)(q, k, v, d_o, lse, delta, dq)
+        return dq, dk, dv, None
+
+
+def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = False) -> torch.Tensor:
+    """softmax(q k^T / sqrt(D)) v per head (query head h reads key head h / G), differentiable."""
+    return Attention.apply(q, k, v, causal)
