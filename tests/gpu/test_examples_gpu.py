@@ -1,5 +1,6 @@
-"""The row-wise examples (layernorm, softmax, rotary) and the attention variants (ALiBi, sliding
-window, softcapping) on the GPU, against their `_ref.py`.
+"""The row-wise examples (layernorm, softmax, rotary), the attention variants (ALiBi, sliding
+window, softcapping), chunk-parallel linear attention and attention's backward kernels on the
+GPU, against their `_ref.py`.
 
 Each case is `tkc run FILE --check` in its own process under a timeout: a TMA mistake hangs
 rather than fails, and a fault leaves the CUDA context unusable for the cases after it.
@@ -32,6 +33,16 @@ CASES = [
     ("attention_window", "B=1,H=2,N=4096", []),
     ("attention_softcap", "B=2,H=4,N=1000", ["-D", "CAP=5.0"]),
     ("attention_softcap", "B=1,H=2,N=4096", []),
+    # chunk-parallel linear attention, ragged and whole, and attention's backward kernels
+    ("linear_attention_chunked", "B=1,H=2,N=200,NC=4", ["-k", "la_states"]),
+    ("linear_attention_chunked", "B=2,H=2,N=1024,NC=16", ["-k", "la_states", "-D", "D=128"]),
+    ("linear_attention_chunked", "B=1,H=2,N=200,NC=4", ["-k", "la_output"]),
+    ("linear_attention_chunked", "B=2,H=2,N=1024,NC=16", ["-k", "la_output", "-D", "D=128"]),
+    ("attention_bwd", "B=1,H=2,N=1000", ["-k", "attn_bwd_delta"]),
+    ("attention_bwd", "B=1,H=4,HKV=2,N=1000", ["-k", "attn_bwd_dkdv", "-D", "D=64", "-D", "BQ=64", "-D", "G=2",
+                                              "-D", "CAUSAL=true"]),
+    ("attention_bwd", "B=1,H=2,HKV=2,N=1000", ["-k", "attn_bwd_dkdv"]),
+    ("attention_bwd", "B=1,H=2,HKV=2,N=1000", ["-k", "attn_bwd_dq", "-D", "CAUSAL=true"]),
 ]
 
 
