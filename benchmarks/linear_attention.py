@@ -2,7 +2,7 @@
 (examples/linear_attention_chunked.tk) and its one-kernel form (examples/linear_attention.tk)
 against fla-core's `chunk_linear_attn` (normalize=False, scale=1), in one process.
 
-    python benchmarks/linear_attention.py [--runs 30] [--d 64,128] [--shapes 8x16x2048,2x16x16384]
+    python benchmarks/linear_attention.py [--runs 30] [--d 64,128] [--shapes 8x16x2048,2x16x16384] [--bc 64,128]
 
 bf16, shapes B x H x N. tkc takes [B, H, N, D]; fla-core its own [B, N, H, D] layout (each given
 contiguous inputs in its layout). Times: the median of back-to-back batches between CUDA events
@@ -25,16 +25,16 @@ from timing import median_ms, write_record
 ROOT = Path(__file__).resolve().parents[1] / "examples"
 
 
-def bench(b: int, h: int, n: int, d: int, runs: int) -> dict[str, object]:
+def bench(b: int, h: int, n: int, d: int, runs: int, bc: int) -> dict[str, object]:
     from fla.ops.linear_attn import chunk_linear_attn
 
     torch.manual_seed(0)
     q, k, v = (torch.randn(b, h, n, d, device="cuda", dtype=torch.bfloat16) / d**0.5 for _ in range(3))
-    chunks = -(-n // 64)
+    chunks = -(-n // bc)
     states = torch.empty(b, h, chunks, d, d, device="cuda", dtype=torch.bfloat16)
     o_pair, o_one = torch.empty_like(q), torch.empty_like(q)
-    la_states = tkc.compile(ROOT / "linear_attention_chunked.tk", kernel="la_states", D=d)
-    la_output = tkc.compile(ROOT / "linear_attention_chunked.tk", kernel="la_output", D=d)
+    la_states = tkc.compile(ROOT / "linear_attention_chunked.tk", kernel="la_states", D=d, BC=bc)
+    la_output = tkc.compile(ROOT / "linear_attention_chunked.tk", kernel="la_output", D=d, BC=bc)
     one = tkc.compile(ROOT / "linear_attention.tk", kernel="linear_attn", D=d)
     qf, kf, vf = (t.transpose(1, 2).contiguous() for t in (q, k, v))
 
@@ -50,7 +50,7 @@ def bench(b: int, h: int, n: int, d: int, runs: int) -> dict[str, object]:
     want = fns["fla"]().transpose(1, 2).float()
     pair()
     fns["tkc_one_kernel"]()
-    row: dict[str, object] = {"B": b, "H": h, "N": n, "D": d}
+    row: dict[str, object] = {"B": b, "H": h, "N": n, "D": d, "BC": bc}
     for name, got in (("tkc", o_pair), ("tkc_one_kernel", o_one)):
         row[f"{name}_rel_err"] = rel = ((got.float() - want).norm() / want.norm()).item()
         if not rel < 1e-2:
@@ -70,18 +70,20 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--d", default="64,128")
     parser.add_argument("--shapes", default="8x16x2048,2x16x16384")
+    parser.add_argument("--bc", default="64,128", help="chunk sizes of the pair")
     args = parser.parse_args()
     rows = []
     for d in map(int, args.d.split(",")):
         for shape in args.shapes.split(","):
             b, h, n = map(int, shape.split("x"))
-            row = bench(b, h, n, d, args.runs)
-            rows.append(row)
-            print(f"B={b} H={h} N={n:<6} D={d:<4} tkc pair {row['tkc_ms']:.3f} ms ({row['tkc_ms_do_bench']:.3f})  "
-                  f"one kernel {row['tkc_one_kernel_ms']:.3f} ({row['tkc_one_kernel_ms_do_bench']:.3f})  "
-                  f"fla {row['fla_ms']:.3f} ({row['fla_ms_do_bench']:.3f})  "
-                  f"tkc/fla {row['tkc_over_fla']:.2f}x ({row['tkc_over_fla_do_bench']:.2f}x)  "
-                  f"one kernel/fla {row['tkc_one_kernel_over_fla']:.2f}x", flush=True)
+            for bc in map(int, args.bc.split(",")):
+                row = bench(b, h, n, d, args.runs, bc)
+                rows.append(row)
+                print(f"B={b} H={h} N={n:<6} D={d:<4} BC={bc:<4} tkc pair {row['tkc_ms']:.3f} ms ({row['tkc_ms_do_bench']:.3f})  "
+                      f"one kernel {row['tkc_one_kernel_ms']:.3f} ({row['tkc_one_kernel_ms_do_bench']:.3f})  "
+                      f"fla {row['fla_ms']:.3f} ({row['fla_ms_do_bench']:.3f})  "
+                      f"tkc/fla {row['tkc_over_fla']:.2f}x ({row['tkc_over_fla_do_bench']:.2f}x)  "
+                      f"one kernel/fla {row['tkc_one_kernel_over_fla']:.2f}x", flush=True)
     write_record("linear_attention", {"benchmark": "causal linear attention bf16", "runs": args.runs, "rows": rows})
 
 

@@ -1403,9 +1403,11 @@ class TransposeOp(IRDLOperation):
             raise VerifyException("sm90.transpose moves f32 vectors")
         whole = result.rows if source.is_row_vector else source.rows
         part = source.rows if source.is_row_vector else result.rows
-        if whole != part * self.warpgroups.value.data:
-            raise VerifyException(f"the column fragment holds the rows of all {self.warpgroups.value.data} warpgroups: "
-                                  f"{source} -> {result}")
+        # a row fragment is its warpgroup's slice of the rows, or all of them where the plan
+        # replicates the vector in every consumer (each then writes the same values to the scratch)
+        if whole not in (part, part * self.warpgroups.value.data):
+            raise VerifyException(f"the column fragment holds the rows of all {self.warpgroups.value.data} warpgroups "
+                                  f"or of a replicated row fragment: {source} -> {result}")
 
 
 @irdl_op_definition

@@ -212,6 +212,17 @@ def test_register_tiles_of_two_heights_replicate_the_shorter() -> None:
     assert "replicated  rows <= 64" in report(module)
 
 
+def test_a_replicated_row_vector_comes_from_a_column_vector() -> None:
+    """SSD's state update at D = 128: a 64-row chunk (replicated in the two consumers of the
+    128-row state) scaled per row by a vector its cumsum computes in the column layout. Each
+    consumer moves the whole vector to the row layout (it was an internal error: the transpose's
+    verifier wanted a row fragment split over the consumers)."""
+    import tkc
+
+    kernel = tkc.compile(REPO / "examples" / "ssd.tk", kernel="ssd_states", D=128)
+    assert "sm90.transpose" in kernel.ir("convert-tile-to-sm90") and kernel.ptx
+
+
 def test_one_height_replicates_nothing() -> None:
     plan = KernelPlan.of(kernel_of(compiled(GEMM)))
     assert plan.replicated_rows == 0 and "replicated_rows" not in plan.reasons
