@@ -9,6 +9,7 @@ from __future__ import annotations
 TILE_PASSES = (
     "canonicalize",
     "cse",
+    "tile-rematerialize",
     "tile-mask-tails",
     "tile-vector-layout",
     "tile-memory-order",

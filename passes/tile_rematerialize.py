@@ -1,0 +1,88 @@
+"""tile-rematerialize: read a register copy of a shared tile again at each use.
+
+A tile loaded once into shared memory and read into registers (`f32(load T[...] : st<f16>[...])`:
+twiddle factors, a filter, weights read in a loop) costs registers for as long as the register
+copy lives. Where it is defined before a loop and used in it (CSE also merges the equal copies a
+loop body reads into one, hoisted with the load), that is the whole loop: with a few such tiles a
+kernel runs out of registers that it would not need at all if each use re-read the shared tile,
+which an ld.shared per fragment element does cheaply (a shared tile loaded once is never written
+again). So this pass decides:
+
+  every `tile.to_reg` of a shared tile that a `tile.load` made, with the `tile.convert` that is
+  its only use if any, is cloned right before each of its uses, when a use lies in another block
+  than the value's own (the body of a loop or an if).
+
+The register estimate (tile-occupancy-plan) then sees each copy live only from its read to its
+use, which it streams. Copies used only in their own block are left to the register allocator:
+straight-line code needs no help, and re-reading there would only add shared loads.
+
+Written on each clone of the `tile.to_reg`:
+  rematerialized = "why"     (the uses that made it worth re-reading)
+Idempotent: the clones are each used once in their own block.
+"""
+
+from __future__ import annotations
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+
+from tkc.dialects.tile import ConvertOp, KernelOp, LoadOp, SharedTileType, ToRegOp
+
+
+def _chain(read: ToRegOp) -> list[Operation]:
+    """The read and the conversion that is its only use, if any: the ops cloned per use."""
+    uses = list(read.result.uses)
+    if len(uses) == 1 and isinstance(uses[0].operation, ConvertOp):
+        return [read, uses[0].operation]
+    return [read]
+
+
+def _reason(value: SSAValue, chain: list[Operation]) -> str | None:
+    """Why the value is worth re-reading at each use, or None where it is not."""
+    users = [use.operation for use in value.uses]
+    home = chain[-1].parent_block()
+    elsewhere = [user for user in users if user.parent_block() is not home]
+    if not elsewhere:
+        return None
+    return (f"used inside a loop or an if (by {elsewhere[0].name}), so kept in registers it would live "
+            "across the whole of it; re-read from shared memory at each use")
+
+
+def rematerialize(kernel: KernelOp) -> None:
+    reads = [op for op in kernel.walk() if isinstance(op, ToRegOp) and isinstance(op.source.type, SharedTileType)
+             and isinstance(op.source.owner, LoadOp) and "rematerialized" not in op.attributes]
+    for read in reads:
+        chain = _chain(read)
+        value = chain[-1].results[0]
+        reason = _reason(value, chain)
+        if reason is None:
+            continue
+        for use in list(value.uses):
+            user = use.operation
+            clones: list[Operation] = []
+            source = read.source
+            for op in chain:
+                clone = op.clone_without_regions()
+                clone.operands = [source]
+                clones.append(clone)
+                source = clone.results[0]
+            clones[0].attributes["rematerialized"] = StringAttr(reason)
+            block = user.parent_block()
+            assert block is not None
+            block.insert_ops_before(clones, user)
+            user.operands = [source if operand is value and i == use.index else operand
+                             for i, operand in enumerate(user.operands)]
+        for op in reversed(chain):
+            op.detach()
+            op.erase()
+
+
+class TileRematerializePass(ModulePass):
+    name = "tile-rematerialize"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for kernel in op.body.block.ops:
+            if isinstance(kernel, KernelOp):
+                rematerialize(kernel)
