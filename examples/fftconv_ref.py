@@ -28,7 +28,7 @@ def constants() -> dict[str, np.ndarray]:
 def spectrum(k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The filters k [H, N] (N <= 4096) as their FFT of 8192 points, element k2 + 128 k1 at [k2, k1]."""
     f = np.fft.fft(np.asarray(k, np.float64), n=SIZE, axis=-1).reshape(k.shape[0], COLS, ROWS).swapaxes(-1, -2)
-    return f.real.astype(np.float16), f.imag.astype(np.float16)
+    return np.ascontiguousarray(f.real, np.float16), np.ascontiguousarray(f.imag, np.float16)
 
 
 def conv(u: np.ndarray, k: np.ndarray) -> np.ndarray:
