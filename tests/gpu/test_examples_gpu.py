@@ -38,6 +38,8 @@ CASES = [
     ("linear_attention_chunked", "B=2,H=2,N=1024,NC=16", ["-k", "la_states", "-D", "D=128"]),
     ("linear_attention_chunked", "B=1,H=2,N=200,NC=4", ["-k", "la_output"]),
     ("linear_attention_chunked", "B=2,H=2,N=1024,NC=16", ["-k", "la_output", "-D", "D=128"]),
+    ("based", "B=1,H=2,N=300", []),
+    ("based", "B=2,H=2,N=1024", []),
     ("ssd", "B=1,H=2,N=200,NC=4", ["-k", "ssd_states"]),
     ("ssd", "B=2,H=2,N=1024,NC=16", ["-k", "ssd_states", "-D", "D=128"]),
     ("ssd", "B=1,H=2,N=200,NC=4", ["-k", "ssd_output"]),
