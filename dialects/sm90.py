@@ -84,6 +84,7 @@ from tkc.dialects.tile import (
     ElementType,
     MaskKindAttr,
     ReduceFnAttr,
+    StoreReductionAttr,
     UnaryFnAttr,
     element_bytes,
     parse_layout,
@@ -1023,16 +1024,20 @@ class TmaLoadOp(IRDLOperation):
 
 @irdl_op_definition
 class TmaStoreOp(IRDLOperation):
-    """One TMA box from shared `src` to the tensor map at element `coords` (bulk group)."""
+    """One TMA box from shared `src` to the tensor map at element `coords` (bulk group); with
+    `reduce add` (store_add) each element is added to the tensor's, atomically per element
+    (`cp.reduce.async.bulk.tensor`)."""
 
     name = "sm90.tma_store"
     tensor_map = operand_def(TensorMapType)
     src = operand_def(IndexType)
     coords = var_operand_def(IndexType)
-    assembly_format = "$src `->` $tensor_map `[` $coords `]` attr-dict"
+    reduce = opt_prop_def(StoreReductionAttr)
+    assembly_format = "(`reduce` $reduce^)? $src `->` $tensor_map `[` $coords `]` attr-dict"
 
-    def __init__(self, tensor_map: SSAValue, src: SSAValue, coords: Sequence[SSAValue]):
-        super().__init__(operands=[tensor_map, src, coords])
+    def __init__(self, tensor_map: SSAValue, src: SSAValue, coords: Sequence[SSAValue],
+                 reduce: StoreReductionAttr | None = None):
+        super().__init__(operands=[tensor_map, src, coords], properties={} if reduce is None else {"reduce": reduce})
 
 
 @irdl_op_definition

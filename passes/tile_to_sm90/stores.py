@@ -50,6 +50,9 @@ def emit_store(c: ConsumerEmitter, op: tile.StoreOp, block: Block) -> None:
     tensor_type = cast(tile.GlobalType, op.tensor.type)
     coords = [c.values[v] for v in op.coords]
     if isinstance(value_type, tile.RegisterVectorType):
+        if op.reduce is not None:
+            raise error_at(op, f"the GPU backend does not {op.statement} vectors yet: it stores them element by element "
+                               "with st.global, which does not add; the interpreter runs it")
         _emit_vector_store(c, op, tensor_type, coords, block)
         return
     if not isinstance(value_type, tile.RegisterTileType):
@@ -94,15 +97,17 @@ def _emit_staged_store(c: ConsumerEmitter, op: tile.StoreOp, staging: Staging, t
         tmap = c.op(sm90.TensorMapParamOp(name), inner).results[0]
         column = c.add(element[0], c.const(chunk * chunk_cols, inner), inner)
         if end is None or row_map is None:
-            c.op(sm90.TmaStoreOp(tmap, addr, [column, *element[1:]]), inner)
+            c.op(sm90.TmaStoreOp(tmap, addr, [column, *element[1:]], op.reduce), inner)
         else:
-            _store_rows_before(c, c.values[end], tmap, row_map, addr, [column, *element[1:]], staging.chunk, inner)
+            _store_rows_before(c, c.values[end], tmap, row_map, addr, [column, *element[1:]], staging.chunk,
+                               op.reduce, inner)
         c.op(sm90.TmaStoreCommitOp(), inner)
         c.op(sm90.TmaStoreWaitOp(staging.buffers - 1, read=True), inner)
 
 
 def _store_rows_before(c: ConsumerEmitter, end: SSAValue, tmap: SSAValue, row_map: str, addr: SSAValue,
-                       element: list[SSAValue], chunk: sm90.SharedRefType, block: Block) -> None:
+                       element: list[SSAValue], chunk: sm90.SharedRefType, reduce: tile.StoreReductionAttr | None,
+                       block: Block) -> None:
     """The staged chunk at `addr` to the tensor at `element` (innermost first), no row at or past
     `end` (an element range's end, elem(x, end), where TMA does not clip): the whole box where it
     ends before `end`, else one row-high box per row before it (tensor map `row_map`)."""
@@ -110,7 +115,7 @@ def _store_rows_before(c: ConsumerEmitter, end: SSAValue, tmap: SSAValue, row_ma
     valid = c.sub(end, element[1], block)
     whole = c.op(arith.CmpiOp(valid, c.const(rows, block), "sge"), block).results[0]
     full_store = Block()
-    c.op(sm90.TmaStoreOp(tmap, addr, element), full_store)
+    c.op(sm90.TmaStoreOp(tmap, addr, element, reduce), full_store)
     c.emit_if_then(whole, full_store, block)
     partial = c.op(arith.CmpiOp(valid, c.const(rows, block), "slt"), block).results[0]
     rows_store = Block()
@@ -120,7 +125,7 @@ def _store_rows_before(c: ConsumerEmitter, end: SSAValue, tmap: SSAValue, row_ma
     one_row = c.op(sm90.TensorMapParamOp(row_map), body).results[0]
     row_bytes = chunk.panel_cols * tile.element_bytes(chunk.element_type)
     row_addr = c.add(addr, c.mul(row, c.const(row_bytes, body), body), body)
-    c.op(sm90.TmaStoreOp(one_row, row_addr, [element[0], c.add(element[1], row, body), *element[2:]]), body)
+    c.op(sm90.TmaStoreOp(one_row, row_addr, [element[0], c.add(element[1], row, body), *element[2:]], reduce), body)
     body.add_op(scf.YieldOp())
     c.op(scf.ForOp(c.const(0, rows_store), count, c.const(1, rows_store), [], body), rows_store)
     c.emit_if_then(partial, rows_store, block)
