@@ -588,7 +588,7 @@ class TailMasks:
                 continue
             self.require_whole_tiles(
                 replace(padding, tails=padding.tails - own.tails if padding.exact else padding.tails),
-                f"the store of {name} at {_line(op)} must not write padding, and the {_axis_name(op.value, axis)} of its "
+                f"the {op.statement} of {name} at {_line(op)} must not write padding, and the {_axis_name(op.value, axis)} of its "
                 f"value need not end where {name} does",
             )
 

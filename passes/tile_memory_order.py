@@ -15,6 +15,11 @@ iteration stored waits once per iteration. A fence moves up past the loads just 
 loop iteration's loads form one stage of the TMA ring, which must not straddle a fence), never
 past a store. Fences with no store between them are merged.
 
+A `store_add` is a store here (a later load must see its sums, a later store must land after
+it), except after another `store_add`: atomic adds commute, so two adds of one block to one
+element need no order between them, and a loop that adds to the same rows in every iteration
+runs without a fence.
+
 Written:
   tile.fence "reason"            the accesses it orders and the stores they follow
   on each load of a tensor that the kernel also stores
@@ -46,12 +51,17 @@ def _line(op: Operation) -> str:
 
 def _describe(op: Access, kernel: KernelOp) -> str:
     name = kernel.arg_names[kernel.body.block.args.index(op.tensor)]
-    what = "load" if isinstance(op, LoadOp) else "store"
+    what = "load" if isinstance(op, LoadOp) else op.statement
     return f"the {what} of {name} at {_line(op)}"
 
 
 def _stores_within(op: Operation) -> bool:
     return any(isinstance(inner, StoreOp | FenceOp) for inner in op.walk())
+
+
+def _both_add(store: StoreOp, access: Access) -> bool:
+    """Two adds to one element commute: neither needs to wait for the other."""
+    return isinstance(access, StoreOp) and store.reduce is not None and access.reduce is not None
 
 
 def _depth(op: Operation) -> int:
@@ -100,7 +110,7 @@ def order_memory(kernel: KernelOp) -> None:
     for access in accesses:
         if access.tensor not in stored:
             continue
-        deps = [s for s in stores if may_follow_and_overlap(s, access)]
+        deps = [s for s in stores if may_follow_and_overlap(s, access) and not _both_add(s, access)]
         if deps:
             point = _fence_point(access, deps)
             point = _earlier_point(point, deps, points) or point

@@ -570,7 +570,7 @@ class _Machine:
             if outside.any():
                 name = self.kernel.arg_names[self.kernel.body.block.args.index(op.tensor)]
                 unit = "index" if scale == 1 else f"tile coordinate ({scale}-element tiles)"
-                raise error_at(op, f"{'load' if isinstance(op, tile.LoadOp) else 'store'} of {name}: {unit} "
+                raise error_at(op, f"{'load' if isinstance(op, tile.LoadOp) else op.statement} of {name}: {unit} "
                                    f"{int(coord[outside][0])} along dim {axis} lies wholly past its end "
                                    f"({size} elements: {size // extent} whole tiles, which the GPU reads without "
                                    f"masks); guard the access with an if, or count its coordinate in elements "
