@@ -970,8 +970,7 @@ def interpret(
 
     `inputs` maps argument names to arrays (any float dtype; each is rounded to its declared
     dtype). Symbolic dims are bound from their shapes and from `params`. An output missing from
-    `inputs` starts as NaN, when its shape is known; one the kernel also reads (a store_add
-    target) must be given. Outputs come back in their declared dtype
+    `inputs` starts as NaN, when its shape is known; one a store_add adds to must be given. Outputs come back in their declared dtype
     (`ml_dtypes.bfloat16` for bf16).
     """
     kernel_op = find_kernel(module, kernel)
@@ -981,7 +980,7 @@ def interpret(
         raise TkError(f"{kernel_op.sym_name.data} has no argument {', '.join(sorted(unknown))} (it takes {', '.join(names)})")
     dims = bind_dims(kernel_op, {n: np.shape(a) for n, a in inputs.items()}, params or {})
     outputs = stored_arguments(kernel_op)
-    read = tile.read_tensors(kernel_op)
+    added_to = {op.tensor for op in kernel_op.walk() if isinstance(op, tile.StoreOp) and op.reduce is not None}
     tensors: dict[SSAValue, np.ndarray] = {}
     for name, arg in zip(names, kernel_op.body.block.args, strict=True):
         assert isinstance(arg.type, tile.GlobalType)
@@ -993,7 +992,7 @@ def interpret(
             continue
         if name in inputs:
             array = round_to(np.asarray(inputs[name]).astype(np.float32), arg.type.element_type)
-        elif name in outputs and arg not in read:
+        elif name in outputs and arg not in added_to:
             array = np.full(shape_of(arg.type, dims, name), np.nan, np.float32)
         else:
             raise TkError(f"no array for {name}, an input of {kernel_op.sym_name.data}")

@@ -8,6 +8,10 @@
   store issued from it `buffers` chunks earlier has finished reading it. Staging in the bytes
   of the kernel-level loads (attention's Q) first meets all consumers, past their last wgmma.
   A tile every consumer holds whole (the plan's replicated_rows) is stored by the first alone.
+- **store_add** (`tile.store reduce add`) takes the same path, each box a TMA reduce-add
+  (`sm90.tma_store reduce add`): the staging, its reuse, the element range's one-row boxes and
+  the first consumer's store of a replicated tile (which keeps the sum from doubling) are the
+  store's. A vector store_add is refused (vectors go out with st.global, which does not add).
 - **Vectors** are stored element-wise through a pointer: a row vector by every consumer (its
   rows), a column vector or replicated row vector, which every consumer holds whole, by the first. Each store is limited
   to the elements before the end of the tensor's last dim (dim - coord * extent, less the
