@@ -1613,17 +1613,27 @@ class LoadFragmentOp(IRDLOperation):
 class StoreVectorGlobalOp(IRDLOperation):
     """Store a rank-1 fragment (one value per row) to global memory at `base` + row * elem_size,
     starting at element `offset` (one lane per row writes). Element i (from the fragment's first,
-    as the offset counts) is stored only where i < `limit` (signed): the end of the tensor."""
+    as the offset counts) is stored only where i < `limit` (signed): the end of the tensor. With
+    `reduce add` (store_add, f32 only) each element is added atomically (`red.global.add.f32`)."""
 
     name = "sm90.store_vector_global"
     source = operand_def(FragmentType)
     base = operand_def(IntegerType(64))
     offset = operand_def(IndexType)
     limit = operand_def(IndexType)
-    assembly_format = "$source `,` $base `[` $offset `]` `limit` $limit attr-dict `:` type($source)"
+    reduce = opt_prop_def(StoreReductionAttr)
+    assembly_format = (
+        "(`reduce` $reduce^)? $source `,` $base `[` $offset `]` `limit` $limit attr-dict `:` type($source)"
+    )
 
-    def __init__(self, source: SSAValue, base: SSAValue, offset: SSAValue, limit: SSAValue):
-        super().__init__(operands=[source, base, offset, limit])
+    def __init__(self, source: SSAValue, base: SSAValue, offset: SSAValue, limit: SSAValue,
+                 reduce: StoreReductionAttr | None = None):
+        super().__init__(operands=[source, base, offset, limit], properties={} if reduce is None else {"reduce": reduce})
+
+    def verify_(self) -> None:
+        element = cast(FragmentType, self.source.type).element_type
+        if self.reduce is not None and not isinstance(element, Float32Type):
+            raise VerifyException(f"a vector store with reduce {self.reduce.data} adds f32 values only (red.global.add.f32)")
 
 
 @irdl_op_definition

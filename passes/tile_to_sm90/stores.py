@@ -11,7 +11,9 @@
 - **store_add** (`tile.store reduce add`) takes the same path, each box a TMA reduce-add
   (`sm90.tma_store reduce add`): the staging, its reuse, the element range's one-row boxes and
   the first consumer's store of a replicated tile (which keeps the sum from doubling) are the
-  store's. A vector store_add is refused (vectors go out with st.global, which does not add).
+  store's. A vector store_add adds each f32 element with red.global.add.f32 where a store would
+  st.global it (the same writers, so a replicated or column vector is added once); other dtypes
+  are refused.
 - **Vectors** are stored element-wise through a pointer: a row vector by every consumer (its
   rows), a column vector or replicated row vector, which every consumer holds whole, by the first. Each store is limited
   to the elements before the end of the tensor's last dim (dim - coord * extent, less the
@@ -31,7 +33,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, cast
 
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import IndexType
+from xdsl.dialects.builtin import Float32Type, IndexType
 from xdsl.ir import Block, SSAValue
 
 from tkc.diagnostics import error_at
@@ -54,9 +56,9 @@ def emit_store(c: ConsumerEmitter, op: tile.StoreOp, block: Block) -> None:
     tensor_type = cast(tile.GlobalType, op.tensor.type)
     coords = [c.values[v] for v in op.coords]
     if isinstance(value_type, tile.RegisterVectorType):
-        if op.reduce is not None:
-            raise error_at(op, f"the GPU backend does not {op.statement} vectors yet: it stores them element by element "
-                               "with st.global, which does not add; the interpreter runs it")
+        if op.reduce is not None and not isinstance(value_type.element_type, Float32Type):
+            raise error_at(op, f"the GPU backend adds f32 vectors only (red.global.add.f32), not "
+                               f"{tile.element_name(value_type.element_type)}: add them in f32, or as a tile")
         _emit_vector_store(c, op, tensor_type, coords, block)
         return
     if not isinstance(value_type, tile.RegisterTileType):
@@ -161,12 +163,13 @@ def _emit_vector_store(c: ConsumerEmitter, op: tile.StoreOp, tensor_type: tile.G
     if not cast(sm90.FragmentType, value.type).is_column:
         with c.writer_of(op.value.type, block) as writer:
             row0 = c.row0(op.value.type)
-            c.op(sm90.StoreVectorGlobalOp(value, base, c.add(offset, row0, writer), c.sub(limit, row0, writer)), writer)
+            c.op(sm90.StoreVectorGlobalOp(value, base, c.add(offset, row0, writer), c.sub(limit, row0, writer),
+                                          op.reduce), writer)
         return
     # every consumer holds the whole column vector: the first one stores it
     first = c.op(arith.CmpiOp(c.consumer_index, c.const(0, block), "eq"), block).results[0]
     store = Block()
-    c.op(sm90.StoreVectorGlobalOp(value, base, offset, limit), store)
+    c.op(sm90.StoreVectorGlobalOp(value, base, offset, limit, op.reduce), store)
     c.emit_if_then(first, store, block)
 
 

@@ -12,6 +12,7 @@ from xdsl.traits import EffectInstance, MemoryEffectKind, get_effects
 from xdsl.utils.exceptions import VerifyException
 
 import tkc
+from tkc.backends.ptx_printer import print_ptx
 from tkc.diagnostics import TkError
 from tkc.dialects import tile
 from tkc.driver import compile_module, make_context
@@ -157,15 +158,16 @@ def test_frontend_errors_are_located(body: str, message: str, column: int) -> No
     assert err.render().splitlines()[2] == " " * (column - 1) + "^"
 
 
-def test_the_gpu_backend_refuses_vector_adds_at_the_statement() -> None:
-    source = ("kernel rows(X: gl<f32>[M, 64], V: gl<f32>[M]) {\n    grid (ceildiv(M, 64)) as (i)\n"
-              "    store_add V[i] = row_sum(load X[i, 0] : rt<f32>[64, 64])\n}\n")
-    ctx = make_context()
+def test_the_gpu_backend_adds_f32_vectors_and_refuses_others_at_the_statement() -> None:
+    source = ("kernel rows(X: gl<f32>[M, 64], V: gl<{t}>[M]) {{\n    grid (ceildiv(M, 64)) as (i)\n"
+              "    store_add V[i] = {t}(row_sum(load X[i, 0] : rt<f32>[64, 64]))\n}}\n")
+    assert run(source.format(t="f32"), X=np.ones((64, 64), np.float32), V=np.ones(64, np.float32))["V"].tolist() == [65.0] * 64
+    ptx = compile_module(parse_tk(source.format(t="f32"), "t.tk"), "ptx", ctx=make_context())
+    assert "red.global.add.f32" in print_ptx(ptx)
     with pytest.raises(TkError) as info:
-        compile_module(parse_tk(source, "t.tk"), "sm90", ctx=ctx)
+        compile_module(parse_tk(source.format(t="bf16"), "t.tk"), "sm90", ctx=make_context())
     assert (info.value.line, info.value.col) == (3, 5)
-    assert "does not store_add vectors yet" in str(info.value)
-    assert run(source, X=np.ones((64, 64), np.float32), V=np.ones(64, np.float32))["V"].tolist() == [65.0] * 64
+    assert "the GPU backend adds f32 vectors only (red.global.add.f32), not bf16" in str(info.value)
 
 
 def test_the_op_reads_and_writes_its_tensor_and_checks_the_dtype() -> None:
