@@ -24,7 +24,9 @@ sums and mma skip it (count it as their identity), an scf.if result has the padd
 value that flowed in, and a store writes only the valid elements that lie inside the tensor (as
 TMA clips). Blocks that a mask switched off may compute boxes anywhere. Blocks have no order on
 the GPU, so an element that two blocks store, or that one block loads after another stored it,
-is a race: an error naming both blocks.
+is a race: an error naming both blocks. A `store_add` (tile.store reduce add) adds instead, in
+block order here, rounding each sum to the tensor's dtype; adds of several blocks to one element
+commute and are no race, but an add and another block's load or store of the element are.
 
 Max and min follow PTX `max.f32`/`min.f32` (a NaN operand loses to a number); fp8 conversion
 saturates like `cvt.rn.satfinite`; everything else is IEEE f32 (exp2(-inf) = 0, x/0 = inf).
@@ -970,8 +972,8 @@ def interpret(
 
     `inputs` maps argument names to arrays (any float dtype; each is rounded to its declared
     dtype). Symbolic dims are bound from their shapes and from `params`. An output missing from
-    `inputs` starts as NaN, when its shape is known; one a store_add adds to must be given. Outputs come back in their declared dtype
-    (`ml_dtypes.bfloat16` for bf16).
+    `inputs` starts as NaN, when its shape is known; one a store_add adds to must be given.
+    Outputs come back in their declared dtype (`ml_dtypes.bfloat16` for bf16).
     """
     kernel_op = find_kernel(module, kernel)
     names = kernel_op.arg_names
