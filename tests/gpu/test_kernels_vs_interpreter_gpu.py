@@ -67,6 +67,7 @@ SIZES = {
     "store_add_replicated.tk": {"N": 256, "NR": 128},
     "attn_bwd_dq.tk": {"N": 256},
     "store_add_vectors.tk": {"M": 200, "N": 200},
+    "store_add_branches.tk": {"M": 200},
 }
 MORE_SIZES = [
     ("store_add_splitk.tk", {"M": 200, "N": 136, "K": 200}),
