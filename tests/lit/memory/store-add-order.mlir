@@ -1,7 +1,7 @@
 // tile-memory-order treats tile.store reduce add (store_add) as a write: a later load of what it
 // added to, and a later plain store over it, wait for it behind a tile.fence. Two adds to one
 // element commute, so an add after an add is left unordered (a loop adding to the same rows in
-// every iteration gets no fence).
+// every iteration gets no fence); the add says so in its memory_order.
 // RUN: tkc-opt %s -p tile-memory-order --split-input-file | filecheck %s
 
 builtin.module {
@@ -24,8 +24,8 @@ builtin.module {
   }
 }
 // CHECK-LABEL: @add_then_load
-// CHECK:      tile.store reduce add %ra, %X[%i, %c0]
-// CHECK-NEXT: tile.store reduce add %ra, %X[%i, %c0]
+// CHECK:      tile.store reduce add %ra, %X[%i, %c0] :
+// CHECK-NEXT: tile.store reduce add %ra, %X[%i, %c0] {memory_order = #tile.decision<0, "after the store_adds at line 17 only: adds commute, so no fence orders them">}
 // CHECK-NEXT: tile.fence "the load of X at line 19 may touch what the store at line 17, line 18 wrote; the store of X at line 21 may touch what the store at line 17, line 18 wrote"
 // CHECK-NEXT: %b = tile.load %X[%i, %c0] {memory_order = #tile.decision<1, "after the stores at line 17, line 18: the tile.fence at line 19 orders them">}
 // CHECK:      tile.store %rb, %X[%i, %c0]
@@ -55,5 +55,5 @@ builtin.module {
 }
 // CHECK-LABEL: @add_loop
 // CHECK-NOT:   tile.fence
-// CHECK:       tile.store reduce add
+// CHECK:       tile.store reduce add %ra, %X[%i, %c0] {memory_order = #tile.decision<0, "after the store_adds at line 51 only: adds commute, so no fence orders them">}
 // CHECK-NOT:   tile.fence
