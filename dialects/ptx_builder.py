@@ -476,8 +476,9 @@ class PtxBuilder:
             props["mods"] = _mods(mods)
         self._op(StOp, (addr, *vals), props=props)
 
-    def red(self, space: str, op: str, ty: str, addr: SSAValue, value: SSAValue | int, sem: str | None = None) -> None:
-        props = {"space": _typed(SpaceAttr, space), "op": _typed(ReductionAttr, op), "ty": _ty(ty)}
+    def red(self, space: str, op: str, ty: str, addr: SSAValue, value: SSAValue | int, sem: str | None = None,
+            offset: int = 0) -> None:
+        props = {"space": _typed(SpaceAttr, space), "op": _typed(ReductionAttr, op), "ty": _ty(ty), "offset": _i(offset)}
         if sem:
             props["sem"] = _typed(MemoryOrderAttr, sem)
         if isinstance(value, SSAValue):

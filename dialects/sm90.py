@@ -84,6 +84,7 @@ from tkc.dialects.tile import (
     ElementType,
     MaskKindAttr,
     ReduceFnAttr,
+    StoreReductionAttr,
     UnaryFnAttr,
     element_bytes,
     parse_layout,
@@ -1023,16 +1024,20 @@ class TmaLoadOp(IRDLOperation):
 
 @irdl_op_definition
 class TmaStoreOp(IRDLOperation):
-    """One TMA box from shared `src` to the tensor map at element `coords` (bulk group)."""
+    """One TMA box from shared `src` to the tensor map at element `coords` (bulk group); with
+    `reduce add` (store_add) each element is added to the tensor's, atomically per element
+    (`cp.reduce.async.bulk.tensor`)."""
 
     name = "sm90.tma_store"
     tensor_map = operand_def(TensorMapType)
     src = operand_def(IndexType)
     coords = var_operand_def(IndexType)
-    assembly_format = "$src `->` $tensor_map `[` $coords `]` attr-dict"
+    reduce = opt_prop_def(StoreReductionAttr)
+    assembly_format = "(`reduce` $reduce^)? $src `->` $tensor_map `[` $coords `]` attr-dict"
 
-    def __init__(self, tensor_map: SSAValue, src: SSAValue, coords: Sequence[SSAValue]):
-        super().__init__(operands=[tensor_map, src, coords])
+    def __init__(self, tensor_map: SSAValue, src: SSAValue, coords: Sequence[SSAValue],
+                 reduce: StoreReductionAttr | None = None):
+        super().__init__(operands=[tensor_map, src, coords], properties={} if reduce is None else {"reduce": reduce})
 
 
 @irdl_op_definition
@@ -1610,17 +1615,27 @@ class LoadFragmentOp(IRDLOperation):
 class StoreVectorGlobalOp(IRDLOperation):
     """Store a rank-1 fragment (one value per row) to global memory at `base` + row * elem_size,
     starting at element `offset` (one lane per row writes). Element i (from the fragment's first,
-    as the offset counts) is stored only where i < `limit` (signed): the end of the tensor."""
+    as the offset counts) is stored only where i < `limit` (signed): the end of the tensor. With
+    `reduce add` (store_add, f32 only) each element is added atomically (`red.global.add.f32`)."""
 
     name = "sm90.store_vector_global"
     source = operand_def(FragmentType)
     base = operand_def(IntegerType(64))
     offset = operand_def(IndexType)
     limit = operand_def(IndexType)
-    assembly_format = "$source `,` $base `[` $offset `]` `limit` $limit attr-dict `:` type($source)"
+    reduce = opt_prop_def(StoreReductionAttr)
+    assembly_format = (
+        "(`reduce` $reduce^)? $source `,` $base `[` $offset `]` `limit` $limit attr-dict `:` type($source)"
+    )
 
-    def __init__(self, source: SSAValue, base: SSAValue, offset: SSAValue, limit: SSAValue):
-        super().__init__(operands=[source, base, offset, limit])
+    def __init__(self, source: SSAValue, base: SSAValue, offset: SSAValue, limit: SSAValue,
+                 reduce: StoreReductionAttr | None = None):
+        super().__init__(operands=[source, base, offset, limit], properties={} if reduce is None else {"reduce": reduce})
+
+    def verify_(self) -> None:
+        element = cast(FragmentType, self.source.type).element_type
+        if self.reduce is not None and not isinstance(element, Float32Type):
+            raise VerifyException(f"a vector store with reduce {self.reduce.data} adds f32 values only (red.global.add.f32)")
 
 
 @irdl_op_definition

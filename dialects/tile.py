@@ -379,6 +379,13 @@ class ReduceFn(StrEnum):
     SUM = auto()
 
 
+class StoreReduction(StrEnum):
+    """How a `tile.store` combines each element with the tensor's: `add` (store_add) adds it,
+    atomically per element."""
+
+    ADD = auto()
+
+
 class Axis(StrEnum):
     """`row`: one value per row (length = rows); `col`: one value per column (length = cols)."""
 
@@ -413,6 +420,11 @@ class BinaryFnAttr(EnumAttribute[BinaryFn], SpacedOpaqueSyntaxAttribute):
 @irdl_attr_definition
 class ReduceFnAttr(EnumAttribute[ReduceFn], SpacedOpaqueSyntaxAttribute):
     name = "tile.reduce_fn"
+
+
+@irdl_attr_definition
+class StoreReductionAttr(EnumAttribute[StoreReduction], SpacedOpaqueSyntaxAttribute):
+    name = "tile.store_reduction"
 
 
 @irdl_attr_definition
@@ -1038,11 +1050,15 @@ class ReadsTensor(MemoryEffect):
 
 
 class WritesTensor(MemoryEffect):
-    """The op writes the global tensor that is its first operand (tile.store)."""
+    """The op writes the global tensor that is its first operand (tile.store); a reducing store
+    (`reduce add`) also reads it, the elements it adds to."""
 
     @classmethod
     def get_effects(cls, op: Operation) -> frozenset[EffectInstance]:
-        return frozenset((EffectInstance(MemoryEffectKind.WRITE, op.operands[0]),))
+        write = EffectInstance(MemoryEffectKind.WRITE, op.operands[0])
+        if isinstance(op, StoreOp) and op.reduce is not None:
+            return frozenset((EffectInstance(MemoryEffectKind.READ, op.operands[0]), write))
+        return frozenset((write,))
 
 
 @irdl_op_definition
@@ -1085,32 +1101,59 @@ class LoadOp(IRDLOperation):
 
 @irdl_op_definition
 class StoreOp(IRDLOperation):
-    """A tile (register or shared) → global, at tile coordinates."""
+    """A tile (register or shared) → global, at tile coordinates.
+
+    With `reduce add` (`store_add`) each element is added to the tensor's instead, atomically
+    per element: the stores of different blocks to one element commute (in an unspecified
+    order, so float sums are not bit-reproducible), and a bf16 sum is rounded at each add. Only
+    tensors whose dtype allows it (`tkc.dtypes`, `store_add`: f32 and bf16) take it.
+    """
 
     name = "tile.store"
     tensor = operand_def(GlobalType)
     coords = var_operand_def(IndexType)
     ends = var_operand_def(IndexType)
     value = operand_def(AnyTile)
+    reduce = opt_prop_def(StoreReductionAttr)
     traits = traits_def(WritesTensor())
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
     assembly_format = (
-        "$value `,` $tensor `[` $coords `]` (`ends` `[` $ends^ `]`)? attr-dict `:` type($value) `,` type($tensor)"
+        "(`reduce` $reduce^)? $value `,` $tensor `[` $coords `]` (`ends` `[` $ends^ `]`)? attr-dict `:` type($value) "
+        "`,` type($tensor)"
     )
 
-    def __init__(self, value: SSAValue, tensor: SSAValue, coords: Sequence[SSAValue], ends: Sequence[SSAValue] = ()):
-        super().__init__(operands=[tensor, coords, ends, value])
+    def __init__(self, value: SSAValue, tensor: SSAValue, coords: Sequence[SSAValue], ends: Sequence[SSAValue] = (),
+                 reduce: StoreReduction | None = None):
+        properties = {} if reduce is None else {"reduce": StoreReductionAttr(reduce)}
+        super().__init__(operands=[tensor, coords, ends, value], properties=properties)
+
+    @property
+    def statement(self) -> str:
+        """The .tk statement the op stands for, as diagnostics name it."""
+        return "store" if self.reduce is None else f"store_{self.reduce.data}"
 
     def verify_(self) -> None:
         assert isinstance(self.tensor.type, GlobalType)
         assert isinstance(self.value.type, ShapedTileType)
         _check_coords(self, len(self.value.type.get_shape()), "tile.store")
         _check_integers(self.attributes, STORE_DECISIONS)
-        if self.tensor.type.element_type != self.value.type.element_type:
+        element = self.tensor.type.element_type
+        if element != self.value.type.element_type:
             raise VerifyException(
-                f"tile.store needs matching dtypes: tensor holds {element_name(self.tensor.type.element_type)}, "
+                f"tile.store needs matching dtypes: tensor holds {element_name(element)}, "
                 f"value holds {element_name(self.value.type.element_type)} (convert it first)"
             )
+        dtype = dtypes.of_type(element)
+        if self.reduce is not None and not (dtype is not None and dtype.store_add):
+            raise VerifyException(f"tile.store reduce {self.reduce.data} takes tensors of "
+                                  f"{' or '.join(d.name for d in dtypes.DTYPES if d.store_add)}, not {element_name(element)}")
+
+
+def read_tensors(kernel: Operation) -> set[SSAValue]:
+    """The global tensors `kernel` reads: those it loads, and those a `store_add` adds to (it
+    reads the elements it adds to, so they are inputs as well as outputs)."""
+    return {op.tensor for op in kernel.walk()
+            if isinstance(op, LoadOp | LoadScalarOp) or isinstance(op, StoreOp) and op.reduce is not None}
 
 
 @irdl_op_definition
@@ -1785,6 +1828,7 @@ Tile = Dialect(
         UnaryFnAttr,
         BinaryFnAttr,
         ReduceFnAttr,
+        StoreReductionAttr,
         AxisAttr,
         MaskKindAttr,
         RoleAttr,

@@ -579,17 +579,18 @@ class TailMasks:
         entry.uses.append((user, index))
 
     def check_store(self, op: tile.StoreOp) -> None:
-        """A store writes no padding: the value's must end where the destination does (TMA clips
-        there); where that is not provable, the dims must be whole tiles."""
+        """A store writes no padding (nor does a store_add add any): the value's must end where the
+        destination does (TMA clips there); where that is not provable, the dims must be whole tiles."""
         name = self.kernel.arg_names[self.kernel.body.block.args.index(op.tensor)]
+        verb = "write" if op.reduce is None else "add"
         destination = box_padding(op, self.analysis.whole_tiles, self.analysis.canonical)
         for axis, (padding, own) in enumerate(zip(self.analysis.of(op.value), destination)):
             if padding.exact and padding.tails <= own.tails:
                 continue
             self.require_whole_tiles(
                 replace(padding, tails=padding.tails - own.tails if padding.exact else padding.tails),
-                f"the store of {name} at {_line(op)} must not write padding, and the {_axis_name(op.value, axis)} of its "
-                f"value need not end where {name} does",
+                f"the {op.statement} of {name} at {_line(op)} must not {verb} padding, and the "
+                f"{_axis_name(op.value, axis)} of its value need not end where {name} does",
             )
 
     def require_whole_tiles(self, padding: AxisPadding, why: str) -> None:

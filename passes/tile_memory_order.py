@@ -15,11 +15,18 @@ iteration stored waits once per iteration. A fence moves up past the loads just 
 loop iteration's loads form one stage of the TMA ring, which must not straddle a fence), never
 past a store. Fences with no store between them are merged.
 
+A `store_add` is a store here (a later load must see its sums, a later store must land after
+it), except after another `store_add`: atomic adds commute, so two adds of one block to one
+element need no order between them, and a loop that adds to the same rows in every iteration
+runs without a fence (its `memory_order` says so).
+
 Written:
   tile.fence "reason"            the accesses it orders and the stores they follow
   on each load of a tensor that the kernel also stores
     memory_order = #tile.decision<1, "after the stores at lines ...: tile.fence at line N">
                  | #tile.decision<0, "disjoint from every earlier store of T: ...">
+  on a store_add that only earlier store_adds may overlap
+    memory_order = #tile.decision<0, "after the store_adds at lines ... only: adds commute, ...">
 
 IR that comes in after this pass (a dump given back to `tkc compile`) resumes without it, so
 `check_memory_order` first decides the ordering anew and compares: a fence that is missing or
@@ -46,12 +53,17 @@ def _line(op: Operation) -> str:
 
 def _describe(op: Access, kernel: KernelOp) -> str:
     name = kernel.arg_names[kernel.body.block.args.index(op.tensor)]
-    what = "load" if isinstance(op, LoadOp) else "store"
+    what = "load" if isinstance(op, LoadOp) else op.statement
     return f"the {what} of {name} at {_line(op)}"
 
 
 def _stores_within(op: Operation) -> bool:
     return any(isinstance(inner, StoreOp | FenceOp) for inner in op.walk())
+
+
+def _both_add(store: StoreOp, access: Access) -> bool:
+    """Two adds to one element commute: neither needs to wait for the other."""
+    return isinstance(access, StoreOp) and store.reduce is not None and access.reduce is not None
 
 
 def _depth(op: Operation) -> int:
@@ -100,11 +112,16 @@ def order_memory(kernel: KernelOp) -> None:
     for access in accesses:
         if access.tensor not in stored:
             continue
-        deps = [s for s in stores if may_follow_and_overlap(s, access)]
+        deps = [s for s in stores if may_follow_and_overlap(s, access) and not _both_add(s, access)]
         if deps:
             point = _fence_point(access, deps)
             point = _earlier_point(point, deps, points) or point
             points.setdefault(point, []).append((access, deps))
+        elif isinstance(access, StoreOp) and (adds := [s for s in stores if may_follow_and_overlap(s, access)]):
+            lines = ", ".join(sorted({_line(s) for s in adds}))
+            access.attributes["memory_order"] = DecisionAttr(
+                0, f"after the store_adds at {lines} only: adds commute, so no fence orders them"
+            )
         elif isinstance(access, LoadOp):
             lines = ", ".join(sorted({_line(s) for s in stores if s.tensor is access.tensor}))
             access.attributes["memory_order"] = DecisionAttr(
@@ -127,12 +144,13 @@ def order_memory(kernel: KernelOp) -> None:
 
 
 def _ordering(kernel: KernelOp) -> list[tuple[Operation, str]]:
-    """The kernel's accesses and fences in program order, each with its nesting depth and, for a
-    load, its memory_order decision: what this pass decides, written so that two kernels compare."""
+    """The kernel's accesses and fences in program order, each with its nesting depth and its
+    memory_order decision (loads; store_adds after store_adds): what this pass decides, written so
+    that two kernels compare."""
     ordering: list[tuple[Operation, str]] = []
     for op in kernel.walk():
         if isinstance(op, FenceOp | LoadOp | StoreOp):
-            decision = op.attributes.get("memory_order") if isinstance(op, LoadOp) else None
+            decision = op.attributes.get("memory_order") if isinstance(op, LoadOp | StoreOp) else None
             value = decision.int_value if isinstance(decision, DecisionAttr) else None
             ordering.append((op, f"{_depth(op) - _depth(kernel)} {op.name} {value}"))
     return ordering

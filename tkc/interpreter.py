@@ -24,7 +24,9 @@ sums and mma skip it (count it as their identity), an scf.if result has the padd
 value that flowed in, and a store writes only the valid elements that lie inside the tensor (as
 TMA clips). Blocks that a mask switched off may compute boxes anywhere. Blocks have no order on
 the GPU, so an element that two blocks store, or that one block loads after another stored it,
-is a race: an error naming both blocks.
+is a race: an error naming both blocks. A `store_add` (tile.store reduce add) adds instead, in
+block order here, rounding each sum to the tensor's dtype; adds of several blocks to one element
+commute and are no race, but an add and another block's load or store of the element are.
 
 Max and min follow PTX `max.f32`/`min.f32` (a NaN operand loses to a number); fp8 conversion
 saturates like `cvt.rn.satfinite`; everything else is IEEE f32 (exp2(-inf) = 0, x/0 = inf).
@@ -330,6 +332,10 @@ class _Machine:
         self.writers: dict[SSAValue, np.ndarray] = {}
         """Per stored tensor, the block that last wrote each element (-1: none): two blocks
         writing one element is a race on the GPU, so the interpreter refuses it."""
+        self.adders: dict[SSAValue, tuple[np.ndarray, np.ndarray]] = {}
+        """Per tensor that store_add adds to, for each element a block that added to it and
+        another one (-1: none): adds of several blocks commute, but a load or store of the
+        element by any other block is a race."""
 
     def scalar_of(self, value: SSAValue) -> np.ndarray:
         held = self.env[value]
@@ -566,7 +572,7 @@ class _Machine:
             if outside.any():
                 name = self.kernel.arg_names[self.kernel.body.block.args.index(op.tensor)]
                 unit = "index" if scale == 1 else f"tile coordinate ({scale}-element tiles)"
-                raise error_at(op, f"{'load' if isinstance(op, tile.LoadOp) else 'store'} of {name}: {unit} "
+                raise error_at(op, f"{'load' if isinstance(op, tile.LoadOp) else op.statement} of {name}: {unit} "
                                    f"{int(coord[outside][0])} along dim {axis} lies wholly past its end "
                                    f"({size} elements: {size // extent} whole tiles, which the GPU reads without "
                                    f"masks); guard the access with an if, or count its coordinate in elements "
@@ -592,21 +598,27 @@ class _Machine:
         indices, inside = self._box(op, _shaped(op.result).get_shape())
         values = self.tensors[op.tensor][tuple(indices)]
         elements = _elements(inside)
-        if op.tensor in self.writers:
+        if op.tensor in self.writers or op.tensor in self.adders:
             touched, blocks, _ = self._accesses(op, indices, elements, active)
-            writers = self.writers[op.tensor][touched]
-            clash = (writers != -1) & (writers != blocks)
-            self._race(op, touched, blocks, writers, clash, "block {block} reads {at}, which block {other} wrote")
+            self._check_writers(op, touched, blocks, "block {block} reads {at}, which block {other} wrote")
+            self._check_adders(op, touched, blocks, "block {block} reads {at}, which block {other} added to")
         return [Tile(values if elements.all() else np.where(elements, values, np.float32(0)), inside)]
 
     def _store(self, op: tile.StoreOp, active: np.ndarray | None) -> list[Value]:
-        """Scatter the active blocks' valid elements that lie inside the tensor; record who wrote
-        what, since two blocks writing one element (here or in an earlier store) is a race on the GPU."""
+        """Scatter the active blocks' valid elements that lie inside the tensor (or add them, for
+        `reduce add`); record who wrote what, since two blocks writing one element (here or in an
+        earlier store) is a race on the GPU, unless both add."""
         value = self.tile_of(op.value)
         self._check_overlaps(op, active)
         indices, inside = self._box(op, _shaped(op.value).get_shape())
         elements, blocks, mask = self._accesses(op, indices, _elements(inside) & value.elements(), active)
-        self.tensors[op.tensor].flat[elements] = np.broadcast_to(value.values, mask.shape)[mask]
+        values = np.broadcast_to(value.values, mask.shape)[mask]
+        if op.reduce is not None:
+            self._check_writers(op, elements, blocks, "block {other} stores and block {block} adds to {at}")
+            self._add(op, elements, blocks, values)
+            return []
+        self._check_adders(op, elements, blocks, "block {other} adds to and block {block} stores {at}")
+        self.tensors[op.tensor].flat[elements] = values
         writers = self.writers.setdefault(op.tensor, np.full(self.tensors[op.tensor].size, -1, np.int32))
         before = writers[elements]
         writers[elements] = blocks
@@ -615,6 +627,43 @@ class _Machine:
         clash = (other != -1) & (other != blocks)
         self._race(op, elements, blocks, other, clash, "blocks {other} and {block} both write {at}")
         return []
+
+    def _add(self, op: tile.StoreOp, elements: np.ndarray, blocks: np.ndarray, values: np.ndarray) -> None:
+        """Add `values` to the tensor's `elements`, one add at a time in block order where several
+        blocks add to one element, each sum rounded to the tensor's dtype (f32 sums of bf16
+        values are exact enough that rounding them again to bf16 rounds the exact sum once)."""
+        tensor = self.tensors[op.tensor]
+        element_type = cast(tile.GlobalType, op.tensor.type).element_type
+        order = np.argsort(elements, kind="stable")  # blocks ascend within one element
+        ordered = elements[order]
+        starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+        rank = np.arange(len(ordered)) - np.repeat(starts, np.diff(np.r_[starts, len(ordered)]))
+        for r in range(int(rank.max(initial=-1)) + 1):
+            at = order[rank == r]  # each element at most once
+            tensor.flat[elements[at]] = round_to(tensor.flat[elements[at]] + values[at], element_type)
+        size = tensor.size
+        first, second = self.adders.setdefault(op.tensor, (np.full(size, -1, np.int32), np.full(size, -1, np.int32)))
+        unset = first[elements] == -1
+        first[elements[unset]] = blocks[unset]
+        differ = first[elements] != blocks
+        second[elements[differ]] = blocks[differ]
+
+    def _check_writers(self, op: tile.LoadOp | tile.StoreOp, elements: np.ndarray, blocks: np.ndarray,
+                       message: str) -> None:
+        """A race where another block stored one of `elements` (one per access of `blocks`)."""
+        if op.tensor not in self.writers:
+            return
+        writers = self.writers[op.tensor][elements]
+        self._race(op, elements, blocks, writers, (writers != -1) & (writers != blocks), message)
+
+    def _check_adders(self, op: tile.LoadOp | tile.StoreOp, elements: np.ndarray, blocks: np.ndarray,
+                      message: str) -> None:
+        """A race where another block added to one of `elements` (one per access of `blocks`)."""
+        if op.tensor not in self.adders:
+            return
+        first, second = (adders[elements] for adders in self.adders[op.tensor])
+        other = np.where((first != -1) & (first != blocks), first, second)
+        self._race(op, elements, blocks, other, (other != -1) & (other != blocks), message)
 
     def _race(
         self,
@@ -923,8 +972,8 @@ def interpret(
 
     `inputs` maps argument names to arrays (any float dtype; each is rounded to its declared
     dtype). Symbolic dims are bound from their shapes and from `params`. An output missing from
-    `inputs` starts as NaN, when its shape is known. Outputs come back in their declared dtype
-    (`ml_dtypes.bfloat16` for bf16).
+    `inputs` starts as NaN, when its shape is known; one a store_add adds to must be given.
+    Outputs come back in their declared dtype (`ml_dtypes.bfloat16` for bf16).
     """
     kernel_op = find_kernel(module, kernel)
     names = kernel_op.arg_names
@@ -933,6 +982,7 @@ def interpret(
         raise TkError(f"{kernel_op.sym_name.data} has no argument {', '.join(sorted(unknown))} (it takes {', '.join(names)})")
     dims = bind_dims(kernel_op, {n: np.shape(a) for n, a in inputs.items()}, params or {})
     outputs = stored_arguments(kernel_op)
+    added_to = {op.tensor for op in kernel_op.walk() if isinstance(op, tile.StoreOp) and op.reduce is not None}
     tensors: dict[SSAValue, np.ndarray] = {}
     for name, arg in zip(names, kernel_op.body.block.args, strict=True):
         assert isinstance(arg.type, tile.GlobalType)
@@ -944,7 +994,7 @@ def interpret(
             continue
         if name in inputs:
             array = round_to(np.asarray(inputs[name]).astype(np.float32), arg.type.element_type)
-        elif name in outputs:
+        elif name in outputs and arg not in added_to:
             array = np.full(shape_of(arg.type, dims, name), np.nan, np.float32)
         else:
             raise TkError(f"no array for {name}, an input of {kernel_op.sym_name.data}")

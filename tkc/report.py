@@ -139,7 +139,8 @@ def _bank_rows(kernel: KernelOp) -> list[tuple[str, str, str, str]]:
             if isinstance(op, StoreOp):
                 staging = _decision(op, "staging")
                 layout = f"{staging.int_value}B swizzle" if staging and staging.int_value else "linear"
-                what = f"{instruction} -> staging, TMA store {_name(op.tensor)}"
+                tma = "TMA store" if op.reduce is None else "TMA reduce-add"
+                what = f"{instruction} -> staging, {tma} {_name(op.tensor)}"
             elif isinstance(op, ToRegOp):
                 owner = op.source.owner
                 layout = _layout(op.source.type, owner if isinstance(owner, Operation) else None)

@@ -79,11 +79,12 @@ def kernel_params(kernel: tile.KernelOp) -> dict[str, int | float]:
 
 
 def write_only(kernel: tile.KernelOp) -> set[str]:
-    """Arguments the kernel stores to and never loads from: the ones to poison."""
-    loaded = {op.tensor for op in kernel.walk() if isinstance(op, tile.LoadOp)}
+    """Arguments the kernel stores to and never reads (loads, or adds to with store_add): the
+    ones to poison."""
+    read = tile.read_tensors(kernel)
     stored = set(stored_arguments(kernel))
     args = zip(kernel.arg_names, kernel.body.block.args, strict=True)
-    return {name for name, arg in args if name in stored and arg not in loaded}
+    return {name for name, arg in args if name in stored and arg not in read}
 
 
 MAX_RUN_ELEMENTS = 1 << 32

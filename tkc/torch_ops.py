@@ -9,7 +9,7 @@
 The operator `tkc::NAME` (NAME: the kernel's name and its cache key, so two parameter sets of
 one kernel are two operators) takes the arguments the kernel reads, in declaration order, and
 returns the ones it only writes, allocated by `outputs(kernel, *inputs)` with the dims the inputs
-bind. An argument the kernel both reads and writes is an input the operator mutates
+bind. An argument the kernel both reads (loads, or adds to with `store_add`) and writes is an input the operator mutates
 (`Tensor(a!)` in its schema). Its fake implementation allocates the same outputs on the fake
 device, which is all `torch.compile` needs to trace through it.
 """
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from tkc.dtypes import BY_NAME
-from tkc.dialects.tile import KernelOp, LoadOp
+from tkc.dialects.tile import KernelOp, read_tensors
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -56,7 +56,7 @@ def signature(kernel: CompiledKernel) -> Signature:
     names = {arg.name for arg in abi.args}
     tile_kernel = next(op for op in kernel.module.body.block.ops if isinstance(op, KernelOp))
     arg_names: dict[SSAValue, str] = dict(zip(tile_kernel.body.block.args, tile_kernel.arg_names))
-    read = {arg_names[op.tensor] for op in tile_kernel.walk() if isinstance(op, LoadOp)}
+    read = {arg_names[tensor] for tensor in read_tensors(tile_kernel)}
     written = set(abi.written) & names
     inputs = tuple(arg for arg in abi.args if arg.name in read or arg.name not in written)
     outputs = tuple(arg for arg in abi.args if arg.name in written and arg.name not in read)

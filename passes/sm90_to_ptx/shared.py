@@ -126,7 +126,8 @@ class LowerStoreVectorGlobal(RewritePattern):
     lane its column pairs 8*k + 2*(lane % 4). Only elements before the limit are written:
     `left` = limit - the lane's first element, then each store runs where left exceeds its
     element's distance from the first (a column pair past which the limit falls writes its
-    first column alone: the low half of a packed pair, an fp8 pair's low byte by st.b8)."""
+    first column alone: the low half of a packed pair, an fp8 pair's low byte by st.b8). With
+    `reduce add` each f32 value is added instead (`red.global.add.f32`, one per value)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: sm90.StoreVectorGlobalOp, rewriter: PatternRewriter) -> None:
@@ -136,6 +137,15 @@ class LowerStoreVectorGlobal(RewritePattern):
         regs = e.frag(op.source)
         eb = element_bytes(t.element_type)
         row, quad = e.thread_row()
+        adds = op.reduce is not None
+
+        def put(ty: str, addr: SSAValue, values: list[SSAValue], offset: int) -> None:
+            if not adds:
+                b.st("global", ty, addr, values, offset)
+                return
+            for k, value in enumerate(values):
+                b.red("global", "add", "f32", addr, value, offset=offset + 4 * k)
+
         if t.is_column:
             with b.if_(b.setp("eq", "u32", row, 0)):
                 first = b.shl("b32", quad, 1)
@@ -145,10 +155,10 @@ class LowerStoreVectorGlobal(RewritePattern):
                 for k in range(t.rows // 8):
                     pair = regs[2 * k: 2 * k + 2] if eb == 4 else regs[k]
                     with b.if_(b.setp("gt", "s32", left, 8 * k + 1)):
-                        b.st("global", fragment_register(t), addr, pair, 8 * k * eb)
+                        put(fragment_register(t), addr, pair if isinstance(pair, list) else [pair], 8 * k * eb)
                     with b.if_(b.setp("eq", "s32", left, 8 * k + 1)):
                         if eb == 4:
-                            b.st("global", "f32", addr, regs[2 * k], 8 * k * eb)
+                            put("f32", addr, [regs[2 * k]], 8 * k * eb)
                         elif eb == 2:
                             b.st("global", "b16", addr, b.unpack(regs[k])[0], 8 * k * eb)
                         else:
@@ -160,7 +170,7 @@ class LowerStoreVectorGlobal(RewritePattern):
                 for n, value in enumerate(regs):
                     mb, half = divmod(n, 2)
                     with b.if_(b.setp("gt", "s32", left, 64 * mb + 8 * half)):
-                        b.st("global", memory_type(t), addr, value, (64 * mb + 8 * half) * eb)
+                        put(memory_type(t), addr, [value], (64 * mb + 8 * half) * eb)
         rewriter.erase(op)
 
 

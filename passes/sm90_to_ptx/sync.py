@@ -153,7 +153,8 @@ class LowerTmaStore(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: sm90.TmaStoreOp, rewriter: PatternRewriter) -> None:
         e = Emitter(op)
-        e.b.tma_store(e.reg(op.tensor_map), [e.reg(c) for c in op.coords], e.reg(op.src))
+        reduce = None if op.reduce is None else op.reduce.data.value
+        e.b.tma_store(e.reg(op.tensor_map), [e.reg(c) for c in op.coords], e.reg(op.src), reduce)
         rewriter.erase(op)
 
 

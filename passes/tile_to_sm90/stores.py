@@ -8,6 +8,12 @@
   store issued from it `buffers` chunks earlier has finished reading it. Staging in the bytes
   of the kernel-level loads (attention's Q) first meets all consumers, past their last wgmma.
   A tile every consumer holds whole (the plan's replicated_rows) is stored by the first alone.
+- **store_add** (`tile.store reduce add`) takes the same path, each box a TMA reduce-add
+  (`sm90.tma_store reduce add`): the staging, its reuse, the element range's one-row boxes and
+  the first consumer's store of a replicated tile (which keeps the sum from doubling) are the
+  store's. A vector store_add adds each f32 element with red.global.add.f32 where a store would
+  st.global it (the same writers, so a replicated or column vector is added once); other dtypes
+  are refused.
 - **Vectors** are stored element-wise through a pointer: a row vector by every consumer (its
   rows), a column vector or replicated row vector, which every consumer holds whole, by the first. Each store is limited
   to the elements before the end of the tensor's last dim (dim - coord * extent, less the
@@ -27,7 +33,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, cast
 
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import IndexType
+from xdsl.dialects.builtin import Float32Type, IndexType
 from xdsl.ir import Block, SSAValue
 
 from tkc.diagnostics import error_at
@@ -50,6 +56,9 @@ def emit_store(c: ConsumerEmitter, op: tile.StoreOp, block: Block) -> None:
     tensor_type = cast(tile.GlobalType, op.tensor.type)
     coords = [c.values[v] for v in op.coords]
     if isinstance(value_type, tile.RegisterVectorType):
+        if op.reduce is not None and not isinstance(value_type.element_type, Float32Type):
+            raise error_at(op, f"the GPU backend adds f32 vectors only (red.global.add.f32), not "
+                               f"{tile.element_name(value_type.element_type)}: add them in f32, or as a tile")
         _emit_vector_store(c, op, tensor_type, coords, block)
         return
     if not isinstance(value_type, tile.RegisterTileType):
@@ -94,15 +103,17 @@ def _emit_staged_store(c: ConsumerEmitter, op: tile.StoreOp, staging: Staging, t
         tmap = c.op(sm90.TensorMapParamOp(name), inner).results[0]
         column = c.add(element[0], c.const(chunk * chunk_cols, inner), inner)
         if end is None or row_map is None:
-            c.op(sm90.TmaStoreOp(tmap, addr, [column, *element[1:]]), inner)
+            c.op(sm90.TmaStoreOp(tmap, addr, [column, *element[1:]], op.reduce), inner)
         else:
-            _store_rows_before(c, c.values[end], tmap, row_map, addr, [column, *element[1:]], staging.chunk, inner)
+            _store_rows_before(c, c.values[end], tmap, row_map, addr, [column, *element[1:]], staging.chunk,
+                               op.reduce, inner)
         c.op(sm90.TmaStoreCommitOp(), inner)
         c.op(sm90.TmaStoreWaitOp(staging.buffers - 1, read=True), inner)
 
 
 def _store_rows_before(c: ConsumerEmitter, end: SSAValue, tmap: SSAValue, row_map: str, addr: SSAValue,
-                       element: list[SSAValue], chunk: sm90.SharedRefType, block: Block) -> None:
+                       element: list[SSAValue], chunk: sm90.SharedRefType, reduce: tile.StoreReductionAttr | None,
+                       block: Block) -> None:
     """The staged chunk at `addr` to the tensor at `element` (innermost first), no row at or past
     `end` (an element range's end, elem(x, end), where TMA does not clip): the whole box where it
     ends before `end`, else one row-high box per row before it (tensor map `row_map`)."""
@@ -110,7 +121,7 @@ def _store_rows_before(c: ConsumerEmitter, end: SSAValue, tmap: SSAValue, row_ma
     valid = c.sub(end, element[1], block)
     whole = c.op(arith.CmpiOp(valid, c.const(rows, block), "sge"), block).results[0]
     full_store = Block()
-    c.op(sm90.TmaStoreOp(tmap, addr, element), full_store)
+    c.op(sm90.TmaStoreOp(tmap, addr, element, reduce), full_store)
     c.emit_if_then(whole, full_store, block)
     partial = c.op(arith.CmpiOp(valid, c.const(rows, block), "slt"), block).results[0]
     rows_store = Block()
@@ -120,7 +131,7 @@ def _store_rows_before(c: ConsumerEmitter, end: SSAValue, tmap: SSAValue, row_ma
     one_row = c.op(sm90.TensorMapParamOp(row_map), body).results[0]
     row_bytes = chunk.panel_cols * tile.element_bytes(chunk.element_type)
     row_addr = c.add(addr, c.mul(row, c.const(row_bytes, body), body), body)
-    c.op(sm90.TmaStoreOp(one_row, row_addr, [element[0], c.add(element[1], row, body), *element[2:]]), body)
+    c.op(sm90.TmaStoreOp(one_row, row_addr, [element[0], c.add(element[1], row, body), *element[2:]], reduce), body)
     body.add_op(scf.YieldOp())
     c.op(scf.ForOp(c.const(0, rows_store), count, c.const(1, rows_store), [], body), rows_store)
     c.emit_if_then(partial, rows_store, block)
@@ -152,12 +163,13 @@ def _emit_vector_store(c: ConsumerEmitter, op: tile.StoreOp, tensor_type: tile.G
     if not cast(sm90.FragmentType, value.type).is_column:
         with c.writer_of(op.value.type, block) as writer:
             row0 = c.row0(op.value.type)
-            c.op(sm90.StoreVectorGlobalOp(value, base, c.add(offset, row0, writer), c.sub(limit, row0, writer)), writer)
+            c.op(sm90.StoreVectorGlobalOp(value, base, c.add(offset, row0, writer), c.sub(limit, row0, writer),
+                                          op.reduce), writer)
         return
     # every consumer holds the whole column vector: the first one stores it
     first = c.op(arith.CmpiOp(c.consumer_index, c.const(0, block), "eq"), block).results[0]
     store = Block()
-    c.op(sm90.StoreVectorGlobalOp(value, base, offset, limit), store)
+    c.op(sm90.StoreVectorGlobalOp(value, base, offset, limit, op.reduce), store)
     c.emit_if_then(first, store, block)
 
 

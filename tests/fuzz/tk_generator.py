@@ -679,7 +679,8 @@ class KernelWriter:
                 self.update(self.rng.choice(names))
 
     def store_stmt(self, ty: Ty | None = None, value: str | None = None) -> None:
-        """Store a tile or vector to an output tensor (converting to its dtype)."""
+        """Store a tile or vector to an output tensor (converting to its dtype), or add it there
+        (store_add, which takes f32 and bf16 tensors)."""
         if ty is None:
             stored = [(n, b.ty) for n, b in self.visible().items() if (b.ty.is_tile or b.ty.is_vec)]
             if stored and self.chance(0.8):
@@ -697,7 +698,8 @@ class KernelWriter:
             value = f"{out_dtype}({value})"
         shape = ty.shape
         arg = self.arg_for(shape, out_dtype, output=True)
-        self.emit(f"store {arg.name}[{self.coords(arg, len(shape))}] = {value}")
+        verb = "store_add" if out_dtype in ("f32", "bf16") and self.chance(0.15) else "store"
+        self.emit(f"{verb} {arg.name}[{self.coords(arg, len(shape))}] = {value}")
 
     def if_stmt(self, allow_loads: bool = False) -> None:
         saved = self.loads_ok

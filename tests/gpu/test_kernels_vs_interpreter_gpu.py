@@ -6,8 +6,10 @@ mask), kernels that store a tensor and load it again in the same
 block: the same tile, overlapping tiles, in a loop, across two loops; stores over stores; loads in
 nested loops and under ifs; register tiles of different heights through an mma chain; inlined
 functions, pow and gelu; fp8 conversions both ways and the e5m2 wgmma; bf16 and fp8 vectors; scans,
-vector reductions and layout changes)
-run on the GPU and match the interpreter."""
+vector reductions and layout changes; store_add: split-K, in a loop, into bf16, past the ends,
+a replicated tile, attention backward's dQ)
+run on the GPU and match the interpreter. A store_add target starts with the harness's random
+values (it is read, so it is not poisoned), and elements past its ends must keep them."""
 
 from pathlib import Path
 
@@ -58,11 +60,25 @@ SIZES = {
     "tile_cumsum.tk": {"M": 200, "N": 160},
     "vector_scans.tk": {"M": 200},
     "ssd_chunk.tk": {"H": 3, "L": 200},
+    # store_add (TMA reduce-add): several blocks add to one element, in any order
+    "store_add_splitk.tk": {"M": 256, "N": 256, "K": 512},
+    "store_add_loop.tk": {"M": 200, "N": 200},
+    "store_add_bf16.tk": {"M": 200, "N": 200},
+    "store_add_replicated.tk": {"N": 256, "NR": 128},
+    "attn_bwd_dq.tk": {"N": 256},
+    "store_add_vectors.tk": {"M": 200, "N": 200},
+    "store_add_branches.tk": {"M": 200},
 }
+MORE_SIZES = [
+    ("store_add_splitk.tk", {"M": 200, "N": 136, "K": 200}),
+    ("attn_bwd_dq.tk", {"N": 200}),
+]
+"""Kernels run at a second size too (ragged), beside their SIZES."""
 
 
-@pytest.mark.parametrize("name", sorted(SIZES))
-def test_gpu_matches_interpreter(name: str) -> None:
+@pytest.mark.parametrize("name,dims", [(name, SIZES[name]) for name in sorted(SIZES)] + MORE_SIZES,
+                         ids=[name for name in sorted(SIZES)] + [f"{n}-{','.join(map(str, d.values()))}" for n, d in MORE_SIZES])
+def test_gpu_matches_interpreter(name: str, dims: dict[str, int]) -> None:
     from tkc.driver import load_module
     from tkc.interpreter import find_kernel, interpret
     from tkc.runner import kernel_params, make_inputs
@@ -71,7 +87,6 @@ def test_gpu_matches_interpreter(name: str) -> None:
     path = str(KERNELS / name)
     module = load_module(path, None, {})
     kernel = find_kernel(module, None)
-    dims = SIZES[name]
     inputs = make_inputs(kernel, kernel_params(kernel) | dims, seed=1)
     expected = interpret(module, kernel.sym_name.data, inputs, dims)
     outputs = run_on_gpu(path=path, kernel=kernel.sym_name.data, inputs=inputs, params={})

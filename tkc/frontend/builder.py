@@ -44,6 +44,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
+from tkc import dtypes
 from tkc.diagnostics import TkError, did_you_mean, location_of
 from tkc.dialects import tile
 from tkc.dialects.tile import Axis, BinaryFn, GlobalType, ReduceFn, UnaryFn
@@ -797,22 +798,35 @@ class _Builder:
         binding.value = new
 
     def store_stmt(self, node: Tree, _: dict[str, Attribute]) -> None:
+        self.store(node)
+
+    def store_add_stmt(self, node: Tree, _: dict[str, Attribute]) -> None:
+        self.store(node, tile.StoreReduction.ADD)
+
+    def store(self, node: Tree, reduce: tile.StoreReduction | None = None) -> None:
+        """`store T[...] = e`, or with `reduce` (`store_add`) e added to T's elements."""
         token, coord_list, expr = node.children
+        statement = "store" if reduce is None else f"store_{reduce}"
         tensor = self.tensor(token)
         value = self.expr(expr)
         if not is_tile(value):
-            raise self.error(expr, f"store takes a tile or vector, got {describe(value)}")
+            raise self.error(expr, f"{statement} takes a tile or vector, got {describe(value)}")
         coords, ends, coord_attributes = self.coords(tensor, token, coord_list, value.type)
         assert isinstance(tensor.type, GlobalType)
         element = tensor.type.element_type
+        name = tile.element_name(element)
+        dtype = dtypes.of_type(element)
+        if reduce is not None and not (dtype is not None and dtype.store_add):
+            takes = " or ".join(d.name for d in dtypes.DTYPES if d.store_add)
+            raise self.error(token, f"{statement} adds into tensors of {takes}, and '{token}' holds {name}")
         if value.type.element_type != element:
-            name = tile.element_name(element)
             raise self.error(
                 expr,
-                f"'{token}' holds {name} but the stored value is {type_name(value.type)}; convert it with {name}(...)",
+                f"'{token}' holds {name} but the {'stored' if reduce is None else 'added'} value is "
+                f"{type_name(value.type)}; convert it with {name}(...)",
             )
         # a shared tile is stored from registers: the epilogue path every tile store takes
-        store = tile.StoreOp(self.reg(value), tensor, coords, ends)
+        store = tile.StoreOp(self.reg(value), tensor, coords, ends, reduce)
         store.attributes.update(coord_attributes)
         self.insert(store)
 
