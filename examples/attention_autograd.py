@@ -1,13 +1,16 @@
 """Attention as a differentiable PyTorch function built from tkc kernels: the forward is
-attention.tk's attn_fwd (O and the log-sum-exp LSE), the backward attention_bwd.tk's three
-kernels (Delta = rowsum(dO * O), then dK and dV per key tile, then dQ per query tile).
+attention.tk's attn_fwd (O and the log-sum-exp LSE), the backward attention_bwd.tk's kernels.
 
     from attention_autograd import attention
     o = attention(q, k, v, causal=True)     # q [B, H, N, D], k and v [B, H / G, N, D], bf16, CUDA
     o.float().square().sum().backward()     # q.grad, k.grad, v.grad from the tkc backward
 
-Each kernel is compiled once per (kernel, D, G, causal) and cached on disk by tkc.compile. The
-backward is deterministic: every gradient element is summed by one block in a fixed order.
+At D = 64 the backward is attn_bwd_prep (Delta, dQacc zeroed) and attn_bwd, which adds each key
+block's share of dQ into the f32 dQacc by TMA reduce-add: blocks add in no fixed order, so dQ may
+differ in its last bits from run to run. `deterministic=True`, and D = 128 (whose registers do
+not hold dK, dV and a share of dQ at once), take the three kernels attn_bwd_delta, attn_bwd_dkdv
+and attn_bwd_dq, in which one block sums each gradient element in a fixed order.
+Each kernel is compiled once per (kernel, D, G, causal) and cached on disk by tkc.compile.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ HERE = Path(__file__).resolve().parent
 # Query rows per step of the dK/dV kernel: at D = 128 its two 64 x 128 f32 accumulators per
 # consumer leave room for 32 query columns of S^T and dP^T, not 64.
 DKDV_BQ = {64: 64, 128: 32}
+FUSED_D = (64,)
+"""Head dims whose backward adds dQ in the dK/dV kernel (attn_bwd)."""
 
 
 @cache
@@ -55,7 +60,8 @@ def _check(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> int:
 
 class Attention(torch.autograd.Function):
     @staticmethod
-    def forward(ctx: Any, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool) -> torch.Tensor:
+    def forward(ctx: Any, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool,
+                deterministic: bool) -> torch.Tensor:
         group = _check(q, k, v)
         q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
         d = q.shape[-1]
@@ -63,24 +69,33 @@ class Attention(torch.autograd.Function):
         lse = torch.empty(q.shape[:-1], device=q.device, dtype=torch.float32)
         _kernel("attention.tk", "attn_fwd", D=d, G=group, CAUSAL=causal)(q, k, v, o, lse)
         ctx.save_for_backward(q, k, v, o, lse)
-        ctx.causal, ctx.group = causal, group
+        ctx.causal, ctx.group, ctx.deterministic = causal, group, deterministic
         return o
 
     @staticmethod
-    def backward(ctx: Any, d_o: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, None]:
+    def backward(ctx: Any, d_o: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, None, None]:
         q, k, v, o, lse = ctx.saved_tensors
         d_o = d_o.to(torch.bfloat16).contiguous()
         d, causal, group = q.shape[-1], ctx.causal, ctx.group
         delta = torch.empty_like(lse)
+        dk, dv = torch.empty_like(k), torch.empty_like(v)
+        if d in FUSED_D and not ctx.deterministic:
+            dq_sum = torch.empty(q.shape, device=q.device, dtype=torch.float32)
+            _kernel("attention_bwd.tk", "attn_bwd_prep", D=d)(o, d_o, delta, dq_sum)
+            lse, delta = _tma_rows(lse), _tma_rows(delta)
+            _kernel("attention_bwd.tk", "attn_bwd", D=d, G=group, CAUSAL=causal)(q, k, v, d_o, lse, delta, dq_sum, dk, dv)
+            return dq_sum.to(torch.bfloat16), dk, dv, None, None
         _kernel("attention_bwd.tk", "attn_bwd_delta", D=d)(o, d_o, delta)
         lse, delta = _tma_rows(lse), _tma_rows(delta)
-        dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+        dq = torch.empty_like(q)
         dkdv = _kernel("attention_bwd.tk", "attn_bwd_dkdv", D=d, BQ=DKDV_BQ[d], G=group, CAUSAL=causal)
         dkdv(q, k, v, d_o, lse, delta, dk, dv)
         _kernel("attention_bwd.tk", "attn_bwd_dq", D=d, G=group, CAUSAL=causal)(q, k, v, d_o, lse, delta, dq)
-        return dq, dk, dv, None
+        return dq, dk, dv, None, None
 
 
-def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = False) -> torch.Tensor:
-    """softmax(q k^T / sqrt(D)) v per head (query head h reads key head h / G), differentiable."""
-    return Attention.apply(q, k, v, causal)
+def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = False,
+              deterministic: bool = False) -> torch.Tensor:
+    """softmax(q k^T / sqrt(D)) v per head (query head h reads key head h / G), differentiable;
+    `deterministic`: gradients bit-reproducible from run to run (the three-kernel backward)."""
+    return Attention.apply(q, k, v, causal, deterministic)
