@@ -672,6 +672,27 @@ def test_padded_rows_are_mapped():
     assert error(abi, packed).endswith("TMA needs 16-byte aligned rows, so N must be a multiple of 4")
 
 
+def test_attention_backward_reads_padded_lse_rows():
+    """attn_bwd_dq reads LSE and Delta by TMA (its ABI maps them): at N = 17, f32 rows of 68 bytes,
+    they are passed as views of rows padded to 20 elements (examples/attention_autograd.py)."""
+    from pathlib import Path
+
+    import tkc
+
+    abi = tkc.compile(Path(__file__).parents[2] / "examples" / "attention_bwd.tk", kernel="attn_bwd_dq", D=64).abi
+    maps = {p.arg for p in abi.params if isinstance(p, TensorMapParam)}
+    assert {"LSE", "Delta"} <= maps and not any(isinstance(p, PointerParam) for p in abi.params)
+    b, h, n, d = 1, 2, 17, 64
+    tiles = [fake_torch((b, h, n, d), ptr=BASE + (i << 24)) for i in range(4)]
+    rows = [fake_torch((b, h, n), "float32", itemsize=4, ptr=BASE + ((4 + i) << 24), strides=(h * 20, 20, 1)) for i in range(2)]
+    out = fake_torch((b, h, n, d), ptr=BASE + (6 << 24))
+    cfg = plan_launch(abi, (*tiles, *rows, out), {}, num_sms=132)
+    lse_map = next(p.value for p in cfg.params if p.name.startswith("tmap_LSE"))
+    assert lse_map.global_dims == (17, 2, 1) and lse_map.global_strides[0] == 80
+    packed = fake_torch((b, h, n), "float32", itemsize=4, ptr=BASE + (4 << 24))
+    assert error(abi, *tiles, packed, rows[1], out).endswith("so N must be a multiple of 4")
+
+
 def test_mapped_view_must_have_a_dense_innermost_dim():
     columns = FakeCuda((64, 32), strides=(2, 128))  # a transpose: the innermost dim steps 128 bytes
     assert error(MAPPED, columns) == (
