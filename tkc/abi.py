@@ -8,9 +8,10 @@ Kernel parameters, in `KernelABI.params` order:
   TensorMapParam  `.param .align 64 .b8 name[128]`: a CUtensorMap over one global argument.
                   The map's dims are the argument's dims innermost first, its strides the
                   argument's own byte strides (any view whose innermost dim is dense and whose
-                  other strides are multiples of 16 bytes); `box` is innermost first, in elements. A rank-1
-                  argument [n] is mapped as one row, dims [n, 1], with a 2-D box (ThunderKittens
-                  pads its vector maps likewise; the 1-D map was refused by the H200's driver).
+                  other strides are multiples of 16 bytes); `box` is innermost first, in
+                  elements. A rank-1 argument [n] is mapped as one row, dims [n, 1], with a
+                  2-D box (ThunderKittens pads its vector maps likewise; the 1-D map was
+                  refused by the H200's driver).
   PointerParam    `.param .u64 name`: the argument's device address.
   DimParam        `.param .u32 name`: the value bound to a symbolic dim.
 

@@ -31,7 +31,6 @@ from xdsl.ir import Attribute
 from tkc import cache
 from tkc.abi import TensorMapParam
 from tkc.diagnostics import TkError
-from tkc.dtypes import BY_NAME
 from tkc.dialects.tile import DecisionAttr, PlanAttr
 from tkc.driver import (
     ABI_ATTRIBUTE,
@@ -48,6 +47,7 @@ from tkc.driver import (
     passes_to_run,
     require_one_kernel,
 )
+from tkc.dtypes import BY_NAME
 from tkc.runtime.arrays import adapt
 from tkc.runtime.launch import device_strides
 

@@ -684,7 +684,8 @@ def test_attention_backward_reads_padded_lse_rows():
     assert {"LSE", "Delta"} <= maps and not any(isinstance(p, PointerParam) for p in abi.params)
     b, h, n, d = 1, 2, 17, 64
     tiles = [fake_torch((b, h, n, d), ptr=BASE + (i << 24)) for i in range(4)]
-    rows = [fake_torch((b, h, n), "float32", itemsize=4, ptr=BASE + ((4 + i) << 24), strides=(h * 20, 20, 1)) for i in range(2)]
+    rows = [fake_torch((b, h, n), "float32", itemsize=4, ptr=BASE + ((4 + i) << 24), strides=(h * 20, 20, 1))
+            for i in range(2)]
     out = fake_torch((b, h, n, d), ptr=BASE + (6 << 24))
     cfg = plan_launch(abi, (*tiles, *rows, out), {}, num_sms=132)
     lse_map = next(p.value for p in cfg.params if p.name.startswith("tmap_LSE"))

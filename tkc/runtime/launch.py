@@ -180,7 +180,8 @@ def _check_distinct_elements(spec: ArgSpec, info: ArrayInfo, itemsize: int) -> N
     byte. Sufficient (and what every slice, transpose and padding gives): stepping the dims from
     the smallest stride up, each stride clears everything the smaller ones span."""
     spanned = itemsize
-    for stride, extent, axis in sorted((abs(s), d, a) for a, (s, d) in enumerate(zip(info.strides, info.shape)) if d > 1):
+    steps = sorted((abs(s), d, a) for a, (s, d) in enumerate(zip(info.strides, info.shape)) if d > 1)
+    for stride, extent, axis in steps:
         if stride == 0:
             raise TkError(
                 f"argument {spec.name}: {_dim_label(spec, axis)} has stride 0 over {extent} elements (a broadcast "
