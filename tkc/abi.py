@@ -6,10 +6,12 @@ encode tensor maps, size the grid and launch. Nothing else passes between the tw
 
 Kernel parameters, in `KernelABI.params` order:
   TensorMapParam  `.param .align 64 .b8 name[128]`: a CUtensorMap over one global argument.
-                  The map's dims are the argument's dims innermost first, strides those of a
-                  contiguous row-major tensor; `box` is innermost first, in elements. A rank-1
-                  argument [n] is mapped as one row, dims [n, 1], with a 2-D box (ThunderKittens
-                  pads its vector maps likewise; the 1-D map was refused by the H200's driver).
+                  The map's dims are the argument's dims innermost first, its strides the
+                  argument's own byte strides (any view whose innermost dim is dense and whose
+                  other strides are multiples of 16 bytes); `box` is innermost first, in
+                  elements. A rank-1 argument [n] is mapped as one row, dims [n, 1], with a
+                  2-D box (ThunderKittens pads its vector maps likewise; the 1-D map was
+                  refused by the H200's driver).
   PointerParam    `.param .u64 name`: the argument's device address.
   DimParam        `.param .u32 name`: the value bound to a symbolic dim.
 
@@ -107,14 +109,24 @@ class KernelABI:
     def contract(self) -> LaunchContract:
         return LaunchContract(self.args, self.params, self.grid, self.divisibility, self.written, self.multicast)
 
-    def unaligned_rows(self, shapes: Sequence[Sequence[int]], names: Sequence[str]) -> bool:
-        """Whether one of the arguments `names` has rows (its innermost dim) that are not a whole
-        number of 128-byte lines at these shapes (in `args` order)."""
-        return any(
-            len(shape) >= 2 and shape[-1] * BY_NAME[spec.dtype].bytes % LINE_BYTES
-            for spec, shape in zip(self.args, shapes)
-            if spec.name in names
-        )
+    def unaligned_rows(
+        self,
+        shapes: Sequence[Sequence[int]],
+        names: Sequence[str],
+        strides: Sequence[Sequence[int] | None] | None = None,
+    ) -> bool:
+        """Whether one of the arguments `names` has rows (its innermost dim) that do not start on
+        128-byte lines at these shapes and byte strides (in `args` order; None: contiguous
+        row-major): a dim but the innermost that is stepped over by a stride that is not a
+        whole number of lines. A contiguous tensor's rows start one row's bytes apart."""
+        for i, (spec, shape) in enumerate(zip(self.args, shapes)):
+            if spec.name not in names:
+                continue
+            given = strides[i] if strides is not None else None
+            steps = given if given is not None else row_major(tuple(shape), BY_NAME[spec.dtype].bytes)
+            if any(step % LINE_BYTES for step, extent in zip(steps[:-1], shape[:-1]) if extent > 1):
+                return True
+        return False
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -207,6 +219,16 @@ def check_launch_size(block: int, smem_bytes: int) -> None:
     """ABIError unless a block of `block` threads with `smem_bytes` of shared memory can launch."""
     if block <= 0 or smem_bytes < 0:
         raise ABIError(f"a block of {block} threads with {smem_bytes} bytes of shared memory")
+
+
+def row_major(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
+    """Byte strides of a contiguous row-major array."""
+    strides = []
+    step = itemsize
+    for d in reversed(shape):
+        strides.append(step)
+        step *= d
+    return tuple(reversed(strides))
 
 
 LINE_BYTES = 128

@@ -47,6 +47,9 @@ from tkc.driver import (
     passes_to_run,
     require_one_kernel,
 )
+from tkc.dtypes import BY_NAME
+from tkc.runtime.arrays import adapt
+from tkc.runtime.launch import device_strides
 
 if TYPE_CHECKING:
     from tkc.abi import KernelABI
@@ -108,7 +111,7 @@ class CompiledKernel:
             and not isinstance(plan.decisions.data.get("cluster"), DecisionAttr)  # the plan pairs no CTAs
         )
         self._clustered: CompiledKernel | None = None
-        self._launch_choice: dict[tuple[tuple[int, ...], ...], CompiledKernel] = {}
+        self._launch_choice: dict[tuple[tuple[tuple[int, ...], tuple[int, ...] | None], ...], CompiledKernel] = {}
         self._ptx: str | None = None
         self._abi: KernelABI | None = None
         self._cubin: bytes | None = None
@@ -217,25 +220,27 @@ class CompiledKernel:
         return self._variant_for(tensors)._launch(*tensors, stream=stream)
 
     def _variant_for(self, tensors: tuple[Any, ...]) -> CompiledKernel:
-        """The variant a launch on these tensors takes (remembered per shapes): `whole_tiles`
-        where its ABI takes the shapes, then its `clustered` where a tile it would share has rows
-        that are not whole cache lines; else this kernel."""
+        """The variant a launch on these tensors takes (remembered per shapes and strides):
+        `whole_tiles` where its ABI takes the shapes, then its `clustered` where a tile it would
+        share has rows that do not start on whole cache lines; else this kernel."""
         if not (self._has_tail_masks or self._may_cluster):
             return self
-        shapes = tuple(tuple(getattr(t, "shape", ())) for t in tensors)
-        choice = self._launch_choice.get(shapes)
+        layouts = tuple(_layout(t) for t in tensors)
+        choice = self._launch_choice.get(layouts)
         if choice is None:
+            shapes = tuple(shape for shape, _ in layouts)
+            strides = tuple(steps for _, steps in layouts)
             whole = self.whole_tiles
             choice = whole if whole is not None and whole.abi.divides(shapes) else self
             loaded = {p.arg for p in choice.abi.params if isinstance(p, TensorMapParam)} - set(choice.abi.written)
-            if choice._may_cluster and choice.abi.unaligned_rows(shapes, sorted(loaded)):
+            if choice._may_cluster and choice.abi.unaligned_rows(shapes, sorted(loaded), strides):
                 clustered = choice.clustered
                 if (clustered is not None and clustered.abi.divides(shapes)
-                        and clustered.abi.unaligned_rows(shapes, clustered.abi.multicast)):
+                        and clustered.abi.unaligned_rows(shapes, clustered.abi.multicast, strides)):
                     choice = clustered
             if len(self._launch_choice) >= 64:
                 self._launch_choice.pop(next(iter(self._launch_choice)))
-            self._launch_choice[shapes] = choice
+            self._launch_choice[layouts] = choice
         return choice
 
     def _launch(self, *tensors: Any, stream: Any = None) -> Any:
@@ -297,3 +302,16 @@ class CompiledKernel:
         self._ptx, self._abi = ptx, KernelABI.from_json(abi)
         cache.write(self._key + cache.ARTEFACTS["ptx"], ptx)
         cache.write(self._key + cache.ABI_SUFFIX, abi)
+
+
+def _layout(array: Any) -> tuple[tuple[int, ...], tuple[int, ...] | None]:
+    """An argument's shape and the byte strides the kernel sees, which the launch's choice of
+    variant depends on (a view's rows start where its strides put them); None for the strides
+    of what tkc cannot read them from (taken as contiguous: the launch checks the object)."""
+    try:
+        info = adapt(array)
+    except ValueError:
+        info = None
+    if info is None or info.dtype is None:
+        return tuple(getattr(array, "shape", ())), None
+    return info.shape, device_strides(info, BY_NAME[info.dtype].bytes)

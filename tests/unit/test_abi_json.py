@@ -85,3 +85,7 @@ def test_shapes_that_meet_the_divisibility_and_rows_that_are_not_whole_lines() -
     wide = KernelABI("k", (ArgSpec("B", "bf16", ("K", "N")),), (), (1, 1, 1), 128, 0, multicast=("B",))
     assert wide.unaligned_rows([(64, 8184)], wide.multicast) and not wide.unaligned_rows([(64, 8192)], wide.multicast)
     assert not wide.unaligned_rows([(64, 8184)], ()), "only the named arguments count"
+    # a view's rows start where its strides put them: a column slice of whole lines is aligned
+    assert not wide.unaligned_rows([(64, 8184)], wide.multicast, [(8192 * 2, 2)])
+    assert wide.unaligned_rows([(64, 8192)], wide.multicast, [(8200 * 2, 2)]), "padded rows, not whole lines"
+    assert not wide.unaligned_rows([(1, 8184)], wide.multicast, [None]), "one row starts nowhere but at its base"

@@ -131,7 +131,7 @@ def test_tile_passes_keep_the_example_result(path: Path, kernel: str | None, var
 
 @pytest.mark.parametrize(
     "stem, variant, sizes",
-    [("gemm", {}, {"M": 512, "N": 512, "K": 512}), ("attention", {"D": 64}, {"B": 1, "H": 4, "N": 512})],
+    [("gemm", {}, {"M": 512, "N": 512, "K": 512}), ("attention", {"D": 64}, {"B": 1, "H": 4, "HKV": 4, "N": 512})],
 )
 def test_example_speed(stem: str, variant: dict[str, int], sizes: dict[str, int]) -> None:
     path = EXAMPLES / f"{stem}.tk"

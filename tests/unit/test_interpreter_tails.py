@@ -76,7 +76,7 @@ def test_softmax_over_a_ragged_row(m: int, n: int) -> None:
 def test_attention_at_any_sequence_length(causal: bool, n: int) -> None:
     """Keys past N are padding columns of the scores: row_max and row_sum skip them, and the
     P V contraction counts them as 0 (P there is exp2(0 - m), not 0)."""
-    assert_matches_reference("attention", {"BQ": 64, "BKV": 64, "D": 64, "CAUSAL": causal}, {"B": 1, "H": 2, "N": n})
+    assert_matches_reference("attention", {"BQ": 64, "BKV": 64, "D": 64, "CAUSAL": causal}, {"B": 1, "H": 2, "HKV": 2, "N": n})
 
 
 @pytest.mark.parametrize("stem", ["gemm", "gemm_abt", "gemm_atb", "gemm_atbt"])

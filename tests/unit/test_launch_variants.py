@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from test_runtime import fake_torch
 
 import tkc
 from tkc.diagnostics import TkError
@@ -78,6 +79,17 @@ def test_a_launch_takes_the_clustered_variant_where_b_rows_are_not_whole_lines(
     kernel = tkc.compile(EXAMPLES / "gemm.tk", "gemm")
     chosen = kernel._variant_for(tuple(type("T", (), {"shape": s})() for s in gemm_shapes(*shape)))
     assert (chosen is kernel.clustered) == clustered and (chosen is kernel) != clustered
+
+
+def test_the_variant_follows_the_strides_of_views() -> None:
+    """B = big[:, :8184] of a [K, 8192] tensor has rows on whole lines: no multicast, unlike a
+    contiguous B of the same shape; the choice is remembered per shapes and strides."""
+    kernel = tkc.compile(EXAMPLES / "gemm.tk", "gemm")
+    m, n, k = 8191, 8184, 8184
+    contiguous = tuple(fake_torch(s) for s in gemm_shapes(m, n, k))
+    sliced = (contiguous[0], fake_torch((k, n), strides=(8192, 1)), contiguous[2])
+    assert kernel._variant_for(contiguous) is kernel.clustered
+    assert kernel._variant_for(sliced) is kernel
 
 
 def test_a_pinned_cluster_and_a_kernel_without_shared_tiles_get_no_clustered_variant(tmp_path: Path) -> None:

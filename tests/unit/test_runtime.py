@@ -46,15 +46,16 @@ class FakeTorchDtype:
         return f"torch.{self.name}"
 
 
-def fake_torch(shape, dtype="bfloat16", device="cuda", index=0, itemsize=2, ptr=BASE):
-    """An object the runtime takes for a torch.Tensor (recognised by its type's module)."""
+def fake_torch(shape, dtype="bfloat16", device="cuda", index=0, itemsize=2, ptr=BASE, strides=None):
+    """An object the runtime takes for a torch.Tensor (recognised by its type's module);
+    `strides` in elements, as torch gives them (default: contiguous)."""
     cls = type("Tensor", (), {"__module__": "torch"})
     t = cls()
     t.shape = tuple(shape)
     t.dtype = FakeTorchDtype(dtype)
     t.device = SimpleNamespace(type=device, index=index if device == "cuda" else None)
     t.element_size = lambda: itemsize
-    t.stride = lambda: tuple(s // itemsize for s in row_major(tuple(shape), itemsize))
+    t.stride = lambda: strides or tuple(s // itemsize for s in row_major(tuple(shape), itemsize))
     t.data_ptr = lambda: ptr
     return t
 
@@ -300,7 +301,11 @@ def test_numpy_rows_tma_cannot_address_are_refused_before_staging():
 
 def test_not_contiguous():
     transposed = FakeCuda((64, 32), strides=(2, 128))
-    assert "argument X is not contiguous row-major" in error(COPY, transposed)
+    assert error(COPY, transposed) == (
+        "argument X is not contiguous row-major: strides [2, 128] bytes, expected [64, 2] for shape [64, 32]; "
+        "the kernel reads or writes it element by element through its address, which only a contiguous "
+        "tensor gives (use .contiguous())"
+    )
 
 
 def test_padded_rows_are_not_contiguous():
@@ -604,3 +609,184 @@ def test_read_only_arguments_may_share_memory():
     A, _, C = gemm_args(M=128, N=256, K=256)
     a_twice = FakeCuda((256, 256), ptr=BASE)  # the same bytes as A, read as B
     plan_launch(WRITES_C, (A, a_twice, C), {}, num_sms=132)
+
+
+# ---- strided views of arguments reached only through tensor maps ----
+
+# attn_fwd's arguments as examples/attention.tk declares them: Q, K, V, O through tensor maps,
+# LSE (stored a vector at a time with st.global) through its address.
+ATTENTION = KernelABI(
+    entry="attn_fwd",
+    args=tuple(ArgSpec(n, "bf16", ("B", "H", "N", 64)) for n in "QKVO") + (ArgSpec("LSE", "f32", ("B", "H", "N")),),
+    params=tuple(TensorMapParam(f"tmap_{n}", n, (64, 128, 1, 1), 128) for n in "QKVO")
+    + (PointerParam("ptr_LSE", "LSE"), DimParam("dim_N", "N")),
+    grid=(("ceildiv", "N", 128), "H", "B"),
+    block=384,
+    smem_bytes=0,
+    written=("O", "LSE"),
+)
+
+
+def bnhd_as_bhnd(b, n, h, d, ptr):
+    """`x.transpose(1, 2)` of a contiguous bf16 [B, N, H, D] tensor at `ptr`: shape [B, H, N, D]."""
+    return fake_torch((b, h, n, d), ptr=ptr, strides=(n * h * d, d, h * d, 1))
+
+
+def attention_args(b=2, n=1000, h=3, d=64):
+    views = [bnhd_as_bhnd(b, n, h, d, BASE + (i << 28)) for i in range(4)]
+    return (*views, fake_torch((b, h, n), "float32", itemsize=4, ptr=BASE + (4 << 28)))
+
+
+def test_transposed_views_are_mapped_with_their_own_strides():
+    """FlashAttention's [B, N, H, D] layout given as a [B, H, N, D] view: each tensor map steps
+    over H by D elements and over N by H·D, as the view does; no copy is made."""
+    cfg = plan_launch(ATTENTION, attention_args(b=2, n=1000, h=3, d=64), {}, num_sms=132)
+    q = cfg.params[0].value
+    assert q.global_dims == (64, 1000, 3, 2)
+    assert q.global_strides == (3 * 64 * 2, 64 * 2, 1000 * 3 * 64 * 2)  # N, H, B in bytes
+    assert q.address == BASE
+
+
+def test_column_slice_is_mapped_with_the_rows_of_its_base():
+    """`big[:, :K]` of a [M, 4096] bf16 tensor: K columns, rows 8192 bytes apart."""
+    big_rows = 4096 * 2
+    slices = [fake_torch((256, 1000), ptr=BASE, strides=(4096, 1)),
+              fake_torch((1000, 512), ptr=BASE + (1 << 28), strides=(4096, 1))]
+    c = fake_torch((256, 512), "float32", itemsize=4, ptr=BASE + (2 << 28))
+    abi = KernelABI(GEMM.entry, (ArgSpec("A", "bf16", ("M", "K")), ArgSpec("B", "bf16", ("K", "N")), GEMM.args[2]),
+                    GEMM.params, GEMM.grid, GEMM.block, GEMM.smem_bytes)
+    cfg = plan_launch(abi, (*slices, c), {}, num_sms=132)
+    a, b = cfg.params[0].value, cfg.params[1].value
+    assert a.global_dims == (1000, 256) and a.global_strides == (big_rows,)
+    assert b.global_dims == (512, 1000) and b.global_strides == (big_rows,)
+
+
+def test_padded_rows_are_mapped():
+    """An f32 [B, H, N] view of a [B, H, 1004] buffer (rows padded to 16 bytes), N = 1001 not a
+    multiple of 4: refused contiguous (rows of 4004 bytes), mapped as a view of the padded rows."""
+    abi = mapped("f32", ("R", "H", "N"))
+    padded = fake_torch((2, 3, 1001), "float32", itemsize=4, strides=(3 * 1004, 1004, 1))
+    cfg = plan_launch(abi, (padded,), {}, num_sms=132)
+    assert cfg.params[0].value.global_strides == (1004 * 4, 3 * 1004 * 4)
+    packed = fake_torch((2, 3, 1001), "float32", itemsize=4)
+    assert error(abi, packed).endswith("TMA needs 16-byte aligned rows, so N must be a multiple of 4")
+
+
+def test_attention_backward_reads_padded_lse_rows():
+    """attn_bwd_dq reads LSE and Delta by TMA (its ABI maps them): at N = 17, f32 rows of 68 bytes,
+    they are passed as views of rows padded to 20 elements (examples/attention_autograd.py)."""
+    from pathlib import Path
+
+    import tkc
+
+    abi = tkc.compile(Path(__file__).parents[2] / "examples" / "attention_bwd.tk", kernel="attn_bwd_dq", D=64).abi
+    maps = {p.arg for p in abi.params if isinstance(p, TensorMapParam)}
+    assert {"LSE", "Delta"} <= maps and not any(isinstance(p, PointerParam) for p in abi.params)
+    b, h, n, d = 1, 2, 17, 64
+    tiles = [fake_torch((b, h, n, d), ptr=BASE + (i << 24)) for i in range(4)]
+    rows = [fake_torch((b, h, n), "float32", itemsize=4, ptr=BASE + ((4 + i) << 24), strides=(h * 20, 20, 1))
+            for i in range(2)]
+    out = fake_torch((b, h, n, d), ptr=BASE + (6 << 24))
+    cfg = plan_launch(abi, (*tiles, *rows, out), {}, num_sms=132)
+    lse_map = next(p.value for p in cfg.params if p.name.startswith("tmap_LSE"))
+    assert lse_map.global_dims == (17, 2, 1) and lse_map.global_strides[0] == 80
+    packed = fake_torch((b, h, n), "float32", itemsize=4, ptr=BASE + (4 << 24))
+    assert error(abi, *tiles, packed, rows[1], out).endswith("so N must be a multiple of 4")
+
+
+def test_mapped_view_must_have_a_dense_innermost_dim():
+    columns = FakeCuda((64, 32), strides=(2, 128))  # a transpose: the innermost dim steps 128 bytes
+    assert error(MAPPED, columns) == (
+        "argument X: its innermost dim must be dense: its stride is 128 bytes, not the element size 2; "
+        "a tensor map reads rows of consecutive elements (use .contiguous())"
+    )
+
+
+def test_mapped_view_strides_must_be_multiples_of_16():
+    odd = FakeCuda((4, 64), strides=(136, 2))  # rows 136 bytes apart: a view of padded rows, not 16-aligned
+    assert error(MAPPED, odd) == (
+        "argument X: dim R (dim 0) has stride 136 bytes, not a non-negative multiple of 16: a tensor map "
+        "steps over every dim but the innermost by such a byte stride (use .contiguous())"
+    )
+    assert "dim 0 has stride 24 bytes" in error(mapped("f16", (4, "W")), FakeCuda((4, 64), strides=(24, 2)))
+
+
+def test_mapped_view_with_a_negative_stride_is_refused():
+    """DLPack may describe a reversed view; a tensor map steps forwards only."""
+    reversed_rows = FakeCuda((4, 64), ptr=BASE + 3 * 128, strides=(-128, 2))
+    assert "dim R (dim 0) has stride -128 bytes, not a non-negative multiple of 16" in error(MAPPED, reversed_rows)
+
+
+def test_dims_of_one_element_are_mapped_with_a_16_byte_stride():
+    """A dim of extent 1 is never stepped over: any stride is taken, and the map gets a valid one."""
+    cfg = plan_launch(mapped("f16", ("A", "R", "W")), (FakeCuda((1, 4, 64), strides=(6, 128, 2)),), {}, 132)
+    assert cfg.params[0].value.global_strides == (128, 512)
+
+
+def test_argument_reached_through_its_address_must_be_contiguous():
+    """LSE is stored a vector at a time through its pointer: a view of padded rows is refused."""
+    *views, _ = attention_args(b=1, n=1001, h=2)
+    lse = fake_torch((1, 2, 1001), "float32", itemsize=4, ptr=BASE + (4 << 28), strides=(2 * 1004, 1004, 1))
+    msg = error(ATTENTION, *views, lse)
+    assert msg.startswith("argument LSE is not contiguous row-major: strides [8032, 4016, 4] bytes")
+    assert "element by element through its address" in msg
+
+
+def test_numpy_view_is_staged_packed_and_mapped_packed():
+    """A numpy argument is copied to a packed buffer: its tensor map has row-major strides."""
+    view = np.zeros((4, 128), np.float16)[:, :64]
+    cfg = plan_launch(MAPPED, (view,), {}, 132)
+    assert cfg.params[0].value.global_strides == (128,)
+
+
+# Spans: a view covers the bytes from its lowest to its highest element, gaps included.
+
+
+def test_views_of_disjoint_rows_of_one_buffer_do_not_overlap():
+    """Q, K, V, O as the four heads of one [B, N, 4, D] buffer would overlap (interleaved rows);
+    as views of four separate buffers they do not, however their strides interleave."""
+    cfg = plan_launch(ATTENTION, attention_args(), {}, num_sms=132)
+    assert cfg.dims == {"B": 2, "H": 3, "N": 1000}
+
+
+def test_written_view_overlapping_another_by_its_span_is_refused():
+    """O = big[:, :, :, :64] and Q = big[:, :, :, 64:] of one [B, H, N, 128] buffer touch no element in
+    common, but their spans interleave: refused (the check is conservative)."""
+    q, k, v, o, lse = attention_args(b=1, n=256, h=2)
+    strides = (2 * 256 * 128, 256 * 128, 128, 1)
+    o = fake_torch((1, 2, 256, 64), ptr=BASE + (8 << 28), strides=strides)
+    q = fake_torch((1, 2, 256, 64), ptr=BASE + (8 << 28) + 128, strides=strides)
+    assert error(ATTENTION, q, k, v, o, lse).startswith("arguments O and Q overlap in memory, and the kernel writes O")
+
+
+def test_written_view_reaching_into_another_argument_is_refused():
+    """A transposed O spans B·N·H·D elements from its base, though it starts before LSE's bytes."""
+    q, k, v, _, _ = attention_args(b=1, n=128, h=2)
+    o = bnhd_as_bhnd(1, 128, 2, 64, BASE + (8 << 28))
+    lse = fake_torch((1, 2, 128), "float32", itemsize=4, ptr=BASE + (8 << 28) + 2 * 128 * 2 * 64 - 1024)
+    assert error(ATTENTION, q, k, v, o, lse).startswith("arguments O and LSE overlap in memory")
+
+
+def test_written_broadcast_view_is_refused():
+    q, k, v, _, lse = attention_args(b=2, n=128, h=3)
+    o = fake_torch((2, 3, 128, 64), ptr=BASE + (8 << 28), strides=(0, 128 * 64, 64, 1))  # one batch, expanded
+    assert error(ATTENTION, q, k, v, o, lse) == (
+        "argument O: dim B (dim 0) has stride 0 over 2 elements (a broadcast view), and the kernel writes O: "
+        "its elements would share memory; pass a tensor with memory of its own (.contiguous())"
+    )
+
+
+def test_written_view_whose_rows_overlap_is_refused():
+    q, k, v, _, lse = attention_args(b=1, n=128, h=1)
+    o = fake_torch((1, 1, 128, 64), ptr=BASE + (8 << 28), strides=(128 * 64, 128 * 64, 32, 1))  # 128-byte rows 64 apart
+    assert error(ATTENTION, q, k, v, o, lse).startswith(
+        "argument O: dim N (dim 2) has stride 64 bytes, less than the 128 bytes its smaller strides span"
+    )
+
+
+def test_read_broadcast_view_is_taken():
+    """A tensor the kernel only reads may repeat its elements: K and V shared by every head."""
+    q, _, _, o, lse = attention_args(b=1, n=256, h=4)
+    shared = fake_torch((1, 4, 256, 64), ptr=BASE + (9 << 28), strides=(256 * 64, 0, 64, 1))
+    cfg = plan_launch(ATTENTION, (q, shared, shared, o, lse), {}, num_sms=132)
+    assert cfg.params[1].value.global_strides == (128, 0, 4 * 256 * 128)  # B: one element, its packed stride

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from tkc.abi import row_major
 from tkc.dtypes import DTYPES, DType
 
 _DL_CPU, _DL_CUDA, _DL_CUDA_MANAGED = 1, 2, 13
@@ -168,13 +169,3 @@ def _from_dlpack(obj: Any) -> ArrayInfo:
         source="dlpack",
         obj=capsule,
     )
-
-
-def row_major(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
-    """Byte strides of a contiguous row-major array."""
-    strides = []
-    step = itemsize
-    for d in reversed(shape):
-        strides.append(step)
-        step *= d
-    return tuple(reversed(strides))

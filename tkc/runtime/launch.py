@@ -15,10 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from tkc.abi import ArgSpec, DimParam, KernelABI, PointerParam, TensorMapParam, evaluate, rounded_down_tail
+from tkc.abi import ArgSpec, DimParam, KernelABI, PointerParam, TensorMapParam, evaluate, rounded_down_tail, row_major
 from tkc.diagnostics import TkError
 from tkc.dtypes import BY_NAME
-from tkc.runtime.arrays import ArrayInfo, adapt, row_major
+from tkc.runtime.arrays import ArrayInfo, adapt
 from tkc.runtime.device import CudaError, Device, check, device, driver, get_function, load_module
 from tkc.runtime.tensormap import TensorMapSpec, encode, spec_for
 
@@ -126,35 +126,80 @@ def bind(abi: KernelABI, args: tuple[Any, ...], named: dict[str, Any]) -> Bindin
         if value >= 1 << 32:
             raise TkError(f"{dim} = {value} (from {where[dim]}) does not fit in 32 bits")
     mapped = {p.arg for p in abi.params if isinstance(p, TensorMapParam)}
+    addressed = {p.arg for p in abi.params if isinstance(p, PointerParam)}
     for spec in abi.args:
         info = arrays[spec.name]
         itemsize = BY_NAME[spec.dtype].bytes
         if info.location == "cuda":  # numpy arguments are staged into fresh, packed buffers
-            _check_layout(spec.name, info, itemsize)
+            _check_aligned(spec.name, info)
+            if spec.name in addressed:
+                _check_contiguous(spec.name, info, itemsize)
         if spec.name in mapped:  # a packed copy has the same rows: staging does not help
-            _check_rows(spec, info.shape, itemsize)
+            _check_tma_strides(spec, info.shape, device_strides(info, itemsize), itemsize)
     _check_no_overlap(abi, arrays)
     return Binding(arrays, dims)
 
 
+def device_strides(info: ArrayInfo, itemsize: int) -> tuple[int, ...]:
+    """The byte strides the kernel sees: a numpy argument's packed copy's, else the array's own."""
+    return info.strides if info.location == "cuda" else row_major(info.shape, itemsize)
+
+
 def _check_no_overlap(abi: KernelABI, arrays: dict[str, ArrayInfo]) -> None:
     """The compiler orders loads after stores per argument: an argument the kernel writes must
-    not share memory with another one (the same tensor passed twice, or overlapping views)."""
-    extents = {
-        spec.name: (info.ptr, info.ptr + math.prod(info.shape) * BY_NAME[spec.dtype].bytes)
+    not share memory with another one (the same tensor passed twice, or overlapping views), nor
+    address one byte as two of its own elements. A view's bytes are taken as one span, from the
+    lowest byte it addresses to the highest (the gaps of a strided view count: conservative)."""
+    spans = {
+        spec.name: _span(info, BY_NAME[spec.dtype].bytes)
         for spec in abi.args
         if (info := arrays[spec.name]).location == "cuda"
     }
     for written in abi.written:
-        if written not in extents:
+        if written not in spans:
             continue
-        start, end = extents[written]
-        for other, (lo, hi) in extents.items():
+        spec = next(a for a in abi.args if a.name == written)
+        _check_distinct_elements(spec, arrays[written], BY_NAME[spec.dtype].bytes)
+        start, end = spans[written]
+        for other, (lo, hi) in spans.items():
             if other != written and lo < end and start < hi:
                 raise TkError(
                     f"arguments {written} and {other} overlap in memory, and the kernel writes {written}: "
                     "pass distinct tensors (tkc orders a block's loads after its stores only within one argument)"
                 )
+
+
+def _span(info: ArrayInfo, itemsize: int) -> tuple[int, int]:
+    """The bytes [lo, hi) from the lowest to the highest byte the view addresses."""
+    reach = [stride * (extent - 1) for stride, extent in zip(info.strides, info.shape)]
+    return info.ptr + sum(r for r in reach if r < 0), info.ptr + sum(r for r in reach if r > 0) + itemsize
+
+
+def _check_distinct_elements(spec: ArgSpec, info: ArrayInfo, itemsize: int) -> None:
+    """A written view must give each element bytes of its own: else two stores race for one
+    byte. Sufficient (and what every slice, transpose and padding gives): stepping the dims from
+    the smallest stride up, each stride clears everything the smaller ones span."""
+    spanned = itemsize
+    steps = sorted((abs(s), d, a) for a, (s, d) in enumerate(zip(info.strides, info.shape)) if d > 1)
+    for stride, extent, axis in steps:
+        if stride == 0:
+            raise TkError(
+                f"argument {spec.name}: {_dim_label(spec, axis)} has stride 0 over {extent} elements (a broadcast "
+                f"view), and the kernel writes {spec.name}: its elements would share memory; pass a tensor "
+                "with memory of its own (.contiguous())"
+            )
+        if stride < spanned:
+            raise TkError(
+                f"argument {spec.name}: {_dim_label(spec, axis)} has stride {stride} bytes, less than the "
+                f"{spanned} bytes its smaller strides span, and the kernel writes {spec.name}: its elements "
+                "may share memory; pass a tensor with memory of its own (.contiguous())"
+            )
+        spanned = stride * (extent - 1) + spanned
+
+
+def _dim_label(spec: ArgSpec, axis: int) -> str:
+    dim = spec.dims[axis]
+    return f"dim {dim} (dim {axis})" if isinstance(dim, str) else f"dim {axis}"
 
 
 def _check_device(name: str, info: ArrayInfo) -> None:
@@ -169,14 +214,7 @@ def _check_device(name: str, info: ArrayInfo) -> None:
         )
 
 
-def _check_layout(name: str, info: ArrayInfo, itemsize: int) -> None:
-    packed = row_major(info.shape, itemsize)
-    # A dim of extent 1 may carry any stride: it is never stepped over.
-    if any(s != p for s, p, d in zip(info.strides, packed, info.shape) if d != 1):
-        raise TkError(
-            f"argument {name} is not contiguous row-major: strides {list(info.strides)} bytes, "
-            f"expected {list(packed)} for shape {list(info.shape)} (use .contiguous())"
-        )
+def _check_aligned(name: str, info: ArrayInfo) -> None:
     if info.ptr % ALIGN:
         raise TkError(
             f"argument {name}: address {info.ptr:#x} is not {ALIGN}-byte aligned "
@@ -184,20 +222,53 @@ def _check_layout(name: str, info: ArrayInfo, itemsize: int) -> None:
         )
 
 
-def _check_rows(spec: ArgSpec, shape: tuple[int, ...], itemsize: int) -> None:
-    """TMA steps over every dim but the innermost by a byte stride that must be a multiple of 16;
-    in a row-major tensor each such stride is a multiple of the innermost dim's bytes, so those
-    decide. The rule is TMA's: an argument the kernel reaches only through its address (a
-    vector's st.global) takes rows of any length."""
-    if len(shape) < 2 or shape[-1] * itemsize % ALIGN == 0:
+def _is_contiguous(shape: tuple[int, ...], strides: tuple[int, ...], itemsize: int) -> bool:
+    # A dim of extent 1 may carry any stride: it is never stepped over.
+    return all(s == p for s, p, d in zip(strides, row_major(shape, itemsize), shape) if d != 1)
+
+
+def _check_contiguous(name: str, info: ArrayInfo, itemsize: int) -> None:
+    """An argument the kernel reaches through its address (a vector's st.global, a scalar's
+    ld.global) is indexed as a contiguous row-major array."""
+    if not _is_contiguous(info.shape, info.strides, itemsize):
+        raise TkError(
+            f"argument {name} is not contiguous row-major: strides {list(info.strides)} bytes, "
+            f"expected {list(row_major(info.shape, itemsize))} for shape {list(info.shape)}; the kernel "
+            f"reads or writes it element by element through its address, which only a contiguous "
+            f"tensor gives (use .contiguous())"
+        )
+
+
+def _check_tma_strides(spec: ArgSpec, shape: tuple[int, ...], strides: tuple[int, ...], itemsize: int) -> None:
+    """A tensor map addresses element (i0, ..., in) at base + sum(i_k * stride_k): the innermost
+    stride is the element size, every other one a byte stride that must be a multiple of 16
+    (and not negative). Any view that keeps to this is mapped as it is (a slice, a transpose of
+    outer dims, padded rows). In a contiguous tensor each such stride is a multiple of the
+    innermost dim's bytes, so those decide, and the message says so. The rule is TMA's: an
+    argument the kernel reaches only through its address (a vector's st.global) takes rows of any
+    length."""
+    if shape[-1] > 1 and strides[-1] != itemsize:
+        raise TkError(
+            f"argument {spec.name}: its innermost dim must be dense: its stride is {strides[-1]} bytes, "
+            f"not the element size {itemsize}; a tensor map reads rows of consecutive elements "
+            "(use .contiguous())"
+        )
+    bad = [a for a in range(len(shape) - 1) if shape[a] > 1 and (strides[a] < 0 or strides[a] % ALIGN)]
+    if not bad:
         return
-    axis = len(shape) - 1
-    dim = spec.dims[axis]
-    label = dim if isinstance(dim, str) else f"dim {axis}"
+    if _is_contiguous(shape, strides, itemsize):
+        axis = len(shape) - 1
+        dim = spec.dims[axis]
+        label = dim if isinstance(dim, str) else f"dim {axis}"
+        raise TkError(
+            f"argument {spec.name}: dim {dim if isinstance(dim, str) else axis} = {shape[-1]} (its innermost) "
+            f"times {itemsize} bytes is not a multiple of {ALIGN}: TMA needs {ALIGN}-byte aligned rows, "
+            f"so {label} must be a multiple of {ALIGN // math.gcd(ALIGN, itemsize)}"
+        )
     raise TkError(
-        f"argument {spec.name}: dim {dim if isinstance(dim, str) else axis} = {shape[-1]} (its innermost) "
-        f"times {itemsize} bytes is not a multiple of {ALIGN}: TMA needs {ALIGN}-byte aligned rows, "
-        f"so {label} must be a multiple of {ALIGN // math.gcd(ALIGN, itemsize)}"
+        f"argument {spec.name}: {_dim_label(spec, bad[0])} has stride {strides[bad[0]]} bytes, not a "
+        f"non-negative multiple of {ALIGN}: a tensor map steps over every dim but the innermost by "
+        f"such a byte stride (use .contiguous())"
     )
 
 
@@ -227,7 +298,8 @@ def param_slots(
     for p in abi.params:
         if isinstance(p, TensorMapParam):
             info = binding.arrays[p.arg]
-            spec = spec_for(p, info.dtype or "", info.shape, pointers[p.arg])
+            itemsize = BY_NAME[info.dtype or ""].bytes
+            spec = spec_for(p, info.dtype or "", info.shape, pointers[p.arg], device_strides(info, itemsize))
             slots.append(ParamSlot(p.name, "tensormap", 128, spec))
         elif isinstance(p, PointerParam):
             slots.append(ParamSlot(p.name, "pointer", 8, pointers[p.arg]))

@@ -12,10 +12,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tkc.abi import TensorMapParam
+from tkc.abi import TensorMapParam, row_major
 from tkc.diagnostics import TkError
 from tkc.dtypes import BY_NAME
-from tkc.runtime.arrays import row_major
 from tkc.runtime.device import check, driver
 
 # CUtensorMapSwizzle by span in bytes.
@@ -45,13 +44,21 @@ class TensorMapSpec:
 
 
 def spec_for(
-    param: TensorMapParam, dtype: str, shape: tuple[int, ...], address: int | None
+    param: TensorMapParam,
+    dtype: str,
+    shape: tuple[int, ...],
+    address: int | None,
+    strides: tuple[int, ...] | None = None,
 ) -> TensorMapSpec:
-    """The encoder arguments for `param` over a row-major `dtype` tensor of `shape`."""
+    """The encoder arguments for `param` over a `dtype` tensor of `shape` with these byte strides
+    (None: contiguous row-major), which the launch checked: the innermost dense, the others
+    multiples of 16 where their dim has more than one element."""
     es = BY_NAME[dtype].bytes
     box = tuple(param.box)
+    strides = strides if strides is not None else row_major(shape, es)
     if len(shape) == 1 and len(box) == 2:
-        shape = (1, *shape)  # a rank-1 tensor is mapped as one row of a 2-D tensor (tkc/abi.py)
+        # a rank-1 tensor is mapped as one row of a 2-D tensor (tkc/abi.py)
+        shape, strides = (1, *shape), (shape[0] * es, *strides)
     rank = len(shape)
     # The ABI is the compiler's promise: a box that breaks the encoder's rules is a tkc bug.
     if not 1 <= rank <= 5:
@@ -71,10 +78,13 @@ def spec_for(
             f"{param.swizzle}B swizzle span"
         )
     dims = tuple(reversed(shape))
-    # the one-row dim of a mapped vector is never stepped over, but its stride must be 16-aligned
-    strides = tuple(-(-s // 16) * 16 if shape[0] == 1 and rank == 2 else s for s in reversed(row_major(shape, es)))[1:]
+    # A dim of one element (a mapped vector's one row) is never stepped over, whatever its stride
+    # says, but the encoder wants a multiple of 16: its contiguous stride rounded up.
+    packed = row_major(shape, es)
+    steps = tuple(-(-p // 16) * 16 if d == 1 else s for s, p, d in zip(strides, packed, shape))
+    global_strides = tuple(reversed(steps))[1:]
     # Dims were checked to fit in 32 bits when they were bound; strides can still overflow.
-    for s in strides:
+    for s in global_strides:
         if s >= 1 << 40:
             raise TkError(f"argument {param.arg}: stride {s} B is too large for a TMA tensor map")
     return TensorMapSpec(
@@ -82,7 +92,7 @@ def spec_for(
         rank=rank,
         address=address,
         global_dims=dims,
-        global_strides=strides,
+        global_strides=global_strides,
         box=box,
         element_strides=(1,) * rank,
         interleave=INTERLEAVE_NONE,
