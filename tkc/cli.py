@@ -18,10 +18,13 @@ from tkc.command_line import (
     EXIT_INTERNAL,
     EXIT_OK,
     EXIT_USER,
+    add_dump_arguments,
     define_argument,
+    dump_observer,
     defines,
     render_user_error,
     report_internal_error,
+    wants_passes,
 )
 from tkc.diagnostics import TkError
 from tkc.pipeline import StageUnavailable
@@ -88,11 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
     compile_.add_argument("-o", "--output", help="write the result here instead of stdout")
     compile_.add_argument("--tuned", type=_sizes, metavar="M=4096,...",
                           help="compile with the parameters `tkc tune` chose for these sizes (-D still wins)")
-    dumps = compile_.add_argument_group("IR dumps (to stderr; pass names: " + ", ".join(PIPELINE) + ")")
-    dumps.add_argument("--print-ir-after-all", action="store_true", help="print the IR after every pass")
-    dumps.add_argument("--print-ir-after", metavar="PASS", action="append", default=[], help="print the IR after PASS")
-    dumps.add_argument("--print-ir-before", metavar="PASS", action="append", default=[], help="print the IR before PASS")
-    dumps.add_argument("--dump-dir", metavar="DIR", type=Path, help="write 00-input.mlir, 01-<pass>.mlir, ... to DIR")
+    add_dump_arguments(compile_, ", ".join(PIPELINE))
 
     run = commands.add_parser("run", help="run a kernel on random inputs (GPU or interpreter)")
     _add_source_args(run)
@@ -124,22 +123,17 @@ def _compile(args: argparse.Namespace) -> int:
         from tkc.tune import tuned_config
 
         args.params = {**tuned_config(args.file, args.kernel, args.tuned), **args.params}
-    dumping = args.print_ir_after_all or args.print_ir_after or args.print_ir_before or args.dump_dir
     # A compile asked for the same way before is answered without loading the compiler.
-    cached = None if dumping else cache.lookup(args.file, args.kernel, args.params, args.emit)
+    cached = None if wants_passes(args) else cache.lookup(args.file, args.kernel, args.params, args.emit)
     if cached is not None:
         result: str | bytes = cached if args.emit == "cubin" else cached.decode("utf-8")
     else:
-        from tkc.driver import DumpOptions, compile_file
+        from tkc.driver import compile_file
 
-        dumps = DumpOptions(
-            sys.stderr,
-            after_all=args.print_ir_after_all,
-            after_passes=frozenset(args.print_ir_after),
-            before_passes=frozenset(args.print_ir_before),
-            dump_dir=args.dump_dir,
-        )
-        result = compile_file(args.file, args.kernel, args.params, args.emit, dumps if dumping else None)
+        observer, timing = dump_observer(args, sys.stderr)
+        result = compile_file(args.file, args.kernel, args.params, args.emit, observer)
+        if timing is not None:
+            sys.stderr.write(timing.report())
     if args.output is None:
         if isinstance(result, bytes):
             sys.stdout.buffer.write(result)

@@ -50,7 +50,7 @@ def test_user_errors_exit_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert cli.main(["compile", str(tmp_path / "nope.tk")]) == 1
     assert capsys.readouterr().err.startswith("tkc: error: cannot read")
     assert cli.main(["compile", GEMM, "--emit=tile", "--print-ir-after=bogus"]) == 1
-    assert "valid passes: canonicalize, cse" in capsys.readouterr().err
+    assert "the passes that run: canonicalize, cse" in capsys.readouterr().err
     bad = tmp_path / "bad.mlir"
     bad.write_text('builtin.module {\n  "tile.nope"() : () -> ()\n}\n')
     assert cli.main(["compile", str(bad), "--emit=tile"]) == 1
