@@ -77,6 +77,12 @@ def _add_source_args(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_progress_args(parser: argparse.ArgumentParser, what: str) -> None:
+    shown = parser.add_mutually_exclusive_group()
+    shown.add_argument("--progress", action="store_true", help=f"show {what} on stderr even when it is not a terminal")
+    shown.add_argument("-q", "--quiet", action="store_true", help=f"do not show {what}")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from tkc.version import __version__
     from tkc.pipeline import EMITS, PIPELINE
@@ -100,6 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--check", action="store_true", help="compare the result against the reference")
     run.add_argument("--bisect", action="store_true", help="interpret after each pass to find a miscompiling pass")
     run.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    _add_progress_args(run, "the interpreter's progress (on a terminal, once it has run a second)")
 
     report = commands.add_parser("report", help="explain the decisions the passes made for a kernel")
     _add_source_args(report)
@@ -111,6 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="values to try of a parameter (repeatable; default: the tiling parameters at x0.5, x1, x2)")
     tune.add_argument("--prune-only", action="store_true", help="compile and prune only; time nothing (any machine)")
     tune.add_argument("--force", action="store_true", help="tune again even when a result is cached")
+    _add_progress_args(tune, "a line per configuration")
     return parser
 
 
@@ -172,8 +180,8 @@ def _tune(args: argparse.Namespace) -> int:
     from tkc.tune import autotune, progress_line
 
     space = dict(args.space)
-    result = autotune(args.file, args.kernel, args.size, space or None, args.params,
-                      prune_only=args.prune_only, force=args.force, progress=progress_line())
+    result = autotune(args.file, args.kernel, args.size, space or None, args.params, prune_only=args.prune_only,
+                      force=args.force, progress=progress_line(force=args.progress, quiet=args.quiet))
     sys.stdout.write(result.table())
     best = result.best
     if best is not None:
