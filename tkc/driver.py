@@ -54,7 +54,15 @@ from xdsl.utils.exceptions import VerifyException
 
 from tkc.diagnostics import TkError, decode_utf8, did_you_mean
 from tkc.passes import ALL_PASSES, is_available
-from tkc.pipeline import EMITS, PIPELINE, SM90_PASSES, TILE_PASSES, StageUnavailable
+from tkc.pipeline import (
+    CHECK_ONLY_PASSES,
+    EMITS,
+    PIPELINE,
+    SM90_PASSES,
+    TILE_PASSES,
+    VERIFIED_AFTER_NEXT,
+    StageUnavailable,
+)
 
 
 _LAST_PASS = {"tile": TILE_PASSES[-1], "sm90": SM90_PASSES[-1]}
@@ -437,22 +445,32 @@ class PassTiming(Observer):
 class PassCallback:
     """The callback of every pass pipeline tkc runs (`compile_module`, `tkc-opt`): times each
     pass, verifies the IR after it (invalid IR is PassVerifyError naming the pass), and tells the
-    observer; `running` is the pass under way, for the note on an exception escaping it."""
+    observer; `running` is the pass under way, for the note on an exception escaping it.
 
-    def __init__(self, observer: Observer, verify: bool = True):
+    `unverified` names passes whose IR is not verified right after them (compile_module's
+    choice, `unverified_passes`): the verifier after a later pass covers it, and its error names
+    them too."""
+
+    def __init__(self, observer: Observer, verify: bool = True, unverified: frozenset[str] = frozenset()):
         self.observer = observer
         self.verify = verify
+        self.unverified = unverified
         self.running: str | None = None
         self._started = 0.0
+        self._not_yet_verified: list[str] = []
 
     def __call__(self, prev: ModulePass | None, op: ModuleOp, next_pass: ModulePass | None) -> None:
         if prev is not None:
             ended = time.perf_counter()
-            if self.verify:
+            if self.verify and prev.name in self.unverified:
+                self._not_yet_verified.append(prev.name)
+            elif self.verify:
                 try:
                     op.verify()
                 except VerifyException as e:
-                    raise PassVerifyError(f"the IR does not verify after pass {prev.name}: {e}") from e
+                    passes = " or ".join([prev.name, *reversed(self._not_yet_verified)])
+                    raise PassVerifyError(f"the IR does not verify after pass {passes}: {e}") from e
+                self._not_yet_verified.clear()
             self.observer.timed(prev.name, ended - self._started, time.perf_counter() - ended)
             self.observer.after(prev.name, op)
         self.running = None
@@ -460,6 +478,15 @@ class PassCallback:
             self.observer.before(next_pass.name, op)
             self.running = next_pass.name
             self._started = time.perf_counter()
+
+
+def unverified_passes(names: Sequence[str]) -> frozenset[str]:
+    """The passes of `names` (a pipeline about to run on verified IR) whose output need not be
+    verified right after them: those that only check (CHECK_ONLY_PASSES), and those verified
+    after the next pass (VERIFIED_AFTER_NEXT) unless they run last. The IR the compile ends with
+    is always verified, and every IR a pass changed is verified before the compile returns it."""
+    last = names[-1] if names else None
+    return frozenset(n for n in names if n in CHECK_ONLY_PASSES or (n in VERIFIED_AFTER_NEXT and n != last))
 
 
 def instantiate(names: Iterable[str]) -> tuple[ModulePass, ...]:
@@ -498,7 +525,7 @@ def compile_module(
 
         for kernel in module.body.block.ops:  # resumed after the pass: its fences are checked
             check_memory_order(kernel)
-    callback = PassCallback(observer)
+    callback = PassCallback(observer, unverified=unverified_passes(names))
     pipeline = PassPipeline(instantiate(names), callback)
     try:
         pipeline.apply(ctx or make_context(), module)
