@@ -24,7 +24,7 @@ from typing import IO, Union, get_args, get_origin, get_type_hints
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.utils.arg_spec import ArgSpec, parse_pipeline
-from xdsl.utils.exceptions import ArgSpecParseError
+from xdsl.utils.exceptions import ArgSpecParseError, VerifyException
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from tkc.command_line import (
@@ -41,6 +41,7 @@ from tkc.driver import (
     Observer,
     PassCallback,
     PassTiming,
+    PassVerifyError,
     StageUnavailable,
     kernel_name,
     kernels_of,
@@ -169,6 +170,10 @@ class TkcOptMain(xDSLOptMain):
         self.observer.will_run(names, "the pipeline of -p")
         try:
             super().apply_passes(prog)
+        except PassVerifyError as e:
+            if self.args.verify_diagnostics and isinstance(e.__cause__, VerifyException):
+                raise e.__cause__ from None  # which xdsl-opt prints, going on to the next chunk
+            raise
         except Exception as e:
             if self.callback.running is not None and not isinstance(e, TkError):
                 e.add_note(f"while running pass {self.callback.running}")

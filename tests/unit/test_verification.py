@@ -71,3 +71,19 @@ def test_ir_verified_later_is_still_blamed_on_the_pass_that_broke_it() -> None:
     callback = driver.PassCallback(driver.Observer())
     with pytest.raises(driver.PassVerifyError, match="does not verify after pass break-it:"):
         PassPipeline((BreakIt(), Nothing()), callback).apply(Context(), ModuleOp([]))
+
+
+def test_tkc_opt_verifies_after_every_pass(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+                                           tmp_path: Path) -> None:
+    """IR a pass leaves invalid is an internal error (exit 2) naming the pass; with
+    --verify-diagnostics the verifier's message is printed, as xdsl-opt does."""
+    from tkc import opt
+    from tkc.universe import TKC_UNIVERSE
+
+    monkeypatch.setitem(TKC_UNIVERSE.all_passes, "break-it", lambda: BreakIt)
+    empty = tmp_path / "empty.mlir"
+    empty.write_text("builtin.module {}\n")
+    assert opt.main([str(empty), "-p", "break-it"]) == 2
+    assert "does not verify after pass break-it" in capsys.readouterr().err
+    assert opt.main([str(empty), "-p", "break-it", "--verify-diagnostics"]) == 0
+    assert "expected from variable 'T', but got i64" in capsys.readouterr().out
