@@ -29,8 +29,8 @@ was verified, so `tkc compile` does not verify it again (tests/unit/test_verific
 them to it)."""
 VERIFIED_AFTER_NEXT = frozenset({"convert-sm90-to-ptx"})
 """Passes whose output `tkc compile` verifies after the next pass instead, when one runs: the PTX
-module is some thirty times the size of the kernel's tile IR, and verifying it after both PTX
-passes was a third of a compile. Invalid IR is still an internal error, naming both passes."""
+module is some forty times the size of the kernel's tile IR, and verifying it after both PTX
+passes took about a third of the passes' time. Invalid IR is still an internal error, naming both passes."""
 
 EMITS = ("tile", "sm90", "ptx", "cubin", "sass")
 """Stages `--emit` can stop at; the first two print MLIR, the rest go through the backend."""
