@@ -268,7 +268,7 @@ class CompiledKernel:
         (kernel,) = kernels_of(self._input)
         name = kernel.sym_name.data  # type: ignore[attr-defined]  # every op of KERNEL_OPS has one
         dumps = DumpOptions(sys.stderr, dump_dir=Path(root) / f"{name}-{self._key[:12]}")
-        dumps.write_input(self._input)
+        dumps.input(self._input)
         return dumps
 
     def _observer(self) -> _Snapshots:

@@ -18,10 +18,13 @@ from tkc.command_line import (
     EXIT_INTERNAL,
     EXIT_OK,
     EXIT_USER,
+    add_dump_arguments,
     define_argument,
+    dump_observer,
     defines,
     render_user_error,
     report_internal_error,
+    wants_passes,
 )
 from tkc.diagnostics import TkError
 from tkc.pipeline import StageUnavailable
@@ -74,6 +77,12 @@ def _add_source_args(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_progress_args(parser: argparse.ArgumentParser, what: str) -> None:
+    shown = parser.add_mutually_exclusive_group()
+    shown.add_argument("--progress", action="store_true", help=f"show {what} on stderr even when it is not a terminal")
+    shown.add_argument("-q", "--quiet", action="store_true", help=f"do not show {what}")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from tkc.version import __version__
     from tkc.pipeline import EMITS, PIPELINE
@@ -88,11 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
     compile_.add_argument("-o", "--output", help="write the result here instead of stdout")
     compile_.add_argument("--tuned", type=_sizes, metavar="M=4096,...",
                           help="compile with the parameters `tkc tune` chose for these sizes (-D still wins)")
-    dumps = compile_.add_argument_group("IR dumps (to stderr; pass names: " + ", ".join(PIPELINE) + ")")
-    dumps.add_argument("--print-ir-after-all", action="store_true", help="print the IR after every pass")
-    dumps.add_argument("--print-ir-after", metavar="PASS", action="append", default=[], help="print the IR after PASS")
-    dumps.add_argument("--print-ir-before", metavar="PASS", action="append", default=[], help="print the IR before PASS")
-    dumps.add_argument("--dump-dir", metavar="DIR", type=Path, help="write 00-input.mlir, 01-<pass>.mlir, ... to DIR")
+    add_dump_arguments(compile_, ", ".join(PIPELINE))
 
     run = commands.add_parser("run", help="run a kernel on random inputs (GPU or interpreter)")
     _add_source_args(run)
@@ -101,6 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--check", action="store_true", help="compare the result against the reference")
     run.add_argument("--bisect", action="store_true", help="interpret after each pass to find a miscompiling pass")
     run.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    _add_progress_args(run, "the interpreter's progress (on a terminal, once it has run a second)")
 
     report = commands.add_parser("report", help="explain the decisions the passes made for a kernel")
     _add_source_args(report)
@@ -112,6 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="values to try of a parameter (repeatable; default: the tiling parameters at x0.5, x1, x2)")
     tune.add_argument("--prune-only", action="store_true", help="compile and prune only; time nothing (any machine)")
     tune.add_argument("--force", action="store_true", help="tune again even when a result is cached")
+    _add_progress_args(tune, "a line per configuration")
     return parser
 
 
@@ -124,22 +131,17 @@ def _compile(args: argparse.Namespace) -> int:
         from tkc.tune import tuned_config
 
         args.params = {**tuned_config(args.file, args.kernel, args.tuned), **args.params}
-    dumping = args.print_ir_after_all or args.print_ir_after or args.print_ir_before or args.dump_dir
     # A compile asked for the same way before is answered without loading the compiler.
-    cached = None if dumping else cache.lookup(args.file, args.kernel, args.params, args.emit)
+    cached = None if wants_passes(args) else cache.lookup(args.file, args.kernel, args.params, args.emit)
     if cached is not None:
         result: str | bytes = cached if args.emit == "cubin" else cached.decode("utf-8")
     else:
-        from tkc.driver import DumpOptions, compile_file
+        from tkc.driver import compile_file
 
-        dumps = DumpOptions(
-            sys.stderr,
-            after_all=args.print_ir_after_all,
-            after_passes=frozenset(args.print_ir_after),
-            before_passes=frozenset(args.print_ir_before),
-            dump_dir=args.dump_dir,
-        )
-        result = compile_file(args.file, args.kernel, args.params, args.emit, dumps if dumping else None)
+        observer, timing = dump_observer(args, sys.stderr)
+        result = compile_file(args.file, args.kernel, args.params, args.emit, observer)
+        if timing is not None:
+            sys.stderr.write(timing.report())
     if args.output is None:
         if isinstance(result, bytes):
             sys.stdout.buffer.write(result)
@@ -178,8 +180,8 @@ def _tune(args: argparse.Namespace) -> int:
     from tkc.tune import autotune, progress_line
 
     space = dict(args.space)
-    result = autotune(args.file, args.kernel, args.size, space or None, args.params,
-                      prune_only=args.prune_only, force=args.force, progress=progress_line())
+    result = autotune(args.file, args.kernel, args.size, space or None, args.params, prune_only=args.prune_only,
+                      force=args.force, progress=progress_line(force=args.progress, quiet=args.quiet))
     sys.stdout.write(result.table())
     best = result.best
     if best is not None:

@@ -1,6 +1,7 @@
 """What the two command-line tools, `tkc` (tkc.cli) and `tkc-opt` (tkc.opt), share: the exit
-statuses, the `-D NAME=VALUE` argument, and how each reports a mistake in the user's input and an
-internal error.
+statuses, the `-D NAME=VALUE` argument, the IR dump and pass timing flags (one spelling and one
+header for both, tkc.driver.DumpOptions), and how each reports a mistake in the user's input and
+an internal error.
 
 Exit status: 0 success; 1 a mistake in the user's input (a TkError, printed with its source line
 and a caret; bad usage; a file that cannot be read); 2 the compiler failed: an internal error (one
@@ -16,8 +17,14 @@ import shlex
 import sys
 import traceback
 from collections.abc import Sequence
+from pathlib import Path
+
+from typing import IO, TYPE_CHECKING
 
 from tkc.diagnostics import TkError
+
+if TYPE_CHECKING:
+    from tkc.driver import Observer, PassTiming
 
 EXIT_OK, EXIT_USER, EXIT_INTERNAL = 0, 1, 2
 
@@ -32,6 +39,54 @@ def define_argument(text: str) -> tuple[str, int | bool | float]:
         raise argparse.ArgumentTypeError(e.message) from None
 
 
+def add_dump_arguments(parser: argparse.ArgumentParser, pass_names: str) -> None:
+    """The per-pass dump and timing flags, in mlir-opt's spelling (less its `mlir-` prefix)."""
+    dumps = parser.add_argument_group(f"IR dumps (to stderr) and pass timing; passes: {pass_names}")
+    dumps.add_argument("--print-ir-after-all", action="store_true", help="print the IR after every pass")
+    dumps.add_argument("--print-ir-before-all", action="store_true", help="print the IR before every pass")
+    dumps.add_argument("--print-ir-after", metavar="PASS", action="append", default=[],
+                       help="print the IR after PASS (repeatable)")
+    dumps.add_argument("--print-ir-before", metavar="PASS", action="append", default=[],
+                       help="print the IR before PASS (repeatable)")
+    dumps.add_argument("--dump-dir", metavar="DIR", type=Path,
+                       help="write 00-input.mlir, 01-PASS.mlir, ... to DIR (replacing the dumps tkc wrote there before)")
+    dumps.add_argument("--timing", action="store_true", help="print the time each pass and the verifier took")
+
+
+def wants_dumps(args: argparse.Namespace) -> bool:
+    """Whether the flags of add_dump_arguments ask for any IR dump."""
+    return bool(args.print_ir_after_all or args.print_ir_before_all or args.print_ir_after
+                or args.print_ir_before or args.dump_dir)
+
+
+def wants_passes(args: argparse.Namespace) -> bool:
+    """Whether the flags of add_dump_arguments need the passes to run (not a cached answer)."""
+    return wants_dumps(args) or bool(args.timing)
+
+
+def dump_observer(args: argparse.Namespace, stream: IO[str]) -> tuple[Observer | None, PassTiming | None]:
+    """The observer of the dump and timing flags both tools share (add_dump_arguments),
+    and the timing among them to report at the end; (None, None) when none is given."""
+    from tkc.driver import DumpOptions, Observers, PassTiming
+
+    observers: list[Observer] = []
+    if wants_dumps(args):
+        observers.append(DumpOptions(
+            stream,
+            after_all=args.print_ir_after_all,
+            before_all=args.print_ir_before_all,
+            after_passes=frozenset(args.print_ir_after),
+            before_passes=frozenset(args.print_ir_before),
+            dump_dir=args.dump_dir,
+        ))
+    timing = PassTiming() if args.timing else None
+    if timing is not None:
+        observers.append(timing)
+    if not observers:
+        return None, None
+    return (observers[0] if len(observers) == 1 else Observers(*observers)), timing
+
+
 def defines(pairs: Sequence[tuple[str, int | bool | float]]) -> dict[str, int | bool | float]:
     """The -D assignments as a dict; a name given twice is a mistake (which one was meant?)."""
     params: dict[str, int | bool | float] = {}
@@ -42,9 +97,9 @@ def defines(pairs: Sequence[tuple[str, int | bool | float]]) -> dict[str, int | 
     return params
 
 
-def render_user_error(error: TkError) -> str:
+def render_user_error(error: TkError, prog: str = "tkc") -> str:
     if error.filename is None and error.line is None:
-        return f"tkc: error: {error.message}"
+        return f"{prog}: error: {error.message}"
     return error.render()
 
 

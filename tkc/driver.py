@@ -37,7 +37,9 @@ Dumps print each op's `.tk` location, so a resumed compile's diagnostics point a
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterable
+import re
+import time
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from io import StringIO
 from pathlib import Path
@@ -52,7 +54,15 @@ from xdsl.utils.exceptions import VerifyException
 
 from tkc.diagnostics import TkError, decode_utf8, did_you_mean
 from tkc.passes import ALL_PASSES, is_available
-from tkc.pipeline import EMITS, PIPELINE, SM90_PASSES, TILE_PASSES, StageUnavailable
+from tkc.pipeline import (
+    CHECK_ONLY_PASSES,
+    EMITS,
+    PIPELINE,
+    SM90_PASSES,
+    TILE_PASSES,
+    VERIFIED_AFTER_NEXT,
+    StageUnavailable,
+)
 
 
 _LAST_PASS = {"tile": TILE_PASSES[-1], "sm90": SM90_PASSES[-1]}
@@ -142,13 +152,6 @@ def input_stage(module: ModuleOp) -> tuple[str, int]:
     if len(done) > 1:
         raise TkError("the input's tile kernels went through different passes; compile them one at a time")
     return stage, next(iter(done), 0)
-
-
-def check_pass_names(names: Iterable[str], option: str) -> None:
-    """A user error naming the valid passes if `names` holds one that is not in PIPELINE."""
-    for name in names:
-        if name not in PIPELINE:
-            raise TkError(f"unknown pass {name!r} in {option}; valid passes: {', '.join(PIPELINE)}")
 
 
 def make_context() -> Context:
@@ -242,11 +245,48 @@ def load_module(
 class Observer:
     """Sees the module around every pass of `compile_module`; override what you need."""
 
+    def input(self, module: ModuleOp) -> None:
+        """Called with the module as read, before anything runs on it (the dumps' 00-input)."""
+
+    def will_run(self, pass_names: Sequence[str], what: str) -> None:
+        """Called once before the first pass with the passes about to run, and what runs them
+        (`this compile to ptx`), for messages."""
+
     def before(self, pass_name: str, module: ModuleOp) -> None:
         pass
 
     def after(self, pass_name: str, module: ModuleOp) -> None:
         pass
+
+    def timed(self, pass_name: str, pass_seconds: float, verify_seconds: float) -> None:
+        """How long the pass took, and the verification of the IR it left."""
+
+
+class Observers(Observer):
+    """Several observers, each told everything in turn (dumps and timing together)."""
+
+    def __init__(self, *observers: Observer):
+        self.observers = observers
+
+    def input(self, module: ModuleOp) -> None:
+        for observer in self.observers:
+            observer.input(module)
+
+    def will_run(self, pass_names: Sequence[str], what: str) -> None:
+        for observer in self.observers:
+            observer.will_run(pass_names, what)
+
+    def before(self, pass_name: str, module: ModuleOp) -> None:
+        for observer in self.observers:
+            observer.before(pass_name, module)
+
+    def after(self, pass_name: str, module: ModuleOp) -> None:
+        for observer in self.observers:
+            observer.after(pass_name, module)
+
+    def timed(self, pass_name: str, pass_seconds: float, verify_seconds: float) -> None:
+        for observer in self.observers:
+            observer.timed(pass_name, pass_seconds, verify_seconds)
 
 
 class LocatedPrinter(Printer):
@@ -282,76 +322,172 @@ def ir_text(module: ModuleOp) -> str:
     return out.getvalue()
 
 
+DUMP_MANIFEST = ".tkc-dumps"
+"""The file in a dump directory that lists the dumps tkc wrote there: the next run removes those
+and only those (never a file of the user's)."""
+
+_DUMP_FILE = re.compile(r"[0-9]{2,}-[\w.-]+\.mlir")
+
+
+def dump_header(when: str, pass_name: str) -> str:
+    """The line before each IR dump, in mlir-opt's style; an MLIR comment that begins with
+    `// -----`, so a dump parses back and `--split-input-file` takes a stream of them apart."""
+    return f"// -----// IR Dump {when} {pass_name} //----- //\n"
+
+
 @dataclass
 class DumpOptions(Observer):
-    """The IR dump flags: headers plus MLIR to `stream`, and/or numbered files in `dump_dir`.
+    """The IR dump flags, the same in `tkc compile` and `tkc-opt`: headers plus MLIR to
+    `stream`, and/or numbered files in `dump_dir` (`00-input.mlir`, `01-PASS.mlir`, ...).
 
-    Every dump parses back (the header is an MLIR comment), and the header begins with
-    `// -----`, so `tkc-opt --split-input-file` takes a whole stderr dump apart again.
+    A dump directory is cleared of the previous run's dumps: those its manifest
+    (`DUMP_MANIFEST`) lists, which this run rewrites. A file of the name of a dump that tkc did
+    not write is the user's and is never overwritten.
     """
 
     stream: IO[str]
     after_all: bool = False
+    before_all: bool = False
     after_passes: frozenset[str] = frozenset()
     before_passes: frozenset[str] = frozenset()
     dump_dir: Path | None = None
     _count: int = field(default=0, init=False)
+    _written: list[str] = field(default_factory=list, init=False)
 
-    def __post_init__(self) -> None:
-        check_pass_names(self.after_passes, "--print-ir-after")
-        check_pass_names(self.before_passes, "--print-ir-before")
-
-    def write_input(self, module: ModuleOp) -> None:
+    def input(self, module: ModuleOp) -> None:
         """Start the dump directory afresh (the files of an earlier run would mix with these)
         with 00-input.mlir."""
         if self.dump_dir is not None:
             self._remove_old_dumps()
             self._write_file("00-input.mlir", module)
 
-    def check_runs(self, names: list[str], emit: str) -> None:
+    def will_run(self, pass_names: Sequence[str], what: str) -> None:
         """A user error if a pass whose IR is asked for is not among those that will run
         (otherwise the dump would silently be missing)."""
         for when, wanted in (("before", self.before_passes), ("after", self.after_passes)):
-            for name in sorted(set(wanted) - set(names)):
-                option = f"--print-ir-{when}={name}"
-                ran = ", ".join(names) if names else "none"
-                raise TkError(f"{option}: {name} does not run in this compile to {emit} (the passes that run: {ran})")
+            for name in sorted(set(wanted) - set(pass_names)):
+                ran = ", ".join(pass_names) if pass_names else "none"
+                raise TkError(f"--print-ir-{when}={name}: {name} does not run in {what} (the passes that "
+                              f"run: {ran}){did_you_mean(name, pass_names)}")
 
     def restart(self) -> None:
         """Number the passes from 01 again (a compile that runs the pipeline from its input twice)."""
         self._count = 0
 
     def before(self, pass_name: str, module: ModuleOp) -> None:
-        if pass_name in self.before_passes:
-            self._print(f"IR before {pass_name}", module)
+        if self.before_all or pass_name in self.before_passes:
+            self._print(dump_header("Before", pass_name), module)
 
     def after(self, pass_name: str, module: ModuleOp) -> None:
         self._count += 1
         if self.after_all or pass_name in self.after_passes:
-            self._print(f"IR after {pass_name}", module)
+            self._print(dump_header("After", pass_name), module)
         if self.dump_dir is not None:
             self._write_file(f"{self._count:02d}-{pass_name}.mlir", module)
 
-    def _print(self, title: str, module: ModuleOp) -> None:
-        self.stream.write(f"// -----// {title} //----- //\n")
+    def _print(self, header: str, module: ModuleOp) -> None:
+        self.stream.write(header)
         print_ir(module, self.stream)
         self.stream.flush()
 
     def _remove_old_dumps(self) -> None:
         assert self.dump_dir is not None
+        manifest = self.dump_dir / DUMP_MANIFEST
         try:
-            for old in self.dump_dir.glob("[0-9][0-9]-*.mlir"):
-                old.unlink()
-        except OSError as e:
-            raise TkError(f"cannot clear the IR dumps in {self.dump_dir}: {e.strerror or e}") from None
+            old = manifest.read_text(encoding="utf-8").split() if manifest.is_file() else []
+            for name in old:
+                if _DUMP_FILE.fullmatch(name):  # a manifest edited to name other files is ignored
+                    (self.dump_dir / name).unlink(missing_ok=True)
+            manifest.unlink(missing_ok=True)
+        except (OSError, UnicodeDecodeError) as e:
+            reason = e.strerror if isinstance(e, OSError) and e.strerror else e
+            raise TkError(f"cannot clear the IR dumps in {self.dump_dir}: {reason}") from None
 
     def _write_file(self, name: str, module: ModuleOp) -> None:
         assert self.dump_dir is not None
+        path = self.dump_dir / name
+        if name not in self._written and path.exists():
+            raise TkError(f"--dump-dir: {path} exists and tkc did not write it (it is not in "
+                          f"{self.dump_dir / DUMP_MANIFEST}); remove it or choose another directory")
         try:
             self.dump_dir.mkdir(parents=True, exist_ok=True)
-            (self.dump_dir / name).write_text(ir_text(module), encoding="utf-8")
+            if name not in self._written:  # listed first: a dump cut short is still cleared next time
+                self._written.append(name)
+                (self.dump_dir / DUMP_MANIFEST).write_text("\n".join(self._written) + "\n", encoding="utf-8")
+            path.write_text(ir_text(module), encoding="utf-8")
         except OSError as e:
-            raise TkError(f"cannot write IR dump to {self.dump_dir / name}: {e.strerror or e}") from None
+            raise TkError(f"cannot write IR dump to {path}: {e.strerror or e}") from None
+
+
+@dataclass
+class PassTiming(Observer):
+    """`--timing`: the wall time of each pass and of the verification after it, reported in
+    mlir-opt's style (`report()`), in the order the passes ran."""
+
+    rows: list[tuple[str, float]] = field(default_factory=list)
+    verify_seconds: float = 0.0
+
+    def timed(self, pass_name: str, pass_seconds: float, verify_seconds: float) -> None:
+        self.rows.append((pass_name, pass_seconds))
+        self.verify_seconds += verify_seconds
+
+    def report(self) -> str:
+        rows = [*self.rows, ("(verification after each pass)", self.verify_seconds)]
+        total = sum(seconds for _, seconds in rows)
+        rule = "===" + "-" * 73 + "==="
+        lines = [rule, "... Pass execution timing report ...".center(len(rule)).rstrip(), rule,
+                 f"  Total Execution Time: {total:.4f} seconds", "", "  ----Wall Time----  ----Name----"]
+        share = (lambda s: 100 * s / total) if total > 0 else (lambda s: 0.0)
+        lines += [f"  {seconds:8.4f} ({share(seconds):5.1f}%)  {name}" for name, seconds in rows]
+        lines.append(f"  {total:8.4f} (100.0%)  Total")
+        return "\n".join(lines) + "\n"
+
+
+class PassCallback:
+    """The callback of every pass pipeline tkc runs (`compile_module`, `tkc-opt`): times each
+    pass, verifies the IR after it (invalid IR is PassVerifyError naming the pass), and tells the
+    observer; `running` is the pass under way, for the note on an exception escaping it.
+
+    `unverified` names passes whose IR is not verified right after them (compile_module's
+    choice, `unverified_passes`): the verifier after a later pass covers it, and its error names
+    them too."""
+
+    def __init__(self, observer: Observer, verify: bool = True, unverified: frozenset[str] = frozenset()):
+        self.observer = observer
+        self.verify = verify
+        self.unverified = unverified
+        self.running: str | None = None
+        self._started = 0.0
+        self._not_yet_verified: list[str] = []
+
+    def __call__(self, prev: ModulePass | None, op: ModuleOp, next_pass: ModulePass | None) -> None:
+        if prev is not None:
+            ended = time.perf_counter()
+            if self.verify and prev.name in self.unverified:
+                self._not_yet_verified.append(prev.name)
+            elif self.verify:
+                try:
+                    op.verify()
+                except VerifyException as e:
+                    passes = " or ".join([prev.name, *reversed(self._not_yet_verified)])
+                    raise PassVerifyError(f"the IR does not verify after pass {passes}: {e}") from e
+                self._not_yet_verified.clear()
+            self.observer.timed(prev.name, ended - self._started, time.perf_counter() - ended)
+            self.observer.after(prev.name, op)
+        self.running = None
+        if next_pass is not None:
+            self.observer.before(next_pass.name, op)
+            self.running = next_pass.name
+            self._started = time.perf_counter()
+
+
+def unverified_passes(names: Sequence[str]) -> frozenset[str]:
+    """The passes of `names` (a pipeline about to run on verified IR) whose output need not be
+    verified right after them: those that only check (CHECK_ONLY_PASSES), and those verified
+    after the next pass (VERIFIED_AFTER_NEXT) unless they run last. The IR the compile ends with
+    is always verified, and every IR a pass changed is verified before the compile returns it."""
+    last = names[-1] if names else None
+    return frozenset(n for n in names if n in CHECK_ONLY_PASSES or (n in VERIFIED_AFTER_NEXT and n != last))
 
 
 def instantiate(names: Iterable[str]) -> tuple[ModulePass, ...]:
@@ -383,35 +519,22 @@ def compile_module(
     which pass was running.
     """
     names = passes_to_run(module, emit)
-    if isinstance(observer, DumpOptions):
-        observer.check_runs(names, emit)
+    observer = observer or Observer()
+    observer.will_run(names, f"this compile to {emit}")
     if input_stage(module)[0] == "tile" and "tile-memory-order" not in names:
         from tkc.passes.tile_memory_order import check_memory_order
 
         for kernel in module.body.block.ops:  # resumed after the pass: its fences are checked
             check_memory_order(kernel)
-    observer = observer or Observer()
-    running: list[str] = []
-
-    def callback(prev: ModulePass | None, op: ModuleOp, next_pass: ModulePass | None) -> None:
-        if prev is not None:
-            try:
-                op.verify()
-            except VerifyException as e:
-                raise PassVerifyError(f"the IR does not verify after pass {prev.name}: {e}") from e
-            observer.after(prev.name, op)
-        if next_pass is not None:
-            observer.before(next_pass.name, op)
-            running[:] = [next_pass.name]
-
+    callback = PassCallback(observer, unverified=unverified_passes(names))
     pipeline = PassPipeline(instantiate(names), callback)
     try:
         pipeline.apply(ctx or make_context(), module)
     except (TkError, PassVerifyError, StageUnavailable):
         raise
     except Exception as e:
-        if running:
-            e.add_note(f"while running pass {running[0]}")
+        if callback.running is not None:
+            e.add_note(f"while running pass {callback.running}")
         raise
     return module
 
@@ -489,8 +612,8 @@ def compile_file(
     module = load_module(path, kernel, params, ctx)
     if emit not in _LAST_PASS:  # PTX, cubin and SASS hold one kernel
         require_one_kernel(module, str(path))
-    if isinstance(observer, DumpOptions):
-        observer.write_input(module)
+    if observer is not None:
+        observer.input(module)
     entry = cache.entry_key(ir_text(module))
     cached = None if observer is not None or cache.always_compile() else cache.read_bytes(entry + cache.ARTEFACTS[emit])
     result: str | bytes

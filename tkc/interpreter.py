@@ -57,7 +57,7 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from tkc import dtypes
 from tkc.abi import rounded_down_tail
-from tkc.diagnostics import TkError, error_at
+from tkc.diagnostics import TkError, error_at, location_of
 from tkc.dialects import tile
 
 
@@ -320,12 +320,17 @@ def _scalar_dtype(type_: Attribute) -> type:
     return np.int64
 
 
+Progress = Callable[[int, int, str], None]
+"""Told (done, total, what) after each iteration of a loop of the kernel's body (tkc.progress)."""
+
+
 class _Machine:
     """The state of one interpreted launch: bound values, global tensors, the grid."""
 
-    def __init__(self, kernel: tile.KernelOp, tensors: dict[SSAValue, np.ndarray]):
+    def __init__(self, kernel: tile.KernelOp, tensors: dict[SSAValue, np.ndarray], progress: Progress | None = None):
         self.kernel = kernel
         self.tensors = tensors
+        self.progress = progress
         self.env: dict[SSAValue, Value] = {}
         self.block_ids: list[np.ndarray] | None = None
         self.num_blocks = 0
@@ -455,7 +460,13 @@ class _Machine:
             trips = np.where(active, trips, 0)
         body = op.body.block
         carried = [self.env[v] for v in op.iter_args]
-        for it in range(int(trips.max(initial=0))):
+        total = int(trips.max(initial=0))
+        # The grid runs at once, so the kernel's own loops are where the time goes: their
+        # iterations are the progress there is to show.
+        progress = self.progress if op.parent_block() is self.kernel.body.block else None
+        _, line, _ = location_of(op)
+        what = f"interpreting @{self.kernel.sym_name.data}: iterations of the loop" + (f" at line {line}" if line else "")
+        for it in range(total):
             # Blocks past their own trip count (trips is 0 for inactive ones) keep their values.
             running = it < trips if trips.ndim and it >= trips.min() else active
             self.env[body.args[0]] = lb + it * step
@@ -463,6 +474,8 @@ class _Machine:
                 self.env[arg] = value
             new = self.run_block(body, running)
             carried = [_carry(running, n, c) for n, c in zip(new, carried, strict=True)]
+            if progress is not None:
+                progress(it + 1, total, what)
         return carried
 
     def _if(self, op: Operation, active: np.ndarray | None) -> list[Value]:
@@ -967,6 +980,7 @@ def interpret(
     kernel: str | None,
     inputs: Mapping[str, np.ndarray],
     params: Mapping[str, int] | None = None,
+    progress: Progress | None = None,
 ) -> dict[str, np.ndarray]:
     """Run `kernel` over its whole grid on numpy arrays; returns every argument it stores to.
 
@@ -1001,7 +1015,7 @@ def interpret(
         tensors[arg] = np.array(array, np.float32)
     _check_whole_tiles(kernel_op, dims)
     with np.errstate(all="ignore"):
-        _Machine(kernel_op, tensors).run()
+        _Machine(kernel_op, tensors, progress).run()
     results = {}
     for name, arg in zip(names, kernel_op.body.block.args, strict=True):
         if name in outputs:

@@ -3,7 +3,9 @@
 It knows the tile (and sm90/ptx) dialects and tkc's passes through the `xdsl.universe` plugin
 (tkc.universe), registered here directly as well so that it also works from a source tree that
 was never installed. On top of xdsl-opt it reads `.tk` files (the `tk` frontend, with `-k` and
-`-D` as in `tkc`) and prints PTX (`-t ptx`); any file not named `.tk` is read as MLIR, parsed and
+`-D` as in `tkc`) and prints PTX (`-t ptx`); its IR dump and pass timing flags are `tkc compile`'s
+(tkc.command_line.add_dump_arguments; xdsl-opt's `--print-between-passes` and `--time-passes` are
+kept as other spellings of `--print-ir-after-all` and `--timing`); any file not named `.tk` is read as MLIR, parsed and
 verified before any pass as `tkc compile` reads it (tkc.ir_input). User mistakes (bad input, unknown
 pass, bad pass option, bad usage) print one diagnostic and exit 1; a compiler bug, also IR that does
 not verify after a pass, is an internal error (exit 2), reported as `tkc` reports it.
@@ -20,15 +22,26 @@ from types import NoneType, UnionType
 from typing import IO, Union, get_args, get_origin, get_type_hints
 
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import ModulePass
+from xdsl.passes import ModulePass, PassPipeline
 from xdsl.utils.arg_spec import ArgSpec, parse_pipeline
-from xdsl.utils.exceptions import ArgSpecParseError
+from xdsl.utils.exceptions import ArgSpecParseError, VerifyException
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from tkc.command_line import define_argument, defines, render_user_error, report_internal_error
+from tkc.command_line import (
+    add_dump_arguments,
+    define_argument,
+    dump_observer,
+    defines,
+    render_user_error,
+    report_internal_error,
+)
 from tkc.diagnostics import TkError, decode_utf8
 from tkc.driver import (
     PIPELINE,
+    Observer,
+    PassCallback,
+    PassTiming,
+    PassVerifyError,
     StageUnavailable,
     kernel_name,
     kernels_of,
@@ -65,6 +78,10 @@ def check_pass_options(pass_type: type[ModulePass], spec: ArgSpec) -> None:
 
 
 class TkcOptMain(xDSLOptMain):
+    observer: Observer
+    callback: PassCallback
+    timing: PassTiming | None
+
     def register_all_dialects(self) -> None:
         super().register_all_dialects()
         for name, factory in TKC_UNIVERSE.all_dialects.items():
@@ -92,12 +109,21 @@ class TkcOptMain(xDSLOptMain):
             "-D", dest="params", metavar="NAME=VALUE", type=define_argument, action="append", default=[],
             help="override a compile-time parameter of a .tk file (repeatable)",
         )
+        add_dump_arguments(arg_parser, "those of -p")
 
     def setup_pipeline(self) -> None:
         for spec in parse_pipeline(self.args.passes):
             if spec.name in self.available_passes:
                 check_pass_options(self.available_passes[spec.name](), spec)
-        super().setup_pipeline()
+        args = self.args
+        args.print_ir_after_all |= args.print_between_passes
+        args.timing |= args.time_passes
+        if args.dump_dir is not None and args.split_input_file:
+            raise TkError("--dump-dir takes one module: it cannot be combined with --split-input-file")
+        observer, self.timing = dump_observer(args, sys.stderr)
+        self.observer = observer or Observer()
+        self.callback = PassCallback(self.observer, verify=not args.disable_verify)
+        self.pipeline = PassPipeline.parse_spec(self.available_passes, args.passes, self.callback)
 
     def get_input_stream(self) -> tuple[IO[bytes], str]:
         # Dumps and temporaries (`x.dump`, `x.tmp`) are MLIR: only `.tk` needs another frontend.
@@ -140,7 +166,18 @@ class TkcOptMain(xDSLOptMain):
             require_one_kernel(prog, self.get_input_name())  # a PTX module holds one kernel
         if "convert-tile-to-sm90" in names and "tile-occupancy-plan" not in names[: names.index("convert-tile-to-sm90")]:
             self._note_unplanned(prog)
-        super().apply_passes(prog)
+        self.observer.input(prog)
+        self.observer.will_run(names, "the pipeline of -p")
+        try:
+            super().apply_passes(prog)
+        except PassVerifyError as e:
+            if self.args.verify_diagnostics and isinstance(e.__cause__, VerifyException):
+                raise e.__cause__ from None  # which xdsl-opt prints, going on to the next chunk
+            raise
+        except Exception as e:
+            if self.callback.running is not None and not isinstance(e, TkError):
+                e.add_note(f"while running pass {self.callback.running}")
+            raise
 
     def _note_unplanned(self, prog: ModuleOp) -> None:
         """Unlike `tkc compile`, -p runs only the passes it names: a kernel lowered without a plan
@@ -183,12 +220,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"tkc-opt: error: {e}".rstrip(), file=sys.stderr)
         return 1
     except TkError as e:
-        print(render_user_error(e), file=sys.stderr)
+        print(render_user_error(e, "tkc-opt"), file=sys.stderr)
         return 1
     try:
         tool.run()
+        if tool.timing is not None:
+            sys.stderr.write(tool.timing.report())
     except TkError as e:
-        print(render_user_error(e), file=sys.stderr)
+        print(render_user_error(e, "tkc-opt"), file=sys.stderr)
         return 1
     except BrokenPipeError:  # `tkc-opt ... | head`
         sys.stderr.close()

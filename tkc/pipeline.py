@@ -24,6 +24,15 @@ PTX_PASSES = ("convert-sm90-to-ptx", "ptx-flatten-control-flow")
 PIPELINE = TILE_PASSES + SM90_PASSES + PTX_PASSES
 """Every pass of a full compilation, in order."""
 
+CHECK_ONLY_PASSES = frozenset({"sm90-verify-barriers"})
+"""Passes that check the IR and change none of it: the IR after them is the IR before them, which
+was verified, so `tkc compile` does not verify it again (tests/unit/test_verification.py holds
+them to it)."""
+VERIFIED_AFTER_NEXT = frozenset({"convert-sm90-to-ptx"})
+"""Passes whose output `tkc compile` verifies after the next pass instead, when one runs: the PTX
+module is some forty times the size of the kernel's tile IR, and verifying it after both PTX
+passes took about a third of the passes' time. Invalid IR is still an internal error, naming both passes."""
+
 EMITS = ("tile", "sm90", "ptx", "cubin", "sass")
 """Stages `--emit` can stop at; the first two print MLIR, the rest go through the backend."""
 

@@ -28,7 +28,7 @@ import numpy as np
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType, ModuleOp
 from xdsl.passes import ModulePass
 
-from tkc.diagnostics import TkError
+from tkc.diagnostics import TkError, did_you_mean
 from tkc.pipeline import StageUnavailable
 from tkc.dialects import tile
 from tkc.interpreter import find_kernel, interpret, round_to, shape_of, stored_arguments
@@ -318,7 +318,7 @@ def run_command(args: Any, out: TextIO = sys.stdout) -> int:
     unknown = sorted(set(sizes) - set(defaults))
     if unknown:
         raise TkError(f"--size names {', '.join(unknown)}, which {kernel} has no symbolic dim of; "
-                      f"its dims are {', '.join(defaults) or 'none'}")
+                      f"its dims are {', '.join(defaults) or 'none'}{did_you_mean(unknown[0], defaults)}")
     sizes = defaults | sizes
     dims = {name: value for name, value in final_params.items() if isinstance(value, int)} | sizes
     elements = sum(math.prod(shape_of(cast(tile.GlobalType, arg.type), dims, name))
@@ -336,7 +336,15 @@ def run_command(args: Any, out: TextIO = sys.stdout) -> int:
         return 1 if culprit else 0
 
     if args.interpret:
-        outputs = interpret(module, kernel, inputs, sizes)
+        from tkc.progress import ProgressLine
+
+        # A terminal sees progress once the run has taken a second; anything else only when asked.
+        line = ProgressLine(delay=1.0, interval=0.1, log_interval=1.0, force=getattr(args, "progress", False),
+                            quiet=getattr(args, "quiet", False))
+        try:
+            outputs = interpret(module, kernel, inputs, sizes, line.show)
+        finally:
+            line.close()
     else:
         from tkc.runtime import DeviceError
 

@@ -39,6 +39,7 @@ from tkc import cache
 from tkc.diagnostics import TkError, did_you_mean
 from tkc.dtypes import BY_NAME
 from tkc.pipeline import StageUnavailable
+from tkc.progress import ProgressLine
 
 if TYPE_CHECKING:
     from tkc.api import CompiledKernel
@@ -283,7 +284,7 @@ def _check_sizes(op: KernelOp, sizes: Mapping[str, int]) -> None:
     unknown = sorted(set(sizes) - set(dims))
     if unknown:
         raise TkError(f"--size names {', '.join(unknown)}, which {op.sym_name.data} has no symbolic dim of; "
-                      f"its dims are {', '.join(dims) or 'none'}")
+                      f"its dims are {', '.join(dims) or 'none'}{did_you_mean(unknown[0], dims)}")
     missing = [d for d in dims if d not in sizes]
     if missing:
         raise TkError(f"tuning needs the size of every dim: give {', '.join(missing)} with --size")
@@ -364,19 +365,14 @@ def _announce(result: TuneResult) -> None:
     print(f"tkc autotune: {result.kernel} at {sizes} on {result.gpu}: {choice}{timing} ({where})", file=sys.stderr)
 
 
-def progress_line(stream: Any = None) -> Progress:
-    """A progress line on `stream` (stderr): rewritten in place on a terminal, else one line per trial."""
-    out = stream or sys.stderr
-    tty = hasattr(out, "isatty") and out.isatty()
+def progress_line(stream: Any = None, force: bool = False, quiet: bool = False) -> Progress:
+    """`[done/total] config: status` after each trial on `stream` (stderr; tkc.progress): rewritten
+    in place on a terminal; elsewhere one line per trial, when `force`d."""
+    line = ProgressLine(stream, force=force, quiet=quiet)
 
     def show(done: int, total: int, trial: Trial) -> None:
         config = " ".join(f"{k}={v}" for k, v in trial.config.items())
         status = "pruned" if trial.reason else f"{trial.ms:.4f} ms" if trial.ms is not None else "feasible"
-        line = f"[{done}/{total}] {config}: {status}"
-        if tty:
-            out.write(f"\r\x1b[K{line}" + ("\n" if done == total else ""))
-        else:
-            out.write(line + "\n")
-        out.flush()
+        line.show(done, total, f"{config}: {status}")
 
     return show

@@ -67,7 +67,7 @@ def dumps() -> tuple[Dump, ...]:
         result.append(Dump(example, "input", ir_text(module)))
         stream = io.StringIO()
         compile_module(module, "ptx", DumpOptions(stream, after_all=True), make_context())
-        chunks = re.split(r"^// -----// IR after (\S+) //----- //\n", stream.getvalue(), flags=re.M)
+        chunks = re.split(r"^// -----// IR Dump After (\S+) //----- //\n", stream.getvalue(), flags=re.M)
         result += [Dump(example, stage, text) for stage, text in zip(chunks[1::2], chunks[2::2])]
     return tuple(result)
 

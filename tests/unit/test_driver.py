@@ -126,15 +126,17 @@ def test_dumps_to_stream_and_directory(tmp_path: Path) -> None:
     stream = StringIO()
     dumps = driver.DumpOptions(stream, after_passes=frozenset({"cse"}), dump_dir=tmp_path)
     driver.compile_file(GEMM, emit="tile", observer=dumps)
-    assert stream.getvalue().startswith("// -----// IR after cse //----- //\nbuiltin.module {")
+    assert stream.getvalue().startswith("// -----// IR Dump After cse //----- //\nbuiltin.module {")
     files = sorted(p.name for p in tmp_path.iterdir())
-    assert files[:3] == ["00-input.mlir", "01-canonicalize.mlir", "02-cse.mlir"]
-    assert len(files) == 1 + len(driver.pipeline_for("tile"))
+    assert files[:4] == [driver.DUMP_MANIFEST, "00-input.mlir", "01-canonicalize.mlir", "02-cse.mlir"]
+    assert len(files) == 2 + len(driver.pipeline_for("tile"))
+    assert (tmp_path / driver.DUMP_MANIFEST).read_text().split() == files[1:]
 
 
 def test_unknown_dump_pass_is_a_user_error() -> None:
-    with pytest.raises(TkError, match="unknown pass 'nope'.*valid passes: canonicalize, cse"):
-        driver.DumpOptions(StringIO(), before_passes=frozenset({"nope"}))
+    dumps = driver.DumpOptions(StringIO(), before_passes=frozenset({"cse2"}))
+    with pytest.raises(TkError, match="cse2 does not run .*the passes that run: canonicalize, cse,.*did you mean 'cse'"):
+        driver.compile_file(GEMM, emit="tile", observer=dumps)
 
 
 def test_unreadable_and_invalid_inputs_are_user_errors(tmp_path: Path) -> None:

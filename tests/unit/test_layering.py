@@ -34,7 +34,8 @@ EXPLICIT_LAYER = {
     "tkc.version": "base",
     "tkc.cache": "base",  # files on disk by key; the frontend keeps its analysed grammar there
     "tkc.pipeline": "base",  # pass and stage names as plain data
-    "tkc.timing": "base",  # torch-timed measurements, imported by the tuner and the benchmarks
+    "tkc.timing": "base",
+    "tkc.progress": "base",  # the progress line of the tuner and the interpreter's runs  # torch-timed measurements, imported by the tuner and the benchmarks
     "tkc.dialects": "dialects",
     "tkc.interpreter": "analyses",
     "tkc.flops": "analyses",

@@ -109,6 +109,8 @@ def test_tkc_tune_prints_the_table_and_tkc_compile_reuses_its_choice(
 ) -> None:
     argv = ["tune", GEMM, "--size", "M=256,N=384,K=128", "--space", "BN=128,512", "--space", "BK=32"]
     assert cli.main(argv) == 0
+    assert "[2/2]" not in capsys.readouterr().err  # stderr is no terminal: progress only when asked
+    assert cli.main([*argv, "--progress", "--force"]) == 0
     out, err = capsys.readouterr()
     assert "[2/2] BN=512 BK=32: pruned" in err
     assert out.splitlines()[-1] == "best (on Fake H200): -D BN=128 -D BK=32"

@@ -3,12 +3,12 @@
 // RUN: tkc compile %S/Inputs/gemm.mlir --emit=tile --print-ir-after=cse 2>&1 >/dev/null | filecheck %s --check-prefix=AFTER
 // RUN: tkc compile %S/Inputs/gemm.mlir --emit=tile --print-ir-before=canonicalize --print-ir-before=cse 2>&1 >/dev/null | filecheck %s --check-prefix=BEFORE
 
-// AFTER-NOT:  IR after canonicalize
-// AFTER:      // -----// IR after cse //----- //
+// AFTER-NOT:  IR Dump After canonicalize
+// AFTER:      // -----// IR Dump After cse //----- //
 // AFTER-NEXT: builtin.module {
 // AFTER-NOT:  // -----//
 
-// BEFORE:      // -----// IR before canonicalize //----- //
+// BEFORE:      // -----// IR Dump Before canonicalize //----- //
 // BEFORE-NEXT: builtin.module {
-// BEFORE:      // -----// IR before cse //----- //
-// BEFORE-NOT:  IR after
+// BEFORE:      // -----// IR Dump Before cse //----- //
+// BEFORE-NOT:  IR Dump After

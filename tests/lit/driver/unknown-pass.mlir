@@ -1,8 +1,9 @@
-// A pass name that is not in the pipeline is a user error (status 1) listing the valid names.
+// A dump of a pass that does not run in this compile is a user error (status 1) naming the passes
+// that run, and the one meant when the name is misspelt.
 // RUN: not tkc compile %S/Inputs/gemm.mlir --emit=tile --print-ir-after=tile-nonsense 2>&1 | filecheck %s
-// RUN: not tkc compile %S/Inputs/gemm.mlir --emit=tile --print-ir-before=nope 2>&1 | filecheck %s --check-prefix=BEFORE
+// RUN: not tkc compile %S/Inputs/gemm.mlir --emit=tile --print-ir-before=tile-pipelin 2>&1 | filecheck %s --check-prefix=BEFORE
 // RUN: sh -c 'tkc compile %S/Inputs/gemm.mlir --emit=tile --print-ir-after=nope 2>/dev/null; echo "exit $?"' | filecheck %s --check-prefix=STATUS
 
-// CHECK: tkc: error: unknown pass 'tile-nonsense' in --print-ir-after; valid passes: canonicalize, cse, tile-mask-tails, tile-vector-layout, tile-memory-order, tile-swizzle-select, tile-bank-conflicts, tile-occupancy-plan, tile-pipeline, tile-warp-specialize, convert-tile-to-sm90, sm90-build-rings, sm90-verify-barriers, convert-sm90-to-ptx, ptx-flatten-control-flow
-// BEFORE: tkc: error: unknown pass 'nope' in --print-ir-before; valid passes: canonicalize,
+// CHECK: tkc: error: --print-ir-after=tile-nonsense: tile-nonsense does not run in this compile to tile (the passes that run: canonicalize, cse, tile-mask-tails, tile-vector-layout, tile-memory-order, tile-swizzle-select, tile-bank-conflicts, tile-occupancy-plan, tile-pipeline, tile-warp-specialize)
+// BEFORE: tkc: error: --print-ir-before=tile-pipelin: tile-pipelin does not run in this compile to tile (the passes that run: canonicalize, {{.*}}); did you mean 'tile-pipeline'?
 // STATUS: exit 1
