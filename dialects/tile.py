@@ -135,7 +135,7 @@ PLAN_DECISIONS = {
     "ctas_per_sm": _COUNT,
     "cluster": _CLUSTER,
     "heavy_first": Allowed(range(-1, 3), "-1 (none) or a grid axis"),
-    "replicated_rows": Allowed(range(0, 1 << 31, 64), "0 (none) or a multiple of 64"),
+    "replicated_rows": Allowed(range(0, 1 << 31, 16), "0 (none) or a multiple of 16"),
     "producer_registers": _BUDGET,
     "consumer_registers": _BUDGET,
 }
@@ -377,6 +377,10 @@ class ReduceFn(StrEnum):
     MAX = auto()
     MIN = auto()
     SUM = auto()
+
+
+REDUCE_IDENTITY = {ReduceFn.MAX: -math.inf, ReduceFn.MIN: math.inf, ReduceFn.SUM: 0.0}
+"""What a reduction counts an element it skips as (padding, masked rows)."""
 
 
 class Axis(StrEnum):

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import Float32Type, IntegerAttr
+from xdsl.dialects.builtin import Float32Type, FloatAttr, IntegerAttr
 from xdsl.ir import Block, Operation, SSAValue
 
 from tkc.diagnostics import error_at
@@ -99,9 +99,18 @@ def _reduce(c: ConsumerEmitter, op: tile.ReduceOp, block: Block) -> Operation:
     consumers = c.lowering.consumers
     scratch = c.add(c.smem_base, c.const(c.memory.col_scratch, block), block)
     barrier_id = c.const(consumers + 1, block)
-    replicated = c.lowering.replicated(cast(tile.RegisterTileType, op.source.type).rows)
-    return _in_f32(c, op, block, lambda x: sm90.ColReduceOp(op.fn, x, scratch, c.consumer_index, consumers, barrier_id,
-                                                            replicated), op.source)
+    source_type = cast(tile.RegisterTileType, op.source.type)
+    replicated = c.lowering.replicated(source_type.rows)
+    padding = c.lowering.fragment_type(source_type).rows - source_type.rows
+    limits = [c.const(source_type.rows, block), c.const(source_type.cols, block)] if padding else []
+
+    def reduce(x: SSAValue) -> Operation:
+        if limits:
+            # the fragment's rows past the tile's are padding: they count as the identity
+            x = c.op(sm90.BoundsMaskOp(x, limits, FloatAttr(tile.REDUCE_IDENTITY[op.fn.data], Float32Type())), block).results[0]
+        return sm90.ColReduceOp(op.fn, x, scratch, c.consumer_index, consumers, barrier_id, replicated)
+
+    return _in_f32(c, op, block, reduce, op.source)
 
 
 def _transpose_op(c: ConsumerEmitter, value: SSAValue, vector: tile.RegisterVectorType, column: bool,
