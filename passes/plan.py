@@ -26,8 +26,8 @@ from xdsl.dialects import scf
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from xdsl.traits import Pure
 
-from tkc.diagnostics import error_at
 from tkc.passes.alias import may_overlap_in_loop
+from tkc.passes.shared_tiles import buffer_rows
 from tkc.passes.wgmma_layout import widest_span
 from tkc.dialects.tile import (
     WARPGROUP_THREADS,
@@ -293,28 +293,6 @@ def ring_owners(kernel: Operation) -> list[RingOwner]:
 
 def pipelined_loops(kernel: Operation) -> list[scf.ForOp]:
     return [owner for owner in ring_owners(kernel) if isinstance(owner, scf.ForOp)]
-
-
-def buffer_rows(op: Operation) -> int:
-    """The rows of the shared buffer of a load or tile.to_shared tile: the tile's, except that a
-    loaded tile of fewer than 64 rows read as a wgmma's A (its M rows) gets 64: the wgmma reads
-    64 rows (m64), and the rows past the tile's, which TMA never writes, only reach the product's
-    padding rows (fragment_rows). Read as a B or a transposed A as well, its rows would be K or
-    N there, which the padding would change: that is refused."""
-    type_ = op.results[0].type
-    if not isinstance(type_, SharedTileType) or type_.rows >= WGMMA_ROWS:
-        return type_.get_shape()[0] if isinstance(type_, SharedTileType) else 1
-    uses = [use for use in op.results[0].uses if isinstance(use.operation, MmaOp)]
-    as_m = [use for use in uses if use.index == 0 and use.operation.transpose_a is None]
-    if not as_m:
-        return type_.rows
-    if len(as_m) != len(uses):
-        raise error_at(
-            op, f"this {type_.rows}-row shared tile is the A of an mma (its rows are M, computed as the 64 rows "
-                "of a wgmma) and also a B or a transposed A (its rows are K or N): the GPU backend pads it to 64 "
-                "rows for the first, which would change the second; load it twice",
-        )
-    return WGMMA_ROWS
 
 
 def buffer_bytes(op: Operation) -> int:

@@ -24,11 +24,11 @@ from tkc.passes.plan import (
     KernelPlan,
     RingOwner,
     align,
-    buffer_rows,
     kernel_load_groups,
     ring_owners,
     staging_chunk,
 )
+from tkc.passes.shared_tiles import buffer_rows
 from tkc.passes.wgmma_layout import widest_span
 
 
@@ -49,7 +49,7 @@ class SharedBuffer:
     offset: int
     ref_type: sm90.SharedRefType
     box_rows: int
-    """The rows TMA writes: the tile's, fewer than the buffer's where plan.buffer_rows pads it."""
+    """The rows TMA writes: the tile's, fewer than the buffer's where shared_tiles.buffer_rows pads it."""
 
     @property
     def panel_bytes(self) -> int:

@@ -2,7 +2,7 @@
 coordinates, and the producer's loads.
 
 A tile wider than its swizzle span is copied as one box per panel (panel_cols columns each; a
-buffer padded to 64 rows, plan.buffer_rows, keeps its panels 64 rows apart and receives the
+buffer padded to 64 rows, shared_tiles.buffer_rows, keeps its panels 64 rows apart and receives the
 tile's rows in each),
 all completing on the stage's `full` barrier. A load that a 2-CTA cluster shares
 (lowering.multicast) is split between the CTAs: each loads half of the panels and multicasts
