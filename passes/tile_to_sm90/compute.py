@@ -101,8 +101,8 @@ def _reduce(c: ConsumerEmitter, op: tile.ReduceOp, block: Block) -> Operation:
     barrier_id = c.const(consumers + 1, block)
     source_type = cast(tile.RegisterTileType, op.source.type)
     replicated = c.lowering.replicated(source_type.rows)
-    padding = c.lowering.fragment_type(source_type).rows - source_type.rows
-    limits = [c.const(source_type.rows, block), c.const(source_type.cols, block)] if padding else []
+    short = source_type.rows < c.lowering.plan.fragment_rows(source_type.rows)
+    limits = [c.const(source_type.rows, block), c.const(source_type.cols, block)] if short else []
 
     def reduce(x: SSAValue) -> Operation:
         if limits:
