@@ -6,7 +6,9 @@ mask), kernels that store a tensor and load it again in the same
 block: the same tile, overlapping tiles, in a loop, across two loops; stores over stores; loads in
 nested loops and under ifs; register tiles of different heights through an mma chain; inlined
 functions, pow and gelu; fp8 conversions both ways and the e5m2 wgmma; bf16 and fp8 vectors; scans,
-vector reductions and layout changes)
+vector reductions and layout changes; register tiles of 16 and 32 rows: decode attention, a
+small-M GEMM, a 32-row softmax, a 16-row tile meeting 64-row ones, scans and column reductions
+of 16 rows)
 run on the GPU and match the interpreter."""
 
 from pathlib import Path
@@ -58,6 +60,13 @@ SIZES = {
     "tile_cumsum.tk": {"M": 200, "N": 160},
     "vector_scans.tk": {"M": 200},
     "ssd_chunk.tk": {"H": 3, "L": 200},
+    # register tiles of 16 and 32 rows (64-row fragments whose rows past the tile's are padding),
+    # alone and beside 64-row ones, at sizes with partial last tiles
+    "decode_attention.tk": {"B": 3, "N": 300},
+    "small_m_gemm.tk": {"M": 40, "N": 384, "K": 200},
+    "softmax32.tk": {"M": 200},
+    "heights_short.tk": {"N": 256, "NQ": 64},
+    "short_scans.tk": {"M": 40},
 }
 
 
