@@ -7,6 +7,8 @@ tile a swizzle, which keeps its types, decision, alignment and wgmma descriptors
 
 from __future__ import annotations
 
+from typing import cast
+
 from xdsl.dialects import scf
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.ir import Operation, SSAValue
@@ -34,8 +36,8 @@ def buffer_rows(op: Operation) -> int:
         return 1
     if type_.rows >= WGMMA_ROWS:
         return type_.rows
-    reads = [(user, v) for user, v in users(op.results[0]) if isinstance(user, MmaOp)]
-    as_m = [user for user, v in reads if v is user.a and user.transpose_a is None]
+    reads = [use for v in connected(op.results[0]) for use in v.uses if isinstance(use.operation, MmaOp)]
+    as_m = [use for use in reads if use.index == 0 and cast(MmaOp, use.operation).transpose_a is None]
     if not as_m:
         return type_.rows
     if len(as_m) != len(reads):

@@ -1,6 +1,6 @@
 """Register tiles of 16 and 32 rows at the parameters the motivating kernels come in (decode
 attention with D = 64 and 128, a small-M GEMM with 16 and 32 rows per block and N tiles of 128
-and 256, softmax of 16, 32 and 48 rows) run on the GPU and match the interpreter.
+and 256, softmax of 16, 32 and 48 rows, 32-row tiles replicated beside 128-row ones) run on the GPU and match the interpreter.
 test_kernels_vs_interpreter_gpu.py runs each kernel at its defaults."""
 
 from pathlib import Path
@@ -20,6 +20,8 @@ CASES = [
     ("softmax32.tk", {"BM": 16}, {"M": 200}),
     ("softmax32.tk", {"BM": 48}, {"M": 200}),
     ("short_scans.tk", {"BM": 32}, {"M": 72}),
+    # a 32-row S replicated in the two consumers that split the 128-row O
+    ("heights_mixed.tk", {"BQ": 32}, {"N": 256, "NQ": 128}),
 ]
 
 
