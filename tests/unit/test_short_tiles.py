@@ -70,3 +70,13 @@ def test_heights_above_64_rows_must_be_multiples_of_64() -> None:
     with pytest.raises(TkError) as error:
         compile_source(GEMM.replace("BM = 16", "BM = 80"))
     assert "short.tk:4:15: error: a register tile or row vector of 80 rows" in error.value.render()
+
+
+def test_report_says_what_the_plan_did_with_short_tiles() -> None:
+    from tkc.report import report
+
+    ctx = make_context()
+    module = compile_module(parse_tk(GEMM, "short.tk"), "tile", ctx=ctx)
+    text = report(module)
+    assert "replicated  rows <= 16" in text and "64-row fragments (a wgmma's m64)" in text
+    assert "a 64-row buffer: a wgmma reads 64 rows of its A" in text
