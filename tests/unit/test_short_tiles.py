@@ -4,14 +4,22 @@ the located errors for the heights and uses the backend refuses."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+import numpy as np
 import pytest
+from test_sm90_to_ptx import F32, kernel, lower, read_tile, simulate, write_tile
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IndexType, IntegerAttr
+from xdsl.ir import Operation, SSAValue
 
 from tkc.diagnostics import TkError
-from tkc.dialects import tile
+from tkc.dialects import sm90, tile
 from tkc.driver import compile_module, make_context
 from tkc.frontend import parse_tk
 from tkc.passes.occupancy import register_cost
 from tkc.passes.plan import KernelPlan, fragment_rows, smem_plan
+from tkc.report import report
 
 
 def compile_source(source: str, emit: str = "tile") -> tile.KernelOp:
@@ -73,10 +81,35 @@ def test_heights_above_64_rows_must_be_multiples_of_64() -> None:
 
 
 def test_report_says_what_the_plan_did_with_short_tiles() -> None:
-    from tkc.report import report
-
     ctx = make_context()
     module = compile_module(parse_tk(GEMM, "short.tk"), "tile", ctx=ctx)
     text = report(module)
     assert "replicated  rows <= 16" in text and "64-row fragments (a wgmma's m64)" in text
     assert "a 64-row buffer: a wgmma reads 64 rows of its A" in text
+
+
+@pytest.mark.parametrize("rows,swizzle", [(16, 128), (32, 64), (48, 32), (16, 0)])
+def test_a_short_tile_moves_through_a_64_row_fragment_without_touching_other_rows(rows: int, swizzle: int) -> None:
+    """load_fragment of a tile of fewer than 64 rows reads inside it (its rows again for the
+    fragment's padding rows) and store_fragment writes its rows only: nothing past the tile's
+    bytes in shared memory, where the next buffer would be."""
+    ref = sm90.SharedRefType([rows, 64], F32, swizzle)
+    src_base, dst_base = 0, 1 << 17
+
+    def body(emit: Callable[[Operation], SSAValue], base: SSAValue) -> None:
+        zero = emit(arith.ConstantOp(IntegerAttr(0, IndexType())))
+        src = emit(sm90.SmemViewOp(base, ref))
+        dst_addr = emit(arith.AddiOp(base, emit(arith.ConstantOp(IntegerAttr(dst_base, IndexType())))))
+        dst = emit(sm90.SmemViewOp(dst_addr, ref))
+        frag = emit(sm90.LoadFragmentOp(src, zero, sm90.FragmentType([64, 64], F32)))
+        emit(sm90.StoreFragmentOp(frag, dst, zero))
+
+    x = np.arange(rows * 64, dtype=np.float64).reshape(rows, 64) % 251
+    memory: dict[int, float] = {}
+    write_tile(memory, src_base, ref, x)
+    reads = set(memory)
+    simulate(lower(kernel(body)), memory)
+    np.testing.assert_array_equal(read_tile(memory, dst_base, ref, (rows, 64)), x)
+    written = {address for address in memory if address >= dst_base}
+    assert all(address < dst_base + ref.num_bytes for address in written)
+    assert set(address for address in memory if address < dst_base) == reads
