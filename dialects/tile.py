@@ -1466,7 +1466,8 @@ class CumsumOp(IRDLOperation):
     """Inclusive prefix sum: of a tile along `axis` (`row`: along each row, over its columns,
     result[r, c] = sum of source[r, 0..c]; `col`: along each column, over its rows), or of a
     vector over its elements (no axis). Padding along the scanned axis counts as 0; as padding
-    only ever ends a tile (a tail past a tensor's end), no valid element sums any."""
+    only ever ends a tile (a tail past a tensor's end), no valid element sums any. A bf16, f16
+    or fp8 operand is summed in f32, each sum rounded once to the operand's dtype."""
 
     name = "tile.cumsum"
     T: ClassVar = VarConstraint("T", base(RegisterTileType) | base(RegisterVectorType))
@@ -1486,8 +1487,6 @@ class CumsumOp(IRDLOperation):
             raise VerifyException("tile.cumsum of a tile scans along `row` or `col`: give the axis")
         if not is_tile and self.axis is not None:
             raise VerifyException("tile.cumsum of a vector scans its one axis: give no axis")
-        if cast(ShapedTileType, self.source.type).element_type != Float32Type():
-            raise VerifyException("tile.cumsum sums in f32: convert the operand to f32 first")
 
 
 @irdl_op_definition

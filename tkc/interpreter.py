@@ -695,7 +695,8 @@ class _Machine:
         return [Tile(round_to(combine(values, axis=axis), _element(op.result)), (kept,))]
 
     def _cumsum(self, op: tile.CumsumOp, active: np.ndarray | None) -> list[Value]:
-        """Padding along the scanned axis counts as 0; the result has the source's padding."""
+        """Padding along the scanned axis counts as 0; the result has the source's padding. A
+        bf16, f16 or fp8 operand is summed in f32 and each sum rounded once to its dtype."""
         source = self.tile_of(op.source)
         if op.axis is None:
             axis, skipped = -1, source.valid[0]
@@ -704,7 +705,7 @@ class _Machine:
         else:
             axis, skipped = -2, source.valid[0][:, :, None]
         values = source.values if skipped.all() else np.where(skipped, source.values, np.float32(0))
-        return [Tile(np.cumsum(values, axis=axis, dtype=np.float32), source.valid)]
+        return [Tile(round_to(np.cumsum(values, axis=axis, dtype=np.float32), _element(op.result)), source.valid)]
 
     def _vector_reduce(self, op: tile.VectorReduceOp, active: np.ndarray | None) -> list[Value]:
         """An f32 scalar per block; padding counts as the identity."""

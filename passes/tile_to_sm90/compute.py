@@ -14,8 +14,8 @@ a bounds mask's row limit becomes relative to it (limit - row0), except a consta
 no row of the tile reaches, which stays a constant the consumer's rows do not reach either (its
 compares are left out). A column vector is whole in every consumer and keeps its limit.
 
-Element-wise maps, broadcasts, reductions and masks of bf16, f16 or fp8 tiles and vectors compute
-in f32: the operands are widened, the result rounded back to its dtype, once per op, as numpy computes on
+Element-wise maps, broadcasts, reductions, cumulative sums, layout changes and masks of bf16, f16
+or fp8 tiles and vectors compute in f32: the operands are widened, the result rounded back to its dtype, once per op, as numpy computes on
 ml_dtypes' types (so the GPU gives what the interpreter gives).
 """
 
@@ -125,28 +125,34 @@ def _transpose_op(c: ConsumerEmitter, value: SSAValue, vector: tile.RegisterVect
 
 
 def _transpose(c: ConsumerEmitter, op: tile.TransposeOp, block: Block) -> Operation:
+    """The scratch holds f32: a narrower vector moves widened and is rounded back, which is exact
+    (f32 holds every bf16, f16 and fp8 value)."""
     source, result = op.source.type, op.result.type
     assert isinstance(source, tile.RegisterVectorType) and isinstance(result, tile.RegisterVectorType)
-    if not isinstance(source.element_type, Float32Type):
-        raise error_at(op, "the GPU backend moves f32 vectors between the row and the column layout: convert the "
-                           "vector to f32 first (f32(v))")
-    return _transpose_op(c, c.values[op.source], source, result.is_column, block)
+    wide = cast(tile.RegisterVectorType, tile.same_kind(source, Float32Type()))
+    return _in_f32(c, op, block, lambda x: _transpose_op(c, x, wide, result.is_column, block), op.source)
 
 
 def _cumsum(c: ConsumerEmitter, op: tile.CumsumOp, block: Block) -> Operation:
     """A scan along columns is quad-local (sm90.row_scan), one down the rows meets the other warps
     and consumers in the scratch (sm90.col_scan); a row vector is scanned in the column layout,
-    where each quad holds all its elements, and moved back."""
+    where each quad holds all its elements, and moved back. A bf16, f16 or fp8 operand is
+    scanned in f32 and rounded back (_in_f32)."""
     source = op.source.type
-    if op.axis is not None and op.axis.data == tile.Axis.COL:
-        scratch = c.add(c.smem_base, c.const(c.memory.col_scratch, block), block)
-        barrier_id = c.const(c.lowering.consumers + 1, block)
-        return sm90.ColScanOp(c.values[op.source], scratch, c.consumer_index, c.lowering.consumers, barrier_id)
-    if isinstance(source, tile.RegisterVectorType) and not source.is_column:
-        column = c.op(_transpose_op(c, c.values[op.source], source, True, block), block).results[0]
-        scanned = c.op(sm90.RowScanOp(column), block).results[0]
-        return _transpose_op(c, scanned, source, False, block)
-    return sm90.RowScanOp(c.values[op.source])
+    wide = tile.same_kind(source, Float32Type())
+
+    def scan(x: SSAValue) -> Operation:
+        if op.axis is not None and op.axis.data == tile.Axis.COL:
+            scratch = c.add(c.smem_base, c.const(c.memory.col_scratch, block), block)
+            barrier_id = c.const(c.lowering.consumers + 1, block)
+            return sm90.ColScanOp(x, scratch, c.consumer_index, c.lowering.consumers, barrier_id)
+        if isinstance(wide, tile.RegisterVectorType) and not wide.is_column:
+            column = c.op(_transpose_op(c, x, wide, True, block), block).results[0]
+            scanned = c.op(sm90.RowScanOp(column), block).results[0]
+            return _transpose_op(c, scanned, wide, False, block)
+        return sm90.RowScanOp(x)
+
+    return _in_f32(c, op, block, scan, op.source)
 
 
 def _vector_reduce(c: ConsumerEmitter, op: tile.VectorReduceOp, block: Block) -> Operation:

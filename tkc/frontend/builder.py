@@ -1461,12 +1461,11 @@ class _Builder:
         return self.emit(tile.VectorReduceOp(VECTOR_REDUCTIONS[name], vector))
 
     def cumsum(self, name: str, value: Value, node: Node) -> SSAValue:
-        """row_cumsum(t), col_cumsum(t) on tiles, cumsum(v) on vectors: inclusive prefix sums in f32."""
+        """row_cumsum(t), col_cumsum(t) on tiles, cumsum(v) on vectors: inclusive prefix sums,
+        computed in f32 and rounded to the operand's dtype."""
         axis = SCANS[name]
         source = self.tile_arg(value, node, name, "tile" if axis is not None else "vector")
         assert isinstance(source.type, tile.RegisterTileType | tile.RegisterVectorType)
-        if not isinstance(source.type.element_type, Float32Type):
-            raise self.error(node, f"{name} sums in f32: convert the operand first (f32(x)), got {describe(source)}")
         return self.emit(tile.CumsumOp(source, axis))
 
     def mma(self, name: str, args: list[Value], nodes: list[Node]) -> SSAValue:
