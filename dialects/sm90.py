@@ -79,6 +79,7 @@ from tkc.abi import (
 )
 from tkc.dialects.tile import (
     WARPGROUP_THREADS,
+    Axis,
     AxisAttr,
     BinaryFnAttr,
     ElementType,
@@ -1520,7 +1521,9 @@ class BoundsMaskOp(IRDLOperation):
 @irdl_op_definition
 class PositionOp(IRDLOperation):
     """Element (r, c) of a tile fragment is `first + r` (`row`) or `first + c` (`col`) as f32, r
-    counting from the fragment's first row (a consumer's slice, so `first` includes its row0)."""
+    counting from the fragment's first row (a consumer's slice, so `first` includes its row0);
+    element i of a row-vector fragment `first + i` (`row`, i from its first row likewise), of a
+    column fragment `first + i` (`col`)."""
 
     name = "sm90.position"
     axis = prop_def(AxisAttr)
@@ -1533,9 +1536,14 @@ class PositionOp(IRDLOperation):
         super().__init__(operands=[first], result_types=[result_type], properties={"axis": axis})
 
     def verify_(self) -> None:
-        assert isinstance(self.result.type, FragmentType)
-        if self.result.type.is_vector or not isinstance(self.result.type.element_type, Float32Type):
-            raise VerifyException(f"sm90.position makes f32 tile fragments, not {self.result.type}")
+        t = self.result.type
+        assert isinstance(t, FragmentType)
+        if not isinstance(t.element_type, Float32Type):
+            raise VerifyException(f"sm90.position makes f32 fragments, not {t}")
+        if t.is_vector and self.axis.data != (Axis.COL if t.is_column else Axis.ROW):
+            raise VerifyException(f"the positions of a {'column' if t.is_column else 'row'} vector fragment run along "
+                                  f"its {'columns' if t.is_column else 'rows'}: {t} takes "
+                                  f"`{'col' if t.is_column else 'row'}`")
 
 
 @irdl_op_definition

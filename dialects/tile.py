@@ -1642,13 +1642,14 @@ class BoundsMaskOp(IRDLOperation):
 class PositionOp(IRDLOperation):
     """The element positions of an f32 register tile along one axis: element (r, c) is
     `offset + r` (`row`) or `offset + c` (`col`), offset an index (the tile's first row or column
-    in a larger matrix). Exact while the positions are below 2^24, where f32 holds every integer.
-    It reads no tile, so it has no padding (like a fill)."""
+    in a larger matrix); of an f32 register vector, element i is `offset + i` (its one axis,
+    `row`, whichever layout the vector has). Exact while the positions are below 2^24, where f32
+    holds every integer. It reads no tile, so it has no padding (like a fill)."""
 
     name = "tile.position"
     axis = prop_def(AxisAttr)
     offset = operand_def(IndexType)
-    result = result_def(RegisterTileType)
+    result = result_def(RegisterTileType | RegisterVectorType)
     traits = traits_def(Pure())
     assembly_format = "$axis $offset attr-dict `:` type($result)"
 
@@ -1656,9 +1657,11 @@ class PositionOp(IRDLOperation):
         super().__init__(operands=[offset], result_types=[result_type], properties={"axis": AxisAttr(axis)})
 
     def verify_(self) -> None:
-        assert isinstance(self.result.type, RegisterTileType)
+        assert isinstance(self.result.type, RegisterTileType | RegisterVectorType)
         if not isinstance(self.result.type.element_type, Float32Type):
-            raise VerifyException(f"tile.position makes f32 tiles, not {self.result.type}")
+            raise VerifyException(f"tile.position makes f32 tiles and vectors, not {self.result.type}")
+        if isinstance(self.result.type, RegisterVectorType) and self.axis.data != Axis.ROW:
+            raise VerifyException("a vector's positions run along its one axis: `row`")
 
 
 @irdl_op_definition

@@ -747,18 +747,18 @@ class _Machine:
         return [Tile(np.where(excluded, fill, source.values), source.valid)]
 
     def _position(self, op: tile.PositionOp, active: np.ndarray | None) -> list[Value]:
-        """offset + r (or + c) as f32; no padding, as it reads no tile."""
+        """offset + r (or + c) as f32, of a vector offset + i; no padding, as it reads no tile."""
         shape = _shaped(op.result).get_shape()
-        axis = 0 if op.axis.data == tile.Axis.ROW else 1
-        span = [1, 1]
+        axis = 0 if op.axis.data == tile.Axis.ROW or len(shape) == 1 else 1
+        span = [1] * len(shape)
         span[axis] = shape[axis]
-        first = _lift(self.scalar_of(op.offset), 2).astype(np.int64)
+        first = _lift(self.scalar_of(op.offset), len(shape)).astype(np.int64)
         exact = first + np.arange(shape[axis]).reshape(span)
         if exact.max() >= EXACT_POSITIONS:
             raise error_at(op, f"a position reaches {int(exact.max())}: positions are f32, exact only below 2^24 "
                                f"({EXACT_POSITIONS})")
         positions = exact.astype(np.float32)
-        return [Tile(np.broadcast_to(positions, (*positions.shape[:-2], *shape)).reshape(-1, *shape),
+        return [Tile(np.broadcast_to(positions, (*positions.shape[:-len(shape)], *shape)).reshape(-1, *shape),
                      _no_padding(shape))]
 
     def _tile_select(self, op: tile.SelectOp, active: np.ndarray | None) -> list[Value]:

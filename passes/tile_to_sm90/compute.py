@@ -74,10 +74,15 @@ def _binary(c: ConsumerEmitter, op: tile.BinaryOp, block: Block) -> Operation:
 
 
 def _position(c: ConsumerEmitter, op: tile.PositionOp, block: Block) -> Operation:
+    """A column vector's positions run along the columns its threads hold, whole in every
+    consumer; a tile's rows and a row vector's from the consumer's first row."""
     first = c.values[op.offset]
+    result = op.result.type
+    if isinstance(result, tile.RegisterVectorType) and result.is_column:
+        return sm90.PositionOp(tile.AxisAttr(tile.Axis.COL), first, c.lowering.fragment_type(result))
     if op.axis.data == tile.Axis.ROW:
-        first = c.add(first, c.row0(op.result.type), block)
-    return sm90.PositionOp(op.axis, first, c.lowering.fragment_type(op.result.type))
+        first = c.add(first, c.row0(result), block)
+    return sm90.PositionOp(op.axis, first, c.lowering.fragment_type(result))
 
 
 def _select(c: ConsumerEmitter, op: tile.SelectOp, block: Block) -> Operation:

@@ -8,7 +8,7 @@ nested loops and under ifs; register tiles of different heights through an mma c
 functions, pow and gelu; fp8 conversions both ways and the e5m2 wgmma; bf16 and fp8 vectors; scans,
 vector reductions and layout changes; register tiles of 16 and 32 rows: decode attention, a
 small-M GEMM, a 32-row softmax, a 16-row tile meeting 64-row ones, scans and column reductions
-of 16 rows; bf16 cumulative sums)
+of 16 rows; bf16 cumulative sums; positions on vectors)
 run on the GPU and match the interpreter."""
 
 from pathlib import Path
@@ -69,6 +69,8 @@ SIZES = {
     "short_scans.tk": {"M": 40},
     # bf16 cumulative sums (in f32, rounded back) and bf16 vectors changing layout
     "bf16_cumsum.tk": {"M": 200, "N": 160},
+    # positions on vectors, in the row and the column layout
+    "vector_positions.tk": {"M": 200},
 }
 
 

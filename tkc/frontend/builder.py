@@ -1532,11 +1532,16 @@ class _Builder:
 
     def position(self, name: str, args: list[Value], nodes: list[Node]) -> SSAValue:
         """row_index(t[, first]) / col_index(t[, first]): an f32 tile of t's shape holding each
-        element's row (column) plus `first`. Only t's shape is read."""
+        element's row (column) plus `first`; of a vector, an f32 vector of its length holding each
+        element's index plus `first` (either name: a vector has one axis). Only the shape is read."""
         shape_of = args[0]
-        if not is_tile(shape_of) or not isinstance(shape_of.type, tile.RegisterTileType | tile.SharedTileType):
-            raise self.error(nodes[0], f"{name} takes a tile (for its shape), got {describe(shape_of)}")
+        if not is_tile(shape_of):
+            raise self.error(nodes[0], f"{name} takes a tile or a vector (for its shape), got {describe(shape_of)}")
         first = self.index(args[1] if len(args) == 2 else 0, nodes[-1], "an offset")
+        if isinstance(shape_of.type, tile.RegisterVectorType | tile.SharedVectorType):
+            vector = tile.RegisterVectorType(shape_of.type.length, Float32Type())
+            return self.emit(tile.PositionOp(Axis.ROW, first, vector))
+        assert isinstance(shape_of.type, tile.RegisterTileType | tile.SharedTileType)
         result_type = tile.RegisterTileType(shape_of.type.get_shape(), Float32Type())
         return self.emit(tile.PositionOp(POSITIONS[name], first, result_type))
 
