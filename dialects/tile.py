@@ -1649,7 +1649,7 @@ class PositionOp(IRDLOperation):
     name = "tile.position"
     axis = prop_def(AxisAttr)
     offset = operand_def(IndexType)
-    result = result_def(RegisterTileType | RegisterVectorType)
+    result = result_def(base(RegisterTileType) | base(RegisterVectorType))
     traits = traits_def(Pure())
     assembly_format = "$axis $offset attr-dict `:` type($result)"
 

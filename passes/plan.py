@@ -299,7 +299,9 @@ def buffer_bytes(op: Operation) -> int:
     """Bytes of shared memory the tile or vector `op` makes (a load or tile.to_shared) occupies."""
     type_ = op.results[0].type
     assert isinstance(type_, SharedTileType | SharedVectorType | RegisterTileType | RegisterVectorType)
-    return type_.num_bytes // type_.get_shape()[0] * buffer_rows(op) if isinstance(type_, SharedTileType) else type_.num_bytes
+    if isinstance(type_, SharedTileType):
+        return type_.num_bytes // type_.rows * buffer_rows(op)
+    return type_.num_bytes
 
 
 def buffer_align(type_: Attribute) -> int:

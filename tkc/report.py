@@ -189,9 +189,9 @@ def report(module: ModuleOp) -> str:
             if isinstance(op, LoadOp | ToSharedOp) and isinstance(op.result.type, SharedTileType):
                 offset = _int(op, "smem_offset")
                 where = f"@{offset}" if offset is not None else f"stage +{_int(op, 'stage_offset')}"
-                buffer = buffer_rows(op)
-                padded = (f"; a {buffer}-row buffer: a wgmma reads {buffer} rows of its A, the rows past "
-                          f"{op.result.type.rows} only reaching the product's padding" if buffer > op.result.type.rows else "")
+                buffer, tile_rows = buffer_rows(op), op.result.type.rows
+                padded = (f"; a {buffer}-row buffer: a wgmma reads {buffer} rows of its A, the rows past {tile_rows} "
+                          f"only reaching the product's padding" if buffer > tile_rows else "")
                 out.append(
                     f"  {_name(op.result)} {_shape(op.result.type)}  {_layout(op.result.type, op)}, "
                     f"align {_int(op, 'smem_align')}, {where}  {_why(op, 'swizzle')}{padded}"

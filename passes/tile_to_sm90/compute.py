@@ -15,8 +15,9 @@ no row of the tile reaches, which stays a constant the consumer's rows do not re
 compares are left out). A column vector is whole in every consumer and keeps its limit.
 
 Element-wise maps, broadcasts, reductions, cumulative sums, layout changes and masks of bf16, f16
-or fp8 tiles and vectors compute in f32: the operands are widened, the result rounded back to its dtype, once per op, as numpy computes on
-ml_dtypes' types (so the GPU gives what the interpreter gives).
+or fp8 tiles and vectors compute in f32: the operands are widened, the result rounded back to its
+dtype, once per op, as numpy computes on ml_dtypes' types (so the GPU gives what the interpreter
+gives).
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import Float32Type, FloatAttr, IntegerAttr
 from xdsl.ir import Block, Operation, SSAValue
 
-from tkc.diagnostics import error_at
 from tkc.dialects import sm90, tile
 from tkc.dtypes import of_type
 
@@ -108,11 +108,12 @@ def _reduce(c: ConsumerEmitter, op: tile.ReduceOp, block: Block) -> Operation:
     replicated = c.lowering.replicated(source_type.rows)
     short = source_type.rows < c.lowering.plan.fragment_rows(source_type.rows)
     limits = [c.const(source_type.rows, block), c.const(source_type.cols, block)] if short else []
+    identity = FloatAttr(tile.REDUCE_IDENTITY[op.fn.data], Float32Type())
 
     def reduce(x: SSAValue) -> Operation:
         if limits:
             # the fragment's rows past the tile's are padding: they count as the identity
-            x = c.op(sm90.BoundsMaskOp(x, limits, FloatAttr(tile.REDUCE_IDENTITY[op.fn.data], Float32Type())), block).results[0]
+            x = c.op(sm90.BoundsMaskOp(x, limits, identity), block).results[0]
         return sm90.ColReduceOp(op.fn, x, scratch, c.consumer_index, consumers, barrier_id, replicated)
 
     return _in_f32(c, op, block, reduce, op.source)

@@ -1,6 +1,7 @@
 """Register tiles of 16 and 32 rows at the parameters the motivating kernels come in (decode
 attention with D = 64 and 128, a small-M GEMM with 16 and 32 rows per block and N tiles of 128
-and 256, softmax of 16, 32 and 48 rows, 32-row tiles replicated beside 128-row ones) run on the GPU and match the interpreter.
+and 256, softmax of 16, 32 and 48 rows, 32-row tiles replicated beside 128-row ones) run on the
+GPU and match the interpreter.
 test_kernels_vs_interpreter_gpu.py runs each kernel at its defaults."""
 
 from pathlib import Path
