@@ -79,6 +79,7 @@ from tkc.abi import (
 )
 from tkc.dialects.tile import (
     WARPGROUP_THREADS,
+    Axis,
     AxisAttr,
     BinaryFnAttr,
     ElementType,
@@ -1409,8 +1410,10 @@ class TransposeOp(IRDLOperation):
         whole = result.rows if source.is_row_vector else source.rows
         part = source.rows if source.is_row_vector else result.rows
         # a row fragment is its warpgroup's slice of the rows, or all of them where the plan
-        # replicates the vector in every consumer (each then writes the same values to the scratch)
-        if whole not in (part, part * self.warpgroups.value.data):
+        # replicates the vector in every consumer (each then writes the same values to the
+        # scratch); a vector of fewer than 64 rows has a 64-row row fragment (its rows past the
+        # vector padding)
+        if whole not in (part, part * self.warpgroups.value.data) and not (whole < 64 and part == 64):
             raise VerifyException(f"the column fragment holds the rows of all {self.warpgroups.value.data} warpgroups "
                                   f"or of a replicated row fragment: {source} -> {result}")
 
@@ -1526,7 +1529,9 @@ class BoundsMaskOp(IRDLOperation):
 @irdl_op_definition
 class PositionOp(IRDLOperation):
     """Element (r, c) of a tile fragment is `first + r` (`row`) or `first + c` (`col`) as f32, r
-    counting from the fragment's first row (a consumer's slice, so `first` includes its row0)."""
+    counting from the fragment's first row (a consumer's slice, so `first` includes its row0);
+    element i of a row-vector fragment `first + i` (`row`, i from its first row likewise), of a
+    column fragment `first + i` (`col`)."""
 
     name = "sm90.position"
     axis = prop_def(AxisAttr)
@@ -1539,9 +1544,14 @@ class PositionOp(IRDLOperation):
         super().__init__(operands=[first], result_types=[result_type], properties={"axis": axis})
 
     def verify_(self) -> None:
-        assert isinstance(self.result.type, FragmentType)
-        if self.result.type.is_vector or not isinstance(self.result.type.element_type, Float32Type):
-            raise VerifyException(f"sm90.position makes f32 tile fragments, not {self.result.type}")
+        t = self.result.type
+        assert isinstance(t, FragmentType)
+        if not isinstance(t.element_type, Float32Type):
+            raise VerifyException(f"sm90.position makes f32 fragments, not {t}")
+        if t.is_vector and self.axis.data != (Axis.COL if t.is_column else Axis.ROW):
+            raise VerifyException(f"the positions of a {'column' if t.is_column else 'row'} vector fragment run along "
+                                  f"its {'columns' if t.is_column else 'rows'}: {t} takes "
+                                  f"`{'col' if t.is_column else 'row'}`")
 
 
 @irdl_op_definition

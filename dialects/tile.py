@@ -135,7 +135,7 @@ PLAN_DECISIONS = {
     "ctas_per_sm": _COUNT,
     "cluster": _CLUSTER,
     "heavy_first": Allowed(range(-1, 3), "-1 (none) or a grid axis"),
-    "replicated_rows": Allowed(range(0, 1 << 31, 64), "0 (none) or a multiple of 64"),
+    "replicated_rows": Allowed(range(0, 1 << 31, 16), "0 (none) or a multiple of 16"),
     "producer_registers": _BUDGET,
     "consumer_registers": _BUDGET,
 }
@@ -377,6 +377,10 @@ class ReduceFn(StrEnum):
     MAX = auto()
     MIN = auto()
     SUM = auto()
+
+
+REDUCE_IDENTITY = {ReduceFn.MAX: -math.inf, ReduceFn.MIN: math.inf, ReduceFn.SUM: 0.0}
+"""What a reduction counts an element it skips as (padding, masked rows)."""
 
 
 class StoreReduction(StrEnum):
@@ -1505,7 +1509,8 @@ class CumsumOp(IRDLOperation):
     """Inclusive prefix sum: of a tile along `axis` (`row`: along each row, over its columns,
     result[r, c] = sum of source[r, 0..c]; `col`: along each column, over its rows), or of a
     vector over its elements (no axis). Padding along the scanned axis counts as 0; as padding
-    only ever ends a tile (a tail past a tensor's end), no valid element sums any."""
+    only ever ends a tile (a tail past a tensor's end), no valid element sums any. A bf16, f16
+    or fp8 operand is summed in f32, each sum rounded once to the operand's dtype."""
 
     name = "tile.cumsum"
     T: ClassVar = VarConstraint("T", base(RegisterTileType) | base(RegisterVectorType))
@@ -1525,8 +1530,6 @@ class CumsumOp(IRDLOperation):
             raise VerifyException("tile.cumsum of a tile scans along `row` or `col`: give the axis")
         if not is_tile and self.axis is not None:
             raise VerifyException("tile.cumsum of a vector scans its one axis: give no axis")
-        if cast(ShapedTileType, self.source.type).element_type != Float32Type():
-            raise VerifyException("tile.cumsum sums in f32: convert the operand to f32 first")
 
 
 @irdl_op_definition
@@ -1682,13 +1685,14 @@ class BoundsMaskOp(IRDLOperation):
 class PositionOp(IRDLOperation):
     """The element positions of an f32 register tile along one axis: element (r, c) is
     `offset + r` (`row`) or `offset + c` (`col`), offset an index (the tile's first row or column
-    in a larger matrix). Exact while the positions are below 2^24, where f32 holds every integer.
-    It reads no tile, so it has no padding (like a fill)."""
+    in a larger matrix); of an f32 register vector, element i is `offset + i` (its one axis,
+    `row`, whichever layout the vector has). Exact while the positions are below 2^24, where f32
+    holds every integer. It reads no tile, so it has no padding (like a fill)."""
 
     name = "tile.position"
     axis = prop_def(AxisAttr)
     offset = operand_def(IndexType)
-    result = result_def(RegisterTileType)
+    result = result_def(base(RegisterTileType) | base(RegisterVectorType))
     traits = traits_def(Pure())
     assembly_format = "$axis $offset attr-dict `:` type($result)"
 
@@ -1696,9 +1700,11 @@ class PositionOp(IRDLOperation):
         super().__init__(operands=[offset], result_types=[result_type], properties={"axis": AxisAttr(axis)})
 
     def verify_(self) -> None:
-        assert isinstance(self.result.type, RegisterTileType)
+        assert isinstance(self.result.type, RegisterTileType | RegisterVectorType)
         if not isinstance(self.result.type.element_type, Float32Type):
-            raise VerifyException(f"tile.position makes f32 tiles, not {self.result.type}")
+            raise VerifyException(f"tile.position makes f32 tiles and vectors, not {self.result.type}")
+        if isinstance(self.result.type, RegisterVectorType) and self.axis.data != Axis.ROW:
+            raise VerifyException("a vector's positions run along its one axis: `row`")
 
 
 @irdl_op_definition

@@ -50,10 +50,12 @@ from tkc.passes.plan import (
     buffer_bytes,
     col_scratch_bytes,
     column_vectors,
+    fragment_rows,
     pipelined_loops,
     register_heights,
     replicated,
     replicated_rows,
+    short_heights,
     smem_plan,
     staging_bytes,
     staging_chunk,
@@ -107,19 +109,20 @@ def register_split(consumers: int, ctas: int) -> tuple[int, int]:
 def register_cost(value: SSAValue, consumers: int, columns: set[SSAValue]) -> Fraction:
     """Registers per consumer thread that a value holds, as sm90.FragmentType counts its fragment
     (exact, so sums do not depend on their order): a tile's slice of rows / consumers rows (all
-    its rows where the consumers replicate it, plan.replicated), one f32 or two narrower elements
-    per register; a row vector 2 per 64 rows of the slice; a column vector (`columns`, replicated
+    its rows where the consumers replicate it, plan.replicated), padded to 64 rows
+    (plan.fragment_rows: a 16-row tile costs what a 64-row one does), one f32 or two narrower
+    elements per register; a row vector 2 per 64 rows of the slice; a column vector (`columns`, replicated
     in every consumer) a quarter of its columns, an eighth when narrow."""
     type_ = value.type
     if not isinstance(type_, RegisterTileType | RegisterVectorType):
         return Fraction(0)
     per_register = 1 if element_bytes(type_.element_type) == 4 else 2
-    share = 1 if replicated(type_.rows, consumers) else consumers
-    if isinstance(type_, RegisterTileType):
-        return Fraction(type_.num_elements, share * WARPGROUP_THREADS * per_register)
-    if value in columns:
+    if isinstance(type_, RegisterVectorType) and value in columns:
         return Fraction(type_.length, 4 * per_register)
-    return Fraction(2 * -(-type_.length // (share * WGMMA_ROWS)))
+    rows = fragment_rows(type_.rows, consumers)
+    if isinstance(type_, RegisterTileType):
+        return Fraction(rows * type_.cols, WARPGROUP_THREADS * per_register)
+    return Fraction(2 * rows // WGMMA_ROWS)
 
 
 def program_order(root: Operation) -> dict[Operation, int]:
@@ -304,15 +307,17 @@ class Planner:
 
     def heights(self) -> dict[int, Operation]:
         """The rows of the kernel's register tiles and row vectors (plan.register_heights), each a
-        multiple of the 64 rows a consumer computes at a time."""
+        multiple of the 64 rows a consumer computes at a time or shorter than them (then padded
+        to 64: plan.fragment_rows)."""
         heights = register_heights(self.kernel)
         for rows, op in sorted(heights.items()):
-            if rows % WGMMA_ROWS:
+            if rows > WGMMA_ROWS and rows % WGMMA_ROWS:
                 raise error_at(
                     op,
                     f"a register tile or row vector of {rows} rows: the GPU backend computes register tiles in "
-                    f"slices of the {WGMMA_ROWS} rows of a wgmma, so it needs a multiple of {WGMMA_ROWS} rows here, "
-                    f"not only the multiple of 16 the language allows (tiles of 16 or 32 rows are not lowered yet)",
+                    f"slices of the {WGMMA_ROWS} rows of a wgmma, so above {WGMMA_ROWS} rows it needs a multiple of "
+                    f"{WGMMA_ROWS}, not only the multiple of 16 the language allows (16, 32 and 48 rows are "
+                    f"computed as one padded wgmma slice)",
                 )
         return heights
 
@@ -505,7 +510,7 @@ class Planner:
 
     def smem_breakdown(self, stages: int) -> str:
         plan = smem_plan(self.kernel, stages)
-        single = sum(buffer_bytes(op.results[0].type) for op, _ in plan.single)
+        single = sum(buffer_bytes(op) for op, _ in plan.single)
         staging = sum(staging_bytes(op) for op, _ in plan.staging)
         parts = [f"1 KB for {plan.barrier_count} mbarriers"]
         reused = bool(plan.single and plan.staging and plan.staging[0][1] == plan.single[0][1])
@@ -587,13 +592,21 @@ class Planner:
         replicated_height = replicated_rows(heights, n)
         if replicated_height:
             shorter = ", ".join(str(h) for h in sorted(heights) if h <= replicated_height)
+            padded = ", ".join(map(str, short_heights(heights)))
+            split = "" if rows < WGMMA_ROWS * n else (
+                f"; they meet the {rows}-row tiles, split {rows // n} rows per consumer, only through shared memory "
+                f"(tile.to_shared, wgmma operands), which every consumer reads whole")
             self.decide(
                 "replicated_rows",
                 replicated_height,
-                f"register tiles and row vectors of {shorter} rows are replicated: each of the {n} consumers computes "
-                f"them whole, as a wgmma computes {WGMMA_ROWS} rows and {n} consumers cannot split fewer than "
-                f"{WGMMA_ROWS * n}; they meet the {rows}-row tiles, split {rows // n} rows per consumer, only through "
-                f"shared memory (tile.to_shared, wgmma operands), which every consumer reads whole",
+                (f"register tiles and row vectors of {shorter} rows are replicated: each of the {n} consumers computes "
+                 f"them whole, as a wgmma computes {WGMMA_ROWS} rows and {n} consumers cannot split fewer than "
+                 f"{WGMMA_ROWS * n}" if n > 1 else f"register tiles and row vectors of {shorter} rows are computed "
+                 f"whole by the one consumer")
+                + (f"; those of {padded} rows as {WGMMA_ROWS}-row fragments (a wgmma's m64) whose rows past their own "
+                   f"are padding: computed, never stored, masked before column reductions, and costing the registers "
+                   f"of {WGMMA_ROWS} rows" if padded else "")
+                + split,
             )
         self.decide("threads", WARPGROUP_THREADS * (1 + n), f"1 producer + {n} consumer warpgroup(s) of 128 threads")
         loops = pipelined_loops(self.kernel)
@@ -652,6 +665,6 @@ def check_budgets(kernel: KernelOp) -> None:
     planner = Planner(kernel)
     planner.check_mma_widths()
     planner.consumers()
-    tiles = sum(buffer_bytes(op.results[0].type) for op in kernel.walk() if isinstance(op, LoadOp | ToSharedOp))
+    tiles = sum(buffer_bytes(op) for op in kernel.walk() if isinstance(op, LoadOp | ToSharedOp))
     if tiles > SMEM_BUDGET:
         planner.check_shared_memory(pipelined_loops(kernel))

@@ -27,6 +27,7 @@ from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from xdsl.traits import Pure
 
 from tkc.passes.alias import may_overlap_in_loop
+from tkc.passes.shared_tiles import buffer_rows
 from tkc.passes.wgmma_layout import widest_span
 from tkc.dialects.tile import (
     WARPGROUP_THREADS,
@@ -101,6 +102,11 @@ class KernelPlan:
         """The rows of a register tile or row vector of `rows` rows that one consumer holds."""
         return rows if rows <= self.replicated_rows else rows // self.consumers
 
+    def fragment_rows(self, rows: int) -> int:
+        """The rows of a consumer's fragment of a register tile or row vector of `rows` rows
+        (plan.fragment_rows)."""
+        return align(self.consumer_rows(rows), WGMMA_ROWS)
+
     @staticmethod
     def overlaps(loop: scf.ForOp) -> bool:
         """tile-pipeline's `overlap` decision on a loop (late_tail): absent means no."""
@@ -136,6 +142,22 @@ def replicated(rows: int, consumers: int) -> bool:
     which every consumer reads whole (a tile.to_shared buffer, a wgmma's shared A and B), so
     tiles of each height may be distributed their own way."""
     return rows < WGMMA_ROWS * consumers
+
+
+def fragment_rows(rows: int, consumers: int) -> int:
+    """The rows of a consumer's fragment of a register tile or row vector of `rows` rows: its
+    slice, or all of them where the consumers replicate it, padded to the 64 rows of a wgmma. A
+    tile of 16, 32 or 48 rows is one m64 fragment whose rows past its own are padding: every op
+    but a column reduction computes rows independently, so those rows cost registers and work
+    but never reach a result (loads leave them undefined, stores and moves to shared memory skip
+    them, a column reduction masks them)."""
+    held = rows if replicated(rows, consumers) else rows // consumers
+    return align(held, WGMMA_ROWS)
+
+
+def short_heights(heights: Iterable[int]) -> list[int]:
+    """The heights below one wgmma's 64 rows, which the lowering pads to 64 (fragment_rows)."""
+    return sorted(rows for rows in heights if rows < WGMMA_ROWS)
 
 
 def replicated_rows(heights: Iterable[int], consumers: int) -> int:
@@ -273,9 +295,12 @@ def pipelined_loops(kernel: Operation) -> list[scf.ForOp]:
     return [owner for owner in ring_owners(kernel) if isinstance(owner, scf.ForOp)]
 
 
-def buffer_bytes(type_: Attribute) -> int:
-    """Bytes of shared memory a tile or vector of this type occupies."""
+def buffer_bytes(op: Operation) -> int:
+    """Bytes of shared memory the tile or vector `op` makes (a load or tile.to_shared) occupies."""
+    type_ = op.results[0].type
     assert isinstance(type_, SharedTileType | SharedVectorType | RegisterTileType | RegisterVectorType)
+    if isinstance(type_, SharedTileType):
+        return type_.num_bytes // type_.rows * buffer_rows(op)
     return type_.num_bytes
 
 
@@ -356,9 +381,10 @@ def col_scratch_bytes(kernel: Operation) -> int:
     the row and the column layout share: an f32 row of the widest reduced tile's columns per warp
     of every consumer (tile-occupancy-plan's count; before it decides, at most one consumer per 64
     rows and at most 4), one per 16 rows of a scanned tile, and one f32 per element of the longest
-    vector moved."""
-    needs = [4 * cast(RegisterVectorType, op.operands[0].type).length for op in kernel.walk() if _moves_vector(op)]
-    needs += [col_scan_scratch_bytes(t.rows, t.cols) for op in kernel.walk()
+    vector moved (a tile or vector of fewer than 64 rows counting its 64 fragment rows)."""
+    needs = [4 * align(cast(RegisterVectorType, op.operands[0].type).length, WGMMA_ROWS) for op in kernel.walk()
+             if _moves_vector(op)]
+    needs += [col_scan_scratch_bytes(align(t.rows, WGMMA_ROWS), t.cols) for op in kernel.walk()
               if isinstance(op, CumsumOp) and op.axis is not None and op.axis.data == Axis.COL
               and isinstance(t := op.source.type, RegisterTileType)]
     tiles = [op.source.type for op in kernel.walk()
@@ -476,10 +502,10 @@ def staging_reuses_single_tiles(kernel: Operation, single: list[LoadOp]) -> bool
 def smem_plan(kernel: Operation, stages: int) -> SmemPlan:
     offset = MBARRIER_REGION
 
-    def place(type_: Attribute) -> int:
+    def place(op: Operation) -> int:
         nonlocal offset
-        start = align(offset, buffer_align(type_))
-        offset = start + buffer_bytes(type_)
+        start = align(offset, buffer_align(op.results[0].type))
+        offset = start + buffer_bytes(op)
         return start
 
     owners = ring_owners(kernel)
@@ -487,7 +513,7 @@ def smem_plan(kernel: Operation, stages: int) -> SmemPlan:
     single: list[tuple[Operation, int]] = []
     for op in kernel.walk():
         if isinstance(op, LoadOp | ToSharedOp) and op not in ringed:
-            single.append((op, place(op.result.type)))
+            single.append((op, place(op)))
     rings: list[Ring] = []
     for owner in owners:
         start = align(offset, TILE_ALIGN)
@@ -495,7 +521,7 @@ def smem_plan(kernel: Operation, stages: int) -> SmemPlan:
         stage_end = 0
         for branch in _stage_layouts(owner):
             offset = 0
-            placed += [(load, place(load.result.type)) for load in branch]
+            placed += [(load, place(load)) for load in branch]
             stage_end = max(stage_end, offset)
         stage_bytes = align(stage_end, TILE_ALIGN)
         rings.append(Ring(owner, start, stage_bytes, tuple(placed)))
@@ -504,7 +530,7 @@ def smem_plan(kernel: Operation, stages: int) -> SmemPlan:
     stores = [op for op in kernel.walk() if isinstance(op, StoreOp) and isinstance(op.value.type, RegisterTileType)]
     single_loads = [(op, at) for op, at in single if isinstance(op, LoadOp)]
     reused = staging_reuses_single_tiles(kernel, [op for op, _ in single_loads]) and sum(map(staging_bytes, stores)) <= (
-        single_loads[-1][1] + buffer_bytes(single_loads[-1][0].result.type) - single_loads[0][1])
+        single_loads[-1][1] + buffer_bytes(single_loads[-1][0]) - single_loads[0][1])
     if reused:
         at = single_loads[0][1]
         for op in stores:

@@ -1,22 +1,52 @@
 """Shared tiles in tile IR, for the passes that lay them out (tile-swizzle-select,
 tile-bank-conflicts): the ops that make them, every value a tile flows into through loop-carried
 copies, the ops that read it and how wgmma reads it, and `set_swizzle`, the one way to give a
-tile a swizzle, which keeps its types, decision, alignment and wgmma descriptors consistent.
+tile a swizzle, which keeps its types, decision, alignment and wgmma descriptors consistent;
+`buffer_rows`, the rows its buffer holds (64 for a shorter tile a wgmma reads as A).
 """
 
 from __future__ import annotations
+
+from typing import cast
 
 from xdsl.dialects import scf
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.rewriter import Rewriter
 
-from tkc.dialects.tile import DecisionAttr, LoadOp, MmaOp, SharedTileType, ToSharedOp, element_bytes
+from tkc.diagnostics import error_at
+from tkc.dialects.tile import WGMMA_ROWS, DecisionAttr, LoadOp, MmaOp, SharedTileType, ToSharedOp, element_bytes
 from tkc.passes.wgmma_layout import Descriptor, descriptor
 
 
-def wgmma_descriptor(tile: SharedTileType, major: str) -> Descriptor:
-    return descriptor(tile.rows, tile.swizzle.data, major, element_bytes(tile.element_type))
+def wgmma_descriptor(tile: SharedTileType, major: str, rows: int | None = None) -> Descriptor:
+    """The descriptor of `tile` read `major`-major, in a buffer of `rows` rows (buffer_rows; the
+    tile's own by default)."""
+    return descriptor(rows or tile.rows, tile.swizzle.data, major, element_bytes(tile.element_type))
+
+
+def buffer_rows(op: Operation) -> int:
+    """The rows of the shared buffer of a load or tile.to_shared tile: the tile's, except that a
+    loaded tile of fewer than 64 rows read as a wgmma's A (its M rows) gets 64: the wgmma reads
+    64 rows (m64), and the rows past the tile's, which TMA never writes, only reach the product's
+    padding rows (plan.fragment_rows). Read as a B or a transposed A as well, its rows would be
+    K or N there, which the padding would change: that is refused."""
+    type_ = op.results[0].type
+    if not isinstance(type_, SharedTileType):
+        return 1
+    if type_.rows >= WGMMA_ROWS:
+        return type_.rows
+    reads = [use for v in connected(op.results[0]) for use in v.uses if isinstance(use.operation, MmaOp)]
+    as_m = [use for use in reads if use.index == 0 and cast(MmaOp, use.operation).transpose_a is None]
+    if not as_m:
+        return type_.rows
+    if len(as_m) != len(reads):
+        raise error_at(
+            op, f"this {type_.rows}-row shared tile is the A of an mma (its rows are M, computed as the 64 rows "
+                "of a wgmma) and also a B or a transposed A (its rows are K or N): the GPU backend pads it to 64 "
+                "rows for the first, which would change the second; load it twice",
+        )
+    return WGMMA_ROWS
 
 
 def operand_major(mma: MmaOp, operand: SSAValue) -> str:
@@ -78,6 +108,6 @@ def set_swizzle(op: LoadOp | ToSharedOp, swizzle: int, reason: str) -> None:
     for user, v in users(op.result):
         if isinstance(user, MmaOp):
             assert isinstance(v.type, SharedTileType)
-            desc = wgmma_descriptor(v.type, operand_major(user, v))
+            desc = wgmma_descriptor(v.type, operand_major(user, v), buffer_rows(op))
             name = "a_desc" if v is user.a else "b_desc"
             user.attributes[name] = DecisionAttr(IntegerAttr(desc.constant, 64), desc.describe())

@@ -71,10 +71,7 @@ from xdsl.traits import is_side_effect_free
 
 from tkc.diagnostics import error_at, location_of
 from tkc.dialects import tile
-from tkc.dialects.tile import Axis, BinaryFn, ReduceFn, UnaryFn
-
-IDENTITY = {ReduceFn.MAX: -math.inf, ReduceFn.MIN: math.inf, ReduceFn.SUM: 0.0}
-"""What padding must hold for a reduction to leave it out."""
+from tkc.dialects.tile import REDUCE_IDENTITY, Axis, BinaryFn, ReduceFn, UnaryFn
 
 
 @dataclass(frozen=True)
@@ -526,10 +523,10 @@ class TailMasks:
                 case tile.ReduceOp():
                     axis = 1 - _vector_axis(op.axis.data)
                     name = f"{'row' if op.axis.data == Axis.ROW else 'col'}_{op.fn.data}"
-                    self.need(op.source, axis, IDENTITY[op.fn.data], op, 0,
+                    self.need(op.source, axis, REDUCE_IDENTITY[op.fn.data], op, 0,
                               f"{name} at {_line(op)} leaves out the {_axis_name(op.source, axis)} past the end")
                 case tile.VectorReduceOp():
-                    self.need(op.source, 0, IDENTITY[op.fn.data], op, 0,
+                    self.need(op.source, 0, REDUCE_IDENTITY[op.fn.data], op, 0,
                               f"{op.fn.data}(v) at {_line(op)} leaves out the elements past the end")
                 case tile.MmaOp():
                     why = f"the mma at {_line(op)} counts the padding of its contraction as 0"

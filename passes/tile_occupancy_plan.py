@@ -10,14 +10,16 @@ they agree; read back by `KernelPlan.of`); planning again starts a fresh plan:
                        that split every height R of 64·C rows or more into whole wgmmas (R a
                        multiple of 64·C); fewer when the register demand per thread does not
                        fit the split below or the widest wgmma does not fit the entry count
-                       (below); register tiles and row vectors whose rows are not a multiple of
-                       64 are an error at the first op making one (the GPU backend computes
-                       register tiles in 64-row slices; 16 and 32 rows only interpret); then
+                       (below); register tiles and row vectors of more than 64 rows that are
+                       not a multiple of 64 are an error at the first op making one (the GPU
+                       backend computes register tiles in 64-row slices; 16, 32 and 48 rows are
+                       one slice whose rows past the tile's are padding); then
                        every TMA box must span at most 256 elements per dimension (loaded
                        tiles' rows, unswizzled rows, vectors, each consumer's stored rows)
   replicated_rows      (only where some tile is shorter than 64·C rows) the tallest such
                        height: the consumers cannot split those tiles, so each computes them
-                       whole (redundant work, no exchange). Values change height only through
+                       whole (redundant work, no exchange); those of fewer than 64 rows as
+                       64-row fragments (plan.fragment_rows), which the reason says. Values change height only through
                        shared memory (tile.to_shared, a wgmma's A and B), which every consumer
                        reads whole, so each height is distributed on its own; the lowering lets
                        the first consumer alone store a replicated tile or write it to shared memory
@@ -45,7 +47,8 @@ they agree; read back by `KernelPlan.of`); planning again starts a fresh plan:
 
 The register demand per consumer thread is the peak over the program of the live register
 tiles' registers, as their sm90 fragments hold them (f32 tiles 1 per element, narrower ones 1
-per 2, divided over consumers x 128 threads, or over 128 where the tile is replicated; row vectors 2 per 64 rows of a consumer's slice;
+per 2, divided over consumers x 128 threads, or over 128 where the tile is replicated, a tile of
+fewer than 64 rows counting 64; row vectors 2 per 64 rows of a consumer's slice;
 column vectors, replicated in every thread, a quarter of their f32 columns, an eighth of
 narrower ones) plus 32 for addresses, indices and descriptors. A tile that a run of element-wise
 ops only hands on inside the run (or to the reduction right after it) counts nothing: the

@@ -757,7 +757,8 @@ class _Machine:
         return [Tile(round_to(combine(values, axis=axis), _element(op.result)), (kept,))]
 
     def _cumsum(self, op: tile.CumsumOp, active: np.ndarray | None) -> list[Value]:
-        """Padding along the scanned axis counts as 0; the result has the source's padding."""
+        """Padding along the scanned axis counts as 0; the result has the source's padding. A
+        bf16, f16 or fp8 operand is summed in f32 and each sum rounded once to its dtype."""
         source = self.tile_of(op.source)
         if op.axis is None:
             axis, skipped = -1, source.valid[0]
@@ -766,7 +767,7 @@ class _Machine:
         else:
             axis, skipped = -2, source.valid[0][:, :, None]
         values = source.values if skipped.all() else np.where(skipped, source.values, np.float32(0))
-        return [Tile(np.cumsum(values, axis=axis, dtype=np.float32), source.valid)]
+        return [Tile(round_to(np.cumsum(values, axis=axis, dtype=np.float32), _element(op.result)), source.valid)]
 
     def _vector_reduce(self, op: tile.VectorReduceOp, active: np.ndarray | None) -> list[Value]:
         """An f32 scalar per block; padding counts as the identity."""
@@ -808,18 +809,18 @@ class _Machine:
         return [Tile(np.where(excluded, fill, source.values), source.valid)]
 
     def _position(self, op: tile.PositionOp, active: np.ndarray | None) -> list[Value]:
-        """offset + r (or + c) as f32; no padding, as it reads no tile."""
+        """offset + r (or + c) as f32, of a vector offset + i; no padding, as it reads no tile."""
         shape = _shaped(op.result).get_shape()
-        axis = 0 if op.axis.data == tile.Axis.ROW else 1
-        span = [1, 1]
+        axis = 0 if op.axis.data == tile.Axis.ROW or len(shape) == 1 else 1
+        span = [1] * len(shape)
         span[axis] = shape[axis]
-        first = _lift(self.scalar_of(op.offset), 2).astype(np.int64)
+        first = _lift(self.scalar_of(op.offset), len(shape)).astype(np.int64)
         exact = first + np.arange(shape[axis]).reshape(span)
         if exact.max() >= EXACT_POSITIONS:
             raise error_at(op, f"a position reaches {int(exact.max())}: positions are f32, exact only below 2^24 "
                                f"({EXACT_POSITIONS})")
         positions = exact.astype(np.float32)
-        return [Tile(np.broadcast_to(positions, (*positions.shape[:-2], *shape)).reshape(-1, *shape),
+        return [Tile(np.broadcast_to(positions, (*positions.shape[:-len(shape)], *shape)).reshape(-1, *shape),
                      _no_padding(shape))]
 
     def _tile_select(self, op: tile.SelectOp, active: np.ndarray | None) -> list[Value]:

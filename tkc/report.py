@@ -31,6 +31,7 @@ from tkc.dialects.tile import (
     element_name,
 )
 from tkc.passes.plan import KernelPlan
+from tkc.passes.shared_tiles import buffer_rows
 
 
 def _decision(op: Operation, name: str) -> DecisionAttr | None:
@@ -189,9 +190,12 @@ def report(module: ModuleOp) -> str:
             if isinstance(op, LoadOp | ToSharedOp) and isinstance(op.result.type, SharedTileType):
                 offset = _int(op, "smem_offset")
                 where = f"@{offset}" if offset is not None else f"stage +{_int(op, 'stage_offset')}"
+                buffer, tile_rows = buffer_rows(op), op.result.type.rows
+                padded = (f"; a {buffer}-row buffer: a wgmma reads {buffer} rows of its A, the rows past {tile_rows} "
+                          f"only reaching the product's padding" if buffer > tile_rows else "")
                 out.append(
                     f"  {_name(op.result)} {_shape(op.result.type)}  {_layout(op.result.type, op)}, "
-                    f"align {_int(op, 'smem_align')}, {where}  {_why(op, 'swizzle')}"
+                    f"align {_int(op, 'smem_align')}, {where}  {_why(op, 'swizzle')}{padded}"
                 )
         out.append("shared accesses (32 banks x 4 B; ways = wavefronts / ideal of the worst instruction)")
         rows = _bank_rows(kernel)

@@ -23,17 +23,25 @@ from tkc.passes.sm90_to_ptx.emitter import Emitter, dtype_name, fragment_registe
 _SWIZZLE_MASK = {128: 7, 64: 3, 32: 1, 0: 0}
 
 
-def _shared_slots(e: Emitter, frag_type: sm90.FragmentType, ref: sm90.SharedRefType, base: SSAValue,
-                  row_offset: SSAValue, col_start: int = 0) -> list[tuple[int, SSAValue, int]]:
-    """(slot index, address register, immediate offset) of each column pair of the fragment
-    (rank 2) that falls in the shared tile's columns (the fragment's from `col_start` on), or
-    of each value (rank 1), under the tile's panels and swizzle."""
-    b = e.b
+def _short(frag_type: sm90.FragmentType, ref: sm90.SharedRefType) -> bool:
+    """Whether the shared tile has fewer rows than the fragment: a tile of 16, 32 or 48 rows in a
+    64-row fragment (plan.fragment_rows), whose rows past the tile's are padding."""
+    return not frag_type.is_column and ref.get_shape()[0] < frag_type.rows
+
+
+def _check_dtypes(e: Emitter, frag_type: sm90.FragmentType, ref: sm90.SharedRefType) -> None:
     if dtype_name(frag_type.element_type) != dtype_name(ref.element_type):
         raise error_at(e.op, f"{frag_type} and {ref} differ in element type; convert the fragment first")
+
+
+def _shared_slots(e: Emitter, frag_type: sm90.FragmentType, ref: sm90.SharedRefType, base: SSAValue,
+                  r: SSAValue, quad: SSAValue, col_start: int = 0) -> list[tuple[int, SSAValue, int]]:
+    """(slot index, address register, immediate offset) of each column pair of the fragment
+    (rank 2) that falls in the shared tile's columns (the fragment's from `col_start` on), or
+    of each value (rank 1), under the tile's panels and swizzle; `r` is the thread's first row
+    in the tile and `quad` its lane % 4."""
+    b = e.b
     eb = element_bytes(ref.element_type)
-    row, quad = e.thread_row()
-    r = e.offset(row, row_offset)
     if frag_type.is_vector:
         addr = b.mad("u32", r, eb, base)
         return [(2 * mb + half, addr, (64 * mb + 8 * half) * eb)
@@ -70,15 +78,27 @@ class LowerStoreFragment(RewritePattern):
     def match_and_rewrite(self, op: sm90.StoreFragmentOp, rewriter: PatternRewriter) -> None:
         e = Emitter(op)
         t = cast(sm90.FragmentType, op.source.type)
+        ref = cast(sm90.SharedRefType, op.dst.type)
         regs = e.frag(op.source)
-        slots = _shared_slots(e, t, cast(sm90.SharedRefType, op.dst.type), e.reg(op.dst), op.row_offset,
-                              op.col_start.value.data)
+        _check_dtypes(e, t, ref)
+        row, quad = e.thread_row()
+        r = e.offset(row, op.row_offset)
         wide = isinstance(t.element_type, Float32Type) and not t.is_vector
-        for n, addr, offset in slots:
-            if wide:
-                e.b.st("shared", "f32", addr, regs[2 * n: 2 * n + 2], offset)
-            else:
-                e.b.st("shared", memory_type(t), addr, regs[n], offset)
+
+        def store() -> None:
+            for n, addr, offset in _shared_slots(e, t, ref, e.reg(op.dst), r, quad, op.col_start.value.data):
+                if wide:
+                    e.b.st("shared", "f32", addr, regs[2 * n: 2 * n + 2], offset)
+                else:
+                    e.b.st("shared", memory_type(t), addr, regs[n], offset)
+
+        if _short(t, ref):
+            # only the warps whose rows (r and r + 8: a tile's rows are a multiple of 16) are
+            # the tile's write; the padding rows past it are no part of the tile
+            with e.b.if_(e.b.setp("lt", "u32", r, ref.get_shape()[0])):
+                store()
+        else:
+            store()
         rewriter.erase(op)
 
 
@@ -90,7 +110,15 @@ class LowerLoadFragment(RewritePattern):
         if t.is_column:
             e.replace(rewriter, _load_column(e, op, t))
             return
-        slots = _shared_slots(e, t, cast(sm90.SharedRefType, op.source.type), e.reg(op.source), op.row_offset)
+        ref = cast(sm90.SharedRefType, op.source.type)
+        _check_dtypes(e, t, ref)
+        row, quad = e.thread_row()
+        r = e.offset(row, op.row_offset)
+        if _short(t, ref):
+            # the padding rows past the tile read its rows again (r mod rows keeps r % 16 < 8,
+            # the rows being a multiple of 16): in bounds, and no part of any result
+            r = e.b.rem("u32", r, ref.get_shape()[0])
+        slots = _shared_slots(e, t, ref, e.reg(op.source), r, quad)
         wide = isinstance(t.element_type, Float32Type) and not t.is_vector
         regs: list[SSAValue] = []
         for _, addr, offset in slots:

@@ -14,9 +14,10 @@ a bounds mask's row limit becomes relative to it (limit - row0), except a consta
 no row of the tile reaches, which stays a constant the consumer's rows do not reach either (its
 compares are left out). A column vector is whole in every consumer and keeps its limit.
 
-Element-wise maps, broadcasts, reductions and masks of bf16, f16 or fp8 tiles and vectors compute
-in f32: the operands are widened, the result rounded back to its dtype, once per op, as numpy computes on
-ml_dtypes' types (so the GPU gives what the interpreter gives).
+Element-wise maps, broadcasts, reductions, cumulative sums, layout changes and masks of bf16, f16
+or fp8 tiles and vectors compute in f32: the operands are widened, the result rounded back to its
+dtype, once per op, as numpy computes on ml_dtypes' types (so the GPU gives what the interpreter
+gives).
 """
 
 from __future__ import annotations
@@ -25,10 +26,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import Float32Type, IntegerAttr
+from xdsl.dialects.builtin import Float32Type, FloatAttr, IntegerAttr
 from xdsl.ir import Block, Operation, SSAValue
 
-from tkc.diagnostics import error_at
 from tkc.dialects import sm90, tile
 from tkc.dtypes import of_type
 
@@ -74,10 +74,15 @@ def _binary(c: ConsumerEmitter, op: tile.BinaryOp, block: Block) -> Operation:
 
 
 def _position(c: ConsumerEmitter, op: tile.PositionOp, block: Block) -> Operation:
+    """A column vector's positions run along the columns its threads hold, whole in every
+    consumer; a tile's rows and a row vector's from the consumer's first row."""
     first = c.values[op.offset]
+    result = op.result.type
+    if isinstance(result, tile.RegisterVectorType) and result.is_column:
+        return sm90.PositionOp(tile.AxisAttr(tile.Axis.COL), first, c.lowering.fragment_type(result))
     if op.axis.data == tile.Axis.ROW:
-        first = c.add(first, c.row0(op.result.type), block)
-    return sm90.PositionOp(op.axis, first, c.lowering.fragment_type(op.result.type))
+        first = c.add(first, c.row0(result), block)
+    return sm90.PositionOp(op.axis, first, c.lowering.fragment_type(result))
 
 
 def _select(c: ConsumerEmitter, op: tile.SelectOp, block: Block) -> Operation:
@@ -99,9 +104,19 @@ def _reduce(c: ConsumerEmitter, op: tile.ReduceOp, block: Block) -> Operation:
     consumers = c.lowering.consumers
     scratch = c.add(c.smem_base, c.const(c.memory.col_scratch, block), block)
     barrier_id = c.const(consumers + 1, block)
-    replicated = c.lowering.replicated(cast(tile.RegisterTileType, op.source.type).rows)
-    return _in_f32(c, op, block, lambda x: sm90.ColReduceOp(op.fn, x, scratch, c.consumer_index, consumers, barrier_id,
-                                                            replicated), op.source)
+    source_type = cast(tile.RegisterTileType, op.source.type)
+    replicated = c.lowering.replicated(source_type.rows)
+    short = source_type.rows < c.lowering.plan.fragment_rows(source_type.rows)
+    limits = [c.const(source_type.rows, block), c.const(source_type.cols, block)] if short else []
+    identity = FloatAttr(tile.REDUCE_IDENTITY[op.fn.data], Float32Type())
+
+    def reduce(x: SSAValue) -> Operation:
+        if limits:
+            # the fragment's rows past the tile's are padding: they count as the identity
+            x = c.op(sm90.BoundsMaskOp(x, limits, identity), block).results[0]
+        return sm90.ColReduceOp(op.fn, x, scratch, c.consumer_index, consumers, barrier_id, replicated)
+
+    return _in_f32(c, op, block, reduce, op.source)
 
 
 def _transpose_op(c: ConsumerEmitter, value: SSAValue, vector: tile.RegisterVectorType, column: bool,
@@ -116,28 +131,34 @@ def _transpose_op(c: ConsumerEmitter, value: SSAValue, vector: tile.RegisterVect
 
 
 def _transpose(c: ConsumerEmitter, op: tile.TransposeOp, block: Block) -> Operation:
+    """The scratch holds f32: a narrower vector moves widened and is rounded back, which is exact
+    (f32 holds every bf16, f16 and fp8 value)."""
     source, result = op.source.type, op.result.type
     assert isinstance(source, tile.RegisterVectorType) and isinstance(result, tile.RegisterVectorType)
-    if not isinstance(source.element_type, Float32Type):
-        raise error_at(op, "the GPU backend moves f32 vectors between the row and the column layout: convert the "
-                           "vector to f32 first (f32(v))")
-    return _transpose_op(c, c.values[op.source], source, result.is_column, block)
+    wide = cast(tile.RegisterVectorType, tile.same_kind(source, Float32Type()))
+    return _in_f32(c, op, block, lambda x: _transpose_op(c, x, wide, result.is_column, block), op.source)
 
 
 def _cumsum(c: ConsumerEmitter, op: tile.CumsumOp, block: Block) -> Operation:
     """A scan along columns is quad-local (sm90.row_scan), one down the rows meets the other warps
     and consumers in the scratch (sm90.col_scan); a row vector is scanned in the column layout,
-    where each quad holds all its elements, and moved back."""
+    where each quad holds all its elements, and moved back. A bf16, f16 or fp8 operand is
+    scanned in f32 and rounded back (_in_f32)."""
     source = op.source.type
-    if op.axis is not None and op.axis.data == tile.Axis.COL:
-        scratch = c.add(c.smem_base, c.const(c.memory.col_scratch, block), block)
-        barrier_id = c.const(c.lowering.consumers + 1, block)
-        return sm90.ColScanOp(c.values[op.source], scratch, c.consumer_index, c.lowering.consumers, barrier_id)
-    if isinstance(source, tile.RegisterVectorType) and not source.is_column:
-        column = c.op(_transpose_op(c, c.values[op.source], source, True, block), block).results[0]
-        scanned = c.op(sm90.RowScanOp(column), block).results[0]
-        return _transpose_op(c, scanned, source, False, block)
-    return sm90.RowScanOp(c.values[op.source])
+    wide = tile.same_kind(source, Float32Type())
+
+    def scan(x: SSAValue) -> Operation:
+        if op.axis is not None and op.axis.data == tile.Axis.COL:
+            scratch = c.add(c.smem_base, c.const(c.memory.col_scratch, block), block)
+            barrier_id = c.const(c.lowering.consumers + 1, block)
+            return sm90.ColScanOp(x, scratch, c.consumer_index, c.lowering.consumers, barrier_id)
+        if isinstance(wide, tile.RegisterVectorType) and not wide.is_column:
+            column = c.op(_transpose_op(c, x, wide, True, block), block).results[0]
+            scanned = c.op(sm90.RowScanOp(column), block).results[0]
+            return _transpose_op(c, scanned, wide, False, block)
+        return sm90.RowScanOp(x)
+
+    return _in_f32(c, op, block, scan, op.source)
 
 
 def _vector_reduce(c: ConsumerEmitter, op: tile.VectorReduceOp, block: Block) -> Operation:

@@ -4,10 +4,14 @@
   vectors have none). The occupancy plan's C consumer warpgroups each own R/C rows of a tile of
   R rows, in multiples of the 64 rows of a wgmma, or all R where the plan replicates that height
   (`replicated_rows`: shorter than 64·C, so no split exists; every consumer computes it whole).
+  A tile or row vector of fewer than 64 rows (16, 32, 48) is one 64-row fragment (the M of a
+  wgmma) whose rows past its own are padding (plan.fragment_rows): the ops that see them are
+  told the valid rows (stores and moves to shared memory skip the rest, a column reduction
+  masks them).
   Nothing but shared memory, which every consumer reads whole, carries values between heights.
 - **Fragment types**, the type converter `!tile.rt`/`!tile.rv` → `!sm90.frag`
   (`fragment_type`): a register tile or row vector is split by rows (`!sm90.frag<R/C x N>`) or
-  replicated (`!sm90.frag<R x N>`), a column vector (`!tile.rv<N, col>`, tile-vector-layout's) is
+  replicated (`!sm90.frag<R x N>`, padded to 64 rows), a column vector (`!tile.rv<N, col>`, tile-vector-layout's) is
   replicated (`!sm90.frag<N, col>`).
 - **Shared memory** as tile-pipeline recorded it (shared_memory.read_shared_memory).
 - **Clusters** (`@cluster(2)` or the plan's decision): which ring loads a 2-CTA cluster along
@@ -37,10 +41,11 @@ CLUSTER = 2
 
 def check_heights(kernel: tile.KernelOp, plan: KernelPlan) -> None:
     """Every register tile and row vector is one the plan's consumers replicate (at most
-    `replicated_rows` rows) or split into slices of whole wgmmas."""
+    `replicated_rows` rows; one of fewer than 64 rows is padded to a wgmma's 64) or split into
+    slices of whole wgmmas."""
     consumers = plan.consumers
     for rows, op in sorted(register_heights(kernel).items()):
-        if rows % WGMMA_ROWS or rows > plan.replicated_rows and rows % (consumers * WGMMA_ROWS):
+        if rows > plan.replicated_rows and rows % (consumers * WGMMA_ROWS):
             raise error_at(
                 op,
                 f"{rows} register-tile rows cannot be split over {consumers} consumer warpgroups of 64-row multiples"
@@ -108,11 +113,11 @@ class KernelLowering:
         """The type a register tile or vector has in a consumer: a column vector is replicated,
         the rest split by rows, or replicated where the plan says so; other types are kept."""
         if isinstance(t, tile.RegisterTileType):
-            return sm90.FragmentType([self.plan.consumer_rows(t.rows), t.cols], t.element_type)
+            return sm90.FragmentType([self.plan.fragment_rows(t.rows), t.cols], t.element_type)
         if isinstance(t, tile.RegisterVectorType) and t.is_column:
             return sm90.FragmentType([t.length], t.element_type, column=True)
         if isinstance(t, tile.RegisterVectorType):
-            return sm90.FragmentType([self.plan.consumer_rows(t.rows)], t.element_type)
+            return sm90.FragmentType([self.plan.fragment_rows(t.rows)], t.element_type)
         return t
 
 

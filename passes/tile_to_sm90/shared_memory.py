@@ -28,6 +28,7 @@ from tkc.passes.plan import (
     ring_owners,
     staging_chunk,
 )
+from tkc.passes.shared_tiles import buffer_rows
 from tkc.passes.wgmma_layout import widest_span
 
 
@@ -41,22 +42,26 @@ def swizzle_of(t: tile.SharedTileType | tile.SharedVectorType) -> int:
     return widest_span(t.get_shape()[-1] * tile.element_bytes(t.element_type))
 
 
-def ref_type(t: tile.SharedTileType | tile.SharedVectorType | tile.RegisterTileType, swizzle: int) -> sm90.SharedRefType:
-    return sm90.SharedRefType(t.get_shape(), t.element_type, swizzle)
-
-
 @dataclass
 class SharedBuffer:
     """A tile's place in shared memory (offset from the aligned base) and the layout it has."""
 
     offset: int
     ref_type: sm90.SharedRefType
+    box_rows: int
+    """The rows TMA writes: the tile's, fewer than the buffer's where shared_tiles.buffer_rows pads it."""
 
     @property
     def panel_bytes(self) -> int:
+        """The distance between the buffer's column panels."""
         shape = self.ref_type.get_shape()
         rows = shape[0] if len(shape) == 2 else 1
         return rows * self.ref_type.panel_cols * tile.element_bytes(self.ref_type.element_type)
+
+    @property
+    def box_bytes(self) -> int:
+        """The bytes one TMA box (a panel of the tile's own rows) writes."""
+        return self.box_rows * self.ref_type.panel_cols * tile.element_bytes(self.ref_type.element_type)
 
     @property
     def panels(self) -> int:
@@ -216,7 +221,10 @@ def read_shared_memory(kernel: tile.KernelOp, plan: KernelPlan) -> SharedMemory:
 
     def buffer(op: Operation, key: str, base: int = 0) -> SharedBuffer:
         t = cast(tile.SharedTileType, op.results[0].type)
-        return SharedBuffer(_offset(op, key) - base, ref_type(t, swizzle_of(t)))
+        rows = buffer_rows(op)
+        shape = [rows, *t.get_shape()[1:]] if isinstance(t, tile.SharedTileType) else list(t.get_shape())
+        box_rows = t.get_shape()[0] if isinstance(t, tile.SharedTileType) else 1
+        return SharedBuffer(_offset(op, key) - base, sm90.SharedRefType(shape, t.element_type, swizzle_of(t)), box_rows)
 
     shared = {op: buffer(op, "smem_offset") for op in kernel.walk() if isinstance(op, tile.ToSharedOp)}
     single_end = max((s.offset + s.ref_type.num_bytes for s in shared.values()), default=MBARRIER_REGION)

@@ -19,7 +19,9 @@
   to the elements before the end of the tensor's last dim (dim - coord * extent, less the
   consumer's first row for a row vector; 0 where a leading coordinate is past its dim; the
   start is the coordinate itself along an `elem` axis), as TMA
-  clips a tile's: a vector may run past the end.
+  clips a tile's: a vector may run past the end. A row vector of fewer than 64 rows stores no
+  more than its rows (its fragment's rows past them are padding), as a staged tile's chunk and a
+  tile.to_shared buffer have the tile's own rows, which sm90.store_fragment fills.
 - **tile.to_shared** (a register tile as a wgmma operand, e.g. bf16(state) as B): wgmma reads B
   only from shared memory, so every consumer writes its rows into the tile's one buffer that
   each consumer's wgmma then reads whole (the first consumer writes a tile every consumer holds
@@ -160,11 +162,17 @@ def _emit_vector_store(c: ConsumerEmitter, op: tile.StoreOp, tensor_type: tile.G
         inside = c.op(arith.CmpiOp(coord, size(axis), "ult"), block).results[0]
         limit = c.op(arith.SelectOp(inside, limit, c.const(0, block)), block).results[0]
     value = c.values[op.value]
-    if not cast(sm90.FragmentType, value.type).is_column:
+    fragment = cast(sm90.FragmentType, value.type)
+    if not fragment.is_column:
         with c.writer_of(op.value.type, block) as writer:
             row0 = c.row0(op.value.type)
-            c.op(sm90.StoreVectorGlobalOp(value, base, c.add(offset, row0, writer), c.sub(limit, row0, writer),
-                                          op.reduce), writer)
+            first = c.add(offset, row0, writer)
+            left = c.sub(limit, row0, writer)
+            rows = cast(tile.RegisterVectorType, op.value.type).rows
+            if rows < fragment.rows:
+                # a vector shorter than its 64-row fragment: the rows past it are padding
+                left = c.op(arith.MinSIOp(left, c.const(rows, writer)), writer).results[0]
+            c.op(sm90.StoreVectorGlobalOp(value, base, first, left, op.reduce), writer)
         return
     # every consumer holds the whole column vector: the first one stores it
     first = c.op(arith.CmpiOp(c.consumer_index, c.const(0, block), "eq"), block).results[0]

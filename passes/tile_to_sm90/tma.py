@@ -1,7 +1,9 @@
 """TMA copies between a tensor and shared memory: the box of a shared tile, its element
 coordinates, and the producer's loads.
 
-A tile wider than its swizzle span is copied as one box per panel (panel_cols columns each),
+A tile wider than its swizzle span is copied as one box per panel (panel_cols columns each; a
+buffer padded to 64 rows, shared_tiles.buffer_rows, keeps its panels 64 rows apart and receives the
+tile's rows in each),
 all completing on the stage's `full` barrier. A load that a 2-CTA cluster shares
 (lowering.multicast) is split between the CTAs: each loads half of the panels and multicasts
 them to both.
@@ -44,7 +46,7 @@ def issue_load(role: RoleEmitter, load: tile.LoadOp, buffer: SharedBuffer, stage
     """The TMA boxes of `load` into its buffer in the stage at address `stage`."""
     tensor_type = cast(tile.GlobalType, load.tensor.type)
     ref = buffer.ref_type
-    name = role.lowering.params.tensor_map(load.tensor, box(ref, tensor_type.rank, ref.get_shape()[0]), ref.swizzle.data)
+    name = role.lowering.params.tensor_map(load.tensor, box(ref, tensor_type.rank, buffer.box_rows), ref.swizzle.data)
     tmap = role.op(sm90.TensorMapParamOp(name), block).results[0]
     coords = element_coords(role, load, [role.values[c] for c in load.coords], block)
     if load in role.lowering.multicast:
@@ -62,13 +64,13 @@ def issue_load(role: RoleEmitter, load: tile.LoadOp, buffer: SharedBuffer, stage
             )
             column = role.add(coords[0], role.mul(shared_panel, role.const(ref.panel_cols, block), block), block)
             mask = (1 << role.lowering.cluster) - 1
-            role.op(sm90.TmaLoadOp(tmap, dst, full, [column, *coords[1:]], buffer.panel_bytes, mask), block)
+            role.op(sm90.TmaLoadOp(tmap, dst, full, [column, *coords[1:]], buffer.box_bytes, mask), block)
         return
     order = load.attributes.get("memory_order")
     for panel in range(buffer.panels):
         dst = role.add(stage, role.const(buffer.offset + panel * buffer.panel_bytes, block), block)
         panel_coords = [role.add(coords[0], role.const(panel * ref.panel_cols, block), block)] + coords[1:]
-        issued = role.op(sm90.TmaLoadOp(tmap, dst, full, panel_coords, buffer.panel_bytes), block)
+        issued = role.op(sm90.TmaLoadOp(tmap, dst, full, panel_coords, buffer.box_bytes), block)
         if isinstance(order, tile.DecisionAttr):
             # tile-memory-order's claim, which sm90-verify-barriers checks: a load after stores
             # follows a store-fence wait; the others are disjoint from every earlier store

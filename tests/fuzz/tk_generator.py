@@ -390,7 +390,10 @@ class KernelWriter:
         if choice == "mask":
             return self.mask(rows, cols, d)
         if choice == "cumsum":
-            return f"{self.rng.choice(('row', 'col'))}_cumsum({self.tile('f32', rows, cols, d)})"
+            axis = self.rng.choice(('row', 'col'))
+            if self.chance(0.3):  # a bf16 scan, summed in f32 and rounded back
+                return f"f32({axis}_cumsum({self.tile('bf16', rows, cols, d)}))"
+            return f"{axis}_cumsum({self.tile('f32', rows, cols, d)})"
         if choice == "neg":
             return f"{self.rng.choice(('-', '-', '+'))}{self.tile('f32', rows, cols, d)}"
         if choice == "position":
@@ -522,7 +525,7 @@ class KernelWriter:
         if self.loads_ok:
             options["load"] = 1.2
         if depth > 0:
-            options.update(reduce=3, unary=1, binary=1.5, scalar=1, minmax=0.8, cumsum=0.4,
+            options.update(reduce=3, unary=1, binary=1.5, scalar=1, minmax=0.8, cumsum=0.4, position=0.3,
                            convert=0.3 if axis == "col" else 0.02)
         choice = weighted(self.rng, options)
         d = depth - 1
@@ -551,7 +554,13 @@ class KernelWriter:
         if choice == "minmax":
             return f"{self.rng.choice(('max', 'min'))}({self.vec('f32', length, axis, d)}, {self.vec('f32', length, axis, d)})"
         if choice == "cumsum":
+            if self.chance(0.3):
+                return f"f32(cumsum({self.vec('bf16', length, axis, d)}))"
             return f"cumsum({self.vec('f32', length, axis, d)})"
+        if choice == "position":
+            fn = self.rng.choice(("row_index", "col_index"))
+            shape = self.vec("f32", length, axis, d) if self.chance(0.5) else f"zero<f32>[{self.size(length)}]"
+            return f"{fn}({shape}, {self.index_expr(1)} * {self.size(length)})"
         return f"f32({self.vec('bf16', length, axis, d)})"
 
     def col_vec(self, length: int) -> str:

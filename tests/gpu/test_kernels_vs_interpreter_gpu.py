@@ -7,7 +7,9 @@ block: the same tile, overlapping tiles, in a loop, across two loops; stores ove
 nested loops and under ifs; register tiles of different heights through an mma chain; inlined
 functions, pow and gelu; fp8 conversions both ways and the e5m2 wgmma; bf16 and fp8 vectors; scans,
 vector reductions and layout changes; store_add: split-K, in a loop, into bf16, past the ends,
-a replicated tile, attention backward's dQ)
+a replicated tile, attention backward's dQ; register tiles of 16 and 32 rows: decode attention, a
+small-M GEMM, a 32-row softmax, a 16-row tile meeting 64-row ones, scans and column reductions
+of 16 rows; bf16 cumulative sums; positions on vectors)
 run on the GPU and match the interpreter. A store_add target starts with the harness's random
 values (it is read, so it is not poisoned), and elements past its ends must keep them."""
 
@@ -70,6 +72,17 @@ SIZES = {
     "store_add_branches.tk": {"M": 200},
     # a vector read through a tensor map (contiguous here; test_strided_gpu.py passes views)
     "lse_rows.tk": {"B": 2, "H": 3, "N": 200},
+    # register tiles of 16 and 32 rows (64-row fragments whose rows past the tile's are padding),
+    # alone and beside 64-row ones, at sizes with partial last tiles
+    "decode_attention.tk": {"B": 3, "N": 300},
+    "small_m_gemm.tk": {"M": 40, "N": 384, "K": 200},
+    "softmax32.tk": {"M": 200},
+    "heights_short.tk": {"N": 256, "NQ": 64},
+    "short_scans.tk": {"M": 40},
+    # bf16 cumulative sums (in f32, rounded back) and bf16 vectors changing layout
+    "bf16_cumsum.tk": {"M": 200, "N": 160},
+    # positions on vectors, in the row and the column layout
+    "vector_positions.tk": {"M": 200},
 }
 MORE_SIZES = [
     ("store_add_splitk.tk", {"M": 200, "N": 136, "K": 200}),

@@ -99,7 +99,7 @@ def test_infeasible_stages() -> None:
 
 def test_register_tile_rows_that_no_consumer_split_takes() -> None:
     """96 rows: no count of 64-row slices; the diagnostic names the tile and what the backend needs."""
-    with pytest.raises(TkError, match="96 rows: .* multiple of 64 rows here, not only the multiple of 16") as error:
+    with pytest.raises(TkError, match="96 rows: .* above 64 rows it needs a multiple of 64, not only") as error:
         compiled(GEMM.replace("BM = 128", "BM = 96"))
     assert error.value.line == 4  # var acc = zero<f32>[BM, BN]
 

@@ -14,10 +14,14 @@ from typing import cast
 import ml_dtypes
 import numpy as np
 import pytest
+from test_sm90_column_vectors import Emit, run_column_program
+from test_sm90_to_ptx import F32, const
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import SSAValue
 
 from tkc.diagnostics import TkError
-from tkc.dialects import tile
+from tkc.dialects import sm90, tile
+from tkc.dialects.tile import Axis, AxisAttr, BinaryFn, BinaryFnAttr
 from tkc.frontend import parse_tk
 from tkc.interpreter import find_kernel, interpret
 from tkc.passes.occupancy import streamed
@@ -164,3 +168,19 @@ def test_positions_past_two_to_the_24_are_refused_at_the_op() -> None:
                   {"M": 64})
     rendered = caught.value.render()
     assert "positions.tk:5:25: error: a position reaches 16777263: positions are f32, exact only below 2^24" in rendered
+
+
+def test_vector_positions_in_both_layouts_on_the_fragment_simulator() -> None:
+    """sm90.position of a column fragment holds first + its columns in every thread, of a row
+    fragment first + the thread's rows: broadcast over a tile, (x + 3 + c) * (5 + r)."""
+    x = np.arange(64 * 32, dtype=np.float64).reshape(64, 32) % 17
+
+    def program(emit: Emit, frag: SSAValue) -> SSAValue:
+        columns = emit(sm90.PositionOp(AxisAttr(Axis.COL), const(emit, 3), sm90.FragmentType([32], F32, column=True)))
+        rows = emit(sm90.PositionOp(AxisAttr(Axis.ROW), const(emit, 5), sm90.FragmentType([64], F32)))
+        spread = emit(sm90.ColBroadcastOp(BinaryFnAttr(BinaryFn.ADD), frag, columns))
+        return emit(sm90.RowBroadcastOp(BinaryFnAttr(BinaryFn.MUL), spread, rows))
+
+    out = run_column_program(x, [], program)
+    r, c = np.meshgrid(np.arange(64), np.arange(32), indexing="ij")
+    np.testing.assert_array_equal(out, (x + 3 + c) * (5 + r))

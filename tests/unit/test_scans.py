@@ -189,3 +189,38 @@ def test_ssd_chunk_interpreter_matches_numpy() -> None:
             scores = c[h, chunk].astype(np.float64) @ b[h, chunk].astype(np.float64).T
             expected[h, chunk] = (scores * decay) @ x[h, chunk].astype(np.float64)
     assert np.linalg.norm(y - expected) / np.linalg.norm(expected) < 1e-2  # P = scores * decay is rounded to bf16
+
+
+BF16_SCANS = """
+kernel bf16_scans(X: gl<bf16>[M, 64], V: gl<bf16>[M], R: gl<bf16>[M, 64], C: gl<bf16>[M, 64], W: gl<bf16>[M]) {
+    grid (ceildiv(M, 64)) as (i)
+    let x = load X[i, 0] : rt<bf16>[64, 64]
+    store R[i, 0] = row_cumsum(x)
+    store C[i, 0] = col_cumsum(x)
+    store W[i] = cumsum(load V[i] : rv<bf16>[64])
+}
+"""
+
+
+def test_interpreter_scans_bf16_in_f32_and_rounds_each_sum_once() -> None:
+    """A bf16 scan is the f32 prefix sum of the bf16 elements, each sum rounded to bf16 once (not
+    a running sum of rounded sums), at a partial last tile."""
+    import ml_dtypes
+
+    module = parse_tk(BF16_SCANS, "scans.tk")
+    rng = np.random.default_rng(1)
+    M = 100
+    x = rng.standard_normal((M, 64)).astype(ml_dtypes.bfloat16)
+    v = rng.standard_normal(M).astype(ml_dtypes.bfloat16)
+    out = interpret(module, "bf16_scans", {"X": x, "V": v}, {})
+
+    def rounded(sums: np.ndarray) -> np.ndarray:
+        return sums.astype(np.float32).astype(ml_dtypes.bfloat16).astype(np.float64)
+
+    for i0 in range(0, M, 64):
+        rows = slice(i0, min(i0 + 64, M))
+        xs = x[rows].astype(np.float32)
+        np.testing.assert_array_equal(out["R"][rows].astype(np.float64), rounded(np.cumsum(xs, 1, dtype=np.float32)))
+        np.testing.assert_array_equal(out["C"][rows].astype(np.float64), rounded(np.cumsum(xs, 0, dtype=np.float32)))
+        vs = v[rows].astype(np.float32)
+        np.testing.assert_array_equal(out["W"][rows].astype(np.float64), rounded(np.cumsum(vs, dtype=np.float32)))

@@ -1475,12 +1475,11 @@ class _Builder:
         return self.emit(tile.VectorReduceOp(VECTOR_REDUCTIONS[name], vector))
 
     def cumsum(self, name: str, value: Value, node: Node) -> SSAValue:
-        """row_cumsum(t), col_cumsum(t) on tiles, cumsum(v) on vectors: inclusive prefix sums in f32."""
+        """row_cumsum(t), col_cumsum(t) on tiles, cumsum(v) on vectors: inclusive prefix sums,
+        computed in f32 and rounded to the operand's dtype."""
         axis = SCANS[name]
         source = self.tile_arg(value, node, name, "tile" if axis is not None else "vector")
         assert isinstance(source.type, tile.RegisterTileType | tile.RegisterVectorType)
-        if not isinstance(source.type.element_type, Float32Type):
-            raise self.error(node, f"{name} sums in f32: convert the operand first (f32(x)), got {describe(source)}")
         return self.emit(tile.CumsumOp(source, axis))
 
     def mma(self, name: str, args: list[Value], nodes: list[Node]) -> SSAValue:
@@ -1547,11 +1546,16 @@ class _Builder:
 
     def position(self, name: str, args: list[Value], nodes: list[Node]) -> SSAValue:
         """row_index(t[, first]) / col_index(t[, first]): an f32 tile of t's shape holding each
-        element's row (column) plus `first`. Only t's shape is read."""
+        element's row (column) plus `first`; of a vector, an f32 vector of its length holding each
+        element's index plus `first` (either name: a vector has one axis). Only the shape is read."""
         shape_of = args[0]
-        if not is_tile(shape_of) or not isinstance(shape_of.type, tile.RegisterTileType | tile.SharedTileType):
-            raise self.error(nodes[0], f"{name} takes a tile (for its shape), got {describe(shape_of)}")
+        if not is_tile(shape_of):
+            raise self.error(nodes[0], f"{name} takes a tile or a vector (for its shape), got {describe(shape_of)}")
         first = self.index(args[1] if len(args) == 2 else 0, nodes[-1], "an offset")
+        if isinstance(shape_of.type, tile.RegisterVectorType | tile.SharedVectorType):
+            vector = tile.RegisterVectorType(shape_of.type.length, Float32Type())
+            return self.emit(tile.PositionOp(Axis.ROW, first, vector))
+        assert isinstance(shape_of.type, tile.RegisterTileType | tile.SharedTileType)
         result_type = tile.RegisterTileType(shape_of.type.get_shape(), Float32Type())
         return self.emit(tile.PositionOp(POSITIONS[name], first, result_type))
 

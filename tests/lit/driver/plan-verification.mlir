@@ -213,12 +213,12 @@ builtin.module {
 
 // -----
 
-// Replicated heights are whole wgmmas.
+// Replicated heights are tile heights: multiples of 16 (those below 64 are padded to one wgmma).
 builtin.module {
-  tile.kernel @k(%X: !tile.gl<[M, N], f32>) attributes {plan = #tile.plan<consumers = #tile.decision<2, "x">, replicated_rows = #tile.decision<32, "x">>} {
+  tile.kernel @k(%X: !tile.gl<[M, N], f32>) attributes {plan = #tile.plan<consumers = #tile.decision<2, "x">, replicated_rows = #tile.decision<40, "x">>} {
     %m = tile.dim %X[0] : !tile.gl<[M, N], f32>
     tile.grid(%m) as ["i"]
     tile.return
   }
 }
-// CHECK: plan-verification.mlir:[[# @LINE - 6]]:3: error: the plan's replicated_rows must be an integer, 0 (none) or a multiple of 64; got 32 : i64
+// CHECK: plan-verification.mlir:[[# @LINE - 6]]:3: error: the plan's replicated_rows must be an integer, 0 (none) or a multiple of 16; got 40 : i64

@@ -70,8 +70,13 @@
 // RUN: not tkc-opt %S/Inputs/mixed-heights.mlir -p 'tile-swizzle-select,tile-bank-conflicts,tile-occupancy-plan{consumers=4}' 2>&1 | filecheck %s --check-prefix=MIXED4
 // MIXED4: error: the pass option consumers=4 splits the 128-row register tiles into 32 rows per warpgroup; wgmma needs multiples of 64 (tiles shorter than the tallest may be replicated in every consumer instead, the tallest are split)
 
-// Tiles of 16 or 32 rows are refused at the first op that makes one.
+// A 32-row S beside the 128-row O: replicated in both consumers and computed as a 64-row
+// fragment, which the plan says; 80 rows (above one wgmma, not a multiple of it) are refused at
+// the first op that makes such a tile.
 // RUN: sed 's/BQ = 64/BQ = 32/' %S/../../gpu/kernels/heights_mixed.tk > %t.h32.tk
-// RUN: not tkc compile %t.h32.tk --emit tile 2>&1 | filecheck %s --check-prefix=H32
-// H32: h32.tk:10:13: error: a register tile or row vector of 32 rows: the GPU backend computes register tiles in slices of the 64 rows of a wgmma, so it needs a multiple of 64 rows here, not only the multiple of 16 the language allows (tiles of 16 or 32 rows are not lowered yet)
-// H32-NEXT: let s = mma_ABt(q, k) * (1.0 / sqrt(D))
+// RUN: tkc compile %t.h32.tk --emit tile 2>&1 | filecheck %s --check-prefix=H32
+// H32: replicated_rows = #tile.decision<32, "register tiles and row vectors of 32 rows are replicated: each of the 2 consumers computes them whole, as a wgmma computes 64 rows and 2 consumers cannot split fewer than 128; those of 32 rows as 64-row fragments (a wgmma's m64) whose rows past their own are padding: computed, never stored, masked before column reductions, and costing the registers of 64 rows; they meet the 128-row tiles
+// RUN: sed 's/BQ = 64/BQ = 80/' %S/../../gpu/kernels/heights_mixed.tk > %t.h80.tk
+// RUN: not tkc compile %t.h80.tk --emit tile 2>&1 | filecheck %s --check-prefix=H80
+// H80: h80.tk:10:13: error: a register tile or row vector of 80 rows: the GPU backend computes register tiles in slices of the 64 rows of a wgmma, so above 64 rows it needs a multiple of 64, not only the multiple of 16 the language allows (16, 32 and 48 rows are computed as one padded wgmma slice)
+// H80-NEXT: let s = mma_ABt(q, k) * (1.0 / sqrt(D))

@@ -1,0 +1,115 @@
+"""Register tiles of fewer than 64 rows on the GPU: one 64-row fragment each (plan.fragment_rows),
+what they cost in the register model, the buffers of short shared tiles a wgmma reads as A, and
+the located errors for the heights and uses the backend refuses."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+from test_sm90_to_ptx import F32, kernel, lower, read_tile, simulate, write_tile
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IndexType, IntegerAttr
+from xdsl.ir import Operation, SSAValue
+
+from tkc.diagnostics import TkError
+from tkc.dialects import sm90, tile
+from tkc.driver import compile_module, make_context
+from tkc.frontend import parse_tk
+from tkc.passes.occupancy import register_cost
+from tkc.passes.plan import KernelPlan, fragment_rows, smem_plan
+from tkc.report import report
+
+
+def compile_source(source: str, emit: str = "tile") -> tile.KernelOp:
+    ctx = make_context()
+    module = compile_module(parse_tk(source, "short.tk"), emit, ctx=ctx)
+    return next(op for op in module.walk() if isinstance(op, tile.KernelOp))
+
+
+@pytest.mark.parametrize("rows,consumers,expected", [(16, 1, 64), (32, 2, 64), (48, 1, 64), (64, 2, 64), (128, 2, 64),
+                                                     (256, 2, 128)])
+def test_fragment_rows_pad_short_heights_to_one_wgmma(rows: int, consumers: int, expected: int) -> None:
+    assert fragment_rows(rows, consumers) == expected
+
+
+GEMM = """
+kernel g<BM = 16>(A: gl<bf16>[M, K], B: gl<bf16>[K, 128], C: gl<f32>[M, 128]) {
+    grid (M / BM) as (i)
+    var acc = zero<f32>[BM, 128]
+    for k in 0 .. K / 64 {
+        acc = mma_AB(load A[i, k] : st<bf16>[BM, 64], load B[k, 0] : st<bf16>[64, 128], acc)
+    }
+    store C[i, 0] = acc
+}
+"""
+
+
+def test_a_short_tile_costs_the_registers_of_64_rows_and_its_a_buffer_64_rows() -> None:
+    kernel = compile_source(GEMM)
+    plan = KernelPlan.of(kernel)
+    assert plan.consumers == 1 and plan.replicated_rows == 16
+    assert "64-row fragments" in plan.reasons["replicated_rows"]
+    acc = next(op.result for op in kernel.walk() if isinstance(op, tile.MmaOp))
+    assert register_cost(acc, 1, set()) == 64 * 128 // 128
+    ring = smem_plan(kernel, plan.stages).rings[0]
+    (a, a_offset), (b, b_offset) = ring.loads
+    # A (16 x 64 bf16) gets 64 rows: 8192 bytes before B
+    assert b_offset - a_offset == 64 * 64 * 2
+
+
+def test_a_short_shared_tile_read_as_a_and_as_b_is_refused_at_its_load() -> None:
+    source = """
+kernel k(Q: gl<bf16>[M, 64], S: gl<f32>[M, 16]) {
+    grid (M / 16) as (i)
+    let q = load Q[i, 0] : st<bf16>[16, 64]
+    store S[i, 0] = mma_ABt(q, q)
+}
+"""
+    with pytest.raises(TkError) as error:
+        compile_source(source)
+    rendered = error.value.render()
+    assert "short.tk:4:13: error: this 16-row shared tile is the A of an mma" in rendered
+    assert "load it twice" in rendered
+
+
+def test_heights_above_64_rows_must_be_multiples_of_64() -> None:
+    with pytest.raises(TkError) as error:
+        compile_source(GEMM.replace("BM = 16", "BM = 80"))
+    assert "short.tk:4:15: error: a register tile or row vector of 80 rows" in error.value.render()
+
+
+def test_report_says_what_the_plan_did_with_short_tiles() -> None:
+    ctx = make_context()
+    module = compile_module(parse_tk(GEMM, "short.tk"), "tile", ctx=ctx)
+    text = report(module)
+    assert "replicated  rows <= 16" in text and "64-row fragments (a wgmma's m64)" in text
+    assert "a 64-row buffer: a wgmma reads 64 rows of its A" in text
+
+
+@pytest.mark.parametrize("rows,swizzle", [(16, 128), (32, 64), (48, 32), (16, 0)])
+def test_a_short_tile_moves_through_a_64_row_fragment_without_touching_other_rows(rows: int, swizzle: int) -> None:
+    """load_fragment of a tile of fewer than 64 rows reads inside it (its rows again for the
+    fragment's padding rows) and store_fragment writes its rows only: nothing past the tile's
+    bytes in shared memory, where the next buffer would be."""
+    ref = sm90.SharedRefType([rows, 64], F32, swizzle)
+    src_base, dst_base = 0, 1 << 17
+
+    def body(emit: Callable[[Operation], SSAValue], base: SSAValue) -> None:
+        zero = emit(arith.ConstantOp(IntegerAttr(0, IndexType())))
+        src = emit(sm90.SmemViewOp(base, ref))
+        dst_addr = emit(arith.AddiOp(base, emit(arith.ConstantOp(IntegerAttr(dst_base, IndexType())))))
+        dst = emit(sm90.SmemViewOp(dst_addr, ref))
+        frag = emit(sm90.LoadFragmentOp(src, zero, sm90.FragmentType([64, 64], F32)))
+        emit(sm90.StoreFragmentOp(frag, dst, zero))
+
+    x = np.arange(rows * 64, dtype=np.float64).reshape(rows, 64) % 251
+    memory: dict[int, float] = {}
+    write_tile(memory, src_base, ref, x)
+    reads = set(memory)
+    simulate(lower(kernel(body)), memory)
+    np.testing.assert_array_equal(read_tile(memory, dst_base, ref, (rows, 64)), x)
+    written = {address for address in memory if address >= dst_base}
+    assert all(address < dst_base + ref.num_bytes for address in written)
+    assert set(address for address in memory if address < dst_base) == reads
