@@ -5,11 +5,12 @@ attention.tk's attn_fwd (O and the log-sum-exp LSE), the backward attention_bwd.
     o = attention(q, k, v, causal=True)     # q [B, H, N, D], k and v [B, H / G, N, D], bf16, CUDA
     o.float().square().sum().backward()     # q.grad, k.grad, v.grad from the tkc backward
 
-At D = 64 the backward is attn_bwd_prep (Delta, dQacc zeroed) and attn_bwd, which adds each key
-block's share of dQ into the f32 dQacc by TMA reduce-add: blocks add in no fixed order, so dQ may
-differ in its last bits from run to run. `deterministic=True`, and D = 128 (whose registers do
-not hold dK, dV and a share of dQ at once), take the three kernels attn_bwd_delta, attn_bwd_dkdv
-and attn_bwd_dq, in which one block sums each gradient element in a fixed order.
+The backward is attn_bwd_delta, attn_bwd_dkdv and attn_bwd_dq, in which one block sums each
+gradient element in a fixed order, so gradients are bit-reproducible. `reduce_dq=True` (D = 64:
+at D = 128 the registers do not hold dK, dV and a share of dQ at once) takes attn_bwd_prep and
+attn_bwd instead, which add each key block's share of dQ into an f32 buffer by TMA reduce-add
+(five matmuls instead of seven, blocks adding in no fixed order); on the H200 it measured
+0.6x the three kernels' speed (benchmarks/attention_bwd.py), so it is not the default.
 Each kernel is compiled once per (kernel, D, G, causal) and cached on disk by tkc.compile.
 """
 
@@ -27,8 +28,8 @@ HERE = Path(__file__).resolve().parent
 # Query rows per step of the dK/dV kernel: at D = 128 its two 64 x 128 f32 accumulators per
 # consumer leave room for 32 query columns of S^T and dP^T, not 64.
 DKDV_BQ = {64: 64, 128: 32}
-FUSED_D = (64,)
-"""Head dims whose backward adds dQ in the dK/dV kernel (attn_bwd)."""
+REDUCE_DQ_D = (64,)
+"""Head dims whose backward can add dQ in the dK/dV kernel (attn_bwd)."""
 
 
 @cache
@@ -61,15 +62,17 @@ def _check(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> int:
 class Attention(torch.autograd.Function):
     @staticmethod
     def forward(ctx: Any, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool,
-                deterministic: bool) -> torch.Tensor:
+                reduce_dq: bool) -> torch.Tensor:
         group = _check(q, k, v)
+        if reduce_dq and q.shape[-1] not in REDUCE_DQ_D:
+            raise ValueError(f"reduce_dq takes head dims {REDUCE_DQ_D}, not {q.shape[-1]}")
         q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
         d = q.shape[-1]
         o = torch.empty_like(q)
         lse = torch.empty(q.shape[:-1], device=q.device, dtype=torch.float32)
         _kernel("attention.tk", "attn_fwd", D=d, G=group, CAUSAL=causal)(q, k, v, o, lse)
         ctx.save_for_backward(q, k, v, o, lse)
-        ctx.causal, ctx.group, ctx.deterministic = causal, group, deterministic
+        ctx.causal, ctx.group, ctx.reduce_dq = causal, group, reduce_dq
         return o
 
     @staticmethod
@@ -79,7 +82,7 @@ class Attention(torch.autograd.Function):
         d, causal, group = q.shape[-1], ctx.causal, ctx.group
         delta = torch.empty_like(lse)
         dk, dv = torch.empty_like(k), torch.empty_like(v)
-        if d in FUSED_D and not ctx.deterministic:
+        if ctx.reduce_dq:
             dq_sum = torch.empty(q.shape, device=q.device, dtype=torch.float32)
             _kernel("attention_bwd.tk", "attn_bwd_prep", D=d)(o, d_o, delta, dq_sum)
             lse, delta = _tma_rows(lse), _tma_rows(delta)
@@ -95,7 +98,7 @@ class Attention(torch.autograd.Function):
 
 
 def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = False,
-              deterministic: bool = False) -> torch.Tensor:
+              reduce_dq: bool = False) -> torch.Tensor:
     """softmax(q k^T / sqrt(D)) v per head (query head h reads key head h / G), differentiable;
-    `deterministic`: gradients bit-reproducible from run to run (the three-kernel backward)."""
-    return Attention.apply(q, k, v, causal, deterministic)
+    `reduce_dq`: the backward adds dQ by TMA reduce-add (D = 64; not bit-reproducible)."""
+    return Attention.apply(q, k, v, causal, reduce_dq)

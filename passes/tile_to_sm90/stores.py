@@ -9,9 +9,9 @@
   of the kernel-level loads (attention's Q) first meets all consumers, past their last wgmma.
   A tile every consumer holds whole (the plan's replicated_rows) is stored by the first alone.
 - **store_add** (`tile.store reduce add`) takes the same path, each box a TMA reduce-add
-  (`sm90.tma_store reduce add`): the staging, its reuse, the element range's one-row boxes and
-  the first consumer's store of a replicated tile (which keeps the sum from doubling) are the
-  store's. A vector store_add adds each f32 element with red.global.add.f32 where a store would
+  (`sm90.tma_store reduce add`): the staging, its reuse and the first consumer's store of a
+  replicated tile (which keeps the sum from doubling) are the store's. Only f32 tiles away from
+  an element range's end are added (`_check_tile_add` says why). A vector store_add adds each f32 element with red.global.add.f32 where a store would
   st.global it (the same writers, so a replicated or column vector is added once); other dtypes
   are refused.
 - **Vectors** are stored element-wise through a pointer: a row vector by every consumer (its
@@ -65,11 +65,25 @@ def emit_store(c: ConsumerEmitter, op: tile.StoreOp, block: Block) -> None:
         return
     if not isinstance(value_type, tile.RegisterTileType):
         raise error_at(op, "the GPU backend stores register tiles and vectors; load shared tiles into registers first")
+    if op.reduce is not None:
+        _check_tile_add(op, value_type)
     staging = c.memory.staging[op]
     if staging.reuses_single_tiles:
         _all_consumers_meet(c, block)
     with c.writer_of(value_type, block) as writer:
         _emit_staged_store(c, op, staging, tensor_type, coords, writer)
+
+
+def _check_tile_add(op: tile.StoreOp, value_type: tile.RegisterTileType) -> None:
+    """The tile store_adds the GPU backend makes: f32 ones at tile or element coordinates, the
+    forms whose TMA reduce-adds ran on the H200. bf16 reduce-adds and the one-row boxes at an
+    element range's end have not: refused, not trusted (the interpreter runs both)."""
+    if not isinstance(value_type.element_type, Float32Type):
+        raise error_at(op, f"the GPU backend adds f32 tiles only, not {tile.element_name(value_type.element_type)}: "
+                           "add into an f32 tensor and convert it afterwards (tkc run --interpret runs it as written)")
+    if tile.element_ends(op):
+        raise error_at(op, "the GPU backend does not add a tile at an element range with an end (elem(x, end)): "
+                           "add at elem(x) into a tensor of the range's own rows (tkc run --interpret runs it as written)")
 
 
 def _emit_staged_store(c: ConsumerEmitter, op: tile.StoreOp, staging: Staging, tensor_type: tile.GlobalType,

@@ -22,7 +22,7 @@ CASES = [
     ("softmax32.tk", {"BM": 48}, {"M": 200}),
     ("short_scans.tk", {"BM": 32}, {"M": 72}),
     # a 32-row S replicated in the two consumers that split the 128-row O
-    ("heights_mixed.tk", {"BQ": 32}, {"N": 256, "NQ": 128}),
+    ("heights_mixed.tk", {"BQ": 32}, {"N": 256, "NQ": 64}),  # NQ = N / BKV blocks of BQ rows
 ]
 
 

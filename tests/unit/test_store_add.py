@@ -181,3 +181,19 @@ def test_the_op_reads_and_writes_its_tensor_and_checks_the_dtype() -> None:
     plain.properties["reduce"] = tile.StoreReductionAttr(tile.StoreReduction.ADD)
     with pytest.raises(VerifyException, match="tile.store reduce add takes tensors of bf16 or f32, not f16"):
         plain.verify()
+
+
+@pytest.mark.parametrize("statement, message", [
+    ("store_add B[i, 0] = bf16(x)", "the GPU backend adds f32 tiles only, not bf16"),
+    ("store_add F[elem(i * 64, M - 30), 0] = x",
+     "the GPU backend does not add a tile at an element range with an end (elem(x, end))"),
+])
+def test_the_gpu_backend_refuses_tile_adds_it_has_not_run(statement: str, message: str) -> None:
+    """bf16 tile adds and adds at an element range's end run in the interpreter; the GPU backend
+    refuses them at the statement (only f32 tile adds away from a range's end ran on the H200)."""
+    source = ("kernel k(X: gl<f32>[M, 64], B: gl<bf16>[M, 64], F: gl<f32>[M, 64]) {\n"
+              "    grid (ceildiv(M, 64)) as (i)\n    let x = load X[i, 0] : rt<f32>[64, 64]\n"
+              f"    {statement}\n}}\n")
+    with pytest.raises(TkError) as info:
+        compile_module(parse_tk(source, "t.tk"), "sm90", ctx=make_context())
+    assert (info.value.line, info.value.col) == (4, 5) and message in str(info.value)
