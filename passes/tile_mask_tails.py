@@ -568,8 +568,13 @@ class TailMasks:
                                  "range (elem(x, end)) for an mma, but not this padding: move the tile to registers "
                                  "first (an element-wise op does)")
         if isinstance(source, scf.IfOp) and _own_mask(source):
-            raise error_at(user, f"{why}: the mask of {value.name_hint or 'a value'} did not give it the padding it needs "
-                                 "(a compiler bug)")
+            # a mask made for another use's fill (col_max's -inf beside col_sum's 0): this use
+            # reads the unmasked value again, whose valid elements are the same, and gets a
+            # mask of its own there if its padding is not the fill either
+            first = cast(tile.BoundsMaskOp, source.true_region.block.first_op)
+            user.operands = [first.source if i == index else v for i, v in enumerate(user.operands)]
+            self.need(first.source, axis, fill, user, index, why)
+            return
         entry = self.needs.setdefault((value, fill), Need(value, frozenset(), fill))
         entry.axes |= {axis}
         entry.why.append(why)

@@ -224,3 +224,24 @@ def test_interpreter_scans_bf16_in_f32_and_rounds_each_sum_once() -> None:
         np.testing.assert_array_equal(out["C"][rows].astype(np.float64), rounded(np.cumsum(xs, 0, dtype=np.float32)))
         vs = v[rows].astype(np.float32)
         np.testing.assert_array_equal(out["W"][rows].astype(np.float64), rounded(np.cumsum(vs, dtype=np.float32)))
+
+
+def test_reductions_needing_different_fills_of_one_tile_each_get_their_padding() -> None:
+    """col_max needs the rows past M as -inf, col_sum as 0 (what TMA reads): the mask made for
+    col_max must not reach col_sum, which reads the unmasked tile again (it was an internal error
+    beside a col_cumsum of the same tile), and the kernel lowers to PTX."""
+    import tkc
+
+    source = """
+kernel cols<BM = 64, BN = 64>(X: gl<f32>[M, N], S: gl<f32>[M, N], A: gl<f32>[N], B: gl<f32>[N]) {
+    grid (ceildiv(N, BN)) as (j)
+    let x = load X[0, j] : rt<f32>[BM, BN]
+    store S[0, j] = col_cumsum(x)
+    store A[j] = col_sum(x)
+    store B[j] = col_max(x)
+}
+"""
+    kernel = tkc.compile(_write(source))
+    masked = kernel.ir("tile-mask-tails")
+    assert masked.count("tile.bounds_mask") == 1 and "fill 0xff800000" in masked
+    assert "tile.reduce sum col %x :" in masked and kernel.ptx
