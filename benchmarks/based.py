@@ -16,10 +16,9 @@ import argparse
 from pathlib import Path
 
 import torch
-from triton.testing import do_bench
 
 import tkc
-from timing import median_ms, write_record
+from timing import times, write_record
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "based.tk"
 
@@ -41,12 +40,9 @@ def bench(b: int, h: int, n: int, runs: int) -> dict[str, object]:
     if not rel < 1e-2:
         raise SystemExit(f"tkc Based B={b} H={h} N={n} is wrong: relative error {rel}")
     flop = b * h * n * n * (16 + 64)
-    for name, ms in median_ms({name: lambda _, fn=fn: fn() for name, fn in fns.items()}, runs, warmup=5).items():
-        row[f"{name}_ms"], row[f"{name}_tflops"] = ms, flop / ms / 1e9
-    for name, fn in fns.items():
-        row[f"{name}_ms_do_bench"] = do_bench(fn, warmup=25, rep=200)
-    for suffix in ("", "_do_bench"):
-        row[f"tkc_over_fla{suffix}"] = row[f"fla_ms{suffix}"] / row[f"tkc_ms{suffix}"]
+    row.update(times(fns, runs, over="fla"))
+    for name in fns:
+        row[f"{name}_tflops"] = flop / row[f"{name}_ms"] / 1e9
     return row
 
 

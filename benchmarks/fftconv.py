@@ -18,10 +18,9 @@ import sys
 from pathlib import Path
 
 import torch
-from triton.testing import do_bench
 
 import tkc
-from timing import median_ms, write_record
+from timing import times, write_record
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 sys.path.insert(0, str(EXAMPLES))
@@ -54,13 +53,8 @@ def bench(b: int, h: int, n: int, runs: int) -> dict[str, object]:
     if not rel < 1e-2:
         raise SystemExit(f"tkc fftconv B={b} H={h} N={n} is wrong: relative error {rel}")
     fns = {"tkc": tkc_conv, "torch": torch_conv}
-    for name, ms in median_ms({name: lambda _, fn=fn: fn() for name, fn in fns.items()}, runs, warmup=5).items():
-        row[f"{name}_ms"] = ms
-    for name, fn in fns.items():
-        row[f"{name}_ms_do_bench"] = do_bench(fn, warmup=25, rep=200)
+    row.update(times(fns, runs, over="torch"))
     row["tkc_tflops"] = b * h * FLOP_PER_SEQUENCE / row["tkc_ms"] / 1e9
-    for suffix in ("", "_do_bench"):
-        row[f"tkc_over_torch{suffix}"] = row[f"torch_ms{suffix}"] / row[f"tkc_ms{suffix}"]
     return row
 
 

@@ -17,10 +17,9 @@ import argparse
 from pathlib import Path
 
 import torch
-from triton.testing import do_bench
 
 import tkc
-from timing import median_ms, write_record
+from timing import times, write_record
 
 ROOT = Path(__file__).resolve().parents[1] / "examples"
 
@@ -55,13 +54,7 @@ def bench(b: int, h: int, n: int, d: int, runs: int, bc: int, bv: int) -> dict[s
         row[f"{name}_rel_err"] = rel = ((got.float() - want).norm() / want.norm()).item()
         if not rel < 1e-2:
             raise SystemExit(f"{name} B={b} H={h} N={n} D={d} is wrong: relative error {rel}")
-    for name, ms in median_ms({name: lambda _, fn=fn: fn() for name, fn in fns.items()}, runs, warmup=5).items():
-        row[f"{name}_ms"] = ms
-    for name, fn in fns.items():
-        row[f"{name}_ms_do_bench"] = do_bench(fn, warmup=25, rep=200)
-    for suffix in ("", "_do_bench"):
-        row[f"tkc_over_fla{suffix}"] = row[f"fla_ms{suffix}"] / row[f"tkc_ms{suffix}"]
-        row[f"tkc_one_kernel_over_fla{suffix}"] = row[f"fla_ms{suffix}"] / row[f"tkc_one_kernel_ms{suffix}"]
+    row.update(times(fns, runs, over="fla"))
     return row
 
 

@@ -10,9 +10,28 @@ from pathlib import Path
 
 import torch
 
+from collections.abc import Callable
+
 from tkc.timing import BATCH_MS, median_ms  # the autotuner times the same way
 
-__all__ = ["BATCH_MS", "median_ms", "write_record"]
+__all__ = ["BATCH_MS", "median_ms", "times", "write_record"]
+
+
+def times(fns: dict[str, Callable[[], object]], runs: int, over: str) -> dict[str, float]:
+    """Both timings of each implementation, in one process: `NAME_ms`, the median of batches
+    (median_ms, the implementations taking turns), and `NAME_ms_do_bench`, triton's do_bench (L2
+    flushed before each call); and for each tkc implementation `NAME_over_OVER` (+ `_do_bench`),
+    OVER's time over its own (above 1: tkc is faster)."""
+    from triton.testing import do_bench
+
+    batched = median_ms({name: lambda _, fn=fn: fn() for name, fn in fns.items()}, runs, warmup=5)
+    row = {f"{name}_ms": ms for name, ms in batched.items()}
+    for name, fn in fns.items():
+        row[f"{name}_ms_do_bench"] = do_bench(fn, warmup=25, rep=200)
+    for name in (n for n in fns if n.startswith("tkc")):
+        for suffix in ("", "_do_bench"):
+            row[f"{name}_over_{over}{suffix}"] = row[f"{over}_ms{suffix}"] / row[f"{name}_ms{suffix}"]
+    return row
 
 
 def write_record(kind: str, record: dict[str, object]) -> Path:
