@@ -124,7 +124,8 @@ KERNEL_PINS = {
 and `group_m` only come from tile IR), each within what its plan field may hold;
 `registers` holds two REGISTER_COUNTS; `persistent` and `whole_tiles` are units."""
 UNIT_PINS = ("persistent", "whole_tiles")
-"""The kernel annotations that are present or not (`@persistent`, `@whole_tiles`)."""
+"""The kernel annotations that are present or not (`@persistent`, `@whole_tiles`); `persistent`
+may also be 0, pinned off (`@persistent(0)`)."""
 PLAN_DECISIONS = {
     "consumers": _CONSUMERS,
     "threads": Allowed(range(2 * WARPGROUP_THREADS, 8 * WARPGROUP_THREADS + 1, WARPGROUP_THREADS), "256..1024 by 128"),
@@ -786,8 +787,11 @@ class KernelOp(IRDLOperation):
         ):
             raise VerifyException(f"annotation registers = {registers} is not two multiples of 8 in 24..256")
         for unit in UNIT_PINS:
-            if unit in pins and not isinstance(pins[unit], UnitAttr):
-                raise VerifyException(f"annotation {unit} is a unit attribute")
+            if unit in pins and not isinstance(pins[unit], UnitAttr) and not (
+                unit == "persistent" and isinstance(pins[unit], IntegerAttr) and pins[unit].value.data in (0, 1)
+            ):
+                raise VerifyException(f"annotation {unit} is a unit attribute" + (
+                    " or 0 (pinned off) or 1" if unit == "persistent" else ""))
         loose = next((name for name in PLAN_DECISIONS if name in self.attributes), None)
         if loose is not None:
             raise VerifyException(

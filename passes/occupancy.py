@@ -59,6 +59,8 @@ from tkc.passes.plan import (
     smem_plan,
     staging_bytes,
     staging_chunk,
+    streaming_candidate,
+    streams_tiles,
 )
 
 MAX_CONSUMERS = 4
@@ -514,8 +516,10 @@ class Planner:
         staging = sum(staging_bytes(op) for op, _ in plan.staging)
         parts = [f"1 KB for {plan.barrier_count} mbarriers"]
         reused = bool(plan.single and plan.staging and plan.staging[0][1] == plan.single[0][1])
-        parts += [f"{single} B of single tiles" + (" (the epilogue stages its output in them)" if reused else "")
-                  ] if plan.single else []
+        if streams_tiles(self.kernel):
+            parts.append(f"{stages} x {single} B ring of each tile's loads")
+        elif plan.single:
+            parts.append(f"{single} B of single tiles" + (" (the epilogue stages its output in them)" if reused else ""))
         parts += [f"{stages} x {ring.stage_bytes} B ring" for ring in plan.rings]
         parts += [f"{staging} B epilogue staging"] if plan.staging and not reused else []
         scratch = col_scratch_bytes(self.kernel)
@@ -526,15 +530,22 @@ class Planner:
     def persistent(self, loops: list[scf.ForOp]) -> tuple[bool, str]:
         grid = next(op for op in self.kernel.body.block.ops if isinstance(op, GridOp))
         names = ", ".join(n.data for n in grid.names.data)
-        pin = self.options.get("persistent", True if "persistent" in self.kernel.annotations.data else None)
+        annotation = self.kernel.annotations.data.get("persistent")
+        pinned = None if annotation is None else not isinstance(annotation, IntegerAttr) or bool(annotation.value.data)
+        pin = self.options.get("persistent", pinned)
         if pin is not None:
             walk = f"one CTA per SM walks the ({names}) tiles" if pin else "one CTA per tile"
-            return bool(pin), f"pinned by {self.pin('persistent')}: {walk}"
+            return bool(pin), f"pinned by {self.pin('persistent', '' if pin else '0')}: {walk}"
         k_loop = any(isinstance(op, MmaOp) for loop in loops for op in loop.walk())
         if any(_read_at_run_time(bound) for loop in loops for bound in (loop.lb, loop.ub)):
             return False, (
                 "a loop's trip count is read from memory (load T[i] : i32), so tiles take different times: one CTA "
                 "per tile, the hardware scheduler balances them (a persistent CTA's tiles are fixed in advance)"
+            )
+        if streaming_candidate(self.kernel):
+            return True, (
+                "every load is a tile's own, outside loops: one CTA per SM (or two) walks the tiles, its loads a "
+                "ring over them, so the next tiles load while this one computes and stores"
             )
         if len(grid.extents) == 2 and k_loop:
             return True, (
@@ -614,7 +625,7 @@ class Planner:
         persistent, why = self.persistent(loops)
         self.decide("persistent", int(persistent), why)
         stages = 1
-        if loops:
+        if loops or streams_tiles(self.kernel):
             stages, why = self.stages(loops)
             self.decide("stages", stages, why)
         else:
@@ -624,6 +635,8 @@ class Planner:
         group_m = int_pin(self.annotation("group_m"))
         if group_m is not None:
             self.decide("group_m", group_m, f"pinned by {self.pin('group_m', str(group_m))}")
+        elif persistent and streams_tiles(self.kernel):
+            self.decide("group_m", 1, "the tiles stream in grid order: they share no panel to keep in L2")
         elif persistent:
             self.decide("group_m", GROUP_M, f"tiles walk {GROUP_M} tile-rows at a time, so their B panels stay in L2")
         else:
@@ -641,7 +654,7 @@ class Planner:
         self.decide("consumer_registers", consumer, why)
 
     def ctas_per_sm(self, n: int, smem: int, persistent: bool) -> tuple[int, str]:
-        if persistent:
+        if persistent and not streams_tiles(self.kernel):
             return 1, "persistent grid: one CTA per SM"
         if self.annotation("registers") is not None:
             return 1, f"{self.pin('registers')} pins the split of one block's registers"

@@ -291,6 +291,22 @@ def ring_owners(kernel: Operation) -> list[RingOwner]:
     return [op for op in kernel.walk() if isinstance(op, scf.ForOp | scf.IfOp) and ring_loads(op)]
 
 
+def streaming_candidate(kernel: Operation) -> bool:
+    """Whether the kernel's per-tile loads could stream through a ring over the tiles of a
+    persistent CTA (streams_tiles): they are all its loads (no loop or if loads), one TMA stage
+    (no fence between them), and nothing else lives in shared memory across a tile
+    (no tile.to_shared)."""
+    return (not ring_owners(kernel) and len(kernel_load_groups(kernel)) == 1
+            and not any(isinstance(op, ToSharedOp) for op in kernel.walk()))
+
+
+def streams_tiles(kernel: Operation) -> bool:
+    """Whether the kernel-level loads are a ring of the plan's `stages` stages over the tiles a
+    persistent CTA walks, rather than one stage: then the producer loads the next tiles while
+    the consumers compute and store this one (memory-bound kernels: rotary, quantisers)."""
+    return KernelPlan.of(kernel).persistent and streaming_candidate(kernel)
+
+
 def pipelined_loops(kernel: Operation) -> list[scf.ForOp]:
     return [owner for owner in ring_owners(kernel) if isinstance(owner, scf.ForOp)]
 
@@ -511,9 +527,13 @@ def smem_plan(kernel: Operation, stages: int) -> SmemPlan:
     owners = ring_owners(kernel)
     ringed = {load for owner in owners for load in ring_loads(owner)}
     single: list[tuple[Operation, int]] = []
+    streamed = streams_tiles(kernel)
     for op in kernel.walk():
         if isinstance(op, LoadOp | ToSharedOp) and op not in ringed:
             single.append((op, place(op)))
+    if streamed:
+        # the kernel-level loads are stage 0 of a ring over the tiles: stages 1.. follow
+        offset = MBARRIER_REGION + stages * (align(offset, TILE_ALIGN) - MBARRIER_REGION)
     rings: list[Ring] = []
     for owner in owners:
         start = align(offset, TILE_ALIGN)
@@ -543,6 +563,6 @@ def smem_plan(kernel: Operation, stages: int) -> SmemPlan:
     scratch = col_scratch_bytes(kernel)
     col_scratch = offset if scratch else None
     offset += scratch
-    count = 2 * stages * len(rings) + 2 * len(kernel_load_groups(kernel))
+    count = 2 * stages * len(rings) + 2 * (stages if streamed else 1) * len(kernel_load_groups(kernel))
     total = align(offset, TILE_ALIGN) + ALIGN_SLACK
     return SmemPlan(tuple(single), tuple(rings), tuple(staging), count, total, reused, col_scratch)

@@ -251,7 +251,7 @@ DIAGNOSTICS = [
     ("    for k in 0 .. 1.5 { }", "expected a loop bound (an integer), got the number 1.5", 3, 19),
     ("    grid (M) as (x)", "the kernel already has a grid (line 2)", 3, 5),
     ("    for k in 0 .. 2 { grid (M) as (x) }", "grid must be a statement of the kernel body", 3, 23),
-    ("    @stages(2) let x = 1", "@stages applies to a for loop, not to a let of a load", 3, 6),
+    ("    @stages(2) let x = 1", "@stages applies to a for loop or a kernel, not to a let of a load", 3, 6),
     ("    @stages(0) for k in 0 .. 2 { }", "@stages takes 1 to 16 pipeline stages, got 0", 3, 13),
     (
         "    @swizzle(48) let x = load A[i, j] : st<f32>[BM, BN]",
@@ -297,7 +297,7 @@ def test_diagnostics(body: str, message: str, line: int, col: int) -> None:
 KERNEL_DIAGNOSTICS = [
     ("@registers(40) kernel k() { grid (1) as (i) }", "@registers takes 2 arguments, got 1", 1, 2),
     ("@registers(40, 230) kernel k() { grid (1) as (i) }", "multiples of 8 in 24..256, got 230", 1, 16),
-    ("@stages(2) kernel k() { grid (1) as (i) }", "@stages applies to a for loop, not to a kernel", 1, 2),
+    ("@persistent(2) kernel k() { grid (1) as (i) }", "@persistent takes 0 (one CTA per tile) or 1, got 2", 1, 13),
     ("@persistent @persistent kernel k() { grid (1) as (i) }", "@persistent is given twice", 1, 14),
     ("kernel k() { }", "kernel 'k' has no grid statement", 1, 8),
     ("kernel k() { grid (1) as (i) }\nkernel k() { grid (1) as (i) }", "kernel 'k' is already defined (line 1)", 2, 8),

@@ -667,7 +667,7 @@ class _Builder:
             "cluster": "kernel",
             "heavy_first": "kernel",
             "whole_tiles": "kernel",
-            "stages": "for",
+            "stages": "for or kernel",  # on a kernel: the ring of a kernel that streams its tiles
             "overlap": "for",
             "swizzle": "let",
         }
@@ -679,20 +679,25 @@ class _Builder:
             if name not in places:
                 known = ", ".join(f"@{n}" for n in places)
                 raise self.error(token, f"unknown annotation @{name} (known: {known})")
-            if places[name] != target:
-                raise self.error(
-                    token, f"@{name} applies to {targets[places[name]]}, not to {targets.get(target, 'this statement')}"
-                )
+            if target not in places[name].split(" or "):
+                where = " or ".join(targets[place] for place in places[name].split(" or "))
+                raise self.error(token, f"@{name} applies to {where}, not to {targets.get(target, 'this statement')}")
             if name in result:
                 raise self.error(token, f"@{name} is given twice")
             arg_nodes = [] if arg_list is None else list(arg_list.children)
             arity = {"registers": 2, **dict.fromkeys(tile.UNIT_PINS, 0)}.get(name, 1)
+            if name == "persistent" and len(arg_nodes) == 1:  # @persistent(0) pins it off
+                arity = 1
             if len(arg_nodes) != arity:
                 raise self.error(
                     token, f"@{name} takes {arity} argument{'s' if arity != 1 else ''}, got {len(arg_nodes)}"
                 )
             values = [self.const_int(n, f"the argument of @{name}") for n in arg_nodes]
-            if name in tile.UNIT_PINS:
+            if name == "persistent" and values:
+                if values[0] not in (0, 1):
+                    raise self.error(arg_nodes[0], f"@persistent takes 0 (one CTA per tile) or 1, got {values[0]}")
+                result[name] = UnitAttr() if values[0] else IntegerAttr(0, 64)
+            elif name in tile.UNIT_PINS:
                 result[name] = UnitAttr()
             elif name == "registers":
                 for value, n in zip(values, arg_nodes):
