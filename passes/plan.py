@@ -9,7 +9,8 @@ legal: one consumer warpgroup, one stage, no register reallocation.
 
 `smem_plan(kernel, stages)` is the shared-memory layout both passes use, the one
 convert-tile-to-sm90 builds: a 1 KB mbarrier region, single-copy tiles (loads outside
-pipelined rings, hoisted loads, `tile.to_shared` tiles), one S-stage ring per pipelined loop
+pipelined rings, hoisted loads, `tile.to_shared` tiles; S copies of the kernel-level loads where
+the kernel streams its tiles, streams_tiles), one S-stage ring per pipelined loop
 (at any depth) and one per if whose branches load
 (ring_owners), the epilogue staging tile of each store of a register tile, every tile 1024-aligned, plus 1 KB
 of slack for aligning the base; tile-occupancy-plan sizes stages with it and tile-pipeline
