@@ -61,6 +61,7 @@ from tkc.passes.plan import (
     staging_chunk,
     streaming_candidate,
     streams_tiles,
+    tile_ring_stages,
 )
 
 MAX_CONSUMERS = 4
@@ -516,8 +517,8 @@ class Planner:
         staging = sum(staging_bytes(op) for op, _ in plan.staging)
         parts = [f"1 KB for {plan.barrier_count} mbarriers"]
         reused = bool(plan.single and plan.staging and plan.staging[0][1] == plan.single[0][1])
-        if streams_tiles(self.kernel):
-            parts.append(f"{stages} x {single} B ring of each tile's loads")
+        if (tile_stages := tile_ring_stages(self.kernel, stages)) > 1:
+            parts.append(f"{tile_stages} x {single} B ring of each tile's loads")
         elif plan.single:
             parts.append(f"{single} B of single tiles" + (" (the epilogue stages its output in them)" if reused else ""))
         parts += [f"{stages} x {ring.stage_bytes} B ring" for ring in plan.rings]
@@ -552,8 +553,31 @@ class Planner:
                 f"2-D grid ({names}) with a K loop (GEMM-like): one CTA per SM walks the output tiles, so one "
                 "tile's epilogue overlaps the next tile's loads and the ring never drains"
             )
+        if k_loop and self.same_work_per_tile(loops):
+            one_tile, walking = self.deepest_ring(persistent=False), self.deepest_ring(persistent=True)
+            if walking >= one_tile:
+                return True, (
+                    f"a K loop whose bounds no block index changes, so every ({names}) tile costs the same: one CTA "
+                    "per SM walks them, the next tile's own loads (a 2-stage ring) and its loop's first stages in "
+                    f"flight while this tile ends and stores; the ring keeps its {walking} stages"
+                )
+            return False, (
+                f"a persistent CTA would hold the next tile's own loads, leaving its loop's ring {walking} stages "
+                f"instead of {one_tile}: one CTA per tile, the hardware scheduler fills the SMs"
+            )
         shape = "no K loop" if not k_loop else f"a {len(grid.extents)}-D grid ({names})"
         return False, f"{shape}: one CTA per tile, the hardware scheduler fills the SMs"
+
+    def same_work_per_tile(self, loops: list[scf.ForOp]) -> bool:
+        """Whether no loop's bounds depend on a block index (a causal mask's shorter loops do)."""
+        growths = [IndexGrowth.of(self.kernel, op.result) for op in self.kernel.walk() if isinstance(op, BlockIdOp)]
+        return not any(bound in growth.depends for growth in growths for loop in loops for bound in (loop.lb, loop.ub))
+
+    def deepest_ring(self, persistent: bool) -> int:
+        """The most ring stages (at most MAX_STAGES) whose layout fits, were the grid persistent
+        or not (a trial decision: the layout reads it)."""
+        self.decide("persistent", int(persistent), "trial")
+        return max((s for s in range(1, MAX_STAGES + 1) if smem_plan(self.kernel, s).total <= SMEM_BUDGET), default=0)
 
     def cluster(self) -> tuple[int, str] | None:
         """2-CTA clusters only where @cluster asks (the lowering checks the kernel can multicast):

@@ -302,10 +302,25 @@ def streaming_candidate(kernel: Operation) -> bool:
 
 
 def streams_tiles(kernel: Operation) -> bool:
-    """Whether the kernel-level loads are a ring of the plan's `stages` stages over the tiles a
-    persistent CTA walks, rather than one stage: then the producer loads the next tiles while
-    the consumers compute and store this one (memory-bound kernels: rotary, quantisers)."""
+    """Whether the kernel is a persistent one whose every load is a tile's own
+    (streaming_candidate): its tile ring (tile_ring_stages) is as deep as a loop's would be, so
+    the producer loads the next tiles while the consumers compute and store this one
+    (memory-bound kernels: rotary, quantisers)."""
     return KernelPlan.of(kernel).persistent and streaming_candidate(kernel)
+
+
+def tile_ring_stages(kernel: Operation, stages: int) -> int:
+    """The stages of the ring of the kernel-level loads (those a tile loads once: attention's Q),
+    `stages` being the loops' ring depth. One where the CTA runs one tile, or where nothing may
+    be loaded ahead (the loads are split by fences, or tile.to_shared tiles live across a tile);
+    in a persistent kernel `stages` where it streams its tiles, else two: the next tile's loads
+    land while this one's loops run, so its loops' loads follow at once (FlashAttention-3's
+    persistent kernels)."""
+    if not KernelPlan.of(kernel).persistent or len(kernel_load_groups(kernel)) != 1:
+        return 1
+    if any(isinstance(op, ToSharedOp) for op in kernel.walk()):
+        return 1
+    return stages if not ring_owners(kernel) else 2
 
 
 def pipelined_loops(kernel: Operation) -> list[scf.ForOp]:
@@ -527,14 +542,15 @@ def smem_plan(kernel: Operation, stages: int) -> SmemPlan:
 
     owners = ring_owners(kernel)
     ringed = {load for owner in owners for load in ring_loads(owner)}
-    single: list[tuple[Operation, int]] = []
-    streamed = streams_tiles(kernel)
-    for op in kernel.walk():
-        if isinstance(op, LoadOp | ToSharedOp) and op not in ringed:
-            single.append((op, place(op)))
-    if streamed:
-        # the kernel-level loads are stage 0 of a ring over the tiles: stages 1.. follow
-        offset = MBARRIER_REGION + stages * (align(offset, TILE_ALIGN) - MBARRIER_REGION)
+    single: list[tuple[Operation, int]]
+    tile_stages = tile_ring_stages(kernel, stages)
+    if tile_stages > 1:
+        # the kernel-level loads (every single tile: tile_ring_stages) are stage 0 of a ring
+        # over the tiles; stages 1.. follow
+        single = [(op, place(op)) for op in kernel.walk() if isinstance(op, LoadOp) and op not in ringed]
+        offset = MBARRIER_REGION + tile_stages * (align(offset, TILE_ALIGN) - MBARRIER_REGION)
+    else:
+        single = [(op, place(op)) for op in kernel.walk() if isinstance(op, LoadOp | ToSharedOp) and op not in ringed]
     rings: list[Ring] = []
     for owner in owners:
         start = align(offset, TILE_ALIGN)
@@ -564,6 +580,6 @@ def smem_plan(kernel: Operation, stages: int) -> SmemPlan:
     scratch = col_scratch_bytes(kernel)
     col_scratch = offset if scratch else None
     offset += scratch
-    count = 2 * stages * len(rings) + 2 * (stages if streamed else 1) * len(kernel_load_groups(kernel))
+    count = 2 * stages * len(rings) + 2 * tile_stages * len(kernel_load_groups(kernel))
     total = align(offset, TILE_ALIGN) + ALIGN_SLACK
     return SmemPlan(tuple(single), tuple(rings), tuple(staging), count, total, reused, col_scratch)

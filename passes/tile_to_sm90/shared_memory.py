@@ -27,7 +27,7 @@ from tkc.passes.plan import (
     kernel_load_groups,
     ring_owners,
     staging_chunk,
-    streams_tiles,
+    tile_ring_stages,
 )
 from tkc.passes.shared_tiles import buffer_rows
 from tkc.passes.wgmma_layout import widest_span
@@ -131,8 +131,7 @@ class SharedMemory:
 
     @property
     def kernel_rings(self) -> list[Ring]:
-        """The rings of the loads that run once per output tile: one stage, or the plan's
-        stages where the kernel streams its tiles (plan.streams_tiles)."""
+        """The rings of the loads that run once per output tile (plan.tile_ring_stages deep)."""
         return [ring for ring in self.rings if ring.owner is None]
 
     @property
@@ -210,8 +209,7 @@ def read_shared_memory(kernel: tile.KernelOp, plan: KernelPlan) -> SharedMemory:
     """The kernel's shared memory as tile-pipeline laid it out (plan.smem_plan): offsets of the
     single tiles, rings and staging tiles, the total; the mbarriers and store-fence slots of the
     first 1 KB are numbered here."""
-    per_tile_stages = plan.stages if streams_tiles(kernel) else 1
-    rings = [Ring(group, per_tile_stages, None) for group in kernel_load_groups(kernel)]
+    rings = [Ring(group, tile_ring_stages(kernel, plan.stages), None) for group in kernel_load_groups(kernel)]
     for owner in ring_owners(kernel):
         loads = [op for op in owner.walk() if isinstance(op, tile.LoadOp) and op.parent_op() is owner]
         for block in {load.parent_block(): None for load in loads}:
@@ -235,7 +233,7 @@ def read_shared_memory(kernel: tile.KernelOp, plan: KernelPlan) -> SharedMemory:
     for ring in rings:
         if ring.owner is None:
             # the kernel-level rings share their stages: the single tiles, from the barrier
-            # region's end (one stage, or the streamed ring's stage 0: plan.streams_tiles)
+            # region's end (stage 0 of plan.tile_ring_stages)
             ring.base = MBARRIER_REGION
             for load in ring.loads:
                 ring.buffers[load] = buffer(load, "smem_offset", MBARRIER_REGION)

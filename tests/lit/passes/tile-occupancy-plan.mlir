@@ -19,7 +19,7 @@
 // the epilogue, which stages its output in Q's bytes; K+V make a 64 KB stage, so 3 stages fit.
 // ATTN: tile.kernel @attn_fwd
 // ATTN-SAME: plan = #tile.plan<consumers = #tile.decision<2,
-// ATTN-SAME: persistent = #tile.decision<0, "a 3-D grid (qi, h, b): one CTA per tile, the hardware scheduler fills the SMs">
+// ATTN-SAME: persistent = #tile.decision<0, "a persistent CTA would hold the next tile{{.}}s own loads, leaving its loop{{.}}s ring 2 stages instead of 3: one CTA per tile, the hardware scheduler fills the SMs">
 // ATTN-SAME: stages = #tile.decision<3, "3 stages fit (1 KB for 8 mbarriers + 32768 B of single tiles (the epilogue stages its output in them) + 3 x 65536 B ring + 1 KB alignment slack); 4 would need 296960 bytes, over 232448">
 // ATTN-SAME: smem_bytes = #tile.decision<231424,
 // ATTN-SAME: group_m = #tile.decision<1,
