@@ -47,7 +47,7 @@ CASES = [
     ("hedgehog", "B=1,H=2,N=200,NC=4", ["-k", "hh_states"]),
     ("hedgehog", "B=2,H=2,N=1024,NC=16", ["-k", "hh_states", "-D", "BV=32"]),
     ("hedgehog", "B=1,H=2,N=200,NC=4", ["-k", "hh_output", "-D", "ALPHA=0.5"]),
-    ("hedgehog", "B=2,H=2,N=1024,NC=16", ["-k", "hh_output", "-D", "BV=64"]),
+    ("hedgehog", "B=2,H=2,N=1024,NC=16", ["-k", "hh_output", "-D", "BV=128", "-D", "CPB=1"]),
     ("attention_bwd", "B=1,H=2,N=1000", ["-k", "attn_bwd_delta"]),
     ("attention_bwd", "B=1,H=4,HKV=2,N=1000", ["-k", "attn_bwd_dkdv", "-D", "D=64", "-D", "BQ=64", "-D", "G=2",
                                               "-D", "CAUSAL=true"]),

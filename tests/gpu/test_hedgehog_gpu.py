@@ -11,13 +11,13 @@ import pytest
 pytestmark = pytest.mark.gpu
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "hedgehog.tk"
-CASES = [  # (B, H, N, ALPHA, BETA, BV of hh_output): whole chunks, ragged last chunks (N = 200, 1000), 64 chunks
-    (1, 2, 200, 1.0, 1.0, 128),
-    (2, 4, 1024, 1.0, 1.0, 128),
-    (2, 3, 1000, 0.5, 2.0, 128),
-    (1, 2, 4096, 3.0, 0.25, 128),
-    (2, 3, 1000, 1.0, 1.0, 64),
-    (2, 4, 1024, 0.5, 2.0, 32),
+CASES = [  # (B, H, N, ALPHA, BETA, BV, CPB of hh_output): ragged last chunks (N = 200, 1000) and blocks, 64 chunks
+    (1, 2, 200, 1.0, 1.0, 64, 8),
+    (2, 4, 1024, 1.0, 1.0, 64, 8),
+    (2, 3, 1000, 0.5, 2.0, 64, 8),
+    (1, 2, 4096, 3.0, 0.25, 64, 8),
+    (2, 3, 1000, 1.0, 1.0, 128, 1),
+    (2, 4, 1024, 0.5, 2.0, 32, 3),
 ]
 
 
@@ -39,17 +39,17 @@ def quadratic(q, k, v, wq, wk, alpha: float, beta: float, bc: int = 64):  # torc
     return weights @ v / (weights.sum(-1, keepdim=True) + 1e-6)
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda c: "B{}H{}N{}alpha{}beta{}BV{}".format(*c))
-def test_hedgehog_matches_torch(case: tuple[int, int, int, float, float, int]) -> None:
+@pytest.mark.parametrize("case", CASES, ids=lambda c: "B{}H{}N{}alpha{}beta{}BV{}CPB{}".format(*c))
+def test_hedgehog_matches_torch(case: tuple[int, int, int, float, float, int, int]) -> None:
     import torch
 
     import tkc
 
-    b, h, n, alpha, beta, bv = case
+    b, h, n, alpha, beta, bv, cpb = case
     bc, d, f = 64, 128, 128
     chunks = -(-n // bc)
     states = tkc.compile(EXAMPLE, kernel="hh_states")
-    output = tkc.compile(EXAMPLE, kernel="hh_output", ALPHA=alpha, BETA=beta, BV=bv)
+    output = tkc.compile(EXAMPLE, kernel="hh_output", ALPHA=alpha, BETA=beta, BV=bv, CPB=cpb)
     torch.manual_seed(n)
     q, k, v = (torch.randn(b, h, n, d, device="cuda", dtype=torch.bfloat16) for _ in range(3))
     wq, wk = (torch.randn(h, d, f // 2, device="cuda", dtype=torch.bfloat16) / 4 for _ in range(2))
