@@ -5,8 +5,12 @@ its chunk and the one before by beta exp(s - m), every older key by alpha phi(q)
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from torch import Tensor
 
 pytestmark = pytest.mark.gpu
 
@@ -21,10 +25,11 @@ CASES = [  # (B, H, N, ALPHA, BETA, BV, CPB of hh_output): ragged last chunks (N
 ]
 
 
-def quadratic(q, k, v, wq, wk, alpha: float, beta: float, bc: int = 64):  # torch tensors, f32
+def quadratic(q: Tensor, k: Tensor, v: Tensor, wq: Tensor, wk: Tensor, alpha: float, beta: float,
+              bc: int = 64) -> Tensor:
     import torch
 
-    def features(x, w):
+    def features(x: Tensor, w: Tensor) -> Tensor:
         xw = torch.einsum("bhnd,hdf->bhnf", x, w)
         return torch.cat([xw.softmax(-1), (-xw).softmax(-1)], -1)
 
