@@ -56,7 +56,7 @@ def output(q: np.ndarray, k: np.ndarray, v: np.ndarray, wq: np.ndarray, s: np.nd
     chunks c - 2 and older; zero for c < 2), its window the keys of chunks c - 1 and c up to the query."""
     n, d = q.shape[-2:]
     rows = np.arange(n)
-    chunk = rows // bc
+    chunk: np.ndarray = rows // bc
     window = (chunk[None, :] >= chunk[:, None] - 1) & (rows[None, :] <= rows[:, None])
     scores = np.where(window, q @ np.swapaxes(k, -1, -2) / np.sqrt(d), -np.inf)
     w = beta * np.exp(scores - scores.max(-1, keepdims=True))

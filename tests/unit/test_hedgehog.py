@@ -59,7 +59,7 @@ def test_the_two_kernels_compute_hedgehog() -> None:
     x = _inputs(b, h, n, 64, 64, seed=1)
     sizes = {"B": b, "H": h, "N": n, "NC": 4}
     module = parse_tk(path.read_text(), str(path), params)
-    ins = {name: a.astype(np.float32) for name, a in x.items()}
+    ins: dict[str, np.ndarray] = {name: a.astype(np.float32) for name, a in x.items()}
     states = tkc.interpret(module, "hh_states", {"K": ins["K"], "V": ins["V"], "WK": ins["WK"]}, sizes)
     given = {name: np.asarray(states[name], np.float32) for name in ("S", "Z")}
     out = tkc.interpret(module, "hh_output", {n_: ins[n_] for n_ in ("Q", "K", "V", "WQ")} | given, sizes)["O"]
