@@ -1,6 +1,6 @@
 """The row-wise examples (layernorm, softmax, rotary), the attention variants (ALiBi, sliding
-window, softcapping), chunk-parallel linear attention and attention's backward kernels on the
-GPU, against their `_ref.py`.
+window, softcapping), chunk-parallel linear attention (plain, SSD, Based, Hedgehog) and
+attention's backward kernels on the GPU, against their `_ref.py`.
 
 Each case is `tkc run FILE --check` in its own process under a timeout: a TMA mistake hangs
 rather than fails, and a fault leaves the CUDA context unusable for the cases after it.
@@ -44,6 +44,10 @@ CASES = [
     ("ssd", "B=2,H=2,N=1024,NC=16", ["-k", "ssd_states", "-D", "D=128"]),
     ("ssd", "B=1,H=2,N=200,NC=4", ["-k", "ssd_output"]),
     ("ssd", "B=2,H=2,N=1024,NC=16", ["-k", "ssd_output", "-D", "D=128"]),
+    ("hedgehog", "B=1,H=2,N=200,NC=4", ["-k", "hh_states"]),
+    ("hedgehog", "B=2,H=2,N=1024,NC=16", ["-k", "hh_states", "-D", "BV=32"]),
+    ("hedgehog", "B=1,H=2,N=200,NC=4", ["-k", "hh_output", "-D", "ALPHA=0.5"]),
+    ("hedgehog", "B=2,H=2,N=1024,NC=16", ["-k", "hh_output", "-D", "BV=128", "-D", "CPB=1"]),
     ("attention_bwd", "B=1,H=2,N=1000", ["-k", "attn_bwd_delta"]),
     ("attention_bwd", "B=1,H=4,HKV=2,N=1000", ["-k", "attn_bwd_dkdv", "-D", "D=64", "-D", "BQ=64", "-D", "G=2",
                                               "-D", "CAUSAL=true"]),

@@ -33,6 +33,7 @@ VARIANTS: dict[str, list[dict[str, int]]] = {
         {"CAUSAL": False, "D": 128, "N": 384},
         {"CAUSAL": True, "D": 128},
     ],
+    "hedgehog": [{}, {"BV": 32, "CPB": 3, "N": 200, "NC": 4}],  # a ragged last chunk and last block of chunks
 }
 """Per example: compile-time parameters (those the kernel declares) and dim sizes to run with;
 an empty entry means the defaults. Examples not listed run once with the defaults."""
