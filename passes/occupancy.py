@@ -556,10 +556,11 @@ class Planner:
         if k_loop and self.same_work_per_tile(loops):
             one_tile, walking = self.deepest_ring(persistent=False), self.deepest_ring(persistent=True)
             if walking >= one_tile:
+                own = "its own loads (a 2-stage ring) and " if tile_ring_stages(self.kernel, walking) > 1 else ""
                 return True, (
                     f"a K loop whose bounds no block index changes, so every ({names}) tile costs the same: one CTA "
-                    "per SM walks them, the next tile's own loads (a 2-stage ring) and its loop's first stages in "
-                    f"flight while this tile ends and stores; the ring keeps its {walking} stages"
+                    f"per SM walks them, the next tile's {own}first loop stages in flight while this tile ends and "
+                    f"stores; the ring keeps its {walking} stages"
                 )
             return False, (
                 f"a persistent CTA would hold the next tile's own loads, leaving its loop's ring {walking} stages "
