@@ -554,9 +554,17 @@ class Planner:
                 "tile's epilogue overlaps the next tile's loads and the ring never drains"
             )
         if k_loop and self.same_work_per_tile(loops):
-            one_tile, walking = self.deepest_ring(persistent=False), self.deepest_ring(persistent=True)
+            one_tile = self.deepest_ring(persistent=False)
+            consumers = KernelPlan.of(self.kernel).consumers
+            blocks, _ = self.ctas_per_sm(consumers, smem_plan(self.kernel, one_tile).total, persistent=False)
+            walking = self.deepest_ring(persistent=True)
+            if blocks > 1:
+                return False, (
+                    f"{blocks} one-tile CTAs fit an SM, a persistent CTA walks alone: one CTA per tile, the hardware "
+                    "scheduler fills the SMs"
+                )
             if walking >= one_tile:
-                own = "its own loads (a 2-stage ring) and " if tile_ring_stages(self.kernel, walking) > 1 else ""
+                own = "own loads (a 2-stage ring) and " if tile_ring_stages(self.kernel, walking) > 1 else ""
                 return True, (
                     f"a K loop whose bounds no block index changes, so every ({names}) tile costs the same: one CTA "
                     f"per SM walks them, the next tile's {own}first loop stages in flight while this tile ends and "
