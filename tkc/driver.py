@@ -572,11 +572,12 @@ def find_abi(module: ModuleOp) -> str:
 def backend_outputs(module: ModuleOp, emit: str) -> dict[str, str | bytes]:
     """Every artefact the backend makes on the way to `emit` (PTX; then the cubin; then SASS)."""
     from tkc.backends.ptx_printer import print_ptx
-    from tkc.backends.ptxas import ToolNotFound, assemble, sass
 
     outputs: dict[str, str | bytes] = {"ptx": print_ptx(module)}
     if emit == "ptx":
         return outputs
+    from tkc.backends.ptxas import ToolNotFound, assemble, sass
+
     try:
         cubin = assemble(str(outputs["ptx"]))
         outputs["cubin"] = cubin.data
