@@ -25,6 +25,7 @@ and the runtime all import it, and it imports nothing of tkc.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from typing import TYPE_CHECKING
 
 from xdsl.dialects.builtin import (
@@ -91,6 +92,7 @@ BY_NAME = {d.name: d for d in DTYPES}
 """The dtypes by their tkc name."""
 
 
+@cache  # types are immutable and few; the lowerings ask for each value's
 def of_type(element_type: Attribute) -> DType | None:
     """The dtype of an IR element type; None for a type that is none of tkc's."""
     return next((d for d in DTYPES if isinstance(element_type, d.ir) and element_type == d.ir_type()), None)
