@@ -71,7 +71,7 @@ class DType:
         return IntegerType(8 * self.bytes) if issubclass(self.ir, IntegerType) else self.ir()
 
     def numpy_dtype(self) -> np.dtype:
-        # Imported here: compiling needs no numpy (tests/unit/test_compile_time.py), and
+        # Imported here: compiling needs no numpy (tests/unit/test_compile_startup.py), and
         # ml_dtypes registers bfloat16 and the fp8 types with numpy.
         import ml_dtypes  # noqa: F401
         import numpy as np
