@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
+from tkc import collector
 from tkc.command_line import (
     EXIT_INTERNAL,
     EXIT_OK,
@@ -138,10 +139,11 @@ def _compile(args: argparse.Namespace) -> int:
     if cached is not None:
         result: str | bytes = cached if args.emit == "cubin" else cached.decode("utf-8")
     else:
-        from tkc.driver import compile_file
+        with collector.paused():  # the imports too
+            from tkc.driver import compile_file
 
-        observer, timing = dump_observer(args, sys.stderr)
-        result = compile_file(args.file, args.kernel, args.params, args.emit, observer, args.verify_each)
+            observer, timing = dump_observer(args, sys.stderr)
+            result = compile_file(args.file, args.kernel, args.params, args.emit, observer, args.verify_each)
         if timing is not None:
             sys.stderr.write(timing.report())
     if args.output is None:

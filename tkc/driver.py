@@ -53,6 +53,7 @@ from xdsl.passes import ModulePass, PassPipeline
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
+from tkc import collector
 from tkc.diagnostics import TkError, decode_utf8, did_you_mean
 from tkc.passes import ALL_PASSES, is_available
 from tkc.pipeline import (
@@ -543,7 +544,8 @@ def compile_module(
     callback = PassCallback(observer, unverified=unverified_passes(names, each))
     pipeline = PassPipeline(instantiate(names), callback)
     try:
-        pipeline.apply(ctx or make_context(), module)
+        with collector.paused():
+            pipeline.apply(ctx or make_context(), module)
     except (TkError, PassVerifyError, StageUnavailable):
         raise
     except Exception as e:
