@@ -32,9 +32,10 @@ STAGE_ENDS = frozenset(
 )
 """The last pass that changes each stage's IR: `tkc compile` verifies the IR after these (and
 after the last pass it runs), not after every pass, unless asked to (`--verify-each`,
-TKC_VERIFY_EACH=1, which the test suite sets). Verifying after every pass took about half of the
-passes' time; a pass that breaks the IR is still an internal error, naming the passes since the
-last verification. The check-only passes run on verified IR."""
+TKC_VERIFY_EACH=1, which the test suite sets). Verifying after every pass took longer than the
+passes themselves, at the stage ends a quarter of that; a pass that breaks the IR is still an
+internal error, naming the passes since the last verification. The check-only passes run on
+verified IR."""
 
 EMITS = ("tile", "sm90", "ptx", "cubin", "sass")
 """Stages `--emit` can stop at; the first two print MLIR, the rest go through the backend."""
