@@ -1,7 +1,7 @@
 """Every test's compiles verify the IR after each pass (TKC_VERIFY_EACH=1; `tkc compile` by default
-verifies at the end of each stage), so a pass that leaves invalid IR is named alone. Session
-fixtures are set up before this one (pytest runs higher-scoped fixtures first), so the fuzz pool
-(tests/fuzz) compiles as `tkc compile` does by default: a third faster, and what users run."""
+verifies at the end of each stage), so a pass that leaves invalid IR is named alone. The fuzz
+tests compile as users do (tests/fuzz/conftest.py overrides this fixture; the fuzz pool, a
+session fixture, is set up before any function's fixture anyway)."""
 
 from __future__ import annotations
 
