@@ -423,8 +423,9 @@ class DumpOptions(Observer):
 
 @dataclass
 class PassTiming(Observer):
-    """`--timing`: the wall time of each pass and of the verification after it, reported in
-    mlir-opt's style (`report()`), in the order the passes ran."""
+    """`--timing`: the wall time of each pass and of the verification (after each pass, or at
+    the end of each stage: `unverified_passes`), reported in mlir-opt's style (`report()`), in
+    the order the passes ran."""
 
     rows: list[tuple[str, float]] = field(default_factory=list)
     verify_seconds: float = 0.0
@@ -434,7 +435,7 @@ class PassTiming(Observer):
         self.verify_seconds += verify_seconds
 
     def report(self) -> str:
-        rows = [*self.rows, ("(verification after each pass)", self.verify_seconds)]
+        rows = [*self.rows, ("(verification)", self.verify_seconds)]
         total = sum(seconds for _, seconds in rows)
         rule = "===" + "-" * 73 + "==="
         lines = [rule, "... Pass execution timing report ...".center(len(rule)).rstrip(), rule,
