@@ -14,12 +14,11 @@ for the whole tile, not a sample.
 
 from __future__ import annotations
 
+import math
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import cast
-
-import numpy as np
 
 BANKS = 32
 WARP = 32
@@ -103,13 +102,26 @@ def row_vector(instruction: str, elem_bytes: int) -> Access:
     return Access(instruction, elem_bytes, 8, 1, lambda t, r0, c0: (r0 + t // 4, c0))
 
 
-def warp_requests(layout: Layout, access: Access) -> np.ndarray:
-    """The 32 lane addresses of every instruction that covers the tile, one row per instruction
-    (`lane` and `address` are integer arithmetic, so they run on the whole grid of lanes at once)."""
-    r0, c0 = np.meshgrid(np.arange(0, layout.rows, access.rows), np.arange(0, layout.cols, access.cols), indexing="ij")
-    # both are typed for ints, which is how the tests and the reasons call them
-    rows, cols = access.lane(np.arange(WARP), r0.reshape(-1, 1), c0.reshape(-1, 1))  # type: ignore[arg-type]
-    return cast(np.ndarray, layout.address(*np.broadcast_arrays(rows, cols)))  # type: ignore[arg-type]
+def warp_request(layout: Layout, access: Access, r0: int, c0: int) -> tuple[int, ...]:
+    """The 32 lane addresses of the instruction at (r0, c0)."""
+    return tuple(layout.address(*access.lane(t, r0, c0)) for t in range(WARP))
+
+
+def repeats(layout: Layout, access: Access) -> tuple[int, int]:
+    """(rows, cols) such that instructions that many rows, or columns, apart make requests that
+    differ by one multiple of 128 bytes in every lane (columns: the tile's width when there is no
+    such distance).
+
+    Moving a request by a multiple of 128 bytes keeps each lane's bank and which lanes share a
+    word, so it costs the same. A swizzle XORs bits 4-6 of an offset with bits 7-9: an offset
+    moved by a multiple of 1024 bytes is swizzled alike (unswizzled, any multiple of 128 will
+    do). Rows `pitch` bytes apart reach such a multiple after `period / gcd(period, pitch)` rows;
+    the next panel lies `rows * pitch` bytes on, in the same place within it."""
+    period = 1024 if layout.swizzle else 128
+    rows = math.lcm(access.rows, period // math.gcd(period, layout.pitch))
+    panels_repeat = layout.panel_cols < layout.cols and layout.rows * layout.pitch % period == 0
+    cols = math.lcm(access.cols, layout.panel_cols) if panels_repeat else layout.cols
+    return rows, cols
 
 
 @dataclass(frozen=True)
@@ -124,14 +136,22 @@ class Conflicts:
 @cache
 def conflicts(layout: Layout, access: Access) -> Conflicts:
     """The whole tile's conflicts, memoised: kernels repeat tile shapes (the access builders are
-    memoised too, so equal accesses are the same object). Still exact, but each distinct request
-    is simulated once: a request moved by whole 128-byte rows of banks meets the same banks, and
-    the swizzle repeats every 8 such rows, so a tile has a few dozen distinct requests."""
+    memoised too, so equal accesses are the same object). Still exact, but each instruction
+    stands for all those a multiple of `repeats` away, and each distinct request (moved to its
+    first 128 bytes) is simulated once, so a tile has a few dozen requests to simulate."""
+    rows_apart, cols_apart = repeats(layout, access)
+    requests: dict[tuple[int, int], tuple[int, ...]] = {}
+    counts: Counter[tuple[int, ...]] = Counter()
+    for r0 in range(0, layout.rows, access.rows):
+        for c0 in range(0, layout.cols, access.cols):
+            first = (r0 % rows_apart, c0 % cols_apart)  # met before: both are multiples of the steps
+            if first not in requests:
+                addrs = warp_request(layout, access, *first)
+                base = min(addrs) // 128 * 128
+                requests[first] = tuple(a - base for a in addrs)
+            counts[requests[first]] += 1
     ways = actual = ideal = 0
-    requests = warp_requests(layout, access)
-    moved = requests - requests.min(axis=1, keepdims=True) // 128 * 128
-    distinct, counts = np.unique(moved, axis=0, return_counts=True)
-    for addrs, count in zip(distinct.tolist(), counts.tolist()):
+    for addrs, count in counts.items():
         a, i = wavefronts(addrs, access.width)
         ways = max(ways, -(-a // i))
         actual += a * count

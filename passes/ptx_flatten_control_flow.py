@@ -49,15 +49,18 @@ class _Flattener:
                 self.op(op)
 
     def splice(self, region_block: Block, before: Operation) -> Operation | None:
-        """Move the (flattened) ops of `region_block` before `before`; returns its terminator."""
-        self.block(region_block)
+        """Move the ops of `region_block` before `before`, then flatten the structured ones there
+        (so each op moves once, not once per level it is nested at); returns its terminator."""
         terminator = region_block.last_op
         target = before.parent_block()
         assert target is not None
-        for o in list(region_block.ops):
-            if o is not terminator:
-                o.detach()
-                target.insert_op_before(o, before)
+        moved = [o for o in region_block.ops if o is not terminator]
+        for o in moved:
+            o.detach()
+            target.insert_op_before(o, before)
+        for o in moved:
+            if isinstance(o, ptx.StructuredOp):
+                self.op(o)
         self.b.insertion = InsertPoint.before(before)
         return terminator
 

@@ -56,11 +56,11 @@ The pass is idempotent: its masks' padding holds the identity, so running it aga
 from __future__ import annotations
 
 import math
+import struct
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import cast
 
-import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import DictionaryAttr, FloatAttr, IndexType, IntegerAttr, LocationAttr, ModuleOp, StringAttr
@@ -191,9 +191,13 @@ def join(paddings: Sequence[Padding]) -> Padding:
 
 
 def _f32(x: float) -> float:
-    """`x` rounded to f32, the precision the GPU computes the padding in."""
-    with np.errstate(all="ignore"):
-        return float(np.float32(x))
+    """`x` rounded to f32, the precision the GPU computes the padding in (round to nearest even,
+    as a C cast; past f32's range the infinity the GPU gets). Not through numpy: compiling
+    imports none."""
+    try:
+        return float(struct.unpack("f", struct.pack("f", x))[0])
+    except OverflowError:
+        return math.copysign(math.inf, x)
 
 
 _UNARY: dict[UnaryFn, Callable[[float], float]] = {

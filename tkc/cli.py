@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
+from tkc import collector
 from tkc.command_line import (
     EXIT_INTERNAL,
     EXIT_OK,
@@ -97,6 +98,8 @@ def build_parser() -> argparse.ArgumentParser:
     compile_.add_argument("-o", "--output", help="write the result here instead of stdout")
     compile_.add_argument("--tuned", type=_sizes, metavar="M=4096,...",
                           help="compile with the parameters `tkc tune` chose for these sizes (-D still wins)")
+    compile_.add_argument("--verify-each", action="store_true", default=None,
+                          help="verify the IR after every pass (default: at the end of each stage; TKC_VERIFY_EACH=1)")
     add_dump_arguments(compile_, ", ".join(PIPELINE))
 
     run = commands.add_parser("run", help="run a kernel on random inputs (GPU or interpreter)")
@@ -132,14 +135,15 @@ def _compile(args: argparse.Namespace) -> int:
 
         args.params = {**tuned_config(args.file, args.kernel, args.tuned), **args.params}
     # A compile asked for the same way before is answered without loading the compiler.
-    cached = None if wants_passes(args) else cache.lookup(args.file, args.kernel, args.params, args.emit)
+    cached = None if wants_passes(args) or args.verify_each else cache.lookup(args.file, args.kernel, args.params, args.emit)
     if cached is not None:
         result: str | bytes = cached if args.emit == "cubin" else cached.decode("utf-8")
     else:
-        from tkc.driver import compile_file
+        with collector.paused():  # the imports too
+            from tkc.driver import compile_file
 
-        observer, timing = dump_observer(args, sys.stderr)
-        result = compile_file(args.file, args.kernel, args.params, args.emit, observer)
+            observer, timing = dump_observer(args, sys.stderr)
+            result = compile_file(args.file, args.kernel, args.params, args.emit, observer, args.verify_each)
         if timing is not None:
             sys.stderr.write(timing.report())
     if args.output is None:

@@ -37,6 +37,7 @@ Dumps print each op's `.tk` location, so a resumed compile's diagnostics point a
 from __future__ import annotations
 
 import importlib
+import os
 import re
 import time
 from collections.abc import Iterable, Sequence
@@ -52,6 +53,7 @@ from xdsl.passes import ModulePass, PassPipeline
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
+from tkc import collector
 from tkc.diagnostics import TkError, decode_utf8, did_you_mean
 from tkc.passes import ALL_PASSES, is_available
 from tkc.pipeline import (
@@ -59,8 +61,8 @@ from tkc.pipeline import (
     EMITS,
     PIPELINE,
     SM90_PASSES,
+    STAGE_ENDS,
     TILE_PASSES,
-    VERIFIED_AFTER_NEXT,
     StageUnavailable,
 )
 
@@ -421,8 +423,9 @@ class DumpOptions(Observer):
 
 @dataclass
 class PassTiming(Observer):
-    """`--timing`: the wall time of each pass and of the verification after it, reported in
-    mlir-opt's style (`report()`), in the order the passes ran."""
+    """`--timing`: the wall time of each pass and of the verification (after each pass, or at
+    the end of each stage: `unverified_passes`), reported in mlir-opt's style (`report()`), in
+    the order the passes ran."""
 
     rows: list[tuple[str, float]] = field(default_factory=list)
     verify_seconds: float = 0.0
@@ -432,7 +435,7 @@ class PassTiming(Observer):
         self.verify_seconds += verify_seconds
 
     def report(self) -> str:
-        rows = [*self.rows, ("(verification after each pass)", self.verify_seconds)]
+        rows = [*self.rows, ("(verification)", self.verify_seconds)]
         total = sum(seconds for _, seconds in rows)
         rule = "===" + "-" * 73 + "==="
         lines = [rule, "... Pass execution timing report ...".center(len(rule)).rstrip(), rule,
@@ -470,7 +473,8 @@ class PassCallback:
                     op.verify()
                 except VerifyException as e:
                     passes = " or ".join([prev.name, *reversed(self._not_yet_verified)])
-                    raise PassVerifyError(f"the IR does not verify after pass {passes}: {e}") from e
+                    which = " (--verify-each or TKC_VERIFY_EACH=1 verifies after each)" if self._not_yet_verified else ""
+                    raise PassVerifyError(f"the IR does not verify after pass {passes}{which}: {e}") from e
                 self._not_yet_verified.clear()
             self.observer.timed(prev.name, ended - self._started, time.perf_counter() - ended)
             self.observer.after(prev.name, op)
@@ -481,13 +485,19 @@ class PassCallback:
             self._started = time.perf_counter()
 
 
-def unverified_passes(names: Sequence[str]) -> frozenset[str]:
-    """The passes of `names` (a pipeline about to run on verified IR) whose output need not be
-    verified right after them: those that only check (CHECK_ONLY_PASSES), and those verified
-    after the next pass (VERIFIED_AFTER_NEXT) unless they run last. The IR the compile ends with
-    is always verified, and every IR a pass changed is verified before the compile returns it."""
-    last = names[-1] if names else None
-    return frozenset(n for n in names if n in CHECK_ONLY_PASSES or (n in VERIFIED_AFTER_NEXT and n != last))
+def verify_each_pass() -> bool:
+    """TKC_VERIFY_EACH=1: verify the IR after every pass `tkc compile` runs (the test suite sets it)."""
+    return os.environ.get("TKC_VERIFY_EACH", "") not in ("", "0")
+
+
+def unverified_passes(names: Sequence[str], verify_each: bool = False) -> frozenset[str]:
+    """The passes of `names` (a pipeline about to run on verified IR) whose output is not verified
+    right after them: all but the last of each stage that changes it (STAGE_ENDS) and the last to
+    run; none with `verify_each`. The IR the compile ends with is always verified, and so is the
+    IR each stage hands to the next."""
+    if verify_each or not names:
+        return frozenset()
+    return frozenset(n for n in names[:-1] if n not in STAGE_ENDS)
 
 
 def instantiate(names: Iterable[str]) -> tuple[ModulePass, ...]:
@@ -509,14 +519,19 @@ def passes_to_run(module: ModuleOp, emit: str) -> list[str]:
 
 
 def compile_module(
-    module: ModuleOp, emit: str = "tile", observer: Observer | None = None, ctx: Context | None = None
+    module: ModuleOp,
+    emit: str = "tile",
+    observer: Observer | None = None,
+    ctx: Context | None = None,
+    verify_each: bool | None = None,
 ) -> ModuleOp:
     """Run the passes that produce `emit` on `module` in place and return it.
 
     Passes already behind the input's stage are skipped (`input_stage`); an `emit` stage before
-    the input's is a TkError. The IR is verified after every pass; invalid IR raises
-    PassVerifyError naming the pass. Any other exception escaping a pass gets a note saying
-    which pass was running.
+    the input's is a TkError. The IR is verified at the end of each stage and of the compile, or
+    after every pass with `verify_each` (default: TKC_VERIFY_EACH); invalid IR raises
+    PassVerifyError naming the passes since the last verification. Any other exception escaping
+    a pass gets a note saying which pass was running.
     """
     names = passes_to_run(module, emit)
     observer = observer or Observer()
@@ -526,10 +541,12 @@ def compile_module(
 
         for kernel in module.body.block.ops:  # resumed after the pass: its fences are checked
             check_memory_order(kernel)
-    callback = PassCallback(observer, unverified=unverified_passes(names))
+    each = verify_each_pass() if verify_each is None else verify_each
+    callback = PassCallback(observer, unverified=unverified_passes(names, each))
     pipeline = PassPipeline(instantiate(names), callback)
     try:
-        pipeline.apply(ctx or make_context(), module)
+        with collector.paused():
+            pipeline.apply(ctx or make_context(), module)
     except (TkError, PassVerifyError, StageUnavailable):
         raise
     except Exception as e:
@@ -572,11 +589,12 @@ def find_abi(module: ModuleOp) -> str:
 def backend_outputs(module: ModuleOp, emit: str) -> dict[str, str | bytes]:
     """Every artefact the backend makes on the way to `emit` (PTX; then the cubin; then SASS)."""
     from tkc.backends.ptx_printer import print_ptx
-    from tkc.backends.ptxas import ToolNotFound, assemble, sass
 
     outputs: dict[str, str | bytes] = {"ptx": print_ptx(module)}
     if emit == "ptx":
         return outputs
+    from tkc.backends.ptxas import ToolNotFound, assemble, sass
+
     try:
         cubin = assemble(str(outputs["ptx"]))
         outputs["cubin"] = cubin.data
@@ -600,11 +618,13 @@ def compile_file(
     params: dict[str, int] | None = None,
     emit: str = "tile",
     observer: Observer | None = None,
+    verify_each: bool | None = None,
 ) -> str | bytes:
     """Load, compile and emit in one call (what `tkc compile` does), through the cache
     (tkc.cache): an entry for the same input IR is served without running the passes unless
-    an `observer` wants to see them; a result compiled is stored, with this spelling of the
-    call, so that `tkc.cache.lookup` finds it next time."""
+    an `observer` wants to see them or `verify_each` (compile_module's) asks for the verifier
+    after each; a result compiled is stored, with this spelling of the call, so that
+    `tkc.cache.lookup` finds it next time."""
     from tkc import cache
 
     source = cache.source_bytes(str(path))
@@ -615,10 +635,11 @@ def compile_file(
     if observer is not None:
         observer.input(module)
     entry = cache.entry_key(ir_text(module))
-    cached = None if observer is not None or cache.always_compile() else cache.read_bytes(entry + cache.ARTEFACTS[emit])
+    run_passes = observer is not None or verify_each or cache.always_compile()
+    cached = None if run_passes else cache.read_bytes(entry + cache.ARTEFACTS[emit])
     result: str | bytes
     if cached is None:
-        module = compile_module(module, emit, observer, ctx)
+        module = compile_module(module, emit, observer, ctx, verify_each)
         outputs: dict[str, str | bytes] = (
             {emit: ir_text(module)} if emit in _LAST_PASS else {**backend_outputs(module, emit), "abi": find_abi(module)}
         )

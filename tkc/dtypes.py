@@ -25,8 +25,9 @@ and the runtime all import it, and it imports nothing of tkc.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
+from typing import TYPE_CHECKING
 
-import numpy as np
 from xdsl.dialects.builtin import (
     BFloat16Type,
     Float8E4M3FNType,
@@ -36,6 +37,9 @@ from xdsl.dialects.builtin import (
     IntegerType,
 )
 from xdsl.ir import Attribute
+
+if TYPE_CHECKING:
+    import numpy as np
 
 ElementType = BFloat16Type | Float16Type | Float32Type | Float8E4M3FNType | Float8E5M2Type
 """The xDSL types a tile or fragment can hold: the `ir` column of the tile dtypes as an IRDL
@@ -67,7 +71,10 @@ class DType:
         return IntegerType(8 * self.bytes) if issubclass(self.ir, IntegerType) else self.ir()
 
     def numpy_dtype(self) -> np.dtype:
-        import ml_dtypes  # noqa: F401  (registers bfloat16 and float8_e4m3fn with numpy; slow to import, so not for compiling)
+        # Imported here: compiling needs no numpy (tests/unit/test_compile_startup.py), and
+        # ml_dtypes registers bfloat16 and the fp8 types with numpy.
+        import ml_dtypes  # noqa: F401
+        import numpy as np
 
         return np.dtype(self.numpy)
 
@@ -85,6 +92,7 @@ BY_NAME = {d.name: d for d in DTYPES}
 """The dtypes by their tkc name."""
 
 
+@cache  # types are immutable and few; the lowerings ask for each value's
 def of_type(element_type: Attribute) -> DType | None:
     """The dtype of an IR element type; None for a type that is none of tkc's."""
     return next((d for d in DTYPES if isinstance(element_type, d.ir) and element_type == d.ir_type()), None)

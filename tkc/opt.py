@@ -27,6 +27,7 @@ from xdsl.utils.arg_spec import ArgSpec, parse_pipeline
 from xdsl.utils.exceptions import ArgSpecParseError, VerifyException
 from xdsl.xdsl_opt_main import xDSLOptMain
 
+from tkc import collector
 from tkc.command_line import (
     add_dump_arguments,
     define_argument,
@@ -223,7 +224,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(render_user_error(e, "tkc-opt"), file=sys.stderr)
         return 1
     try:
-        tool.run()
+        with collector.paused():
+            tool.run()
         if tool.timing is not None:
             sys.stderr.write(tool.timing.report())
     except TkError as e:

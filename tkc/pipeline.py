@@ -25,13 +25,17 @@ PIPELINE = TILE_PASSES + SM90_PASSES + PTX_PASSES
 """Every pass of a full compilation, in order."""
 
 CHECK_ONLY_PASSES = frozenset({"sm90-verify-barriers"})
-"""Passes that check the IR and change none of it: the IR after them is the IR before them, which
-was verified, so `tkc compile` does not verify it again (tests/unit/test_verification.py holds
-them to it)."""
-VERIFIED_AFTER_NEXT = frozenset({"convert-sm90-to-ptx"})
-"""Passes whose output `tkc compile` verifies after the next pass instead, when one runs: the PTX
-module is some forty times the size of the kernel's tile IR, and verifying it after both PTX
-passes took about a third of the passes' time. Invalid IR is still an internal error, naming both passes."""
+"""Passes that check the IR and change none of it (tests/unit/test_verification.py holds them to it)."""
+STAGE_ENDS = frozenset(
+    next(name for name in reversed(stage) if name not in CHECK_ONLY_PASSES)
+    for stage in (TILE_PASSES, SM90_PASSES, PTX_PASSES)
+)
+"""The last pass that changes each stage's IR: `tkc compile` verifies the IR after these (and
+after the last pass it runs), not after every pass, unless asked to (`--verify-each`,
+TKC_VERIFY_EACH=1, which the test suite sets). Verifying after every pass took longer than the
+passes themselves, at the stage ends a quarter of that; a pass that breaks the IR is still an
+internal error, naming the passes since the last verification. The check-only passes run on
+verified IR."""
 
 EMITS = ("tile", "sm90", "ptx", "cubin", "sass")
 """Stages `--emit` can stop at; the first two print MLIR, the rest go through the backend."""

@@ -32,6 +32,7 @@ EXPLICIT_LAYER = {
     "tkc.diagnostics": "base",
     "tkc.dtypes": "base",
     "tkc.version": "base",
+    "tkc.collector": "base",  # the garbage collector paused while compiling
     "tkc.cache": "base",  # files on disk by key; the frontend keeps its analysed grammar there
     "tkc.pipeline": "base",  # pass and stage names as plain data
     "tkc.timing": "base",

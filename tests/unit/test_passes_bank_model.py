@@ -5,11 +5,13 @@ from __future__ import annotations
 import pytest
 
 from tkc.passes.bank_model import (
+    Access,
     Layout,
     conflicts,
     fragment_pairs,
     row_vector,
     swizzle_address,
+    warp_request,
     wavefronts,
 )
 
@@ -66,3 +68,28 @@ def test_whole_tile_accesses() -> None:
     pairs = fragment_pairs("st.shared.v2.f32", 4)
     assert [conflicts(Layout(64, 32, 4, s), pairs).ways for s in (128, 64, 32, 0)] == [2, 2, 1, 4]
     assert conflicts(Layout(128, 1, 4, 0), row_vector("st.shared.b32", 4)).ways == 1
+
+
+def _every_instruction(layout: Layout, access: Access) -> tuple[int, int, int]:
+    """`conflicts` without `repeats`: every instruction of the tile simulated."""
+    ways = actual = ideal = 0
+    for r0 in range(0, layout.rows, access.rows):
+        for c0 in range(0, layout.cols, access.cols):
+            a, i = wavefronts(warp_request(layout, access, r0, c0), access.width)
+            ways, actual, ideal = max(ways, -(-a // i)), actual + a, ideal + i
+    return ways, actual, ideal
+
+
+@pytest.mark.parametrize("access", [fragment_pairs("st", 2), fragment_pairs("st", 4), row_vector("st", 4)])
+def test_repeats_keep_the_count_exact(access: Access) -> None:
+    """Simulating one instruction for all those `repeats` apart counts what simulating each does,
+    for every swizzle, padding and height, tall and wide tiles and odd widths included."""
+    elem_bytes = access.width // 2 if access.cols == 8 else access.width  # a pair, or one element
+    for rows in (16, 40, 72):
+        for cols in (1, 24, 64, 192):
+            for swizzle, pad in ((0, 0), (0, 4), (0, 16), (32, 0), (64, 0), (128, 0)):
+                if swizzle and cols * elem_bytes % swizzle or access.cols == 1 and cols > 1:  # vectors: one column
+                    continue
+                layout = Layout(rows, cols, elem_bytes, swizzle, pad)
+                c = conflicts(layout, access)
+                assert (c.ways, c.actual, c.ideal) == _every_instruction(layout, access), layout

@@ -1,5 +1,6 @@
-"""The verifier after every pass, and the passes whose IR `tkc compile` verifies later
-(tkc.pipeline.CHECK_ONLY_PASSES, VERIFIED_AFTER_NEXT): what makes leaving them out safe holds."""
+"""Where `tkc compile` verifies the IR (the end of each stage, tkc.pipeline.STAGE_ENDS, or after
+every pass with --verify-each / TKC_VERIFY_EACH=1) and `tkc-opt` (after every pass): what makes
+leaving passes out safe holds, and a pass that breaks the IR is still named."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i32, i64
 from xdsl.passes import ModulePass, PassPipeline
 
 from tkc import driver
-from tkc.pipeline import CHECK_ONLY_PASSES, VERIFIED_AFTER_NEXT
+from tkc.pipeline import CHECK_ONLY_PASSES, PIPELINE, PTX_PASSES, SM90_PASSES, STAGE_ENDS, TILE_PASSES
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -40,9 +41,21 @@ def test_check_only_passes_change_nothing(example: str) -> None:
 
 
 def test_which_passes_are_verified_later() -> None:
-    assert driver.unverified_passes(driver.pipeline_for("ptx")) == CHECK_ONLY_PASSES | VERIFIED_AFTER_NEXT
+    """Each stage's IR is verified before the next stage, the check-only passes run on verified
+    IR, the compile's last pass is verified whatever it is, and --verify-each verifies all."""
+    assert STAGE_ENDS == {TILE_PASSES[-1], "sm90-build-rings", PTX_PASSES[-1]}
+    assert PIPELINE.index("sm90-build-rings") + 1 == PIPELINE.index("sm90-verify-barriers") == len(TILE_PASSES + SM90_PASSES) - 1
+    assert driver.unverified_passes(driver.pipeline_for("ptx")) == set(PIPELINE) - STAGE_ENDS
+    assert driver.unverified_passes(driver.pipeline_for("ptx"), verify_each=True) == frozenset()
     assert driver.unverified_passes(["convert-sm90-to-ptx"]) == frozenset()  # the last pass is verified
-    assert driver.unverified_passes(driver.pipeline_for("tile")) == frozenset()
+    assert driver.unverified_passes(["canonicalize", "cse"]) == {"canonicalize"}
+
+
+def test_verify_each_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TKC_VERIFY_EACH", "0")
+    assert not driver.verify_each_pass()
+    monkeypatch.setenv("TKC_VERIFY_EACH", "1")
+    assert driver.verify_each_pass()
 
 
 @dataclass(frozen=True)
@@ -66,7 +79,7 @@ class Nothing(ModulePass):
 
 def test_ir_verified_later_is_still_blamed_on_the_pass_that_broke_it() -> None:
     callback = driver.PassCallback(driver.Observer(), unverified=frozenset({"break-it"}))
-    with pytest.raises(driver.PassVerifyError, match="does not verify after pass nothing or break-it"):
+    with pytest.raises(driver.PassVerifyError, match="does not verify after pass nothing or break-it [(]--verify-each"):
         PassPipeline((BreakIt(), Nothing()), callback).apply(Context(), ModuleOp([]))
     callback = driver.PassCallback(driver.Observer())
     with pytest.raises(driver.PassVerifyError, match="does not verify after pass break-it:"):

@@ -31,7 +31,7 @@
 // TIMING:      ----Wall Time----  ----Name----
 // TIMING-NEXT: {{[0-9.]+}} ({{ *[0-9.]+}}%)  canonicalize
 // TIMING-NEXT: {{[0-9.]+}} ({{ *[0-9.]+}}%)  cse
-// TIMING:      (verification after each pass)
+// TIMING:      (verification)
 // TIMING-NEXT: {{[0-9.]+}} (100.0%)  Total
 
 // ALIASES: // -----// IR Dump After canonicalize //----- //
