@@ -99,7 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
     compile_.add_argument("--tuned", type=_sizes, metavar="M=4096,...",
                           help="compile with the parameters `tkc tune` chose for these sizes (-D still wins)")
     compile_.add_argument("--verify-each", action="store_true", default=None,
-                          help="verify the IR after every pass (default: at the end of each stage; TKC_VERIFY_EACH=1)")
+                          help="verify the IR after every pass, the PTX passes too (default: every tile and sm90 pass, and the end of the PTX stage; TKC_VERIFY_EACH=1)")
     add_dump_arguments(compile_, ", ".join(PIPELINE))
 
     run = commands.add_parser("run", help="run a kernel on random inputs (GPU or interpreter)")

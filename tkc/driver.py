@@ -60,6 +60,7 @@ from tkc.pipeline import (
     CHECK_ONLY_PASSES,
     EMITS,
     PIPELINE,
+    PTX_PASSES,
     SM90_PASSES,
     STAGE_ENDS,
     TILE_PASSES,
@@ -424,7 +425,7 @@ class DumpOptions(Observer):
 @dataclass
 class PassTiming(Observer):
     """`--timing`: the wall time of each pass and of the verification (after each pass, or at
-    the end of each stage: `unverified_passes`), reported in mlir-opt's style (`report()`), in
+    the stages' ends: `unverified_passes`), reported in mlir-opt's style (`report()`), in
     the order the passes ran."""
 
     rows: list[tuple[str, float]] = field(default_factory=list)
@@ -492,12 +493,14 @@ def verify_each_pass() -> bool:
 
 def unverified_passes(names: Sequence[str], verify_each: bool = False) -> frozenset[str]:
     """The passes of `names` (a pipeline about to run on verified IR) whose output is not verified
-    right after them: all but the last of each stage that changes it (STAGE_ENDS) and the last to
-    run; none with `verify_each`. The IR the compile ends with is always verified, and so is the
-    IR each stage hands to the next."""
+    right after them: the check-only passes, and the PTX passes but the stage's last (the PTX
+    module is some forty times the size of the tile IR: verifying it after each PTX pass took
+    longer than the passes themselves); none with `verify_each`. Every tile and sm90 pass is
+    verified after it runs, the IR the compile ends with always is, and so is the IR each stage
+    hands to the next."""
     if verify_each or not names:
         return frozenset()
-    return frozenset(n for n in names[:-1] if n not in STAGE_ENDS)
+    return frozenset(n for n in names[:-1] if n in CHECK_ONLY_PASSES or (n in PTX_PASSES and n not in STAGE_ENDS))
 
 
 def instantiate(names: Iterable[str]) -> tuple[ModulePass, ...]:
@@ -528,7 +531,8 @@ def compile_module(
     """Run the passes that produce `emit` on `module` in place and return it.
 
     Passes already behind the input's stage are skipped (`input_stage`); an `emit` stage before
-    the input's is a TkError. The IR is verified at the end of each stage and of the compile, or
+    the input's is a TkError. The IR is verified after each tile and sm90 pass, at the end of the
+    PTX stage and of the compile, or
     after every pass with `verify_each` (default: TKC_VERIFY_EACH); invalid IR raises
     PassVerifyError naming the passes since the last verification. Any other exception escaping
     a pass gets a note saying which pass was running.
