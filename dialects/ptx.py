@@ -1812,6 +1812,16 @@ class RetOp(PtxInst):
         return "ret;"
 
 
+@irdl_op_definition
+class TrapOp(PtxInst):
+    """`trap;`: the kernel stops and its launch fails (a check the program broke at run time)."""
+
+    name = "ptx.trap"
+
+    def ptx(self, names: Names) -> str:
+        return "trap;"
+
+
 # --------------------------------------------------------------------------- structure
 
 
@@ -2245,6 +2255,6 @@ Ptx = Dialect(
      MbarArriveExpectTxOp, MbarExpectTxOp, MbarTryWaitOp, MbarInvalOp, TmaLoadOp, TmaStoreOp, BulkCommitOp,
      BulkWaitOp, PrefetchTensormapOp, WgmmaFenceOp, WgmmaCommitOp, WgmmaWaitOp, WgmmaOp, SetmaxnregOp, MapaOp,
      ClusterBarrierOp, ElectOp,
-     LabelOp, BraOp, RetOp, IfOp, ForOp, LoopOp, YieldOp, RepeatIfOp],
+     LabelOp, BraOp, RetOp, TrapOp, IfOp, ForOp, LoopOp, YieldOp, RepeatIfOp],
     [RegType, ParamAttr, *TYPED_ATTRS],
 )

@@ -97,6 +97,7 @@ from tkc.dialects.ptx import (
     StOp,
     SubOp,
     TanhOp,
+    TrapOp,
     SinOp,
     CosOp,
     TmaLoadOp,
@@ -607,6 +608,9 @@ class PtxBuilder:
 
     def ret(self) -> None:
         self._op(RetOp, ())
+
+    def trap(self) -> None:
+        self._op(TrapOp, ())
 
     def label(self, name: str) -> None:
         self._op(LabelOp, (), props={"label": _s(name)})

@@ -724,6 +724,12 @@ FenceProxyAsyncOp = _no_operand_op(
     "sm90.fence_proxy_async", "Order this thread's generic-proxy shared writes before async-proxy (TMA, wgmma) reads."
 )
 TmaStoreCommitOp = _no_operand_op("sm90.tma_store_commit", "cp.async.bulk.commit_group.")
+TrapOp = _no_operand_op(
+    "sm90.trap",
+    "Stop the kernel, failing its launch: an access the program makes at run time broke a rule the "
+    "interpreter reports as an error (a scalar load outside its tensor, a tile wholly past the end of a "
+    "dim of whole tiles), where the GPU would otherwise read or write the wrong memory silently.",
+)
 ClusterSyncOp = _no_operand_op(
     "sm90.cluster_sync", "Every thread of every CTA of the cluster (barrier.cluster arrive.release + wait.acquire)."
 )
@@ -1720,6 +1726,7 @@ Sm90 = Dialect(
         StoreFenceSignalOp,
         StoreFenceWaitOp,
         FenceProxyAsyncGlobalOp,
+        TrapOp,
         WgmmaOp,
         WgmmaWaitOp,
         FillOp,

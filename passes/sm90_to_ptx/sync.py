@@ -41,6 +41,7 @@ _NO_OPERANDS: dict[type[Operation], Callable[[PtxBuilder], None]] = {
     sm90.FenceProxyAsyncOp: lambda b: b.fence("proxy.async.shared::cta"),
     sm90.FenceProxyAsyncGlobalOp: lambda b: b.fence("proxy.async.global"),
     sm90.TmaStoreCommitOp: lambda b: b.bulk_commit(),
+    sm90.TrapOp: lambda b: b.trap(),
 }
 """The PTX of each sm90 op without operands or results."""
 

@@ -303,13 +303,28 @@ class RoleEmitter(ABC):
         needs it (the producer's one thread for coordinates, every consumer thread for compute)."""
         dims = cast(tile.GlobalType, op.tensor.type).get_dims()
         offset: SSAValue | None = None
+        outside: SSAValue | None = None
         for dim, index in zip(dims, op.indices):
             size = self.dims[dim] if isinstance(dim, str) else self.const(dim, block)
             value = self.values[index]
             offset = value if offset is None else self.add(self.mul(offset, size, block), value, block)
-        assert offset is not None
+            past = self.op(arith.CmpiOp(value, size, "uge"), block).results[0]
+            outside = past if outside is None else self.op(arith.OrIOp(outside, past), block).results[0]
+        assert offset is not None and outside is not None
+        # an index outside the tensor would read other memory: the interpreter's error, a trap here
+        self.trap_if(outside, block)
         base = self.op(sm90.PointerParamOp(self.lowering.params.pointer(op.tensor)), block).results[0]
-        return self.op(sm90.LoadGlobalIndexOp(base, offset), block).results[0]
+        result = self.op(sm90.LoadGlobalIndexOp(base, offset), block).results[0]
+        # a negative value (an index is unsigned) likewise
+        self.trap_if(self.op(arith.CmpiOp(result, self.const(1 << 31, block), "uge"), block).results[0], block)
+        return result
+
+    def trap_if(self, condition: SSAValue, block: Block) -> None:
+        """Stop the kernel (sm90.trap, a failed launch) where `condition` holds: an access broke a
+        rule of the language that only the run time can check."""
+        trap = Block()
+        self.op(sm90.TrapOp(), trap)
+        self.emit_if_then(condition, trap, block)
 
     # ----- what each role does differently
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import cast
 
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import Block, SSAValue
 
@@ -41,9 +42,40 @@ def box(ref_type: sm90.SharedRefType, rank: int, rows: int) -> tuple[int, ...]:
     return inner + (1,) * (max(rank, 2) - len(inner))
 
 
+def trap_wholly_past_end(role: RoleEmitter, load: tile.LoadOp, block: Block) -> None:
+    """Stop the kernel where `load`'s box lies wholly past the end of a dim that is a whole
+    number of its tiles (at a tile coordinate or a leading index): the interpreter's error, which
+    TMA would turn into a tile of zeros read silently (docs/language.md, Tiles past the end of a
+    tensor). Along a dim with a partial last tile such a box is padding, and an element
+    coordinate may lie anywhere. Not in a 2-CTA cluster, whose odd last tile row pairs with one
+    past the end by design."""
+    if role.lowering.cluster > 1:
+        return
+    dims = cast(tile.GlobalType, load.tensor.type).get_dims()
+    shape = cast(tile.ShapedTileType, load.result.type).get_shape()
+    extents = (1,) * (len(dims) - len(shape)) + tuple(shape)
+    elements = tile.element_axes(load)
+    outside: SSAValue | None = None
+    for axis, (dim, extent, coord) in enumerate(zip(dims, extents, load.coords)):
+        if axis in elements or (isinstance(dim, int) and dim % extent):
+            continue
+        size = role.dims[dim] if isinstance(dim, str) else role.const(dim, block)
+        first = role.values[coord] if extent == 1 else role.mul(role.values[coord], role.const(extent, block), block)
+        past = role.op(arith.CmpiOp(first, size, "uge"), block).results[0]
+        if isinstance(dim, str) and extent > 1:
+            whole = role.op(arith.CmpiOp(role.rem(size, role.const(extent, block), block), role.const(0, block), "eq"),
+                            block).results[0]
+            past = role.op(arith.AndIOp(past, whole), block).results[0]
+        outside = past if outside is None else role.op(arith.OrIOp(outside, past), block).results[0]
+    if outside is not None:
+        role.trap_if(outside, block)
+
+
 def issue_load(role: RoleEmitter, load: tile.LoadOp, buffer: SharedBuffer, stage: SSAValue, full: SSAValue,
                block: Block) -> None:
-    """The TMA boxes of `load` into its buffer in the stage at address `stage`."""
+    """The TMA boxes of `load` into its buffer in the stage at address `stage` (after the check
+    that it reaches into its tensor, trap_wholly_past_end)."""
+    trap_wholly_past_end(role, load, block)
     tensor_type = cast(tile.GlobalType, load.tensor.type)
     ref = buffer.ref_type
     name = role.lowering.params.tensor_map(load.tensor, box(ref, tensor_type.rank, buffer.box_rows), ref.swizzle.data)

@@ -21,11 +21,23 @@ class DeviceError(RuntimeError):
     """The machine cannot run tkc kernels: no driver, no GPU, or not a Hopper (cc 9.0) GPU."""
 
 
+KERNEL_STOPPED = ("CUDA_ERROR_LAUNCH_FAILED", "CUDA_ERROR_ILLEGAL_INSTRUCTION")
+"""The errors a kernel that ran `trap` leaves (sm90.TrapOp)."""
+TRAP_HINT = (
+    "A tkc kernel stops with this error where an access breaks a rule only the run time can check: a scalar "
+    "load (load T[i] : i32) outside its tensor or reading a negative value, or a tile load wholly past the end "
+    "of a dim that is a whole number of its tiles. `tkc run --interpret` (or `--check`) on the same shapes names "
+    "the access. The CUDA context is unusable after it, as after any device-side assert."
+)
+
+
 class CudaError(DeviceError):
     """A driver call returned an error; `log` holds ptxas's messages for a failed JIT."""
 
     def __init__(self, call: str, code: int, name: str, description: str, log: str = ""):
         text = f"{call} failed: {name} ({code}): {description}"
+        if name in KERNEL_STOPPED:
+            text += f"\n{TRAP_HINT}"
         if log:
             text += f"\n{log}"
         super().__init__(text)
