@@ -787,11 +787,11 @@ class KernelOp(IRDLOperation):
         ):
             raise VerifyException(f"annotation registers = {registers} is not two multiples of 8 in 24..256")
         for unit in UNIT_PINS:
-            if unit in pins and not isinstance(pins[unit], UnitAttr) and not (
-                unit == "persistent" and isinstance(pins[unit], IntegerAttr) and pins[unit].value.data in (0, 1)
-            ):
+            pin = pins.get(unit)
+            pinned_off = unit == "persistent" and isinstance(pin, IntegerAttr) and pin.value.data == 0
+            if pin is not None and not isinstance(pin, UnitAttr) and not pinned_off:
                 raise VerifyException(f"annotation {unit} is a unit attribute" + (
-                    " or 0 (pinned off) or 1" if unit == "persistent" else ""))
+                    " or 0 (pinned off)" if unit == "persistent" else ""))
         loose = next((name for name in PLAN_DECISIONS if name in self.attributes), None)
         if loose is not None:
             raise VerifyException(
