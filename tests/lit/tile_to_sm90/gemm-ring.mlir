@@ -53,9 +53,10 @@ builtin.module {
 // CHECK:              %[[PARITY:[0-9]+]] = arith.xori
 // CHECK-NEXT:         sm90.mbarrier_wait %[[EMPTY:[0-9]+]], %[[PARITY]]
 // CHECK-NEXT:         sm90.mbarrier_arrive %[[FULL:[0-9]+]] expect_tx 16384 : i32
-// CHECK-NEXT:         sm90.tensormap "tmap_A_0"
+// CHECK:              sm90.trap
+// CHECK:              sm90.tensormap "tmap_A_0"
 // CHECK:              sm90.tma_load %{{[0-9]+}}[%{{[0-9]+}}, %{{[0-9]+}}] -> %{{[0-9]+}} bar %[[FULL]] bytes 8192 : i32
-// CHECK-NEXT:         sm90.tensormap "tmap_B_1"
+// CHECK:              sm90.tensormap "tmap_B_1"
 // CHECK:              arith.constant 8192 : index
 // CHECK:              sm90.tma_load %{{[0-9]+}}[%{{[0-9]+}}, %{{[0-9]+}}] -> %{{[0-9]+}} bar %[[FULL]] bytes 8192 : i32
 // CHECK-NEXT:       }

@@ -40,9 +40,9 @@ builtin.module {
 // CHECK:        sm90.roles consumers 2 : i32 registers(0 : i32, 0 : i32) producer {
 // CHECK:            sm90.mbarrier_wait
 // CHECK-NEXT:       sm90.mbarrier_arrive %[[FULL:[0-9]+]] expect_tx 16512 : i32
-// CHECK-NEXT:       sm90.tensormap "tmap_V_0"
+// CHECK:            sm90.tensormap "tmap_V_0"
 // CHECK:            sm90.tma_load {{.*}} bar %[[FULL]] bytes 128 : i32
-// CHECK-NEXT:       sm90.tensormap "tmap_X_1"
+// CHECK:            sm90.tensormap "tmap_X_1"
 // CHECK:            sm90.tma_load {{.*}} bar %[[FULL]] bytes 16384 : i32
 // CHECK-NEXT:     }
 // CHECK-NEXT:   } consumer {
