@@ -247,3 +247,34 @@ def test_consumer_pins_split_the_tallest_tiles() -> None:
     """A pin that would replicate even the tallest tiles (every consumer computing all of it) is refused."""
     with pytest.raises(TkError, match=r"@consumers\(2\) splits the 64-row register tiles into 32 rows per warpgroup"):
         compiled(LINEAR_ATTENTION.replace("kernel", "@consumers(2)\nkernel", 1))
+
+
+STREAMED = """
+kernel k<BM = 64, BN = 128>(X: gl<bf16>[M, N], Y: gl<bf16>[M, N]) {
+    grid (ceildiv(M, BM), ceildiv(N, BN)) as (i, j)
+    let x = f32(load X[i, j] : rt<bf16>[BM, BN])
+    store Y[i, j] = bf16(x * 2.0)
+}
+"""
+
+
+@pytest.mark.parametrize(("change", "persistent", "tile_stages"), [
+    ("", True, 4),  # every load a tile's own: streamed, a ring as deep as a loop's
+    ("@stages(2)\nkernel k", True, 2),
+    ("@persistent(0)\nkernel k", False, 1),
+    # a register tile as an mma's B goes through a tile.to_shared buffer, which lives across the
+    # tile: not streamed, one stage
+    ("store Y[i, j] = bf16(x * 2.0)|store Y[i, j] = bf16(mma_AB(load X[i, 0] : st<bf16>[BM, 64], bf16(x)))",
+     False, 1),
+])
+def test_streamed_tiles(change: str, persistent: bool, tile_stages: int) -> None:
+    """plan.streams_tiles and tile_ring_stages: which kernels walk their tiles with the next
+    tiles' loads in flight, and how deep that ring is."""
+    from tkc.passes.plan import streaming_candidate, streams_tiles, tile_ring_stages
+
+    old, new = change.split("|") if "|" in change else ("kernel k", change or "kernel k")
+    kernel = kernel_of(compiled(STREAMED.replace(old, new, 1)))
+    plan = KernelPlan.of(kernel)
+    assert plan.persistent == persistent == streams_tiles(kernel)
+    assert streaming_candidate(kernel) == (persistent or "@persistent(0)" in change)
+    assert tile_ring_stages(kernel, plan.stages) == tile_stages
