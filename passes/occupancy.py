@@ -557,12 +557,12 @@ class Planner:
             one_tile = self.deepest_ring(persistent=False)
             consumers = KernelPlan.of(self.kernel).consumers
             blocks, _ = self.ctas_per_sm(consumers, smem_plan(self.kernel, one_tile).total, persistent=False)
-            walking = self.deepest_ring(persistent=True)
             if blocks > 1:
                 return False, (
                     f"{blocks} one-tile CTAs fit an SM, a persistent CTA walks alone: one CTA per tile, the hardware "
                     "scheduler fills the SMs"
                 )
+            walking = self.deepest_ring(persistent=True)
             if walking >= one_tile:
                 own = "own loads (a 2-stage ring) and " if tile_ring_stages(self.kernel, walking) > 1 else ""
                 return True, (
@@ -668,7 +668,7 @@ class Planner:
         group_m = int_pin(self.annotation("group_m"))
         if group_m is not None:
             self.decide("group_m", group_m, f"pinned by {self.pin('group_m', str(group_m))}")
-        elif persistent and streams_tiles(self.kernel):
+        elif streams_tiles(self.kernel):
             self.decide("group_m", 1, "the tiles stream in grid order: they share no panel to keep in L2")
         elif persistent:
             self.decide("group_m", GROUP_M, f"tiles walk {GROUP_M} tile-rows at a time, so their B panels stay in L2")

@@ -292,13 +292,17 @@ def ring_owners(kernel: Operation) -> list[RingOwner]:
     return [op for op in kernel.walk() if isinstance(op, scf.ForOp | scf.IfOp) and ring_loads(op)]
 
 
+def _tile_loads_ringable(kernel: Operation) -> bool:
+    """Whether the kernel-level loads could be loaded a tile ahead: they are one TMA stage (no
+    fence between them) and no tile.to_shared buffer lives across a tile."""
+    return len(kernel_load_groups(kernel)) == 1 and not any(isinstance(op, ToSharedOp) for op in kernel.walk())
+
+
 def streaming_candidate(kernel: Operation) -> bool:
     """Whether the kernel's per-tile loads could stream through a ring over the tiles of a
-    persistent CTA (streams_tiles): they are all its loads (no loop or if loads), one TMA stage
-    (no fence between them), and nothing else lives in shared memory across a tile
-    (no tile.to_shared)."""
-    return (not ring_owners(kernel) and len(kernel_load_groups(kernel)) == 1
-            and not any(isinstance(op, ToSharedOp) for op in kernel.walk()))
+    persistent CTA (streams_tiles): they are all its loads (no loop or if loads) and may be
+    loaded a tile ahead."""
+    return not ring_owners(kernel) and _tile_loads_ringable(kernel)
 
 
 def streams_tiles(kernel: Operation) -> bool:
@@ -311,16 +315,13 @@ def streams_tiles(kernel: Operation) -> bool:
 
 def tile_ring_stages(kernel: Operation, stages: int) -> int:
     """The stages of the ring of the kernel-level loads (those a tile loads once: attention's Q),
-    `stages` being the loops' ring depth. One where the CTA runs one tile, or where nothing may
-    be loaded ahead (the loads are split by fences, or tile.to_shared tiles live across a tile);
-    in a persistent kernel `stages` where it streams its tiles, else two: the next tile's loads
-    land while this one's loops run, so its loops' loads follow at once (FlashAttention-3's
-    persistent kernels)."""
-    if not KernelPlan.of(kernel).persistent or len(kernel_load_groups(kernel)) != 1:
+    `stages` being the loops' ring depth. One where the CTA runs one tile or they may not be
+    loaded a tile ahead; in a persistent kernel `stages` where it streams its tiles, else two:
+    the next tile's loads land while this one's loops run, so its loops' loads follow at once
+    (FlashAttention-3's persistent kernels)."""
+    if not KernelPlan.of(kernel).persistent or not _tile_loads_ringable(kernel):
         return 1
-    if any(isinstance(op, ToSharedOp) for op in kernel.walk()):
-        return 1
-    return stages if not ring_owners(kernel) else 2
+    return 2 if ring_owners(kernel) else stages
 
 
 def pipelined_loops(kernel: Operation) -> list[scf.ForOp]:
