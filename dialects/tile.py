@@ -848,18 +848,30 @@ def _constant_key(op: Operation) -> tuple[object, ...]:
     return (op.name, tuple(sorted(op.properties.items())), tuple(sorted(op.attributes.items())), tuple(op.result_types))
 
 
+FLOOR_DIVIDED = "floor_divided"
+"""The kernel attribute in which the frontend records `floor_divided_dims` of the program as
+written, so that a pass removing a loop or folding its bound (a loop whose results are unused)
+leaves the launch contract what the language says it is, and the runtime refuses what the
+interpreter refuses."""
+
+
 def floor_divided_dims(kernel: KernelOp) -> dict[str, int]:
     """The symbolic dims that a grid extent or a loop bound divides rounding down (`M / BM`),
     each with the multiple it must be: such a count of tiles drops a partial last tile, so a
     launch whose dim is not that multiple would skip elements without a word (the runtime
-    refuses it). `ceildiv(M, BM)` counts the partial tile and needs nothing."""
+    refuses it). `ceildiv(M, BM)` counts the partial tile and needs nothing. Those the
+    frontend recorded (FLOOR_DIVIDED) count too."""
     counts: list[SSAValue] = []
     for op in kernel.walk():
         if isinstance(op, GridOp):
             counts.extend(op.extents)
         elif isinstance(op, scf.ForOp):
             counts.extend((op.lb, op.ub))
-    multiples: dict[str, int] = {}
+    recorded = kernel.attributes.get(FLOOR_DIVIDED)
+    multiples: dict[str, int] = (
+        {dim: cast(IntegerAttr, m).value.data for dim, m in recorded.data.items()}
+        if isinstance(recorded, DictionaryAttr) else {}
+    )
     seen: set[SSAValue] = set()
     while counts:
         value = counts.pop()

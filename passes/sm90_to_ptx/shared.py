@@ -151,7 +151,9 @@ def _load_column(e: Emitter, op: sm90.LoadFragmentOp, t: sm90.FragmentType) -> l
 class LowerStoreVectorGlobal(RewritePattern):
     """A row vector: lane 0 of each quad writes its two rows (the quad holds the same values).
     A column vector (replicated over the warpgroup): the first quad of warp 0 writes it, each
-    lane its column pairs 8*k + 2*(lane % 4). Only elements before the limit are written:
+    lane its column pairs 8*k + 2*(lane % 4), as one store per pair where the vector starts at an
+    even element, else one per element (a pair store needs its pair's alignment). Only elements
+    before the limit are written:
     `left` = limit - the lane's first element, then each store runs where left exceeds its
     element's distance from the first (a column pair past which the limit falls writes its
     first column alone: the low half of a packed pair, an fp8 pair's low byte by st.b8). With
@@ -174,23 +176,38 @@ class LowerStoreVectorGlobal(RewritePattern):
             for k, value in enumerate(values):
                 b.red("global", "add", "f32", addr, value, offset=offset + 4 * k)
 
+        def put_one(addr: SSAValue, k: int, half: int, left: SSAValue) -> None:
+            """Element `half` of column pair k alone."""
+            offset = (8 * k + half) * eb
+            if eb == 4:
+                put("f32", addr, [regs[2 * k + half]], offset)
+            elif eb == 2:
+                b.st("global", "b16", addr, b.unpack(regs[k])[half], offset)
+            else:
+                b.st("global", "b8", addr, regs[k] if half == 0 else b.shr("b16", regs[k], 8), offset)
+
         if t.is_column:
             with b.if_(b.setp("eq", "u32", row, 0)):
                 first = b.shl("b32", quad, 1)
                 column = b.add("u32", e.reg(op.offset), first)
                 addr = b.add("u64", e.reg(op.base), b.mul_wide("u32", column, eb))
                 left = b.sub("s32", e.int_src(op.limit, "s32"), first)
-                for k in range(t.rows // 8):
-                    pair = regs[2 * k: 2 * k + 2] if eb == 4 else regs[k]
-                    with b.if_(b.setp("gt", "s32", left, 8 * k + 1)):
-                        put(fragment_register(t), addr, pair if isinstance(pair, list) else [pair], 8 * k * eb)
-                    with b.if_(b.setp("eq", "s32", left, 8 * k + 1)):
-                        if eb == 4:
-                            put("f32", addr, [regs[2 * k]], 8 * k * eb)
-                        elif eb == 2:
-                            b.st("global", "b16", addr, b.unpack(regs[k])[0], 8 * k * eb)
-                        else:
-                            b.st("global", "b8", addr, regs[k], 8 * k * eb)
+                # a pair is one store where its first element is a pair's width from the
+                # (16-byte aligned) base: always, unless an odd row length or column offset
+                # puts the vector at an odd element (`Q: gl<f32>[G, T]` at T = 253)
+                paired = b.setp("eq", "b32", b.and_("b32", e.reg(op.offset), 1), 0)
+                with b.if_(paired):
+                    for k in range(t.rows // 8):
+                        pair = regs[2 * k: 2 * k + 2] if eb == 4 else regs[k]
+                        with b.if_(b.setp("gt", "s32", left, 8 * k + 1)):
+                            put(fragment_register(t), addr, pair if isinstance(pair, list) else [pair], 8 * k * eb)
+                        with b.if_(b.setp("eq", "s32", left, 8 * k + 1)):
+                            put_one(addr, k, 0, left)
+                with b.if_(paired, negate=True):
+                    for k in range(t.rows // 8):
+                        for half in (0, 1):
+                            with b.if_(b.setp("gt", "s32", left, 8 * k + half)):
+                                put_one(addr, k, half, left)
         else:
             with b.if_(b.setp("eq", "u32", quad, 0)):
                 addr = b.add("u64", e.reg(op.base), b.mul_wide("u32", b.add("u32", e.reg(op.offset), row), eb))

@@ -188,8 +188,12 @@ class RoleEmitter(ABC):
         self.finish_tile(block)
 
     def trip_count(self, loop: scf.ForOp, block: Block) -> SSAValue:
+        """How many iterations the loop runs: none where its lower bound is past its upper one
+        (`for k in 384 .. ceildiv(N, 128)` at N = 300), which `ub - lb` alone would wrap to a
+        huge count, and with it the ring's phases (a hang)."""
         lb, ub, step = (self.values[v] for v in (loop.lb, loop.ub, loop.step))
-        return self.op(arith.CeilDivUIOp(self.sub(ub, lb, block), step), block).results[0]
+        span = self.op(arith.MaxSIOp(self.sub(ub, lb, block), self.const(0, block)), block).results[0]
+        return self.op(arith.CeilDivUIOp(span, step), block).results[0]
 
     def iteration(self, loop: scf.ForOp, iv: SSAValue, block: Block) -> SSAValue:
         """The ring count `it` of the loop's iteration `iv`."""

@@ -6,6 +6,7 @@ computes the wrong thing without an error.
     python tests/fuzz/gpu_diff.py --generated 2000 --mutated 2000 --seed 1 --jobs 14 \\
         --deadline 480 --out DIR          # on a machine with a GPU
     python tests/fuzz/gpu_diff.py --show mutated:1:17        # one case: its program, sizes, outcome
+    python tests/fuzz/gpu_diff.py --replay DIR/summary.json ... # its failing cases first, then the rest
 
 Cases are run_campaign.py's (`KIND:SEED:INDEX`, the same programs); each runs at sizes of two
 tiles per dimension minus a ragged amount (partial last tiles; whole tiles where the runtime
@@ -14,10 +15,14 @@ outcome is one of
 
 - ``match``: every output agrees with the interpreter (relative error below 1e-2 over the
   elements both sides computed finitely, and the same NaN/inf pattern);
-- ``mismatch``, ``fault`` (the launch failed: a trap, an illegal address), ``hang`` (no answer
-  in `--case-limit` seconds), ``internal`` (an exception that is not a diagnostic): failures;
+- ``trap``: the kernel stopped at a run-time check (a tile load wholly past the end, a scalar
+  load outside its tensor) and the interpreter refuses the same program and sizes;
+- ``mismatch``, ``fault`` (the launch failed where the interpreter runs the program, or with an
+  illegal or misaligned address), ``hang`` (the kernel gave no answer in `--case-limit`
+  seconds), ``unrefused`` (the runtime launched sizes the interpreter refuses for a rounded-down
+  count of tiles), ``internal`` (an exception that is not a diagnostic): failures;
 - ``skip``: the compiler, the interpreter or the runtime refused the program or its sizes with a
-  diagnostic, or the arguments were too large for the interpreter.
+  diagnostic, the arguments were too large, or the interpreter took longer than the limit.
 
 Each worker is a process of its own (a fault poisons its CUDA context, a hang blocks it): the
 driver restarts it after the case that killed it. DIR receives `summary.json`: counts, and every
@@ -37,6 +42,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -99,12 +105,17 @@ def size_candidates(kernel, rng: random.Random) -> list[dict[str, int]]:
     return [ragged, whole, default_sizes(kernel, tiles=1)]
 
 
+TRAP_ERRORS = ("CUDA_ERROR_LAUNCH_FAILED", "CUDA_ERROR_ILLEGAL_INSTRUCTION")
+"""How a launch that ran `trap` fails (tkc's run-time checks: a load wholly past the end, a scalar
+load outside its tensor)."""
 NOT_A_MULTIPLE = re.compile(r"(\w+) = (\d+) \(from .*?\) is not a multiple of (\d+)")
 """The refusal of a dimension a kernel counts whole tiles of, by the runtime or the interpreter."""
 
 
-def run_one(spec: str) -> dict:
-    """Compile, launch and interpret one case; the outcome as a JSON-able record."""
+def run_one(spec: str, on_launched: Callable[[str], None] = lambda spec: None) -> dict:
+    """Compile, launch and interpret one case; the outcome as a JSON-able record. `on_launched`
+    hears when the kernel has run, so that a case that takes too long after is the
+    interpreter's slowness, not a hang."""
     import numpy as np
 
     from tkc.api import CompiledKernel
@@ -118,11 +129,11 @@ def run_one(spec: str) -> dict:
     case = build_case(spec)
     failing = {"source": case.source, "kernel": case.kernel, "defines": list(case.defines)}
     record: dict = {"case": spec}
-    params = _assignments(list(case.defines))
     with tempfile.TemporaryDirectory() as tmp:
         path = str(Path(tmp) / f"case{case.suffix}")
         Path(path).write_text(case.source, encoding="utf-8")
         try:
+            params = _assignments(list(case.defines))
             module = load_module(path, case.kernel, params)
             kernel = find_kernel(module, case.kernel)
             name = kernel.sym_name.data
@@ -162,7 +173,14 @@ def run_one(spec: str) -> dict:
                     candidates.pop(0)
                 continue
             except DeviceError as error:
-                return record | {"outcome": "fault", "why": str(error)[:400]} | failing
+                fault = str(error).splitlines()[0]
+                try:  # a trap is right where the interpreter refuses the access too
+                    interpret(module, name, inputs, dims)
+                except TkError as refusal:
+                    if any(code in fault for code in TRAP_ERRORS):
+                        return record | {"outcome": "trap", "why": str(refusal).splitlines()[0][:160]}
+                return record | {"outcome": "fault", "why": fault[:400]} | failing
+            on_launched(spec)
             try:
                 expected = interpret(module, name, inputs, dims)
             except TkError as error:
@@ -189,8 +207,12 @@ def worker(specs: list[str], results: Path, deadline: float) -> None:
                 return
             out.write(json.dumps({"begin": spec}) + "\n")
             out.flush()
+            def launched(spec: str) -> None:
+                out.write(json.dumps({"launched": spec}) + "\n")
+                out.flush()
+
             try:
-                record = run_one(spec)
+                record = run_one(spec, launched)
             except Exception as error:  # noqa: BLE001 (any escape is the compiler's or runtime's bug)
                 record = {"case": spec, "outcome": "internal", "why": f"{type(error).__name__}: {error}"[:600]}
             out.write(json.dumps(record) + "\n")
@@ -199,19 +221,22 @@ def worker(specs: list[str], results: Path, deadline: float) -> None:
                 return  # the CUDA context is poisoned: the driver starts a fresh process
 
 
-def read_results(path: Path) -> tuple[list[dict], str | None]:
-    """The finished records of a worker's file and the case it began and did not finish."""
+def read_results(path: Path) -> tuple[list[dict], str | None, bool]:
+    """The finished records of a worker's file, the case it began and did not finish, and
+    whether that case's kernel has run."""
     done: list[dict] = []
-    pending = None
+    pending, launched = None, False
     if path.exists():
         for line in path.read_text(encoding="utf-8").splitlines():
             entry = json.loads(line)
             if "begin" in entry:
-                pending = entry["begin"]
+                pending, launched = entry["begin"], False
+            elif "launched" in entry:
+                launched = True
             else:
                 done.append(entry)
                 pending = None
-    return done, pending
+    return done, pending, launched
 
 
 def drive(specs: list[str], jobs: int, out_dir: Path, deadline_s: float, case_limit_s: float) -> dict:
@@ -234,7 +259,7 @@ def drive(specs: list[str], jobs: int, out_dir: Path, deadline_s: float, case_li
     while running:
         time.sleep(1.0)
         for index, (process, shard, path, since) in list(running.items()):
-            done, pending = read_results(path)
+            done, pending, launched = read_results(path)
             finished = {r["case"] for r in done}
             stamp = path.stat().st_mtime if path.exists() else since
             if process.poll() is None and not (pending and time.time() - stamp > case_limit_s):
@@ -242,7 +267,8 @@ def drive(specs: list[str], jobs: int, out_dir: Path, deadline_s: float, case_li
             if process.poll() is None:
                 process.kill()
                 process.wait()
-                lost.append({"case": pending, "outcome": "hang", "why": f"no answer in {case_limit_s:.0f} s"})
+                lost.append({"case": pending, "outcome": "skip", "why": f"interpreter: slower than {case_limit_s:.0f} s"}
+                            if launched else {"case": pending, "outcome": "hang", "why": f"no answer in {case_limit_s:.0f} s"})
             elif pending and pending not in finished:
                 lost.append({"case": pending, "outcome": "fault", "why": f"the worker died (exit {process.returncode})"})
             left = [s for s in shard if s not in finished and s != pending and
@@ -254,7 +280,7 @@ def drive(specs: list[str], jobs: int, out_dir: Path, deadline_s: float, case_li
     records = [r for i in range(jobs) for r in read_results(out_dir / f"worker-{i}.jsonl")[0]] + lost
     counts = Counter(r["outcome"] for r in records)
     skips = Counter(r["why"].split(":")[0] for r in records if r["outcome"] == "skip")
-    failures = [r for r in records if r["outcome"] not in ("match", "skip")]
+    failures = [r for r in records if r["outcome"] not in ("match", "skip", "trap")]
     for failure in failures:
         if "source" not in failure:
             case = build_case(failure["case"])
@@ -275,6 +301,7 @@ def main() -> int:
     parser.add_argument("--case-limit", type=float, default=90.0, help="seconds one case may take")
     parser.add_argument("--out", type=Path, default=Path("gpu-diff"))
     parser.add_argument("--show", metavar="KIND:SEED:INDEX")
+    parser.add_argument("--replay", type=Path, metavar="SUMMARY", help="run a summary.json's failing cases first")
     parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--deadline-at", type=float, help=argparse.SUPPRESS)
     parser.add_argument("specs", nargs="*", help=argparse.SUPPRESS)
@@ -292,6 +319,9 @@ def main() -> int:
     specs += [f"mutated:{args.seed}:{i}" for i in range(args.mutated)]
     specs += [f"shipped:{args.seed}:{i}" for i in range(args.shipped)]
     random.Random(args.seed).shuffle(specs)
+    if args.replay:
+        failed = [f["case"] for f in json.loads(args.replay.read_text(encoding="utf-8"))["failures"]]
+        specs = failed + [s for s in specs if s not in set(failed)]
     summary = drive(specs, args.jobs, args.out, args.deadline, args.case_limit)
     print(json.dumps({k: summary[k] for k in ("cases", "counts", "skips")}, indent=1))
     for failure in summary["failures"]:

@@ -9,7 +9,8 @@ functions, pow and gelu; fp8 conversions both ways and the e5m2 wgmma; bf16 and 
 vector reductions and layout changes; store_add: split-K, in a loop, under ifs, past the ends,
 a replicated tile, attention backward's dQ; register tiles of 16 and 32 rows: decode attention, a
 small-M GEMM, a 32-row softmax, a 16-row tile meeting 64-row ones, scans and column reductions
-of 16 rows; bf16 cumulative sums; positions on vectors)
+of 16 rows; bf16 cumulative sums; positions on vectors; a loop that starts past its end; column vectors
+stored at odd elements)
 run on the GPU and match the interpreter. A store_add target starts with the harness's random
 values (it is read, so it is not poisoned), and elements past its ends must keep them."""
 
@@ -83,10 +84,15 @@ SIZES = {
     "bf16_cumsum.tk": {"M": 200, "N": 160},
     # positions on vectors, in the row and the column layout
     "vector_positions.tk": {"M": 200},
+    # found by tests/fuzz/gpu_diff.py: a persistent loop with no iteration (it hung), column
+    # vectors stored at odd elements (a misaligned pair store)
+    "empty_loop.tk": {"M": 200, "N": 100},
+    "odd_column_vector.tk": {"R": 5, "T": 253},
 }
 MORE_SIZES = [
     ("store_add_splitk.tk", {"M": 200, "N": 136, "K": 200}),
     ("attn_bwd_dq.tk", {"N": 200}),
+    ("empty_loop.tk", {"M": 200, "N": 320}),
 ]
 """Kernels run at a second size too (ragged), beside their SIZES."""
 

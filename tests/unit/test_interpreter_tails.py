@@ -340,3 +340,27 @@ def test_a_rounded_down_tile_count_needs_whole_tiles() -> None:
         interpret(program(ROUNDED_DOWN), None, {"X": np.zeros((40, 20), np.float32)})
     x = np.random.default_rng(12).standard_normal((64, 20)).astype(np.float32)
     np.testing.assert_array_equal(interpret(program(ROUNDED_DOWN), None, {"X": x})["Y"], x)
+
+
+def test_the_launch_contract_keeps_rounded_down_counts_a_pass_removes(tmp_path: Path) -> None:
+    """The interpreter refuses L = 130 for `L / 64` in a loop bound; the canonicalizer removes the
+    loop (its result is unused), and the runtime must still refuse what the interpreter does
+    (found by tests/fuzz/gpu_diff.py): the frontend records the dims in `floor_divided`."""
+    import tkc
+
+    source = tmp_path / "dead_loop.tk"
+    source.write_text(
+        "kernel dead_loop(A: gl<f32>[M, L], O: gl<f32>[M, 64]) {\n"
+        "    grid (ceildiv(M, 64)) as (i)\n"
+        "    var v = load A[i, 0] : rt<f32>[64, 64]\n"
+        "    for c in 0 .. min(L / 64, 1) {\n"
+        "        v = v + 1.0\n"
+        "    }\n"
+        "    store O[i, 0] = load A[i, 0] : rt<f32>[64, 64]\n"
+        "}\n"
+    )
+    module = parse_tk(source.read_text(), str(source))
+    assert tile.floor_divided_dims(find_kernel(module, None)) == {"L": 64}
+    assert dict(tkc.compile(str(source)).abi.divisibility) == {"L": 64}
+    with pytest.raises(TkError, match=r"L = 130 .* is not a multiple of 64"):
+        interpret(module, None, {"A": np.zeros((100, 130), np.float32)})

@@ -29,6 +29,7 @@ from xdsl.dialects import arith, scf
 from xdsl.dialects import math as xmath
 from xdsl.dialects.builtin import (
     ArrayAttr,
+    DictionaryAttr,
     FileLineColLoc,
     Float32Type,
     Float64Type,
@@ -589,6 +590,9 @@ class _Builder:
             self.insert(tile.ReturnOp())
             op = tile.KernelOp(str(name), arg_types, Region(block), params, kernel_annotations)
             op.location = self.loc
+            if floor_divided := tile.floor_divided_dims(op):
+                op.attributes[tile.FLOOR_DIVIDED] = DictionaryAttr(
+                    {dim: IntegerAttr(multiple, 64) for dim, multiple in sorted(floor_divided.items())})
             return op
 
     def params(self, node: Tree | None) -> dict[str, Attribute]:
