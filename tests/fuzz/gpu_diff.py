@@ -217,7 +217,7 @@ def worker(specs: list[str], results: Path, deadline: float) -> None:
                 record = {"case": spec, "outcome": "internal", "why": f"{type(error).__name__}: {error}"[:600]}
             out.write(json.dumps(record) + "\n")
             out.flush()
-            if record["outcome"] == "fault":
+            if record["outcome"] in ("fault", "trap"):
                 return  # the CUDA context is poisoned: the driver starts a fresh process
 
 

@@ -86,8 +86,8 @@ SIZES = {
     "vector_positions.tk": {"M": 200},
     # found by tests/fuzz/gpu_diff.py: a persistent loop with no iteration (it hung), column
     # vectors stored at odd elements (a misaligned pair store)
-    "empty_loop.tk": {"M": 200, "N": 100},
-    "odd_column_vector.tk": {"R": 5, "T": 253},
+    "empty_loop.tk": {"M": 200, "N": 128},
+    "odd_column_vector.tk": {"R": 5, "T": 253, "W": 256},
 }
 MORE_SIZES = [
     ("store_add_splitk.tk", {"M": 200, "N": 136, "K": 200}),
