@@ -42,7 +42,9 @@ from tkc.dialects.tile import (
     PlanAttr,
     SMEM_BUDGET,
     element_bytes,
+    element_ends,
     FenceOp,
+    GlobalType,
     LoadOp,
     MmaOp,
     ReduceOp,
@@ -372,6 +374,16 @@ class SmemPlan:
 
 STAGING_BUFFERS = 2
 """Chunk buffers per consumer for a staged epilogue: one is written while the other is stored."""
+TMA_SMEM_ALIGN = 128
+"""A TMA box's shared-memory address is a multiple of this many bytes."""
+
+
+def ends_rows(store: StoreOp) -> bool:
+    """Whether a register-tile store stops its rows at an element range's end (`elem(x, end)` on
+    its row axis): the lowering stores the rows before the end of a tile that reaches past it as
+    one-row TMA boxes, each from its row of the staged chunk, so those rows must start on
+    TMA_SMEM_ALIGN-byte lines (tile-bank-conflicts picks such a staging layout)."""
+    return cast(GlobalType, store.tensor.type).rank - 2 in element_ends(store)
 
 
 def staging_chunk(store: Operation) -> tuple[int, int, int]:

@@ -6,10 +6,10 @@ mask), kernels that store a tensor and load it again in the same
 block: the same tile, overlapping tiles, in a loop, across two loops; stores over stores; loads in
 nested loops and under ifs; register tiles of different heights through an mma chain; inlined
 functions, pow and gelu; fp8 conversions both ways and the e5m2 wgmma; bf16 and fp8 vectors; scans,
-vector reductions and layout changes; store_add: split-K, in a loop, under ifs, past the ends,
-a replicated tile, attention backward's dQ; register tiles of 16 and 32 rows: decode attention, a
-small-M GEMM, a 32-row softmax, a 16-row tile meeting 64-row ones, scans and column reductions
-of 16 rows; bf16 cumulative sums; positions on vectors)
+vector reductions and layout changes; store_add: split-K (f32 and bf16), in a loop, under ifs, past
+the ends and an element range's end, a replicated tile, attention backward's dQ; register tiles
+of 16 and 32 rows: decode attention, a small-M GEMM, a 32-row softmax, a 16-row tile meeting
+64-row ones, scans and column reductions of 16 rows; bf16 cumulative sums; positions on vectors)
 run on the GPU and match the interpreter. A store_add target starts with the harness's random
 values (it is read, so it is not poisoned), and elements past its ends must keep them."""
 
@@ -70,6 +70,9 @@ SIZES = {
     "attn_bwd_dq.tk": {"N": 256},
     "store_add_vectors.tk": {"M": 200, "N": 200},
     "store_add_branches.tk": {"M": 200},
+    # bf16 reduce-adds, and adds stopped at an element range's end by one-row boxes
+    "store_add_bf16_splitk.tk": {"M": 256, "N": 256, "K": 512},
+    "store_add_segments.tk": {"M": 250},
     # a vector read through a tensor map (contiguous here; test_strided_gpu.py passes views)
     "lse_rows.tk": {"B": 2, "H": 3, "N": 200},
     # register tiles of 16 and 32 rows (64-row fragments whose rows past the tile's are padding),
@@ -87,6 +90,8 @@ SIZES = {
 MORE_SIZES = [
     ("store_add_splitk.tk", {"M": 200, "N": 136, "K": 200}),
     ("attn_bwd_dq.tk", {"N": 200}),
+    ("store_add_bf16_splitk.tk", {"M": 200, "N": 136, "K": 200}),
+    ("store_add_segments.tk", {"M": 37}),
 ]
 """Kernels run at a second size too (ragged), beside their SIZES."""
 
