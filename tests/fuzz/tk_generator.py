@@ -298,7 +298,8 @@ class KernelWriter:
             return f"({self.f32_expr(depth - 1)} {op} {rhs})"
         if r < 0.8 and self.rows:
             fn = self.rng.choice(("sum", "max", "min"))
-            return f"{fn}({self.vec('f32', self.rows, 'row', depth - 1)})"
+            dtype = self.rng.choice(("f32", "f32", "f32", "bf16"))  # a narrow vector reduces in f32
+            return f"{fn}({self.vec(dtype, self.rows, 'row', depth - 1)})"
         if r < 0.9:
             fn = self.rng.choice(("exp", "exp2", "abs", "relu", "sqrt"))
             inner = self.f32_expr(depth - 1)

@@ -5,8 +5,8 @@ epilogue, a positional mask, row sums, positions and element-wise conditions (a 
 mask), kernels that store a tensor and load it again in the same
 block: the same tile, overlapping tiles, in a loop, across two loops; stores over stores; loads in
 nested loops and under ifs; register tiles of different heights through an mma chain; inlined
-functions, pow and gelu; fp8 conversions both ways and the e5m2 wgmma; bf16 and fp8 vectors; scans,
-vector reductions and layout changes; store_add: split-K (f32 and bf16), in a loop, under ifs, past
+functions, pow and gelu; fp8 conversions both ways and the e5m2 wgmma; bf16 and fp8 vectors (reduced
+to f32 scalars too); scans, vector reductions and layout changes; store_add: split-K (f32 and bf16), in a loop, under ifs, past
 the ends and an element range's end, a replicated tile, attention backward's dQ; register tiles
 of 16 and 32 rows: decode attention, a small-M GEMM, a 32-row softmax, a 16-row tile meeting
 64-row ones, scans and column reductions of 16 rows; bf16 cumulative sums; positions on vectors)
@@ -58,6 +58,7 @@ SIZES = {
     "fp8_convert.tk": {"M": 200},
     "fp8e5m2.tk": {"M": 256, "N": 512, "K": 512},
     "narrow_vectors.tk": {"M": 200},
+    "narrow_vector_reduce.tk": {"M": 200},
     # scans and vector ops, with partial last tiles
     "tile_cumsum.tk": {"M": 200, "N": 160},
     "vector_scans.tk": {"M": 200},
