@@ -90,8 +90,14 @@ def _emit_staged_store(c: ConsumerEmitter, op: tile.StoreOp, staging: Staging, t
         block,
     )
     barrier_id = c.add(c.consumer_index, c.const(1, block), block)
-    name = c.lowering.params.tensor_map(op.tensor, box(staging.chunk, tensor_type.rank, chunk_rows),
-                                        staging.chunk.swizzle.data)
+    consumers = c.lowering.consumers
+    # where the consumers split a tile of padded rows, the last one's chunk ends in padding rows
+    # (plan.fragment_rows), which its box leaves out; a replicated tile's chunk has its own rows
+    last_rows = chunk_rows if c.lowering.replicated(value_type.rows) else (
+        value_type.rows - (consumers - 1) * chunk_rows)
+    boxes = {rows: c.lowering.params.tensor_map(op.tensor, box(staging.chunk, tensor_type.rank, rows),
+                                                staging.chunk.swizzle.data)
+             for rows in dict.fromkeys([last_rows if consumers == 1 else chunk_rows, last_rows])}
     element = element_coords(c, op, coords, block)
     element[1] = c.add(element[1], c.row0(value_type), block)
     zero = c.const(0, block)
@@ -116,24 +122,36 @@ def _emit_staged_store(c: ConsumerEmitter, op: tile.StoreOp, staging: Staging, t
         issue = sm90.SingleThreadOp("warpgroup")
         c.op(issue, block)
         inner = issue.body.block
-        tmap = c.op(sm90.TensorMapParamOp(name), inner).results[0]
-        column = c.add(element[0], c.const(chunk * chunk_cols, inner), inner)
-        if end is None or row_map is None:
-            c.op(sm90.TmaStoreOp(tmap, addr, [column, *element[1:]], op.reduce), inner)
+
+        def store_box(rows: int, name: str, into: Block) -> None:
+            tmap = c.op(sm90.TensorMapParamOp(name), into).results[0]
+            column = c.add(element[0], c.const(chunk * chunk_cols, into), into)
+            if end is None or row_map is None:
+                c.op(sm90.TmaStoreOp(tmap, addr, [column, *element[1:]], op.reduce), into)
+            else:
+                _store_rows_before(c, c.values[end], tmap, row_map, addr, [column, *element[1:]], rows,
+                                   staging.chunk, op.reduce, into)
+
+        if len(boxes) == 1:
+            (rows, name), = boxes.items()
+            store_box(rows, name, inner)
         else:
-            _store_rows_before(c, c.values[end], tmap, row_map, addr, [column, *element[1:]], staging.chunk,
-                               op.reduce, inner)
+            last = c.const(consumers - 1, inner)
+            for (rows, name), predicate in zip(boxes.items(), ("ne", "eq")):
+                branch = Block()
+                store_box(rows, name, branch)
+                c.emit_if_then(c.op(arith.CmpiOp(c.consumer_index, last, predicate), inner).results[0], branch, inner)
         c.op(sm90.TmaStoreCommitOp(), inner)
         c.op(sm90.TmaStoreWaitOp(staging.buffers - 1, read=True), inner)
 
 
 def _store_rows_before(c: ConsumerEmitter, end: SSAValue, tmap: SSAValue, row_map: str, addr: SSAValue,
-                       element: list[SSAValue], chunk: sm90.SharedRefType, reduce: tile.StoreReductionAttr | None,
-                       block: Block) -> None:
-    """The staged chunk at `addr` to the tensor at `element` (innermost first), no row at or past
-    `end` (an element range's end, elem(x, end), where TMA does not clip): the whole box where it
-    ends before `end`, else one row-high box per row before it (tensor map `row_map`)."""
-    rows = chunk.get_shape()[0]
+                       element: list[SSAValue], rows: int, chunk: sm90.SharedRefType,
+                       reduce: tile.StoreReductionAttr | None, block: Block) -> None:
+    """The staged chunk at `addr` to the tensor at `element` (innermost first), its box of `rows`
+    rows, no row at or past `end` (an element range's end, elem(x, end), where TMA does not
+    clip): the whole box where it ends before `end`, else one row-high box per row before it
+    (tensor map `row_map`)."""
     valid = c.sub(end, element[1], block)
     whole = c.op(arith.CmpiOp(valid, c.const(rows, block), "sge"), block).results[0]
     full_store = Block()
@@ -186,10 +204,10 @@ def _emit_vector_store(c: ConsumerEmitter, op: tile.StoreOp, tensor_type: tile.G
             row0 = c.row0(op.value.type)
             first = c.add(offset, row0, writer)
             left = c.sub(limit, row0, writer)
-            rows = cast(tile.RegisterVectorType, op.value.type).rows
-            if rows < fragment.rows:
-                # a vector shorter than its 64-row fragment: the rows past it are padding
-                left = c.op(arith.MinSIOp(left, c.const(rows, writer)), writer).results[0]
+            valid = c.valid_rows(op.value.type, writer)
+            if valid is not None:
+                # a vector of fewer rows than its fragments: the rows past it are padding
+                left = c.op(arith.MinSIOp(left, valid), writer).results[0]
             c.op(sm90.StoreVectorGlobalOp(value, base, first, left, op.reduce), writer)
         return
     # every consumer holds the whole column vector: the first one stores it

@@ -9,7 +9,8 @@ functions, pow and gelu; fp8 conversions both ways and the e5m2 wgmma; bf16 and 
 to f32 scalars too); scans, vector reductions and layout changes; store_add: split-K (f32 and bf16), in a loop, under ifs, past
 the ends and an element range's end, a replicated tile, attention backward's dQ; register tiles
 of 16 and 32 rows: decode attention, a small-M GEMM, a 32-row softmax, a 16-row tile meeting
-64-row ones, scans and column reductions of 16 rows; bf16 cumulative sums; positions on vectors)
+64-row ones, scans and column reductions of 16 rows; bf16 cumulative sums; positions on vectors;
+register tiles of 96 rows, split and replicated, in reductions, scans and an mma chain)
 run on the GPU and match the interpreter. A store_add target starts with the harness's random
 values (it is read, so it is not poisoned), and elements past its ends must keep them."""
 
@@ -87,12 +88,20 @@ SIZES = {
     "bf16_cumsum.tk": {"M": 200, "N": 160},
     # positions on vectors, in the row and the column layout
     "vector_positions.tk": {"M": 200},
+    # register tiles of 96 rows (computed as 128, 64 per consumer, the second's last 32 padding)
+    # and 192 beside 96 (replicated in three consumers), at sizes with partial last tiles
+    "heights96_softmax.tk": {"M": 200, "N": 200},
+    "heights96_chain.tk": {"M": 200, "N": 200},
+    "heights_192_96.tk": {"M": 300, "Q": 96, "MU": 150, "G": 2},
 }
 MORE_SIZES = [
     ("store_add_splitk.tk", {"M": 200, "N": 136, "K": 200}),
     ("attn_bwd_dq.tk", {"N": 200}),
     ("store_add_bf16_splitk.tk", {"M": 200, "N": 136, "K": 200}),
     ("store_add_segments.tk", {"M": 37}),
+    # one partial block: the first consumer holds the 40 rows, the second only padding
+    ("heights96_softmax.tk", {"M": 40, "N": 72}),
+    ("heights96_chain.tk", {"M": 288, "N": 136}),
 ]
 """Kernels run at a second size too (ragged), beside their SIZES."""
 
