@@ -637,7 +637,9 @@ class Planner:
             shorter = ", ".join(str(h) for h in sorted(heights) if h <= replicated_height)
             padded_heights = [h for h in short_heights(heights) if h <= replicated_height]
             padded = ", ".join(map(str, padded_heights))
-            cost = f"{WGMMA_ROWS} rows" if max(padded_heights, default=0) < WGMMA_ROWS else "their padded heights"
+            short = max(padded_heights, default=0) < WGMMA_ROWS
+            cost = f"{WGMMA_ROWS} rows" if short else "their heights rounded up to a multiple of 64"
+            fragments = f"{WGMMA_ROWS}-row fragments" if short else f"fragments of {WGMMA_ROWS}-row slices"
             split = "" if replicated(rows, n) else (
                 f"; they meet the {rows}-row tiles, split {fragment_rows(rows, n)} rows per consumer, only through "
                 f"shared memory (tile.to_shared, wgmma operands), which every consumer reads whole")
@@ -648,7 +650,7 @@ class Planner:
                  f"them whole, as a wgmma computes {WGMMA_ROWS} rows and {n} consumers cannot split fewer than "
                  f"{WGMMA_ROWS * n}" if n > 1 else f"register tiles and row vectors of {shorter} rows are computed "
                  f"whole by the one consumer")
-                + (f"; those of {padded} rows as {WGMMA_ROWS}-row fragments (a wgmma's m64) whose rows past their own "
+                + (f"; those of {padded} rows as {fragments} (a wgmma's m64) whose rows past their own "
                    f"are padding: computed, never stored, masked before column reductions, and costing the registers "
                    f"of {cost}" if padded else "")
                 + split,

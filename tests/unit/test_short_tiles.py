@@ -173,3 +173,17 @@ def test_a_padded_tile_moves_through_its_fragments_without_touching_other_rows(r
         a: np.nan for a in range(dst_base, dst_base + ref.num_bytes, 4) if a not in memory}, dst_base, ref, (rows, 64))
     np.testing.assert_array_equal(got[moved], x[moved])
     assert np.isnan(np.delete(got, np.arange(rows)[moved], axis=0)).all()
+
+
+def test_report_says_how_padded_heights_are_split_or_replicated() -> None:
+    """tkc report: a 96-row tile split over two consumers (the consumers' reason), and one
+    replicated beside 192-row tiles in three (replicated_rows' reason)."""
+    from pathlib import Path
+
+    kernels = Path(__file__).resolve().parents[1] / "gpu" / "kernels"
+    split = report(compile_module(parse_tk((kernels / "heights96_softmax.tk").read_text(), "h.tk"), "tile",
+                                  ctx=make_context()))
+    assert "96-row tiles are split as 128 rows, 64 per consumer, the last consumer's last 32 rows padding" in split
+    mixed = report(compile_module(parse_tk((kernels / "heights_192_96.tk").read_text(), "h.tk"), "tile",
+                                  ctx=make_context()))
+    assert "replicated  rows <= 96" in mixed and "those of 96 rows as fragments of 64-row slices" in mixed
