@@ -1417,9 +1417,9 @@ class TransposeOp(IRDLOperation):
         part = source.rows if source.is_row_vector else result.rows
         # a row fragment is its warpgroup's slice of the rows, or all of them where the plan
         # replicates the vector in every consumer (each then writes the same values to the
-        # scratch); a vector of fewer than 64 rows has a 64-row row fragment (its rows past the
-        # vector padding)
-        if whole not in (part, part * self.warpgroups.value.data) and not (whole < 64 and part == 64):
+        # scratch), of the vector's rows rounded up to a multiple of 64 (the rows past the
+        # vector's are padding)
+        if -(-whole // 64) * 64 not in (part, part * self.warpgroups.value.data):
             raise VerifyException(f"the column fragment holds the rows of all {self.warpgroups.value.data} warpgroups "
                                   f"or of a replicated row fragment: {source} -> {result}")
 

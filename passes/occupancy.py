@@ -51,6 +51,7 @@ from tkc.passes.plan import (
     col_scratch_bytes,
     column_vectors,
     fragment_rows,
+    padded_rows,
     pipelined_loops,
     register_heights,
     replicated,
@@ -309,26 +310,16 @@ class Planner:
         KernelPlan.decide(self.kernel, name, value, reason)
 
     def heights(self) -> dict[int, Operation]:
-        """The rows of the kernel's register tiles and row vectors (plan.register_heights), each a
-        multiple of the 64 rows a consumer computes at a time or shorter than them (then padded
-        to 64: plan.fragment_rows)."""
-        heights = register_heights(self.kernel)
-        for rows, op in sorted(heights.items()):
-            if rows > WGMMA_ROWS and rows % WGMMA_ROWS:
-                raise error_at(
-                    op,
-                    f"a register tile or row vector of {rows} rows: the GPU backend computes register tiles in "
-                    f"slices of the {WGMMA_ROWS} rows of a wgmma, so above {WGMMA_ROWS} rows it needs a multiple of "
-                    f"{WGMMA_ROWS}, not only the multiple of 16 the language allows (16, 32 and 48 rows are "
-                    f"computed as one padded wgmma slice)",
-                )
-        return heights
+        """The rows of the kernel's register tiles and row vectors (plan.register_heights), each
+        computed in slices of the 64 rows a wgmma computes, its height rounded up to them
+        (plan.padded_rows, plan.fragment_rows)."""
+        return register_heights(self.kernel)
 
     @staticmethod
     def splits(heights: Iterable[int], n: int) -> bool:
         """Whether `n` consumers can hold tiles of these heights: each one they do not replicate
-        (plan.replicated) splits into slices of whole wgmmas."""
-        return all(replicated(rows, n) or rows % (WGMMA_ROWS * n) == 0 for rows in heights)
+        (plan.replicated) splits into slices of whole wgmmas of its padded height."""
+        return all(replicated(rows, n) or padded_rows(rows) % (WGMMA_ROWS * n) == 0 for rows in heights)
 
     def consumers(self) -> int:
         heights = self.heights()
@@ -337,7 +328,7 @@ class Planner:
         if pin is not None:
             self.check_consumers(pin, heights)
             return pin
-        most = min(MAX_CONSUMERS, max(1, rows // WGMMA_ROWS))
+        most = min(MAX_CONSUMERS, max(1, padded_rows(rows) // WGMMA_ROWS))
         options = [n for n in range(most, 0, -1) if self.splits(heights, n)]
         for n in options:
             if self.demand(n) <= register_split(n, 1)[1] and self.widest_mma_fits(n):
@@ -386,7 +377,8 @@ class Planner:
                     raise error_at(op, f"a TMA box spans at most {TMA_BOX_MAX} elements, and this vector has "
                                        f"{op.result.type.length}: load vectors of at most {TMA_BOX_MAX}")
             elif isinstance(op, StoreOp) and isinstance(op.value.type, RegisterTileType):
-                rows = op.value.type.rows if replicated(op.value.type.rows, consumers) else op.value.type.rows // consumers
+                rows = op.value.type.rows if replicated(op.value.type.rows, consumers) else fragment_rows(
+                    op.value.type.rows, consumers)
                 if rows > TMA_BOX_MAX or staging_chunk(op)[1] > TMA_BOX_MAX:
                     raise error_at(op, f"each of the {consumers} consumer warpgroup(s) stores its {rows} rows of "
                                        f"this {op.value.type.rows}x{op.value.type.cols} tile as TMA boxes of "
@@ -411,11 +403,13 @@ class Planner:
         tallest = max(heights, default=0)
         for rows in sorted(heights):
             if not self.splits([rows], n) or rows == tallest and n > 1 and replicated(rows, n):
+                padded = padded_rows(rows)
                 raise error_at(
                     self.kernel,
-                    f"{self.pin('consumers', str(n))} splits the {rows}-row register tiles into {rows / n:g} rows per "
-                    f"warpgroup; wgmma needs multiples of {WGMMA_ROWS} (tiles shorter than the tallest may be "
-                    f"replicated in every consumer instead, the tallest are split)",
+                    f"{self.pin('consumers', str(n))} splits the {rows}-row register tiles"
+                    + (f" (computed as {padded})" if padded != rows else "")
+                    + f" into {padded / n:g} rows per warpgroup; wgmma needs multiples of {WGMMA_ROWS} (tiles "
+                    f"shorter than the tallest may be replicated in every consumer instead, the tallest are split)",
                 )
         demand = self.demand(n)
         _, consumer = register_split(n, 1)
@@ -625,21 +619,30 @@ class Planner:
         self.check_tma_boxes(n)
         heights = register_heights(self.kernel)
         rows = max(heights, default=0)
+        split_padded = [h for h in short_heights(heights) if not replicated(h, n)]
+        padding = "".join(
+            f"; {h}-row tiles are split as {padded_rows(h)} rows, {fragment_rows(h, n)} per consumer, the last "
+            f"consumer's last {padded_rows(h) - h} rows padding: computed, never stored, masked before column "
+            f"reductions" for h in split_padded)
         self.decide(
             "consumers",
             n,
-            f"pinned by {self.pin('consumers', str(n))}"
-            if self.annotation("consumers") is not None
-            else f"{rows}-row register tiles: {rows // n if rows >= WGMMA_ROWS else rows} rows per consumer warpgroup "
-            f"(wgmma m64); the demand of {self.demand(n)} registers per thread fits",
+            (f"pinned by {self.pin('consumers', str(n))}"
+             if self.annotation("consumers") is not None
+             else f"{rows}-row register tiles: {fragment_rows(rows, n) if rows >= WGMMA_ROWS else rows} rows per "
+             f"consumer warpgroup (wgmma m64); the demand of {self.demand(n)} registers per thread fits") + padding,
         )
         replicated_height = replicated_rows(heights, n)
         if replicated_height:
             shorter = ", ".join(str(h) for h in sorted(heights) if h <= replicated_height)
-            padded = ", ".join(map(str, short_heights(heights)))
-            split = "" if rows < WGMMA_ROWS * n else (
-                f"; they meet the {rows}-row tiles, split {rows // n} rows per consumer, only through shared memory "
-                f"(tile.to_shared, wgmma operands), which every consumer reads whole")
+            padded_heights = [h for h in short_heights(heights) if h <= replicated_height]
+            padded = ", ".join(map(str, padded_heights))
+            short = max(padded_heights, default=0) < WGMMA_ROWS
+            cost = f"{WGMMA_ROWS} rows" if short else "their heights rounded up to a multiple of 64"
+            fragments = f"{WGMMA_ROWS}-row fragments" if short else f"fragments of {WGMMA_ROWS}-row slices"
+            split = "" if replicated(rows, n) else (
+                f"; they meet the {rows}-row tiles, split {fragment_rows(rows, n)} rows per consumer, only through "
+                f"shared memory (tile.to_shared, wgmma operands), which every consumer reads whole")
             self.decide(
                 "replicated_rows",
                 replicated_height,
@@ -647,9 +650,9 @@ class Planner:
                  f"them whole, as a wgmma computes {WGMMA_ROWS} rows and {n} consumers cannot split fewer than "
                  f"{WGMMA_ROWS * n}" if n > 1 else f"register tiles and row vectors of {shorter} rows are computed "
                  f"whole by the one consumer")
-                + (f"; those of {padded} rows as {WGMMA_ROWS}-row fragments (a wgmma's m64) whose rows past their own "
+                + (f"; those of {padded} rows as {fragments} (a wgmma's m64) whose rows past their own "
                    f"are padding: computed, never stored, masked before column reductions, and costing the registers "
-                   f"of {WGMMA_ROWS} rows" if padded else "")
+                   f"of {cost}" if padded else "")
                 + split,
             )
         self.decide("threads", WARPGROUP_THREADS * (1 + n), f"1 producer + {n} consumer warpgroup(s) of 128 threads")

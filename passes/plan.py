@@ -42,7 +42,10 @@ from tkc.dialects.tile import (
     PlanAttr,
     SMEM_BUDGET,
     element_bytes,
+    element_ends,
     FenceOp,
+    GlobalType,
+    KernelOp,
     LoadOp,
     MmaOp,
     ReduceOp,
@@ -100,8 +103,9 @@ class KernelPlan:
         return WARPGROUP_THREADS * (1 + self.consumers)
 
     def consumer_rows(self, rows: int) -> int:
-        """The rows of a register tile or row vector of `rows` rows that one consumer holds."""
-        return rows if rows <= self.replicated_rows else rows // self.consumers
+        """The rows of a register tile or row vector of `rows` rows that one consumer holds: all
+        of them where it is replicated, else its slice of the padded height (padded_rows)."""
+        return rows if rows <= self.replicated_rows else padded_rows(rows) // self.consumers
 
     def fragment_rows(self, rows: int) -> int:
         """The rows of a consumer's fragment of a register tile or row vector of `rows` rows
@@ -136,29 +140,38 @@ class KernelPlan:
         kernel.attributes["plan"] = plan.with_decision(name, DecisionAttr(value, reason))
 
 
+def padded_rows(rows: int) -> int:
+    """The rows a register tile or row vector of `rows` rows is computed in: whole wgmmas of 64
+    rows (m64), the rows past its own padding (16 rows as 64, 96 as 128)."""
+    return align(rows, WGMMA_ROWS)
+
+
 def replicated(rows: int, consumers: int) -> bool:
     """Whether `consumers` warpgroups replicate a register tile or row vector of `rows` rows
-    rather than split it: shorter than one wgmma (64 rows) per consumer, it cannot be split over
-    them, so every consumer computes it whole. Values only change height through shared memory,
-    which every consumer reads whole (a tile.to_shared buffer, a wgmma's shared A and B), so
-    tiles of each height may be distributed their own way."""
-    return rows < WGMMA_ROWS * consumers
+    rather than split it: with a padded height (padded_rows) below one wgmma (64 rows) per
+    consumer it cannot be split over them, so every consumer computes it whole; a tile of fewer
+    than 64 rows always is (with one consumer, it is just computed whole). Values only change
+    height through shared memory, which every consumer reads whole (a tile.to_shared buffer, a
+    wgmma's shared A and B), so tiles of each height may be distributed their own way."""
+    return rows < WGMMA_ROWS or padded_rows(rows) < WGMMA_ROWS * consumers
 
 
 def fragment_rows(rows: int, consumers: int) -> int:
-    """The rows of a consumer's fragment of a register tile or row vector of `rows` rows: its
-    slice, or all of them where the consumers replicate it, padded to the 64 rows of a wgmma. A
-    tile of 16, 32 or 48 rows is one m64 fragment whose rows past its own are padding: every op
-    but a column reduction computes rows independently, so those rows cost registers and work
+    """The rows of a consumer's fragment of a register tile or row vector of `rows` rows: all
+    of its padded height (padded_rows) where the consumers replicate it, else its slice of it,
+    whole wgmmas of 64 rows either way. The rows past the tile's own are padding, in the last
+    consumer's fragment where the tile is split (96 rows over 2: 64 + 32 and 32 padding): every
+    op but a column reduction computes rows independently, so those rows cost registers and work
     but never reach a result (loads leave them undefined, stores and moves to shared memory skip
     them, a column reduction masks them)."""
-    held = rows if replicated(rows, consumers) else rows // consumers
+    held = padded_rows(rows) if replicated(rows, consumers) else padded_rows(rows) // consumers
     return align(held, WGMMA_ROWS)
 
 
 def short_heights(heights: Iterable[int]) -> list[int]:
-    """The heights below one wgmma's 64 rows, which the lowering pads to 64 (fragment_rows)."""
-    return sorted(rows for rows in heights if rows < WGMMA_ROWS)
+    """The heights that are no multiple of one wgmma's 64 rows, which the lowering pads
+    (padded_rows, fragment_rows)."""
+    return sorted(rows for rows in heights if rows % WGMMA_ROWS)
 
 
 def replicated_rows(heights: Iterable[int], consumers: int) -> int:
@@ -372,6 +385,16 @@ class SmemPlan:
 
 STAGING_BUFFERS = 2
 """Chunk buffers per consumer for a staged epilogue: one is written while the other is stored."""
+TMA_SMEM_ALIGN = 128
+"""A TMA box's shared-memory address is a multiple of this many bytes."""
+
+
+def ends_rows(store: StoreOp) -> bool:
+    """Whether a register-tile store stops its rows at an element range's end (`elem(x, end)` on
+    its row axis): the lowering stores the rows before the end of a tile that reaches past it as
+    one-row TMA boxes, each from its row of the staged chunk, so those rows must start on
+    TMA_SMEM_ALIGN-byte lines (tile-bank-conflicts picks such a staging layout)."""
+    return cast(GlobalType, store.tensor.type).rank - 2 in element_ends(store)
 
 
 def staging_chunk(store: Operation) -> tuple[int, int, int]:
@@ -390,11 +413,17 @@ def staging_chunk(store: Operation) -> tuple[int, int, int]:
 
 def staging_bytes(store: Operation) -> int:
     """Shared memory of a staged epilogue over all consumers: each owns `buffers` chunks of its
-    rows, so together they hold `buffers` chunks of the whole tile's rows."""
+    rows, so together they hold `buffers` chunks of the whole tile's rows (of its padded height
+    where the kernel's consumers split it: the last one's chunk holds its padding rows too)."""
     value_type = store.operands[-1].type
     assert isinstance(value_type, RegisterTileType)
     _, cols, buffers = staging_chunk(store)
-    return buffers * value_type.rows * cols * element_bytes(value_type.element_type)
+    kernel = store.parent_op()
+    while kernel is not None and not isinstance(kernel, KernelOp):
+        kernel = kernel.parent_op()
+    consumers = KernelPlan.of(kernel).consumers if kernel is not None else 1
+    rows = value_type.rows if replicated(value_type.rows, consumers) else padded_rows(value_type.rows)
+    return buffers * rows * cols * element_bytes(value_type.element_type)
 
 
 def col_reduce_scratch_bytes(cols: int, warpgroups: int) -> int:

@@ -2,7 +2,7 @@
 tile-bank-conflicts): the ops that make them, every value a tile flows into through loop-carried
 copies, the ops that read it and how wgmma reads it, and `set_swizzle`, the one way to give a
 tile a swizzle, which keeps its types, decision, alignment and wgmma descriptors consistent;
-`buffer_rows`, the rows its buffer holds (64 for a shorter tile a wgmma reads as A).
+`buffer_rows`, the rows its buffer holds (a multiple of 64 for a tile a wgmma reads as A).
 """
 
 from __future__ import annotations
@@ -27,14 +27,16 @@ def wgmma_descriptor(tile: SharedTileType, major: str, rows: int | None = None) 
 
 def buffer_rows(op: Operation) -> int:
     """The rows of the shared buffer of a load or tile.to_shared tile: the tile's, except that a
-    loaded tile of fewer than 64 rows read as a wgmma's A (its M rows) gets 64: the wgmma reads
-    64 rows (m64), and the rows past the tile's, which TMA never writes, only reach the product's
-    padding rows (plan.fragment_rows). Read as a B or a transposed A as well, its rows would be
-    K or N there, which the padding would change: that is refused."""
+    loaded tile whose rows are no multiple of 64 read as a wgmma's A (its M rows) gets them
+    rounded up to one (16 rows as 64, 96 as 128): the wgmmas read whole 64-row slices (m64),
+    and the rows past the tile's, which TMA never writes, only reach the product's padding rows
+    (plan.fragment_rows). Read as a B or a transposed A as well, its rows would be K or N there,
+    which the padding would change: that is refused."""
     type_ = op.results[0].type
     if not isinstance(type_, SharedTileType):
         return 1
-    if type_.rows >= WGMMA_ROWS:
+    padded = -(-type_.rows // WGMMA_ROWS) * WGMMA_ROWS
+    if padded == type_.rows:
         return type_.rows
     reads = [use for v in connected(op.results[0]) for use in v.uses if isinstance(use.operation, MmaOp)]
     as_m = [use for use in reads if use.index == 0 and cast(MmaOp, use.operation).transpose_a is None]
@@ -42,11 +44,12 @@ def buffer_rows(op: Operation) -> int:
         return type_.rows
     if len(as_m) != len(reads):
         raise error_at(
-            op, f"this {type_.rows}-row shared tile is the A of an mma (its rows are M, computed as the 64 rows "
-                "of a wgmma) and also a B or a transposed A (its rows are K or N): the GPU backend pads it to 64 "
-                "rows for the first, which would change the second; load it twice",
+            op, f"this {type_.rows}-row shared tile is the A of an mma (its rows are M, computed in 64-row slices "
+                f"of wgmmas) and also a B or a transposed A (its rows are K or N): the GPU backend pads it to {padded} "
+                "rows for the first, which would change the second; load it twice, the second load written "
+                "differently (two equal loads are one value)",
         )
-    return WGMMA_ROWS
+    return padded
 
 
 def operand_major(mma: MmaOp, operand: SSAValue) -> str:

@@ -56,6 +56,7 @@ from tkc.passes.bank_model import (
     row_vector,
 )
 from tkc.passes.occupancy import check_budgets
+from tkc.passes.plan import TMA_SMEM_ALIGN, ends_rows
 from tkc.passes.shared_tiles import read_by_wgmma, set_swizzle, shared_tile_ops, users
 from tkc.passes.wgmma_layout import SWIZZLE_SPANS
 
@@ -145,13 +146,19 @@ def plan_staging(store: StoreOp) -> None:
     assert isinstance(value, RegisterTileType)
     staging = SharedTileType(value.get_shape(), value.element_type)
     layouts = candidates(staging, wgmma=False)
+    lined = ""
+    if ends_rows(store):
+        # the rows before an element range's end go as one-row TMA boxes, which start on lines
+        layouts = [layout for layout in layouts if layout.pitch % TMA_SMEM_ALIGN == 0] or layouts
+        lined = (f"; rows of whole {TMA_SMEM_ALIGN}-byte lines, where the one-row TMA boxes before the "
+                 "element range's end start")
     access = write_access(element_bytes(value.element_type))
     choice = choose(layouts, [access], layouts[0])
     shape = f"{value.rows}x{value.cols}x{element_name(value.element_type)}"
     store.attributes["staging"] = DecisionAttr(
         choice.layout.swizzle,
         f"{shape} staging tile, written by {access.instruction} then one TMA store: {choice.layout.describe()}, "
-        "the fewest wavefronts (bank_conflicts says why)",
+        f"the fewest wavefronts (bank_conflicts says why){lined}",
     )
     record(store, access.instruction, choice.ways[access.instruction], choice.reason)
 

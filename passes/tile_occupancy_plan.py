@@ -6,20 +6,20 @@ of a shorter one. Decisions, in order, each a field of the kernel's
 `plan = #tile.plan<...>` as `#tile.decision<value, "why">` (PlanAttr, whose verifier states how
 they agree; read back by `KernelPlan.of`); planning again starts a fresh plan:
 
-  consumers            rows of the tallest register tile / 64, at most 4, among the counts C
-                       that split every height R of 64·C rows or more into whole wgmmas (R a
-                       multiple of 64·C); fewer when the register demand per thread does not
-                       fit the split below or the widest wgmma does not fit the entry count
-                       (below); register tiles and row vectors of more than 64 rows that are
-                       not a multiple of 64 are an error at the first op making one (the GPU
-                       backend computes register tiles in 64-row slices; 16, 32 and 48 rows are
-                       one slice whose rows past the tile's are padding); then
+  consumers            padded rows of the tallest register tile / 64, at most 4, among the counts C
+                       that split every height R whose padded height P (R rounded up to a
+                       multiple of 64: the GPU backend computes register tiles in 64-row
+                       slices) is 64·C or more into whole wgmmas (P a multiple of 64·C, the
+                       last consumer's rows past R padding, which the reason says); fewer when
+                       the register demand per thread does not fit the split below or the
+                       widest wgmma does not fit the entry count (below); then
                        every TMA box must span at most 256 elements per dimension (loaded
                        tiles' rows, unswizzled rows, vectors, each consumer's stored rows)
-  replicated_rows      (only where some tile is shorter than 64·C rows) the tallest such
-                       height: the consumers cannot split those tiles, so each computes them
-                       whole (redundant work, no exchange); those of fewer than 64 rows as
-                       64-row fragments (plan.fragment_rows), which the reason says. Values change height only through
+  replicated_rows      (only where some tile's padded height is under 64·C rows) the tallest
+                       such height: the consumers cannot split those tiles, so each computes them
+                       whole (redundant work, no exchange); those whose rows are no multiple of
+                       64 as fragments of their padded height (plan.fragment_rows), which the
+                       reason says. Values change height only through
                        shared memory (tile.to_shared, a wgmma's A and B), which every consumer
                        reads whole, so each height is distributed on its own; the lowering lets
                        the first consumer alone store a replicated tile or write it to shared memory

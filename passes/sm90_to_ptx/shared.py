@@ -23,10 +23,31 @@ from tkc.passes.sm90_to_ptx.emitter import Emitter, dtype_name, fragment_registe
 _SWIZZLE_MASK = {128: 7, 64: 3, 32: 1, 0: 0}
 
 
-def _short(frag_type: sm90.FragmentType, ref: sm90.SharedRefType) -> bool:
-    """Whether the shared tile has fewer rows than the fragment: a tile of 16, 32 or 48 rows in a
-    64-row fragment (plan.fragment_rows), whose rows past the tile's are padding."""
-    return not frag_type.is_column and ref.get_shape()[0] < frag_type.rows
+def _padded(frag_type: sm90.FragmentType, ref: sm90.SharedRefType) -> bool:
+    """Whether the fragment's rows may reach past the shared tile's: a tile whose rows are no
+    multiple of 64 (16, 96) in fragments of whole 64-row slices (plan.fragment_rows), whose rows
+    past the tile's are padding."""
+    return not frag_type.is_column and ref.get_shape()[0] % 64 != 0
+
+
+def _mblock_slots(e: Emitter, frag_type: sm90.FragmentType, ref: sm90.SharedRefType, base: SSAValue,
+                  rows: list[SSAValue], quad: SSAValue, col_start: int = 0,
+                  only: int | None = None) -> list[tuple[int, SSAValue, int]]:
+    """_shared_slots of each 64-row m-block of the fragment (or of m-block `only`) from its own
+    first row `rows[mb]` (the thread's row in the tile, 64·mb below the first m-block's, or
+    wherever a padding row goes instead), the slot indices counted over the whole fragment."""
+    if len(rows) == 1:
+        return _shared_slots(e, frag_type, ref, base, rows[0], quad, col_start)
+    shape = [64] if frag_type.is_vector else [64, frag_type.get_shape()[1]]
+    one = sm90.FragmentType(shape, frag_type.element_type)
+    per = 2 if frag_type.is_vector else frag_type.get_shape()[1] // 4
+    return [(mb * per + n, addr, offset) for mb, r in enumerate(rows) if only in (None, mb)
+            for n, addr, offset in _shared_slots(e, one, ref, base, r, quad, col_start)]
+
+
+def _mblock_rows(e: Emitter, frag_type: sm90.FragmentType, r: SSAValue) -> list[SSAValue]:
+    """The thread's row in each 64-row m-block of the fragment, the first's being `r`."""
+    return [r] + [e.b.add("u32", r, 64 * mb) for mb in range(1, frag_type.rows // 64)]
 
 
 def _check_dtypes(e: Emitter, frag_type: sm90.FragmentType, ref: sm90.SharedRefType) -> None:
@@ -85,20 +106,22 @@ class LowerStoreFragment(RewritePattern):
         r = e.offset(row, op.row_offset)
         wide = isinstance(t.element_type, Float32Type) and not t.is_vector
 
-        def store() -> None:
-            for n, addr, offset in _shared_slots(e, t, ref, e.reg(op.dst), r, quad, op.col_start.value.data):
+        def store(slots: list[tuple[int, SSAValue, int]]) -> None:
+            for n, addr, offset in slots:
                 if wide:
                     e.b.st("shared", "f32", addr, regs[2 * n: 2 * n + 2], offset)
                 else:
                     e.b.st("shared", memory_type(t), addr, regs[n], offset)
 
-        if _short(t, ref):
-            # only the warps whose rows (r and r + 8: a tile's rows are a multiple of 16) are
-            # the tile's write; the padding rows past it are no part of the tile
-            with e.b.if_(e.b.setp("lt", "u32", r, ref.get_shape()[0])):
-                store()
+        if _padded(t, ref):
+            # per m-block, only the warps whose rows (r and r + 8: a tile's rows are a multiple
+            # of 16) are the tile's write; the padding rows past it are no part of the tile
+            rows = _mblock_rows(e, t, r)
+            for mb, row in enumerate(rows):
+                with e.b.if_(e.b.setp("lt", "u32", row, ref.get_shape()[0])):
+                    store(_mblock_slots(e, t, ref, e.reg(op.dst), rows, quad, op.col_start.value.data, mb))
         else:
-            store()
+            store(_shared_slots(e, t, ref, e.reg(op.dst), r, quad, op.col_start.value.data))
         rewriter.erase(op)
 
 
@@ -114,11 +137,12 @@ class LowerLoadFragment(RewritePattern):
         _check_dtypes(e, t, ref)
         row, quad = e.thread_row()
         r = e.offset(row, op.row_offset)
-        if _short(t, ref):
+        rows = [r]
+        if _padded(t, ref):
             # the padding rows past the tile read its rows again (r mod rows keeps r % 16 < 8,
-            # the rows being a multiple of 16): in bounds, and no part of any result
-            r = e.b.rem("u32", r, ref.get_shape()[0])
-        slots = _shared_slots(e, t, ref, e.reg(op.source), r, quad)
+            # the rows being a multiple of 16), per m-block: in bounds, and no part of any result
+            rows = [e.b.rem("u32", row, ref.get_shape()[0]) for row in _mblock_rows(e, t, r)]
+        slots = _mblock_slots(e, t, ref, e.reg(op.source), rows, quad)
         wide = isinstance(t.element_type, Float32Type) and not t.is_vector
         regs: list[SSAValue] = []
         for _, addr, offset in slots:

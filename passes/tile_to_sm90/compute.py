@@ -106,8 +106,8 @@ def _reduce(c: ConsumerEmitter, op: tile.ReduceOp, block: Block) -> Operation:
     barrier_id = c.const(consumers + 1, block)
     source_type = cast(tile.RegisterTileType, op.source.type)
     replicated = c.lowering.replicated(source_type.rows)
-    short = source_type.rows < c.lowering.plan.fragment_rows(source_type.rows)
-    limits = [c.const(source_type.rows, block), c.const(source_type.cols, block)] if short else []
+    valid = c.valid_rows(source_type, block)
+    limits = [valid, c.const(source_type.cols, block)] if valid is not None else []
     identity = FloatAttr(tile.REDUCE_IDENTITY[op.fn.data], Float32Type())
 
     def reduce(x: SSAValue) -> Operation:

@@ -24,7 +24,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from tkc.diagnostics import error_at
 from tkc.dialects import sm90, tile
-from tkc.passes.plan import WARPGROUP_THREADS, KernelPlan, late_tail, register_heights
+from tkc.passes.plan import WARPGROUP_THREADS, KernelPlan, late_tail, padded_rows, register_heights
 from tkc.passes.tile_to_sm90.compute import PATTERNS
 from tkc.passes.tile_to_sm90.fences import consumer_fence
 from tkc.passes.tile_to_sm90.lowering import KernelLowering
@@ -52,6 +52,18 @@ class ConsumerEmitter(RoleEmitter):
         """The first row this consumer holds of a register tile or row vector of type `t` (0
         where every consumer holds it whole)."""
         return self.first_rows[cast(tile.ShapedTileType, t).rows]
+
+    def valid_rows(self, t: Attribute, block: Block) -> SSAValue | None:
+        """The rows of this consumer's fragment of a register tile or row vector of type `t` that
+        are the tile's, from the fragment's first: None where it has no padding rows (a multiple
+        of 64 rows), the tile's rows where every consumer holds it whole, else those from its
+        first row on (more than the fragment's but in the last consumer, plan.fragment_rows)."""
+        rows = cast(tile.ShapedTileType, t).rows
+        if padded_rows(rows) == rows:
+            return None
+        if self.lowering.replicated(rows):
+            return self.const(rows, block)
+        return self.sub(self.const(rows, block), self.row0(t), block)
 
     @contextmanager
     def writer_of(self, t: Attribute, block: Block) -> Iterator[Block]:

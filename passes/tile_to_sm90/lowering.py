@@ -4,10 +4,11 @@
   vectors have none). The occupancy plan's C consumer warpgroups each own R/C rows of a tile of
   R rows, in multiples of the 64 rows of a wgmma, or all R where the plan replicates that height
   (`replicated_rows`: shorter than 64·C, so no split exists; every consumer computes it whole).
-  A tile or row vector of fewer than 64 rows (16, 32, 48) is one 64-row fragment (the M of a
-  wgmma) whose rows past its own are padding (plan.fragment_rows): the ops that see them are
-  told the valid rows (stores and moves to shared memory skip the rest, a column reduction
-  masks them).
+  A tile or row vector whose rows are no multiple of 64 (16, 96, ...) is computed as its rows
+  rounded up to one (plan.padded_rows), in 64-row slices (the M of a wgmma) whose rows past its
+  own are padding (plan.fragment_rows), in the last consumer's fragment where it is split: the
+  ops that see them are told the valid rows (stores and moves to shared memory skip the rest, a
+  column reduction masks them).
   Nothing but shared memory, which every consumer reads whole, carries values between heights.
 - **Fragment types**, the type converter `!tile.rt`/`!tile.rv` → `!sm90.frag`
   (`fragment_type`): a register tile or row vector is split by rows (`!sm90.frag<R/C x N>`) or
@@ -30,7 +31,7 @@ from xdsl.ir import Attribute
 
 from tkc.diagnostics import error_at
 from tkc.dialects import sm90, tile
-from tkc.passes.plan import WGMMA_ROWS, KernelPlan, depends_on_block_axis, register_heights
+from tkc.passes.plan import WGMMA_ROWS, KernelPlan, depends_on_block_axis, padded_rows, register_heights
 from tkc.passes.tile_to_sm90.launch_abi import LaunchParams, grid_expr
 from tkc.passes.tile_to_sm90.shared_memory import SharedMemory, read_shared_memory
 from tkc.passes.warp_roles import Roles, check_roles
@@ -41,11 +42,11 @@ CLUSTER = 2
 
 def check_heights(kernel: tile.KernelOp, plan: KernelPlan) -> None:
     """Every register tile and row vector is one the plan's consumers replicate (at most
-    `replicated_rows` rows; one of fewer than 64 rows is padded to a wgmma's 64) or split into
-    slices of whole wgmmas."""
+    `replicated_rows` rows) or split into slices of whole wgmmas, its rows rounded up to a
+    multiple of 64 either way (plan.padded_rows)."""
     consumers = plan.consumers
     for rows, op in sorted(register_heights(kernel).items()):
-        if rows > plan.replicated_rows and rows % (consumers * WGMMA_ROWS):
+        if rows > plan.replicated_rows and padded_rows(rows) % (consumers * WGMMA_ROWS):
             raise error_at(
                 op,
                 f"{rows} register-tile rows cannot be split over {consumers} consumer warpgroups of 64-row multiples"

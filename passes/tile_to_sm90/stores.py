@@ -9,17 +9,19 @@
   of the kernel-level loads (attention's Q) first meets all consumers, past their last wgmma.
   A tile every consumer holds whole (the plan's replicated_rows) is stored by the first alone.
 - **store_add** (`tile.store reduce add`) takes the same path, each box a TMA reduce-add
-  (`sm90.tma_store reduce add`): the staging, its reuse and the first consumer's store of a
-  replicated tile (which keeps the sum from doubling) are the store's. Only f32 tiles away from
-  an element range's end are added (`_check_tile_add` says why). A vector store_add adds each f32 element with red.global.add.f32 where a store would
-  st.global it (the same writers, so a replicated or column vector is added once); other dtypes
-  are refused.
+  (`sm90.tma_store reduce add`, of the tensor map's f32 or bf16 elements): the staging, its
+  reuse, the one-row boxes before an element range's end (TMA clips only at the tensor's end, so
+  nothing past `end` is added; each row starts on a 128-byte line of the staging chunk, as TMA
+  needs, which tile-bank-conflicts' staging layout guarantees) and the first consumer's store of a replicated tile (which keeps
+  the sum from doubling) are the store's. A vector store_add adds each f32 element with
+  red.global.add.f32 where a store would st.global it (the same writers, so a replicated or
+  column vector is added once); other dtypes are refused.
 - **Vectors** are stored element-wise through a pointer: a row vector by every consumer (its
   rows), a column vector or replicated row vector, which every consumer holds whole, by the first. Each store is limited
   to the elements before the end of the tensor's last dim (dim - coord * extent, less the
   consumer's first row for a row vector; 0 where a leading coordinate is past its dim; the
-  start is the coordinate itself along an `elem` axis), as TMA
-  clips a tile's: a vector may run past the end. A row vector of fewer than 64 rows stores no
+  start is the coordinate itself along an `elem` axis, and an element range's end bounds it as
+  the dim does), as TMA clips a tile's: a vector may run past the end. A row vector of fewer than 64 rows stores no
   more than its rows (its fragment's rows past them are padding), as a staged tile's chunk and a
   tile.to_shared buffer have the tile's own rows, which sm90.store_fragment fills.
 - **tile.to_shared** (a register tile as a wgmma operand, e.g. bf16(state) as B): wgmma reads B
@@ -40,7 +42,7 @@ from xdsl.ir import Block, SSAValue
 
 from tkc.diagnostics import error_at
 from tkc.dialects import sm90, tile
-from tkc.passes.plan import WARPGROUP_THREADS
+from tkc.passes.plan import TMA_SMEM_ALIGN, WARPGROUP_THREADS
 from tkc.passes.tile_to_sm90.shared_memory import Staging
 from tkc.passes.tile_to_sm90.tma import box, element_coords
 
@@ -65,25 +67,17 @@ def emit_store(c: ConsumerEmitter, op: tile.StoreOp, block: Block) -> None:
         return
     if not isinstance(value_type, tile.RegisterTileType):
         raise error_at(op, "the GPU backend stores register tiles and vectors; load shared tiles into registers first")
-    if op.reduce is not None:
-        _check_tile_add(op, value_type)
+    if tensor_type.rank - 1 in tile.element_ends(op):
+        # TMA clips a box only at the tensor's end; rows stop at an element range's end through
+        # one-row boxes, but no box is narrower than the tile
+        raise error_at(op, "the GPU backend ends a stored tile's rows at an element range's end, not its columns "
+                           "(TMA clips a box only at the tensor's end): give the column coordinate without an end "
+                           "(tkc run --interpret runs it as written)")
     staging = c.memory.staging[op]
     if staging.reuses_single_tiles:
         _all_consumers_meet(c, block)
     with c.writer_of(value_type, block) as writer:
         _emit_staged_store(c, op, staging, tensor_type, coords, writer)
-
-
-def _check_tile_add(op: tile.StoreOp, value_type: tile.RegisterTileType) -> None:
-    """The tile store_adds the GPU backend makes: f32 ones at tile or element coordinates, the
-    forms whose TMA reduce-adds ran on the H200. bf16 reduce-adds and the one-row boxes at an
-    element range's end have not: refused, not trusted (the interpreter runs both)."""
-    if not isinstance(value_type.element_type, Float32Type):
-        raise error_at(op, f"the GPU backend adds f32 tiles only, not {tile.element_name(value_type.element_type)}: "
-                           "add into an f32 tensor and convert it afterwards (tkc run --interpret runs it as written)")
-    if tile.element_ends(op):
-        raise error_at(op, "the GPU backend does not add a tile at an element range with an end (elem(x, end)): "
-                           "add at elem(x) into a tensor of the range's own rows (tkc run --interpret runs it as written)")
 
 
 def _emit_staged_store(c: ConsumerEmitter, op: tile.StoreOp, staging: Staging, tensor_type: tile.GlobalType,
@@ -96,12 +90,24 @@ def _emit_staged_store(c: ConsumerEmitter, op: tile.StoreOp, staging: Staging, t
         block,
     )
     barrier_id = c.add(c.consumer_index, c.const(1, block), block)
-    name = c.lowering.params.tensor_map(op.tensor, box(staging.chunk, tensor_type.rank, chunk_rows),
-                                        staging.chunk.swizzle.data)
+    consumers = c.lowering.consumers
+    # where the consumers split a tile of padded rows, the last one's chunk ends in padding rows
+    # (plan.fragment_rows), which its box leaves out; a replicated tile's chunk has its own rows
+    last_rows = chunk_rows if c.lowering.replicated(value_type.rows) else (
+        value_type.rows - (consumers - 1) * chunk_rows)
+    boxes = {rows: c.lowering.params.tensor_map(op.tensor, box(staging.chunk, tensor_type.rank, rows),
+                                                staging.chunk.swizzle.data)
+             for rows in dict.fromkeys([last_rows if consumers == 1 else chunk_rows, last_rows])}
     element = element_coords(c, op, coords, block)
     element[1] = c.add(element[1], c.row0(value_type), block)
     zero = c.const(0, block)
     end = tile.element_ends(op).get(tensor_type.rank - 2)
+    row_bytes = chunk_cols * tile.element_bytes(value_type.element_type)
+    if end is not None and row_bytes % TMA_SMEM_ALIGN:
+        raise error_at(op, f"the GPU backend stores the rows before an element range's end one TMA box each, which "
+                           f"starts on a {TMA_SMEM_ALIGN}-byte line of shared memory; this tile is staged in rows of "
+                           f"{row_bytes} bytes: store tiles whose rows are a multiple of {TMA_SMEM_ALIGN} bytes "
+                           "(32 f32 or 64 bf16 columns) there (tkc run --interpret runs it as written)")
     row_map = None if end is None else c.lowering.params.tensor_map(
         op.tensor, box(staging.chunk, tensor_type.rank, 1), staging.chunk.swizzle.data
     )
@@ -116,24 +122,36 @@ def _emit_staged_store(c: ConsumerEmitter, op: tile.StoreOp, staging: Staging, t
         issue = sm90.SingleThreadOp("warpgroup")
         c.op(issue, block)
         inner = issue.body.block
-        tmap = c.op(sm90.TensorMapParamOp(name), inner).results[0]
-        column = c.add(element[0], c.const(chunk * chunk_cols, inner), inner)
-        if end is None or row_map is None:
-            c.op(sm90.TmaStoreOp(tmap, addr, [column, *element[1:]], op.reduce), inner)
+
+        def store_box(rows: int, name: str, into: Block) -> None:
+            tmap = c.op(sm90.TensorMapParamOp(name), into).results[0]
+            column = c.add(element[0], c.const(chunk * chunk_cols, into), into)
+            if end is None or row_map is None:
+                c.op(sm90.TmaStoreOp(tmap, addr, [column, *element[1:]], op.reduce), into)
+            else:
+                _store_rows_before(c, c.values[end], tmap, row_map, addr, [column, *element[1:]], rows,
+                                   staging.chunk, op.reduce, into)
+
+        if len(boxes) == 1:
+            (rows, name), = boxes.items()
+            store_box(rows, name, inner)
         else:
-            _store_rows_before(c, c.values[end], tmap, row_map, addr, [column, *element[1:]], staging.chunk,
-                               op.reduce, inner)
+            last = c.const(consumers - 1, inner)
+            for (rows, name), predicate in zip(boxes.items(), ("ne", "eq")):
+                branch = Block()
+                store_box(rows, name, branch)
+                c.emit_if_then(c.op(arith.CmpiOp(c.consumer_index, last, predicate), inner).results[0], branch, inner)
         c.op(sm90.TmaStoreCommitOp(), inner)
         c.op(sm90.TmaStoreWaitOp(staging.buffers - 1, read=True), inner)
 
 
 def _store_rows_before(c: ConsumerEmitter, end: SSAValue, tmap: SSAValue, row_map: str, addr: SSAValue,
-                       element: list[SSAValue], chunk: sm90.SharedRefType, reduce: tile.StoreReductionAttr | None,
-                       block: Block) -> None:
-    """The staged chunk at `addr` to the tensor at `element` (innermost first), no row at or past
-    `end` (an element range's end, elem(x, end), where TMA does not clip): the whole box where it
-    ends before `end`, else one row-high box per row before it (tensor map `row_map`)."""
-    rows = chunk.get_shape()[0]
+                       element: list[SSAValue], rows: int, chunk: sm90.SharedRefType,
+                       reduce: tile.StoreReductionAttr | None, block: Block) -> None:
+    """The staged chunk at `addr` to the tensor at `element` (innermost first), its box of `rows`
+    rows, no row at or past `end` (an element range's end, elem(x, end), where TMA does not
+    clip): the whole box where it ends before `end`, else one row-high box per row before it
+    (tensor map `row_map`)."""
     valid = c.sub(end, element[1], block)
     whole = c.op(arith.CmpiOp(valid, c.const(rows, block), "sge"), block).results[0]
     full_store = Block()
@@ -172,6 +190,10 @@ def _emit_vector_store(c: ConsumerEmitter, op: tile.StoreOp, tensor_type: tile.G
     # the vector may run past the end of the tensor's last dim (a partial last tile), and stand
     # past the end of a leading one (a cluster's extra tile past the grid): then nothing is stored
     limit = c.sub(size(len(dims) - 1), element, block)
+    end = tile.element_ends(op).get(len(dims) - 1)
+    if end is not None:
+        # an element range's end stops the vector as the tensor's end does (TMA does not know it)
+        limit = c.op(arith.MinSIOp(limit, c.sub(c.values[end], element, block)), block).results[0]
     for axis, coord in enumerate(coords[:-1]):
         inside = c.op(arith.CmpiOp(coord, size(axis), "ult"), block).results[0]
         limit = c.op(arith.SelectOp(inside, limit, c.const(0, block)), block).results[0]
@@ -182,10 +204,10 @@ def _emit_vector_store(c: ConsumerEmitter, op: tile.StoreOp, tensor_type: tile.G
             row0 = c.row0(op.value.type)
             first = c.add(offset, row0, writer)
             left = c.sub(limit, row0, writer)
-            rows = cast(tile.RegisterVectorType, op.value.type).rows
-            if rows < fragment.rows:
-                # a vector shorter than its 64-row fragment: the rows past it are padding
-                left = c.op(arith.MinSIOp(left, c.const(rows, writer)), writer).results[0]
+            valid = c.valid_rows(op.value.type, writer)
+            if valid is not None:
+                # a vector of fewer rows than its fragments: the rows past it are padding
+                left = c.op(arith.MinSIOp(left, valid), writer).results[0]
             c.op(sm90.StoreVectorGlobalOp(value, base, first, left, op.reduce), writer)
         return
     # every consumer holds the whole column vector: the first one stores it

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from harness import Case
 
-ROW_WEIGHTS = {64: 30, 128: 30, 256: 3, 192: 3, 16: 1, 32: 1, 48: 1, 96: 2}
+ROW_WEIGHTS = {64: 30, 128: 30, 256: 3, 192: 3, 16: 1, 32: 1, 48: 1, 96: 2, 80: 1, 144: 1}
 """Rows of the register tiles: one count per kernel (the GPU backend splits rows over warpgroups)."""
 COL_WEIGHTS = {64: 30, 128: 18, 32: 10, 16: 6, 256: 3, 48: 3, 96: 4, 192: 2, 80: 0.5, 160: 0.5, 272: 0.3, 320: 0.3}
 MMA_DTYPES = {"bf16": 70, "f16": 20, "fp8e4m3": 10}
@@ -298,7 +298,8 @@ class KernelWriter:
             return f"({self.f32_expr(depth - 1)} {op} {rhs})"
         if r < 0.8 and self.rows:
             fn = self.rng.choice(("sum", "max", "min"))
-            return f"{fn}({self.vec('f32', self.rows, 'row', depth - 1)})"
+            dtype = self.rng.choice(("f32", "f32", "f32", "bf16"))  # a narrow vector reduces in f32
+            return f"{fn}({self.vec(dtype, self.rows, 'row', depth - 1)})"
         if r < 0.9:
             fn = self.rng.choice(("exp", "exp2", "abs", "relu", "sqrt"))
             inner = self.f32_expr(depth - 1)

@@ -5,12 +5,13 @@ epilogue, a positional mask, row sums, positions and element-wise conditions (a 
 mask), kernels that store a tensor and load it again in the same
 block: the same tile, overlapping tiles, in a loop, across two loops; stores over stores; loads in
 nested loops and under ifs; register tiles of different heights through an mma chain; inlined
-functions, pow and gelu; fp8 conversions both ways and the e5m2 wgmma; bf16 and fp8 vectors; scans,
-vector reductions and layout changes; store_add: split-K, in a loop, under ifs, past the ends,
-a replicated tile, attention backward's dQ; register tiles of 16 and 32 rows: decode attention, a
-small-M GEMM, a 32-row softmax, a 16-row tile meeting 64-row ones, scans and column reductions
-of 16 rows; bf16 cumulative sums; positions on vectors; a loop that starts past its end; column vectors
-stored at odd elements)
+functions, pow and gelu; fp8 conversions both ways and the e5m2 wgmma; bf16 and fp8 vectors (reduced
+to f32 scalars too); scans, vector reductions and layout changes; store_add: split-K (f32 and bf16), in a loop, under ifs, past
+the ends and an element range's end, a replicated tile, attention backward's dQ; register tiles
+of 16 and 32 rows: decode attention, a small-M GEMM, a 32-row softmax, a 16-row tile meeting
+64-row ones, scans and column reductions of 16 rows; bf16 cumulative sums; positions on vectors;
+register tiles of 96 rows, split and replicated, in reductions, scans and an mma chain; a loop
+that starts past its end; column vectors stored at odd elements)
 run on the GPU and match the interpreter. A store_add target starts with the harness's random
 values (it is read, so it is not poisoned), and elements past its ends must keep them."""
 
@@ -59,6 +60,7 @@ SIZES = {
     "fp8_convert.tk": {"M": 200},
     "fp8e5m2.tk": {"M": 256, "N": 512, "K": 512},
     "narrow_vectors.tk": {"M": 200},
+    "narrow_vector_reduce.tk": {"M": 200},
     # scans and vector ops, with partial last tiles
     "tile_cumsum.tk": {"M": 200, "N": 160},
     "vector_scans.tk": {"M": 200},
@@ -71,6 +73,9 @@ SIZES = {
     "attn_bwd_dq.tk": {"N": 256},
     "store_add_vectors.tk": {"M": 200, "N": 200},
     "store_add_branches.tk": {"M": 200},
+    # bf16 reduce-adds, and adds stopped at an element range's end by one-row boxes
+    "store_add_bf16_splitk.tk": {"M": 256, "N": 256, "K": 512},
+    "store_add_segments.tk": {"M": 250},
     # a vector read through a tensor map (contiguous here; test_strided_gpu.py passes views)
     "lse_rows.tk": {"B": 2, "H": 3, "N": 200},
     # register tiles of 16 and 32 rows (64-row fragments whose rows past the tile's are padding),
@@ -88,11 +93,21 @@ SIZES = {
     # vectors stored at odd elements (a misaligned pair store)
     "empty_loop.tk": {"M": 200, "N": 128},
     "odd_column_vector.tk": {"R": 5, "T": 253, "W": 256},
+    # register tiles of 96 rows (computed as 128, 64 per consumer, the second's last 32 padding)
+    # and 192 beside 96 (replicated in three consumers), at sizes with partial last tiles
+    "heights96_softmax.tk": {"M": 200, "N": 200},
+    "heights96_chain.tk": {"M": 200, "N": 200},
+    "heights_192_96.tk": {"M": 300, "Q": 96, "MU": 150, "G": 2},
 }
 MORE_SIZES = [
     ("store_add_splitk.tk", {"M": 200, "N": 136, "K": 200}),
     ("attn_bwd_dq.tk", {"N": 200}),
     ("empty_loop.tk", {"M": 200, "N": 320}),
+    ("store_add_bf16_splitk.tk", {"M": 200, "N": 136, "K": 200}),
+    ("store_add_segments.tk", {"M": 37}),
+    # one partial block: the first consumer holds the 40 rows, the second only padding
+    ("heights96_softmax.tk", {"M": 40, "N": 72}),
+    ("heights96_chain.tk", {"M": 288, "N": 136}),
 ]
 """Kernels run at a second size too (ragged), beside their SIZES."""
 

@@ -1,7 +1,8 @@
 """Register tiles of 16 and 32 rows at the parameters the motivating kernels come in (decode
 attention with D = 64 and 128, a small-M GEMM with 16 and 32 rows per block and N tiles of 128
-and 256, softmax of 16, 32 and 48 rows, 32-row tiles replicated beside 128-row ones) run on the
-GPU and match the interpreter.
+and 256, softmax of 16, 32 and 48 rows, 32-row tiles replicated beside 128-row ones), and of 80,
+96, 144 and 208 rows (a GEMM, softmax, scans and column reductions, an S beside a 128-row O) run
+on the GPU and match the interpreter.
 test_kernels_vs_interpreter_gpu.py runs each kernel at its defaults."""
 
 from pathlib import Path
@@ -23,6 +24,16 @@ CASES = [
     ("short_scans.tk", {"BM": 32}, {"M": 72}),
     # a 32-row S replicated in the two consumers that split the 128-row O
     ("heights_mixed.tk", {"BQ": 32}, {"N": 256, "NQ": 64}),  # NQ = N / BKV blocks of BQ rows
+    # heights above 64 that are no multiple of it: computed as the next multiple, split over the
+    # consumers where it is 64 per consumer (the last one's last rows padding), else replicated
+    ("small_m_gemm.tk", {"BM": 80, "BN": 128}, {"M": 200, "N": 384, "K": 200}),
+    ("small_m_gemm.tk", {"BM": 96, "BN": 256}, {"M": 300, "N": 384, "K": 256}),
+    ("softmax32.tk", {"BM": 80}, {"M": 200}),
+    ("softmax32.tk", {"BM": 208, "N": 64}, {"M": 500}),
+    ("short_scans.tk", {"BM": 96}, {"M": 200}),
+    ("short_scans.tk", {"BM": 144, "N": 32}, {"M": 300}),
+    ("heights_mixed.tk", {"BQ": 80}, {"N": 256, "NQ": 160}),
+    ("heights_mixed.tk", {"BQ": 96}, {"N": 256, "NQ": 192}),
 ]
 
 

@@ -1,6 +1,7 @@
 """store_add on the GPU, element by element (test_kernels_vs_interpreter_gpu compares norms): a
-replicated tile is added exactly once, and split-K's sums match C + A B wherever the adds land,
-at ragged shapes."""
+replicated tile is added exactly once, split-K's sums match C + A B wherever the adds land, in
+f32 and in bf16, at ragged shapes, and adds at an element range with an end leave every row past
+the end as it was (bit for bit) or as the next range's own add made it."""
 
 from pathlib import Path
 
@@ -40,3 +41,25 @@ def test_split_k_sums_every_slice(m: int, n: int, k: int) -> None:
     out = _run("store_add_splitk.tk", {"A": a, "B": b, "C": c})
     want = c + a.astype(np.float64) @ b.astype(np.float64)
     np.testing.assert_allclose(out["C"], want, rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("m, n, k", [(256, 256, 512), (200, 136, 200)])
+def test_bf16_split_k_sums_every_slice(m: int, n: int, k: int) -> None:
+    """Three bf16 adds per element (each rounded to bf16, in any order): within a few roundings
+    of C + A B, and never added past the ends (a missing or doubled slice is off by ~8)."""
+    a, b, c = _bf16(_normal(11, m, k)), _bf16(_normal(12, k, n)), _bf16(_normal(13, m, n))
+    out = _run("store_add_bf16_splitk.tk", {"A": a, "B": b, "C": c})
+    want = c + a.astype(np.float64) @ b.astype(np.float64)
+    np.testing.assert_allclose(out["C"], want, rtol=2e-2, atol=0.25)
+
+
+@pytest.mark.parametrize("m", [250, 300, 37])
+def test_adds_stop_at_an_element_range_end(m: int) -> None:
+    """Segments of 100 rows whose first 92 are added: the 8 rows after each keep their values bit
+    for bit, though the segment's last tile reaches over them and into the next segment."""
+    x, o, p = _normal(14, m, 64), _normal(15, m, 64), _bf16(_normal(16, m, 64))
+    out = _run("store_add_segments.tk", {"X": x, "O": o, "P": p})
+    added = (np.arange(m) % 100 < 92)[:, None]
+    np.testing.assert_array_equal(out["O"], np.where(added, o + (x * np.float32(2) + np.float32(1)), o))
+    np.testing.assert_array_equal(out["P"][~added[:, 0]], p[~added[:, 0]])
+    np.testing.assert_allclose(out["P"], np.where(added, _bf16(p + _bf16(x - 1)), p), rtol=1e-2, atol=1e-2)

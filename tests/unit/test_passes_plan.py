@@ -98,10 +98,14 @@ def test_infeasible_stages() -> None:
 
 
 def test_register_tile_rows_that_no_consumer_split_takes() -> None:
-    """96 rows: no count of 64-row slices; the diagnostic names the tile and what the backend needs."""
-    with pytest.raises(TkError, match="96 rows: .* above 64 rows it needs a multiple of 64, not only") as error:
-        compiled(GEMM.replace("BM = 128", "BM = 96"))
-    assert error.value.line == 4  # var acc = zero<f32>[BM, BN]
+    """144 rows are computed as 192: three consumers split them (the third's last 48 rows padding);
+    two cannot (96 each is no whole wgmma), which a pin of two says at the kernel."""
+    plan = KernelPlan.of(kernel_of(compiled(GEMM.replace("BM = 128", "BM = 144").replace("BN = 256", "BN = 128"))))
+    assert plan.consumers == 3 and "144-row tiles are split as 192 rows, 64 per consumer" in plan.reasons["consumers"]
+    with pytest.raises(TkError, match=r"@consumers\(2\) splits the 144-row register tiles \(computed as 192\) into "
+                                      "96 rows per warpgroup; wgmma needs multiples of 64") as error:
+        compiled(GEMM.replace("BM = 128", "BM = 144").replace("kernel", "@consumers(2)\nkernel", 1))
+    assert error.value.line is not None
 
 
 ATTENTION = (REPO / "examples" / "attention.tk").read_text()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import ml_dtypes
 import numpy as np
 import pytest
 from test_sm90_column_vectors import OUT_BASE, TILE_BASE, VEC_BASE, Emit, run_column_program
@@ -245,3 +246,32 @@ kernel cols<BM = 64, BN = 64>(X: gl<f32>[M, N], S: gl<f32>[M, N], A: gl<f32>[N],
     masked = kernel.ir("tile-mask-tails")
     assert masked.count("tile.bounds_mask") == 1 and "fill 0xff800000" in masked
     assert "tile.reduce sum col %x :" in masked and kernel.ptx
+
+
+NARROW_REDUCE = """
+kernel narrow(V: gl<bf16>[M], F: gl<fp8e4m3>[M], S: gl<f32>[M]) {
+    grid (ceildiv(M, 64)) as (i)
+    let v = load V[i] : rv<bf16>[64]
+    let f = load F[i] : rv<fp8e4m3>[64]
+    store S[i] = zero<f32>[64] + (sum(v) + max(v) - min(v)) * 1000.0 + max(f)
+}
+"""
+
+
+def test_narrow_vectors_reduce_in_f32_to_an_f32_scalar() -> None:
+    """sum/max/min of bf16 and fp8 vectors: each element widened (exactly), reduced in f32, the
+    padding left out in f32, so a block of fp8e4m3 padding has max -inf (fp8e4m3 has no infinity:
+    masked in fp8 it would be -448)."""
+    module = parse_tk(NARROW_REDUCE, "narrow.tk")
+    assert "tile.convert" in str(compile_module(parse_tk(NARROW_REDUCE, "narrow.tk"), "tile"))
+    rng = np.random.default_rng(3)
+    m = 100
+    v = rng.standard_normal(m).astype(ml_dtypes.bfloat16).astype(np.float32)
+    out = interpret(module, "narrow", {"V": v, "F": v * 0}, {})["S"]
+    for i0 in range(0, m, 64):
+        rows = slice(i0, min(i0 + 64, m))
+        w = np.asarray(v[rows], np.float64)
+        np.testing.assert_allclose(out[rows], (w.sum() + w.max() - w.min()) * 1000.0, rtol=1e-5)
+    f_empty = parse_tk(NARROW_REDUCE.replace("load F[i]", "load F[i + 1]"), "narrow.tk")
+    past = interpret(f_empty, "narrow", {"V": v[:10], "F": v[:10] * 0}, {})["S"]
+    assert np.isneginf(past).all()

@@ -183,17 +183,30 @@ def test_the_op_reads_and_writes_its_tensor_and_checks_the_dtype() -> None:
         plain.verify()
 
 
-@pytest.mark.parametrize("statement, message", [
-    ("store_add B[i, 0] = bf16(x)", "the GPU backend adds f32 tiles only, not bf16"),
-    ("store_add F[elem(i * 64, M - 30), 0] = x",
-     "the GPU backend does not add a tile at an element range with an end (elem(x, end))"),
-])
-def test_the_gpu_backend_refuses_tile_adds_it_has_not_run(statement: str, message: str) -> None:
-    """bf16 tile adds and adds at an element range's end run in the interpreter; the GPU backend
-    refuses them at the statement (only f32 tile adds away from a range's end ran on the H200)."""
+@pytest.mark.parametrize("statement", ["store_add B[i, 0] = bf16(x)", "store_add F[elem(i * 64, M - 30), 0] = x",
+                                       "store_add B[elem(i * 64, M - 30), 0] = bf16(x)"])
+def test_the_gpu_backend_adds_bf16_tiles_and_tiles_at_an_element_range_end(statement: str) -> None:
+    """TMA reduce-adds bf16 as it does f32 (the tensor map's type), and the rows before an element
+    range's end go as one-row boxes, as a store's do."""
     source = ("kernel k(X: gl<f32>[M, 64], B: gl<bf16>[M, 64], F: gl<f32>[M, 64]) {\n"
               "    grid (ceildiv(M, 64)) as (i)\n    let x = load X[i, 0] : rt<f32>[64, 64]\n"
               f"    {statement}\n}}\n")
+    sm90 = str(compile_module(parse_tk(source, "t.tk"), "sm90", ctx=make_context()))
+    assert "sm90.tma_store reduce add" in sm90
+    assert ("box [64, 1]" in sm90 or "box [32, 1]" in sm90) == ("elem(" in statement)
+
+
+@pytest.mark.parametrize("statement, message", [
+    ("store_add F[i, elem(0, 60)] = x", "the GPU backend ends a stored tile's rows at an element range's end, not its columns"),
+    ("store_add N[elem(i * 64, M - 30), 0] = n", "this tile is staged in rows of 32 bytes"),
+])
+def test_the_gpu_backend_refuses_adds_it_cannot_stop_at_an_end(statement: str, message: str) -> None:
+    """TMA clips a box only at the tensor's end: a column end cannot stop it, and one-row boxes need
+    rows of whole 128-byte lines (the interpreter runs both)."""
+    source = ("kernel k(X: gl<f32>[M, 64], F: gl<f32>[M, 64], N: gl<f32>[M, 16]) {\n"
+              "    grid (ceildiv(M, 64)) as (i)\n    let x = load X[i, 0] : rt<f32>[64, 64]\n"
+              "    let n = load N[i, 0] : rt<f32>[64, 16]\n"
+              f"    {statement}\n}}\n")
     with pytest.raises(TkError) as info:
         compile_module(parse_tk(source, "t.tk"), "sm90", ctx=make_context())
-    assert (info.value.line, info.value.col) == (4, 5) and message in str(info.value)
+    assert (info.value.line, info.value.col) == (5, 5) and message in str(info.value)

@@ -1472,15 +1472,15 @@ class _Builder:
         return self.emit(tile.BroadcastOp(fn, axis, source, vector))
 
     def vector_reduce(self, name: str, value: Value, node: Node) -> SSAValue:
-        """sum(v), max(v), min(v): an f32 vector reduced to an f32 scalar."""
+        """sum(v), max(v), min(v): a vector reduced in f32 to an f32 scalar; a bf16, f16 or fp8
+        vector is converted to f32 first (exact), so its padding is masked in f32 too."""
         if is_tile(value) and isinstance(value.type, tile.RegisterTileType | tile.SharedTileType):
             raise self.error(node, f"{name} of one argument reduces a vector to a scalar; reduce a tile with "
                                    f"row_{name} or col_{name} first, got {describe(value)}")
         vector = self.tile_arg(value, node, name, "vector")
         assert isinstance(vector.type, tile.RegisterVectorType)
         if not isinstance(vector.type.element_type, Float32Type):
-            raise self.error(node, f"{name} reduces an f32 vector to an f32 scalar: convert it first (f32(v)), "
-                                   f"got {describe(vector)}")
+            vector = self.emit(tile.ConvertOp(vector, Float32Type()))
         return self.emit(tile.VectorReduceOp(VECTOR_REDUCTIONS[name], vector))
 
     def cumsum(self, name: str, value: Value, node: Node) -> SSAValue:

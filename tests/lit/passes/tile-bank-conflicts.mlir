@@ -16,6 +16,10 @@ builtin.module {
     // CHECK: tile.store %f, %X[%c0, %c0] {staging = #tile.decision<32, {{.*}}bank_conflicts = #tile.decision<1, "st.shared.v2.f32 (8 B/lane): 32B swizzle conflict-free, 64 wavefronts (ideal 64); 128B swizzle 2-way, 64B swizzle 2-way, no swizzle 4-way">
     %f = tile.fill 1.0 : f32 : !tile.rt<64x32xf32>
     tile.store %f, %X[%c0, %c0] : !tile.rt<64x32xf32>, !tile.gl<[M, N], f32>
+    // At an element range's end the rows before it may go as one-row TMA boxes, which start on
+    // 128-byte lines of shared memory: the staged rows must be whole lines (32B swizzle's are not).
+    // CHECK: tile.store reduce add %f, %X[%c0, %c0] ends[%c0] {element_coords = [0 : i64], element_ends = [0 : i64], staging = #tile.decision<128, "64x32xf32 staging tile, written by st.shared.v2.f32 then one TMA store: 128B swizzle, the fewest wavefronts (bank_conflicts says why); rows of whole 128-byte lines, where the one-row TMA boxes before the element range's end start">, bank_conflicts = #tile.decision<2, "st.shared.v2.f32 (8 B/lane): 128B swizzle 2-way, 128 wavefronts (ideal 64); no swizzle 4-way">
+    tile.store reduce add %f, %X[%c0, %c0] ends[%c0] {element_coords = [0 : i64], element_ends = [0 : i64]} : !tile.rt<64x32xf32>, !tile.gl<[M, N], f32>
     // A TMA-loaded f32 tile read into registers is re-swizzled to 32B, in its type too.
     // CHECK: %x = tile.load %X[%c0, %c0] {swizzle = #tile.decision<32, "ld.shared.v2.f32 (8 B/lane): 32B swizzle conflict-free, 64 wavefronts (ideal 64); 128B swizzle 2-way, 64B swizzle 2-way, no swizzle 4-way">, smem_align = 256 : i64} : !tile.gl<[M, N], f32> -> !tile.st<64x32xf32, swizzle 32>
     // CHECK: tile.to_reg %x {bank_conflicts = #tile.decision<1, {{.*}}smem_access = "ld.shared.v2.f32"} : !tile.st<64x32xf32, swizzle 32>
