@@ -848,6 +848,10 @@ def _constant_key(op: Operation) -> tuple[object, ...]:
     return (op.name, tuple(sorted(op.properties.items())), tuple(sorted(op.attributes.items())), tuple(op.result_types))
 
 
+SPECULATIVE = "speculative"
+"""The unit attribute of a `tile.load` that tile-pipeline hoisted out of a loop: it runs even
+where the loop runs no iteration (its coordinates may then lie past the end)."""
+
 FLOOR_DIVIDED = "floor_divided"
 """The kernel attribute in which the frontend records `floor_divided_dims` of the program as
 written, so that a pass removing a loop or folding its bound (a loop whose results are unused)

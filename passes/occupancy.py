@@ -242,7 +242,7 @@ class IndexGrowth:
             if not any(v in depends for v in op.operands):
                 continue
             depends.update(op.results)
-            if isinstance(op, arith.AddiOp | arith.MuliOp | arith.MinUIOp | arith.MaxUIOp):
+            if isinstance(op, arith.AddiOp | arith.MuliOp | arith.MinUIOp | arith.MaxUIOp | arith.MinSIOp | arith.MaxSIOp):
                 monotone = all(v in grows or v not in depends for v in op.operands)
             elif isinstance(op, arith.SubiOp | arith.DivUIOp | arith.CeilDivUIOp):
                 monotone = op.lhs in grows and op.rhs not in depends

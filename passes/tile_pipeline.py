@@ -2,7 +2,10 @@
 
 A `tile.load` in an `scf.for` whose tensor and coordinates do not depend on the loop (Q in
 attention), and which no store in the loop may overwrite (plan.loop_loads, tkc.passes.alias),
-is moved before the loop, with the pure index math it needs, and loaded once.
+is moved before the loop, with the pure index math it needs, and loaded once. It then runs
+even where the loop runs no iteration, so it is marked `speculative`: its coordinates may lie
+past the end of its tensor there (TMA reads zeros), and the lowering does not stop the kernel
+for them (tma.trap_wholly_past_end), nor does the interpreter.
 The remaining loads of the loop body are its stage, at any depth of loops: the lowering builds an S-stage ring of
 them with full/empty mbarriers (the producer waits empty[s], expects the stage bytes and
 issues the TMA loads of stage s; the consumers wait full[s], compute, and arrive on
@@ -40,10 +43,11 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import scf
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, UnitAttr
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
+from tkc.dialects import tile
 from tkc.diagnostics import error_at
 from tkc.dialects.tile import DecisionAttr, KernelOp, SharedTileType, SharedVectorType, element_name
 from tkc.passes.plan import SMEM_BUDGET, KernelPlan, late_tail, loop_loads, smem_plan
@@ -111,6 +115,7 @@ def pipeline(kernel: KernelOp) -> None:
     for loop in reversed(loops):
         for load in loop_loads(loop)[0]:
             hoist(load, loop)
+            load.attributes[tile.SPECULATIVE] = UnitAttr()
     kernel_plan = KernelPlan.of(kernel)
     stages = kernel_plan.stages
     plan = smem_plan(kernel, stages)

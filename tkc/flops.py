@@ -27,6 +27,8 @@ _BINARY: dict[type, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     arith.CeilDivUIOp: lambda a, b: -(-a // b),
     arith.MinUIOp: np.minimum,
     arith.MaxUIOp: np.maximum,
+    arith.MinSIOp: np.minimum,
+    arith.MaxSIOp: np.maximum,
     arith.AndIOp: np.bitwise_and,
     arith.OrIOp: np.bitwise_or,
 }

@@ -100,6 +100,10 @@ def constant(v: SSAValue) -> int | float | None:
     if isinstance(value, IntegerAttr):
         kind = scalar_kind(v.type)
         bits = int(kind[1:]) if kind != "pred" else 1
+        if bits == 32 and not -(1 << 31) <= value.value.data < 1 << 32:
+            # its low bits would silently be another number (a loop from 2^63 - 1 runs from -1)
+            raise error_at(op, f"the index {value.value.data} does not fit in 32 bits: the GPU's index arithmetic "
+                               "is 32-bit")
         return value.value.data & ((1 << bits) - 1)
     if isinstance(value, FloatAttr):
         return float(value.value.data)

@@ -38,6 +38,8 @@ _GRID_BINARY: dict[type[Operation], str] = {
     arith.SubiOp: "sub",
     arith.MinUIOp: "min",
     arith.MaxUIOp: "max",
+    arith.MinSIOp: "min",
+    arith.MaxSIOp: "max",
 }
 
 

@@ -48,8 +48,10 @@ def trap_wholly_past_end(role: RoleEmitter, load: tile.LoadOp, block: Block) -> 
     TMA would turn into a tile of zeros read silently (docs/language.md, Tiles past the end of a
     tensor). Along a dim with a partial last tile such a box is padding, and an element
     coordinate may lie anywhere. Not in a 2-CTA cluster, whose odd last tile row pairs with one
-    past the end by design."""
-    if role.lowering.cluster > 1:
+    past the end by design, nor for a load tile-pipeline hoisted out of a loop (`speculative`):
+    it runs where the loop runs no iteration too, and what it reads is used only where the loop
+    runs."""
+    if role.lowering.cluster > 1 or tile.SPECULATIVE in load.attributes:
         return
     dims = cast(tile.GlobalType, load.tensor.type).get_dims()
     shape = cast(tile.ShapedTileType, load.result.type).get_shape()

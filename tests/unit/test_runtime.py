@@ -236,8 +236,8 @@ def test_empty_dim():
     assert "argument X: dim 0 is empty" in error(COPY, FakeCuda((0, 64)))
 
 
-def test_dim_must_fit_u32():
-    assert "does not fit in 32 bits" in error(COPY, FakeCuda((1 << 32, 64)))
+def test_dim_must_fit_s32():
+    assert "does not fit in 31 bits" in error(COPY, FakeCuda((1 << 31, 64)))
 
 
 # ---- layout ----

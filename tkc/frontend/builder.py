@@ -123,8 +123,8 @@ INDEX_OPS: dict[str, Callable[[SSAValue, SSAValue], Operation]] = {
     "*": arith.MuliOp,
     "/": arith.DivUIOp,
     "%": arith.RemUIOp,
-    "max": arith.MaxUIOp,
-    "min": arith.MinUIOp,
+    "max": arith.MaxSIOp,
+    "min": arith.MinSIOp,
 }
 FLOAT_OPS: dict[str, Callable[[SSAValue, SSAValue], Operation]] = {
     "+": arith.AddfOp,
@@ -134,7 +134,9 @@ FLOAT_OPS: dict[str, Callable[[SSAValue, SSAValue], Operation]] = {
     "max": arith.MaximumfOp,
     "min": arith.MinimumfOp,
 }
-CMPI = {"==": "eq", "!=": "ne", "<": "ult", "<=": "ule", ">": "ugt", ">=": "uge"}
+CMPI = {"==": "eq", "!=": "ne", "<": "slt", "<=": "sle", ">": "sgt", ">=": "sge"}
+"""Index comparisons are signed: an index is an integer, and a difference (`S - L`) may be
+negative (the GPU's index registers are 32-bit, the runtime's dims below 2^31)."""
 CMPF = {"==": "oeq", "!=": "one", "<": "olt", "<=": "ole", ">": "ogt", ">=": "oge"}
 
 I64_MIN, I64_MAX = -(2**63), 2**63 - 1

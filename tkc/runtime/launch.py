@@ -123,8 +123,9 @@ def bind(abi: KernelABI, args: tuple[Any, ...], named: dict[str, Any]) -> Bindin
         if dims[dim] % divisor:
             raise TkError(rounded_down_tail(dim, dims[dim], where[dim], divisor))
     for dim, value in dims.items():
-        if value >= 1 << 32:
-            raise TkError(f"{dim} = {value} (from {where[dim]}) does not fit in 32 bits")
+        if value >= 1 << 31:
+            raise TkError(f"{dim} = {value} (from {where[dim]}) does not fit in 31 bits "
+                          "(a kernel's index arithmetic is 32-bit signed)")
     mapped = {p.arg for p in abi.params if isinstance(p, TensorMapParam)}
     addressed = {p.arg for p in abi.params if isinstance(p, PointerParam)}
     for spec in abi.args:
