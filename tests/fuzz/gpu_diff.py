@@ -112,10 +112,10 @@ NOT_A_MULTIPLE = re.compile(r"(\w+) = (\d+) \(from .*?\) is not a multiple of (\
 """The refusal of a dimension a kernel counts whole tiles of, by the runtime or the interpreter."""
 
 
-def run_one(spec: str, on_launched: Callable[[str], None] = lambda spec: None) -> dict:
-    """Compile, launch and interpret one case; the outcome as a JSON-able record. `on_launched`
-    hears when the kernel has run, so that a case that takes too long after is the
-    interpreter's slowness, not a hang."""
+def run_one(spec: str, progress: Callable[[str], None] = lambda stage: None) -> dict:
+    """Compile, launch and interpret one case; the outcome as a JSON-able record. `progress`
+    hears which variant is about to be launched (a hang names it) and when the kernel has run
+    ("ran"), so that a case that takes too long after that is the interpreter's slowness."""
     import numpy as np
 
     from tkc.api import CompiledKernel
@@ -162,6 +162,7 @@ def run_one(spec: str, on_launched: Callable[[str], None] = lambda spec: None) -
             inputs = make_inputs(kernel, all_params, seed=1)
             try:
                 arrays = launch_arrays(compiled.abi, inputs)
+                progress(f"launching {variant_name(compiled, arrays)} at {dims}")
                 compiled(*arrays)
             except TkError as error:  # the runtime refused these sizes before launching
                 message = str(error).splitlines()[0]
@@ -180,7 +181,7 @@ def run_one(spec: str, on_launched: Callable[[str], None] = lambda spec: None) -
                     if any(code in fault for code in TRAP_ERRORS):
                         return record | {"outcome": "trap", "why": str(refusal).splitlines()[0][:160]}
                 return record | {"outcome": "fault", "why": fault[:400]} | failing
-            on_launched(spec)
+            progress("ran")
             try:
                 expected = interpret(module, name, inputs, dims)
             except TkError as error:
@@ -199,6 +200,17 @@ def run_one(spec: str, on_launched: Callable[[str], None] = lambda spec: None) -
         return record | {"outcome": "skip", "why": "runtime: " + " / ".join(refusals[-2:])}
 
 
+def variant_name(compiled, arrays) -> str:
+    """Which of a CompiledKernel's variants a launch on `arrays` takes."""
+    from tkc.interpreter import find_kernel
+
+    chosen = compiled._variant_for(tuple(arrays))
+    if chosen is compiled:
+        return "the kernel"
+    pins = find_kernel(chosen._input, None).annotations.data
+    return "the variant " + " ".join(f"@{pin}" for pin in ("whole_tiles", "cluster") if pin in pins)
+
+
 def worker(specs: list[str], results: Path, deadline: float) -> None:
     """Run `specs` in order, appending a `begin` line before and the outcome after each."""
     with results.open("a", encoding="utf-8") as out:
@@ -207,12 +219,12 @@ def worker(specs: list[str], results: Path, deadline: float) -> None:
                 return
             out.write(json.dumps({"begin": spec}) + "\n")
             out.flush()
-            def launched(spec: str) -> None:
-                out.write(json.dumps({"launched": spec}) + "\n")
+            def progress(stage: str) -> None:
+                out.write(json.dumps({"stage": stage}) + "\n")
                 out.flush()
 
             try:
-                record = run_one(spec, launched)
+                record = run_one(spec, progress)
             except Exception as error:  # noqa: BLE001 (any escape is the compiler's or runtime's bug)
                 record = {"case": spec, "outcome": "internal", "why": f"{type(error).__name__}: {error}"[:600]}
             out.write(json.dumps(record) + "\n")
@@ -221,22 +233,22 @@ def worker(specs: list[str], results: Path, deadline: float) -> None:
                 return  # the CUDA context is poisoned: the driver starts a fresh process
 
 
-def read_results(path: Path) -> tuple[list[dict], str | None, bool]:
-    """The finished records of a worker's file, the case it began and did not finish, and
-    whether that case's kernel has run."""
+def read_results(path: Path) -> tuple[list[dict], str | None, str]:
+    """The finished records of a worker's file, the case it began and did not finish, and the
+    last stage that case reported ("ran" once its kernel has run)."""
     done: list[dict] = []
-    pending, launched = None, False
+    pending, stage = None, ""
     if path.exists():
         for line in path.read_text(encoding="utf-8").splitlines():
             entry = json.loads(line)
             if "begin" in entry:
-                pending, launched = entry["begin"], False
-            elif "launched" in entry:
-                launched = True
+                pending, stage = entry["begin"], ""
+            elif "stage" in entry:
+                stage = entry["stage"]
             else:
                 done.append(entry)
                 pending = None
-    return done, pending, launched
+    return done, pending, stage
 
 
 def drive(specs: list[str], jobs: int, out_dir: Path, deadline_s: float, case_limit_s: float) -> dict:
@@ -259,7 +271,7 @@ def drive(specs: list[str], jobs: int, out_dir: Path, deadline_s: float, case_li
     while running:
         time.sleep(1.0)
         for index, (process, shard, path, since) in list(running.items()):
-            done, pending, launched = read_results(path)
+            done, pending, stage = read_results(path)
             finished = {r["case"] for r in done}
             stamp = path.stat().st_mtime if path.exists() else since
             if process.poll() is None and not (pending and time.time() - stamp > case_limit_s):
@@ -268,7 +280,8 @@ def drive(specs: list[str], jobs: int, out_dir: Path, deadline_s: float, case_li
                 process.kill()
                 process.wait()
                 lost.append({"case": pending, "outcome": "skip", "why": f"interpreter: slower than {case_limit_s:.0f} s"}
-                            if launched else {"case": pending, "outcome": "hang", "why": f"no answer in {case_limit_s:.0f} s"})
+                            if stage == "ran" else
+                            {"case": pending, "outcome": "hang", "why": f"no answer in {case_limit_s:.0f} s after {stage}"})
             elif pending and pending not in finished:
                 lost.append({"case": pending, "outcome": "fault", "why": f"the worker died (exit {process.returncode})"})
             left = [s for s in shard if s not in finished and s != pending and
