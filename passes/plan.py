@@ -28,7 +28,7 @@ from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from xdsl.traits import Pure
 
 from tkc.passes.alias import may_overlap_in_loop
-from tkc.passes.shared_tiles import buffer_rows
+from tkc.passes.shared_tiles import buffer_columns, buffer_rows
 from tkc.passes.wgmma_layout import widest_span
 from tkc.dialects.tile import (
     WARPGROUP_THREADS,
@@ -346,7 +346,7 @@ def buffer_bytes(op: Operation) -> int:
     type_ = op.results[0].type
     assert isinstance(type_, SharedTileType | SharedVectorType | RegisterTileType | RegisterVectorType)
     if isinstance(type_, SharedTileType):
-        return type_.num_bytes // type_.rows * buffer_rows(op)
+        return type_.num_bytes // type_.rows * buffer_rows(op) * buffer_columns(op) // type_.get_shape()[-1]
     return type_.num_bytes
 
 

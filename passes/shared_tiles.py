@@ -52,6 +52,24 @@ def buffer_rows(op: Operation) -> int:
     return padded
 
 
+def buffer_columns(op: Operation) -> int:
+    """The columns the shared buffer of a load or tile.to_shared tile has room for: the tile's,
+    except that a tile a wgmma reads as a transposed A (its columns are M, read MN-major in
+    64-column slices) whose columns are no multiple of 64 (96: a 96-row product) gets the room
+    of whole slices, its last panels past the tile's. TMA and the moves never write them; the
+    wgmma reads them only into the product's padding rows, and without the room it would read
+    past the end of shared memory."""
+    type_ = op.results[0].type
+    if not isinstance(type_, SharedTileType):
+        return 1
+    columns = type_.get_shape()[-1]
+    padded = -(-columns // WGMMA_ROWS) * WGMMA_ROWS
+    reads = [use for v in connected(op.results[0]) for use in v.uses if isinstance(use.operation, MmaOp)]
+    if padded != columns and any(use.index == 0 and cast(MmaOp, use.operation).transpose_a is not None for use in reads):
+        return padded
+    return columns
+
+
 def operand_major(mma: MmaOp, operand: SSAValue) -> str:
     """How wgmma reads a shared operand: A is K-major unless transposed; mma_AB reads B MN-major."""
     if operand is mma.a:
