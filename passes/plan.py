@@ -266,14 +266,22 @@ def load_home(load: LoadOp) -> Operation:
 def kernel_load_groups(kernel: Operation) -> list[list[LoadOp]]:
     """The loads that run once per output tile (in the kernel body, or loop-invariant in the
     loops around them up to a top-level one, which tile-pipeline hoists to just before it),
-    grouped by the tile.fence ops of the kernel body: each group is a TMA stage of its own,
-    since the loads after a fence wait for stores that those before it do not."""
+    grouped by the tile.fence ops of the kernel body and by the loops and ifs that load tiles
+    of their own: each group is a TMA stage of its own. The loads after a fence wait for stores
+    that those before it do not; and the producer issues a stage where its last load stands,
+    the consumers wait for it where its first does, so a stage whose loads lay on both sides of
+    a loop with a ring (a bias loaded for the epilogue) would have the producer fill the loop's
+    ring first while the consumers wait for the stage before the loop: a deadlock once the loop
+    runs more iterations than the ring has stages."""
     groups: list[list[LoadOp]] = [[]]
     for op in kernel.regions[0].block.ops:
         if isinstance(op, FenceOp) and groups[-1]:
             groups.append([])
-        else:
-            groups[-1].extend(load for load in op.walk() if isinstance(load, LoadOp) and load_home(load) is kernel)
+            continue
+        loads = [load for load in op.walk() if isinstance(load, LoadOp)]
+        groups[-1].extend(load for load in loads if load_home(load) is kernel)
+        if groups[-1] and any(load_home(load) is not kernel for load in loads):
+            groups.append([])
     return [group for group in groups if group]
 
 

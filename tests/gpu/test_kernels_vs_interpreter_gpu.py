@@ -12,7 +12,8 @@ of 16 and 32 rows: decode attention, a small-M GEMM, a 32-row softmax, a 16-row 
 64-row ones, scans and column reductions of 16 rows; bf16 cumulative sums; positions on vectors;
 register tiles of 96 rows, split and replicated, in reductions, scans and an mma chain; a loop
 that starts past its end; column vectors stored at odd elements; negative index differences;
-a loop-invariant load past the end of its tensor where its loop is empty)
+a loop-invariant load past the end of its tensor where its loop is empty; loads before and
+after a loop)
 run on the GPU and match the interpreter. A store_add target starts with the harness's random
 values (it is read, so it is not poisoned), and elements past its ends must keep them."""
 
@@ -96,6 +97,7 @@ SIZES = {
     "odd_column_vector.tk": {"R": 5, "T": 253, "W": 256},
     "index_signs.tk": {"M": 200, "N": 300},
     "hoisted_past_end.tk": {"M": 300, "T": 128},
+    "late_load.tk": {"M": 200, "K": 1024},
     # register tiles of 96 rows (computed as 128, 64 per consumer, the second's last 32 padding)
     # and 192 beside 96 (replicated in three consumers), at sizes with partial last tiles
     "heights96_softmax.tk": {"M": 200, "N": 200},
