@@ -46,11 +46,13 @@ def test_split_k_sums_every_slice(m: int, n: int, k: int) -> None:
 @pytest.mark.parametrize("m, n, k", [(256, 256, 512), (200, 136, 200)])
 def test_bf16_split_k_sums_every_slice(m: int, n: int, k: int) -> None:
     """Three bf16 adds per element (each rounded to bf16, in any order): within a few roundings
-    of C + A B, and never added past the ends (a missing or doubled slice is off by ~8)."""
+    of C + A B, and never added past the ends (a missing or doubled slice is off by ~8). A
+    rounding of a partial sum up to 64 is up to 0.25, and three of them can meet where the
+    total cancels to near 0 (seen on the H200: 0.0 for -0.345), so the bound is absolute."""
     a, b, c = _bf16(_normal(11, m, k)), _bf16(_normal(12, k, n)), _bf16(_normal(13, m, n))
     out = _run("store_add_bf16_splitk.tk", {"A": a, "B": b, "C": c})
     want = c + a.astype(np.float64) @ b.astype(np.float64)
-    np.testing.assert_allclose(out["C"], want, rtol=2e-2, atol=0.25)
+    np.testing.assert_allclose(out["C"], want, rtol=2e-2, atol=1.0)
 
 
 @pytest.mark.parametrize("m", [250, 300, 37])

@@ -262,6 +262,7 @@ DIAGNOSTICS = [
     ("    @swizzle(64) let x = zero<f32>[BM, BN]", "@swizzle applies to a let whose value is a load", 3, 22),
     ("    @unroll for k in 0 .. 2 { }", "unknown annotation @unroll", 3, 6),
     ("    let x = 99999999999999999999", "does not fit in 64 bits", 3, 13),
+    ("    for k in 2147483648 .. 3 { }", "the index 2147483648 does not fit in 32 bits", 3, 14),
     ("    let x = exp(1000.0)", "exp(1000.0) overflows", 3, 17),
     ("    let x = zero<f32>[BM] * 1e39", "the number 1e+39 does not fit in f32", 3, 27),
     ("    let x = zero<f32>[BM] * 1e-50", "the number 1e-50 does not fit in f32 (it would round to 0)", 3, 27),

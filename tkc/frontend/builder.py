@@ -334,6 +334,9 @@ class _Builder:
         if is_int(value):
             if not I64_MIN <= value <= I64_MAX:
                 raise self.error(node, f"integer {value} does not fit in 64 bits")
+            if not -(2**31) <= value < 2**31:
+                raise self.error(node, f"the index {value} does not fit in 32 bits: a kernel's index arithmetic is "
+                                       "32-bit signed on the GPU")
             with self.at(node):
                 return self.emit(arith.ConstantOp(IntegerAttr(value, IndexType())))
         if has_type(value, IndexType):
