@@ -200,6 +200,56 @@ def run_one(spec: str, progress: Callable[[str], None] = lambda stage: None) -> 
         return record | {"outcome": "skip", "why": "runtime: " + " / ".join(refusals[-2:])}
 
 
+def tile_passes_one(spec: str) -> dict:
+    """The CPU half of the comparison: the interpreter on the frontend's IR and after each tile
+    pass (tkc run --bisect), at the sizes `run_one` would try first. A pass that moves an output
+    is a `mismatch`; programs the compiler or the interpreter refuses are skips."""
+    import io
+
+    from tkc.diagnostics import TkError
+    from tkc.driver import load_module
+    from tkc.interpreter import find_kernel, interpret
+    from tkc.runner import _assignments, bisect, kernel_params, make_inputs, shape_of, snapshots
+
+    case = build_case(spec)
+    record: dict = {"case": spec}
+    with tempfile.TemporaryDirectory() as tmp:
+        path = str(Path(tmp) / f"case{case.suffix}")
+        Path(path).write_text(case.source, encoding="utf-8")
+        try:
+            module = load_module(path, case.kernel, _assignments(list(case.defines)))
+            kernel = find_kernel(module, case.kernel)
+        except TkError as error:
+            return record | {"outcome": "skip", "why": "compile: " + str(error).splitlines()[0][:160]}
+        stages, crashed = snapshots(module)
+        if crashed is not None:
+            return record | {"outcome": "skip", "why": f"compile: {crashed[0]}: {crashed[1].splitlines()[0][:160]}"}
+        dims = size_candidates(kernel, random.Random(spec))[0]
+        for _ in range(4):
+            all_params = kernel_params(kernel) | dims
+            elements = sum(math.prod(shape_of(a.type, all_params, n))
+                           for n, a in zip(kernel.arg_names, kernel.body.block.args, strict=True))
+            if elements > MAX_ELEMENTS:
+                return record | {"outcome": "skip", "why": f"{elements} elements"}
+            inputs = make_inputs(kernel, all_params, seed=1)
+            try:
+                interpret(module, kernel.sym_name.data, inputs, dims)
+                break
+            except TkError as error:
+                match = NOT_A_MULTIPLE.search(str(error))
+                if match is None:
+                    return record | {"outcome": "skip", "why": "interpreter: " + str(error).splitlines()[0][:160]}
+                dims = dims | {match[1]: max(int(match[3]), int(match[2]) // int(match[3]) * int(match[3]))}
+        else:
+            return record | {"outcome": "skip", "why": "sizes"}
+        out = io.StringIO()
+        culprit = bisect(stages, kernel.sym_name.data, inputs, dims, out).culprit
+        if culprit is not None:
+            return record | {"outcome": "mismatch", "sizes": dims, "why": out.getvalue()[-600:], "source": case.source,
+                             "kernel": case.kernel, "defines": list(case.defines)}
+        return record | {"outcome": "match", "sizes": dims}
+
+
 def variant_name(compiled, arrays) -> str:
     """Which of a CompiledKernel's variants a launch on `arrays` takes."""
     from tkc.interpreter import find_kernel
@@ -209,6 +259,11 @@ def variant_name(compiled, arrays) -> str:
         return "the kernel"
     pins = find_kernel(chosen._input, None).annotations.data
     return "the variant " + " ".join(f"@{pin}" for pin in ("whole_tiles", "cluster") if pin in pins)
+
+
+TILE_PASSES_ONLY = os.environ.get("TKC_GPU_DIFF_TILE_PASSES") == "1"
+"""Set by --tile-passes for the workers: compare the interpreter before and after the tile
+passes instead of launching (no GPU needed)."""
 
 
 def worker(specs: list[str], results: Path, deadline: float) -> None:
@@ -224,7 +279,7 @@ def worker(specs: list[str], results: Path, deadline: float) -> None:
                 out.flush()
 
             try:
-                record = run_one(spec, progress)
+                record = tile_passes_one(spec) if TILE_PASSES_ONLY else run_one(spec, progress)
             except Exception as error:  # noqa: BLE001 (any escape is the compiler's or runtime's bug)
                 record = {"case": spec, "outcome": "internal", "why": f"{type(error).__name__}: {error}"[:600]}
             out.write(json.dumps(record) + "\n")
@@ -314,6 +369,8 @@ def main() -> int:
     parser.add_argument("--case-limit", type=float, default=90.0, help="seconds one case may take")
     parser.add_argument("--out", type=Path, default=Path("gpu-diff"))
     parser.add_argument("--show", metavar="KIND:SEED:INDEX")
+    parser.add_argument("--tile-passes", action="store_true",
+                        help="no GPU: the interpreter before and after each tile pass (tkc run --bisect)")
     parser.add_argument("--replay", type=Path, metavar="SUMMARY", help="run a summary.json's failing cases first")
     parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--deadline-at", type=float, help=argparse.SUPPRESS)
@@ -322,11 +379,13 @@ def main() -> int:
     if args.worker:
         worker(args.specs, args.worker, args.deadline_at)
         return 0
+    if args.tile_passes:
+        os.environ["TKC_GPU_DIFF_TILE_PASSES"] = "1"  # the workers inherit it
     if args.show:
         case = build_case(args.show)
         print(case.source)
         print(f"// -k {case.kernel} -D {' '.join(case.defines)}")
-        print(json.dumps(run_one(args.show), indent=1))
+        print(json.dumps(tile_passes_one(args.show) if args.tile_passes else run_one(args.show), indent=1))
         return 0
     specs = [f"generated:{args.seed}:{i}" for i in range(args.generated)]
     specs += [f"mutated:{args.seed}:{i}" for i in range(args.mutated)]
