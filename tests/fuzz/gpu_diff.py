@@ -221,7 +221,10 @@ def tile_passes_one(spec: str) -> dict:
             kernel = find_kernel(module, case.kernel)
         except TkError as error:
             return record | {"outcome": "skip", "why": "compile: " + str(error).splitlines()[0][:160]}
-        stages, crashed = snapshots(module)
+        try:
+            stages, crashed = snapshots(module)
+        except TkError as error:
+            return record | {"outcome": "skip", "why": "compile: " + str(error).splitlines()[0][:160]}
         if crashed is not None:
             return record | {"outcome": "skip", "why": f"compile: {crashed[0]}: {crashed[1].splitlines()[0][:160]}"}
         dims = size_candidates(kernel, random.Random(spec))[0]
@@ -233,7 +236,8 @@ def tile_passes_one(spec: str) -> dict:
                 return record | {"outcome": "skip", "why": f"{elements} elements"}
             inputs = make_inputs(kernel, all_params, seed=1)
             try:
-                interpret(module, kernel.sym_name.data, inputs, dims)
+                if not interpret(module, kernel.sym_name.data, inputs, dims):
+                    return record | {"outcome": "skip", "why": "interpreter: no outputs"}
                 break
             except TkError as error:
                 match = NOT_A_MULTIPLE.search(str(error))
