@@ -96,6 +96,13 @@ def compare(got, ref) -> str | None:
     return None
 
 
+def bigger_sizes(kernel) -> dict[str, int]:
+    """Six tiles of each symbolic dim: room for coordinates beyond the grid's."""
+    from tkc.runner import default_sizes
+
+    return default_sizes(kernel, tiles=6)
+
+
 def size_candidates(kernel, rng: random.Random) -> list[dict[str, int]]:
     """Ragged sizes of two or three tiles per symbolic dimension, then as many whole tiles, then one."""
     from tkc.runner import default_sizes
@@ -108,6 +115,9 @@ def size_candidates(kernel, rng: random.Random) -> list[dict[str, int]]:
 TRAP_ERRORS = ("CUDA_ERROR_LAUNCH_FAILED", "CUDA_ERROR_ILLEGAL_INSTRUCTION")
 """How a launch that ran `trap` fails (tkc's run-time checks: a load wholly past the end, a scalar
 load outside its tensor)."""
+WHOLLY_PAST_END = "lies wholly past its end"
+"""The interpreter's refusal of a tile coordinate past the end: programs index tiles by `i + 1`
+or `2 * k` over a grid of the same dims, so a case retries once at more tiles per dim."""
 NOT_A_MULTIPLE = re.compile(r"(\w+) = (\d+) \(from .*?\) is not a multiple of (\d+)")
 """The refusal of a dimension a kernel counts whole tiles of, by the runtime or the interpreter."""
 
@@ -144,7 +154,7 @@ def run_one(spec: str, progress: Callable[[str], None] = lambda stage: None) -> 
         candidates = size_candidates(kernel, random.Random(spec))
         whole: dict[str, int] = {}  # dims the runtime wants in whole tiles, and a size that is
         refusals: list[str] = []
-        attempt = 0
+        attempt, grown = 0, False
         while candidates and attempt < 8:
             attempt += 1
             dims = candidates[0] | whole
@@ -188,6 +198,10 @@ def run_one(spec: str, progress: Callable[[str], None] = lambda stage: None) -> 
                 message = str(error).splitlines()[0]
                 if NOT_A_MULTIPLE.search(message):  # the runtime should have refused it
                     return record | {"outcome": "unrefused", "why": message[:300]} | failing
+                if WHOLLY_PAST_END in message and not grown:  # `load A[i + 1, 0]`: more tiles
+                    grown = True
+                    candidates.insert(0, bigger_sizes(kernel))
+                    continue
                 return record | {"outcome": "skip", "why": "interpreter: " + message[:160]}
             # an argument the ABI does not list as written comes back as it went in: the
             # interpreter must leave it so too (a store it never reaches)
@@ -228,7 +242,8 @@ def tile_passes_one(spec: str) -> dict:
         if crashed is not None:
             return record | {"outcome": "skip", "why": f"compile: {crashed[0]}: {crashed[1].splitlines()[0][:160]}"}
         dims = size_candidates(kernel, random.Random(spec))[0]
-        for _ in range(4):
+        grown = False
+        for _ in range(5):
             all_params = kernel_params(kernel) | dims
             elements = sum(math.prod(shape_of(a.type, all_params, n))
                            for n, a in zip(kernel.arg_names, kernel.body.block.args, strict=True))
@@ -241,6 +256,9 @@ def tile_passes_one(spec: str) -> dict:
                 break
             except TkError as error:
                 match = NOT_A_MULTIPLE.search(str(error))
+                if match is None and WHOLLY_PAST_END in str(error) and not grown:
+                    grown, dims = True, bigger_sizes(kernel)
+                    continue
                 if match is None:
                     return record | {"outcome": "skip", "why": "interpreter: " + str(error).splitlines()[0][:160]}
                 dims = dims | {match[1]: max(int(match[3]), int(match[2]) // int(match[3]) * int(match[3]))}
