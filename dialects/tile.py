@@ -882,7 +882,7 @@ def floor_divided_dims(kernel: KernelOp) -> dict[str, int]:
         if value in seen or not isinstance(owner := value.owner, Operation):
             continue
         seen.add(value)
-        if isinstance(owner, arith.DivUIOp | arith.DivSIOp) and isinstance(dim := owner.lhs.owner, DimOp):
+        if isinstance(owner, arith.DivUIOp | arith.DivSIOp | arith.FloorDivSIOp) and isinstance(dim := owner.lhs.owner, DimOp):
             divisor = owner.rhs.owner
             if isinstance(divisor, arith.ConstantOp) and isinstance(divisor.value, IntegerAttr):
                 name = cast(GlobalType, dim.tensor.type).get_dims()[dim.axis.value.data]

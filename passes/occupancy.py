@@ -244,7 +244,7 @@ class IndexGrowth:
             depends.update(op.results)
             if isinstance(op, arith.AddiOp | arith.MuliOp | arith.MinUIOp | arith.MaxUIOp | arith.MinSIOp | arith.MaxSIOp):
                 monotone = all(v in grows or v not in depends for v in op.operands)
-            elif isinstance(op, arith.SubiOp | arith.DivUIOp | arith.CeilDivUIOp):
+            elif isinstance(op, arith.SubiOp | arith.DivUIOp | arith.CeilDivUIOp | arith.FloorDivSIOp | arith.CeilDivSIOp):
                 monotone = op.lhs in grows and op.rhs not in depends
             else:
                 monotone = False

@@ -21,6 +21,8 @@ _BINARY: dict[type, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     arith.SubiOp: np.subtract,
     arith.MuliOp: np.multiply,
     arith.DivUIOp: np.floor_divide,
+    arith.FloorDivSIOp: np.floor_divide,
+    arith.CeilDivSIOp: lambda a, b: -(-a // b),
     arith.DivSIOp: np.floor_divide,
     arith.RemUIOp: np.remainder,
     arith.RemSIOp: np.remainder,

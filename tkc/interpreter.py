@@ -164,9 +164,6 @@ def _trunc_rem(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return a - _trunc_div(a, b) * b
 
 
-_NONNEGATIVE_DIVIDEND = {"arith.divui": "`/`", "arith.remui": "`%`", "arith.ceildivui": "ceildiv"}
-"""The index divisions of the language (tkc.frontend), whose dividend must not be negative."""
-
 _ARITH_BINARY: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     "arith.addi": np.add,
     "arith.subi": np.subtract,
@@ -402,9 +399,6 @@ class _Machine:
             results = handler(self, op, active)
         elif op.name in _ARITH_BINARY:
             a, b = (self.scalar_of(v) for v in op.operands)
-            if op.name in _NONNEGATIVE_DIVIDEND and (np.asarray(a) < 0).any():
-                raise error_at(op, f"{_NONNEGATIVE_DIVIDEND[op.name]} of a negative index ({np.min(a)}): the GPU divides "
-                                   "indices as unsigned 32-bit integers, so the dividend must not be negative")
             results = [_ARITH_BINARY[op.name](a, b).astype(_scalar_dtype(op.results[0].type))]
         elif op.name in _FLOAT_UNARY:
             results = [_FLOAT_UNARY[op.name](self.scalar_of(op.operands[0]))]

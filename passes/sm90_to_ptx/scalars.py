@@ -14,7 +14,7 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewri
 
 from tkc.dialects.tile import GELU_CUBIC, GELU_ERFC_COEFFICIENTS, GELU_SCALE, UnaryFn
 from tkc.diagnostics import error_at
-from tkc.passes.sm90_to_ptx.emitter import Emitter, bits_type, constant, scalar_kind, signed
+from tkc.passes.sm90_to_ptx.emitter import Emitter, bits_type, constant, log2, scalar_kind, signed
 
 LOG2E = 1.4426950408889634
 LN2 = 0.6931471805599453
@@ -133,6 +133,30 @@ class CheckConstant(RewritePattern):
         constant(op.result)
 
 
+def floor_div(e: Emitter, a: SSAValue, d: int | SSAValue) -> SSAValue:
+    """a / d rounded toward -inf on 32-bit signed values (the language's `/` on indices, which
+    may be negative): an arithmetic shift for a power of two, else the truncating div.s32 less
+    one where the remainder and the divisor differ in sign."""
+    b = e.b
+    if isinstance(d, int) and d > 0 and d & (d - 1) == 0:
+        return a if d == 1 else b.shr("s32", a, log2(d))
+    q = b.div("s32", a, d)
+    r = b.sub("s32", a, b.mul("s32", q, d))
+    wrong_side = b.and_("pred", b.setp("ne", "s32", r, 0), b.setp("lt", "s32", b.xor("b32", r, d), 0))
+    return b.sub("s32", q, b.selp("s32", 1, 0, wrong_side))
+
+
+class LowerFloorDiv(RewritePattern):
+    """`arith.floordivsi`, the frontend's `/` on indices (and, through it, `%`)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: arith.FloorDivSIOp, rewriter: PatternRewriter) -> None:
+        e = Emitter(op)
+        if scalar_kind(op.result.type) != "u32":
+            raise error_at(op, "floor division lowers for 32-bit integers (indices) only")
+        e.replace(rewriter, floor_div(e, e.reg(op.lhs), e.src(op.rhs, "s32")))
+
+
 class LowerIntBinary(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: IntBinaryOp, rewriter: PatternRewriter) -> None:
@@ -154,6 +178,9 @@ class LowerCeilDiv(RewritePattern):
         divisor = e.src(op.rhs, ty)
         bump = divisor - 1 if isinstance(divisor, int) else e.b.sub(ty, divisor, 1)
         total = e.b.add(ty, e.reg(op.lhs), bump)
+        if ty == "s32":  # the frontend's ceildiv: floor((a + d - 1) / d), negative a included
+            e.replace(rewriter, floor_div(e, total, divisor))
+            return
         e.replace(rewriter, e.b.div(ty, total, divisor))
 
 
@@ -267,6 +294,6 @@ class LowerMath(RewritePattern):
 
 
 PATTERNS: list[RewritePattern] = [
-    CheckConstant(), LowerIntBinary(), LowerCeilDiv(), LowerCmpi(), LowerCmpf(), LowerSelect(), LowerIntCast(),
+    CheckConstant(), LowerIntBinary(), LowerFloorDiv(), LowerCeilDiv(), LowerCmpi(), LowerCmpf(), LowerSelect(), LowerIntCast(),
     LowerIntToFloat(), LowerFloatToInt(), LowerFloatBinary(), LowerNegf(), LowerMath(),
 ]

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
 _GRID_BINARY: dict[type[Operation], str] = {
     arith.DivUIOp: "div",
+    arith.FloorDivSIOp: "div",
     arith.DivSIOp: "div",
     arith.CeilDivUIOp: "ceildiv",
     arith.CeilDivSIOp: "ceildiv",

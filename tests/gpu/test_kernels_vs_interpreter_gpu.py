@@ -98,6 +98,7 @@ SIZES = {
     "index_signs.tk": {"M": 200, "N": 300},
     "hoisted_past_end.tk": {"M": 300, "T": 128},
     "late_load.tk": {"M": 200, "K": 1024},
+    "index_division.tk": {"M": 384},
     # register tiles of 96 rows (computed as 128, 64 per consumer, the second's last 32 padding)
     # and 192 beside 96 (replicated in three consumers), at sizes with partial last tiles
     "heights96_softmax.tk": {"M": 200, "N": 200},

@@ -118,11 +118,12 @@ TILE_FNS = {
 }
 """Element-wise tile ops by operator: arithmetic, and conditions (1 where true, 0 where not)."""
 INDEX_OPS: dict[str, Callable[[SSAValue, SSAValue], Operation]] = {
+    # indices are integers and may be negative: `/` rounds toward -inf and `%` (a - (a / b) * b,
+    # index_remainder) takes the divisor's sign, as in Python and the interpreter
     "+": arith.AddiOp,
     "-": arith.SubiOp,
     "*": arith.MuliOp,
-    "/": arith.DivUIOp,
-    "%": arith.RemUIOp,
+    "/": arith.FloorDivSIOp,
     "max": arith.MaxSIOp,
     "min": arith.MinSIOp,
 }
@@ -342,6 +343,12 @@ class _Builder:
         if has_type(value, IndexType):
             return value
         raise self.error(node, f"expected {what} (an integer), got {describe(value)}")
+
+    def index_remainder(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        """a % b on indices: a - floor(a / b) * b, with the divisor's sign (MLIR's remsi
+        truncates, and an index may be negative)."""
+        quotient = self.emit(arith.FloorDivSIOp(a, b))
+        return self.emit(arith.SubiOp(a, self.emit(arith.MuliOp(quotient, b))))
 
     def boolean(self, value: Value, node: Node) -> SSAValue:
         if isinstance(value, bool):
@@ -1012,6 +1019,8 @@ class _Builder:
         if "bool" in kinds:
             raise self.error(node, f"'{op}' applies to numbers, not bools")
         if kinds <= {"int", "index"}:
+            if op == "%":
+                return self.index_remainder(self.index(a, node), self.index(b, node))
             return self.emit(INDEX_OPS[op](self.index(a, node), self.index(b, node)))
         if kinds <= {"int", "float", "f32"}:
             if op == "%":
@@ -1606,7 +1615,7 @@ class _Builder:
         if is_int(a) and is_int(b):
             return -(-a // b)
         if {self.scalar_kind(v) for v in args} <= {"int", "index"}:
-            return self.emit(arith.CeilDivUIOp(self.index(a, nodes[0]), self.index(b, nodes[1])))
+            return self.emit(arith.CeilDivSIOp(self.index(a, nodes[0]), self.index(b, nodes[1])))
         raise self.error(token, f"ceildiv takes integers or indices, got {describe(a)} and {describe(b)}")
 
     def bounds_mask(self, token: Node, args: list[Value], nodes: list[Node]) -> SSAValue:
