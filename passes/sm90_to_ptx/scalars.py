@@ -133,11 +133,12 @@ class CheckConstant(RewritePattern):
         constant(op.result)
 
 
-def floor_div(e: Emitter, a: SSAValue, d: int | SSAValue) -> SSAValue:
+def floor_div(e: Emitter, a: SSAValue, d: int | float | SSAValue) -> SSAValue:
     """a / d rounded toward -inf on 32-bit signed values (the language's `/` on indices, which
     may be negative): an arithmetic shift for a power of two, else the truncating div.s32 less
     one where the remainder and the divisor differ in sign."""
     b = e.b
+    assert not isinstance(d, float), "an index divisor is an integer"
     if isinstance(d, int) and d > 0 and d & (d - 1) == 0:
         return a if d == 1 else b.shr("s32", a, log2(d))
     q = b.div("s32", a, d)
