@@ -221,5 +221,7 @@ def test_vector_stores_assemble() -> None:
             emit(sm90.StoreVectorGlobalOp(vector, pointer, const(emit, 64), bound))
 
     entry = lower(kernel(body, STORE_ABI))
-    assert sum(isinstance(op, ptx.StOp) for op in entry.body.block.ops) == 4 + 2 * 8  # a row per register; a pair, or its first column alone, per column pair
+    # a row vector: one store per register; a column vector: where it starts at an even element,
+    # a pair or its first column alone per column pair, else each of the pair's columns alone
+    assert sum(isinstance(op, ptx.StOp) for op in entry.body.block.ops) == 4 + 2 * 8 + 2 * 8
     assembles(entry)
