@@ -96,6 +96,13 @@ def compare(got, ref) -> str | None:
     return None
 
 
+def argument_elements(kernel, params: dict) -> int:
+    """Elements of all the kernel's arguments at these sizes (the interpreter allocates them)."""
+    from tkc.runner import shape_of
+
+    return sum(math.prod(shape_of(a.type, params, n)) for n, a in zip(kernel.arg_names, kernel.body.block.args, strict=True))
+
+
 def bigger_sizes(kernel) -> dict[str, int]:
     """Six tiles of each symbolic dim: room for coordinates beyond the grid's."""
     from tkc.runner import default_sizes
@@ -132,7 +139,7 @@ def run_one(spec: str, progress: Callable[[str], None] = lambda stage: None) -> 
     from tkc.diagnostics import TkError
     from tkc.driver import load_module
     from tkc.interpreter import find_kernel, interpret
-    from tkc.runner import _assignments, kernel_params, make_inputs, shape_of
+    from tkc.runner import _assignments, kernel_params, make_inputs
     from tkc.runtime.device import DeviceError
     from tkc.runtime.run import launch_arrays, written
 
@@ -161,8 +168,7 @@ def run_one(spec: str, progress: Callable[[str], None] = lambda stage: None) -> 
             record["sizes"] = dims
             all_params = kernel_params(kernel) | dims
             try:
-                elements = sum(math.prod(shape_of(a.type, all_params, n))
-                               for n, a in zip(kernel.arg_names, kernel.body.block.args, strict=True))
+                elements = argument_elements(kernel, all_params)
             except TkError as error:
                 return record | {"outcome": "skip", "why": "sizes: " + str(error).splitlines()[0][:160]}
             if elements > MAX_ELEMENTS:
@@ -223,7 +229,7 @@ def tile_passes_one(spec: str) -> dict:
     from tkc.diagnostics import TkError
     from tkc.driver import load_module
     from tkc.interpreter import find_kernel, interpret
-    from tkc.runner import _assignments, bisect, kernel_params, make_inputs, shape_of, snapshots
+    from tkc.runner import _assignments, bisect, kernel_params, make_inputs, snapshots
 
     case = build_case(spec)
     record: dict = {"case": spec}
@@ -245,8 +251,7 @@ def tile_passes_one(spec: str) -> dict:
         grown = False
         for _ in range(5):
             all_params = kernel_params(kernel) | dims
-            elements = sum(math.prod(shape_of(a.type, all_params, n))
-                           for n, a in zip(kernel.arg_names, kernel.body.block.args, strict=True))
+            elements = argument_elements(kernel, all_params)
             if elements > MAX_ELEMENTS:
                 return record | {"outcome": "skip", "why": f"{elements} elements"}
             inputs = make_inputs(kernel, all_params, seed=1)
