@@ -143,8 +143,8 @@ PLAN_DECISIONS = {
 """The fields of a kernel's `#tile.plan` (tile-occupancy-plan's decisions, which passes/plan.py's
 KernelPlan reads), in the order the planner decides and the plan prints them. PlanAttr.verify
 states how they agree with each other; the kernel's verifier that heavy_first is an axis of its grid."""
-LOOP_DECISIONS = {"stages": _STAGES, "pipeline": _STAGES, "overlap": _FLAG}
-"""The pins (`stages`, `overlap`) and decisions (`pipeline`, `overlap`) on an scf.for of a kernel."""
+LOOP_DECISIONS = {"stages": _STAGES, "pipeline": _STAGES, "overlap": _FLAG, "turns": _FLAG}
+"""The pins (`stages`, `overlap`, `turns`) and decisions (`pipeline`, `overlap`, `turns`) on an scf.for of a kernel."""
 SHARED_TILE_DECISIONS = {"swizzle": Allowed(SWIZZLE_SPANS, "0, 32, 64 or 128"), "pad": _SIZE}
 """On a tile.load or tile.to_shared: the swizzle pinned or decided (the tile's type holds a decided
 one), and the bytes each row is padded by (tile-bank-conflicts)."""

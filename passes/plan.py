@@ -68,6 +68,9 @@ TILE_ALIGN = 1024
 VECTOR_ALIGN = 128
 MBARRIER_REGION = 1024
 """The mbarriers come first, in a region of this size (128 of them at most)."""
+NAMED_BARRIERS = 16
+"""Hardware named barriers of a CTA (bar.sync ids 0..15). The lowering's ids: 0 the whole block,
+1 + i consumer i's warpgroup, 1 + consumers all the consumers, turn_barrier(...) the turns."""
 ALIGN_SLACK = 1024
 """Dynamic shared memory is only 16-byte aligned: aligning its base to 1024 may cost this much."""
 
@@ -119,6 +122,12 @@ class KernelPlan:
         return isinstance(decision, DecisionAttr) and decision.int_value == 1
 
     @staticmethod
+    def takes_turns(loop: scf.ForOp) -> bool:
+        """tile-pipeline's `turns` decision on an overlapped loop: absent means no."""
+        decision = loop.attributes.get("turns")
+        return isinstance(decision, DecisionAttr) and decision.int_value == 1
+
+    @staticmethod
     def of(kernel: Operation) -> KernelPlan:
         """The kernel's `#tile.plan` (the kernel's verifier checked it); without one, the defaults."""
         plan = kernel.attributes.get("plan")
@@ -144,6 +153,14 @@ def padded_rows(rows: int) -> int:
     """The rows a register tile or row vector of `rows` rows is computed in: whole wgmmas of 64
     rows (m64), the rows past its own padding (16 rows as 64, 96 as 128)."""
     return align(rows, WGMMA_ROWS)
+
+
+def turn_barrier(consumers: int, index: int) -> int:
+    """The named barrier consumer `index` waits on for its turn to issue mmas (tile-pipeline's
+    `turns`), after the ids of the warpgroups and of all consumers (NAMED_BARRIERS)."""
+    barrier = consumers + 2 + index
+    assert barrier < NAMED_BARRIERS, f"{consumers} consumers leave no named barrier for turns"
+    return barrier
 
 
 def replicated(rows: int, consumers: int) -> bool:

@@ -33,6 +33,13 @@ Written (offsets in bytes from the 1024-aligned base of dynamic shared memory, p
                          iteration's first mma, then the previous iteration's last, and runs the
                          element-wise work between them (softmax) while both are in flight.
                          `@overlap(0)` on the loop turns it off; `@overlap(1)` insists.
+  on an overlapped loop of a kernel with several consumer warpgroups
+                         turns = #tile.decision<1, "...">: the consumers take turns issuing
+                         their mmas (FlashAttention-3's ping-pong), so one warpgroup's softmax
+                         runs while the tensor cores work on another's products rather than
+                         all of them computing softmax at once while the tensor cores idle.
+                         Measured on the H200 (attention at N = 4096): 1.03x for D = 128,
+                         1.05x for D = 64, 1.07x with ALiBi. `@turns(0)` turns it off.
 The mbarriers sit in the first 1 KB. This is the one layout: convert-tile-to-sm90 reads these
 offsets and computes none of its own.
 """
@@ -110,6 +117,27 @@ def _overlap_decision(loop: scf.ForOp, stages: int) -> DecisionAttr | None:
     )
 
 
+def _turns_decision(loop: scf.ForOp, consumers: int) -> DecisionAttr | None:
+    """Whether the consumer warpgroups take turns issuing the overlapped loop's mmas, pinned by
+    @turns. Every consumer runs the loop the same number of times (the control flow is the
+    CTA's), so the turns pass round them in order and none waits for one that never comes."""
+    attr = loop.attributes.get("turns")
+    pin = attr.value.data if isinstance(attr, IntegerAttr) else (
+        attr.int_value if isinstance(attr, DecisionAttr) and attr.reason.data.startswith("pinned") else None)
+    if pin == 0:
+        return DecisionAttr(0, "pinned by @turns(0): the consumers issue their mmas as they come")
+    if not KernelPlan.overlaps(loop) or consumers < 2:
+        if pin is not None:
+            raise error_at(loop, "@turns(1) needs an overlapped loop (@overlap) and at least 2 consumer warpgroups")
+        return None
+    pinned = "pinned by @turns(1); " if pin is not None else ""
+    return DecisionAttr(
+        1,
+        f"{pinned}the {consumers} consumer warpgroups take turns issuing this loop's mmas (a named barrier each): "
+        "one's element-wise work runs while the tensor cores work for another (FlashAttention-3's ping-pong)",
+    )
+
+
 def pipeline(kernel: KernelOp) -> None:
     loops = [op for op in kernel.walk() if isinstance(op, scf.ForOp)]
     for loop in reversed(loops):
@@ -137,6 +165,13 @@ def pipeline(kernel: KernelOp) -> None:
             load.attributes["stage_offset"] = IntegerAttr(offset, 64)
         if isinstance(ring.owner, scf.ForOp) and (overlap := _overlap_decision(ring.owner, stages)) is not None:
             ring.owner.attributes["overlap"] = overlap
+    for loop in loops:
+        if "turns" in loop.attributes or KernelPlan.overlaps(loop):
+            turns = _turns_decision(loop, kernel_plan.consumers)
+            if turns is None:
+                loop.attributes.pop("turns", None)
+            else:
+                loop.attributes["turns"] = turns
     for op, offset in (*plan.single, *plan.staging):
         op.attributes["smem_offset"] = IntegerAttr(offset, 64)
     if plan.staging_reused:

@@ -62,6 +62,14 @@ class LowerNamedBarrier(RewritePattern):
         rewriter.erase(op)
 
 
+class LowerNamedBarrierArrive(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: sm90.NamedBarrierArriveOp, rewriter: PatternRewriter) -> None:
+        e = Emitter(op)
+        e.b.bar_arrive(e.int_src(op.barrier_id, "u32"), op.threads.value.data)
+        rewriter.erase(op)
+
+
 class LowerMbarrierAt(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: sm90.MbarrierAtOp, rewriter: PatternRewriter) -> None:
@@ -167,7 +175,7 @@ class LowerTmaStoreWait(RewritePattern):
 
 
 PATTERNS: list[RewritePattern] = [
-    LowerNoOperands(), LowerNamedBarrier(), LowerMbarrierAt(), LowerMbarrierInit(), LowerMbarrierArrive(), LowerMbarrierWait(),
+    LowerNoOperands(), LowerNamedBarrier(), LowerNamedBarrierArrive(), LowerMbarrierAt(), LowerMbarrierInit(), LowerMbarrierArrive(), LowerMbarrierWait(),
     LowerStoreFenceInit(), LowerStoreFenceSignal(), LowerStoreFenceWait(), LowerTmaLoad(), LowerTmaStore(),
     LowerTmaStoreWait(),
 ]

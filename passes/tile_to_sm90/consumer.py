@@ -24,7 +24,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from tkc.diagnostics import error_at
 from tkc.dialects import sm90, tile
-from tkc.passes.plan import WARPGROUP_THREADS, KernelPlan, late_tail, padded_rows, register_heights
+from tkc.passes.plan import WARPGROUP_THREADS, KernelPlan, late_tail, padded_rows, register_heights, turn_barrier
 from tkc.passes.tile_to_sm90.compute import PATTERNS
 from tkc.passes.tile_to_sm90.fences import consumer_fence
 from tkc.passes.tile_to_sm90.lowering import KernelLowering
@@ -47,6 +47,14 @@ class ConsumerEmitter(RoleEmitter):
             else self.mul(self.consumer_index, self.const(lowering.plan.consumer_rows(rows)))
             for rows in sorted(register_heights(lowering.kernel))
         }
+        if any(isinstance(op, scf.ForOp) and KernelPlan.takes_turns(op) for op in lowering.kernel.walk()):
+            # the first turn is the first consumer's: the last one hands it over once, and from
+            # then on each consumer's issue hands the turn to the next (overlap.py)
+            last = self.op(arith.CmpiOp(self.consumer_index, self.const(lowering.consumers - 1), "eq")).results[0]
+            handover = Block()
+            barrier = self.const(turn_barrier(lowering.consumers, 0), handover)
+            self.op(sm90.NamedBarrierArriveOp(barrier, 2 * WARPGROUP_THREADS), handover)
+            self.emit_if_then(last, handover, self.block)
 
     def row0(self, t: Attribute) -> SSAValue:
         """The first row this consumer holds of a register tile or row vector of type `t` (0

@@ -8,6 +8,11 @@ plan.late_tail), as FlashAttention-3 does within a warpgroup:
                       wait for the tail just before P is rewritten; free stage j-1
         tail(last); free the last stage
 
+With tile-pipeline's `turns`, the consumers take turns issuing the two mmas: each waits on its
+own named barrier before them and, once both are issued, arrives on the next consumer's (the
+last consumer arrives on the first's once at the start, consumer.py), so the tensor cores run
+one warpgroup's products while the others compute their softmax (FlashAttention-3's ping-pong).
+
 The values the tail takes from the head (P, the rescale factors) and the stage the tail reads
 (V) are the previous iteration's: the former ride along as loop-carried fragments, the
 latter's views are rebuilt from the iteration count minus one. The tail's product is waited
@@ -25,6 +30,7 @@ from xdsl.dialects.builtin import IndexType, StringAttr
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from tkc.dialects import sm90, tile
+from tkc.passes.plan import WARPGROUP_THREADS, KernelPlan, turn_barrier
 from tkc.passes.tile_to_sm90.mma import issue_mma
 from tkc.passes.tile_to_sm90.rings import release, stage_address, view_stage
 from tkc.passes.tile_to_sm90.shared_memory import Ring
@@ -47,6 +53,8 @@ class LateTail:
     """Ring loads the tail reads (V), viewed at the previous iteration's stage."""
     iteration: SSAValue
     """The previous iteration's ring count."""
+    turn: tuple[SSAValue, SSAValue] | None = None
+    """With `turns`: the named barriers this consumer waits on before issuing and arrives on after."""
 
 
 def emit_overlapped_for(c: ConsumerEmitter, loop: scf.ForOp, ring: Ring, tail: list[Operation], block: Block) -> None:
@@ -85,6 +93,7 @@ def emit_overlapped_for(c: ConsumerEmitter, loop: scf.ForOp, ring: Ring, tail: l
         init[i] if i == tail_index else c.values[v] for i, v in enumerate(yield_op.operands)
     ] + [c.values[v] for v in crossing]
 
+    turn = _turn(c, loop, then)
     body = Block(arg_types=[IndexType(), *(v.type for v in carried_init)])
     start = c.add(lb, step, then)
     new_loop = scf.ForOp(start, ub, step, carried_init, body)
@@ -100,7 +109,7 @@ def emit_overlapped_for(c: ConsumerEmitter, loop: scf.ForOp, ring: Ring, tail: l
         c.values[arg] = value
     it = c.iteration(loop, body.args[0], body)
     previous = c.sub(it, c.const(1, body), body)
-    late = LateTail(tail, crossing, list(body.args[1 + n :]), tail_loads, previous)
+    late = LateTail(tail, crossing, list(body.args[1 + n :]), tail_loads, previous, turn)
     done = _emit_head(c, head, ring, it, body, late, first_mma)
     assert done is not None
     release(c, ring, previous, body)
@@ -122,6 +131,16 @@ def emit_overlapped_for(c: ConsumerEmitter, loop: scf.ForOp, ring: Ring, tail: l
     for old, new in zip(loop.results, result.results):
         c.values[old] = new
     c.end_loop_counts(loop, [], block)
+
+
+def _turn(c: ConsumerEmitter, loop: scf.ForOp, block: Block) -> tuple[SSAValue, SSAValue] | None:
+    """This consumer's turn barrier and the next consumer's, where the loop takes turns."""
+    if not KernelPlan.takes_turns(loop):
+        return None
+    consumers = c.lowering.consumers
+    first = c.const(turn_barrier(consumers, 0), block)
+    following = c.rem(c.add(c.consumer_index, c.const(1, block), block), c.const(consumers, block), block)
+    return c.add(first, c.consumer_index, block), c.add(first, following, block)
 
 
 def _emit_head(c: ConsumerEmitter, head: list[Operation], ring: Ring, it: SSAValue, block: Block,
@@ -168,9 +187,13 @@ def _emit_tail(c: ConsumerEmitter, late: LateTail, block: Block,
     for v, value in saved.items():
         if value is not None:
             c.values[v] = value
+    if late.turn is not None:
+        c.op(sm90.NamedBarrierOp(late.turn[0], 2 * WARPGROUP_THREADS), block)
     issued = issue_mma(c, head_mma, block) if head_mma is not None else None
     c.values.update(late_values)
     acc = issue_mma(c, cast(tile.MmaOp, late.ops[-1]), block)
+    if late.turn is not None:
+        c.op(sm90.NamedBarrierArriveOp(late.turn[1], 2 * WARPGROUP_THREADS), block)
     for v, value in saved.items():
         if value is not None:
             c.values[v] = value

@@ -6,6 +6,10 @@ Pinned down:
     loop with tile.to_shared, or where the carried accumulator has another reader; tile-pipeline
     records it as `overlap` = #tile.decision<1>, `@overlap(0)` turns it off (no
     `softmax_overlap` loop in sm90 IR) and `@overlap(1)` where it cannot apply is an error;
+  - tile-pipeline's `turns` on attention's overlapped loop (2 consumers): each consumer waits on
+    its named barrier before issuing and arrives on the next one's after, the last hands the first
+    turn over once; `@turns(0)` turns it off, `@turns(1)` without an overlapped loop is an error,
+    and a single consumer takes no turns;
   - plan.staging_reuses_single_tiles holds for attention (3 stages, 231424 bytes at D=128, the
     O epilogue staged at Q's offset) and not for the persistent GEMM;
   - tile-occupancy-plan's heavy_first decision (axis 0, qi) on causal attention only, unless
@@ -103,6 +107,31 @@ def test_overlap_1_on_gemm_is_an_error() -> None:
     with pytest.raises(TkError, match=r"@overlap\(1\) needs a loop whose last mma") as error:
         compiled(annotated(GEMM, "    for k in", "@overlap(1)"))
     assert error.value.line is not None
+
+
+def test_attention_consumers_take_turns_issuing_their_mmas() -> None:
+    loop = first_loop(compiled(ATTENTION))
+    assert KernelPlan.takes_turns(loop) and "2 consumer warpgroups take turns" in loop.attributes["turns"].reason.data
+    sm90_ir = ir_text(compiled(ATTENTION, "sm90"))
+    # once at the start (the last consumer hands the first turn over), then once per iteration
+    assert sm90_ir.count("sm90.named_barrier_arrive") == 2
+    ptx = print_ptx(compiled(ATTENTION, "ptx"))
+    assert ptx.count("bar.arrive 4, 256;") == 1 and ptx.count("bar.arrive %r") == 1
+
+
+def test_turns_0_pins_them_off_and_turns_1_needs_an_overlapped_loop() -> None:
+    source = annotated(ATTENTION, "    for kv in", "@turns(0)")
+    loop = first_loop(compiled(source))
+    assert loop.attributes["turns"].int_value == 0 and not KernelPlan.takes_turns(loop)
+    assert "named_barrier_arrive" not in ir_text(compiled(source, "sm90"))
+    with pytest.raises(TkError, match=r"@turns\(1\) needs an overlapped loop") as error:
+        compiled(annotated(ATTENTION, "    for kv in", "@overlap(0)\n    @turns(1)"))
+    assert error.value.line is not None
+
+
+def test_one_consumer_takes_no_turns() -> None:
+    loop = first_loop(compiled(ATTENTION, params={"BQ": 64}))
+    assert KernelPlan.overlaps(loop) and "turns" not in loop.attributes
 
 
 # ----------------------------------------------------------------- epilogue staging in the single tiles

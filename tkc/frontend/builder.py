@@ -685,6 +685,7 @@ class _Builder:
             "whole_tiles": "kernel",
             "stages": "for or kernel",  # on a kernel: the ring of a kernel that streams its tiles
             "overlap": "for",
+            "turns": "for",
             "swizzle": "let",
         }
         targets = {"kernel": "a kernel", "for": "a for loop", "let": "a let of a load"}
@@ -730,8 +731,8 @@ class _Builder:
                     raise self.error(n, f"@consumers takes 1 to 7 consumer warpgroups, got {value}")
                 if name == "stages" and not 1 <= value <= 16:
                     raise self.error(n, f"@stages takes 1 to 16 pipeline stages, got {value}")
-                if name == "overlap" and value not in (0, 1):
-                    raise self.error(n, f"@overlap takes 0 (off) or 1 (required), got {value}")
+                if name in ("overlap", "turns") and value not in (0, 1):
+                    raise self.error(n, f"@{name} takes 0 (off) or 1 (required), got {value}")
                 if name == "heavy_first" and value not in (0, 1):
                     raise self.error(n, f"@heavy_first takes 0 (launch order) or 1 (the planner's choice), got {value}")
                 if name == "cluster" and value not in (1, 2):
