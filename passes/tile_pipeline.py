@@ -38,8 +38,11 @@ Written (offsets in bytes from the 1024-aligned base of dynamic shared memory, p
                          their mmas (FlashAttention-3's ping-pong), so one warpgroup's softmax
                          runs while the tensor cores work on another's products rather than
                          all of them computing softmax at once while the tensor cores idle.
-                         Measured on the H200 (attention at N = 4096): 1.03x for D = 128,
-                         1.05x for D = 64, 1.07x with ALiBi. `@turns(0)` turns it off.
+                         Only where the loop's mmas are the two a turn covers (its first and
+                         the late last one). Measured on the H200 (attention forward, N = 1024
+                         and 4096: 1.01-1.06x; with ALiBi 1.08x; Based 1.04-1.06x; the
+                         backward's dK/dV loop, 4 mmas, was 0.88x with them). `@turns(0)`
+                         turns it off.
 The mbarriers sit in the first 1 KB. This is the one layout: convert-tile-to-sm90 reads these
 offsets and computes none of its own.
 """
@@ -130,6 +133,14 @@ def _turns_decision(loop: scf.ForOp, consumers: int) -> DecisionAttr | None:
         if pin is not None:
             raise error_at(loop, "@turns(1) needs an overlapped loop (@overlap) and at least 2 consumer warpgroups")
         return None
+    mmas = sum(isinstance(op, tile.MmaOp) for op in loop.walk())
+    if mmas > 2 and pin is None:
+        return DecisionAttr(
+            0,
+            f"the loop issues {mmas} mmas and a turn covers two (its first and the late last one): the others "
+            "would still run at once, and the turns only add waits (0.88x on the attention backward's dK/dV loop "
+            "on the H200)",
+        )
     pinned = "pinned by @turns(1); " if pin is not None else ""
     return DecisionAttr(
         1,

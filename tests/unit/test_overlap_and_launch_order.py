@@ -9,7 +9,8 @@ Pinned down:
   - tile-pipeline's `turns` on attention's overlapped loop (2 consumers): each consumer waits on
     its named barrier before issuing and arrives on the next one's after, the last hands the first
     turn over once; `@turns(0)` turns it off, `@turns(1)` without an overlapped loop is an error,
-    and a single consumer takes no turns;
+    a loop with more mmas than the two a turn covers (the backward's dK/dV loop) and a single
+    consumer take none;
   - plan.staging_reuses_single_tiles holds for attention (3 stages, 231424 bytes at D=128, the
     O epilogue staged at Q's offset) and not for the persistent GEMM;
   - tile-occupancy-plan's heavy_first decision (axis 0, qi) on causal attention only, unless
@@ -127,6 +128,15 @@ def test_turns_0_pins_them_off_and_turns_1_needs_an_overlapped_loop() -> None:
     with pytest.raises(TkError, match=r"@turns\(1\) needs an overlapped loop") as error:
         compiled(annotated(ATTENTION, "    for kv in", "@overlap(0)\n    @turns(1)"))
     assert error.value.line is not None
+
+
+def test_a_loop_of_more_mmas_than_a_turn_covers_takes_none() -> None:
+    source = (REPO / "examples" / "attention_bwd.tk").read_text()
+    module = parse_tk(source, "attention_bwd.tk", None, kernel="attn_bwd_dkdv")
+    compile_module(module, emit="tile")
+    inner = [op for op in module.walk() if isinstance(op, scf.ForOp) and KernelPlan.overlaps(op)]
+    assert inner and all(not KernelPlan.takes_turns(loop) for loop in inner)
+    assert "issues 4 mmas and a turn covers two" in inner[0].attributes["turns"].reason.data
 
 
 def test_one_consumer_takes_no_turns() -> None:
