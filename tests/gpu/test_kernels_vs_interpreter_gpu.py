@@ -13,7 +13,7 @@ of 16 and 32 rows: decode attention, a small-M GEMM, a 32-row softmax, a 16-row 
 register tiles of 96 rows, split and replicated, in reductions, scans and an mma chain; a loop
 that starts past its end; column vectors stored at odd elements; negative index differences;
 a loop-invariant load past the end of its tensor where its loop is empty; loads before and
-after a loop)
+after a loop; consumers taking turns in a persistent grid, over two loops, and three of them)
 run on the GPU and match the interpreter. A store_add target starts with the harness's random
 values (it is read, so it is not poisoned), and elements past its ends must keep them."""
 
@@ -104,6 +104,9 @@ SIZES = {
     "heights96_softmax.tk": {"M": 200, "N": 200},
     "heights96_chain.tk": {"M": 200, "N": 200},
     "heights_192_96.tk": {"M": 300, "Q": 96, "MU": 150, "G": 2},
+    # consumers taking turns (tile-pipeline's turns): persistent over two loops, and three of them
+    "attn_turns.tk": {"B": 2, "H": 3, "N": 320},
+    "attn_turns3.tk": {"B": 2, "H": 2, "N": 400},
 }
 MORE_SIZES = [
     ("store_add_splitk.tk", {"M": 200, "N": 136, "K": 200}),
