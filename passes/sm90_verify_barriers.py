@@ -40,6 +40,11 @@ protocol violation in the generated kernel) at the first op that breaks one of t
    same constants, parameters, block indices and loop counters: an if's condition may use
    nothing else), so they take the same branch.
 
+9. consumers that take turns (tile-pipeline's `turns`) pass one turn round: each
+   `sm90.named_barrier_arrive` of the consumers either hands the first turn over (once, under an
+   if at the top of the role, on turn barrier 0) or ends a turn that an `sm90.named_barrier` of
+   2 x 128 threads started earlier in its block, with no other arrive between; turns exist iff
+   the handover does, and the producer takes none.
 Barriers are typed values: an op's `!sm90.mbarrier` is one stage of an `!sm90.mbarriers<N>`
 group (`sm90.mbarrier_at %group[%stage]`), and each group lies at a fixed offset of shared
 memory (`sm90.mbarrier_group`). So a barrier is (its group's offset, its stage), read off the
@@ -60,7 +65,7 @@ from xdsl.passes import ModulePass
 from tkc.abi import PointerParam, TensorMapParam
 from tkc.diagnostics import TkError, error_at
 from tkc.dialects import sm90
-from tkc.passes.plan import WARPGROUP_THREADS
+from tkc.passes.plan import WARPGROUP_THREADS, turn_barrier
 
 Barrier = tuple[int, int]
 """A barrier: its group's byte offset from the shared-memory base, and its stage in the group."""
@@ -253,6 +258,39 @@ class _KernelCheck:
         self.check_mirrored_branches(arrives, waits)
         self.check_store_fences()
         self.check_loads_after_stores(loads)
+        self.check_turns()
+
+    def check_turns(self) -> None:
+        """Rule 9: the handover and every turn's start and end."""
+        roles = next((op for op in self.kernel.walk() if isinstance(op, sm90.RolesOp)), None)
+        arrives = [op for op in self.kernel.walk() if isinstance(op, sm90.NamedBarrierArriveOp)]
+        if roles is None or not arrives:
+            return
+        turn_threads = 2 * WARPGROUP_THREADS
+        handovers, turns = [], []
+        for arrive in arrives:
+            if _role(arrive) != "consumer":
+                raise self.fail(arrive, "expected named-barrier arrives (turns) in the consumer role only")
+            if arrive.threads.value.data != turn_threads:
+                raise self.fail(arrive, f"expected a turn's arrive to count {turn_threads} threads, found "
+                                        f"{arrive.threads.value.data}")
+            guard = arrive.parent_op()
+            if isinstance(guard, scf.IfOp) and guard.parent_block() is roles.consumer.block:
+                first = turn_barrier(roles.consumers.value.data, 0)
+                if _constant(arrive.barrier_id) != first:
+                    raise self.fail(arrive, f"expected the turn's handover on named barrier {first}")
+                handovers.append(arrive)
+                continue
+            previous = arrive.prev_op
+            while previous is not None and not isinstance(previous, sm90.NamedBarrierArriveOp | sm90.NamedBarrierOp):
+                previous = previous.prev_op
+            if not (isinstance(previous, sm90.NamedBarrierOp) and previous.threads.value.data == turn_threads):
+                raise self.fail(arrive, f"expected a turn's end to follow its start (an sm90.named_barrier of "
+                                        f"{turn_threads} threads) in its block")
+            turns.append(arrive)
+        if len(handovers) != 1 or not turns:
+            raise self.fail(arrives[0], f"expected one handover of the first turn and turns after it, found "
+                                        f"{len(handovers)} handover(s) and {len(turns)} turn(s)")
 
     def check_mirrored_branches(self, arrives: list[sm90.MbarrierArriveOp], waits: list[sm90.MbarrierWaitOp]) -> None:
         """Rule 8: fills and waits of each full-barrier group on the same branches of the

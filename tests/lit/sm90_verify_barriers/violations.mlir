@@ -1,4 +1,4 @@
-// Each RUN breaks one rule of the barrier protocol in Inputs/ring.mlir; the check names it.
+// Each RUN breaks one rule of the barrier protocol in Inputs/ring.mlir (the turns: in attention's sm90 IR); the check names it.
 
 // expect_tx bytes that the TMA boxes do not add up to.
 // RUN: sh -c 'sed "s/expect_tx 16384/expect_tx 8192/" %S/Inputs/ring.mlir | tkc-opt -p sm90-verify-barriers 2>&1; echo "exit $?"' | filecheck %s --check-prefix=TX
@@ -85,3 +85,14 @@
 // RUN: sh -c 'tkc-opt %S/Inputs/nested.mlir -p tile-pipeline,tile-warp-specialize,convert-tile-to-sm90,sm90-build-rings 2>/dev/null | sed "0,/{mirrored_if = 0 : i64}/s//{mirrored_if = 1 : i64}/" | tkc-opt -p sm90-verify-barriers 2>&1; echo "exit $?"' | filecheck %s --check-prefix=OTHERIF
 // OTHERIF: error: {{.*}}: the producer handles stages of the ring at smem+16 in branch 0 of if #1, where the consumers handle none of them: the roles would count its stages differently
 // OTHERIF-NEXT: exit 1
+
+// Consumers taking turns (attention's overlapped loop) without the handover of the first turn:
+// the first consumer would wait for a turn nobody hands over.
+// RUN: sh -c 'tkc compile %examples/attention.tk --emit=sm90 | sed "0,/sm90.named_barrier_arrive/{/sm90.named_barrier_arrive/d}" | tkc-opt -p sm90-verify-barriers 2>&1; echo "exit $?"' | filecheck %s --check-prefix=HANDOVER
+// HANDOVER: error: {{.*}}: expected one handover of the first turn and turns after it, found 0 handover(s) and 1 turn(s)
+// HANDOVER: exit 1
+
+// A turn's arrive that counts one warpgroup: the barrier would complete without the next one.
+// RUN: sh -c 'tkc compile %examples/attention.tk --emit=sm90 | sed "s/\(named_barrier_arrive %%[0-9]*\), 256/\1, 128/" | tkc-opt -p sm90-verify-barriers 2>&1; echo "exit $?"' | filecheck %s --check-prefix=TURNCOUNT
+// TURNCOUNT: error: {{.*}}: expected a turn's arrive to count 256 threads, found 128
+// TURNCOUNT: exit 1
