@@ -192,10 +192,10 @@ def test_a_late_diagnostic_on_a_resumed_dump_points_at_the_source(tmp_path: Path
     assert resumed.value.render() == direct.value.render()
 
 
-@pytest.mark.parametrize("pin", ["", "@overlap(0)", "@overlap(1)"])
+@pytest.mark.parametrize("pin", ["", "@overlap(0)", "@overlap(1)", "@turns(0)", "@turns(1)"])
 def test_each_tile_pass_run_again_on_its_own_output_changes_nothing(pin: str) -> None:
     """Not what resuming relies on (it never runs a pass twice), but `tkc-opt -p PASS` on a dump
-    and `tkc run --bisect` on tile IR do: an @overlap pin survives tile-pipeline run twice."""
+    and `tkc run --bisect` on tile IR do: an @overlap or @turns pin survives tile-pipeline run twice."""
     source = read_source(str(REPO / "examples/attention.tk"))
     if pin:
         assert source.count("\n    for kv in") == 1
