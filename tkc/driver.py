@@ -527,13 +527,15 @@ def compile_module(
     observer: Observer | None = None,
     ctx: Context | None = None,
     verify_each: bool | None = None,
+    verify: bool = True,
 ) -> ModuleOp:
     """Run the passes that produce `emit` on `module` in place and return it.
 
     Passes already behind the input's stage are skipped (`input_stage`); an `emit` stage before
     the input's is a TkError. The IR is verified after each tile and sm90 pass, at the end of the
     PTX stage and of the compile, or
-    after every pass with `verify_each` (default: TKC_VERIFY_EACH); invalid IR raises
+    after every pass with `verify_each` (default: TKC_VERIFY_EACH), or not at all with
+    `verify=False` (for IR a verified compile already produced); invalid IR raises
     PassVerifyError naming the passes since the last verification. Any other exception escaping
     a pass gets a note saying which pass was running.
     """
@@ -546,7 +548,7 @@ def compile_module(
         for kernel in module.body.block.ops:  # resumed after the pass: its fences are checked
             check_memory_order(kernel)
     each = verify_each_pass() if verify_each is None else verify_each
-    callback = PassCallback(observer, unverified=unverified_passes(names, each))
+    callback = PassCallback(observer, verify, unverified_passes(names, each))
     pipeline = PassPipeline(instantiate(names), callback)
     try:
         with collector.paused():

@@ -3,7 +3,9 @@ IR after every pass (as `--dump-dir` writes it) compiles to byte-identical PTX a
 as the uninterrupted compile, running exactly the passes that were still ahead of it. The GPU
 test kernels resume from the input and the end of each stage only (STAGE_DUMPS): what a pass
 adds stays in the IR to its stage's end, so those dumps print and parse all of it; the
-examples resume from every pass (this file is CI's longest, several minutes)."""
+examples resume from every pass (this file is CI's longest, several minutes). The resumed
+compiles are not verified again: the direct compile verified the same IR after every pass, and
+parsing a dump verifies it."""
 
 from __future__ import annotations
 
@@ -50,9 +52,9 @@ def abi_of(module: ModuleOp) -> str:
     return abis[0].data
 
 
-def lower(module: ModuleOp, observer: driver.Observer) -> tuple[str, str]:
+def lower(module: ModuleOp, observer: driver.Observer, verify: bool = True) -> tuple[str, str]:
     """(PTX, ABI JSON) of `module` compiled to PTX, as `tkc compile --emit=ptx` makes them."""
-    driver.compile_module(module, "ptx", observer)
+    driver.compile_module(module, "ptx", observer, verify=verify)
     ptx = driver.emit_output(module, "ptx")
     assert isinstance(ptx, str)
     return ptx, abi_of(module)
@@ -111,10 +113,10 @@ def test_every_dump_resumes_to_the_same_ptx_and_abi(path: Path, tmp_path: Path) 
             if tile_input:
                 # Tile IR is resumed to the end of the sm90 passes: the sm90 IR, ABI included, is
                 # the uninterrupted compile's, whose own dump is resumed to PTX in this loop too.
-                driver.compile_module(resumed, "sm90", ran)
+                driver.compile_module(resumed, "sm90", ran, verify=False)
                 same = driver.ir_text(resumed) == direct[driver.SM90_PASSES[-1]]
             else:
-                same = lower(resumed, ran) == (ptx, abi)
+                same = lower(resumed, ran, verify=False) == (ptx, abi)
             if not same:
                 pytest.fail(f"{kernel}: resuming after {dump} changes the PTX or ABI; the IR first differs "
                             f"after the pass {first_difference(text, direct)}")
