@@ -735,46 +735,37 @@ ClusterSyncOp = _no_operand_op(
 )
 
 
+class _NamedBarrier(IRDLOperation):
+    """A named barrier `barrier_id` (0..15) that completes once `threads` threads arrived or synced."""
+
+    barrier_id = operand_def(IndexType)
+    threads = prop_def(IntegerAttr)
+    assembly_format = "$barrier_id `,` $threads attr-dict"
+
+    def __init__(self, barrier_id: SSAValue, threads: int):
+        super().__init__(operands=[barrier_id], properties={"threads": IntegerAttr(threads, 32)})
+
+    def verify_(self) -> None:
+        if (barrier := _constant(self.barrier_id)) is not None:
+            _check_range(self, "the barrier id", barrier, 0, 15)
+        threads = self.threads.value.data
+        if threads % 32 or not 32 <= threads <= 1024:
+            raise VerifyException(f"a named barrier synchronises whole warps, 32..1024 threads; got {threads}")
+
+
 @irdl_op_definition
-class NamedBarrierOp(IRDLOperation):
+class NamedBarrierOp(_NamedBarrier):
     """bar.sync id, threads: synchronise a subset of warps (e.g. one consumer warpgroup)."""
 
     name = "sm90.named_barrier"
-    barrier_id = operand_def(IndexType)
-    threads = prop_def(IntegerAttr)
-    assembly_format = "$barrier_id `,` $threads attr-dict"
-
-    def __init__(self, barrier_id: SSAValue, threads: int):
-        super().__init__(operands=[barrier_id], properties={"threads": IntegerAttr(threads, 32)})
-
-    def verify_(self) -> None:
-        _verify_named_barrier(self, self.barrier_id, self.threads)
 
 
 @irdl_op_definition
-class NamedBarrierArriveOp(IRDLOperation):
-    """bar.arrive id, threads: count the executing warps in at a named barrier without waiting;
-    the barrier completes once `threads` threads arrived or synced (the waiting side is an
-    sm90.named_barrier on the same id and count)."""
+class NamedBarrierArriveOp(_NamedBarrier):
+    """bar.arrive id, threads: count the executing warps in at a named barrier without waiting (the
+    waiting side is an sm90.named_barrier on the same id and count)."""
 
     name = "sm90.named_barrier_arrive"
-    barrier_id = operand_def(IndexType)
-    threads = prop_def(IntegerAttr)
-    assembly_format = "$barrier_id `,` $threads attr-dict"
-
-    def __init__(self, barrier_id: SSAValue, threads: int):
-        super().__init__(operands=[barrier_id], properties={"threads": IntegerAttr(threads, 32)})
-
-    def verify_(self) -> None:
-        _verify_named_barrier(self, self.barrier_id, self.threads)
-
-
-def _verify_named_barrier(op: Operation, barrier_id: SSAValue, threads_attr: IntegerAttr) -> None:
-    if (barrier := _constant(barrier_id)) is not None:
-        _check_range(op, "the barrier id", barrier, 0, 15)
-    threads = threads_attr.value.data
-    if threads % 32 or not 32 <= threads <= 1024:
-        raise VerifyException(f"a named barrier synchronises whole warps, 32..1024 threads; got {threads}")
 
 
 @irdl_op_definition

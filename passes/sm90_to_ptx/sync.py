@@ -55,18 +55,14 @@ class LowerNoOperands(RewritePattern):
 
 
 class LowerNamedBarrier(RewritePattern):
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: sm90.NamedBarrierOp, rewriter: PatternRewriter) -> None:
-        e = Emitter(op)
-        e.b.bar_sync(e.int_src(op.barrier_id, "u32"), op.threads.value.data)
-        rewriter.erase(op)
+    """bar.sync (wait there) or bar.arrive (count in and go on) at a named barrier."""
 
-
-class LowerNamedBarrierArrive(RewritePattern):
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: sm90.NamedBarrierArriveOp, rewriter: PatternRewriter) -> None:
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, sm90.NamedBarrierOp | sm90.NamedBarrierArriveOp):
+            return
         e = Emitter(op)
-        e.b.bar_arrive(e.int_src(op.barrier_id, "u32"), op.threads.value.data)
+        emit = e.b.bar_sync if isinstance(op, sm90.NamedBarrierOp) else e.b.bar_arrive
+        emit(e.int_src(op.barrier_id, "u32"), op.threads.value.data)
         rewriter.erase(op)
 
 
@@ -175,7 +171,7 @@ class LowerTmaStoreWait(RewritePattern):
 
 
 PATTERNS: list[RewritePattern] = [
-    LowerNoOperands(), LowerNamedBarrier(), LowerNamedBarrierArrive(), LowerMbarrierAt(), LowerMbarrierInit(), LowerMbarrierArrive(), LowerMbarrierWait(),
+    LowerNoOperands(), LowerNamedBarrier(), LowerMbarrierAt(), LowerMbarrierInit(), LowerMbarrierArrive(), LowerMbarrierWait(),
     LowerStoreFenceInit(), LowerStoreFenceSignal(), LowerStoreFenceWait(), LowerTmaLoad(), LowerTmaStore(),
     LowerTmaStoreWait(),
 ]
