@@ -39,12 +39,12 @@ protocol violation in the generated kernel) at the first op that breaks one of t
    and the two copies of each such if branch on a condition computed alike (the same ops on the
    same constants, parameters, block indices and loop counters: an if's condition may use
    nothing else), so they take the same branch.
-
 9. consumers that take turns (tile-pipeline's `turns`) pass one turn round: each
    `sm90.named_barrier_arrive` of the consumers either hands the first turn over (once, under an
    if at the top of the role, on turn barrier 0) or ends a turn that an `sm90.named_barrier` of
    2 x 128 threads started earlier in its block, with no other arrive between; turns exist iff
    the handover does, and the producer takes none.
+
 Barriers are typed values: an op's `!sm90.mbarrier` is one stage of an `!sm90.mbarriers<N>`
 group (`sm90.mbarrier_at %group[%stage]`), and each group lies at a fixed offset of shared
 memory (`sm90.mbarrier_group`). So a barrier is (its group's offset, its stage), read off the

@@ -82,10 +82,10 @@ def describe(op: Operation) -> str:
     return f"{op.results[0].name_hint or 'tile'} {shape}x{element_name(t.element_type)}"
 
 
-def _overlap_pin(loop: scf.ForOp) -> int | None:
-    """The loop's @overlap pin: the frontend's integer, or, when tile-pipeline runs on its own
-    output (a dump), the pinned value its decision recorded."""
-    attr = loop.attributes.get("overlap")
+def _loop_pin(loop: scf.ForOp, name: str) -> int | None:
+    """The loop's @overlap or @turns pin: the frontend's integer, or, when tile-pipeline runs on
+    its own output (a dump), the pinned value its decision recorded."""
+    attr = loop.attributes.get(name)
     if isinstance(attr, DecisionAttr):
         return attr.int_value if attr.reason.data.startswith("pinned") else None
     return attr.value.data if isinstance(attr, IntegerAttr) else None
@@ -94,7 +94,7 @@ def _overlap_pin(loop: scf.ForOp) -> int | None:
 def _overlap_decision(loop: scf.ForOp, stages: int) -> DecisionAttr | None:
     """Whether the loop's last mma runs one iteration late (plan.late_tail), pinned by @overlap.
     Not with a one-stage ring: the late mma still reads the stage the next iteration waits for."""
-    pin = _overlap_pin(loop)
+    pin = _loop_pin(loop, "overlap")
     tail = late_tail(loop)
     if pin == 0:
         return DecisionAttr(0, "pinned by @overlap(0): each iteration waits for its own mmas")
@@ -124,9 +124,7 @@ def _turns_decision(loop: scf.ForOp, consumers: int) -> DecisionAttr | None:
     """Whether the consumer warpgroups take turns issuing the overlapped loop's mmas, pinned by
     @turns. Every consumer runs the loop the same number of times (the control flow is the
     CTA's), so the turns pass round them in order and none waits for one that never comes."""
-    attr = loop.attributes.get("turns")
-    pin = attr.value.data if isinstance(attr, IntegerAttr) else (
-        attr.int_value if isinstance(attr, DecisionAttr) and attr.reason.data.startswith("pinned") else None)
+    pin = _loop_pin(loop, "turns")
     if pin == 0:
         return DecisionAttr(0, "pinned by @turns(0): the consumers issue their mmas as they come")
     if not KernelPlan.overlaps(loop) or consumers < 2:
