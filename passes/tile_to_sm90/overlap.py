@@ -53,8 +53,8 @@ class LateTail:
     """Ring loads the tail reads (V), viewed at the previous iteration's stage."""
     iteration: SSAValue
     """The previous iteration's ring count."""
-    turn: tuple[SSAValue, SSAValue] | None = None
-    """With `turns`: the named barriers this consumer waits on before issuing and arrives on after."""
+    turns: bool = False
+    """Whether the consumers take turns issuing the two mmas (tile-pipeline's `turns`)."""
 
 
 def emit_overlapped_for(c: ConsumerEmitter, loop: scf.ForOp, ring: Ring, tail: list[Operation], block: Block) -> None:
@@ -93,7 +93,6 @@ def emit_overlapped_for(c: ConsumerEmitter, loop: scf.ForOp, ring: Ring, tail: l
         init[i] if i == tail_index else c.values[v] for i, v in enumerate(yield_op.operands)
     ] + [c.values[v] for v in crossing]
 
-    turn = _turn(c, loop, then)
     body = Block(arg_types=[IndexType(), *(v.type for v in carried_init)])
     start = c.add(lb, step, then)
     new_loop = scf.ForOp(start, ub, step, carried_init, body)
@@ -109,7 +108,7 @@ def emit_overlapped_for(c: ConsumerEmitter, loop: scf.ForOp, ring: Ring, tail: l
         c.values[arg] = value
     it = c.iteration(loop, body.args[0], body)
     previous = c.sub(it, c.const(1, body), body)
-    late = LateTail(tail, crossing, list(body.args[1 + n :]), tail_loads, previous, turn)
+    late = LateTail(tail, crossing, list(body.args[1 + n :]), tail_loads, previous, KernelPlan.takes_turns(loop))
     done = _emit_head(c, head, ring, it, body, late, first_mma)
     assert done is not None
     release(c, ring, previous, body)
@@ -133,13 +132,11 @@ def emit_overlapped_for(c: ConsumerEmitter, loop: scf.ForOp, ring: Ring, tail: l
     c.end_loop_counts(loop, [], block)
 
 
-def _turn(c: ConsumerEmitter, loop: scf.ForOp, block: Block) -> tuple[SSAValue, SSAValue] | None:
-    """This consumer's turn barrier and the next consumer's, where the loop takes turns."""
-    if not KernelPlan.takes_turns(loop):
-        return None
-    consumers = c.lowering.consumers
-    first = c.const(turn_barrier(consumers, 0), block)
-    following = c.rem(c.add(c.consumer_index, c.const(1, block), block), c.const(consumers, block), block)
+def _turn_barriers(c: ConsumerEmitter, block: Block) -> tuple[SSAValue, SSAValue]:
+    """This consumer's turn barrier and the next consumer's. Computed where they are used: values
+    live across the loop cost registers the softmax may need (ALiBi at D = 128 spilled one)."""
+    first = c.const(turn_barrier(c.lowering.consumers, 0), block)
+    following = c.rem(c.add(c.consumer_index, c.const(1, block), block), c.const(c.lowering.consumers, block), block)
     return c.add(first, c.consumer_index, block), c.add(first, following, block)
 
 
@@ -187,13 +184,14 @@ def _emit_tail(c: ConsumerEmitter, late: LateTail, block: Block,
     for v, value in saved.items():
         if value is not None:
             c.values[v] = value
-    if late.turn is not None:
-        c.op(sm90.NamedBarrierOp(late.turn[0], 2 * WARPGROUP_THREADS), block)
+    if late.turns:
+        mine, following = _turn_barriers(c, block)
+        c.op(sm90.NamedBarrierOp(mine, 2 * WARPGROUP_THREADS), block)
     issued = issue_mma(c, head_mma, block) if head_mma is not None else None
     c.values.update(late_values)
     acc = issue_mma(c, cast(tile.MmaOp, late.ops[-1]), block)
-    if late.turn is not None:
-        c.op(sm90.NamedBarrierArriveOp(late.turn[1], 2 * WARPGROUP_THREADS), block)
+    if late.turns:
+        c.op(sm90.NamedBarrierArriveOp(following, 2 * WARPGROUP_THREADS), block)
     for v, value in saved.items():
         if value is not None:
             c.values[v] = value
