@@ -10,7 +10,9 @@ body; this pass decides, while the ops are still tile ops, what goes into each c
   and if-results a coordinate is computed from; and the fences on its way (it waits at one
   before a later load; a fence in a loop it does not run only orders the consumers' stores).
   Nothing else, so it holds no register tile and never waits on the consumers' latency, only
-  on their barrier arrivals.
+  on their barrier arrivals. So a loop bound, an if condition or a coordinate it needs may not
+  be computed from a tile or vector (an if on `sum(load F[i]) < 1` around a load): that is a
+  user error at the loop, if or load.
 - **The consumers** run everything else and the loads too (a consumer's load waits until the
   ring stage has landed and reads it in place; its coordinates are the producer's business),
   with whatever that needs. A loop or an if they run carries all its values.

@@ -22,6 +22,7 @@ from tkc.dialects.tile import (
     GridOp,
     KernelOp,
     LoadOp,
+    ShapedTileType,
     ZERO_PAST_END,
     Role,
     RoleAttr,
@@ -137,6 +138,7 @@ def derive_roles(kernel: KernelOp) -> Roles:
         if isinstance(op, FenceOp) and (op.parent_op() is kernel or op.parent_op() in producer.ops):
             producer.run(op)
     producer.close()
+    _refuse_data_dependent_loads(producer, ops)
     consumers.close()
     for op in ops:  # dead code runs where compute runs
         if op not in producer.ops and op not in consumers.ops and not isinstance(op, scf.YieldOp):
@@ -154,6 +156,37 @@ def derive_roles(kernel: KernelOp) -> Roles:
         if isinstance(op, scf.ForOp | scf.IfOp) and op in producer.ops
     }
     return Roles(of, producer_values)
+
+
+def _refuse_data_dependent_loads(producer: _Slice, ops: list[Operation]) -> None:
+    """The producer cannot compute on tiles (one elected thread issues its loads): a loop bound,
+    an if condition or a load coordinate it needs that is computed from a tile or vector is a
+    user error at the loop, if or load, not an internal one in the lowering."""
+    tile_data = {v for v in producer.values if isinstance(v.type, ShapedTileType)}
+    if not tile_data:
+        return
+
+    def reads_tiles(value: SSAValue, seen: set[SSAValue]) -> bool:
+        if value in tile_data:
+            return True
+        if value in seen or not isinstance(value, OpResult) or isinstance(value.op, LoadOp):
+            return False
+        seen.add(value)
+        return any(reads_tiles(operand, seen) for operand in value.op.operands)
+
+    for op in ops:
+        if op not in producer.ops:
+            continue
+        if isinstance(op, scf.ForOp | scf.IfOp | LoadOp):
+            controls = (op.lb, op.ub, op.step) if isinstance(op, scf.ForOp) else (
+                (op.cond,) if isinstance(op, scf.IfOp) else tuple(op.coords))
+            if any(reads_tiles(v, set()) for v in controls):
+                what = {scf.ForOp: "bounds of this loop are", scf.IfOp: "condition of this if is"}.get(
+                    type(op), "coordinates of this load are")
+                raise error_at(op, f"the {what} computed from loaded tiles or vectors, and the GPU backend's "
+                                   "producer warpgroup, which issues the loads, does not see tile data: compute the "
+                                   "loads' loop bounds, if conditions and coordinates from indices, dims and scalar "
+                                   "loads (`load T[i] : i32`) (tkc run --interpret runs it as written)")
 
 
 def write_roles(kernel: KernelOp, roles: Roles) -> None:
