@@ -166,13 +166,27 @@ def _refuse_data_dependent_loads(producer: _Slice, ops: list[Operation]) -> None
     if not tile_data:
         return
 
-    def reads_tiles(value: SSAValue, seen: set[SSAValue]) -> bool:
-        if value in tile_data:
-            return True
-        if value in seen or not isinstance(value, OpResult) or isinstance(value.op, LoadOp):
-            return False
-        seen.add(value)
-        return any(reads_tiles(operand, seen) for operand in value.op.operands)
+    def reads_tiles(value: SSAValue) -> bool:
+        """Whether `value` is computed from tile data, through ops and loop-carried values."""
+        stack, seen = [value], set()
+        while stack:
+            v = stack.pop()
+            if v in tile_data:
+                return True
+            if v in seen:
+                continue
+            seen.add(v)
+            if isinstance(v, OpResult) and not isinstance(v.op, LoadOp):
+                stack.extend(v.op.operands)
+                if isinstance(v.op, scf.ForOp | scf.IfOp):
+                    stack.extend(r.block.last_op.operands[v.index] for r in v.op.regions
+                                 if r.blocks and isinstance(r.block.last_op, scf.YieldOp))
+            elif isinstance(v, BlockArgument) and isinstance(loop := v.block.parent_op(), scf.ForOp) and v.index > 0:
+                stack.append(loop.iter_args[v.index - 1])
+                yielded = loop.body.block.last_op
+                if isinstance(yielded, scf.YieldOp):
+                    stack.append(yielded.operands[v.index - 1])
+        return False
 
     for op in ops:
         if op not in producer.ops:
@@ -180,7 +194,7 @@ def _refuse_data_dependent_loads(producer: _Slice, ops: list[Operation]) -> None
         if isinstance(op, scf.ForOp | scf.IfOp | LoadOp):
             controls = (op.lb, op.ub, op.step) if isinstance(op, scf.ForOp) else (
                 (op.cond,) if isinstance(op, scf.IfOp) else tuple(op.coords))
-            if any(reads_tiles(v, set()) for v in controls):
+            if any(reads_tiles(v) for v in controls):
                 what = {scf.ForOp: "bounds of this loop are", scf.IfOp: "condition of this if is"}.get(
                     type(op), "coordinates of this load are")
                 raise error_at(op, f"the {what} computed from loaded tiles or vectors, and the GPU backend's "
