@@ -111,7 +111,7 @@ class CompiledKernel:
             and not isinstance(plan.decisions.data.get("cluster"), DecisionAttr)  # the plan pairs no CTAs
         )
         self._clustered: CompiledKernel | None = None
-        self._launch_choice: dict[tuple[tuple[tuple[int, ...], tuple[int, ...] | None], ...], CompiledKernel] = {}
+        self._launch_choice: dict[tuple[tuple[Any, ...], ...], CompiledKernel] = {}
         self._ptx: str | None = None
         self._abi: KernelABI | None = None
         self._cubin: bytes | None = None
@@ -225,9 +225,13 @@ class CompiledKernel:
         share has rows that do not start on whole cache lines; else this kernel."""
         if not (self._has_tail_masks or self._may_cluster):
             return self
-        layouts = tuple(_layout(t) for t in tensors)
-        choice = self._launch_choice.get(layouts)
+        quick = _quick_layouts(tensors)
+        layouts = None if quick is not None else tuple(_layout(t) for t in tensors)
+        key: tuple[tuple[Any, ...], ...] = quick or layouts or ()
+        choice = self._launch_choice.get(key)
         if choice is None:
+            if layouts is None:
+                layouts = tuple(_layout(t) for t in tensors)
             shapes = tuple(shape for shape, _ in layouts)
             strides = tuple(steps for _, steps in layouts)
             whole = self.whole_tiles
@@ -240,7 +244,7 @@ class CompiledKernel:
                     choice = clustered
             if len(self._launch_choice) >= 64:
                 self._launch_choice.pop(next(iter(self._launch_choice)))
-            self._launch_choice[layouts] = choice
+            self._launch_choice[key] = choice
         return choice
 
     def _launch(self, *tensors: Any, stream: Any = None) -> Any:
@@ -302,6 +306,19 @@ class CompiledKernel:
         self._ptx, self._abi = ptx, KernelABI.from_json(abi)
         cache.write(self._key + cache.ARTEFACTS["ptx"], ptx)
         cache.write(self._key + cache.ABI_SUFFIX, abi)
+
+
+def _quick_layouts(tensors: tuple[Any, ...]) -> tuple[tuple[Any, ...], ...] | None:
+    """What the launch's choice of variant depends on, read cheaply where every argument is a
+    torch tensor (shape, element strides, dtype; None: take _layout's general reading). Reading
+    it through tkc.runtime.adapt cost some 25 us per call on the H200's host, more than a small
+    GEMM runs."""
+    key = []
+    for t in tensors:
+        if type(t).__module__ != "torch":
+            return None
+        key.append((t.shape, t.stride(), t.dtype))
+    return tuple(key)
 
 
 def _layout(array: Any) -> tuple[tuple[int, ...], tuple[int, ...] | None]:

@@ -404,7 +404,7 @@ class Kernel:
         if key is not None and (ready := self._ready.get(key)) is not None:
             # the same torch tensors as a checked launch before: only the stream can differ
             config, packed = ready
-            config.hStream = cu.CUstream(int(torch_current_stream(arrays[0])))
+            config.hStream = torch_current_stream(arrays[0])
             check("cuLaunchKernelEx", cu.cuLaunchKernelEx(config, self.function, packed.address, 0))
             return
         binding = bind(self.abi, arrays, named)
@@ -500,14 +500,25 @@ def _torch_signature(arrays: tuple[Any, ...]) -> tuple[Any, ...] | None:
     for a in arrays:
         if type(a).__module__ != "torch" or not getattr(a, "is_cuda", False):
             return None
-        key.append((a.data_ptr(), a.shape, a.stride(), a.dtype, a.device.index))
+        key.append((a.data_ptr(), a.shape, a.stride(), a.dtype))  # one address space: the pointer names the device
     return tuple(key)
 
 
-def torch_current_stream(tensor: Any) -> int:
+_streams: dict[int, Any] = {}
+"""CUstream objects by handle, so a repeat launch builds none."""
+
+
+def torch_current_stream(tensor: Any) -> Any:
+    """torch's current stream on the tensor's device, as a CUstream. torch's raw-handle query
+    (what Triton's launcher calls) costs a fraction of building a torch.cuda.Stream per call."""
     import torch
 
-    return torch.cuda.current_stream(tensor.device).cuda_stream
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    handle = int(raw(tensor.get_device()) if raw is not None else torch.cuda.current_stream(tensor.device).cuda_stream)
+    stream = _streams.get(handle)
+    if stream is None:
+        stream = _streams[handle] = driver().CUstream(handle)
+    return stream
 
 
 def _wait_for(producer: int, hstream: Any) -> None:
