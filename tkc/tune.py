@@ -13,7 +13,7 @@ Every configuration is pruned before anything runs, and the reason is kept:
     divisibility, which a launch would refuse);
   - ptxas rejects it, or reports spills, a stack frame, or more registers than an SM holds.
 Only what survives is launched: timed on the GPU as the benchmarks time (tkc.timing), the
-median of batches of back-to-back launches. Without a GPU, tuning refuses before compiling
+median of replays of a CUDA graph of its launches. Without a GPU, tuning refuses before compiling
 anything (`prune_only=True`, `--prune-only`, shows the pruning on any machine).
 
 Results are cached on disk (tkc.cache's directory, `tune/`), keyed by the source, the kernel,
@@ -231,13 +231,15 @@ def gpu_name() -> str:
 
 
 def measure(compiled: CompiledKernel, sizes: Mapping[str, int]) -> float:
-    """Milliseconds per launch on random inputs of `sizes` (tkc.timing.median_ms)."""
+    """Milliseconds per launch on random inputs of `sizes`, from CUDA-graph replays
+    (tkc.timing.graph_ms): the GPU's time, which ranks configurations of one kernel where batches
+    of back-to-back launches would time the host's launch path (small shapes)."""
     import numpy as np
     import torch
 
     from tkc.interpreter import find_kernel
     from tkc.runner import make_inputs
-    from tkc.timing import median_ms
+    from tkc.timing import graph_ms
 
     op = find_kernel(compiled.module, compiled.kernel)
     arrays = make_inputs(op, {**declared_params(op), **sizes}, seed=0)  # type: ignore[dict-item]
@@ -247,7 +249,7 @@ def measure(compiled: CompiledKernel, sizes: Mapping[str, int]) -> float:
         )
         for a in compiled.abi.args
     ]
-    return median_ms({"kernel": lambda i: compiled(*tensors)}, RUNS)["kernel"]
+    return graph_ms({"kernel": lambda i: compiled(*tensors)}, RUNS)["kernel"]
 
 
 # --------------------------------------------------------------------------- cache and driver
