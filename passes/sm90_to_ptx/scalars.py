@@ -135,12 +135,18 @@ class CheckConstant(RewritePattern):
 
 def floor_div(e: Emitter, a: SSAValue, d: int | float | SSAValue) -> SSAValue:
     """a / d rounded toward -inf on 32-bit signed values (the language's `/` on indices, which
-    may be negative): an arithmetic shift for a power of two, else the truncating div.s32 less
-    one where the remainder and the divisor differ in sign."""
+    may be negative): an arithmetic shift for a power of two; for another positive constant,
+    ~(~a / d) where a < 0 (which is floor(a / d), ~a = -a - 1 being >= 0) with the unsigned
+    division by a constant the builder strength-reduces (ptxas would not), a sign mask selecting
+    the complements; else the truncating div.s32 less one where the remainder and the divisor
+    differ in sign."""
     b = e.b
     assert not isinstance(d, float), "an index divisor is an integer"
     if isinstance(d, int) and d > 0 and d & (d - 1) == 0:
         return a if d == 1 else b.shr("s32", a, log2(d))
+    if isinstance(d, int) and d > 0:
+        sign = b.shr("s32", a, 31)  # -1 where a < 0, else 0
+        return b.xor("b32", b.div("u32", b.xor("b32", a, sign), d), sign)
     q = b.div("s32", a, d)
     r = b.sub("s32", a, b.mul("s32", q, d))
     wrong_side = b.and_("pred", b.setp("ne", "s32", r, 0), b.setp("lt", "s32", b.xor("b32", r, d), 0))

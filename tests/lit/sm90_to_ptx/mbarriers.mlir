@@ -25,7 +25,14 @@ builtin.module {
 // CHECK-NEXT: %[[LAST:.*]] = ptx.add(%[[BASE]]) {ty = u32, imm = 56 : i64} : b32
 // CHECK-NEXT: ptx.mbar_init(%[[LAST]]) {count = 8 : i64}
 // CHECK-NEXT: %[[K:.*]] = ptx.ld_param {param = "dim_K", ty = u32} : b32
-// CHECK-NEXT: %[[STAGE:.*]] = ptx.rem(%[[K]]) {ty = u32, imm = 3 : i64} : b32
+// The stage k % 3 without a rem (ptxas would expand one by an immediate into a reciprocal):
+// CHECK-NEXT: %[[HIGH:.*]] = ptx.mul(%[[K]]) {ty = u32, mods = hi, imm = 1431655766 : i64} : b32
+// CHECK-NEXT: %[[DIFF:.*]] = ptx.sub(%[[K]], %[[HIGH]]) {ty = u32} : b32
+// CHECK-NEXT: %[[HALF:.*]] = ptx.shr(%[[DIFF]]) {ty = u32, imm = 1 : i64} : b32
+// CHECK-NEXT: %[[SUM:.*]] = ptx.add(%[[HIGH]], %[[HALF]]) {ty = u32} : b32
+// CHECK-NEXT: %[[LAP:.*]] = ptx.shr(%[[SUM]]) {ty = u32, imm = 1 : i64} : b32
+// CHECK-NEXT: %[[LAPS:.*]] = ptx.mul(%[[LAP]]) {ty = u32, mods = lo, imm = 3 : i64} : b32
+// CHECK-NEXT: %[[STAGE:.*]] = ptx.sub(%[[K]], %[[LAPS]]) {ty = u32} : b32
 // CHECK-NEXT: %[[STRIDE:.*]] = ptx.mul(%[[STAGE]]) {ty = u32, mods = lo, imm = 8 : i64} : b32
 // CHECK-NEXT: %[[FULL0:.*]] = ptx.add(%[[BASE]]) {ty = u32, imm = 16 : i64} : b32
 // CHECK-NEXT: %[[FULL:.*]] = ptx.add(%[[FULL0]], %[[STRIDE]]) {ty = u32} : b32
