@@ -58,13 +58,15 @@ def _sizes(text: str) -> dict[str, int]:
     return sizes
 
 
-def _space_item(text: str) -> tuple[str, list[int | bool | float]]:
-    """--space BM=64,128: a parameter and the values to try."""
+def _space_item(text: str) -> tuple[str, list[int | bool | float | None]]:
+    """--space BM=64,128: a parameter and the values to try; --space @stages=plan,8: an annotation
+    and its values (`plan`: no pin, the plan decides)."""
     from tkc.frontend import parse_define
 
     name, sep, values = text.partition("=")
     try:
-        return name, [parse_define(f"{name}={value}")[1] for value in values.split(",") if sep and value]
+        return name, [None if name.startswith("@") and value == "plan" else parse_define(f"{name}={value}")[1]
+                      for value in values.split(",") if sep and value]
     except TkError as e:
         raise argparse.ArgumentTypeError(e.message) from None
 
@@ -118,7 +120,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_source_args(tune)
     tune.add_argument("--size", type=_sizes, default={}, metavar="M=4096,N=4096,...", help="the sizes to tune for")
     tune.add_argument("--space", type=_space_item, action="append", default=[], metavar="NAME=V1,V2,...",
-                      help="values to try of a parameter (repeatable; default: the tiling parameters at x0.5, x1, x2)")
+                      help="values to try of a parameter or of an @annotation (repeatable; default: the tiling "
+                           "parameters at x0.5, x1, x2, and @stages=plan,6,8 where loads are pipelined)")
     tune.add_argument("--prune-only", action="store_true", help="compile and prune only; time nothing (any machine)")
     tune.add_argument("--force", action="store_true", help="tune again even when a result is cached")
     _add_progress_args(tune, "a line per configuration")
@@ -189,7 +192,7 @@ def _tune(args: argparse.Namespace) -> int:
     sys.stdout.write(result.table())
     best = result.best
     if best is not None:
-        chosen = " ".join(f"-D {k}={v}" for k, v in best.config.items())
+        chosen = " ".join(f"-D {k}={v}" for k, v in best.config.items() if v is not None)
         source = "cached result" if result.from_cache else f"on {result.gpu}"
         print(f"best ({source}): {chosen}")
     elif not args.prune_only:

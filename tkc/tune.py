@@ -1,10 +1,15 @@
 """Autotuning: `tkc tune FILE -k KERNEL --size M=...` and `tkc.autotune(...)`.
 
-The search space is the kernel's compile-time parameters. The caller names the values to try
-(`space={"BM": [64, 128]}`, `--space BM=64,128`); otherwise every integer parameter that is a
-tiling choice is tried at half, once and twice its declared default (powers of two of at least
-16). A parameter is a tiling choice when changing it leaves the kernel's arguments as they are:
-`D` of `gl<bf16>[N, D]` is part of the interface and is never tuned, nor are flags and floats.
+The search space is the kernel's compile-time parameters and the plan decisions its annotations
+pin. The caller names the values to try (`space={"BM": [64, 128], "@stages": [None, 8]}`,
+`--space BM=64,128 --space @stages=plan,8`); otherwise every integer parameter that is a tiling
+choice is tried at half, once and twice its declared default (powers of two of at least 16), and,
+where the kernel pipelines its loads, the ring depth at the plan's choice (None, `plan`: at most 4
+stages) and at 6 and 8 stages (DEEP_RINGS: small tiles want them, 64x128x64 GEMM tiles ran
+0.55-0.71x cuBLAS at 4 stages and 0.89-1.06x at 8 on the H200, large ones do not fit them). A
+parameter is a tiling choice when changing it leaves the kernel's arguments as they are: `D` of
+`gl<bf16>[N, D]` is part of the interface and is never tuned, nor are flags and floats. A
+configuration's `@NAME` entries compile as `-D @NAME=VALUE` (the annotation pinned), None as no pin.
 
 Every configuration is pruned before anything runs, and the reason is kept:
   - the compiler refuses it (the occupancy plan's shared-memory, register and wgmma-shape
@@ -46,13 +51,16 @@ if TYPE_CHECKING:
     from tkc.dialects.tile import KernelOp
 
 Value = int | bool | float
-Config = dict[str, Value]
-Space = dict[str, list[Value]]
+Config = dict[str, Value | None]
+"""Parameters and `@` pins (None: the plan decides) of one configuration."""
+Space = dict[str, list[Value | None]]
 
 REGISTERS_PER_SM = 65536
 RUNS = 50
 """Timed batches per configuration (the benchmarks' GEMM uses 100; tuning ranks, it does not report)."""
 MIN_TILE = 16
+DEEP_RINGS: list[Value | None] = [None, 6, 8]
+"""The default space's ring depths (`@stages`): the plan's own, then deeper rings than it builds."""
 
 
 @dataclass
@@ -95,7 +103,7 @@ class TuneResult:
             else:
                 result = "best" if trial is best else f"{trial.ms / best.ms:.2f}x best" if best and best.ms else ""
             rows.append([
-                *(str(trial.config[n]) for n in names),
+                *("plan" if trial.config[n] is None else str(trial.config[n]) for n in names),
                 "-" if trial.registers is None else str(trial.registers),
                 "-" if trial.smem_bytes is None else f"{trial.smem_bytes / 1024:.0f}",
                 "-" if trial.ms is None else f"{trial.ms:.4f}",
@@ -146,12 +154,18 @@ def search_space(
 ) -> Space:
     """The values to try of each parameter (see the module docstring), leaving out those `fixed`
     (-D); a name the kernel does not declare, or an empty list, is a user error."""
+    from tkc.frontend.builder import COMMAND_LINE_PINS
+
     fixed = dict(fixed or {})
     op = _kernel_op(path, kernel, fixed)
     params = {name: value for name, value in declared_params(op).items() if name not in fixed}
     if given:
+        pins = [f"@{pin}" for pin in COMMAND_LINE_PINS]
         for name, values in given.items():
-            if name not in params:
+            if name.startswith("@") and name not in pins:
+                raise TkError(f"the space names {name}, which is no annotation a configuration pins; those are "
+                              f"{', '.join(pins)}{did_you_mean(name, pins)}")
+            if not name.startswith("@") and name not in params:
                 raise TkError(f"the space names {name}, which {op.sym_name.data} has no parameter of; it has "
                               f"{', '.join(params) or 'none'}{did_you_mean(name, params)}")
             if not values:
@@ -168,7 +182,27 @@ def search_space(
             continue
         if widened == interface:
             space[name] = [v for v in (default // 2, default, 2 * default) if v >= MIN_TILE]
+    if _pipelines(path, kernel, fixed):
+        space["@stages"] = list(DEEP_RINGS)
     return space
+
+
+def _pipelines(path: str, kernel: str | None, params: Config) -> bool:
+    """Whether the plan gives the kernel (at `params`) a ring of stages, whose depth is then tuned."""
+    from tkc.api import CompiledKernel
+    from tkc.dialects.tile import KernelOp, PlanAttr
+
+    try:
+        (op,) = [o for o in CompiledKernel(path, kernel, dict(params)).module.walk() if isinstance(o, KernelOp)]
+    except TkError:
+        return False  # the defaults do not compile: the parameters' values decide what is tried
+    plan = op.attributes.get("plan")
+    return isinstance(plan, PlanAttr) and "stages" in plan.decisions.data
+
+
+def spell(config: Config) -> str:
+    """A configuration as -D options would give it: `BM=64 BN=128 @stages=8` (a None pin left out)."""
+    return " ".join(f"{name}={value}" for name, value in config.items() if value is not None)
 
 
 def candidates(space: Space) -> list[Config]:
@@ -360,7 +394,7 @@ def _announce(result: TuneResult) -> None:
     if os.environ.get("TKC_PRINT_AUTOTUNING", "") in ("", "0"):
         return
     best = result.best
-    choice = " ".join(f"{k}={v}" for k, v in best.config.items()) if best else "none (every configuration pruned)"
+    choice = spell(best.config) if best else "none (every configuration pruned)"
     timing = f" {best.ms:.4f} ms" if best and best.ms is not None else ""
     where = "cached" if result.from_cache else f"{len(result.trials)} tried"
     sizes = ",".join(f"{d}={n}" for d, n in result.sizes.items())
@@ -373,7 +407,7 @@ def progress_line(stream: Any = None, force: bool = False, quiet: bool = False) 
     line = ProgressLine(stream, force=force, quiet=quiet)
 
     def show(done: int, total: int, trial: Trial) -> None:
-        config = " ".join(f"{k}={v}" for k, v in trial.config.items())
+        config = spell(trial.config)
         status = "pruned" if trial.reason else f"{trial.ms:.4f} ms" if trial.ms is not None else "feasible"
         line.show(done, total, f"{config}: {status}")
 

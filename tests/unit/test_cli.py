@@ -237,3 +237,21 @@ def test_stock_xdsl_opt_cannot_read_tk_files_so_tkc_opt_does() -> None:
     stock = subprocess.run(["xdsl-opt", gemm_tk], capture_output=True, text=True)
     assert stock.returncode != 0 and "Unrecognized file extension 'tk'" in stock.stderr
     assert opt.main([gemm_tk, "-o", "/dev/null"]) == 0
+
+
+def test_define_pins_a_kernel_annotation(capsys: pytest.CaptureFixture[str]) -> None:
+    """`-D @stages=8` compiles as if the kernel said @stages(8) (what a tuned configuration holds);
+    a bad pin is a user error naming the option."""
+    example = str(REPO / "examples/gemm.tk")
+    assert cli.main(["report", example, "-D", "BM=64", "-D", "BN=128", "-D", "@stages=8"]) == 0
+    assert "pinned by @stages(8)" in capsys.readouterr().out
+    for pin, message in [("@stages=17", "-D @stages=17: @stages takes 1 to 16 pipeline stages, got 17"),
+                         ("@stage=8", "-D @stage: not an annotation -D sets"),
+                         ("@stages=1.5", "@stages takes an integer, got 1.5")]:
+        assert cli.main(["compile", example, "-D", pin]) == 1
+        assert message in capsys.readouterr().err
+
+
+def test_tune_space_takes_annotations_with_plan_for_no_pin() -> None:
+    assert cli._space_item("@stages=plan,8") == ("@stages", [None, 8])
+    assert cli._space_item("BM=64,128") == ("BM", [64, 128])

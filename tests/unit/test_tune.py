@@ -33,15 +33,29 @@ def fake_gpu(monkeypatch: pytest.MonkeyPatch) -> list[tkc.CompiledKernel]:
     return timed
 
 
-def test_the_default_space_tunes_tiles_never_the_interface() -> None:
-    assert tune.search_space(GEMM) == {"BM": [64, 128, 256], "BN": [128, 256, 512], "BK": [32, 64, 128]}
-    assert tune.search_space(ATTENTION) == {"BQ": [64, 128, 256], "BKV": [64, 128, 256]}  # not D, not CAUSAL
-    assert tune.search_space(ATTENTION, fixed={"BQ": 64}) == {"BKV": [64, 128, 256]}
+def test_the_default_space_tunes_tiles_and_ring_depth_never_the_interface() -> None:
+    rings = {"@stages": [None, 6, 8]}  # the plan's ring, and deeper ones, where loads are pipelined
+    assert tune.search_space(GEMM) == {"BM": [64, 128, 256], "BN": [128, 256, 512], "BK": [32, 64, 128], **rings}
+    assert tune.search_space(ATTENTION) == {"BQ": [64, 128, 256], "BKV": [64, 128, 256], **rings}  # not D, not CAUSAL
+    assert tune.search_space(ATTENTION, fixed={"BQ": 64}) == {"BKV": [64, 128, 256], **rings}
 
 
 def test_a_space_naming_an_unknown_parameter_is_a_user_error() -> None:
     with pytest.raises(tkc.TkError, match="has no parameter of; it has BM, BN, BK; did you mean 'BM'"):
         tune.search_space(GEMM, given={"bm": [64]})
+    with pytest.raises(tkc.TkError, match="no annotation a configuration pins; those are @consumers.*did you mean '@stages'"):
+        tune.search_space(GEMM, given={"@stage": [8]})
+
+
+def test_ring_depth_configurations_pin_the_plan_and_deep_rings_of_big_tiles_are_pruned(fake_gpu: list) -> None:
+    result = tune.autotune(GEMM, sizes=SIZES, space={"BM": [64], "BN": [128, 256], "@stages": [None, 8]})
+    reasons = {(t.config["BN"], t.config["@stages"]): t.reason for t in result.trials}
+    assert reasons[(128, None)] is None and reasons[(128, 8)] is None and reasons[(256, None)] is None
+    assert "@stages(8) needs" in (reasons[(256, 8)] or "") and "over the 232448-byte budget" in (reasons[(256, 8)] or "")
+    assert [k.report().count("pinned by @stages(8)") for k in fake_gpu] == [0, 1, 0]
+    assert "plan" in result.table().splitlines()[1] + result.table().splitlines()[2]
+    assert tune.spell({"BN": 128, "@stages": None}) == "BN=128"
+    assert tune.spell({"BN": 128, "@stages": 8}) == "BN=128 @stages=8"
 
 
 @pytest.fixture

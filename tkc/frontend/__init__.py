@@ -22,10 +22,11 @@ __all__ = ["parse_define", "parse_tk", "read_source"]
 
 def parse_define(text: str) -> tuple[str, int | bool | float]:
     """`NAME=VALUE` of `-D`: VALUE is true or false, an integer (`64`, `0x40`) or a number
-    (`1e-6`, `inf`); `parse_tk` then checks it against the parameter's type."""
+    (`1e-6`, `inf`); `parse_tk` then checks it against the parameter's type. `@NAME=VALUE` pins
+    a kernel annotation (`@stages=8`), which `parse_tk` checks as the annotation's argument."""
     name, sep, value = text.partition("=")
-    if not sep or not name.isidentifier():
-        raise TkError(f"expected NAME=VALUE, got {text!r}")
+    if not sep or not name.removeprefix("@").isidentifier():
+        raise TkError(f"expected NAME=VALUE or @ANNOTATION=VALUE, got {text!r}")
     if value.lower() in ("true", "false"):
         return name, value.lower() == "true"
     try:

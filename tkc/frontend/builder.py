@@ -216,11 +216,81 @@ def describe(value: Value) -> str:
     return f"a runtime {type_name(value.type)}"
 
 
+ANNOTATION_PLACES = {
+    "consumers": "kernel",
+    "registers": "kernel",
+    "persistent": "kernel",
+    "cluster": "kernel",
+    "heavy_first": "kernel",
+    "whole_tiles": "kernel",
+    "stages": "for or kernel",  # on a kernel: every ring's depth, and the ring of a kernel that streams its tiles
+    "overlap": "for",
+    "turns": "for",
+    "swizzle": "let",
+}
+"""Where each annotation may stand."""
+COMMAND_LINE_PINS = ("consumers", "persistent", "cluster", "heavy_first", "stages")
+"""The kernel annotations `-D @NAME=VALUE` (and a tuning space) may set: those of one integer."""
+
+
+def annotation_problem(name: str, value: int) -> str | None:
+    """What is wrong with `value` as an argument of @name, or None."""
+    if name == "persistent" and value not in (0, 1):
+        return f"@persistent takes 0 (one CTA per tile) or 1, got {value}"
+    if name == "registers" and not (24 <= value <= 256 and value % 8 == 0):
+        return f"@registers takes per-thread register counts (setmaxnreg): multiples of 8 in 24..256, got {value}"
+    if name == "consumers" and not 1 <= value <= 7:
+        return f"@consumers takes 1 to 7 consumer warpgroups, got {value}"
+    if name == "stages" and not 1 <= value <= 16:
+        return f"@stages takes 1 to 16 pipeline stages, got {value}"
+    if name in ("overlap", "turns") and value not in (0, 1):
+        return f"@{name} takes 0 (off) or 1 (required), got {value}"
+    if name == "heavy_first" and value not in (0, 1):
+        return f"@heavy_first takes 0 (launch order) or 1 (the planner's choice), got {value}"
+    if name == "cluster" and value not in (1, 2):
+        return f"@cluster takes 1 or 2 CTAs per cluster, got {value}"
+    if name == "swizzle" and value not in tile.SWIZZLE_SPANS:
+        return f"@swizzle takes 0, 32, 64 or 128 (bytes), got {value}"
+    return None
+
+
+def annotation_attr(name: str, values: list[int]) -> Attribute:
+    """The attribute of @name(values), the values checked."""
+    if name == "persistent" and values:
+        return UnitAttr() if values[0] else IntegerAttr(0, 64)
+    if name in tile.UNIT_PINS:
+        return UnitAttr()
+    if name == "registers":
+        return ArrayAttr(IntegerAttr(v, 64) for v in values)
+    return IntegerAttr(values[0], 64)
+
+
+def command_line_pins(overrides: Mapping[str, Number], filename: str) -> dict[str, Attribute]:
+    """The kernel annotations given as `-D @NAME=VALUE` (or by a tuning configuration), which
+    replace the source's own: `-D @stages=8` compiles as if the kernel said `@stages(8)`."""
+    pins: dict[str, Attribute] = {}
+    for key, value in overrides.items():
+        if not key.startswith("@") or value is None:  # None (from a tuning space): the plan decides
+            continue
+        name = key[1:]
+        if name not in COMMAND_LINE_PINS:
+            raise TkError(f"-D {key}: not an annotation -D sets (those are "
+                          f"{', '.join('@' + p for p in COMMAND_LINE_PINS)}){did_you_mean(name, COMMAND_LINE_PINS)}",
+                          filename)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TkError(f"-D {key}: @{name} takes an integer, got {value!r}", filename)
+        if (problem := annotation_problem(name, value)) is not None:
+            raise TkError(f"-D {key}={value}: {problem}", filename)
+        pins[name] = annotation_attr(name, [value])
+    return pins
+
+
 class _Builder:
     def __init__(self, source: str, filename: str, overrides: dict[str, Number]):
         self.source = source
         self.filename = filename
-        self.overrides = overrides
+        self.overrides = {name: value for name, value in overrides.items() if not name.startswith("@")}
+        self.pins = command_line_pins(overrides, filename)
         self.scopes: list[dict[str, Binding]] = [
             {name: Binding(name, "builtin", value) for name, value in CONSTANTS.items()}
         ]
@@ -584,7 +654,7 @@ class _Builder:
         name = self.kernel_name(node)
         with self.scope(), self.at(name):
             params = self.params(param_lists[0] if param_lists else None)
-            kernel_annotations = self.annotations(annotations, "kernel")
+            kernel_annotations = {**self.annotations(annotations, "kernel"), **self.pins}
             arg_types, dims = self.args(args)
             block = Block(arg_types=arg_types)
             for arg_node, value in zip(args, block.args):
@@ -676,28 +746,16 @@ class _Builder:
 
     def annotations(self, nodes: Sequence[Tree], target: str) -> dict[str, Attribute]:
         """Annotations on a kernel, a for loop or a let, checked and turned into attributes."""
-        places = {
-            "consumers": "kernel",
-            "registers": "kernel",
-            "persistent": "kernel",
-            "cluster": "kernel",
-            "heavy_first": "kernel",
-            "whole_tiles": "kernel",
-            "stages": "for or kernel",  # on a kernel: the ring of a kernel that streams its tiles
-            "overlap": "for",
-            "turns": "for",
-            "swizzle": "let",
-        }
         targets = {"kernel": "a kernel", "for": "a for loop", "let": "a let of a load"}
         result: dict[str, Attribute] = {}
         for node in nodes:
             token, arg_list = node.children
             name = str(token)
-            if name not in places:
-                known = ", ".join(f"@{n}" for n in places)
+            if name not in ANNOTATION_PLACES:
+                known = ", ".join(f"@{n}" for n in ANNOTATION_PLACES)
                 raise self.error(token, f"unknown annotation @{name} (known: {known})")
-            if target not in places[name].split(" or "):
-                where = " or ".join(targets[place] for place in places[name].split(" or "))
+            if target not in ANNOTATION_PLACES[name].split(" or "):
+                where = " or ".join(targets[place] for place in ANNOTATION_PLACES[name].split(" or "))
                 raise self.error(token, f"@{name} applies to {where}, not to {targets.get(target, 'this statement')}")
             if name in result:
                 raise self.error(token, f"@{name} is given twice")
@@ -710,36 +768,10 @@ class _Builder:
                     token, f"@{name} takes {arity} argument{'s' if arity != 1 else ''}, got {len(arg_nodes)}"
                 )
             values = [self.const_int(n, f"the argument of @{name}") for n in arg_nodes]
-            if name == "persistent" and values:
-                if values[0] not in (0, 1):
-                    raise self.error(arg_nodes[0], f"@persistent takes 0 (one CTA per tile) or 1, got {values[0]}")
-                result[name] = UnitAttr() if values[0] else IntegerAttr(0, 64)
-            elif name in tile.UNIT_PINS:
-                result[name] = UnitAttr()
-            elif name == "registers":
-                for value, n in zip(values, arg_nodes):
-                    if not (24 <= value <= 256 and value % 8 == 0):
-                        raise self.error(
-                            n,
-                            "@registers takes per-thread register counts (setmaxnreg): "
-                            f"multiples of 8 in 24..256, got {value}",
-                        )
-                result[name] = ArrayAttr(IntegerAttr(v, 64) for v in values)
-            else:
-                value, n = values[0], arg_nodes[0]
-                if name == "consumers" and not 1 <= value <= 7:
-                    raise self.error(n, f"@consumers takes 1 to 7 consumer warpgroups, got {value}")
-                if name == "stages" and not 1 <= value <= 16:
-                    raise self.error(n, f"@stages takes 1 to 16 pipeline stages, got {value}")
-                if name in ("overlap", "turns") and value not in (0, 1):
-                    raise self.error(n, f"@{name} takes 0 (off) or 1 (required), got {value}")
-                if name == "heavy_first" and value not in (0, 1):
-                    raise self.error(n, f"@heavy_first takes 0 (launch order) or 1 (the planner's choice), got {value}")
-                if name == "cluster" and value not in (1, 2):
-                    raise self.error(n, f"@cluster takes 1 or 2 CTAs per cluster, got {value}")
-                if name == "swizzle" and value not in tile.SWIZZLE_SPANS:
-                    raise self.error(n, f"@swizzle takes 0, 32, 64 or 128 (bytes), got {value}")
-                result[name] = IntegerAttr(value, 64)
+            for value, arg_node in zip(values, arg_nodes):
+                if (problem := annotation_problem(name, value)) is not None:
+                    raise self.error(arg_node, problem)
+            result[name] = annotation_attr(name, values)
         return result
 
     # ------------------------------------------------------------------ statements
