@@ -1,6 +1,7 @@
 """GEMM throughput: tkc against cuBLAS (torch.matmul) and a Triton GEMM, in one process.
 
-    python benchmarks/gemm.py [--shapes 4096x4096x4096,... | --ragged] [--runs 100] [-D NAME=VALUE ...]
+    python benchmarks/gemm.py [--shapes 4096x4096x4096,... | --ragged | --sweep] [--tune [--space NAME=V,...]]
+                              [--runs 100] [-D NAME=VALUE ...]
 
 bf16 inputs drawn from a normal distribution, f32 accumulation, bf16 output; every result is
 checked against cuBLAS before timing. Times are per launch, the median of `--runs` samples after
@@ -14,6 +15,11 @@ it (1000 x 1000 x 1000). Prints a table and writes JSON to benchmarks/results/ge
 gemm-ragged-<date>.json). K and N are innermost dims (A is M x K, B is K x N, C is M x N), and TMA
 needs 16-byte rows, a multiple of 8 bf16 elements: 8191 x 8191 x 8191 is timed as M = 8191 with
 N = K = 8184 (8192 - 8). The Triton GEMM masks its loads and stores where the shape needs it.
+
+`--sweep` times the projection shapes of 7B-70B models (SWEEP: M from 1024 to 8192 against N x K
+of PROJECTIONS, and 3072^3). `--tune` compiles each shape with what `tkc.autotune` chose for it
+(over `--space NAME=V1,V2,...`, repeatable, `@stages=plan,8` for the ring depth; default: the
+tuner's space), which the record's `config` field holds; the record is gemm[-ragged|-sweep]-tuned.
 """
 
 from __future__ import annotations
@@ -26,12 +32,17 @@ import triton
 import triton.language as tl
 
 import tkc
+from tkc.frontend import parse_define
+from tkc.tune import spell
 from plot import plot
 from timing import graph_ms, median_ms, write_record
 
 ROOT = Path(__file__).resolve().parents[1]
 SHAPES = [(2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192), (8192, 8192, 1024), (4096, 14336, 4096)]
 RAGGED = [(4000, 4000, 4000), (3000, 5000, 2000), (8191, 8184, 8184), (1000, 1000, 1000)]
+PROJECTIONS = [(4096, 4096), (11008, 4096), (4096, 11008), (14336, 4096), (6144, 5120), (3072, 3072), (5120, 13824)]
+"""N x K of the projections of 7B-70B models."""
+SWEEP = [(m, n, k) for m in (1024, 2048, 4096, 8192) for n, k in PROJECTIONS] + [(3072, 3072, 3072)]
 TRITON_TILE = (128, 256, 64)  # BM, BN, BK
 
 
@@ -112,32 +123,49 @@ def main() -> None:
     shape_set = parser.add_mutually_exclusive_group()
     shape_set.add_argument("--shapes", help="comma-separated MxNxK")
     shape_set.add_argument("--ragged", action="store_true", help="the shapes that are no multiple of the tiles (RAGGED)")
+    shape_set.add_argument("--sweep", action="store_true", help="the projection shapes of 7B-70B models (SWEEP)")
+    parser.add_argument("--tune", action="store_true", help="compile each shape with the autotuner's choice")
+    parser.add_argument("--space", action="append", default=[], help="with --tune: NAME=V1,V2,... to try (repeatable)")
     parser.add_argument("--plot", action="store_true", help="also draw the record as a PNG beside it")
     parser.add_argument("--runs", type=int, default=100)
-    parser.add_argument("-D", dest="define", action="append", default=[], help="compile-time parameter NAME=VALUE")
+    parser.add_argument("-D", dest="define", action="append", default=[],
+                        help="compile-time parameter NAME=VALUE, or @ANNOTATION=VALUE")
     args = parser.parse_args()
     if args.shapes:
         shapes = [tuple(map(int, s.split("x"))) for s in args.shapes.split(",")]
     else:
-        shapes = RAGGED if args.ragged else SHAPES
-    params = {name: int(value) for name, value in (d.split("=") for d in args.define)}
-    kernel = tkc.compile(ROOT / "examples" / "gemm.tk", kernel="gemm", **params)
+        shapes = RAGGED if args.ragged else SWEEP if args.sweep else SHAPES
+    params = dict(parse_define(d) for d in args.define)
+    space = {name: [None if value == "plan" else parse_define(f"{name}={value}")[1] for value in values.split(",")]
+             for name, _, values in (item.partition("=") for item in args.space)} or None
+    source = ROOT / "examples" / "gemm.tk"
+    kernel = tkc.compile(source, kernel="gemm", **params)
     rows = []
     for m, n, k in shapes:
-        result = {"M": m, "N": n, "K": k, **bench_shape(kernel, m, n, k, args.runs)}
+        config = {}
+        if args.tune:
+            tuned = tkc.autotune(source, "gemm", sizes={"M": m, "N": n, "K": k}, space=space, params=params).best
+            assert tuned is not None, f"every configuration was pruned at {m}x{n}x{k}"
+            config = tuned.config
+            kernel = tkc.compile(source, kernel="gemm", **config)
+        result = {"M": m, "N": n, "K": k, "config": spell(config), **bench_shape(kernel, m, n, k, args.runs)}
         rows.append(result)
         print(
             f"{m:>5}x{n:<5}x{k:<5}  tkc {result['tkc_tflops']:6.1f}  cuBLAS {result['cublas_tflops']:6.1f}  "
             f"Triton {result['triton_tflops']:6.1f} TFLOP/s   tkc/cuBLAS {result['tkc_over_cublas']:.3f}  "
             f"tkc/Triton {result['tkc_over_triton']:.3f}   graphs: tkc {result['tkc_tflops_graph']:6.1f}  "
-            f"cuBLAS {result['cublas_tflops_graph']:6.1f}  tkc/cuBLAS {result['tkc_over_cublas_graph']:.3f}",
+            f"cuBLAS {result['cublas_tflops_graph']:6.1f}  tkc/cuBLAS {result['tkc_over_cublas_graph']:.3f}"
+            + (f"   {result['config']}" if args.tune else ""),
             flush=True,
         )
+    kind = "gemm" + ("-ragged" if args.ragged else "-sweep" if args.sweep else "") + ("-tuned" if args.tune else "")
     record = write_record(
-        "gemm-ragged" if args.ragged else "gemm",
+        kind,
         {
-            "benchmark": "gemm bf16, shapes no multiple of the tiles" if args.ragged else "gemm bf16",
+            "benchmark": "gemm bf16" + (", shapes no multiple of the tiles" if args.ragged else "")
+            + (", each shape with the autotuner's choice (config)" if args.tune else ""),
             "params": params,
+            "space": space,
             "runs": args.runs,
             "rows": rows,
         },

@@ -127,7 +127,7 @@ class TuneResult:
 # --------------------------------------------------------------------------- the space
 
 
-def _kernel_op(path: str, kernel: str | None, params: Config) -> KernelOp:
+def _kernel_op(path: str, kernel: str | None, params: Mapping[str, Value | None]) -> KernelOp:
     from tkc.driver import load_module, require_one_kernel
     from tkc.interpreter import find_kernel
 
@@ -187,13 +187,14 @@ def search_space(
     return space
 
 
-def _pipelines(path: str, kernel: str | None, params: Config) -> bool:
+def _pipelines(path: str, kernel: str | None, params: Mapping[str, Value | None]) -> bool:
     """Whether the plan gives the kernel (at `params`) a ring of stages, whose depth is then tuned."""
     from tkc.api import CompiledKernel
     from tkc.dialects.tile import KernelOp, PlanAttr
 
     try:
-        (op,) = [o for o in CompiledKernel(path, kernel, dict(params)).module.walk() if isinstance(o, KernelOp)]
+        compiled = CompiledKernel(path, kernel, dict(params))  # type: ignore[arg-type]
+        (op,) = [o for o in compiled.module.walk() if isinstance(o, KernelOp)]
     except TkError:
         return False  # the defaults do not compile: the parameters' values decide what is tried
     plan = op.attributes.get("plan")

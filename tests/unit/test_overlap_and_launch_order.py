@@ -207,7 +207,18 @@ def test_unsigned_power_of_two_div_and_rem_become_shift_and_mask() -> None:
     assert not div_ops(b) and "div." not in text and "rem." not in text
 
 
-@pytest.mark.parametrize(("ty", "divisor"), [("u32", 3), ("s32", 4)])
+def test_unsigned_division_by_another_constant_is_a_multiply_high() -> None:
+    """ptxas would expand div.u32 by an immediate into its reciprocal sequence (I2F, MUFU.RCP, F2I)."""
+    b, n = builder_with_param()
+    b.div("u32", n, 3)
+    b.rem("u32", n, 6)
+    b.ret()
+    text = print_ptx(b.module)
+    assert not div_ops(b) and "div." not in text and "rem." not in text
+    assert "mul.hi.u32 %r1, %r0, 1431655766;" in text
+
+
+@pytest.mark.parametrize(("ty", "divisor"), [("s32", 4), ("s32", 3)])
 def test_other_divisions_keep_div(ty: str, divisor: int) -> None:
     b, n = builder_with_param()
     b.div(ty, n, divisor)

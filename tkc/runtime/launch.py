@@ -347,10 +347,7 @@ class PackedParams:
     def __init__(self, values: list[bytes]):
         self.buffers = [np.frombuffer(v, dtype=np.uint8).copy() for v in values]
         self.pointers = np.array([b.ctypes.data for b in self.buffers], dtype=np.uint64)
-
-    @property
-    def address(self) -> int:
-        return int(self.pointers.ctypes.data)
+        self.address = int(self.pointers.ctypes.data)  # read once: numpy's ctypes view costs a microsecond
 
 
 def slot_bytes(slot: ParamSlot, tensor_map: bytes | None = None) -> bytes:
@@ -392,6 +389,8 @@ class Kernel:
         self._tensor_maps: OrderedDict[TensorMapSpec, bytes] = OrderedDict()
         self._ready: dict[tuple[Any, ...], tuple[Any, PackedParams]] = {}
         """Launch configs and packed params of earlier checked calls, by torch_signature."""
+        self._driver = driver()
+        self._success = self._driver.CUresult.CUDA_SUCCESS
 
     def launch_config(self, *arrays: Any, **named: Any) -> LaunchConfig:
         """What `self(*arrays)` would launch (grid, block, smem, params), launching nothing."""
@@ -399,13 +398,9 @@ class Kernel:
 
     def __call__(self, *arrays: Any, stream: Any = None, **named: Any) -> None:
         """Launch on the caller's stream; numpy arguments make the call synchronous."""
-        cu = driver()
-        key = _torch_signature(arrays) if not named and stream is None else None
-        if key is not None and (ready := self._ready.get(key)) is not None:
-            # the same torch tensors as a checked launch before: only the stream can differ
-            config, packed = ready
-            config.hStream = torch_current_stream(arrays[0])
-            check("cuLaunchKernelEx", cu.cuLaunchKernelEx(config, self.function, packed.address, 0))
+        cu = self._driver
+        key = torch_signature(arrays) if not named and stream is None else None
+        if key is not None and self.launch_ready(key, arrays[0]):
             return
         binding = bind(self.abi, arrays, named)
         self.device.activate()
@@ -442,8 +437,23 @@ class Kernel:
             for _, dptr in staged.values():
                 cu.cuMemFree(dptr)  # not checked: a launch fault must not be masked by this
 
+    def launch_ready(self, key: tuple[Any, ...], first: Any) -> bool:
+        """Launch as the checked call whose torch_signature was `key` did, on torch's current
+        stream of `first`'s device (only the stream can differ); False where no such call is kept."""
+        ready = self._ready.get(key)
+        if ready is None:
+            return False
+        config, packed = ready
+        stream = torch_current_stream(first)
+        if config.hStream is not stream:  # the setter converts: skip it while the stream stays
+            config.hStream = stream
+        result = self._driver.cuLaunchKernelEx(config, self.function, packed.address, 0)
+        if result[0] != self._success:
+            check("cuLaunchKernelEx", result)
+        return True
+
     def _launch(self, config: LaunchConfig, hstream: Any) -> tuple[Any, PackedParams]:
-        cu = driver()
+        cu = self._driver
         values = []
         for slot in config.params:
             tmap = self._tensor_map(slot) if slot.kind == "tensormap" else None
@@ -493,7 +503,7 @@ class Kernel:
 READY_CACHE_SIZE = 64
 
 
-def _torch_signature(arrays: tuple[Any, ...]) -> tuple[Any, ...] | None:
+def torch_signature(arrays: tuple[Any, ...]) -> tuple[Any, ...] | None:
     """What a launch on these arguments depends on, when all are CUDA torch tensors: a repeat
     call with an equal signature needs none of the checks again (None: take the checked path)."""
     key = []
@@ -508,13 +518,20 @@ _streams: dict[int, Any] = {}
 """CUstream objects by handle, so a repeat launch builds none."""
 
 
+_raw_stream_query: list[Any] = []
+"""torch's raw current-stream query, looked up once (a list: filled at the first launch on torch)."""
+
+
 def torch_current_stream(tensor: Any) -> Any:
     """torch's current stream on the tensor's device, as a CUstream. torch's raw-handle query
     (what Triton's launcher calls) costs a fraction of building a torch.cuda.Stream per call."""
-    import torch
+    if not _raw_stream_query:
+        import torch
 
-    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-    handle = int(raw(tensor.get_device()) if raw is not None else torch.cuda.current_stream(tensor.device).cuda_stream)
+        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+        _raw_stream_query.append(
+            raw if raw is not None else lambda index: torch.cuda.current_stream(index).cuda_stream)
+    handle = _raw_stream_query[0](tensor.get_device())
     stream = _streams.get(handle)
     if stream is None:
         stream = _streams[handle] = driver().CUstream(handle)
