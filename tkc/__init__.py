@@ -6,6 +6,7 @@
     gemm(A, B, C)                                                   # launch (tkc.runtime)
     out = tkc.interpret(gemm.module, "gemm", {"A": a, "B": b})      # numpy reference
     tkc.autotune("examples/gemm.tk", sizes={"M": 4096, "N": 4096, "K": 4096}).best.config
+    tuned = tkc.autotuned("examples/gemm.tk"); tuned(A, B, C)       # tuned per shape bucket
 
 `import tkc` is cheap: the compiler, the interpreter and the CUDA runtime load on first use.
 """
@@ -21,9 +22,9 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from tkc.api import CompiledKernel
-    from tkc.tune import TuneResult
+    from tkc.tune import TunedKernel, TuneResult
 
-__all__ = ["CompiledKernel", "TkError", "__version__", "autotune", "compile", "interpret"]
+__all__ = ["CompiledKernel", "TkError", "__version__", "autotune", "autotuned", "compile", "interpret"]
 
 
 def compile(path: str | Path, kernel: str | None = None, **params: int) -> CompiledKernel:
@@ -37,7 +38,7 @@ def autotune(
     path: str | Path,
     kernel: str | None = None,
     sizes: Mapping[str, int] | None = None,
-    space: Mapping[str, Sequence[int | bool | float]] | None = None,
+    space: Mapping[str, Sequence[int | bool | float | None]] | None = None,
     **options: Any,
 ) -> TuneResult:
     """Tune `kernel`'s compile-time parameters for `sizes` on the GPU (tkc.tune.autotune):
@@ -45,6 +46,20 @@ def autotune(
     from tkc.tune import autotune as tune
 
     return tune(path, kernel, sizes, space, **options)
+
+
+def autotuned(
+    path: str | Path,
+    kernel: str | None = None,
+    space: Mapping[str, Sequence[int | bool | float | None]] | None = None,
+    **params: int | bool | float,
+) -> TunedKernel:
+    """A callable kernel that runs, at each shape bucket it is called with, the configuration
+    `autotune` chose there (tuning on the first call in a bucket, or reading the cached result):
+    `gemm = tkc.autotuned("examples/gemm.tk"); gemm(A, B, C)`."""
+    from tkc.tune import TunedKernel
+
+    return TunedKernel(path, kernel, space, params)
 
 
 def interpret(*args: Any, **kwargs: Any) -> Any:

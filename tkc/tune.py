@@ -149,7 +149,7 @@ def declared_params(op: KernelOp) -> Config:
 def search_space(
     path: str,
     kernel: str | None = None,
-    given: Mapping[str, Sequence[Value]] | None = None,
+    given: Mapping[str, Sequence[Value | None]] | None = None,
     fixed: Mapping[str, Value] | None = None,
 ) -> Space:
     """The values to try of each parameter (see the module docstring), leaving out those `fixed`
@@ -334,7 +334,7 @@ def autotune(
     path: str | Path,
     kernel: str | None = None,
     sizes: Mapping[str, int] | None = None,
-    space: Mapping[str, Sequence[Value]] | None = None,
+    space: Mapping[str, Sequence[Value | None]] | None = None,
     params: Mapping[str, Value] | None = None,
     *,
     prune_only: bool = False,
@@ -373,6 +373,73 @@ def autotune(
         cache.write(_tune_file(path, name, sizes), json.dumps({**entries, gpu: result.to_json()}, indent=1))
         _announce(result)
     return result
+
+
+class TunedKernel:
+    """A kernel that launches, at every shape bucket it is called with, the configuration the
+    autotuner chose there (`tkc.autotuned`, as Triton's `@autotune(key=...)`): the first call in
+    a bucket tunes it (or reads the cached result) and compiles the choice; later calls with the
+    same torch tensors go straight to that kernel's launch. Sizes come from the arguments' shapes
+    by the kernel's dims (a dim tiles change is never among them: the space keeps the interface)."""
+
+    def __init__(self, path: str | Path, kernel: str | None = None,
+                 space: Mapping[str, Sequence[Value | None]] | None = None, params: Mapping[str, Value] | None = None):
+        from tkc.api import CompiledKernel
+
+        self.path, self.kernel = str(path), kernel
+        self.space = dict(space) if space is not None else None
+        self.params = dict(params or {})
+        self._interface = CompiledKernel(self.path, kernel, dict(self.params)).abi.args  # type: ignore[arg-type]
+        self._by_bucket: dict[str, CompiledKernel] = {}
+        self._by_signature: dict[tuple[Any, ...], CompiledKernel] = {}
+        self.choices: dict[str, Config] = {}
+        """The configuration chosen in each shape bucket called so far (by its JSON)."""
+
+    def sizes(self, *arrays: Any) -> dict[str, int]:
+        """The size of every dim, from the arguments' shapes (a TkError where they disagree)."""
+        from tkc.runtime.arrays import adapt
+
+        if len(arrays) != len(self._interface):
+            raise TkError(f"expected {len(self._interface)} arguments ({', '.join(a.name for a in self._interface)}), "
+                          f"got {len(arrays)}")
+        sizes: dict[str, int] = {}
+        for spec, array in zip(self._interface, arrays):
+            info = adapt(array)
+            if info is None or len(info.shape) != len(spec.dims):
+                raise TkError(f"argument {spec.name}: expected an array of {len(spec.dims)} dims {list(spec.dims)}")
+            for dim, n in zip(spec.dims, info.shape):
+                if isinstance(dim, str) and sizes.setdefault(dim, n) != n:
+                    raise TkError(f"argument {spec.name}: {dim} = {n}, but an earlier argument has {dim} = {sizes[dim]}")
+        return sizes
+
+    def compiled_for(self, *arrays: Any) -> CompiledKernel:
+        """The kernel a call with these arguments launches (tuning its shape bucket if need be)."""
+        from tkc.api import CompiledKernel
+
+        sizes = self.sizes(*arrays)
+        bucket = json.dumps(shape_bucket(sizes), sort_keys=True)
+        compiled = self._by_bucket.get(bucket)
+        if compiled is None:
+            best = autotune(self.path, self.kernel, sizes, self.space, self.params).best
+            if best is None:
+                raise TkError(f"every configuration of {self.path} was pruned at "
+                              f"{', '.join(f'{d}={n}' for d, n in sizes.items())}: autotune(...).table() says why")
+            compiled = self._by_bucket[bucket] = CompiledKernel(self.path, self.kernel, dict(best.config))  # type: ignore[arg-type]
+            self.choices[bucket] = dict(best.config)
+        return compiled
+
+    def __call__(self, *arrays: Any, stream: Any = None) -> Any:
+        from tkc.runtime.launch import READY_CACHE_SIZE, torch_signature
+
+        key = torch_signature(arrays)
+        compiled = self._by_signature.get(key) if key is not None else None
+        if compiled is None:
+            compiled = self.compiled_for(*arrays)
+            if key is not None:
+                if len(self._by_signature) >= READY_CACHE_SIZE:
+                    self._by_signature.pop(next(iter(self._by_signature)))
+                self._by_signature[key] = compiled
+        return compiled(*arrays, stream=stream)
 
 
 def tuned_config(path: str, kernel: str | None, sizes: Mapping[str, int]) -> Config:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import ml_dtypes
+import numpy as np
 import pytest
 
 import tkc
@@ -170,3 +172,33 @@ def test_sizes_must_name_every_dim_and_only_those() -> None:
         tkc.autotune(GEMM, sizes={"M": 256, "N": 256}, prune_only=True)
     with pytest.raises(tkc.TkError, match="--size names Q"):
         tkc.autotune(GEMM, sizes={**SIZES, "Q": 1}, prune_only=True)
+
+
+def test_an_autotuned_kernel_tunes_each_shape_bucket_once_and_launches_the_choice(
+    fake_gpu: list, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """tkc.autotuned: sizes from the arguments' shapes, one tuning per shape bucket (cached on
+    disk), the chosen configuration launched; the launch itself is stubbed (no GPU)."""
+    launched: list[dict] = []
+    monkeypatch.setattr(tkc.CompiledKernel, "__call__", lambda self, *a, stream=None: launched.append(self.params))
+    gemm = tkc.autotuned(GEMM, space=SPACE)
+
+    def arrays(m: int, n: int, k: int) -> tuple[np.ndarray, ...]:
+        return np.zeros((m, k), np.float32), np.zeros((k, n), np.float32), np.zeros((m, n), np.float32)
+
+    a, b, c = arrays(256, 384, 128)
+    gemm(a.astype(ml_dtypes.bfloat16), b.astype(ml_dtypes.bfloat16), c.astype(ml_dtypes.bfloat16))
+    timed = len(fake_gpu)
+    assert timed > 0 and launched == [{"BM": 128, "BN": 128, "BK": 64}]  # BN / 100 ms: the narrowest wins
+    assert gemm.sizes(*arrays(250, 384, 128)) == {"M": 250, "K": 128, "N": 384}
+    gemm(*(x.astype(ml_dtypes.bfloat16) for x in arrays(250, 384, 128)))  # another bucket: 250 is no multiple of 4
+    gemm(*(x.astype(ml_dtypes.bfloat16) for x in arrays(256, 384, 128)))
+    assert len(gemm.choices) == 2 and len(launched) == 3
+    again = tkc.autotuned(GEMM, space=SPACE)  # a new object reads the disk cache: nothing is timed
+    before = len(fake_gpu)
+    again(*(x.astype(ml_dtypes.bfloat16) for x in arrays(256, 384, 128)))
+    assert len(fake_gpu) == before
+    with pytest.raises(tkc.TkError, match="argument B: K = 64, but an earlier argument has K = 128"):
+        gemm.sizes(*arrays(256, 384, 128)[:1], np.zeros((64, 384)), np.zeros((256, 384)))
+    with pytest.raises(tkc.TkError, match="expected 3 arguments"):
+        gemm.sizes(np.zeros((4, 4)))
