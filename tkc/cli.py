@@ -124,6 +124,8 @@ def build_parser() -> argparse.ArgumentParser:
                            "parameters at x0.5, x1, x2, and @stages=plan,6,8 where loads are pipelined)")
     tune.add_argument("--prune-only", action="store_true", help="compile and prune only; time nothing (any machine)")
     tune.add_argument("--force", action="store_true", help="tune again even when a result is cached")
+    tune.add_argument("-j", "--jobs", type=int, default=None, metavar="N",
+                      help="processes that compile and prune configurations side by side (default: one per CPU)")
     _add_progress_args(tune, "a line per configuration")
     return parser
 
@@ -188,7 +190,7 @@ def _tune(args: argparse.Namespace) -> int:
 
     space = dict(args.space)
     result = autotune(args.file, args.kernel, args.size, space or None, args.params, prune_only=args.prune_only,
-                      force=args.force, progress=progress_line(force=args.progress, quiet=args.quiet))
+                      force=args.force, progress=progress_line(force=args.progress, quiet=args.quiet), jobs=args.jobs)
     sys.stdout.write(result.table())
     best = result.best
     if best is not None:

@@ -35,7 +35,7 @@ import itertools
 import json
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -328,6 +328,29 @@ def _check_sizes(op: KernelOp, sizes: Mapping[str, int]) -> None:
 
 
 Progress = Callable[[int, int, Trial], None]
+PARALLEL_FROM = 8
+"""Configurations from which pruning runs in worker processes (fewer: in this one)."""
+
+
+def _prune_trial(job: tuple[str, str | None, Config, dict[str, int]]) -> Trial:
+    """prune() in a worker process: the trial alone (a compiled kernel does not cross processes)."""
+    return prune(*job)[0]
+
+
+def _pruned(path: str, kernel: str | None, configs: list[Config], sizes: dict[str, int],
+            jobs: int | None) -> Iterator[tuple[Trial, CompiledKernel | None]]:
+    """Each configuration's trial, in order, with its compiled kernel where this process compiled it.
+    Workers are spawned, not forked: the tuner's process holds a CUDA context."""
+    workers = min(jobs or os.cpu_count() or 1, len(configs))
+    if workers < 2 or len(configs) < PARALLEL_FROM:
+        for config in configs:
+            yield prune(path, kernel, config, sizes)
+        return
+    import multiprocessing
+
+    with multiprocessing.get_context("spawn").Pool(workers) as pool:
+        for trial in pool.imap(_prune_trial, [(path, kernel, config, sizes) for config in configs]):
+            yield trial, None
 
 
 def autotune(
@@ -340,10 +363,13 @@ def autotune(
     prune_only: bool = False,
     force: bool = False,
     progress: Progress | None = None,
+    jobs: int | None = None,
 ) -> TuneResult:
     """Tune `kernel` of `path` for `sizes` over `space` (see the module docstring). The result's
     `best.config` holds the parameters to compile with (`params`, fixed, included); `table()`
-    shows every trial."""
+    shows every trial. `jobs` processes (default: one per CPU) compile and prune the
+    configurations side by side where there are PARALLEL_FROM of them or more; the timing is
+    one at a time, in this process."""
     path = str(path)
     sizes = dict(sizes or {})
     fixed = dict(params or {})
@@ -361,9 +387,12 @@ def autotune(
             return previous
     result = TuneResult(name, sizes, chosen, gpu)
     configs = candidates(chosen)
-    for index, config in enumerate(configs):
-        trial, compiled = prune(path, kernel, config, sizes)
-        if compiled is not None and gpu is not None:
+    for index, (trial, compiled) in enumerate(_pruned(path, kernel, configs, sizes, jobs)):
+        if trial.reason is None and gpu is not None:
+            if compiled is None:  # pruned in a worker, which left its PTX and cubin in the disk cache
+                from tkc.api import CompiledKernel
+
+                compiled = CompiledKernel(path, kernel, dict(trial.config))  # type: ignore[arg-type]
             trial.ms = measure(compiled, sizes)
         result.trials.append(trial)
         if progress is not None:

@@ -202,3 +202,14 @@ def test_an_autotuned_kernel_tunes_each_shape_bucket_once_and_launches_the_choic
         gemm.sizes(*arrays(256, 384, 128)[:1], np.zeros((64, 384)), np.zeros((256, 384)))
     with pytest.raises(tkc.TkError, match="expected 3 arguments"):
         gemm.sizes(np.zeros((4, 4)))
+
+
+def test_workers_prune_as_this_process_does(fake_gpu: list) -> None:
+    """Pruning in spawned workers (PARALLEL_FROM configurations or more) gives the trials, in order,
+    that pruning here gives; what they found feasible is timed here from the disk cache."""
+    space = {"BM": [64, 128], "BN": [128, 256, 512], "BK": [64], "@stages": [None, 8]}
+    assert len(tune.candidates(space)) >= tune.PARALLEL_FROM
+    apart = tune.autotune(GEMM, sizes=SIZES, space=space, jobs=2)
+    here = tune.autotune(GEMM, sizes=SIZES, space=space, jobs=1, force=True)
+    assert [(t.config, t.reason, t.ms) for t in apart.trials] == [(t.config, t.reason, t.ms) for t in here.trials]
+    assert sum(t.ms is not None for t in apart.trials) >= 3
