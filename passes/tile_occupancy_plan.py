@@ -29,7 +29,7 @@ they agree; read back by `KernelPlan.of`); planning again starts a fresh plan:
                        .maxntid + .minnctapersm): producer 40 (24-32 beside 3-4 consumers), the
                        rest to consumers: 40/232 for 2, 32/160 for 3, 24/112 for 4, as ThunderKittens
   stages               (when a loop loads tiles, or the kernel streams its tiles) the deepest ring,
-                       at most 4, whose shared memory
+                       at most 4 (deeper only pinned: @stages, -D @stages, the tuner's space), whose shared memory
                        fits 232448 bytes: 1 KB of mbarriers + single tiles + S x stage bytes +
                        epilogue staging + 1 KB alignment slack (plan.smem_plan)
   smem_bytes           that total

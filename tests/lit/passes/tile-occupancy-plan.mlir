@@ -8,7 +8,7 @@
 // GEMM-SAME: plan = #tile.plan<consumers = #tile.decision<2, "128-row register tiles: 64 rows per consumer warpgroup (wgmma m64); the demand of 160 registers per thread fits">
 // GEMM-SAME: threads = #tile.decision<384, "1 producer + 2 consumer warpgroup(s) of 128 threads">
 // GEMM-SAME: persistent = #tile.decision<1, "2-D grid (i, j) with a K loop (GEMM-like)
-// GEMM-SAME: stages = #tile.decision<4, "4 stages fit (1 KB for 8 mbarriers + 4 x 49152 B ring + 32768 B epilogue staging + 1 KB alignment slack); the deepest ring tkc builds (as ThunderKittens)">
+// GEMM-SAME: stages = #tile.decision<4, "4 stages fit (1 KB for 8 mbarriers + 4 x 49152 B ring + 32768 B epilogue staging + 1 KB alignment slack); the deepest ring the plan builds (as ThunderKittens); @stages(n) pins a deeper one, and tkc tune tries 6 and 8">
 // GEMM-SAME: smem_bytes = #tile.decision<231424,
 // GEMM-SAME: group_m = #tile.decision<8,
 // GEMM-SAME: ctas_per_sm = #tile.decision<1, "persistent grid: one CTA per SM">
