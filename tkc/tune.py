@@ -88,6 +88,17 @@ class TuneResult:
         timed = [t for t in self.trials if t.ms is not None]
         return min(timed, key=lambda t: t.ms or 0.0) if timed else None
 
+    def over_defaults(self, declared: Mapping[str, Value | None]) -> float | None:
+        """How many times faster the best trial ran than the one at the `declared` parameters
+        with no pins (None where that one was not tried or not timed)."""
+        best = self.best
+        default = next((t for t in self.trials
+                        if all(value == (None if name.startswith("@") else declared.get(name))
+                               for name, value in t.config.items())), None)
+        if best is None or best.ms is None or default is None or default.ms is None:
+            return None
+        return default.ms / best.ms
+
     def table(self) -> str:
         """What was tried: one row per configuration, fastest first, pruned ones with their reason."""
         names = list(self.space)
