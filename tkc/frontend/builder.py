@@ -736,6 +736,9 @@ class _Builder:
                 size = self.const_int(dim, "a fixed tensor dimension")
                 if size < 1 or size > I64_MAX:
                     raise self.error(dim, f"a tensor dimension must be positive, got {size}")
+                if size >= 2**31:
+                    raise self.error(dim, f"a tensor dimension must be below 2^31 (a kernel's index arithmetic is "
+                                          f"32-bit signed on the GPU), got {size}")
                 shape.append(size)
             if not 1 <= len(shape) <= 5:
                 raise self.error(token, f"a global tensor has rank 1 to 5 (TMA's limit), got {len(shape)}")
