@@ -110,6 +110,13 @@ def location_of(op: Operation) -> tuple[str | None, int | None, int | None]:
 
 
 def error_at(op: Operation, message: str) -> TkError:
-    """A TkError located at the `.tk` construct that produced `op` (use: `raise error_at(op, ...)`)."""
+    """A TkError located at the `.tk` construct that produced `op` (use: `raise error_at(op, ...)`),
+    or, for an op a pass made without a location, at the nearest enclosing one that has one (the
+    loop or the kernel it belongs to)."""
+    located: Operation | None = op
     filename, line, col = location_of(op)
+    while filename is None and located is not None:
+        located = located.parent_op()
+        if located is not None:
+            filename, line, col = location_of(located)
     return TkError(message, filename, line, col)

@@ -41,3 +41,22 @@ def test_a_late_error_reads_the_line_from_the_file_as_bytes(tmp_path: Path) -> N
     path = tmp_path / "k.tk"
     path.write_bytes(b"a\rb\nline two\n")  # text mode would turn the lone \r into a line break
     assert TkError("late", str(path), 2, 6).render().split("\n")[1:] == ["line two", "     ^"]
+
+
+def test_an_op_a_pass_made_without_a_location_is_located_at_what_encloses_it() -> None:
+    """error_at on an op with no location (a constant a pass materialised) points at the nearest
+    enclosing op that has one: a diagnostic never loses its place in the source."""
+    from xdsl.dialects import arith
+    from xdsl.dialects.builtin import IndexType, IntegerAttr
+
+    from tkc.diagnostics import error_at
+    from tkc.dialects.tile import KernelOp
+
+    module = parse_tk("kernel k(X: gl<f32>[M, 64], Y: gl<f32>[M, 64]) {\n"
+                      "    grid (M / 64) as (i)\n"
+                      "    store Y[i, 0] = load X[i, 0] : rt<f32>[64, 64]\n}\n", "k.tk")
+    kernel = next(op for op in module.walk() if isinstance(op, KernelOp))
+    made = arith.ConstantOp(IntegerAttr(7, IndexType()))
+    kernel.body.block.insert_op_before(made, kernel.body.block.first_op)  # type: ignore[arg-type]
+    error = error_at(made, "too big")
+    assert (error.filename, error.line) == ("k.tk", 1)
