@@ -186,7 +186,7 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _tune(args: argparse.Namespace) -> int:
-    from tkc.tune import _kernel_op, autotune, declared_params, progress_line
+    from tkc.tune import autotune, declared_defaults, progress_line
 
     space = dict(args.space)
     result = autotune(args.file, args.kernel, args.size, space or None, args.params, prune_only=args.prune_only,
@@ -196,7 +196,7 @@ def _tune(args: argparse.Namespace) -> int:
     if best is not None:
         chosen = " ".join(f"-D {k}={v}" for k, v in best.config.items() if v is not None)
         source = "cached result" if result.from_cache else f"on {result.gpu}"
-        speedup = result.over_defaults(declared_params(_kernel_op(args.file, args.kernel, args.params)))
+        speedup = result.over_defaults(declared_defaults(args.file, args.kernel, args.params))
         print(f"best ({source}): {chosen}" + (f" ({speedup:.2f}x the declared defaults)" if speedup else ""))
     elif not args.prune_only:
         print("every configuration was pruned")

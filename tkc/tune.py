@@ -157,6 +157,11 @@ def declared_params(op: KernelOp) -> Config:
     return dict(kernel_params(op))
 
 
+def declared_defaults(path: str, kernel: str | None, params: Mapping[str, Value | None]) -> Config:
+    """The kernel's parameters as declared, with `params` (the fixed -D values) applied."""
+    return declared_params(_kernel_op(path, kernel, params))
+
+
 def search_space(
     path: str,
     kernel: str | None = None,

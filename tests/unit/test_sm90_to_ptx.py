@@ -189,6 +189,12 @@ def _step(op: Operation, t: int, regs: list[dict[SSAValue, object]], memory: dic
             r.setdefault("wgmma", []).append([r.get(a) for a in op.operands])  # type: ignore[union-attr]
         case _ if ty == "f32":
             r[op.results[0]] = _FLOAT[type(op)](*srcs)
+        case ptx.MulOp() if "mods" in op.properties and op.properties["mods"].text == "hi":  # type: ignore[attr-defined]
+            r[op.results[0]] = (srcs[0] * srcs[1]) >> 32  # the unsigned high half (builder's division)
+        case ptx.ShrOp() if ty.startswith("s"):  # arithmetic: the sign bit fills
+            bits = 64 if ty.endswith("64") else 32
+            value = srcs[0] - (1 << bits) if srcs[0] >> (bits - 1) else srcs[0]
+            r[op.results[0]] = (value >> srcs[1]) & ((1 << bits) - 1)
         case _:
             bits = 64 if ty.endswith("64") else 32
             r[op.results[0]] = _INT[type(op)](*srcs) & ((1 << bits) - 1)
@@ -450,6 +456,28 @@ def test_transposed_a_descriptor() -> None:
     assert all(op.trans_a.value.data == 1 for op in entry.body.block.ops if isinstance(op, ptx.WgmmaOp))
     for kk, args in enumerate(simulate(entry, {}, threads=1)[0]["wgmma"]):  # type: ignore[union-attr]
         assert decode(args[32]) == (64 * 128 + kk * 16 * 128, 64 * 128, 1024, 1)
+
+
+def test_floor_division_by_constants_of_negative_indices() -> None:
+    """`/`, `%` (as a - (a / b) * b) and ceildiv on indices round toward -inf also where a constant
+    divisor is no power of two and the builder divides by a multiply-high (x = thread id - 64)."""
+    def body(emit: Callable[[Operation], SSAValue], base: SSAValue) -> None:
+        x = emit(arith.SubiOp(emit(sm90.BlockIdOp(0)), const(emit, 64)))
+        for d in (3, 6, 96):
+            q = emit(arith.FloorDivSIOp(x, const(emit, d)))
+            emit(arith.SubiOp(x, emit(arith.MuliOp(q, const(emit, d)))))
+            emit(arith.CeilDivSIOp(x, const(emit, d)))
+
+    module = kernel(body)
+    ops = [op for op in module.walk() if isinstance(op, arith.FloorDivSIOp | arith.SubiOp | arith.CeilDivSIOp)][1:]
+    pmod, registers = convert_kernel(next(op for op in module.walk() if isinstance(op, sm90.KernelOp)),
+                                     [op.results[0] for op in ops])
+    flatten_control_flow(pmod)
+    regs = simulate(pmod.body.block.ops.first, {})  # type: ignore[arg-type]
+    for t, r in enumerate(regs):
+        x = t - 64
+        expected = [f(x, d) for d in (3, 6, 96) for f in (lambda x, d: x // d, lambda x, d: x % d, lambda x, d: -(-x // d))]
+        assert [v - (1 << 32) if v >> 31 else v for v in (r[reg] for reg in registers)] == expected, t  # type: ignore[index, operator]
 
 
 def test_scalar_arithmetic() -> None:
