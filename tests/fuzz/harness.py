@@ -182,7 +182,7 @@ def diagnostic_defect(stderr: str, path: str, source: str, case: Case) -> str | 
     if match is None or match.group("file") != path:
         message = head.partition("error: ")[2] or head
         unlocated_ok = head.startswith(("tkc: error: ", f"{path}: error: "))
-        if unlocated_ok and re.search(r"\b(parameter|override|kernels?)\b", message) and (
+        if unlocated_ok and (re.search(r"\b(parameter|override|kernels?)\b", message) or message.startswith("-D ")) and (
             case.defines or case.kernel is not None or re.search(r"\bkernels\b|-k\b", message)
         ):
             return None  # a -D or -k mistake (a missing -k in a file of several kernels included)

@@ -43,6 +43,8 @@ EDGE_INTS = ("0", "1", "2", "3", "8", "15", "16", "17", "24", "32", "48", "80", 
 EDGE_FLOATS = ("0.0", "-0.0", "1e-45", "1e38", "3.5e38", "1e300", "0.5", "-1.0", "1e-5")
 ODD_DEFINES = ("0", "1", "-16", "3", "17", "24", "48", "80", "96", "112", "160", "192", "320", "384", "512",
                "4096", "2147483648", "true", "false", "1.5", "0x40", "")
+PINS = ("@stages", "@stages", "@consumers", "@persistent", "@cluster", "@heavy_first", "@stage", "@registers", "@")
+"""Annotations -D may pin (and some it may not), for option_edit."""
 ANNOTATIONS = (
     "@stages({})", "@overlap({})", "@swizzle({})", "@consumers({})", "@registers({}, 232)",
     "@registers(40, {})", "@persistent", "@cluster({})", "@heavy_first({})", "@persistent()",
@@ -172,10 +174,13 @@ SOURCE_EDITS = (token_edit, token_edit, number_edit, number_edit, line_edit, ann
 
 
 def option_edit(case: Case, rng: random.Random) -> Case:
-    """Change the command line: -D a parameter to an odd value, or -k another kernel."""
+    """Change the command line: -D a parameter or a kernel annotation (`-D @stages=...`) to an
+    odd value, or -k another kernel."""
     params = param_names(case.source)
     if rng.random() < 0.75:
-        if params and rng.random() < 0.9:
+        if rng.random() < 0.25:
+            name = rng.choice(PINS)
+        elif params and rng.random() < 0.9:
             name = rng.choice(params)
         else:
             name = rng.choice(("NOPE", "M", "bm", "K", "D"))
