@@ -32,7 +32,7 @@ import triton
 import triton.language as tl
 
 import tkc
-from tkc.frontend import parse_define
+from tkc.frontend import parse_define, parse_space_item
 from tkc.tune import spell
 from plot import plot
 from timing import graph_ms, median_ms, write_record
@@ -136,8 +136,7 @@ def main() -> None:
     else:
         shapes = RAGGED if args.ragged else SWEEP if args.sweep else SHAPES
     params = dict(parse_define(d) for d in args.define)
-    space = {name: [None if value == "plan" else parse_define(f"{name}={value}")[1] for value in values.split(",")]
-             for name, _, values in (item.partition("=") for item in args.space)} or None
+    space = dict(parse_space_item(item) for item in args.space) or None
     source = ROOT / "examples" / "gemm.tk"
     kernel = tkc.compile(source, kernel="gemm", **params)
     rows = []

@@ -59,14 +59,11 @@ def _sizes(text: str) -> dict[str, int]:
 
 
 def _space_item(text: str) -> tuple[str, list[int | bool | float | None]]:
-    """--space BM=64,128: a parameter and the values to try; --space @stages=plan,8: an annotation
-    and its values (`plan`: no pin, the plan decides)."""
-    from tkc.frontend import parse_define
+    """--space BM=64,128 or @stages=plan,8 (tkc.frontend.parse_space_item)."""
+    from tkc.frontend import parse_space_item
 
-    name, sep, values = text.partition("=")
     try:
-        return name, [None if name.startswith("@") and value == "plan" else parse_define(f"{name}={value}")[1]
-                      for value in values.split(",") if sep and value]
+        return parse_space_item(text)
     except TkError as e:
         raise argparse.ArgumentTypeError(e.message) from None
 

@@ -17,7 +17,7 @@ from tkc.diagnostics import TkError, decode_utf8
 if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
 
-__all__ = ["parse_define", "parse_tk", "read_source"]
+__all__ = ["parse_define", "parse_space_item", "parse_tk", "read_source"]
 
 
 def parse_define(text: str) -> tuple[str, int | bool | float]:
@@ -40,6 +40,14 @@ def parse_define(text: str) -> tuple[str, int | bool | float]:
     if math.isinf(number) and "inf" not in value.lower():
         raise TkError(f"the value of {name}, {value}, is too large")
     return name, number
+
+
+def parse_space_item(text: str) -> tuple[str, list[int | bool | float | None]]:
+    """`NAME=V1,V2,...` of a tuning space (`--space`): a parameter and the values to try, each as
+    `-D` takes it; `@ANNOTATION=plan,8`: an annotation, `plan` (None) leaving it to the plan."""
+    name, sep, values = text.partition("=")
+    return name, [None if name.startswith("@") and value == "plan" else parse_define(f"{name}={value}")[1]
+                  for value in values.split(",") if sep and value]
 
 
 def parse_tk(
