@@ -93,12 +93,16 @@ def _plan_lines(kernel: KernelOp) -> list[str]:
         ("smem total", f"{plan.smem_bytes} B", why("smem_bytes")),
         ("CTAs/SM", str(plan.ctas_per_sm), why("ctas_per_sm")),
         ("grid", f"persistent over ({names})" if plan.persistent else f"({names})", why("persistent")),
-        ("tile order", f"group_m = {plan.group_m}", why("group_m")),
     ]
+    heavy = grid.names.data[plan.heavy_first].data if plan.heavy_first >= 0 else None
+    if heavy is not None and plan.persistent:
+        rows.append(("tile order", f"{heavy} slowest, reversed", why("heavy_first")))
+    else:
+        rows.append(("tile order", f"group_m = {plan.group_m}", why("group_m")))
     if "cluster" in plan.reasons:
         rows.append(("cluster", f"{plan.cluster} CTAs", why("cluster")))
-    if plan.heavy_first >= 0:
-        rows.append(("launch", f"{grid.names.data[plan.heavy_first].data} reversed", why("heavy_first")))
+    if heavy is not None and not plan.persistent:
+        rows.append(("launch", f"{heavy} reversed", why("heavy_first")))
     for loop in kernel.walk():
         if isinstance(loop, scf.ForOp) and _decision(loop, "overlap") is not None:
             rows.append(("overlap", "late last mma" if KernelPlan.overlaps(loop) else "off", _why(loop, "overlap")))

@@ -24,12 +24,27 @@ def reference(q, k, v, causal: bool):  # noqa: ANN001, ANN201 - torch tensors
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
 @pytest.mark.parametrize("case", CASES, ids=lambda c: "B{}H{}N{}D{}".format(*c))
 def test_attention_matches_torch(case: tuple[int, int, int, int], causal: bool) -> None:
+    check_attention(case, causal, {})
+
+
+# a persistent grid walks the causal tiles qi slowest, from the last down (heavy_first); ragged N
+# and head counts that leave the CTAs' strided shares uneven
+PERSISTENT_CASES = [(3, 5, 1000, 64), (2, 3, 777, 128), (1, 7, 2048, 64)]
+
+
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("case", PERSISTENT_CASES, ids=lambda c: "B{}H{}N{}D{}".format(*c))
+def test_persistent_attention_matches_torch(case: tuple[int, int, int, int], causal: bool) -> None:
+    check_attention(case, causal, {"@persistent": 1})
+
+
+def check_attention(case: tuple[int, int, int, int], causal: bool, pins: dict[str, int]) -> None:
     import torch
 
     import tkc
 
     b, h, n, d = case
-    kernel = tkc.compile(EXAMPLE, kernel="attn_fwd", D=d, CAUSAL=causal)
+    kernel = tkc.compile(EXAMPLE, kernel="attn_fwd", D=d, CAUSAL=causal, **pins)
     torch.manual_seed(n + d)
     q, k, v = (torch.randn(b, h, n, d, device="cuda", dtype=torch.bfloat16) for _ in range(3))
     o = torch.full((b, h, n, d), float("nan"), device="cuda", dtype=torch.bfloat16)

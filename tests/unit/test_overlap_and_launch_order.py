@@ -14,7 +14,8 @@ Pinned down:
   - plan.staging_reuses_single_tiles holds for attention (3 stages, 231424 bytes at D=128, the
     O epilogue staged at Q's offset) and not for the persistent GEMM;
   - tile-occupancy-plan's heavy_first decision (axis 0, qi) on causal attention only, unless
-    `@heavy_first(0)`, and the reversed block index (`sm90.grid_dim 0`) it lowers to;
+    `@heavy_first(0)`, and the reversed block index (`sm90.grid_dim 0`) it lowers to; with
+    `@persistent` the same decision orders the walk (qi slowest, reversed; group_m 1);
   - PtxBuilder.div/rem by an unsigned power of two are a shr/and, other cases still div/rem;
   - with @cluster(2) GEMM's ABI asks no multiple of M (it counts tile rows with ceildiv), not
     even with a vector store (limited to the end of its tensor), and its grid rounds an odd
@@ -182,6 +183,16 @@ def test_no_heavy_first_without_causal_or_with_the_pin() -> None:
     pinned = annotated(ATTENTION, "kernel attn_fwd", "@heavy_first(0)")
     kernel = kernel_of(compiled(pinned, params={"CAUSAL": 1}))
     assert "heavy_first" not in KernelPlan.of(kernel).reasons and KernelPlan.of(kernel).heavy_first == -1
+
+
+def test_persistent_causal_attention_walks_qi_slowest_from_the_last() -> None:
+    pinned = annotated(ATTENTION, "kernel attn_fwd", "@persistent")
+    plan = KernelPlan.of(kernel_of(compiled(pinned, params={"CAUSAL": 1})))
+    assert plan.persistent and plan.heavy_first == 0 and plan.group_m == 1
+    assert "qi slowest" in plan.reasons["heavy_first"] and "heavy-first" in plan.reasons["group_m"]
+    grouped = annotated(ATTENTION, "kernel attn_fwd", "@persistent @heavy_first(0)")
+    plan = KernelPlan.of(kernel_of(compiled(grouped, params={"CAUSAL": 1})))
+    assert plan.heavy_first == -1 and plan.group_m > 1
 
 
 # ----------------------------------------------------------------- PtxBuilder div/rem by a constant
