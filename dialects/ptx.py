@@ -235,6 +235,7 @@ class Modifier(StrEnum):
     RELU = "relu"
     SATFINITE = "satfinite"
     NC = "nc"
+    CG = "cg"
 
 
 @irdl_attr_definition
@@ -1220,23 +1221,37 @@ class _Memory(PtxInst):
         return _addr(names, self.operands[0], self.offset.value.data)
 
 
+SCOPES = ("cta", "gpu")
+"""The scopes an ordered ld or red synchronises at: the CTA's threads, or every CTA of the grid
+(stream-K's flags between CTAs)."""
+
+
 def _sem(op: LdOp | RedOp) -> str:
-    return f".{op.sem.data}.cta" if op.sem is not None else ""
+    scope = op.scope.data if op.scope is not None else "cta"
+    return f".{op.sem.data}.{scope}" if op.sem is not None else ""
+
+
+def _check_scope(op: LdOp | RedOp) -> None:
+    _check(op.scope is None or (op.sem is not None and op.scope.data in SCOPES), op,
+           f"a scope ({' or '.join(SCOPES)}) goes with a memory order")
 
 
 @irdl_op_definition
 class LdOp(_Memory):
-    """`ld{.sem.cta}.space{.mods}{.vN}.ty d|{d...}, [addr+offset]`: 1, 2 or 4 results. With
-    `sem` (e.g. acquire) the load is ordered by the memory model (one value only)."""
+    """`ld{.sem.scope}.space{.mods}{.vN}.ty d|{d...}, [addr+offset]`: 1, 2 or 4 results. With
+    `sem` (e.g. acquire) the load is ordered by the memory model (one value only), at `scope`
+    (cta unless given). `nc` reads through the read-only path, `cg` past L1 (another CTA wrote it)."""
 
     name = "ptx.ld"
     addr = operand_def(RegType)
     outs = var_result_def(RegType)
     sem = opt_prop_def(MemoryOrderAttr)
-    MODS: ClassVar[tuple[str, ...]] = ("", "nc")
+    scope = opt_prop_def(StringAttr)
+    MODS: ClassVar[tuple[str, ...]] = ("", "nc", "cg")
 
     def verify_(self) -> None:
         self._check_space(len(self.outs), self.outs)
+        _check_scope(self)
         _check(self.sem is None or len(self.outs) == 1, self, "an ordered load reads one value")
 
     def ptx(self, names: Names) -> str:
@@ -1248,18 +1263,20 @@ class LdOp(_Memory):
 
 @irdl_op_definition
 class RedOp(_Memory):
-    """`red{.sem.cta}.space.op.ty [addr+offset], b`: an atomic reduction whose old value nobody
-    reads; b is a register or `imm`."""
+    """`red{.sem.scope}.space.op.ty [addr+offset], b`: an atomic reduction whose old value nobody
+    reads; b is a register or `imm`; `scope` as ld's."""
 
     name = "ptx.red"
     addr = operand_def(RegType)
     b = opt_operand_def(RegType)
     op = prop_def(ReductionAttr)
     sem = opt_prop_def(MemoryOrderAttr)
+    scope = opt_prop_def(StringAttr)
     imm = opt_prop_def(IntegerAttr)
 
     def verify_(self) -> None:
         _check_one_of(self, self.b, self.imm, "b")
+        _check_scope(self)
         self._check_space(1, [self.b] if self.b is not None else [])
 
     def ptx(self, names: Names) -> str:

@@ -207,8 +207,8 @@ class PtxBuilder:
       setp(cmp, ty, a, b) -> pred     selp(ty, a, b, p)
       cvt(dst_ty, src_ty, a, mods=None)    cvt_pack(dst_ty, lo, hi, mods="rn") -> b32/b16
     Memory
-      ld(space, ty, addr, offset=0, vec=1, mods=None, sem=None) -> reg or [regs]
-                                 (sem: "acquire"|"release"|"relaxed", at CTA scope)
+      ld(space, ty, addr, offset=0, vec=1, mods=None, sem=None, scope=None) -> reg or [regs]
+                                 (sem: "acquire"|"release"|"relaxed", at scope "cta" (default) or "gpu")
       st(space, ty, addr, value_or_values, offset=0, mods=None)
       shfl(mode, a, b, clamp=None, mask=0xFFFFFFFF)    stmatrix(addr, regs, trans=False)
       ldmatrix(addr, count=4, trans=False) -> [b32]
@@ -480,12 +480,14 @@ class PtxBuilder:
     # ----------------------------------------------------------------- memory
 
     def ld(self, space: str, ty: str, addr: SSAValue, offset: int = 0, vec: int = 1,
-           mods: str | None = None, sem: str | None = None) -> SSAValue | list[SSAValue]:
+           mods: str | None = None, sem: str | None = None, scope: str | None = None) -> SSAValue | list[SSAValue]:
         props = {"space": _typed(SpaceAttr, space), "ty": _ty(ty), "offset": _i(offset)}
         if mods:
             props["mods"] = _mods(mods)
         if sem:
             props["sem"] = _typed(MemoryOrderAttr, sem)
+        if scope:
+            props["scope"] = _s(scope)
         outs = self._op(LdOp, (addr,), [kind_of_type(ty)] * vec, props).results
         return outs[0] if vec == 1 else list(outs)
 
@@ -498,10 +500,12 @@ class PtxBuilder:
         self._op(StOp, (addr, *vals), props=props)
 
     def red(self, space: str, op: str, ty: str, addr: SSAValue, value: SSAValue | int, sem: str | None = None,
-            offset: int = 0) -> None:
+            offset: int = 0, scope: str | None = None) -> None:
         props = {"space": _typed(SpaceAttr, space), "op": _typed(ReductionAttr, op), "ty": _ty(ty), "offset": _i(offset)}
         if sem:
             props["sem"] = _typed(MemoryOrderAttr, sem)
+        if scope:
+            props["scope"] = _s(scope)
         if isinstance(value, SSAValue):
             self._op(RedOp, (addr, value), props=props)
         else:

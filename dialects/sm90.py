@@ -73,6 +73,7 @@ from tkc.abi import (
     LaunchContract,
     Param,
     PointerParam,
+    ScratchParam,
     SWIZZLES,
     TensorMapParam,
     check_launch_size,
@@ -330,6 +331,9 @@ class KernelABIAttr(Data[LaunchContract]):
         def param(p: Param) -> None:
             name(p.name)
             printer.print_string(f" = {p.kind} ")
+            if isinstance(p, ScratchParam):
+                expr(p.nbytes)
+                return
             name(p.dim if isinstance(p, DimParam) else p.arg)
             if isinstance(p, TensorMapParam):
                 printer.print_string(f" box [{', '.join(map(str, p.box))}] swizzle {p.swizzle}")
@@ -380,6 +384,8 @@ class KernelABIAttr(Data[LaunchContract]):
                 return DimParam(param_name, name())
             if kind == PointerParam.kind:
                 return PointerParam(param_name, name())
+            if kind == ScratchParam.kind:
+                return ScratchParam(param_name, expr())
             tensor = name()
             parser.parse_keyword("box")
             box = tuple(parser.parse_comma_separated_list(square, parser.parse_integer))
@@ -427,7 +433,7 @@ class KernelABIAttr(Data[LaunchContract]):
 
 
 _T = TypeVar("_T")
-_PARAM_KINDS = (TensorMapParam.kind, PointerParam.kind, DimParam.kind)
+_PARAM_KINDS = (TensorMapParam.kind, PointerParam.kind, ScratchParam.kind, DimParam.kind)
 """The keywords of the parameter kinds: tkc.abi's `kind` of each."""
 
 
@@ -567,6 +573,17 @@ class PointerParamOp(_ParamOp):
 
     name = "sm90.pointer"
     KIND: ClassVar[str] = "pointer"
+    RESULT: ClassVar[Attribute] = IntegerType(64)
+    result = result_def(IntegerType(64))
+
+
+@irdl_op_definition
+class ScratchParamOp(_ParamOp):
+    """A u64 kernel parameter holding the global address of the scratch memory the runtime
+    provides (zero at launch, left zero: stream-K's flags and partial tiles)."""
+
+    name = "sm90.scratch"
+    KIND: ClassVar[str] = "scratch"
     RESULT: ClassVar[Attribute] = IntegerType(64)
     result = result_def(IntegerType(64))
 
@@ -1700,6 +1717,89 @@ class LoadGlobalIndexOp(IRDLOperation):
         super().__init__(operands=[base, offset], result_types=[IndexType()])
 
 
+# --------------------------------------------------------------------------- stream-K partial tiles
+
+
+class _PartialOp(IRDLOperation):
+    """A warpgroup's f32 fragment in global memory, in register order: group q of 4 registers of
+    thread t (of the warpgroup's 128) at `base` + `offset` + 16 * (128 q + t), so each group is
+    one coalesced 2 KB write or read and the reader needs the writer's layout, not the tile's."""
+
+    source = operand_def(FragmentType)
+    base = operand_def(IntegerType(64))
+    offset = operand_def(IndexType)
+
+    def verify_(self) -> None:
+        t = cast(FragmentType, self.source.type)
+        if not isinstance(t.element_type, Float32Type) or t.is_vector or t.registers_per_thread() % 4:
+            raise VerifyException(f"a partial tile is an f32 tile fragment of whole 4-register groups, not {t}")
+
+
+@irdl_op_definition
+class StorePartialOp(_PartialOp):
+    """Write a partial sum of a stream-K tile for the CTA that finishes the tile (st.global.v4)."""
+
+    name = "sm90.store_partial"
+    assembly_format = "$source `,` $base `[` $offset `]` attr-dict `:` type($source)"
+
+    def __init__(self, source: SSAValue, base: SSAValue, offset: SSAValue):
+        super().__init__(operands=[source, base, offset])
+
+
+@irdl_op_definition
+class AddPartialOp(_PartialOp):
+    """`source` plus the partial sum another CTA wrote (ld.global.cg.v4: past this SM's L1, which
+    may hold an older copy of the line)."""
+
+    name = "sm90.add_partial"
+    result = result_def(FragmentType)
+    assembly_format = "$source `,` $base `[` $offset `]` attr-dict `:` type($source) `->` type($result)"
+
+    def __init__(self, source: SSAValue, base: SSAValue, offset: SSAValue):
+        super().__init__(operands=[source, base, offset], result_types=[source.type])
+
+    def verify_(self) -> None:
+        super().verify_()
+        if self.result.type != self.source.type:
+            raise VerifyException("the sum has the type of the fragment it adds to")
+
+
+@irdl_op_definition
+class FlagSignalOp(IRDLOperation):
+    """Raise the u32 flag at `base` + 4 `index` for other CTAs (red.release.gpu.add 1): what this
+    CTA's threads wrote and fenced (sm90.fence_gpu) before a barrier with this thread is visible
+    to a CTA that sees the flag."""
+
+    name = "sm90.flag_signal"
+    base = operand_def(IntegerType(64))
+    index = operand_def(IndexType)
+    assembly_format = "$base `[` $index `]` attr-dict"
+
+    def __init__(self, base: SSAValue, index: SSAValue):
+        super().__init__(operands=[base, index])
+
+
+@irdl_op_definition
+class FlagWaitOp(IRDLOperation):
+    """Spin (ld.acquire.gpu) until the u32 flag at `base` + 4 `index` is raised, then lower it for
+    the next launch (a kernel leaves its scratch flags zero)."""
+
+    name = "sm90.flag_wait"
+    base = operand_def(IntegerType(64))
+    index = operand_def(IndexType)
+    assembly_format = "$base `[` $index `]` attr-dict"
+
+    def __init__(self, base: SSAValue, index: SSAValue):
+        super().__init__(operands=[base, index])
+
+
+FenceGpuOp = _no_operand_op(
+    "sm90.fence_gpu",
+    "Order this thread's memory accesses before it with its later ones for every CTA of the grid "
+    "(fence.acq_rel.gpu): its partial-tile stores before the flag that announces them.",
+)
+
+
 Sm90 = Dialect(
     "sm90",
     [
@@ -1708,6 +1808,12 @@ Sm90 = Dialect(
         DimParamOp,
         PointerParamOp,
         LoadGlobalIndexOp,
+        ScratchParamOp,
+        StorePartialOp,
+        AddPartialOp,
+        FlagSignalOp,
+        FlagWaitOp,
+        FenceGpuOp,
         ZeroRowsOp,
         BlockIdOp,
         GridDimOp,

@@ -118,7 +118,8 @@ _BUDGET = Allowed((0, *REGISTER_COUNTS), "0 (unchanged) or a multiple of 8 in 24
 _STAGES, _FLAG = Allowed(range(1, 17), "1..16"), Allowed((0, 1), "0 or 1")
 
 KERNEL_PINS = {
-    "consumers": _CONSUMERS, "cluster": _CLUSTER, "heavy_first": _FLAG, "stages": _STAGES, "group_m": _COUNT,
+    "consumers": _CONSUMERS, "cluster": _CLUSTER, "heavy_first": _FLAG, "stream_k": _FLAG, "stages": _STAGES,
+    "group_m": _COUNT,
 }
 """The integer annotations of a tile.kernel (the user's pins, as the frontend checks them; `stages`
 and `group_m` only come from tile IR), each within what its plan field may hold;
@@ -136,6 +137,7 @@ PLAN_DECISIONS = {
     "ctas_per_sm": _COUNT,
     "cluster": _CLUSTER,
     "heavy_first": Allowed(range(-1, 3), "-1 (none) or a grid axis"),
+    "stream_k": _FLAG,
     "replicated_rows": Allowed(range(0, 1 << 31, 16), "0 (none) or a multiple of 16"),
     "producer_registers": _BUDGET,
     "consumer_registers": _BUDGET,

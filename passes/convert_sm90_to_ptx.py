@@ -31,16 +31,16 @@ from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWal
 from tkc.dialects import ptx, sm90
 from tkc.dialects.ptx_builder import PtxBuilder
 from tkc.diagnostics import error_at
-from tkc.passes.sm90_to_ptx import control, fragments, params, scalars, shared, sync, wgmma
+from tkc.passes.sm90_to_ptx import control, fragments, params, partials, scalars, shared, sync, wgmma
 from tkc.passes.sm90_to_ptx.emitter import Value, converted
 
 
 def patterns(kernel: sm90.KernelOp) -> list[RewritePattern]:
     """Every pattern of the conversion (wgmma's know which accumulators are shared)."""
     return [*params.PATTERNS, *scalars.PATTERNS, *control.PATTERNS, *sync.PATTERNS, *wgmma.patterns(kernel),
-            *fragments.PATTERNS, *shared.PATTERNS]
+            *fragments.PATTERNS, *shared.PATTERNS, *partials.PATTERNS]
 
-_PARAM_KIND = {"tensormap": "tensormap", "pointer": "u64", "dim": "u32"}
+_PARAM_KIND = {"tensormap": "tensormap", "pointer": "u64", "scratch": "u64", "dim": "u32"}
 _CONVERTED = (ptx.PtxInst, ptx.StructuredOp, ptx.YieldOp, ptx.RepeatIfOp)
 _LEFT_FOR_USERS = (UnrealizedConversionCastOp, arith.ConstantOp, sm90.MbarrierGroupOp)
 """What the patterns leave for their users to read; erased once every op is converted."""

@@ -23,6 +23,8 @@ from tkc.dialects.tile import (
     BlockIdOp,
     BroadcastOp,
     ConvertOp,
+    FenceOp,
+    FillOp,
     GridOp,
     KernelOp,
     LoadOp,
@@ -276,6 +278,43 @@ def _read_at_run_time(value: SSAValue) -> bool:
             return True
         work.extend(v.op.operands)
     return False
+
+
+def stream_k_obstacle(kernel: KernelOp) -> str | None:
+    """What keeps the CTAs from splitting the kernel's tiles along K (stream-K), or None. A split
+    tile's slices are summed by the CTA that began it, so the tile must be one K loop of
+    accumulations from zero (acc = mma(a, b, acc), its only carried values) with the same bounds
+    in every tile, all its loads in that loop and nothing after it but compute and stores, which
+    the finishing CTA runs once on the sum."""
+    ops = list(kernel.body.block.ops)
+    grid = next(op for op in ops if isinstance(op, GridOp))
+    per_tile = ops[ops.index(grid) + 1:]
+    loops = [op for op in per_tile if isinstance(op, scf.ForOp)]
+    if len(loops) != 1:
+        return f"the tile has {len(loops)} kernel-level loops, not one K loop"
+    loop = loops[0]
+    if any(isinstance(inner, scf.ForOp | scf.IfOp) for inner in loop.body.block.ops):
+        return "the K loop holds a loop or an if"
+    if any(isinstance(inner, LoadOp | LoadScalarOp) for op in per_tile if op is not loop for inner in op.walk()):
+        return "the tile loads outside its K loop"
+    if any(isinstance(op, StoreOp | FenceOp | ToSharedOp) for op in kernel.walk() if loop.is_ancestor(op)):
+        return "the K loop stores"
+    if any(isinstance(op, FenceOp | ToSharedOp) for op in kernel.walk()):
+        return "the kernel orders stores and loads (a fence) or moves register tiles to shared memory"
+    growths = [IndexGrowth.of(kernel, op.result) for op in kernel.walk() if isinstance(op, BlockIdOp)]
+    bounds = (loop.lb, loop.ub, loop.step)
+    if any(bound in growth.depends for growth in growths for bound in bounds) or any(map(_read_at_run_time, bounds)):
+        return "the K loop's bounds differ between tiles"
+    yielded = loop.body.block.last_op
+    assert isinstance(yielded, scf.YieldOp)
+    for arg, init, value in zip(loop.body.block.args[1:], loop.iter_args, yielded.operands):
+        mma = value.owner
+        if not (isinstance(mma, MmaOp) and mma.acc is arg):
+            return "the K loop carries a value that is not an mma's accumulator (acc = mma(a, b, acc))"
+        fill = init.owner
+        if not (isinstance(fill, FillOp) and fill.value.value.data == 0.0):
+            return "an accumulator of the K loop does not start from zero"
+    return None
 
 
 @dataclass
@@ -580,6 +619,31 @@ class Planner:
         shape = "no K loop" if not k_loop else f"a {len(grid.extents)}-D grid ({names})"
         return False, f"{shape}: one CTA per tile, the hardware scheduler fills the SMs"
 
+    def stream_k(self, persistent: bool, clustered: bool, heavy: bool) -> tuple[bool, str]:
+        """Stream-K where @stream_k(1) asks and the kernel allows it: a persistent GEMM-like grid
+        runs its whole waves of tiles as before and splits the K iterations of the last partial
+        wave's tiles evenly over all CTAs (roles.py), so no SM idles through most of a last wave;
+        a tile split between CTAs costs an f32 partial tile written and read through L2 and a
+        flag. Not the default: on the H200 it took 1024x5120x13824 from 0.65 to 0.87x cuBLAS
+        and 3072^3 from 0.76 to 0.87x, but cost grids of fewer tiles than SMs (1024x3072^2:
+        0.83 to 0.70x), whose slices run at different K and so fetch their panels from memory;
+        `tkc tune` can try it (a space item @stream_k=0,1)."""
+        pin = int_pin(self.annotation("stream_k"))
+        obstacle = (stream_k_obstacle(self.kernel) if persistent and not clustered and not heavy else
+                    "the grid is not a persistent one-CTA walk in tile order")
+        if pin and obstacle is not None:
+            raise error_at(self.kernel, f"{self.pin('stream_k', '1')} cannot split this kernel's tiles along K: {obstacle}")
+        if pin:
+            return True, (f"pinned by {self.pin('stream_k', '1')}: whole waves of tiles, then the last partial wave's K "
+                          f"iterations split evenly over the CTAs; a CTA that ends inside a tile writes its partial sum "
+                          f"for the CTA that began the tile")
+        if pin == 0:
+            return False, f"pinned off by {self.pin('stream_k', '0')}"
+        if obstacle is not None:
+            return False, f"no stream-K: {obstacle}"
+        return False, ("each CTA walks whole tiles; @stream_k(1) splits the last partial wave's K iterations evenly "
+                       "over the CTAs (faster where that wave is a small share of the SMs, slower under one wave)")
+
     def same_work_per_tile(self, loops: list[scf.ForOp]) -> bool:
         """Whether no loop's bounds depend on a block index (a causal mask's shorter loops do)."""
         growths = [IndexGrowth.of(self.kernel, op.result) for op in self.kernel.walk() if isinstance(op, BlockIdOp)]
@@ -705,6 +769,9 @@ class Planner:
             self.decide("cluster", *cluster)
         if heavy is not None:
             self.decide("heavy_first", *heavy)
+        if (persistent and not streams_tiles(self.kernel)) or self.annotation("stream_k") is not None:
+            stream_k, why = self.stream_k(persistent, clustered, heavy is not None)
+            self.decide("stream_k", int(stream_k), why)
         producer, consumer, why = self.registers(n, ctas)
         self.decide("producer_registers", producer, why)
         self.decide("consumer_registers", consumer, why)

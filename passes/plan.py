@@ -93,6 +93,9 @@ class KernelPlan:
     """CTAs per cluster (2: pairs of tiles along grid axis 0 multicast the tile they share)."""
     heavy_first: int = -1
     """Grid axis launched in reverse (longest tiles first); -1 = none."""
+    stream_k: bool = False
+    """A persistent grid splits the tiles' K iterations evenly over the CTAs (stream-K): a CTA
+    that ends inside a tile leaves its partial sum for the CTA that began the tile."""
     replicated_rows: int = 0
     """Register tiles and row vectors of at most this many rows are replicated: every consumer
     computes them whole (consumer_rows); taller ones are split by rows. 0 = none."""
@@ -137,8 +140,9 @@ class KernelPlan:
         values: dict[str, Any] = {
             f.name: decisions[f.name].int_value for f in fields(KernelPlan) if f.name in decisions
         }
-        if "persistent" in values:
-            values["persistent"] = bool(values["persistent"])
+        for flag in ("persistent", "stream_k"):
+            if flag in values:
+                values[flag] = bool(values[flag])
         return KernelPlan(**values, reasons={name: decision.reason.data for name, decision in decisions.items()})
 
     @staticmethod

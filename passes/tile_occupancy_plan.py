@@ -57,6 +57,10 @@ they agree; read back by `KernelPlan.of`); planning again starts a fresh plan:
   heavy_first          (one CTA per tile) the grid axis whose block index a loop's trip count
                        grows with (causal attention's query tile) launches in reverse, so the
                        longest tiles start first and the short ones fill the last wave
+  stream_k             only pinned (@stream_k(1), the pass option stream_k=true): a persistent
+                       kernel whose tile is one K loop of mma accumulations from zero runs its
+                       whole waves, then splits the last partial wave's K iterations over all CTAs
+                       (occupancy.stream_k_obstacle says what else refuses it)
 
 The register demand per consumer thread is the peak over the program of the live register
 tiles' registers, as their sm90 fragments hold them (f32 tiles 1 per element, narrower ones 1
@@ -102,6 +106,7 @@ class TileOccupancyPlanPass(ModulePass):
     registers: tuple[int, ...] | None = None
     group_m: int | None = None
     cluster: int | None = None
+    stream_k: bool | None = None
 
     def __post_init__(self) -> None:
         for key, value in self.options().items():

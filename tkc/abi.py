@@ -14,6 +14,8 @@ Kernel parameters, in `KernelABI.params` order:
                   refused by the H200's driver).
   PointerParam    `.param .u64 name`: the argument's device address.
   DimParam        `.param .u32 name`: the value bound to a symbolic dim.
+  ScratchParam    `.param .u64 name`: the address of device workspace the runtime provides,
+                  all zero at the launch and left all zero by the kernel.
 
 Grid extents are small expressions over symbolic dims: an int, a dim name, the name
 `num_sms` (the device's multiprocessor count), or a tuple (op, lhs, rhs) with op one of
@@ -72,7 +74,20 @@ class DimParam:
     kind: str = "dim"
 
 
-Param = TensorMapParam | PointerParam | DimParam
+@dataclass(frozen=True)
+class ScratchParam:
+    """The address of at least `nbytes` bytes of device memory (`nbytes` a grid expression,
+    evaluated like the grid) that are all zero at the launch and that the kernel leaves all zero
+    (it resets what it used, e.g. stream-K's flags). The runtime keeps one such buffer per device
+    and stream and reuses it, so two launches of the kernel on one stream share it (they cannot
+    run at the same time); launches on different streams get different buffers."""
+
+    name: str
+    nbytes: Expr
+    kind: str = "scratch"
+
+
+Param = TensorMapParam | PointerParam | DimParam | ScratchParam
 
 
 @dataclass(frozen=True)
@@ -152,6 +167,8 @@ class KernelABI:
                 params.append(PointerParam(name, _get(p, "arg", str)))
             elif kind == "dim":
                 params.append(DimParam(name, _get(p, "dim", str)))
+            elif kind == "scratch":  # any JSON value here: check() takes only an expression
+                params.append(ScratchParam(name, _tuplify(_get(p, "nbytes", object))))
             else:
                 raise ABIError(f"parameter {name!r} has the unknown kind {kind!r}")
         divisibility = _get(raw, "divisibility", list, lambda e: isinstance(e, list) and len(e) == 2)
@@ -192,7 +209,7 @@ class LaunchContract:
     def check(self) -> None:
         """ABIError unless the runtime can follow this contract: the params name distinct
         parameters and existing arguments and dims, the grid is 3 expressions over the dims and
-        `num_sms`, and so on."""
+        `num_sms` (a scratch size is one), and so on."""
         names, dims = {a.name for a in self.args}, {d for a in self.args for d in a.dims if isinstance(d, str)}
         for arg in self.args:
             _check_each("dims", arg.dims, _is_dim)
@@ -205,6 +222,9 @@ class LaunchContract:
                 raise ABIError(f"parameter {param.name!r} names no argument {param.arg!r}")
             if isinstance(param, DimParam) and param.dim not in dims:
                 raise ABIError(f"parameter {param.name!r} names no dim {param.dim!r} of the arguments")
+            if isinstance(param, ScratchParam) and not _is_expr(param.nbytes, dims | {"num_sms"}):
+                raise ABIError(f"parameter {param.name!r} has the size {param.nbytes!r}, not an expression "
+                               "over the dims and num_sms")
         if len({p.name for p in self.params}) != len(self.params):
             raise ABIError("two parameters share a name")
         if len(self.grid) != 3:

@@ -99,6 +99,8 @@ def _plan_lines(kernel: KernelOp) -> list[str]:
         rows.append(("tile order", f"{heavy} slowest, reversed", why("heavy_first")))
     else:
         rows.append(("tile order", f"group_m = {plan.group_m}", why("group_m")))
+    if "stream_k" in plan.reasons:
+        rows.append(("work split", "stream-K last wave" if plan.stream_k else "whole tiles", why("stream_k")))
     if "cluster" in plan.reasons:
         rows.append(("cluster", f"{plan.cluster} CTAs", why("cluster")))
     if heavy is not None and not plan.persistent:

@@ -30,7 +30,7 @@ class LowerDim(RewritePattern):
 
 class LowerPointer(RewritePattern):
     @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: sm90.PointerParamOp, rewriter: PatternRewriter) -> None:
+    def match_and_rewrite(self, op: sm90.PointerParamOp | sm90.ScratchParamOp, rewriter: PatternRewriter) -> None:
         e = Emitter(op)
         e.replace(rewriter, e.b.global_ptr(op.param.data))
 

@@ -40,6 +40,7 @@ _NO_OPERANDS: dict[type[Operation], Callable[[PtxBuilder], None]] = {
     sm90.FenceBarrierInitOp: _fence_barrier_init,
     sm90.FenceProxyAsyncOp: lambda b: b.fence("proxy.async.shared::cta"),
     sm90.FenceProxyAsyncGlobalOp: lambda b: b.fence("proxy.async.global"),
+    sm90.FenceGpuOp: lambda b: b.fence("acq_rel.gpu"),
     sm90.TmaStoreCommitOp: lambda b: b.bulk_commit(),
     sm90.TrapOp: lambda b: b.trap(),
 }

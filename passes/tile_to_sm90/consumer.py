@@ -120,6 +120,64 @@ class ConsumerEmitter(RoleEmitter):
     def finish_branch(self, ring: Ring, it: SSAValue, block: Block) -> None:
         release(self, ring, it, block)  # the branch's wgmmas were waited for (emit_mma)
 
+    def finish_slice(self, loop: scf.ForOp, rest: list[Operation], block: Block) -> None:
+        """A stream-K slice's end: a CTA that began inside the tile writes its accumulators (all
+        the K loop carries, sums from zero) to its slot and raises its flag; the CTA that began
+        the tile waits for each later CTA that ran part of it, adds their slots, and runs the
+        rest of the tile (its epilogue) on the sum. Each consumer writes and reads its own rows'
+        registers, in register order (sm90.store_partial)."""
+        split = self.tiles.split
+        assert split is not None
+        consumers = self.lowering.consumers
+        accumulators = [self.values[result] for result in loop.results]
+        registers = [cast(sm90.FragmentType, acc.type).registers_per_thread() for acc in accumulators]
+        slot_bytes = consumers * sum(registers) * 4 * WARPGROUP_THREADS
+        self.lowering.params.scratch_param(slot_bytes)
+
+        def offsets(cta: SSAValue, into: Block) -> list[SSAValue]:
+            """Where this consumer's part of each accumulator lies in the slot of `cta`."""
+            mine = self.add(self.mul(cta, self.const(slot_bytes, into), into),
+                            self.mul(self.consumer_index, self.const(slot_bytes // consumers, into), into), into)
+            mine = self.add(split.slots, mine, into)
+            starts = [sum(registers[:k]) * 4 * WARPGROUP_THREADS for k in range(len(registers))]
+            return [self.add(mine, self.const(start, into), into) for start in starts]
+
+        def first_consumer(into: Block) -> Block:
+            """A block one thread of the first consumer runs, added to `into`."""
+            first = self.op(arith.CmpiOp(self.consumer_index, self.const(0, into), "eq"), into).results[0]
+            single = sm90.SingleThreadOp("warpgroup")
+            guarded = Block()
+            guarded.add_op(single)
+            self.emit_if_then(first, guarded, into)
+            return single.body.block
+
+        all_consumers = WARPGROUP_THREADS * consumers
+        leave = Block()
+        for acc, offset in zip(accumulators, offsets(split.cta, leave)):
+            self.op(sm90.StorePartialOp(acc, split.scratch, offset), leave)
+        self.op(sm90.FenceGpuOp(), leave)
+        self.op(sm90.NamedBarrierOp(self.const(consumers + 1, leave), all_consumers), leave)
+        self.op(sm90.FlagSignalOp(split.scratch, split.cta), first_consumer(leave))
+        leave.add_op(scf.YieldOp())
+
+        finish = Block()
+        helpers = Block(arg_types=[IndexType(), *(acc.type for acc in accumulators)])
+        helper, *sums = helpers.args
+        self.op(sm90.FlagWaitOp(split.scratch, helper), first_consumer(helpers))
+        self.op(sm90.NamedBarrierOp(self.const(consumers + 1, helpers), all_consumers), helpers)
+        added = [self.op(sm90.AddPartialOp(acc, split.scratch, offset), helpers).results[0]
+                 for acc, offset in zip(sums, offsets(helper, helpers))]
+        helpers.add_op(scf.YieldOp(*added))
+        after = self.add(split.cta, self.const(1, finish), finish)
+        end = self.add(split.last_helper, self.const(1, finish), finish)
+        collect = self.op(scf.ForOp(after, end, self.const(1, finish), accumulators, helpers), finish)
+        for result, total in zip(loop.results, collect.results):
+            self.values[result] = total
+        for op in rest:
+            self.emit_op(op, finish)
+        finish.add_op(scf.YieldOp())
+        self.op(scf.IfOp(split.begins_inside, [], Region(leave), Region(finish)), block)
+
     def yielded(self, op: scf.IfOp, operands: Sequence[SSAValue]) -> list[SSAValue]:
         return [self.values[v] for v in operands]
 
@@ -129,7 +187,7 @@ class ConsumerEmitter(RoleEmitter):
         if ring is not None and tail is not None:
             emit_overlapped_for(self, loop, ring, tail, block)
             return
-        lb, ub, step = (self.values[v] for v in (loop.lb, loop.ub, loop.step))
+        lb, ub, step = self.bounds(loop, block)
         init = [self.values[v] for v in loop.iter_args]
         counts = self.start_loop_counts(loop)
         arg_types = [self.lowering.fragment_type(a.type) for a in loop.body.block.args[1:]]

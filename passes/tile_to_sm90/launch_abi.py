@@ -3,7 +3,8 @@ shared memory the sm90.kernel states), which the runtime reads and nothing else.
 
 What it decides: the kernel's parameters (a tensor map per distinct TMA box of a tensor, a
 pointer per tensor stored element-wise, a u32 per symbolic dim), the grid as an expression over
-dims and `num_sms` (one CTA per tile; the persistent grid's min(tiles, SMs x CTAs/SM); pairs of
+dims and `num_sms` (one CTA per tile; the persistent grid's min(tiles, SMs x CTAs/SM), every SM's
+CTAs with stream-K plus its `scratch` parameter (a flag and a partial-sum slot per CTA); pairs of
 tiles for a cluster), and the multiple each dim must be (where the program counts tiles with a
 division that rounds down, and where tile-mask-tails found that padding cannot be kept exact:
 `whole_tiles`), which the runtime checks before it launches. A tile that runs past the end of a
@@ -89,6 +90,8 @@ class LaunchParams:
     arg_names: dict[SSAValue, str]
     tensor_maps: dict[tuple[str, tuple[int, ...], int], str] = field(default_factory=dict)
     pointers: dict[str, str] = field(default_factory=dict)
+    scratch_per_cta: int | None = None
+    """The bytes of scratch memory each CTA needs (stream-K's partial-sum slot), once asked for."""
 
     def tensor_map(self, tensor: SSAValue, box: tuple[int, ...], swizzle: int) -> str:
         arg = self.arg_names[tensor]
@@ -100,6 +103,15 @@ class LaunchParams:
     def pointer(self, tensor: SSAValue) -> str:
         arg = self.arg_names[tensor]
         return self.pointers.setdefault(arg, f"ptr_{arg}")
+
+    def scratch_param(self, per_cta: int = 0) -> str:
+        """The scratch parameter, whose size covers `per_cta` bytes for each CTA (the largest asked)."""
+        self.scratch_per_cta = max(self.scratch_per_cta or 0, per_cta)
+        return SCRATCH
+
+
+SCRATCH = "scratch"
+"""The name of the scratch parameter."""
 
 
 def launch_abi(lowering: KernelLowering) -> sm90.KernelABIAttr:
@@ -119,16 +131,19 @@ def launch_abi(lowering: KernelLowering) -> sm90.KernelABIAttr:
     contract_params += [kabi.PointerParam(name, arg) for arg, name in params.pointers.items()]
     contract_params += [kabi.DimParam(f"dim_{d}", d) for d in lowering.symbolic_dims]
     extents = [grid_expr(v, kernel) for v in lowering.grid_op.extents]
-    if lowering.cluster > 1:
+    ctas: kabi.Expr = ("mul", "num_sms", max(1, lowering.plan.ctas_per_sm))
+    if params.scratch_per_cta is not None:
+        # a u32 flag and a partial-sum slot per CTA, the slots 16-byte aligned after the flags
+        contract_params.append(kabi.ScratchParam(SCRATCH, ("add", ("mul", ctas, params.scratch_per_cta + 4), 16)))
+    if lowering.plan.stream_k:
+        # every SM takes an equal share of the K iterations, however few the tiles
+        grid: tuple[kabi.Expr, ...] = (ctas, 1, 1)
+    elif lowering.cluster > 1:
         pairs = _product([("ceildiv", extents[0], lowering.cluster), *extents[1:]])
         clusters = ("min", pairs, ("div", "num_sms", lowering.cluster))
-        grid: tuple[kabi.Expr, ...] = (("mul", clusters, lowering.cluster), 1, 1)
+        grid = (("mul", clusters, lowering.cluster), 1, 1)
     elif lowering.plan.persistent:
-        grid = (
-            ("min", _product(extents), ("mul", "num_sms", max(1, lowering.plan.ctas_per_sm))),
-            1,
-            1,
-        )
+        grid = (("min", _product(extents), ctas), 1, 1)
     else:
         grid = tuple(extents) + (1,) * (3 - len(extents))
     divisibility = tile.floor_divided_dims(kernel)

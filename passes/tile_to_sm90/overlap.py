@@ -77,7 +77,7 @@ def emit_overlapped_for(c: ConsumerEmitter, loop: scf.ForOp, ring: Ring, tail: l
                   and v.owner not in tail_set and v not in crossing):
                 crossing.append(v)
     init = [c.values[v] for v in loop.iter_args]
-    lb, ub, step = (c.values[v] for v in (loop.lb, loop.ub, loop.step))
+    lb, ub, step = c.bounds(loop, block)
     trips = c.trip_count(loop, block)
     ran = c.op(arith.CmpiOp(trips, c.const(0, block), "ugt"), block).results[0]
     then = Block()

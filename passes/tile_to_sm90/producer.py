@@ -48,7 +48,7 @@ class ProducerEmitter(RoleEmitter):
         (tile-warp-specialize's `producer_values`) and the ring counts of the nested rings."""
         ring = self.memory.ring_of(loop)
         scalars = self.lowering.roles.producer_values[loop]
-        lb, ub, step = (self.values[v] for v in (loop.lb, loop.ub, loop.step))
+        lb, ub, step = self.bounds(loop, block)
         old = loop.body.block
         counts = self.start_loop_counts(loop)
         body = Block(arg_types=[IndexType(), *(old.args[1 + i].type for i in scalars), *(c.type for c in counts)])

@@ -38,6 +38,26 @@ class TileWalk:
     """How many tiles this CTA ran before the current one (a kernel-level ring's `it`)."""
     rank: SSAValue | None = None
     """The CTA's rank in its cluster (clusters only)."""
+    split: KSlice | None = None
+    """The share of the tile's K iterations this CTA runs (stream-K only)."""
+
+
+@dataclass
+class KSlice:
+    """A stream-K CTA's slice of one tile: K iterations [begin, end) of the tile's `units`
+    (its trip count, at least 1 so a tile without iterations is still one unit of work)."""
+
+    cta: SSAValue
+    """This CTA (blockIdx.x), the slot of the partial sum it leaves where it began inside the tile."""
+    begins_inside: SSAValue
+    """Whether the slice starts past the tile's first iteration: the CTA leaves its partial sum
+    and flag for the CTA that began the tile, and does not finish it."""
+    last_helper: SSAValue
+    """The last CTA that runs iterations of this tile: the CTAs after this one up to it left
+    partial sums this one adds before it finishes the tile (none where it is this CTA)."""
+    scratch: SSAValue
+    """The scratch memory: one u32 flag per CTA, then the partial-sum slots from `slots` bytes on."""
+    slots: SSAValue
 
 
 class RoleEmitter(ABC):
@@ -53,6 +73,8 @@ class RoleEmitter(ABC):
         self.values: dict[SSAValue, SSAValue] = {}
         self.location: LocationAttr = lowering.kernel.location
         self.walk: TileWalk | None = None
+        self.k_bounds: dict[scf.ForOp, tuple[SSAValue, SSAValue]] = {}
+        """Iteration bounds that replace a loop's own (a stream-K slice of the K loop)."""
         self.counts: dict[Ring, SSAValue] = {}
         """Each loop's and if's ring count `it` where the copy stands: the stages the role has
         handled so far, which every enclosing loop and if carries, and the tile walk across tiles."""
@@ -109,6 +131,9 @@ class RoleEmitter(ABC):
         for op in prologue:
             self.emit_op(op, self.block)
         extents = [self.values[v] for v in lowering.grid_op.extents]
+        if lowering.plan.stream_k:
+            self._emit_stream_k_walk(per_tile, extents)
+            return
         if lowering.plan.persistent:
             self._emit_persistent_loop(per_tile, extents)
             return
@@ -151,6 +176,73 @@ class RoleEmitter(ABC):
             paired = self.mul(block_ids[0], self.const(cluster, body), body)
             block_ids[0] = self.add(paired, rank, body)
         self.walk = TileWalk(block_ids, tile_count, rank)
+        self.counts = dict(zip(rings, ring_bases))
+        self.emit_tile(per_tile, body)
+        next_counts = [self.add(tile_count, self.const(1, body), body), *(self.counts[ring] for ring in rings)]
+        body.add_op(scf.YieldOp(*next_counts))
+
+    def _emit_stream_k_walk(self, per_tile: list[Operation], extents: list[SSAValue]) -> None:
+        """Stream-K for the last partial wave: of T tiles on P CTAs, the T div P whole waves run
+        whole tiles, tile c + w P on CTA c in grouped order; the K iterations of the T mod P
+        tiles left form one sequence (tile by tile), CTA c running units [c U, (c + 1) U),
+        U = ceildiv(those tiles x iterations, P), as slices of consecutive tiles. Only the
+        last wave is split because slices of different tiles run at different K, so they share
+        no A or B panel in L2: a 128x256 tile's K step alone moves too many bytes per flop to
+        keep the tensor cores busy from memory (on the H200, stream-K over the last two waves
+        ran 4096^3 at 0.93x and 8191x8184x8184 at 0.62x cuBLAS, one tile per CTA 1.00x and
+        0.91x). Both roles walk the same slices (their K loops run the slice's iterations,
+        their rings count them); what a slice's end means for the tile is the consumers'
+        (finish_slice)."""
+        loop = k_loop(per_tile)
+        for op in _backward_slice([loop.lb, loop.ub, loop.step], per_tile):
+            self.emit_op(op, self.block)  # the trip count is every tile's (tile-occupancy-plan checked)
+        iterations = self.trip_count(loop, self.block)
+        units = self.op(arith.MaxUIOp(iterations, self.const(1))).results[0]  # a tile without iterations is one unit
+        num_tiles = extents[0]
+        for extent in extents[1:]:
+            num_tiles = self.mul(num_tiles, extent)
+        cta: SSAValue = self.op(sm90.BlockIdOp(0)).results[0]
+        ctas: SSAValue = self.op(sm90.GridDimOp(0)).results[0]
+        whole_waves = self.div(num_tiles, ctas)
+        whole_tiles = self.mul(whole_waves, ctas)
+        total = self.mul(self.sub(num_tiles, whole_tiles), units)
+        share = self.op(arith.CeilDivUIOp(total, ctas)).results[0]
+        first_unit = self.op(arith.MinUIOp(self.mul(cta, share), total)).results[0]
+        end_unit = self.op(arith.MinUIOp(self.add(first_unit, share), total)).results[0]
+        first_tile = self.div(first_unit, units)
+        end_tile = self.op(arith.CeilDivUIOp(end_unit, units)).results[0]
+        walk_end = self.add(whole_waves, self.sub(end_tile, first_tile))
+        scratch = self.op(sm90.ScratchParamOp(self.lowering.params.scratch_param())).results[0]
+        # the flags, one u32 per CTA, rounded up to the 16 bytes of a partial sum's vector access
+        slots = self.mul(self.op(arith.CeilDivUIOp(ctas, self.const(4))).results[0], self.const(16))
+        rings = self.memory.counted_rings
+        carried = [self.const(0)] + [self.const(0) for _ in rings]
+        body = Block(arg_types=[IndexType()] * (1 + len(carried)))
+        self.op(scf.ForOp(self.const(0), walk_end, self.const(1), carried, body))
+        step, tile_count, *ring_bases = body.args
+
+        def select(condition: SSAValue, if_true: SSAValue, if_false: SSAValue) -> SSAValue:
+            return self.op(arith.SelectOp(condition, if_true, if_false), body).results[0]
+
+        whole = self.op(arith.CmpiOp(step, whole_waves, "ult"), body).results[0]
+        # the stream-K part's tile (wrapped where the step is a whole wave's: select discards it)
+        split_tile = self.sub(self.add(first_tile, step, body), whole_waves, body)
+        tile_start = self.mul(split_tile, units, body)
+        tile_end = self.add(tile_start, units, body)
+        begin = self.sub(self.op(arith.MaxUIOp(first_unit, tile_start), body).results[0], tile_start, body)
+        end = self.sub(self.op(arith.MinUIOp(end_unit, tile_end), body).results[0], tile_start, body)
+        zero = self.const(0, body)
+        begin = select(whole, zero, begin)
+        end = select(whole, units, end)
+        self.k_bounds[loop] = (self.op(arith.MinUIOp(begin, iterations), body).results[0],
+                               self.op(arith.MinUIOp(end, iterations), body).results[0])
+        tile_index = select(whole, self.add(cta, self.mul(step, ctas, body), body), self.add(whole_tiles, split_tile, body))
+        begins_inside = self.op(arith.CmpiOp(begin, zero, "ugt"), body).results[0]
+        # (share is 0 where every tile is a whole wave's; the select then discards the quotient)
+        divisor = self.op(arith.MaxUIOp(share, self.const(1, body)), body).results[0]
+        last_helper = select(whole, cta, self.div(self.sub(tile_end, self.const(1, body), body), divisor, body))
+        split = KSlice(cta, begins_inside, last_helper, scratch, slots)
+        self.walk = TileWalk(self._tile_coordinates(tile_index, extents, body), tile_count, split=split)
         self.counts = dict(zip(rings, ring_bases))
         self.emit_tile(per_tile, body)
         next_counts = [self.add(tile_count, self.const(1, body), body), *(self.counts[ring] for ring in rings)]
@@ -203,7 +295,7 @@ class RoleEmitter(ABC):
         return coordinates
 
     def emit_tile(self, ops: list[Operation], block: Block) -> None:
-        for op in ops:
+        for position, op in enumerate(ops):
             if isinstance(op, tile.LoadOp):
                 for ring in self.memory.kernel_rings:
                     if op is self.slot_position(ring.loads):
@@ -211,19 +303,37 @@ class RoleEmitter(ABC):
                 self.loaded(op, block)
                 continue
             self.emit_op(op, block)
+            if self.tiles.split is not None and isinstance(op, scf.ForOp) and op in self.k_bounds:
+                self.finish_slice(op, ops[position + 1:], block)
+                break
         self.finish_tile(block)
+
+    def finish_slice(self, loop: scf.ForOp, rest: list[Operation], block: Block) -> None:
+        """After a stream-K slice of the K loop: the ops that follow it (the consumers finish the
+        tile or leave their partial sum, consumer.py)."""
+        for op in rest:
+            self.emit_op(op, block)
+
+    def bounds(self, loop: scf.ForOp, block: Block) -> tuple[SSAValue, SSAValue, SSAValue]:
+        """The lowered loop's lb, ub and step: the loop's own, or over a stream-K slice's
+        iterations [begin, end), lb + begin x step .. lb + end x step."""
+        lb, ub, step = (self.values[v] for v in (loop.lb, loop.ub, loop.step))
+        if loop not in self.k_bounds:
+            return lb, ub, step
+        begin, end = self.k_bounds[loop]
+        return self.add(lb, self.mul(begin, step, block), block), self.add(lb, self.mul(end, step, block), block), step
 
     def trip_count(self, loop: scf.ForOp, block: Block) -> SSAValue:
         """How many iterations the loop runs: none where its lower bound is past its upper one
         (`for k in 384 .. ceildiv(N, 128)` at N = 300), which `ub - lb` alone would wrap to a
         huge count, and with it the ring's phases (a hang)."""
-        lb, ub, step = (self.values[v] for v in (loop.lb, loop.ub, loop.step))
+        lb, ub, step = self.bounds(loop, block)
         span = self.op(arith.MaxSIOp(self.sub(ub, lb, block), self.const(0, block)), block).results[0]
         return self.op(arith.CeilDivUIOp(span, step), block).results[0]
 
     def iteration(self, loop: scf.ForOp, iv: SSAValue, block: Block) -> SSAValue:
         """The ring count `it` of the loop's iteration `iv`."""
-        lb, step = self.values[loop.lb], self.values[loop.step]
+        lb, _, step = self.bounds(loop, block)
         local = self.div(self.sub(iv, lb, block), step, block)
         return self.add(self.entries[loop], local, block)
 
@@ -397,3 +507,22 @@ class RoleEmitter(ABC):
     @abstractmethod
     def emit_compute(self, op: Operation, block: Block) -> None:
         """A tile op other than loads, loops, ifs, fences and index math."""
+
+
+def k_loop(per_tile: list[Operation]) -> scf.ForOp:
+    """The one kernel-level loop of a stream-K tile (tile-occupancy-plan's stream_k_obstacle)."""
+    (loop,) = (op for op in per_tile if isinstance(op, scf.ForOp))
+    return loop
+
+
+def _backward_slice(values: list[SSAValue], ops: list[Operation]) -> list[Operation]:
+    """The ops of `ops` that `values` are computed from, in program order."""
+    members, needed = set(ops), set[Operation]()
+    work = [v.owner for v in values if isinstance(v.owner, Operation)]
+    while work:
+        op = work.pop()
+        if op in needed or op not in members:
+            continue
+        needed.add(op)
+        work.extend(v.owner for v in op.operands if isinstance(v.owner, Operation))
+    return [op for op in ops if op in needed]

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tkc.abi import ABIError, ArgSpec, DimParam, KernelABI, PointerParam, TensorMapParam
+from tkc.abi import ABIError, ArgSpec, DimParam, KernelABI, PointerParam, ScratchParam, TensorMapParam
 from tkc.dialects.sm90 import KernelABIAttr
 
 ABI = KernelABI(
@@ -25,6 +25,39 @@ ABI = KernelABI(
 
 def test_the_json_round_trips() -> None:
     assert KernelABI.from_json(ABI.to_json()) == ABI
+
+
+STREAM_K = KernelABI(
+    entry="k",
+    args=(ArgSpec("A", "bf16", ("M", "K")), ArgSpec("C", "f32", ("M", 64))),
+    params=(TensorMapParam("tmap_A", "A", (64, 128), 128), ScratchParam("scratch", ("mul", "num_sms", 131072))),
+    grid=("num_sms", 1, 1),
+    block=384,
+    smem_bytes=1024,
+)
+
+
+def test_a_scratch_parameter_round_trips() -> None:
+    raw = json.loads(STREAM_K.to_json())
+    assert raw["params"][1] == {"name": "scratch", "nbytes": ["mul", "num_sms", 131072], "kind": "scratch"}
+    assert KernelABI.from_json(STREAM_K.to_json()) == STREAM_K
+
+
+@pytest.mark.parametrize(
+    "nbytes", [["mul", "N", 4], ["pow", "M", 2], ["div", "M", 0], True, None, {}, ["add", "M"]]
+)
+def test_a_scratch_size_is_a_grid_expression_over_the_dims(nbytes: object) -> None:
+    raw = json.loads(STREAM_K.to_json())
+    raw["params"][1]["nbytes"] = nbytes
+    with pytest.raises(ABIError, match="parameter 'scratch' has the size .*, not an expression over the dims"):
+        KernelABI.from_json(json.dumps(raw))
+
+
+def test_a_scratch_parameter_needs_a_size() -> None:
+    raw = json.loads(STREAM_K.to_json())
+    del raw["params"][1]["nbytes"]
+    with pytest.raises(ABIError, match="missing 'nbytes'"):
+        KernelABI.from_json(json.dumps(raw))
 
 
 def edited(path: tuple[str | int, ...], value: object) -> str:

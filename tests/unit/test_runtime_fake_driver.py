@@ -46,13 +46,15 @@ class FakeDriver:
             "CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN": smem_optin,
         }
         self.memory: dict[int, np.ndarray] = {}
+        self.capturing: set[int] = set()
+        """The streams capturing a CUDA graph."""
         self.kernels: dict[str, object] = {}
         self.launches: list[SimpleNamespace] = []
         self.func_attrs: dict[str, int] = {}
         self.encoded: list[tuple] = []
         self.CUresult = SimpleNamespace(CUDA_SUCCESS=SUCCESS)
         self.CUdevice_attribute = self.CUfunction_attribute = Names()
-        self.CUjit_option = self.CUpointer_attribute = self.CUevent_flags = Names()
+        self.CUjit_option = self.CUpointer_attribute = self.CUevent_flags = self.CUstreamCaptureStatus = Names()
         self.cuuint64_t = self.cuuint32_t = int
         self.CUtensorMapDataType = self.CUtensorMapInterleave = self.CUtensorMapSwizzle = int
         self.CUtensorMapL2promotion = self.CUtensorMapFloatOOBfill = int
@@ -122,7 +124,7 @@ class FakeDriver:
         return self._record("cuFuncSetAttribute", (SUCCESS,))
 
     def cuMemAlloc(self, nbytes):
-        buf = np.zeros(nbytes + 256, np.uint8)
+        buf = np.full(nbytes + 256, 0xCD, np.uint8)  # not zeroed, like the GPU's
         addr = (buf.ctypes.data + 255) // 256 * 256
         self.memory[addr] = buf
         return self._record("cuMemAlloc", (SUCCESS, addr))
@@ -130,6 +132,14 @@ class FakeDriver:
     def cuMemFree(self, addr):
         del self.memory[addr]
         return self._record("cuMemFree", (SUCCESS,))
+
+    def cuMemsetD8Async(self, dst, value, nbytes, stream):
+        ctypes.memset(dst, value, nbytes)
+        return self._record("cuMemsetD8Async", (SUCCESS,))
+
+    def cuStreamIsCapturing(self, stream):
+        active = stream in self.capturing
+        return SUCCESS, "CU_STREAM_CAPTURE_STATUS_ACTIVE" if active else "CU_STREAM_CAPTURE_STATUS_NONE"
 
     def cuMemcpyHtoDAsync(self, dst, src, nbytes, stream):
         ctypes.memmove(dst, src, nbytes)
@@ -162,6 +172,7 @@ def cu(monkeypatch):
     fake = FakeDriver()
     for mod in (device_mod, launch_mod, tensormap_mod):
         monkeypatch.setattr(mod, "driver", lambda: fake)
+    monkeypatch.setattr(launch_mod, "_streams", {})  # the fake's streams are ints: keep them from real launches
     device_mod.device.cache_clear()
     yield fake
     device_mod.device.cache_clear()

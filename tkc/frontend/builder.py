@@ -222,6 +222,7 @@ ANNOTATION_PLACES = {
     "persistent": "kernel",
     "cluster": "kernel",
     "heavy_first": "kernel",
+    "stream_k": "kernel",
     "whole_tiles": "kernel",
     "stages": "for or kernel",  # on a kernel: every ring's depth, and the ring of a kernel that streams its tiles
     "overlap": "for",
@@ -229,7 +230,7 @@ ANNOTATION_PLACES = {
     "swizzle": "let",
 }
 """Where each annotation may stand."""
-COMMAND_LINE_PINS = ("consumers", "persistent", "cluster", "heavy_first", "stages")
+COMMAND_LINE_PINS = ("consumers", "persistent", "cluster", "heavy_first", "stream_k", "stages")
 """The kernel annotations `-D @NAME=VALUE` (and a tuning space) may set: those of one integer."""
 
 
@@ -247,6 +248,8 @@ def annotation_problem(name: str, value: int) -> str | None:
         return f"@{name} takes 0 (off) or 1 (required), got {value}"
     if name == "heavy_first" and value not in (0, 1):
         return f"@heavy_first takes 0 (launch order) or 1 (the planner's choice), got {value}"
+    if name == "stream_k" and value not in (0, 1):
+        return f"@stream_k takes 0 (whole tiles per CTA) or 1 (split the K iterations over the CTAs), got {value}"
     if name == "cluster" and value not in (1, 2):
         return f"@cluster takes 1 or 2 CTAs per cluster, got {value}"
     if name == "swizzle" and value not in tile.SWIZZLE_SPANS:

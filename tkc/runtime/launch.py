@@ -10,12 +10,22 @@ from __future__ import annotations
 
 import math
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
-from tkc.abi import ArgSpec, DimParam, KernelABI, PointerParam, TensorMapParam, evaluate, rounded_down_tail, row_major
+from tkc.abi import (
+    ArgSpec,
+    DimParam,
+    KernelABI,
+    PointerParam,
+    ScratchParam,
+    TensorMapParam,
+    evaluate,
+    rounded_down_tail,
+    row_major,
+)
 from tkc.diagnostics import TkError
 from tkc.dtypes import BY_NAME
 from tkc.runtime.arrays import ArrayInfo, adapt
@@ -39,13 +49,15 @@ class Binding:
 class ParamSlot:
     """One kernel parameter: `value` is a TensorMapSpec, a device address or a dim value.
 
-    A pointer (or tensor map address) is None for a numpy argument not yet on the device.
+    A pointer (or tensor map address) is None for a numpy argument not yet on the device, a
+    scratch slot's until the launch gives it its stream's buffer of `scratch_bytes` zero bytes.
     """
 
     name: str
     kind: str
     nbytes: int
     value: TensorMapSpec | int | None
+    scratch_bytes: int = 0
 
 
 @dataclass(frozen=True)
@@ -292,7 +304,7 @@ def grid_of(abi: KernelABI, dims: dict[str, int], num_sms: int) -> tuple[int, in
 
 
 def param_slots(
-    abi: KernelABI, binding: Binding, pointers: dict[str, int | None]
+    abi: KernelABI, binding: Binding, pointers: dict[str, int | None], num_sms: int
 ) -> tuple[ParamSlot, ...]:
     """The kernel parameters in `abi.params` order; `pointers` are the device addresses."""
     slots = []
@@ -308,9 +320,23 @@ def param_slots(
             if p.dim not in binding.dims:
                 raise ValueError(f"param {p.name} reads dim {p.dim}, which no argument binds")
             slots.append(ParamSlot(p.name, "dim", 4, binding.dims[p.dim]))
+        elif isinstance(p, ScratchParam):
+            slots.append(ParamSlot(p.name, "scratch", 8, None, scratch_bytes(p, binding.dims, num_sms)))
         else:
             raise ValueError(f"unknown kernel parameter {p!r}")
     return tuple(slots)
+
+
+def scratch_bytes(p: ScratchParam, dims: dict[str, int], num_sms: int) -> int:
+    """The bytes of scratch memory `p` asks for with these dims, evaluated like the grid."""
+    try:
+        nbytes = evaluate(p.nbytes, {**dims, "num_sms": num_sms})
+    except KeyError as e:
+        raise ValueError(f"param {p.name} = {p.nbytes!r} names an unbound dim {e}") from e
+    if nbytes < 0:
+        bound = ", ".join(f"{k} = {v}" for k, v in dims.items())
+        raise TkError(f"scratch {p.name} = {p.nbytes!r} is {nbytes} bytes with {bound}")
+    return nbytes
 
 
 def plan_launch(
@@ -333,7 +359,7 @@ def _config(
         block=(abi.block, 1, 1),
         smem_bytes=abi.smem_bytes,
         dims=dict(binding.dims),
-        params=param_slots(abi, binding, pointers),
+        params=param_slots(abi, binding, pointers, num_sms),
     )
 
 
@@ -387,8 +413,12 @@ class Kernel:
         self.module = module
         self.function = function
         self._tensor_maps: OrderedDict[TensorMapSpec, bytes] = OrderedDict()
-        self._ready: dict[tuple[Any, ...], tuple[Any, PackedParams]] = {}
-        """Launch configs and packed params of earlier checked calls, by torch_signature."""
+        self._ready: dict[tuple[Any, ...], tuple[Any, PackedParams, Any]] = {}
+        """Launch configs and packed params of earlier checked calls, by torch_signature, each with
+        the stream whose scratch buffer the params address (None: the kernel has no scratch)."""
+        self._scratch: dict[int, tuple[int, int]] = {}
+        """Each stream's scratch buffer (device address, bytes), by stream handle."""
+        self._has_scratch = any(isinstance(p, ScratchParam) for p in abi.params)
         self._driver = driver()
         self._success = self._driver.CUresult.CUDA_SUCCESS
 
@@ -409,7 +439,7 @@ class Kernel:
                 _check_pointer_device(name, info.ptr)
         grid_of(self.abi, binding.dims, self.device.num_sms)  # checked before allocating
         handle = stream_handle(stream, binding)
-        hstream = cu.CUstream(handle)
+        hstream = _stream(handle)
         for producer in {a.stream for a in binding.arrays.values() if a.stream is not None} - {handle}:
             _wait_for(producer, hstream)
         pointers = _device_pointers(binding)
@@ -426,11 +456,11 @@ class Kernel:
                         # An address, not the array: ml_dtypes arrays refuse the buffer protocol.
                         cu.cuMemcpyHtoDAsync(dptr, host.ctypes.data, host.nbytes, hstream),
                     )
-            ready = self._launch(_config(self.abi, binding, self.device.num_sms, pointers), hstream)
+            cfg, packed = self._launch(_config(self.abi, binding, self.device.num_sms, pointers), handle, hstream)
             if key is not None:
                 if len(self._ready) >= READY_CACHE_SIZE:
                     self._ready.pop(next(iter(self._ready)))
-                self._ready[key] = ready
+                self._ready[key] = (cfg, packed, hstream if self._has_scratch else None)
             if staged:
                 self._copy_back(binding, staged, hstream)
         finally:
@@ -439,12 +469,15 @@ class Kernel:
 
     def launch_ready(self, key: tuple[Any, ...], first: Any) -> bool:
         """Launch as the checked call whose torch_signature was `key` did, on torch's current
-        stream of `first`'s device (only the stream can differ); False where no such call is kept."""
+        stream of `first`'s device (only the stream can differ); False where no such call is kept,
+        or where its params address the scratch buffer of another stream than this one."""
         ready = self._ready.get(key)
         if ready is None:
             return False
-        config, packed = ready
+        config, packed, scratch_stream = ready
         stream = torch_current_stream(first)
+        if scratch_stream is not None and stream is not scratch_stream:  # one CUstream per handle
+            return False  # the checked call packs this stream's buffer
         if config.hStream is not stream:  # the setter converts: skip it while the stream stays
             config.hStream = stream
         result = self._driver.cuLaunchKernelEx(config, self.function, packed.address, 0)
@@ -452,10 +485,12 @@ class Kernel:
             check("cuLaunchKernelEx", result)
         return True
 
-    def _launch(self, config: LaunchConfig, hstream: Any) -> tuple[Any, PackedParams]:
+    def _launch(self, config: LaunchConfig, handle: int, hstream: Any) -> tuple[Any, PackedParams]:
         cu = self._driver
         values = []
         for slot in config.params:
+            if slot.kind == "scratch":
+                slot = replace(slot, value=self._scratch_buffer(slot.scratch_bytes, handle, hstream))
             tmap = self._tensor_map(slot) if slot.kind == "tensormap" else None
             values.append(slot_bytes(slot, tmap))
         packed = PackedParams(values)
@@ -467,6 +502,31 @@ class Kernel:
         cfg.numAttrs = 0
         check("cuLaunchKernelEx", cu.cuLaunchKernelEx(cfg, self.function, packed.address, 0))
         return cfg, packed
+
+    def _scratch_buffer(self, nbytes: int, handle: int, hstream: Any) -> int:
+        """The address of the stream's scratch buffer (abi.ScratchParam), allocated and zeroed in
+        stream order, before this launch, the first time the stream needs `nbytes`. A smaller
+        buffer it replaces is not freed: launches queued on the stream, params packed for
+        `launch_ready` and CUDA graphs may still address it (and leave it zero), and freeing it
+        would need a stream synchronize."""
+        held = self._scratch.get(handle)
+        if held is not None and held[1] >= nbytes:
+            return held[0]
+        cu = self._driver
+        status = check("cuStreamIsCapturing", cu.cuStreamIsCapturing(hstream))
+        if status != cu.CUstreamCaptureStatus.CU_STREAM_CAPTURE_STATUS_NONE:
+            # cuMemAlloc is barred from a capture, and a captured memset would zero the buffer
+            # only when the graph runs, not for the launches outside it that reuse the buffer.
+            raise TkError(
+                f"kernel {self.abi.entry} needs {nbytes} bytes of scratch memory on a stream that is capturing "
+                "a CUDA graph, and tkc allocates a stream's scratch buffer outside captures: launch the kernel "
+                "once on that stream, at these sizes, before capturing (with torch, warm up on a stream s and "
+                "capture with torch.cuda.graph(g, stream=s))"
+            )
+        dptr = check("cuMemAlloc", cu.cuMemAlloc(max(nbytes, 1)))
+        check("cuMemsetD8Async", cu.cuMemsetD8Async(dptr, 0, max(nbytes, 1), hstream))
+        self._scratch[handle] = (int(dptr), nbytes)
+        return int(dptr)
 
     def _tensor_map(self, slot: ParamSlot) -> bytes:
         spec = slot.value
@@ -518,6 +578,14 @@ _streams: dict[int, Any] = {}
 """CUstream objects by handle, so a repeat launch builds none."""
 
 
+def _stream(handle: int) -> Any:
+    """The CUstream of `handle`, one object per handle (launch_ready compares them)."""
+    stream = _streams.get(handle)
+    if stream is None:
+        stream = _streams[handle] = driver().CUstream(handle)
+    return stream
+
+
 _raw_stream_query: list[Any] = []
 """torch's raw current-stream query, looked up once (a list: filled at the first launch on torch)."""
 
@@ -531,11 +599,7 @@ def torch_current_stream(tensor: Any) -> Any:
         raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
         _raw_stream_query.append(
             raw if raw is not None else lambda index: torch.cuda.current_stream(index).cuda_stream)
-    handle = _raw_stream_query[0](tensor.get_device())
-    stream = _streams.get(handle)
-    if stream is None:
-        stream = _streams[handle] = driver().CUstream(handle)
-    return stream
+    return _stream(_raw_stream_query[0](tensor.get_device()))
 
 
 def _wait_for(producer: int, hstream: Any) -> None:
