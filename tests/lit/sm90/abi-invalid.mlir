@@ -128,7 +128,7 @@ builtin.module {
     sm90.sync_block
   }
 }
-// CHECK: abi-invalid.mlir:[[# @LINE - 4]]:101: error: Expected one of 'dim', 'pointer', 'tensormap'
+// CHECK: abi-invalid.mlir:[[# @LINE - 4]]:101: error: Expected one of 'dim', 'pointer', 'scratch', 'tensormap'
 
 // -----
 
