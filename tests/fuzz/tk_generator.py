@@ -848,6 +848,8 @@ class KernelWriter:
             out.append("@cluster(2)")
         if self.chance(0.06):
             out.append(f"@heavy_first({self.rng.choice((0, 1))})")
+        if self.chance(0.05):
+            out.append(f"@stream_k({self.rng.choice((0, 1))})")
         self.rng.shuffle(out)
         return out
 
