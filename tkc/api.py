@@ -7,7 +7,11 @@ takes that variant, which does not pay for the masks. A kernel whose CTAs could 
 TMA multicast but whose plan does not (`@cluster`) gets a `@cluster(2)` variant (`.clustered`),
 which a launch takes where the rows of a tensor it would multicast are not whole 128-byte
 lines: a GEMM's B at N = 8184 ran at 0.70-0.88x cuBLAS plain and 1.01x multicast on the H200,
-while at aligned shapes multicast measured 0.95-1.0x the plain kernel.
+while at aligned shapes multicast measured 0.95-1.0x the plain kernel. Stream-K (`@stream_k`)
+walks no CTA pairs, so a stream-K kernel's `@cluster(2)` variant leaves it off: where B's rows
+are not whole lines, the split ran at 0.64-0.74x cuBLAS and the multicast variant at 0.77-1.02x
+(8191x8184x8184, 3000x5000x2000, 2048x3064x3072, 1024x3064x3072), except at 1024x5112x13824
+(1.2 waves of tiles over a long K: split 0.78x, multicast 0.62x).
 The lowering to PTX runs on first use of `.ptx`, `.abi` or a launch, and its result is cached
 on disk (tkc.cache: keyed by the kernel's IR and the compiler's fingerprint, shared with
 `tkc compile`). A launch loads the cubin, assembled once by ptxas and cached when ptxas is
@@ -48,6 +52,7 @@ from tkc.driver import (
     require_one_kernel,
 )
 from tkc.dtypes import BY_NAME
+from tkc.passes.plan import KernelPlan
 from tkc.runtime.arrays import adapt
 from tkc.runtime.launch import READY_CACHE_SIZE, device_strides, torch_signature
 
@@ -110,6 +115,7 @@ class CompiledKernel:
             and isinstance(plan, PlanAttr)
             and not isinstance(plan.decisions.data.get("cluster"), DecisionAttr)  # the plan pairs no CTAs
         )
+        self._splits_k = KernelPlan.of(compiled).stream_k
         self._clustered: CompiledKernel | None = None
         self._launch_choice: dict[tuple[tuple[Any, ...], ...], CompiledKernel] = {}
         self._ptx: str | None = None
@@ -190,18 +196,22 @@ class CompiledKernel:
         if not self._has_tail_masks:
             return None
         if self._whole_tiles is None:
-            self._whole_tiles = self._pinned("whole_tiles", UnitAttr())
+            self._whole_tiles = self._pinned({"whole_tiles": UnitAttr()})
         return self._whole_tiles
 
     @property
     def clustered(self) -> CompiledKernel | None:
         """This kernel with `@cluster(2)`, whose CTA pairs multicast the tile they share; None
-        where the kernel pins its cluster, its plan already pairs CTAs, or nothing can be shared."""
+        where the kernel pins its cluster, its plan already pairs CTAs, or nothing can be shared.
+        A stream-K kernel's variant runs whole tiles (@stream_k(0)): its split walks no pairs."""
         if not self._may_cluster:
             return None
         if self._clustered is None:
+            pins: dict[str, Attribute] = {"cluster": IntegerAttr(2, 64)}
+            if self._splits_k:
+                pins["stream_k"] = IntegerAttr(0, 64)
             try:
-                clustered = self._pinned("cluster", IntegerAttr(2, 64))
+                clustered = self._pinned(pins)
                 shares = bool(clustered.abi.multicast)
             except TkError:  # the planner or the lowering found no pair to make
                 shares = False
@@ -211,11 +221,11 @@ class CompiledKernel:
             self._clustered = clustered
         return self._clustered
 
-    def _pinned(self, annotation: str, value: Attribute) -> CompiledKernel:
-        """This kernel compiled with one more annotation on its input."""
+    def _pinned(self, annotations: dict[str, Attribute]) -> CompiledKernel:
+        """This kernel compiled with these annotations set on its input."""
         pinned = self._input.clone()
         (kernel,) = kernels_of(pinned)
-        kernel.annotations = DictionaryAttr({**kernel.annotations.data, annotation: value})  # type: ignore[attr-defined]
+        kernel.annotations = DictionaryAttr({**kernel.annotations.data, **annotations})  # type: ignore[attr-defined]
         return CompiledKernel(self.path, self.kernel, self.params, _input=pinned)
 
     def __call__(self, *tensors: Any, stream: Any = None) -> Any:

@@ -189,8 +189,7 @@ class RoleEmitter(ABC):
         last wave is split because slices of different tiles run at different K, so they share
         no A or B panel in L2: a 128x256 tile's K step alone moves too many bytes per flop to
         keep the tensor cores busy from memory (on the H200, stream-K over the last two waves
-        ran 4096^3 at 0.93x and 8191x8184x8184 at 0.62x cuBLAS, one tile per CTA 1.00x and
-        0.91x). Both roles walk the same slices (their K loops run the slice's iterations,
+        ran 4096^3 at 0.93x cuBLAS, one tile per CTA 1.00x). Both roles walk the same slices (their K loops run the slice's iterations,
         their rings count them); what a slice's end means for the tile is the consumers'
         (finish_slice)."""
         loop = k_loop(per_tile)

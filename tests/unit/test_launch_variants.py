@@ -12,6 +12,7 @@ import pytest
 from test_runtime import fake_torch
 
 import tkc
+from tkc.abi import ScratchParam
 from tkc.diagnostics import TkError
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -79,6 +80,21 @@ def test_a_launch_takes_the_clustered_variant_where_b_rows_are_not_whole_lines(
     kernel = tkc.compile(EXAMPLES / "gemm.tk", "gemm")
     chosen = kernel._variant_for(tuple(type("T", (), {"shape": s})() for s in gemm_shapes(*shape)))
     assert (chosen is kernel.clustered) == clustered and (chosen is kernel) != clustered
+
+
+def test_a_stream_k_gemm_launches_its_multicast_variant_without_the_split() -> None:
+    """Stream-K walks no CTA pairs: where B's rows are not whole lines, the launch takes the
+    @cluster(2) variant, built with @stream_k(0) (0.72x cuBLAS split, 1.01x multicast at
+    8191x8184x8184 on the H200); at aligned shapes the kernel splits."""
+    kernel = tkc.compile(EXAMPLES / "gemm.tk", "gemm", **{"@stream_k": 1})
+    clustered = kernel.clustered
+    assert clustered is not None and clustered.abi.multicast == ("B",)
+    assert kernel._splits_k and not clustered._splits_k
+    assert any(isinstance(p, ScratchParam) for p in kernel.abi.params)
+    assert not any(isinstance(p, ScratchParam) for p in clustered.abi.params)
+    ragged = kernel._variant_for(tuple(type("T", (), {"shape": s})() for s in gemm_shapes(8191, 8184, 8184)))
+    aligned = kernel._variant_for(tuple(type("T", (), {"shape": s})() for s in gemm_shapes(8192, 8192, 8184)))
+    assert ragged is clustered and aligned is kernel
 
 
 def test_the_variant_follows_the_strides_of_views() -> None:
