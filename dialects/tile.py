@@ -118,8 +118,8 @@ _BUDGET = Allowed((0, *REGISTER_COUNTS), "0 (unchanged) or a multiple of 8 in 24
 _STAGES, _FLAG = Allowed(range(1, 17), "1..16"), Allowed((0, 1), "0 or 1")
 
 KERNEL_PINS = {
-    "consumers": _CONSUMERS, "cluster": _CLUSTER, "heavy_first": _FLAG, "stream_k": _FLAG, "stages": _STAGES,
-    "group_m": _COUNT,
+    "consumers": _CONSUMERS, "cluster": _CLUSTER, "heavy_first": _FLAG, "stream_k": _FLAG, "split_ring": _FLAG,
+    "stages": _STAGES, "group_m": _COUNT,
 }
 """The integer annotations of a tile.kernel (the user's pins, as the frontend checks them; `stages`
 and `group_m` only come from tile IR), each within what its plan field may hold;
@@ -145,8 +145,9 @@ PLAN_DECISIONS = {
 """The fields of a kernel's `#tile.plan` (tile-occupancy-plan's decisions, which passes/plan.py's
 KernelPlan reads), in the order the planner decides and the plan prints them. PlanAttr.verify
 states how they agree with each other; the kernel's verifier that heavy_first is an axis of its grid."""
-LOOP_DECISIONS = {"stages": _STAGES, "pipeline": _STAGES, "overlap": _FLAG, "turns": _FLAG}
-"""The pins (`stages`, `overlap`, `turns`) and decisions (`pipeline`, `overlap`, `turns`) on an scf.for of a kernel."""
+LOOP_DECISIONS = {"stages": _STAGES, "pipeline": _STAGES, "overlap": _FLAG, "turns": _FLAG, "split_ring": _FLAG}
+"""The pins (`stages`, `overlap`, `turns`, `split_ring`) and decisions (`pipeline`, `overlap`, `turns`,
+`split_ring`) on an scf.for of a kernel."""
 SHARED_TILE_DECISIONS = {"swizzle": Allowed(SWIZZLE_SPANS, "0, 32, 64 or 128"), "pad": _SIZE}
 """On a tile.load or tile.to_shared: the swizzle pinned or decided (the tile's type holds a decided
 one), and the bytes each row is padded by (tile-bank-conflicts)."""

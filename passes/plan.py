@@ -58,6 +58,7 @@ from tkc.dialects.tile import (
     TransposeOp,
     UnaryOp,
     VectorReduceOp,
+    ZERO_PAST_END,
 )
 
 SM_SMEM = 233472
@@ -128,6 +129,12 @@ class KernelPlan:
     def takes_turns(loop: scf.ForOp) -> bool:
         """tile-pipeline's `turns` decision on an overlapped loop: absent means no."""
         decision = loop.attributes.get("turns")
+        return isinstance(decision, DecisionAttr) and decision.int_value == 1
+
+    @staticmethod
+    def splits_ring(loop: scf.ForOp) -> bool:
+        """tile-pipeline's `split_ring` decision on an overlapped loop: absent means no."""
+        decision = loop.attributes.get("split_ring")
         return isinstance(decision, DecisionAttr) and decision.int_value == 1
 
     @staticmethod
@@ -563,6 +570,33 @@ def late_tail(loop: scf.ForOp) -> list[Operation] | None:
             if operand is block.args[0] or (operand in block.args and operand is not carried):
                 return None
     return sorted(tail, key=ops.index)
+
+
+def split_ring_loads(loop: scf.ForOp) -> tuple[list[LoadOp], list[LoadOp]] | str:
+    """The head and tail loads of an overlapped loop whose ring splits in two (tile-pipeline's
+    `split_ring`), or why it cannot: the late tail (late_tail: P.V) reads loads (V) no head op
+    reads, and the head (Q.K^T) the others. Each part is a ring of its own over the same stage
+    bytes, with its own full and empty mbarriers: the consumers wait for the tail's part where
+    the late tail runs and free the head's part at the end of its own iteration, so with S
+    stages the producer refills K one iteration and V about one and a half iterations ahead,
+    where one ring frees both with the late tail. A tail load whose rows past the tensor's end
+    the consumers zero (zero_past_end) stays in one ring: they zero them where the load stands,
+    with that iteration's coordinates."""
+    tail = late_tail(loop)
+    if tail is None or not KernelPlan.overlaps(loop):
+        return "the loop is not overlapped (its last mma does not run one iteration late)"
+    loads = ring_loads(loop)
+    readers = {load: {use.operation for use in load.result.uses} for load in loads}
+    tail_ops = set(tail)
+    tail_loads = [load for load in loads if readers[load] and readers[load] <= tail_ops]
+    head_loads = [load for load in loads if load not in tail_loads]
+    if not tail_loads or not head_loads:
+        return "the late tail and the rest of the loop do not read separate loads"
+    if any(readers[load] & tail_ops for load in head_loads):
+        return "a load is read both by the late tail and by the rest of the loop"
+    if any(ZERO_PAST_END in load.attributes for load in tail_loads):
+        return "the late tail reads a tile whose rows past the tensor's end are zeroed where it is loaded"
+    return head_loads, tail_loads
 
 
 def _top_level(op: Operation, kernel: Operation) -> Operation:

@@ -43,6 +43,12 @@ Written (offsets in bytes from the 1024-aligned base of dynamic shared memory, p
                          and 4096: 1.01-1.06x; with ALiBi 1.08x; Based 1.04-1.06x; the
                          backward's dK/dV loop, 4 mmas, was 0.88x with them). `@turns(0)`
                          turns it off.
+  on an overlapped loop pinned by @split_ring(1) (on the loop or the kernel)
+                         split_ring = #tile.decision<1, "...">: the loads the late tail reads (V)
+                         and the others (K) are two rings over the same stage bytes, each with
+                         its own mbarriers (plan.split_ring_loads); the consumers free K's stage
+                         at the end of its iteration and V's after the late mma, so the producer
+                         refills K an iteration earlier. Off unless pinned, until measured.
 The mbarriers sit in the first 1 KB. This is the one layout: convert-tile-to-sm90 reads these
 offsets and computes none of its own.
 """
@@ -60,7 +66,7 @@ from xdsl.passes import ModulePass
 from tkc.dialects import tile
 from tkc.diagnostics import error_at
 from tkc.dialects.tile import DecisionAttr, KernelOp, SharedTileType, SharedVectorType, element_name
-from tkc.passes.plan import SMEM_BUDGET, KernelPlan, late_tail, loop_loads, smem_plan
+from tkc.passes.plan import SMEM_BUDGET, KernelPlan, late_tail, loop_loads, smem_plan, split_ring_loads
 
 
 def hoist(op: Operation, loop: scf.ForOp) -> None:
@@ -147,6 +153,39 @@ def _turns_decision(loop: scf.ForOp, consumers: int) -> DecisionAttr | None:
     )
 
 
+def _split_ring_decisions(kernel: KernelOp, loops: list[scf.ForOp]) -> None:
+    """Whether each overlapped loop's ring splits into the head's loads and the late tail's
+    (plan.split_ring_loads), pinned by @split_ring on the loop, or on the kernel for each loop
+    that can split (an error where none can). Off unless pinned, until it is measured."""
+    kernel_pin = kernel.annotations.data.get("split_ring")
+    kernel_pin_value = kernel_pin.value.data if isinstance(kernel_pin, IntegerAttr) else None
+    reasons = []
+    for loop in loops:
+        pin = _loop_pin(loop, "split_ring")
+        parts = split_ring_loads(loop)
+        if isinstance(parts, str):
+            reasons.append(parts)
+        if pin is None and not isinstance(parts, str):
+            pin = kernel_pin_value
+        if pin == 0:
+            loop.attributes["split_ring"] = DecisionAttr(0, "pinned by @split_ring(0): one ring for the loop's loads")
+        elif pin == 1:
+            if isinstance(parts, str):
+                raise error_at(loop, f"@split_ring(1) cannot split this loop's ring: {parts}")
+            head, tail = parts
+            loop.attributes["split_ring"] = DecisionAttr(
+                1,
+                f"pinned by @split_ring(1): two rings over the same stages, {' + '.join(map(describe, head))} and "
+                f"{' + '.join(map(describe, tail))}; the first's stage is freed at the end of its own iteration, the "
+                "late tail's after the late mma, so the producer refills the first's tiles an iteration earlier",
+            )
+        else:
+            loop.attributes.pop("split_ring", None)
+    if kernel_pin_value == 1 and not any(KernelPlan.splits_ring(loop) for loop in loops):
+        why = reasons[0] if reasons else "the kernel has no loop that loads"
+        raise error_at(kernel, f"@split_ring(1) finds no loop whose ring can split: {why}")
+
+
 def pipeline(kernel: KernelOp) -> None:
     loops = [op for op in kernel.walk() if isinstance(op, scf.ForOp)]
     for loop in reversed(loops):
@@ -181,6 +220,7 @@ def pipeline(kernel: KernelOp) -> None:
                 loop.attributes.pop("turns", None)
             else:
                 loop.attributes["turns"] = turns
+    _split_ring_decisions(kernel, loops)
     for op, offset in (*plan.single, *plan.staging):
         op.attributes["smem_offset"] = IntegerAttr(offset, 64)
     if plan.staging_reused:

@@ -182,11 +182,13 @@ class ConsumerEmitter(RoleEmitter):
         return [self.values[v] for v in operands]
 
     def emit_for(self, loop: scf.ForOp, block: Block) -> None:
-        ring = self.memory.ring_of(loop)
-        tail = late_tail(loop) if ring is not None and KernelPlan.overlaps(loop) else None
-        if ring is not None and tail is not None:
-            emit_overlapped_for(self, loop, ring, tail, block)
+        rings = self.memory.rings_of(loop)
+        tail = late_tail(loop) if rings and KernelPlan.overlaps(loop) else None
+        if rings and tail is not None:
+            emit_overlapped_for(self, loop, rings, tail, block)
             return
+        assert len(rings) <= 1, "tile-pipeline splits only overlapped loops' rings"
+        ring = rings[0] if rings else None
         lb, ub, step = self.bounds(loop, block)
         init = [self.values[v] for v in loop.iter_args]
         counts = self.start_loop_counts(loop)

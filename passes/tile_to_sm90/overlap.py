@@ -32,7 +32,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from tkc.dialects import sm90, tile
 from tkc.passes.plan import WARPGROUP_THREADS, KernelPlan, turn_barrier
 from tkc.passes.tile_to_sm90.mma import issue_mma
-from tkc.passes.tile_to_sm90.rings import release, stage_address, view_stage
+from tkc.passes.tile_to_sm90.rings import release, stage_address, view_stage, wait_stage
 from tkc.passes.tile_to_sm90.shared_memory import Ring
 
 if TYPE_CHECKING:
@@ -57,7 +57,15 @@ class LateTail:
     """Whether the consumers take turns issuing the two mmas (tile-pipeline's `turns`)."""
 
 
-def emit_overlapped_for(c: ConsumerEmitter, loop: scf.ForOp, ring: Ring, tail: list[Operation], block: Block) -> None:
+def emit_overlapped_for(c: ConsumerEmitter, loop: scf.ForOp, rings: list[Ring], tail: list[Operation],
+                        block: Block) -> None:
+    """With a split ring (tile-pipeline's split_ring: rings = the head's part, the tail's part),
+    the head waits for its part only, the tail waits for its own part of the previous stage
+    just before it issues, and each iteration frees its own head part and the previous
+    iteration's tail part; with one ring, the head waits for the whole stage and the iteration
+    frees the previous one."""
+    ring = rings[0]
+    tail_ring = rings[1] if len(rings) > 1 else None
     old_block = loop.body.block
     yield_op = old_block.last_op
     assert isinstance(yield_op, scf.YieldOp)
@@ -89,6 +97,8 @@ def emit_overlapped_for(c: ConsumerEmitter, loop: scf.ForOp, ring: Ring, tail: l
     for arg, value in zip(old_block.args[1:], init):
         c.values[arg] = value
     _emit_head(c, head, ring, ring_count, then)
+    if tail_ring is not None:
+        release(c, ring, ring_count, then)
     carried_init = [
         init[i] if i == tail_index else c.values[v] for i, v in enumerate(yield_op.operands)
     ] + [c.values[v] for v in crossing]
@@ -111,7 +121,9 @@ def emit_overlapped_for(c: ConsumerEmitter, loop: scf.ForOp, ring: Ring, tail: l
     late = LateTail(tail, crossing, list(body.args[1 + n :]), tail_loads, previous, KernelPlan.takes_turns(loop))
     done = _emit_head(c, head, ring, it, body, late, first_mma)
     assert done is not None
-    release(c, ring, previous, body)
+    if tail_ring is not None:
+        release(c, ring, it, body)
+    release(c, tail_ring or ring, previous, body)
     body.add_op(scf.YieldOp(
         *(done if i == tail_index else c.values[v] for i, v in enumerate(yield_op.operands)),
         *(c.values[v] for v in crossing),
@@ -122,7 +134,7 @@ def emit_overlapped_for(c: ConsumerEmitter, loop: scf.ForOp, ring: Ring, tail: l
     c.values[carried_acc] = new_loop.results[tail_index]
     _, acc = _emit_tail(c, LateTail(tail, crossing, list(new_loop.results[n:]), tail_loads, last), then)
     final = c.op(sm90.WgmmaWaitOp(acc, 0), then).results[0]
-    release(c, ring, last, then)
+    release(c, tail_ring or ring, last, then)
     then.add_op(scf.YieldOp(*(final if i == tail_index else new_loop.results[i] for i in range(n))))
     skipped = Block()
     skipped.add_op(scf.YieldOp(*init))
@@ -177,7 +189,10 @@ def _emit_tail(c: ConsumerEmitter, late: LateTail, block: Block,
     c.values.update(zip(late.crossing, late.carried))
     if late.loads:
         ring = c.memory.ring_loading(late.loads[0])
-        view_stage(c, ring, late.loads, stage_address(c, ring, late.iteration, block), block)
+        # a split ring's tail part is waited for here; one ring's stage was, by its head
+        split = len(c.memory.rings_of(ring.owner)) > 1 if ring.owner is not None else False
+        stage = (wait_stage if split else stage_address)(c, ring, late.iteration, block)
+        view_stage(c, ring, late.loads, stage, block)
     for op in late.ops[:-1]:
         c.emit_op(op, block)
     late_values = {v: c.values[v] for v in saved}

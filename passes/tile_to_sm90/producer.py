@@ -46,7 +46,7 @@ class ProducerEmitter(RoleEmitter):
         """The producer's copy of a loop: its loads' ring slot, its index math, its fences, the
         loops and ifs nested in it that load, the loop-carried scalars the coordinates need
         (tile-warp-specialize's `producer_values`) and the ring counts of the nested rings."""
-        ring = self.memory.ring_of(loop)
+        rings = self.memory.rings_of(loop)
         scalars = self.lowering.roles.producer_values[loop]
         lb, ub, step = self.bounds(loop, block)
         old = loop.body.block
@@ -58,11 +58,12 @@ class ProducerEmitter(RoleEmitter):
         for i, arg in zip(scalars, body.args[1:]):
             self.values[old.args[1 + i]] = arg
         self.bind_counts(loop, body.args[1 + len(scalars):])
-        it = self.iteration(loop, body.args[0], body) if ring is not None else None
+        it = self.iteration(loop, body.args[0], body) if rings else None
+        slots = {self.slot_position(ring.loads): ring for ring in rings}
         for op in old.ops:
-            if ring is not None and it is not None and op is self.slot_position(ring.loads):
+            if it is not None and op in slots:
                 self.location = op.location  # the stage's ops point at the load
-                self.ring_slot(ring, ring.loads, it, body)
+                self.ring_slot(slots[op], slots[op].loads, it, body)
             elif isinstance(op, scf.YieldOp):
                 body.add_op(scf.YieldOp(*(self.values[op.operands[i]] for i in scalars), *self.carried_counts(loop)))
             elif not isinstance(op, tile.LoadOp):

@@ -349,7 +349,7 @@ class RoleEmitter(ABC):
         """Record where the loop's own ring starts; the initial values of the counts it carries."""
         own = self.memory.ring_of(loop)
         if own is not None:
-            self.entries[loop] = self.counts[own]
+            self.entries[loop] = self.counts[own]  # a split ring's parts count alike
         return [self.counts[ring] for ring in self.carried_rings(loop)]
 
     def bind_counts(self, op: scf.ForOp | scf.IfOp, values: Sequence[SSAValue]) -> None:
@@ -365,10 +365,11 @@ class RoleEmitter(ABC):
     def end_loop_counts(self, loop: scf.ForOp, results: Sequence[SSAValue], block: Block) -> None:
         """After the loop: the counts it carried are its results; its own ring ran its trips."""
         self.bind_counts(loop, results)
-        own = self.memory.ring_of(loop)
+        own = self.memory.rings_of(loop)
         # only an enclosing loop or if, or the walk over a persistent CTA's tiles, reads it on
-        if own is not None and (self.lowering.plan.persistent or loop.parent_op() is not self.lowering.kernel):
-            self.counts[own] = self.add(self.entries[loop], self.trip_count(loop, block), block)
+        if own and (self.lowering.plan.persistent or loop.parent_op() is not self.lowering.kernel):
+            count = self.add(self.entries[loop], self.trip_count(loop, block), block)
+            self.counts.update((ring, count) for ring in own)
 
     def mark_mirrored(self, op: scf.IfOp, copy: scf.IfOp) -> None:
         """Number the role's copy of an if whose branches handle ring stages as the if is

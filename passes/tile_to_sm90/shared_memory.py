@@ -26,6 +26,7 @@ from tkc.passes.plan import (
     align,
     kernel_load_groups,
     ring_owners,
+    split_ring_loads,
     staging_chunk,
     tile_ring_stages,
 )
@@ -140,7 +141,12 @@ class SharedMemory:
         return [ring for ring in self.rings if ring.owner is not None]
 
     def ring_of(self, owner: Operation) -> Ring | None:
+        """The owner's ring (the first of a split loop's, whose count both share)."""
         return next((ring for ring in self.rings if ring.owner is owner), None)
+
+    def rings_of(self, owner: Operation) -> list[Ring]:
+        """The owner's rings: one, or a split loop's two (tile-pipeline's split_ring)."""
+        return [ring for ring in self.rings if ring.owner is owner]
 
     def rings_within(self, op: Operation) -> list[Ring]:
         """The rings of the loops and ifs nested in `op`'s regions, whose counts its copy in
@@ -215,6 +221,13 @@ def read_shared_memory(kernel: tile.KernelOp, plan: KernelPlan) -> SharedMemory:
         for block in {load.parent_block(): None for load in loads}:
             assert block is not None
             _check_ring_order(block, [load for load in loads if load.parent_block() is block])
+        if isinstance(owner, scf.ForOp) and KernelPlan.splits_ring(owner):
+            # tile-pipeline's split_ring: the head's and the late tail's loads, each a ring of its
+            # own over the same stage bytes (each load keeps its stage_offset), with its own mbarriers
+            parts = split_ring_loads(owner)
+            assert not isinstance(parts, str), parts
+            rings += [Ring(part, stages_of(owner, plan), owner) for part in parts]
+            continue
         rings.append(Ring(loads, stages_of(owner, plan), owner))
     for op in kernel.walk():
         if isinstance(op, tile.LoadOp) and not any(op in ring.loads for ring in rings):

@@ -38,6 +38,19 @@ def test_persistent_attention_matches_torch(case: tuple[int, int, int, int], cau
     check_attention(case, causal, {"@persistent": 1})
 
 
+# split K/V rings (@split_ring): one CTA per tile and persistent (a 2-stage ring at D = 128), at
+# ragged N and with a single key tile (the loop's first head is also its last)
+SPLIT_CASES = [((1, 2, 128, 64), {}), ((2, 3, 777, 128), {}), ((1, 2, 4096, 128), {"@persistent": 1}),
+               ((3, 5, 1000, 64), {"@persistent": 1}), ((1, 1, 4099, 128), {"@stages": 2})]
+
+
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize(("case", "pins"), SPLIT_CASES,
+                         ids=["B{}H{}N{}D{}".format(*c) + "".join(f"-{k[1:]}{v}" for k, v in p.items()) for c, p in SPLIT_CASES])
+def test_split_ring_attention_matches_torch(case: tuple[int, int, int, int], pins: dict[str, int], causal: bool) -> None:
+    check_attention(case, causal, {"@split_ring": 1, **pins})
+
+
 def check_attention(case: tuple[int, int, int, int], causal: bool, pins: dict[str, int]) -> None:
     import torch
 

@@ -227,10 +227,11 @@ ANNOTATION_PLACES = {
     "stages": "for or kernel",  # on a kernel: every ring's depth, and the ring of a kernel that streams its tiles
     "overlap": "for",
     "turns": "for",
+    "split_ring": "for or kernel",  # on a kernel: every overlapped loop whose ring can split
     "swizzle": "let",
 }
 """Where each annotation may stand."""
-COMMAND_LINE_PINS = ("consumers", "persistent", "cluster", "heavy_first", "stream_k", "stages")
+COMMAND_LINE_PINS = ("consumers", "persistent", "cluster", "heavy_first", "stream_k", "split_ring", "stages")
 """The kernel annotations `-D @NAME=VALUE` (and a tuning space) may set: those of one integer."""
 
 
@@ -244,7 +245,7 @@ def annotation_problem(name: str, value: int) -> str | None:
         return f"@consumers takes 1 to 7 consumer warpgroups, got {value}"
     if name == "stages" and not 1 <= value <= 16:
         return f"@stages takes 1 to 16 pipeline stages, got {value}"
-    if name in ("overlap", "turns") and value not in (0, 1):
+    if name in ("overlap", "turns", "split_ring") and value not in (0, 1):
         return f"@{name} takes 0 (off) or 1 (required), got {value}"
     if name == "heavy_first" and value not in (0, 1):
         return f"@heavy_first takes 0 (launch order) or 1 (the planner's choice), got {value}"
