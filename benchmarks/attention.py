@@ -1,13 +1,15 @@
 """Attention forward throughput: tkc against SDPA's cuDNN and FlashAttention-2 backends.
 
-    python benchmarks/attention.py [--runs 50] [--d 64,128] [--n 1024,2000,4096,4099,16384]
+    python benchmarks/attention.py [--runs 50] [--d 64,128] [--n 1024,2000,4096,4099,16384] [-D NAME=VALUE ...]
 
 bf16, H = 16, B = 32768 // N (B·N = 32768 where N divides it), causal and not; N = 2000 and 4099
 are no multiple of the 128-row tiles. TFLOP/s count 4·B·H·N²·D (halved for causal), the per-launch
 median of `--runs` samples after warm-up, each a back-to-back batch of launches between CUDA events
-(timing.median_ms), the implementations taking turns; every output is checked against the cuDNN
+(timing.median_ms), the implementations taking turns, and again from replays of CUDA graphs of those launches
+(timing.graph_ms, the `_graph` fields); every output is checked against the cuDNN
 result first (FlashAttention-2's where SDPA has no cuDNN kernel for the shape: the row then says
-why, under cudnn_unavailable). Prints a table and writes JSON to
+why, under cudnn_unavailable). `-D` pins compile-time parameters or annotations of the tkc kernel
+(`-D @persistent=1 -D @split_ring=1`), recorded under `params`. Prints a table and writes JSON to
 benchmarks/results/attention-<date>.json.
 """
 
@@ -22,8 +24,9 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.nn.functional import scaled_dot_product_attention as sdpa
 
 import tkc
+from tkc.frontend import parse_define
 from plot import plot
-from timing import median_ms, write_record
+from timing import graph_ms, median_ms, write_record
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -36,9 +39,9 @@ def backend(kind: SDPBackend, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     return run
 
 
-def bench(d: int, n: int, causal: bool, runs: int) -> dict[str, object]:
+def bench(d: int, n: int, causal: bool, runs: int, params: dict[str, int | bool | float]) -> dict[str, object]:
     b, h = 32768 // n, 16
-    kernel = tkc.compile(ROOT / "examples" / "attention.tk", kernel="attn_fwd", D=d, CAUSAL=causal)
+    kernel = tkc.compile(ROOT / "examples" / "attention.tk", kernel="attn_fwd", **{"D": d, "CAUSAL": causal, **params})
     q, k, v = (torch.randn(b, h, n, d, device="cuda", dtype=torch.bfloat16) for _ in range(3))
     o = torch.empty_like(q)
     lse = torch.empty(b, h, n, device="cuda", dtype=torch.float32)
@@ -65,10 +68,18 @@ def bench(d: int, n: int, causal: bool, runs: int) -> dict[str, object]:
     flop = 4.0 * b * h * n * n * d / (2 if causal else 1)
     result["tkc_rel_err"] = rel
     timed = {"tkc": lambda: kernel(q, k, v, o, lse), **baselines}
-    for name, ms in median_ms({name: lambda _, fn=fn: fn() for name, fn in timed.items()}, runs, warmup=5).items():
+    fns = {name: lambda _, fn=fn: fn() for name, fn in timed.items()}
+    for name, ms in median_ms(fns, runs, warmup=5).items():
         result[f"{name}_tflops"] = flop / ms / 1e9
+    try:
+        for name, ms in graph_ms(fns, runs).items():
+            result[f"{name}_tflops_graph"] = flop / ms / 1e9
+    except RuntimeError as e:  # a baseline that a CUDA graph cannot capture: the row says so
+        result["graph_unavailable"] = str(e).splitlines()[0]
     for name in baselines:
-        result[f"tkc_over_{name}"] = result["tkc_tflops"] / result[f"{name}_tflops"]
+        for suffix in ("", "_graph"):
+            if f"tkc_tflops{suffix}" in result and f"{name}_tflops{suffix}" in result:
+                result[f"tkc_over_{name}{suffix}"] = result[f"tkc_tflops{suffix}"] / result[f"{name}_tflops{suffix}"]
     return result
 
 
@@ -88,23 +99,28 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=50)
     parser.add_argument("--d", default="64,128")
     parser.add_argument("--n", default="1024,2000,4096,4099,16384")
+    parser.add_argument("-D", dest="define", action="append", default=[],
+                        help="compile-time parameter NAME=VALUE, or @ANNOTATION=VALUE, of the tkc kernel")
     args = parser.parse_args()
+    params = dict(parse_define(item) for item in args.define)
     rows = []
     for d in map(int, args.d.split(",")):
         for n in map(int, args.n.split(",")):
             for causal in (False, True):
-                row = bench(d, n, causal, args.runs)
+                row = bench(d, n, causal, args.runs, params)
                 rows.append(row)
                 print(
                     f"D={d:<4} N={n:<6} {'causal' if causal else 'full  '}  tkc {_tflops(row, 'tkc')}  "
                     f"cuDNN {_tflops(row, 'cudnn')}  FA2 {_tflops(row, 'fa2')} TFLOP/s   "
-                    f"tkc/cuDNN {_ratio(row, 'cudnn')}  tkc/FA2 {_ratio(row, 'fa2')}",
+                    f"tkc/cuDNN {_ratio(row, 'cudnn')}  tkc/FA2 {_ratio(row, 'fa2')}   "
+                    f"graphs: tkc/cuDNN {_ratio(row, 'cudnn_graph')}",
                     flush=True,
                 )
     record = write_record(
         "attention",
         {
             "benchmark": "attention forward bf16",
+            "params": params,
             "runs": args.runs,
             "rows": rows,
         },
