@@ -1243,16 +1243,23 @@ class FillOp(IRDLOperation):
 
 @irdl_op_definition
 class UnaryOp(IRDLOperation):
+    """`fn` of every element; an exp2 with `fma_every = k` computes every k-th register on the
+    FMA pipe (the plan's fma_exp2)."""
+
     name = "sm90.unary"
     T: ClassVar = VarConstraint("T", Fragment)
     fn = prop_def(UnaryFnAttr)
+    fma_every = opt_prop_def(IntegerAttr)
     source = operand_def(T)
     result = result_def(T)
     traits = traits_def(Pure())
-    assembly_format = "$fn $source attr-dict `:` type($result)"
+    assembly_format = "$fn $source (`fma_every` $fma_every^)? attr-dict `:` type($result)"
 
-    def __init__(self, fn: Attribute, source: SSAValue):
-        super().__init__(operands=[source], result_types=[source.type], properties={"fn": fn})
+    def __init__(self, fn: Attribute, source: SSAValue, fma_every: int = 0):
+        properties: dict[str, Attribute] = {"fn": fn}
+        if fma_every:
+            properties["fma_every"] = IntegerAttr(fma_every, 64)
+        super().__init__(operands=[source], result_types=[source.type], properties=properties)
 
 
 @irdl_op_definition

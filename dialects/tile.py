@@ -116,10 +116,13 @@ _COUNT, _SIZE = Allowed(range(1, 1 << 31), "positive"), Allowed(range(0, 1 << 31
 _CONSUMERS, _CLUSTER = Allowed(range(1, 8), "1..7"), Allowed((1, 2), "1 or 2")
 _BUDGET = Allowed((0, *REGISTER_COUNTS), "0 (unchanged) or a multiple of 8 in 24..256")
 _STAGES, _FLAG = Allowed(range(1, 17), "1..16"), Allowed((0, 1), "0 or 1")
+FMA_EXP2_EVERY_MAX = 8
+"""The largest k of @fma_exp2(k): every k-th element of a register tile's exp2 on the FMA pipe."""
+_FMA_EXP2 = Allowed(range(0, FMA_EXP2_EVERY_MAX + 1), f"0..{FMA_EXP2_EVERY_MAX}")
 
 KERNEL_PINS = {
     "consumers": _CONSUMERS, "cluster": _CLUSTER, "heavy_first": _FLAG, "stream_k": _FLAG, "split_ring": _FLAG,
-    "stages": _STAGES, "group_m": _COUNT,
+    "fma_exp2": _FMA_EXP2, "stages": _STAGES, "group_m": _COUNT,
 }
 """The integer annotations of a tile.kernel (the user's pins, as the frontend checks them; `stages`
 and `group_m` only come from tile IR), each within what its plan field may hold;
@@ -138,6 +141,7 @@ PLAN_DECISIONS = {
     "cluster": _CLUSTER,
     "heavy_first": Allowed(range(-1, 3), "-1 (none) or a grid axis"),
     "stream_k": _FLAG,
+    "fma_exp2": _FMA_EXP2,
     "replicated_rows": Allowed(range(0, 1 << 31, 16), "0 (none) or a multiple of 16"),
     "producer_registers": _BUDGET,
     "consumer_registers": _BUDGET,

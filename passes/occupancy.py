@@ -39,6 +39,7 @@ from tkc.dialects.tile import (
     SharedVectorType,
     StoreOp,
     ToSharedOp,
+    UnaryFn,
     UnaryOp,
     element_bytes,
 )
@@ -772,9 +773,27 @@ class Planner:
         if (persistent and not streams_tiles(self.kernel)) or self.annotation("stream_k") is not None:
             stream_k, why = self.stream_k(persistent, clustered, heavy is not None)
             self.decide("stream_k", int(stream_k), why)
+        if self.annotation("fma_exp2") is not None:
+            self.decide("fma_exp2", *self.fma_exp2())
         producer, consumer, why = self.registers(n, ctas)
         self.decide("producer_registers", producer, why)
         self.decide("consumer_registers", consumer, why)
+
+    def fma_exp2(self) -> tuple[int, str]:
+        """@fma_exp2(k): every k-th element of each register tile's exp2 is a degree-3 polynomial
+        on the FMA pipe, the rest ex2.approx on the MUFU unit, which a kernel with two MUFU
+        functions per score (softcapped attention: tanh and exp2) keeps as busy as the tensor
+        cores. Pinned only, until measured."""
+        k = int_pin(self.annotation("fma_exp2")) or 0
+        if not k:
+            return 0, f"pinned off by {self.pin('fma_exp2', '0')}: every exp2 on the MUFU unit"
+        if not any(isinstance(op, UnaryOp) and op.fn.data == UnaryFn.EXP2 and isinstance(op.result.type, RegisterTileType)
+                   for op in self.kernel.walk()):
+            raise error_at(self.kernel, f"{self.pin('fma_exp2', str(k))} finds no exp2 of a register tile")
+        share = "every element" if k == 1 else f"one element in {k}"
+        return k, (f"pinned by {self.pin('fma_exp2', str(k))}: {share} of a register tile's exp2 is a polynomial on "
+                   f"the FMA pipe (relative error under 1e-4, inputs clamped to [-127, 128)), the rest ex2.approx "
+                   f"on the MUFU unit")
 
     def ctas_per_sm(self, n: int, smem: int, persistent: bool) -> tuple[int, str]:
         if persistent and not streams_tiles(self.kernel):

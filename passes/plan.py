@@ -97,6 +97,9 @@ class KernelPlan:
     stream_k: bool = False
     """A persistent grid splits the tiles' K iterations evenly over the CTAs (stream-K): a CTA
     that ends inside a tile leaves its partial sum for the CTA that began the tile."""
+    fma_exp2: int = 0
+    """Every this many-th element of a register tile's exp2 is computed on the FMA pipe (a
+    polynomial) instead of the MUFU unit (ex2.approx); 0 = none (fma_exp2_f32 in sm90_to_ptx)."""
     replicated_rows: int = 0
     """Register tiles and row vectors of at most this many rows are replicated: every consumer
     computes them whole (consumer_rows); taller ones are split by rows. 0 = none."""

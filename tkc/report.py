@@ -101,6 +101,8 @@ def _plan_lines(kernel: KernelOp) -> list[str]:
         rows.append(("tile order", f"group_m = {plan.group_m}", why("group_m")))
     if "stream_k" in plan.reasons:
         rows.append(("work split", "stream-K last wave" if plan.stream_k else "whole tiles", why("stream_k")))
+    if "fma_exp2" in plan.reasons:
+        rows.append(("exp2", f"1 in {plan.fma_exp2} on FMA" if plan.fma_exp2 else "MUFU", why("fma_exp2")))
     if "cluster" in plan.reasons:
         rows.append(("cluster", f"{plan.cluster} CTAs", why("cluster")))
     if heavy is not None and not plan.persistent:

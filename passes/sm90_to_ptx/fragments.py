@@ -27,7 +27,7 @@ from tkc.dialects.tile import Axis, BinaryFn, ReduceFn, element_bytes, element_n
 from tkc.diagnostics import error_at
 from tkc.passes.plan import WARPGROUP_THREADS
 from tkc.passes.sm90_to_ptx.emitter import Emitter, dtype_name
-from tkc.passes.sm90_to_ptx.scalars import unary_f32
+from tkc.passes.sm90_to_ptx.scalars import fma_exp2_f32, unary_f32
 
 _F32_NORMAL = (2.0**-126, (2 - 2.0**-23) * 2.0**127)
 """The smallest and the largest normal f32 magnitudes."""
@@ -123,7 +123,11 @@ class LowerUnary(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: sm90.UnaryOp, rewriter: PatternRewriter) -> None:
         e = Emitter(op)
-        e.replace(rewriter, [unary_f32(e, op.fn.data, x) for x in e.f32_frag(op.source)])
+        every = op.fma_every.value.data if op.fma_every is not None else 0
+        e.replace(rewriter, [
+            fma_exp2_f32(e, x) if every and i % every == every - 1 else unary_f32(e, op.fn.data, x)
+            for i, x in enumerate(e.f32_frag(op.source))
+        ])
 
 
 class LowerBinary(RewritePattern):

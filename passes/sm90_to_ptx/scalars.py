@@ -56,6 +56,32 @@ _MATH_FN: dict[type[Operation], UnaryFn] = {
 }
 
 
+EXP2_POLYNOMIAL = (1.0, 0.6951165, 0.22764611, 0.07706602)
+"""2^f on [0, 1) as c0 + c1 f + c2 f^2 + c3 f^3, fitted to the least maximal relative error
+(8.6e-5, under a bf16 rounding's 3.9e-3; ex2.approx's is about 2e-7)."""
+EXP2_FLOOR_SHIFTER = 12582912.0
+"""1.5 x 2^23: x + this, rounded down, is an f32 whose low mantissa bits hold floor(x) for
+|x| < 2^22 (so no conversion, whose pipe is as narrow as the MUFU's)."""
+
+
+def fma_exp2_f32(e: Emitter, x: SSAValue) -> SSAValue:
+    """2^x on the FMA and integer pipes (the plan's fma_exp2), as FlashAttention-4 offloads some
+    of softmax's exponentials from the MUFU unit: x clamped to [-127, 128) (NaN becomes -127),
+    n = floor(x) by the shifter's rounded-down add, the polynomial of x - n, and n added to its
+    exponent bits. Nine FMA/ALU instructions against one MUFU one; 2^-127 (a denormal) where
+    ex2.approx.ftz gives 0, and 2^128 - ulp where it gives inf."""
+    b = e.b
+    clamped = b.min("f32", b.max("f32", x, -127.0), 127.99999)
+    shifted = b.add("f32", clamped, EXP2_FLOOR_SHIFTER, "rm")
+    whole = b.sub("f32", shifted, EXP2_FLOOR_SHIFTER, "rn")
+    fraction = b.sub("f32", clamped, whole, "rn")
+    c0, c1, c2, c3 = EXP2_POLYNOMIAL
+    p = b.fma("f32", b.fma("f32", b.fma("f32", fraction, c3, c2), fraction, c1), fraction, c0)
+    # the shifter's own bits shifted by 23 are zero, so this is floor(x) << 23
+    exponent = b.shl("b32", b.mov("b32", shifted), 23)
+    return b.mov("f32", b.add("s32", b.mov("b32", p), exponent))
+
+
 def unary_f32(e: Emitter, fn: UnaryFn, x: SSAValue) -> SSAValue:
     """`fn` of one f32 register (shared with the fragment patterns)."""
     b = e.b

@@ -66,7 +66,9 @@ def _in_f32(c: ConsumerEmitter, op: Operation, block: Block, build: Callable[...
 
 
 def _unary(c: ConsumerEmitter, op: tile.UnaryOp, block: Block) -> Operation:
-    return _in_f32(c, op, block, lambda x: sm90.UnaryOp(op.fn, x), op.source)
+    on_fma = op.fn.data == tile.UnaryFn.EXP2 and isinstance(op.result.type, tile.RegisterTileType)
+    fma_every = c.lowering.plan.fma_exp2 if on_fma else 0
+    return _in_f32(c, op, block, lambda x: sm90.UnaryOp(op.fn, x, fma_every), op.source)
 
 
 def _binary(c: ConsumerEmitter, op: tile.BinaryOp, block: Block) -> Operation:

@@ -223,6 +223,7 @@ ANNOTATION_PLACES = {
     "cluster": "kernel",
     "heavy_first": "kernel",
     "stream_k": "kernel",
+    "fma_exp2": "kernel",
     "whole_tiles": "kernel",
     "stages": "for or kernel",  # on a kernel: every ring's depth, and the ring of a kernel that streams its tiles
     "overlap": "for",
@@ -231,7 +232,7 @@ ANNOTATION_PLACES = {
     "swizzle": "let",
 }
 """Where each annotation may stand."""
-COMMAND_LINE_PINS = ("consumers", "persistent", "cluster", "heavy_first", "stream_k", "split_ring", "stages")
+COMMAND_LINE_PINS = ("consumers", "persistent", "cluster", "heavy_first", "stream_k", "split_ring", "fma_exp2", "stages")
 """The kernel annotations `-D @NAME=VALUE` (and a tuning space) may set: those of one integer."""
 
 
@@ -251,6 +252,8 @@ def annotation_problem(name: str, value: int) -> str | None:
         return f"@heavy_first takes 0 (launch order) or 1 (the planner's choice), got {value}"
     if name == "stream_k" and value not in (0, 1):
         return f"@stream_k takes 0 (whole tiles per CTA) or 1 (split the K iterations over the CTAs), got {value}"
+    if name == "fma_exp2" and not 0 <= value <= tile.FMA_EXP2_EVERY_MAX:
+        return f"@fma_exp2 takes 0 (off) or k in 1..{tile.FMA_EXP2_EVERY_MAX} (every k-th element on the FMA pipe), got {value}"
     if name == "cluster" and value not in (1, 2):
         return f"@cluster takes 1 or 2 CTAs per cluster, got {value}"
     if name == "swizzle" and value not in tile.SWIZZLE_SPANS:
