@@ -781,6 +781,13 @@ class KernelOp(IRDLOperation):
         if len(grids) != 1:
             raise VerifyException(f"a kernel has exactly one tile.grid, found {len(grids)}")
         self._verify_plan(len(grids[0].extents))
+        recorded = self.attributes.get(FLOOR_DIVIDED)
+        if recorded is not None and not (
+            isinstance(recorded, DictionaryAttr)
+            and all(isinstance(m, IntegerAttr) and isinstance(m.type, IntegerType) and m.value.data > 0
+                    for m in recorded.data.values())
+        ):
+            raise VerifyException(f"{FLOOR_DIVIDED} = {recorded} is not a dictionary of dims to positive integers")
 
     def _verify_plan(self, grid_rank: int) -> None:
         """The pins and decisions passes read (passes/plan.py) hold values they can obey."""
