@@ -1,6 +1,7 @@
 """Attention variants against plain attention and FlexAttention, in one process on the GPU.
 
     python benchmarks/attention_variants.py [--runs 50] [--n 4096,16384] [--window 1024] [--cap 50]
+                                            [--pin VARIANT:@NAME=VALUE ...]
 
 bf16, H = 16, D = 128, B = 32768 // N. tkc runs examples/attention.tk (full and causal) and the
 variants written with positions and conditions: attention_alibi.tk (scores minus
@@ -16,7 +17,9 @@ implementations of one shape taking turns. TFLOP/s count 4·D per attended (quer
 so the window's count is its band's, not N². The ratios the issue asks for: each variant's time
 over plain attention's at the same shape (`vs_plain`, >= 0.9 is the target: plain time / variant
 time; for the window, TFLOP/s over causal attention's) and tkc over FlexAttention (`vs_flex`).
-Prints a table and writes JSON to benchmarks/results/attention-variants-<date>.json.
+`--pin softcap:@fma_exp2=2` compiles one tkc variant (plain, causal, alibi, window, softcap) with
+an annotation pinned, recorded under `pins`. Prints a table and writes JSON to
+benchmarks/results/attention-variants-<date>.json.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from pathlib import Path
 import torch
 
 import tkc
+from tkc.frontend import parse_define
 from timing import median_ms, write_record
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -70,14 +74,21 @@ def attended_pairs(variant: str, n: int, window: int) -> float:
     return float(n) * n
 
 
-def tkc_kernels(window: int, cap: float) -> dict[str, tkc.CompiledKernel]:
+VARIANTS = ("plain", "causal", "alibi", "window", "softcap")
+
+
+def tkc_kernels(window: int, cap: float, pins: dict[str, dict[str, int | bool | float]]) -> dict[str, tkc.CompiledKernel]:
     examples = ROOT / "examples"
+    sources = {
+        "plain": ("attention.tk", "attn_fwd", {}),
+        "causal": ("attention.tk", "attn_fwd", {"CAUSAL": True}),
+        "alibi": ("attention_alibi.tk", "attn_alibi", {}),
+        "window": ("attention_window.tk", "attn_window", {"W": window}),
+        "softcap": ("attention_softcap.tk", "attn_softcap", {"CAP": cap}),
+    }
     return {
-        "plain": tkc.compile(examples / "attention.tk", kernel="attn_fwd", D=D),
-        "causal": tkc.compile(examples / "attention.tk", kernel="attn_fwd", D=D, CAUSAL=True),
-        "alibi": tkc.compile(examples / "attention_alibi.tk", kernel="attn_alibi", D=D),
-        "window": tkc.compile(examples / "attention_window.tk", kernel="attn_window", D=D, W=window),
-        "softcap": tkc.compile(examples / "attention_softcap.tk", kernel="attn_softcap", D=D, CAP=cap),
+        variant: tkc.compile(examples / file, kernel=kernel, **{"D": D, **params, **pins.get(variant, {})})
+        for variant, (file, kernel, params) in sources.items()
     }
 
 
@@ -181,13 +192,21 @@ def main() -> None:
     parser.add_argument("--n", default="4096,16384")
     parser.add_argument("--window", type=int, default=1024)
     parser.add_argument("--cap", type=float, default=50.0)
+    parser.add_argument("--pin", action="append", default=[], help="VARIANT:@NAME=VALUE, an annotation of one tkc variant")
     args = parser.parse_args()
-    kernels = tkc_kernels(args.window, args.cap)
+    pins: dict[str, dict[str, int | bool | float]] = {}
+    for item in args.pin:
+        variant, _, define = item.partition(":")
+        if variant not in VARIANTS:
+            parser.error(f"--pin {item}: the variant is one of {', '.join(VARIANTS)}")
+        name, value = parse_define(define)
+        pins.setdefault(variant, {})[name] = value
+    kernels = tkc_kernels(args.window, args.cap, pins)
     rows = []
     for n in map(int, args.n.split(",")):
         row = bench(n, args.runs, args.window, args.cap, kernels)
         rows.append(row)
-        for variant in ("plain", "causal", "alibi", "window", "softcap"):
+        for variant in VARIANTS:
             print(
                 f"N={n:<6} {variant:<8} tkc {_cell(row, f'tkc_{variant}_ms', '8.3f')} ms "
                 f"{_cell(row, f'tkc_{variant}_tflops', '6.1f')} TFLOP/s   flex {_cell(row, f'flex_{variant}_ms', '8.3f')} ms "
@@ -195,7 +214,8 @@ def main() -> None:
                 f"vs plain {_cell(row, f'tkc_{variant}_vs_plain', '.3f')}  vs flex {_cell(row, f'tkc_{variant}_vs_flex', '.3f')}",
                 flush=True,
             )
-    write_record("attention-variants", {"benchmark": "attention variants forward bf16", "runs": args.runs, "rows": rows})
+    write_record("attention-variants", {"benchmark": "attention variants forward bf16", "pins": pins, "runs": args.runs,
+                                        "rows": rows})
 
 
 if __name__ == "__main__":
