@@ -87,6 +87,7 @@ from tkc.dialects.tile import (
     MaskKindAttr,
     ReduceFnAttr,
     StoreReductionAttr,
+    UnaryFn,
     UnaryFnAttr,
     element_bytes,
     parse_layout,
@@ -1260,6 +1261,16 @@ class UnaryOp(IRDLOperation):
         if fma_every:
             properties["fma_every"] = IntegerAttr(fma_every, 64)
         super().__init__(operands=[source], result_types=[source.type], properties=properties)
+
+    def verify_(self) -> None:
+        if self.fma_every is None:
+            return
+        if self.fn.data != UnaryFn.EXP2:
+            raise VerifyException(f"fma_every is for exp2 (a polynomial of its elements), not {self.fn.data}")
+        if not 1 <= self.fma_every.value.data:
+            raise VerifyException(f"fma_every must be positive, got {self.fma_every.value.data}")
+        if not isinstance(self.source.type, FragmentType) or not isinstance(self.source.type.element_type, Float32Type):
+            raise VerifyException("fma_every needs an f32 fragment")
 
 
 @irdl_op_definition

@@ -146,7 +146,8 @@ def relative_error(out: np.ndarray, ref: np.ndarray) -> tuple[float, float]:
     if (nan_out != nan_ref).any():
         return float("inf"), float("inf")
     # NaN where the reference has NaN, and equal infinities, are no error
-    diff = np.where((out == ref) | nan_out, 0, out - ref)
+    with np.errstate(invalid="ignore"):  # inf - inf, which the where discards
+        diff = np.where((out == ref) | nan_out, 0, out - ref)
     norm = float(np.linalg.norm(np.where(np.isfinite(ref), ref, 0)))
     max_abs = float(np.abs(diff).max(initial=0))
     error = float(np.linalg.norm(diff))

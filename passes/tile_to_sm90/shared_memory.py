@@ -225,7 +225,8 @@ def read_shared_memory(kernel: tile.KernelOp, plan: KernelPlan) -> SharedMemory:
             # tile-pipeline's split_ring: the head's and the late tail's loads, each a ring of its
             # own over the same stage bytes (each load keeps its stage_offset), with its own mbarriers
             parts = split_ring_loads(owner)
-            assert not isinstance(parts, str), parts
+            if isinstance(parts, str):  # hand-written IR: tile-pipeline decides only where it can
+                raise error_at(owner, f"the loop's split_ring decision cannot hold: {parts}")
             rings += [Ring(part, stages_of(owner, plan), owner) for part in parts]
             continue
         rings.append(Ring(loads, stages_of(owner, plan), owner))
