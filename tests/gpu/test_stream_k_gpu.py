@@ -3,14 +3,10 @@ the SM count (whole waves, then a split last wave), slices that begin and end in
 long K), ragged edges, all four transpose forms, and repeated launches (the kernel leaves its
 scratch flags zero, so the next launch waits for the right partial sums)."""
 
-from pathlib import Path
-
 import pytest
+from test_gemm_gpu import FORMS, _source  # the four transpose forms and the example defining each
 
 pytestmark = pytest.mark.gpu
-
-EXAMPLES = Path(__file__).parents[2] / "examples"
-FORMS = {"gemm": (False, False), "gemm_abt": (False, True), "gemm_atb": (True, False), "gemm_atbt": (True, True)}
 SHAPES = [
     (128, 256, 64),  # one tile of one iteration: every other CTA idles
     (256, 512, 4096),  # 4 tiles of 64 iterations over 132 CTAs: each tile split over ~33 CTAs
@@ -20,13 +16,6 @@ SHAPES = [
     (1536, 2816, 512),  # 132 tiles: one whole wave on an H100/H200, nothing split
     (776, 2000, 72),  # ragged, K of 2 iterations, the last partial
 ]
-
-
-def _source(kernel: str) -> Path:
-    for path in sorted(EXAMPLES.glob("gemm*.tk")):
-        if f"kernel {kernel}<" in path.read_text() or f"kernel {kernel}(" in path.read_text():
-            return path
-    pytest.skip(f"no example defines kernel {kernel}")
 
 
 @pytest.mark.parametrize("kernel", FORMS)
