@@ -585,8 +585,9 @@ def split_ring_loads(loop: scf.ForOp) -> tuple[list[LoadOp], list[LoadOp]] | str
     where one ring frees both with the late tail. A tail load whose rows past the tensor's end
     the consumers zero (zero_past_end) stays in one ring: they zero them where the load stands,
     with that iteration's coordinates."""
-    tail = late_tail(loop)
-    if tail is None or not KernelPlan.overlaps(loop):
+    # the decision first: late_tail walks the loop, and tile-pipeline asks this of every loop
+    tail = late_tail(loop) if KernelPlan.overlaps(loop) else None
+    if tail is None:
         return "the loop is not overlapped (its last mma does not run one iteration late)"
     loads = ring_loads(loop)
     readers = {load: {use.operation for use in load.result.uses} for load in loads}
