@@ -3,7 +3,8 @@
 The search space is the kernel's compile-time parameters and the plan decisions its annotations
 pin. The caller names the values to try (`space={"BM": [64, 128], "@stages": [None, 8]}`,
 `--space BM=64,128 --space @stages=plan,8`); otherwise every integer parameter that is a tiling
-choice is tried at half, once and twice its declared default (powers of two of at least 16), and,
+choice is tried at half, once and twice its declared default (powers of two of at least 16), a
+wide default also trimmed to 5/8 and 3/4 of itself (TRIMMED_TILES: 256 -> 160, 192), and,
 where the kernel pipelines its loads, the ring depth at the plan's choice (None, `plan`: at most 4
 stages) and at 6 and 8 stages (DEEP_RINGS: small tiles want them, 64x128x64 GEMM tiles ran
 0.55-0.71x cuBLAS at 4 stages and 0.89-1.06x at 8 on the H200, large ones do not fit them). A
@@ -59,6 +60,13 @@ REGISTERS_PER_SM = 65536
 RUNS = 50
 """Timed batches per configuration (the benchmarks' GEMM uses 100; tuning ranks, it does not report)."""
 MIN_TILE = 16
+TRIMMED_TILES = ((5, 8), (3, 4))
+"""Fractions of a tiling parameter's default also tried where they are whole multiples of
+TRIMMED_STEP and at least TRIMMED_MIN. A wide tile leaves the last wave of a grid part-empty:
+3072^3 at 128x256 is 288 tiles, 2.2 waves of the H200's 132 SMs, 0.76x cuBLAS; at 128x192, 384
+tiles (2.9 waves) ran 1.00x, and 1024x5120x13824 at 128x160 (256 tiles) 0.95x against 0.64x."""
+TRIMMED_STEP = 32
+TRIMMED_MIN = 128
 DEEP_RINGS: list[Value | None] = [None, 6, 8]
 """The default space's ring depths (`@stages`): the plan's own, then deeper rings than it builds."""
 
@@ -197,10 +205,17 @@ def search_space(
         except TkError:
             continue
         if widened == interface:
-            space[name] = [v for v in (default // 2, default, 2 * default) if v >= MIN_TILE]
+            space[name] = tile_values(default)
     if _pipelines(path, kernel, fixed):
         space["@stages"] = list(DEEP_RINGS)
     return space
+
+
+def tile_values(default: int) -> list[Value | None]:
+    """The default space's values of a tiling parameter declared as `default` (a power of two)."""
+    trimmed = [default * num // den for num, den in TRIMMED_TILES
+               if (default * num) % (den * TRIMMED_STEP) == 0 and default * num // den >= TRIMMED_MIN]
+    return sorted(v for v in {default // 2, *trimmed, default, 2 * default} if v >= MIN_TILE)
 
 
 def _pipelines(path: str, kernel: str | None, params: Mapping[str, Value | None]) -> bool:

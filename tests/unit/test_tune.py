@@ -37,9 +37,11 @@ def fake_gpu(monkeypatch: pytest.MonkeyPatch) -> list[tkc.CompiledKernel]:
 
 def test_the_default_space_tunes_tiles_and_ring_depth_never_the_interface() -> None:
     rings = {"@stages": [None, 6, 8]}  # the plan's ring, and deeper ones, where loads are pipelined
-    assert tune.search_space(GEMM) == {"BM": [64, 128, 256], "BN": [128, 256, 512], "BK": [32, 64, 128], **rings}
+    assert tune.search_space(GEMM) == {"BM": [64, 128, 256], "BN": [128, 160, 192, 256, 512], "BK": [32, 64, 128], **rings}
     assert tune.search_space(ATTENTION) == {"BQ": [64, 128, 256], "BKV": [64, 128, 256], **rings}  # not D, not CAUSAL
     assert tune.search_space(ATTENTION, fixed={"BQ": 64}) == {"BKV": [64, 128, 256], **rings}
+    # a wide tile is also trimmed to fill the last wave: 5/8 and 3/4 where whole multiples of 32, >= 128
+    assert tune.tile_values(512) == [256, 320, 384, 512, 1024] and tune.tile_values(64) == [32, 64, 128]
 
 
 def test_a_space_naming_an_unknown_parameter_is_a_user_error() -> None:
@@ -207,7 +209,7 @@ def test_an_autotuned_kernel_tunes_each_shape_bucket_once_and_launches_the_choic
 def test_workers_prune_as_this_process_does(fake_gpu: list) -> None:
     """Pruning in spawned workers (PARALLEL_FROM configurations or more) gives the trials, in order,
     that pruning here gives; what they found feasible is timed here from the disk cache."""
-    space = {"BM": [64, 128], "BN": [128, 256, 512], "BK": [64], "@stages": [None, 8]}
+    space = {"BM": [64, 128], "BN": [128, 160, 192, 256, 512], "BK": [64], "@stages": [None, 8]}
     assert len(tune.candidates(space)) >= tune.PARALLEL_FROM
     apart = tune.autotune(GEMM, sizes=SIZES, space=space, jobs=2)
     here = tune.autotune(GEMM, sizes=SIZES, space=space, jobs=1, force=True)
