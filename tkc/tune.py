@@ -215,7 +215,8 @@ def tile_values(default: int) -> list[Value | None]:
     """The default space's values of a tiling parameter declared as `default` (a power of two)."""
     trimmed = [default * num // den for num, den in TRIMMED_TILES
                if (default * num) % (den * TRIMMED_STEP) == 0 and default * num // den >= TRIMMED_MIN]
-    return sorted(v for v in {default // 2, *trimmed, default, 2 * default} if v >= MIN_TILE)
+    values: list[Value | None] = [v for v in sorted({default // 2, *trimmed, default, 2 * default}) if v >= MIN_TILE]
+    return values
 
 
 def _pipelines(path: str, kernel: str | None, params: Mapping[str, Value | None]) -> bool:
