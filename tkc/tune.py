@@ -34,6 +34,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import math
 import os
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -42,6 +43,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tkc import cache
+from tkc.abi import KernelABI, evaluate
 from tkc.diagnostics import TkError, did_you_mean
 from tkc.dtypes import BY_NAME
 from tkc.pipeline import StageUnavailable
@@ -67,6 +69,8 @@ TRIMMED_STEP and at least TRIMMED_MIN. A wide tile leaves the last wave of a gri
 tiles (2.9 waves) ran 1.00x, and 1024x5120x13824 at 128x160 (256 tiles) 0.95x against 0.64x."""
 TRIMMED_STEP = 32
 TRIMMED_MIN = 128
+UNBOUNDED_SMS = 1 << 40
+"""`num_sms` at which a grid's extents count its tiles (work_tiles)."""
 DEEP_RINGS: list[Value | None] = [None, 6, 8]
 """The default space's ring depths (`@stages`): the plan's own, then deeper rings than it builds."""
 
@@ -80,6 +84,9 @@ class Trial:
     ms: float | None = None
     registers: int | None = None
     smem_bytes: int | None = None
+    tiles: int | None = None
+    """The grid's work tiles at the sizes (None: a stream-K kernel, which splits K over every SM):
+    against the SMs, what the last wave leaves empty."""
 
 
 @dataclass
@@ -112,7 +119,7 @@ class TuneResult:
         names = list(self.space)
         best = self.best
         order = sorted(self.trials, key=lambda t: (t.ms is None, t.ms or 0.0))
-        header = [*names, "regs", "smem KiB", "time ms", "result"]
+        header = [*names, "tiles", "regs", "smem KiB", "time ms", "result"]
         rows = [header]
         for trial in order:
             if trial.reason is not None:
@@ -123,6 +130,7 @@ class TuneResult:
                 result = "best" if trial is best else f"{trial.ms / best.ms:.2f}x best" if best and best.ms else ""
             rows.append([
                 *("plan" if trial.config[n] is None else str(trial.config[n]) for n in names),
+                "-" if trial.tiles is None else str(trial.tiles),
                 "-" if trial.registers is None else str(trial.registers),
                 "-" if trial.smem_bytes is None else f"{trial.smem_bytes / 1024:.0f}",
                 "-" if trial.ms is None else f"{trial.ms:.4f}",
@@ -260,6 +268,7 @@ def prune(path: str, kernel: str | None, config: Config, sizes: Mapping[str, int
         trial.reason = e.message.split("\n")[0]
         return trial, None
     trial.smem_bytes = abi.smem_bytes
+    trial.tiles = work_tiles(abi, sizes)
     for dim, divisor in abi.divisibility:
         if dim in sizes and sizes[dim] % divisor:
             trial.reason = f"{dim}={sizes[dim]} is not a multiple of {divisor} (the kernel counts tiles with {dim} / {divisor})"
@@ -279,6 +288,18 @@ def prune(path: str, kernel: str | None, config: Config, sizes: Mapping[str, int
     elif report.registers * abi.block > REGISTERS_PER_SM:
         trial.reason = f"ptxas: {report.registers} registers x {abi.block} threads exceed the SM's {REGISTERS_PER_SM}"
     return trial, (None if trial.reason else compiled)
+
+
+def work_tiles(abi: KernelABI, sizes: Mapping[str, int]) -> int | None:
+    """The tiles the kernel's grid walks at `sizes`: its grid with SMs unbounded (a persistent
+    grid is min(tiles, CTAs the SMs hold)); None for a stream-K grid (every SM, however few the
+    tiles) or sizes the grid needs more of."""
+    try:
+        extents = [evaluate(e, {**sizes, "num_sms": UNBOUNDED_SMS}) for e in abi.grid]
+    except KeyError:
+        return None
+    tiles = math.prod(extents)
+    return None if tiles >= UNBOUNDED_SMS else tiles
 
 
 # --------------------------------------------------------------------------- the GPU

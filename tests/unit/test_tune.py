@@ -116,9 +116,9 @@ def test_shape_buckets_keep_what_decides_whole_tiles() -> None:
 def test_the_table_lists_every_trial_fastest_first(fake_gpu: list) -> None:
     result = tune.autotune(GEMM, sizes={"M": 256, "N": 512, "K": 128}, space=SPACE)
     lines = result.table().splitlines()
-    assert lines[0].split() == ["BM", "BN", "BK", "regs", "smem", "KiB", "time", "ms", "result"]
-    assert lines[1].split()[:2] == ["128", "128"] and lines[1].endswith("  best")
-    assert lines[2].split()[1] == "256" and lines[2].endswith("2.00x best")
+    assert lines[0].split() == ["BM", "BN", "BK", "tiles", "regs", "smem", "KiB", "time", "ms", "result"]
+    assert lines[1].split()[:4] == ["128", "128", "64", "8"] and lines[1].endswith("  best")  # 2 x 4 tiles of C
+    assert lines[2].split()[1] == "256" and lines[2].split()[3] == "4" and lines[2].endswith("2.00x best")
     assert "pruned: " in lines[3] and lines[3].split()[1] == "512"
 
 
@@ -222,3 +222,13 @@ def test_the_best_is_compared_with_the_declared_defaults(fake_gpu: list) -> None
     declared = tune.declared_defaults(GEMM, None, {})  # BN = 256 by default: 2.56 against 1.28 ms
     assert result.over_defaults(declared) == pytest.approx(2.0)
     assert tune.autotune(GEMM, sizes=SIZES, space={"BN": [128]}).over_defaults(declared) is None  # defaults untried
+
+
+def test_work_tiles_count_the_grid_a_persistent_or_stream_k_launch_folds() -> None:
+    """The tiles column: a persistent GEMM's grid is min(tiles, CTAs), its tiles the C tiles;
+    a stream-K grid is every SM's CTAs whatever the tiles, so it has no count."""
+    sizes = {"M": 3072, "N": 3072, "K": 3072}
+    assert tune.work_tiles(tkc.compile(GEMM, kernel="gemm").abi, sizes) == 24 * 12
+    assert tune.work_tiles(tkc.compile(GEMM, kernel="gemm", BN=192).abi, sizes) == 24 * 16
+    assert tune.work_tiles(tkc.compile(GEMM, kernel="gemm", **{"@stream_k": 1}).abi, sizes) is None
+    assert tune.work_tiles(tkc.compile(GEMM, kernel="gemm").abi, {"M": 3072}) is None  # N unknown
