@@ -1,9 +1,12 @@
-"""Compare variants of examples/gemm.tk (annotations prepended) against cuBLAS, in one process.
+"""Compare variants of examples/gemm.tk against cuBLAS, in one process.
 
     python benchmarks/gemm_variants.py [--shapes 8192x8192x8192] [--runs 50] [--once] VARIANT ...
 
-A VARIANT is annotations prepended to the kernel, e.g. "" (the plan's choice) or "@cluster(2)".
---once launches each implementation once after one warm-up launch (for ncu) instead of timing.
+A VARIANT is compile-time parameters and annotations prepended to the kernel, separated by
+spaces: "" (the plan's choice), "@cluster(2)", "BN=192", "BN=160 @stream_k(1)". Each prints
+its TFLOP/s and ratio to cuBLAS from batched launches (timing.median_ms) and, unless --no-graphs,
+from CUDA-graph replays (timing.graph_ms). --once launches each implementation once after one
+warm-up launch (for ncu) instead of timing.
 """
 
 from __future__ import annotations
@@ -15,16 +18,20 @@ from pathlib import Path
 import torch
 
 import tkc
-from timing import median_ms
+from tkc.frontend import parse_define
+from timing import graph_ms, median_ms
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def compile_variant(annotations: str) -> tkc.CompiledKernel:
+def compile_variant(variant: str) -> tkc.CompiledKernel:
+    words = variant.split()
+    params = dict(parse_define(word) for word in words if "=" in word and not word.startswith("@"))
+    annotations = " ".join(word for word in words if word.startswith("@"))
     source = (ROOT / "examples" / "gemm.tk").read_text().replace("kernel gemm", f"{annotations}\nkernel gemm", 1)
     path = Path(tempfile.mkdtemp()) / "gemm.tk"
     path.write_text(source)
-    return tkc.compile(path, kernel="gemm")
+    return tkc.compile(path, kernel="gemm", **params)
 
 
 def main() -> None:
@@ -33,6 +40,7 @@ def main() -> None:
     parser.add_argument("--shapes", default="8192x8192x8192,4096x4096x4096")
     parser.add_argument("--runs", type=int, default=50)
     parser.add_argument("--once", action="store_true")
+    parser.add_argument("--no-graphs", action="store_true", help="time batched launches only")
     args = parser.parse_args()
     kernels = {variant or "plan": compile_variant(variant) for variant in args.variants}
     for m, n, k in (tuple(map(int, s.split("x"))) for s in args.shapes.split(",")):
@@ -53,8 +61,10 @@ def main() -> None:
             torch.cuda.synchronize()
             continue
         times = median_ms(fns, args.runs)
+        graphs = {} if args.no_graphs else graph_ms(fns, args.runs)
         for name, ms in times.items():
-            print(f"{m}x{n}x{k} {name:>24}: {2.0 * m * n * k / ms / 1e9:6.1f} TFLOP/s  /cuBLAS {times['cublas'] / ms:.3f}")
+            graph = f"   graphs {2.0 * m * n * k / graphs[name] / 1e9:6.1f} TFLOP/s  /cuBLAS {graphs['cublas'] / graphs[name]:.3f}" if graphs else ""
+            print(f"{m}x{n}x{k} {name:>24}: {2.0 * m * n * k / ms / 1e9:6.1f} TFLOP/s  /cuBLAS {times['cublas'] / ms:.3f}{graph}")
 
 
 if __name__ == "__main__":
