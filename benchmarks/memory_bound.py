@@ -1,7 +1,7 @@
 """Memory-bound kernels as a share of the device's copy bandwidth, next to torch eager and
 torch.compile, in one process.
 
-    python benchmarks/memory_bound.py [--runs 30] [--no-compile]
+    python benchmarks/memory_bound.py [--runs 30] [--no-compile] [--only layernorm,softmax] [--pin layernorm:BM=16 ...]
 
 Kernels (bf16): residual + LayerNorm (examples/layernorm.tk) at M 16k / 64k, D 1024 / 4096;
 row softmax (examples/softmax.tk) at 16k x 4096 and 8k x 16384; rotary (examples/rotary.tk) at
@@ -10,7 +10,9 @@ M 1M, D 128. GB/s count the bytes a kernel must move (each input read once, each
 once). The copy is `y.copy_(x)` of as many bytes (half read, half written), timed in the same
 process; `share_of_copy` is a kernel's GB/s over the copy's (issue target: 0.85). Times: median
 of back-to-back batches (timing.median_ms), every implementation taking turns, and triton's
-do_bench for tkc. tkc's outputs are checked against torch's first. Writes
+do_bench for tkc. tkc's outputs are checked against torch's first. `--pin KERNEL:NAME=VALUE`
+compiles that example with a parameter or annotation set (`layernorm:BM=16`,
+`softmax:@stages=2`), recorded under `pins`; `--only` times those kernels alone. Writes
 benchmarks/results/memory_bound-<date>.json with one record per row.
 """
 
@@ -24,17 +26,20 @@ import torch
 from triton.testing import do_bench
 
 import tkc
+from tkc.frontend import parse_define
 from timing import median_ms, write_record
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 Case = tuple[str, dict[str, int], Callable[..., dict[str, object]]]
+PINS: dict[str, dict[str, int | bool | float]] = {}
+"""--pin: per kernel, the parameters and annotations it compiles with."""
 
 
 def _layernorm(m: int, d: int) -> dict[str, object]:
     x, r = (torch.randn(m, d, device="cuda", dtype=torch.bfloat16) for _ in range(2))
     w, bias = (torch.randn(d, device="cuda", dtype=torch.bfloat16) for _ in range(2))
     h, y = torch.empty_like(x), torch.empty_like(x)
-    kernel = tkc.compile(EXAMPLES / "layernorm.tk", kernel="layernorm", D=d)
+    kernel = tkc.compile(EXAMPLES / "layernorm.tk", kernel="layernorm", **{"D": d, **PINS.get("layernorm", {})})
 
     def eager() -> tuple[torch.Tensor, torch.Tensor]:
         hh = x + r
@@ -46,7 +51,7 @@ def _layernorm(m: int, d: int) -> dict[str, object]:
 def _softmax(m: int, n: int) -> dict[str, object]:
     x = torch.randn(m, n, device="cuda", dtype=torch.bfloat16)
     y = torch.empty_like(x)
-    kernel = tkc.compile(EXAMPLES / "softmax.tk", kernel="softmax")
+    kernel = tkc.compile(EXAMPLES / "softmax.tk", kernel="softmax", **PINS.get("softmax", {}))
     return {"tkc": lambda: kernel(x, y), "eager": lambda: (torch.softmax(x.float(), -1).to(x.dtype),),
             "outputs": (y,), "bytes": 2 * m * n * 2}
 
@@ -57,7 +62,7 @@ def _rotary(b: int, h: int, n: int) -> dict[str, object]:
     angle = torch.arange(n, device="cuda")[:, None] / 10000 ** (torch.arange(d // 2, device="cuda") / (d // 2))
     cos, sin = angle.cos().to(torch.bfloat16), angle.sin().to(torch.bfloat16)
     y = torch.empty_like(x)
-    kernel = tkc.compile(EXAMPLES / "rotary.tk", kernel="rotary")
+    kernel = tkc.compile(EXAMPLES / "rotary.tk", kernel="rotary", **PINS.get("rotary", {}))
 
     def eager() -> tuple[torch.Tensor]:
         x1, x2 = x.float().chunk(2, -1)
@@ -72,7 +77,7 @@ def _fp8_quant(m: int, d: int) -> dict[str, object]:
     x = torch.randn(m, d, device="cuda", dtype=torch.bfloat16)
     q = torch.empty(m, d, device="cuda", dtype=torch.float8_e4m3fn)
     s = torch.empty(m, device="cuda", dtype=torch.float32)
-    kernel = tkc.compile(EXAMPLES / "fp8_quant.tk", kernel="fp8_quant", D=d)
+    kernel = tkc.compile(EXAMPLES / "fp8_quant.tk", kernel="fp8_quant", **{"D": d, **PINS.get("fp8_quant", {})})
 
     def eager() -> tuple[torch.Tensor, torch.Tensor]:
         scale = x.float().abs().amax(1).clamp_min(1e-30) / 448.0
@@ -120,9 +125,23 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--no-compile", action="store_true", help="leave torch.compile out (it compiles for minutes)")
+    parser.add_argument("--only", help="comma-separated kernels to time (default: all)")
+    parser.add_argument("--pin", action="append", default=[], help="KERNEL:NAME=VALUE, a parameter or @annotation of one example")
     args = parser.parse_args()
+    kernels = {name for name, _, _ in CASES}
+    only = set(args.only.split(",")) if args.only else kernels
+    if only - kernels:
+        parser.error(f"--only {args.only}: the kernels are {', '.join(sorted(kernels))}")
+    for item in args.pin:
+        kernel, _, define = item.partition(":")
+        if kernel not in kernels:
+            parser.error(f"{item}: the kernel is one of {', '.join(sorted(kernels))}")
+        name, value = parse_define(define)
+        PINS.setdefault(kernel, {})[name] = value
     rows = []
     for name, sizes, make in CASES:
+        if name not in only:
+            continue
         row = bench(name, sizes, make, args.runs, not args.no_compile)
         rows.append(row)
         shape = " ".join(f"{k}={v}" for k, v in sizes.items())
@@ -130,7 +149,7 @@ def main() -> None:
         print(f"{name:<10} {shape:<22} tkc {row['tkc_gbs']:6.0f} GB/s ({row['tkc_gbs_do_bench']:6.0f})  "
               f"{row['share_of_copy']:.2f} of copy ({row['copy_gbs']:.0f})  eager {row['eager_gbs']:6.0f}{compiled}",
               flush=True)
-    write_record("memory_bound", {"benchmark": "memory-bound kernels, bf16", "runs": args.runs, "rows": rows})
+    write_record("memory_bound", {"benchmark": "memory-bound kernels, bf16", "runs": args.runs, "pins": PINS, "rows": rows})
 
 
 if __name__ == "__main__":
