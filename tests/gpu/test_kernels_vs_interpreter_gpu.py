@@ -13,7 +13,8 @@ of 16 and 32 rows: decode attention, a small-M GEMM, a 32-row softmax, a 16-row 
 register tiles of 96 rows, split and replicated, in reductions, scans and an mma chain; a loop
 that starts past its end; column vectors stored at odd elements; negative index differences;
 a loop-invariant load past the end of its tensor where its loop is empty; loads before and
-after a loop; consumers taking turns in a persistent grid, over two loops, and three of them)
+after a loop; consumers taking turns in a persistent grid, over two loops, and three of them;
+2-stage rings split into K's and V's)
 run on the GPU and match the interpreter. A store_add target starts with the harness's random
 values (it is read, so it is not poisoned), and elements past its ends must keep them."""
 
@@ -140,3 +141,28 @@ def test_gpu_matches_interpreter(name: str, dims: dict[str, int]) -> None:
         assert not np.isnan(got).any(), f"{arg}: unwritten or NaN outputs"
         rel = np.linalg.norm(got - ref) / np.linalg.norm(ref)
         assert rel < 1e-2, f"{arg}: relative error {rel:.3g} against the interpreter"
+
+
+# a 2-stage ring splits into the head's loads and the late tail's by default (tile-pipeline's
+# split_ring): kernels beyond the attention examples, at ragged sizes
+SPLIT_RINGS = ["attn64.tk", "attn_turns.tk", "decode_attention.tk", "document.tk"]
+
+
+@pytest.mark.parametrize("name", SPLIT_RINGS)
+def test_two_stage_split_rings_match_interpreter(name: str) -> None:
+    from tkc.api import CompiledKernel
+    from tkc.driver import load_module
+    from tkc.interpreter import find_kernel, interpret
+    from tkc.runner import kernel_params, make_inputs, run_on_gpu
+
+    path, dims, pins = str(KERNELS / name), SIZES[name], {"@stages": 2}
+    assert "split ring  head / late tail" in CompiledKernel(path, None, dict(pins)).report()
+    module = load_module(path, None, {})
+    kernel = find_kernel(module, None)
+    inputs = make_inputs(kernel, kernel_params(kernel) | dims, seed=2)
+    expected = interpret(module, kernel.sym_name.data, inputs, dims)
+    outputs = run_on_gpu(path=path, kernel=kernel.sym_name.data, inputs=inputs, params=pins)
+    for arg, want in expected.items():
+        got, ref = np.asarray(outputs[arg], np.float64), np.asarray(want, np.float64)
+        assert not np.isnan(got).any(), f"{arg}: unwritten or NaN outputs"
+        assert np.linalg.norm(got - ref) / np.linalg.norm(ref) < 1e-2, arg
