@@ -32,8 +32,7 @@ from pathlib import Path
 import torch
 
 import tkc
-from tkc.frontend import parse_define
-from timing import median_ms, write_record
+from timing import median_ms, parse_pins, write_record
 
 ROOT = Path(__file__).resolve().parents[1]
 H, D = 16, 128
@@ -194,13 +193,7 @@ def main() -> None:
     parser.add_argument("--cap", type=float, default=50.0)
     parser.add_argument("--pin", action="append", default=[], help="VARIANT:@NAME=VALUE, an annotation of one tkc variant")
     args = parser.parse_args()
-    pins: dict[str, dict[str, int | bool | float]] = {}
-    for item in args.pin:
-        variant, _, define = item.partition(":")
-        if variant not in VARIANTS:
-            parser.error(f"--pin {item}: the variant is one of {', '.join(VARIANTS)}")
-        name, value = parse_define(define)
-        pins.setdefault(variant, {})[name] = value
+    pins = parse_pins(args.pin, VARIANTS, parser)
     kernels = tkc_kernels(args.window, args.cap, pins)
     rows = []
     for n in map(int, args.n.split(",")):

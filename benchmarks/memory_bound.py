@@ -26,8 +26,7 @@ import torch
 from triton.testing import do_bench
 
 import tkc
-from tkc.frontend import parse_define
-from timing import median_ms, write_record
+from timing import median_ms, parse_pins, write_record
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 Case = tuple[str, dict[str, int], Callable[..., dict[str, object]]]
@@ -132,12 +131,7 @@ def main() -> None:
     only = set(args.only.split(",")) if args.only else kernels
     if only - kernels:
         parser.error(f"--only {args.only}: the kernels are {', '.join(sorted(kernels))}")
-    for item in args.pin:
-        kernel, _, define = item.partition(":")
-        if kernel not in kernels:
-            parser.error(f"{item}: the kernel is one of {', '.join(sorted(kernels))}")
-        name, value = parse_define(define)
-        PINS.setdefault(kernel, {})[name] = value
+    PINS.update(parse_pins(args.pin, sorted(kernels), parser))
     rows = []
     for name, sizes, make in CASES:
         if name not in only:

@@ -10,8 +10,10 @@ from pathlib import Path
 
 import torch
 
-from collections.abc import Callable
+import argparse
+from collections.abc import Callable, Iterable
 
+from tkc.frontend import parse_define
 from tkc.timing import BATCH_MS, graph_ms, median_ms  # the autotuner times the same way
 
 __all__ = ["BATCH_MS", "graph_ms", "median_ms", "times", "write_record"]
@@ -42,3 +44,17 @@ def write_record(kind: str, record: dict[str, object]) -> Path:
     out.write_text(json.dumps(record, indent=2))
     print(f"wrote {out}")
     return out
+
+
+def parse_pins(items: Iterable[str], names: Iterable[str], parser: argparse.ArgumentParser) -> dict[str, dict[str, int | bool | float]]:
+    """`--pin NAME:PARAM=VALUE` items (PARAM a compile-time parameter or an @annotation) as
+    {NAME: {PARAM: VALUE}}, NAME one of `names` (else the parser's usage error)."""
+    known = list(names)
+    pins: dict[str, dict[str, int | bool | float]] = {}
+    for item in items:
+        name, _, define = item.partition(":")
+        if name not in known:
+            parser.error(f"--pin {item}: {name!r} is none of {', '.join(known)}")
+        param, value = parse_define(define)
+        pins.setdefault(name, {})[param] = value
+    return pins
