@@ -178,25 +178,19 @@ def _split_ring_decisions(kernel: KernelOp, loops: list[scf.ForOp], stages: int)
             reasons.append(parts)
         if pin is None and not isinstance(parts, str):
             pin = kernel_pin_value
+        if pin == 1 and isinstance(parts, str):
+            raise error_at(loop, f"@split_ring(1) cannot split this loop's ring: {parts}")
         if pin == 0:
             loop.attributes["split_ring"] = DecisionAttr(0, "pinned by @split_ring(0): one ring for the loop's loads")
-        elif pin == 1:
-            if isinstance(parts, str):
-                raise error_at(loop, f"@split_ring(1) cannot split this loop's ring: {parts}")
+        elif not isinstance(parts, str) and (pin == 1 or stages <= SPLIT_RING_STAGES):
+            why = ("pinned by @split_ring(1)" if pin == 1 else
+                   f"a {stages}-stage ring freed only after the late mma would leave the producer almost no lead")
             head, tail = parts
             loop.attributes["split_ring"] = DecisionAttr(
                 1,
-                f"pinned by @split_ring(1): two rings over the same stages, {' + '.join(map(describe, head))} and "
+                f"{why}: two rings over the same stages, {' + '.join(map(describe, head))} and "
                 f"{' + '.join(map(describe, tail))}; the first's stage is freed at the end of its own iteration, the "
                 "late tail's after the late mma, so the producer refills the first's tiles an iteration earlier",
-            )
-        elif not isinstance(parts, str) and stages <= SPLIT_RING_STAGES:
-            head, tail = parts
-            loop.attributes["split_ring"] = DecisionAttr(
-                1,
-                f"a {stages}-stage ring freed only after the late mma would leave the producer almost no lead: two "
-                f"rings over the same stages, {' + '.join(map(describe, head))} and {' + '.join(map(describe, tail))}; "
-                "the first's stage is freed at the end of its own iteration, the late tail's after the late mma",
             )
         else:
             loop.attributes.pop("split_ring", None)
