@@ -7,7 +7,9 @@ choice is tried at half, once and twice its declared default (powers of two of a
 wide default also trimmed to 5/8 and 3/4 of itself (TRIMMED_TILES: 256 -> 160, 192), and,
 where the kernel pipelines its loads, the ring depth at the plan's choice (None, `plan`: at most 4
 stages) and at 6 and 8 stages (DEEP_RINGS: small tiles want them, 64x128x64 GEMM tiles ran
-0.55-0.71x cuBLAS at 4 stages and 0.89-1.06x at 8 on the H200, large ones do not fit them). A
+0.55-0.71x cuBLAS at 4 stages and 0.89-1.06x at 8 on the H200, large ones do not fit them), and,
+where the plan runs a persistent grid that stream-K could split, `@stream_k` off and on
+(STREAM_K). A
 parameter is a tiling choice when changing it leaves the kernel's arguments as they are: `D` of
 `gl<bf16>[N, D]` is part of the interface and is never tuned, nor are flags and floats. A
 configuration's `@NAME` entries compile as `-D @NAME=VALUE` (the annotation pinned), None as no pin.
@@ -73,6 +75,10 @@ UNBOUNDED_SMS = 1 << 40
 """`num_sms` at which a grid's extents count its tiles (work_tiles)."""
 DEEP_RINGS: list[Value | None] = [None, 6, 8]
 """The default space's ring depths (`@stages`): the plan's own, then deeper rings than it builds."""
+STREAM_K: list[Value | None] = [None, 1]
+"""The default space's `@stream_k` for a persistent grid it could split: whole tiles per CTA (the
+plan's), then stream-K. Tile widths alone leave a last wave part-empty where M is small and K
+long; on the H200, 2048x11008x4096 ran 0.95x cuBLAS at its best tiles and 1.01x split."""
 
 
 @dataclass
@@ -214,8 +220,11 @@ def search_space(
             continue
         if widened == interface:
             space[name] = tile_values(default)
-    if _pipelines(path, kernel, fixed):
+    pipelines, splits_k = _plan_choices(path, kernel, fixed)
+    if pipelines:
         space["@stages"] = list(DEEP_RINGS)
+    if splits_k:
+        space["@stream_k"] = list(STREAM_K)
     return space
 
 
@@ -227,18 +236,24 @@ def tile_values(default: int) -> list[Value | None]:
     return values
 
 
-def _pipelines(path: str, kernel: str | None, params: Mapping[str, Value | None]) -> bool:
-    """Whether the plan gives the kernel (at `params`) a ring of stages, whose depth is then tuned."""
+def _plan_choices(path: str, kernel: str | None, params: Mapping[str, Value | None]) -> tuple[bool, bool]:
+    """Whether the plan gives the kernel (at `params`) a ring of stages, whose depth is then
+    tuned, and whether it is a persistent grid that stream-K could split (STREAM_K)."""
     from tkc.api import CompiledKernel
     from tkc.dialects.tile import KernelOp, PlanAttr
+    from tkc.passes.occupancy import stream_k_obstacle
+    from tkc.passes.plan import KernelPlan
 
     try:
         compiled = CompiledKernel(path, kernel, dict(params))  # type: ignore[arg-type]
         (op,) = [o for o in compiled.module.walk() if isinstance(o, KernelOp)]
     except TkError:
-        return False  # the defaults do not compile: the parameters' values decide what is tried
+        return False, False  # the defaults do not compile: the parameters' values decide what is tried
     plan = op.attributes.get("plan")
-    return isinstance(plan, PlanAttr) and "stages" in plan.decisions.data
+    if not isinstance(plan, PlanAttr):
+        return False, False
+    splits_k = KernelPlan.of(op).persistent and "stream_k" in plan.decisions.data and stream_k_obstacle(op) is None
+    return "stages" in plan.decisions.data, splits_k
 
 
 def spell(config: Config) -> str:

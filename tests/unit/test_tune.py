@@ -35,9 +35,11 @@ def fake_gpu(monkeypatch: pytest.MonkeyPatch) -> list[tkc.CompiledKernel]:
     return timed
 
 
-def test_the_default_space_tunes_tiles_and_ring_depth_never_the_interface() -> None:
+def test_the_default_space_tunes_tiles_ring_depth_and_stream_k_never_the_interface() -> None:
     rings = {"@stages": [None, 6, 8]}  # the plan's ring, and deeper ones, where loads are pipelined
-    assert tune.search_space(GEMM) == {"BM": [64, 128, 256], "BN": [128, 160, 192, 256, 512], "BK": [32, 64, 128], **rings}
+    gemm_tiles = {"BM": [64, 128, 256], "BN": [128, 160, 192, 256, 512], "BK": [32, 64, 128]}
+    # a persistent GEMM grid is also tried split along K; attention's loop bounds differ per tile
+    assert tune.search_space(GEMM) == {**gemm_tiles, **rings, "@stream_k": [None, 1]}
     assert tune.search_space(ATTENTION) == {"BQ": [64, 128, 256], "BKV": [64, 128, 256], **rings}  # not D, not CAUSAL
     assert tune.search_space(ATTENTION, fixed={"BQ": 64}) == {"BKV": [64, 128, 256], **rings}
     # a wide tile is also trimmed to fill the last wave: 5/8 and 3/4 where whole multiples of 32, >= 128
