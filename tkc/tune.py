@@ -6,8 +6,10 @@ pin. The caller names the values to try (`space={"BM": [64, 128], "@stages": [No
 choice is tried at half, once and twice its declared default (powers of two of at least 16), a
 wide default also trimmed to 5/8 and 3/4 of itself (TRIMMED_TILES: 256 -> 160, 192), and,
 where the kernel pipelines its loads, the ring depth at the plan's choice (None, `plan`: at most 4
-stages) and at 6 and 8 stages (DEEP_RINGS: small tiles want them, 64x128x64 GEMM tiles ran
-0.55-0.71x cuBLAS at 4 stages and 0.89-1.06x at 8 on the H200, large ones do not fit them), and,
+stages), at 6 and 8 stages (RINGS: small tiles want them, 64x128x64 GEMM tiles ran 0.55-0.71x
+cuBLAS at 4 stages and 0.89-1.06x at 8 on the H200, large ones do not fit them) and at 2 and 3,
+timed only where the shallower ring lets a second CTA share each SM (a memory-bound kernel trades
+its ring depth for a CTA that loads while the other ends a sweep or stores), and,
 where the plan runs a persistent grid that stream-K could split, `@stream_k` off and on
 (STREAM_K). A
 parameter is a tiling choice when changing it leaves the kernel's arguments as they are: `D` of
@@ -73,8 +75,9 @@ TRIMMED_STEP = 32
 TRIMMED_MIN = 128
 UNBOUNDED_SMS = 1 << 40
 """`num_sms` at which a grid's extents count its tiles (work_tiles)."""
-DEEP_RINGS: list[Value | None] = [None, 6, 8]
-"""The default space's ring depths (`@stages`): the plan's own, then deeper rings than it builds."""
+RINGS: list[Value | None] = [None, 2, 3, 6, 8]
+"""The default space's ring depths (`@stages`): the plan's own; shallower rings, which `prune`
+keeps only where they add a CTA per SM; and deeper rings than the plan builds."""
 STREAM_K: list[Value | None] = [None, 1]
 """The default space's `@stream_k` for a persistent grid it could split: whole tiles per CTA (the
 plan's), then stream-K. Tile widths alone leave a last wave part-empty where M is small and K
@@ -222,7 +225,7 @@ def search_space(
             space[name] = tile_values(default)
     pipelines, splits_k = _plan_choices(path, kernel, fixed)
     if pipelines:
-        space["@stages"] = list(DEEP_RINGS)
+        space["@stages"] = list(RINGS)
     if splits_k:
         space["@stream_k"] = list(STREAM_K)
     return space
@@ -278,6 +281,9 @@ def prune(path: str, kernel: str | None, config: Config, sizes: Mapping[str, int
     trial = Trial(dict(config))
     try:
         compiled = CompiledKernel(path, kernel, dict(config))  # type: ignore[arg-type]
+        trial.reason = _no_ctas_gained(path, kernel, config, compiled)
+        if trial.reason is not None:
+            return trial, None
         abi = compiled.abi
     except TkError as e:
         trial.reason = e.message.split("\n")[0]
@@ -303,6 +309,29 @@ def prune(path: str, kernel: str | None, config: Config, sizes: Mapping[str, int
     elif report.registers * abi.block > REGISTERS_PER_SM:
         trial.reason = f"ptxas: {report.registers} registers x {abi.block} threads exceed the SM's {REGISTERS_PER_SM}"
     return trial, (None if trial.reason else compiled)
+
+
+def _no_ctas_gained(path: str, kernel: str | None, config: Config, compiled: CompiledKernel) -> str | None:
+    """Why a ring pinned no deeper than the plan's own is not worth timing (None where it is, or
+    no such ring is pinned): as deep, it is the unpinned configuration; shallower with no more
+    CTAs per SM than the plan's ring, it only has fewer loads in flight."""
+    from tkc.api import CompiledKernel
+    from tkc.interpreter import find_kernel
+    from tkc.passes.plan import KernelPlan
+
+    depth = config.get("@stages")
+    if not isinstance(depth, int):
+        return None
+    unpinned = {**config, "@stages": None}
+    own = KernelPlan.of(find_kernel(CompiledKernel(path, kernel, unpinned).module, kernel))  # type: ignore[arg-type]
+    pinned = KernelPlan.of(find_kernel(compiled.module, kernel))
+    if depth > own.stages or pinned.ctas_per_sm > own.ctas_per_sm:
+        return None
+    if depth == own.stages:
+        return f"@stages({depth}) is the plan's own ring: the configuration without the pin"
+    ctas = "one CTA" if pinned.ctas_per_sm == 1 else f"{pinned.ctas_per_sm} CTAs"
+    return (f"@stages({depth}) keeps {ctas} per SM, as the plan's {own.stages}-stage ring does: fewer loads in "
+            f"flight for no CTA more")
 
 
 def work_tiles(abi: KernelABI, sizes: Mapping[str, int]) -> int | None:

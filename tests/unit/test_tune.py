@@ -36,7 +36,7 @@ def fake_gpu(monkeypatch: pytest.MonkeyPatch) -> list[tkc.CompiledKernel]:
 
 
 def test_the_default_space_tunes_tiles_ring_depth_and_stream_k_never_the_interface() -> None:
-    rings = {"@stages": [None, 6, 8]}  # the plan's ring, and deeper ones, where loads are pipelined
+    rings = {"@stages": [None, 2, 3, 6, 8]}  # the plan's ring, shallower and deeper ones, where loads are pipelined
     gemm_tiles = {"BM": [64, 128, 256], "BN": [128, 160, 192, 256, 512], "BK": [32, 64, 128]}
     # a persistent GEMM grid is also tried split along K; attention's loop bounds differ per tile
     assert tune.search_space(GEMM) == {**gemm_tiles, **rings, "@stream_k": [None, 1]}
@@ -51,6 +51,21 @@ def test_a_space_naming_an_unknown_parameter_is_a_user_error() -> None:
         tune.search_space(GEMM, given={"bm": [64]})
     with pytest.raises(tkc.TkError, match="no annotation a configuration pins; those are @consumers.*did you mean '@stages'"):
         tune.search_space(GEMM, given={"@stage": [8]})
+
+
+def test_shallow_rings_are_timed_only_where_they_let_a_second_cta_share_the_sm() -> None:
+    softmax, sizes = str(REPO / "examples/softmax.tk"), {"M": 4096, "N": 4096}
+    # 64x128 tiles: 2 stages fit two CTAs on an SM (4 stages, the plan's, fit one); 3 stages do not
+    two, _ = tune.prune(softmax, None, {"BM": 64, "BN": 128, "@stages": 2}, sizes)
+    three, _ = tune.prune(softmax, None, {"BM": 64, "BN": 128, "@stages": 3}, sizes)
+    assert two.reason is None
+    assert three.reason == ("@stages(3) keeps one CTA per SM, as the plan's 4-stage ring does: fewer loads in flight "
+                            "for no CTA more")
+    big, _ = tune.prune(GEMM, None, {"BM": 128, "BN": 256, "BK": 64, "@stages": 2}, SIZES)
+    assert "keeps one CTA per SM, as the plan's 4-stage ring does" in (big.reason or "")
+    # a pin at the plan's own depth is the unpinned configuration, not timed twice
+    same, _ = tune.prune(softmax, None, {"BM": 64, "BN": 128, "@stages": 4}, sizes)
+    assert same.reason == "@stages(4) is the plan's own ring: the configuration without the pin"
 
 
 def test_ring_depth_configurations_pin_the_plan_and_deep_rings_of_big_tiles_are_pruned(fake_gpu: list) -> None:
