@@ -243,13 +243,13 @@ def _plan_choices(path: str, kernel: str | None, params: Mapping[str, Value | No
     """Whether the plan gives the kernel (at `params`) a ring of stages, whose depth is then
     tuned, and whether it is a persistent grid that stream-K could split (STREAM_K)."""
     from tkc.api import CompiledKernel
-    from tkc.dialects.tile import KernelOp, PlanAttr
+    from tkc.dialects.tile import PlanAttr
+    from tkc.interpreter import find_kernel
     from tkc.passes.occupancy import stream_k_obstacle
     from tkc.passes.plan import KernelPlan
 
     try:
-        compiled = CompiledKernel(path, kernel, dict(params))  # type: ignore[arg-type]
-        (op,) = [o for o in compiled.module.walk() if isinstance(o, KernelOp)]
+        op = find_kernel(CompiledKernel(path, kernel, dict(params)).module, kernel)  # type: ignore[arg-type]
     except TkError:
         return False, False  # the defaults do not compile: the parameters' values decide what is tried
     plan = op.attributes.get("plan")
