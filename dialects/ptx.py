@@ -1776,6 +1776,28 @@ class ClusterBarrierOp(PtxInst):
 
 
 @irdl_op_definition
+class GriddepcontrolWaitOp(PtxInst):
+    """`griddepcontrol.wait`: wait for the grids this launch depends on to complete, their memory
+    operations visible (a no-op in a launch without programmatic dependencies)."""
+
+    name = "ptx.griddepcontrol_wait"
+
+    def ptx(self, names: Names) -> str:
+        return "griddepcontrol.wait;"
+
+
+@irdl_op_definition
+class GriddepcontrolLaunchDependentsOp(PtxInst):
+    """`griddepcontrol.launch_dependents`: the dependent grid may be scheduled once every block
+    of this one has run this or exited."""
+
+    name = "ptx.griddepcontrol_launch_dependents"
+
+    def ptx(self, names: Names) -> str:
+        return "griddepcontrol.launch_dependents;"
+
+
+@irdl_op_definition
 class ElectOp(PtxInst):
     """`elect.sync _|p, membermask` -> pred, true in exactly one active lane."""
 
@@ -2271,7 +2293,7 @@ Ptx = Dialect(
      ShflOp, StmatrixOp, LdmatrixOp, BarSyncOp, BarArriveOp, FenceOp, MbarInitOp, MbarArriveOp,
      MbarArriveExpectTxOp, MbarExpectTxOp, MbarTryWaitOp, MbarInvalOp, TmaLoadOp, TmaStoreOp, BulkCommitOp,
      BulkWaitOp, PrefetchTensormapOp, WgmmaFenceOp, WgmmaCommitOp, WgmmaWaitOp, WgmmaOp, SetmaxnregOp, MapaOp,
-     ClusterBarrierOp, ElectOp,
+     ClusterBarrierOp, GriddepcontrolWaitOp, GriddepcontrolLaunchDependentsOp, ElectOp,
      LabelOp, BraOp, RetOp, TrapOp, IfOp, ForOp, LoopOp, YieldOp, RepeatIfOp],
     [RegType, ParamAttr, *TYPED_ATTRS],
 )

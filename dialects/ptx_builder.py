@@ -98,6 +98,8 @@ from tkc.dialects.ptx import (
     SubOp,
     TanhOp,
     TrapOp,
+    GriddepcontrolWaitOp,
+    GriddepcontrolLaunchDependentsOp,
     SinOp,
     CosOp,
     TmaLoadOp,
@@ -218,6 +220,7 @@ class PtxBuilder:
       mbar_init(addr, count)  mbar_arrive(addr, count=None)  mbar_arrive_expect_tx(addr, bytes)
       mbar_expect_tx(addr, bytes)  mbar_try_wait(addr, parity) -> pred  mbar_inval(addr)
       mbar_wait(addr, parity)   the try_wait spin loop (a ptx.loop)
+      griddepcontrol_wait()  griddepcontrol_launch_dependents()
     TMA
       tma_load(dst, tmap, coords, mbar)   tma_store(tmap, coords, src, reduce=None)
       bulk_commit()  bulk_wait(n=0, read=False)  prefetch_tensormap(tmap)
@@ -635,6 +638,12 @@ class PtxBuilder:
 
     def trap(self) -> None:
         self._op(TrapOp, ())
+
+    def griddepcontrol_wait(self) -> None:
+        self._op(GriddepcontrolWaitOp, ())
+
+    def griddepcontrol_launch_dependents(self) -> None:
+        self._op(GriddepcontrolLaunchDependentsOp, ())
 
     def label(self, name: str) -> None:
         self._op(LabelOp, (), props={"label": _s(name)})

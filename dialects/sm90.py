@@ -288,10 +288,10 @@ class KernelABIAttr(Data[LaunchContract]):
 
         #sm90.abi<args [A: bf16[M, K], C: f32[M, N]],
                   params [tmap_A = tensormap A box [64, 64] swizzle 128, dim_K = dim K, ptr_C = pointer C],
-                  grid [(ceildiv M 128), 1, 1], divisible [K by 64], written [C]>
+                  grid [(ceildiv M 128), 1, 1], divisible [K by 64], written [C], dependent_launch>
 
     A grid extent is an integer, a dim, `num_sms` or `(op lhs rhs)` (tkc/abi.py's operators);
-    `divisible` and `written` are left out when empty. The parameters are in the kernel's order,
+    `divisible`, `written` and `multicast` are left out when empty, `dependent_launch` when false. The parameters are in the kernel's order,
     box innermost first."""
 
     name = "sm90.abi"
@@ -361,6 +361,8 @@ class KernelABIAttr(Data[LaunchContract]):
                 section(", written ", contract.written, name)
             if contract.multicast:
                 section(", multicast ", contract.multicast, name)
+            if contract.dependent_launch:
+                printer.print_string(", dependent_launch")
 
     @classmethod
     def parse_parameter(cls, parser: AttrParser) -> LaunchContract:
@@ -425,11 +427,14 @@ class KernelABIAttr(Data[LaunchContract]):
                 written = tuple(parser.parse_comma_separated_list(square, name))
                 more = parser.parse_optional_punctuation(",") is not None
             multicast: tuple[str, ...] = ()
-            if more:
-                parser.parse_keyword("multicast")
+            section = parser.parse_keyword_in(("multicast", "dependent_launch")) if more else None
+            if section == "multicast":
                 multicast = tuple(parser.parse_comma_separated_list(square, name))
+                if parser.parse_optional_punctuation(",") is not None:
+                    section = parser.parse_keyword_in(("dependent_launch",))
         return LaunchContract(
-            args, params, cast(tuple[Expr, Expr, Expr], tuple(grid)), divisibility, written, multicast
+            args, params, cast(tuple[Expr, Expr, Expr], tuple(grid)), divisibility, written, multicast,
+            section == "dependent_launch",
         )
 
 
@@ -498,6 +503,25 @@ class KernelOp(IRDLOperation):
             check_launch_size(self.threads.value.data, self.smem_bytes.value.data)
         except ABIError as e:
             raise VerifyException(str(e)) from None
+        if self.abi.data.dependent_launch:
+            self._verify_waits_for_prior_grids()
+
+    def _verify_waits_for_prior_grids(self) -> None:
+        """A dependent launch may start while the kernel before it still reads and writes
+        memory: every thread waits (sm90.griddepcontrol_wait, at the kernel's top level) before
+        anything but the block's own shared-memory setup, which touches no global memory."""
+        for op in self.body.block.ops:
+            if isinstance(op, GridDependencyWaitOp):
+                return
+            setup = isinstance(op, SmemBaseOp | SyncBlockOp | ClusterSyncOp | arith.ConstantOp) or (
+                isinstance(op, SingleThreadOp) and op.scope.data == "block"
+            )
+            if not setup:
+                raise VerifyException(
+                    f"a dependent launch (abi dependent_launch) runs {op.name} before sm90.griddepcontrol_wait: "
+                    "the kernel before it may still be writing what it reads"
+                )
+        raise VerifyException("a dependent launch (abi dependent_launch) has no top-level sm90.griddepcontrol_wait")
 
     def __init__(
         self,
@@ -750,6 +774,17 @@ TrapOp = _no_operand_op(
 )
 ClusterSyncOp = _no_operand_op(
     "sm90.cluster_sync", "Every thread of every CTA of the cluster (barrier.cluster arrive.release + wait.acquire)."
+)
+GridDependencyWaitOp = _no_operand_op(
+    "sm90.griddepcontrol_wait",
+    "griddepcontrol.wait: this thread waits until the grids its launch depends on (a dependent launch, "
+    "the ABI's `dependent_launch`) have completed and their writes are visible; without one it returns at once.",
+)
+LaunchDependentsOp = _no_operand_op(
+    "sm90.griddepcontrol_launch_dependents",
+    "griddepcontrol.launch_dependents: the grid launched after this one as its dependent may be scheduled once "
+    "every block of this grid has run this or exited (it still waits for this grid to complete before it "
+    "touches memory).",
 )
 
 
@@ -1837,6 +1872,8 @@ Sm90 = Dialect(
         GridDimOp,
         ClusterRankOp,
         ClusterSyncOp,
+        GridDependencyWaitOp,
+        LaunchDependentsOp,
         SmemBaseOp,
         SmemViewOp,
         RolesOp,

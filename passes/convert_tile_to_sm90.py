@@ -71,6 +71,9 @@ def lower_kernel(kernel: tile.KernelOp) -> sm90.KernelOp:
     init_store_fences(lowering, base.results[0], init.body.block)
     # the peer's multicasts complete on our barriers: they must be initialised cluster-wide
     block.add_op(sm90.ClusterSyncOp() if cluster > 1 else sm90.SyncBlockOp())
+    if lowering.plan.dependent_launch:
+        # the kernel before may still be running: no global access before it has completed
+        block.add_ops([sm90.GridDependencyWaitOp(), sm90.LaunchDependentsOp()])
     roles = sm90.RolesOp(lowering.consumers, lowering.plan.producer_registers, lowering.plan.consumer_registers)
     block.add_op(roles)
     producer_body = sm90.SingleThreadOp("warpgroup")

@@ -645,6 +645,21 @@ class Planner:
         return False, ("each CTA walks whole tiles; @stream_k(1) splits the last partial wave's K iterations evenly "
                        "over the CTAs (faster where that wave is a small share of the SMs, slower under one wave)")
 
+    def dependent_launch(self) -> tuple[int, str]:
+        """A programmatic dependent launch unless @dependent_launch(0) pins it off: the kernel
+        before on the stream lets this one's blocks start as its own last blocks run
+        (griddepcontrol.launch_dependents at their start), and this one's blocks initialise
+        their barriers, then wait for it to complete (griddepcontrol.wait) before any global
+        access, so the order of the two kernels' memory accesses is the stream's. On the H200 a
+        batch of back-to-back launches ran 1-8 % faster (a 1000^3 GEMM 15.2 -> 14.0 us, layernorm
+        16384 x 1024 45.1 -> 43.4 us); after a kernel that is not a dependent launch's primary
+        it waits as a plain launch would."""
+        if int_pin(self.annotation("dependent_launch")) == 0:
+            return 0, f"pinned off by {self.pin('dependent_launch', '0')}: a plain launch after the kernel before it"
+        return 1, ("the blocks may start while the kernel before them on the stream ends: they set up shared memory "
+                   "and barriers, then wait for it (griddepcontrol.wait) before their first global access; each "
+                   "block lets the next kernel's blocks start (launch_dependents) as it begins")
+
     def same_work_per_tile(self, loops: list[scf.ForOp]) -> bool:
         """Whether no loop's bounds depend on a block index (a causal mask's shorter loops do)."""
         growths = [IndexGrowth.of(self.kernel, op.result) for op in self.kernel.walk() if isinstance(op, BlockIdOp)]
@@ -773,6 +788,7 @@ class Planner:
         if (persistent and not streams_tiles(self.kernel)) or self.annotation("stream_k") is not None:
             stream_k, why = self.stream_k(persistent, clustered, heavy is not None)
             self.decide("stream_k", int(stream_k), why)
+        self.decide("dependent_launch", *self.dependent_launch())
         if self.annotation("fma_exp2") is not None:
             self.decide("fma_exp2", *self.fma_exp2())
         producer, consumer, why = self.registers(n, ctas)

@@ -97,6 +97,10 @@ class KernelPlan:
     stream_k: bool = False
     """A persistent grid splits the tiles' K iterations evenly over the CTAs (stream-K): a CTA
     that ends inside a tile leaves its partial sum for the CTA that began the tile."""
+    dependent_launch: bool = False
+    """Launched as a programmatic dependent of the kernel before it on the stream: the blocks
+    start while that kernel finishes, set up their shared memory, and wait for it to complete
+    before they touch global memory (griddepcontrol)."""
     fma_exp2: int = 0
     """Every this many-th element of a register tile's exp2 is computed on the FMA pipe (a
     polynomial) instead of the MUFU unit (ex2.approx); 0 = none (fma_exp2_f32 in sm90_to_ptx)."""
@@ -150,7 +154,7 @@ class KernelPlan:
         values: dict[str, Any] = {
             f.name: decisions[f.name].int_value for f in fields(KernelPlan) if f.name in decisions
         }
-        for flag in ("persistent", "stream_k"):
+        for flag in ("persistent", "stream_k", "dependent_launch"):
             if flag in values:
                 values[flag] = bool(values[flag])
         return KernelPlan(**values, reasons={name: decision.reason.data for name, decision in decisions.items()})

@@ -61,6 +61,11 @@ they agree; read back by `KernelPlan.of`); planning again starts a fresh plan:
                        kernel whose tile is one K loop of mma accumulations from zero runs its
                        whole waves, then splits the last partial wave's K iterations over all CTAs
                        (occupancy.stream_k_obstacle says what else refuses it)
+  dependent_launch     1 unless pinned off (@dependent_launch(0), the pass option
+                       dependent_launch=false): the kernel launches as a programmatic dependent
+                       of the one before it on the stream, its blocks setting up shared memory
+                       while that kernel ends and waiting for it (griddepcontrol.wait) before
+                       any global access (1-8 % on back-to-back launches on the H200)
   fma_exp2             only pinned (@fma_exp2(k)): every k-th element of a register tile's exp2
                        is a polynomial on the FMA pipe (sm90_to_ptx.scalars.fma_exp2_f32), the
                        rest ex2.approx on the MUFU unit; refused where there is no such exp2
@@ -110,6 +115,7 @@ class TileOccupancyPlanPass(ModulePass):
     group_m: int | None = None
     cluster: int | None = None
     stream_k: bool | None = None
+    dependent_launch: bool | None = None
 
     def __post_init__(self) -> None:
         for key, value in self.options().items():

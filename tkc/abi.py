@@ -105,6 +105,10 @@ class KernelABI:
     compiler orders a block's accesses per argument, assuming distinct arguments are distinct memory)."""
     multicast: tuple[str, ...] = field(default=())
     """The arguments whose tiles the two CTAs of a cluster share (TMA multicast)."""
+    dependent_launch: bool = False
+    """Launched as a programmatic dependent of the kernel before it on the stream: its blocks may
+    start while that kernel finishes, and wait (griddepcontrol.wait) for it to complete, its
+    writes visible, before they touch global memory."""
 
     def divides(self, shapes: Sequence[Sequence[int]]) -> bool:
         """Whether arguments of these shapes (in `args` order) meet `divisibility`; shapes that do
@@ -122,7 +126,9 @@ class KernelABI:
 
     @property
     def contract(self) -> LaunchContract:
-        return LaunchContract(self.args, self.params, self.grid, self.divisibility, self.written, self.multicast)
+        return LaunchContract(
+            self.args, self.params, self.grid, self.divisibility, self.written, self.multicast, self.dependent_launch
+        )
 
     def unaligned_rows(
         self,
@@ -182,6 +188,7 @@ class KernelABI:
             divisibility=tuple((d, n) for d, n in divisibility),
             written=tuple(_get(raw, "written", list)) if "written" in raw else (),
             multicast=tuple(_get(raw, "multicast", list)) if "multicast" in raw else (),
+            dependent_launch=_get(raw, "dependent_launch", bool) if "dependent_launch" in raw else False,
         )
         abi.contract.check()
         check_launch_size(abi.block, abi.smem_bytes)
@@ -200,10 +207,12 @@ class LaunchContract:
     divisibility: tuple[tuple[str, int], ...] = ()
     written: tuple[str, ...] = ()
     multicast: tuple[str, ...] = ()
+    dependent_launch: bool = False
 
     def abi(self, entry: str, block: int, smem_bytes: int) -> KernelABI:
         return KernelABI(
-            entry, self.args, self.params, self.grid, block, smem_bytes, self.divisibility, self.written, self.multicast
+            entry, self.args, self.params, self.grid, block, smem_bytes, self.divisibility, self.written, self.multicast,
+            self.dependent_launch,
         )
 
     def check(self) -> None:

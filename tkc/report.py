@@ -107,6 +107,9 @@ def _plan_lines(kernel: KernelOp) -> list[str]:
         rows.append(("cluster", f"{plan.cluster} CTAs", why("cluster")))
     if heavy is not None and not plan.persistent:
         rows.append(("launch", f"{heavy} reversed", why("heavy_first")))
+    if "dependent_launch" in plan.reasons:
+        rows.append(("dependency", "programmatic" if plan.dependent_launch else "stream order",
+                     why("dependent_launch")))
     for loop in kernel.walk():
         if isinstance(loop, scf.ForOp) and _decision(loop, "overlap") is not None:
             rows.append(("overlap", "late last mma" if KernelPlan.overlaps(loop) else "off", _why(loop, "overlap")))

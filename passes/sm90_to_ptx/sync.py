@@ -43,6 +43,8 @@ _NO_OPERANDS: dict[type[Operation], Callable[[PtxBuilder], None]] = {
     sm90.FenceGpuOp: lambda b: b.fence("acq_rel.gpu"),
     sm90.TmaStoreCommitOp: lambda b: b.bulk_commit(),
     sm90.TrapOp: lambda b: b.trap(),
+    sm90.GridDependencyWaitOp: lambda b: b.griddepcontrol_wait(),
+    sm90.LaunchDependentsOp: lambda b: b.griddepcontrol_launch_dependents(),
 }
 """The PTX of each sm90 op without operands or results."""
 

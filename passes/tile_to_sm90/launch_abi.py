@@ -7,7 +7,8 @@ dims and `num_sms` (one CTA per tile; the persistent grid's min(tiles, SMs x CTA
 CTAs with stream-K plus its `scratch` parameter (a flag and a partial-sum slot per CTA); pairs of
 tiles for a cluster), and the multiple each dim must be (where the program counts tiles with a
 division that rounds down, and where tile-mask-tails found that padding cannot be kept exact:
-`whole_tiles`), which the runtime checks before it launches. A tile that runs past the end of a
+`whole_tiles`), which the runtime checks before it launches; and whether the runtime launches the
+kernel as a programmatic dependent of the one before it (the plan's `dependent_launch`). A tile that runs past the end of a
 tensor needs nothing here: TMA reads zeros there and clips the stores, and a vector store stops
 at the end of the tensor.
 """
@@ -160,4 +161,5 @@ def launch_abi(lowering: KernelLowering) -> sm90.KernelABIAttr:
         written=tuple(name for arg, name in params.arg_names.items()
                       if any(isinstance(op, tile.StoreOp) and op.tensor is arg for op in kernel.walk())),
         multicast=tuple(sorted({params.arg_names[load.tensor] for load in lowering.multicast})),
+        dependent_launch=lowering.plan.dependent_launch,
     ))

@@ -20,6 +20,7 @@ ABI = KernelABI(
     divisibility=(("M", 128),),
     written=("L",),
     multicast=("A",),
+    dependent_launch=True,
 )
 
 
@@ -95,6 +96,7 @@ def edited(path: tuple[str | int, ...], value: object) -> str:
         (edited(("args", 0, "dims"), ["M", -1]), "'dims' holds an invalid entry"),
         (edited(("written",), [{}]), "'written' holds an invalid entry"),
         (edited(("multicast",), ["B"]), "'multicast' holds an invalid entry"),
+        (edited(("dependent_launch",), 1), "'dependent_launch' must be a JSON bool"),
         (edited(("grid", 1), ["min", {}, 4]), "'grid' holds an invalid entry"),
         (edited(("divisibility",), [[["M"], 128]]), "'divisibility' holds an invalid entry"),
     ],

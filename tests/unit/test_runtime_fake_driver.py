@@ -60,6 +60,8 @@ class FakeDriver:
         self.CUtensorMapL2promotion = self.CUtensorMapFloatOOBfill = int
         self.CUstream = int
         self.CUlaunchConfig = SimpleNamespace
+        self.CUlaunchAttributeID = Names()
+        self.CUlaunchAttribute = lambda: SimpleNamespace(value=SimpleNamespace())
 
     def __getattr__(self, name):  # every cu* call not defined below succeeds with no value
         if name.startswith("cu"):
@@ -234,6 +236,19 @@ def test_load_and_numpy_round_trip(cu):
         "cuLaunchKernelEx", "cuMemcpyDtoHAsync", "cuStreamSynchronize", "cuMemFree", "cuMemFree",
     ]
     assert cu.memory == {}
+
+
+def test_dependent_launch_sets_the_programmatic_serialization_attribute(cu):
+    cu.kernels["scale"] = scale_kernel(cu)
+    k = load(ptx=".version 8.0\n", abi=KernelABI(**{**SCALE.__dict__, "dependent_launch": True}))
+    x = np.ones((2, 4), np.float32)
+    y = np.zeros_like(x)
+    k(x, y)
+    assert np.array_equal(y, 2 * x)
+    (cfg,) = cu.launches
+    (attribute,) = cfg.attrs
+    assert cfg.numAttrs == 1 and attribute.id == "CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION"
+    assert attribute.value.programmaticStreamSerializationAllowed == 1
 
 
 def test_device_arrays_launch_on_the_given_stream(cu):

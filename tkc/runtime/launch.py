@@ -499,7 +499,15 @@ class Kernel:
         cfg.blockDimX, cfg.blockDimY, cfg.blockDimZ = config.block
         cfg.sharedMemBytes = config.smem_bytes
         cfg.hStream = hstream
-        cfg.numAttrs = 0
+        if self.abi.dependent_launch:
+            # the kernel waits (griddepcontrol.wait) for the one before it before any global access
+            attribute = cu.CUlaunchAttribute()
+            attribute.id = cu.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+            attribute.value.programmaticStreamSerializationAllowed = 1
+            cfg.attrs = [attribute]
+            cfg.numAttrs = 1
+        else:
+            cfg.numAttrs = 0
         check("cuLaunchKernelEx", cu.cuLaunchKernelEx(cfg, self.function, packed.address, 0))
         return cfg, packed
 

@@ -138,7 +138,7 @@ builtin.module {
     sm90.sync_block
   }
 }
-// CHECK: abi-invalid.mlir:[[# @LINE - 4]]:129: error: Expected 'multicast'
+// CHECK: abi-invalid.mlir:[[# @LINE - 4]]:129: error: Expected one of 'dependent_launch', 'multicast'
 
 // -----
 
@@ -169,3 +169,25 @@ builtin.module {
   }
 }
 // CHECK: abi-invalid.mlir:[[# @LINE - 3]]:5: error: invalid sm90.dim: the kernel's ABI has no dim parameter 'ptr_X'
+
+// -----
+
+// A dependent launch that never waits for the kernel before it.
+builtin.module {
+  sm90.kernel @k threads 128 : i32 smem 0 : i32 min_ctas 1 : i32 abi <args [], params [], grid [1, 1, 1], dependent_launch> {
+    sm90.sync_block
+  }
+}
+// CHECK: abi-invalid.mlir:[[# @LINE - 4]]:3: error: invalid sm90.kernel: a dependent launch (abi dependent_launch) has no top-level sm90.griddepcontrol_wait
+
+// -----
+
+// A dependent launch that reads a parameter's memory before it waits.
+builtin.module {
+  sm90.kernel @k threads 128 : i32 smem 0 : i32 min_ctas 1 : i32 abi <args [X: f32[N]], params [ptr_X = pointer X], grid [1, 1, 1], dependent_launch> {
+    sm90.sync_block
+    %x = sm90.pointer "ptr_X"
+    sm90.griddepcontrol_wait
+  }
+}
+// CHECK: abi-invalid.mlir:[[# @LINE - 6]]:3: error: invalid sm90.kernel: a dependent launch (abi dependent_launch) runs sm90.pointer before sm90.griddepcontrol_wait: the kernel before it may still be writing what it reads

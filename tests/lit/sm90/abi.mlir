@@ -57,3 +57,19 @@ builtin.module {
 }
 // CHECK:      abi <args ["x-y": f32["n-1"]], params ["ptr_x-y" = pointer "x-y", dim_n = dim "n-1"], grid [(ceildiv "n-1" 64), 1, 1], divisible ["n-1" by 64], written ["x-y"]> {
 // GENERIC:    abi = #sm90.abi<args ["x-y": f32["n-1"]], params ["ptr_x-y" = pointer "x-y", dim_n = dim "n-1"], grid [(ceildiv "n-1" 64), 1, 1], divisible ["n-1" by 64], written ["x-y"]>
+
+// -----
+
+// A programmatic dependent launch: the kernel waits for the one before it first.
+builtin.module {
+  sm90.kernel @dependent threads 128 : i32 smem 0 : i32 min_ctas 1 : i32 abi <args [X: f16[R, 64]], params [ptr_X = pointer X], grid [1, 1, 1], multicast [X], dependent_launch> {
+    sm90.sync_block
+    sm90.griddepcontrol_wait
+    sm90.griddepcontrol_launch_dependents
+  }
+}
+// CHECK:      sm90.kernel @dependent {{.*}} grid [1, 1, 1], multicast [X], dependent_launch> {
+// CHECK-NEXT:   sm90.sync_block
+// CHECK-NEXT:   sm90.griddepcontrol_wait
+// CHECK-NEXT:   sm90.griddepcontrol_launch_dependents
+// GENERIC:    abi = #sm90.abi<{{.*}} grid [1, 1, 1], multicast [X], dependent_launch>
