@@ -3,13 +3,17 @@ window, softcapping), chunk-parallel linear attention (plain, SSD, Based, Hedgeh
 attention's backward kernels on the GPU, against their `_ref.py`.
 
 Each case is `tkc run FILE --check` in its own process under a timeout: a TMA mistake hangs
-rather than fails, and a fault leaves the CUDA context unusable for the cases after it.
+rather than fails, and a fault leaves the CUDA context unusable for the cases after it. The
+processes run PARALLEL at a time (compiling and the numpy references are most of their time),
+all of them started by the first case that runs; each case then waits for its own.
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -18,6 +22,7 @@ pytestmark = pytest.mark.gpu
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
 TIMEOUT_S = 180
+PARALLEL = min(8, os.cpu_count() or 1)
 CASES = [
     ("layernorm", "M=128", []),
     ("layernorm", "M=4096", []),
@@ -56,10 +61,32 @@ CASES = [
 ]
 
 
+Case = tuple[str, str, list[str]]
+_RUNS: dict[str, Future[subprocess.CompletedProcess[str]]] = {}
+"""Each case's `tkc run`, by its command line, once the first case has started them all."""
+
+
+def _command(example: str, sizes: str, params: list[str]) -> list[str]:
+    return [sys.executable, "-c", "import sys; from tkc.cli import main; sys.exit(main())",
+            "run", str(EXAMPLES / f"{example}.tk"), "--check", "--size", sizes, *params]
+
+
+def _run(command: list[str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT_S)
+
+
+def _result(case: Case) -> subprocess.CompletedProcess[str]:
+    if not _RUNS:
+        pool = ThreadPoolExecutor(PARALLEL)
+        for each in CASES:
+            _RUNS[" ".join(_command(*each))] = pool.submit(_run, _command(*each))
+        pool.shutdown(wait=False)
+    return _RUNS[" ".join(_command(*case))].result()
+
+
 @pytest.mark.parametrize("example,sizes,params", CASES, ids=lambda c: c if isinstance(c, str) else " ".join(c))
 def test_example_matches_reference(example: str, sizes: str, params: list[str]) -> None:
-    command = [sys.executable, "-c", "import sys; from tkc.cli import main; sys.exit(main())",
-               "run", str(EXAMPLES / f"{example}.tk"), "--check", "--size", sizes, *params]
-    result = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT_S)
-    assert result.returncode == 0, f"{' '.join(command[3:])} failed:\n{result.stdout}\n{result.stderr}"
+    result = _result((example, sizes, params))
+    command = " ".join(_command(example, sizes, params)[3:])
+    assert result.returncode == 0, f"{command} failed:\n{result.stdout}\n{result.stderr}"
     assert "FAIL" not in result.stdout
