@@ -291,8 +291,8 @@ class KernelABIAttr(Data[LaunchContract]):
                   grid [(ceildiv M 128), 1, 1], divisible [K by 64], written [C], dependent_launch>
 
     A grid extent is an integer, a dim, `num_sms` or `(op lhs rhs)` (tkc/abi.py's operators);
-    `divisible`, `written` and `multicast` are left out when empty, `dependent_launch` when false. The parameters are in the kernel's order,
-    box innermost first."""
+    `divisible`, `written` and `multicast` are left out when empty, `dependent_launch` when false.
+    The parameters are in the kernel's order, box innermost first."""
 
     name = "sm90.abi"
 

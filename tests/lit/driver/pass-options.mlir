@@ -3,6 +3,7 @@
 // RUN: tkc-opt %S/Inputs/gemm.mlir -p 'canonicalize,cse,tile-occupancy-plan{stages=2 consumers=2 persistent=false}' | filecheck %s
 // RUN: tkc-opt %S/Inputs/gemm.mlir -p 'tile-occupancy-plan{registers=40,232 group_m=4 persistent=true}' | filecheck %s --check-prefix=REGS
 // RUN: tkc-opt %S/cluster.tk -p 'tile-occupancy-plan{cluster=1}' | filecheck %s --check-prefix=OVER
+// RUN: tkc-opt %S/Inputs/gemm.mlir -p 'tile-occupancy-plan{dependent_launch=false}' | filecheck %s --check-prefix=PLAIN
 // An infeasible option is the planner's diagnostic, worded for the option.
 // RUN: not tkc-opt %S/Inputs/gemm.mlir -p 'tile-occupancy-plan{consumers=1}' 2>&1 | filecheck %s --check-prefix=INFEASIBLE
 
@@ -17,6 +18,8 @@
 // REGS-SAME: consumer_registers = #tile.decision<232, "pinned by the pass option registers=40,232; {{[0-9]+}} of {{[0-9]+}} registers">
 
 // OVER: cluster = #tile.decision<1, "pinned by the pass option cluster=1">
+
+// PLAIN: dependent_launch = #tile.decision<0, "pinned off by the pass option dependent_launch=false: a plain launch after the kernel before it">
 
 // INFEASIBLE: gemm.mlir:2:3: error: the pass option consumers=1: each consumer thread needs 288 registers, over the 256 it can get
 
