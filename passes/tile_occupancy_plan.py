@@ -65,7 +65,7 @@ they agree; read back by `KernelPlan.of`); planning again starts a fresh plan:
                        dependent_launch=false): the kernel launches as a programmatic dependent
                        of the one before it on the stream, its blocks setting up shared memory
                        while that kernel ends and waiting for it (griddepcontrol.wait) before
-                       any global access (1-8 % on back-to-back launches on the H200)
+                       any global access (0.3-8 % on back-to-back launches on the H200)
   fma_exp2             only pinned (@fma_exp2(k)): every k-th element of a register tile's exp2
                        is a polynomial on the FMA pipe (sm90_to_ptx.scalars.fma_exp2_f32), the
                        rest ex2.approx on the MUFU unit; refused where there is no such exp2
