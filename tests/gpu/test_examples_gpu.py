@@ -4,8 +4,8 @@ attention's backward kernels on the GPU, against their `_ref.py`.
 
 Each case is `tkc run FILE --check` in its own process under a timeout: a TMA mistake hangs
 rather than fails, and a fault leaves the CUDA context unusable for the cases after it. The
-processes run PARALLEL at a time (compiling and the numpy references are most of their time),
-all of them started by the first case that runs; each case then waits for its own.
+processes of the selected cases run PARALLEL at a time (compiling and the numpy references are
+most of their time), all started before the first case; each case then waits for its own.
 """
 
 from __future__ import annotations
@@ -61,11 +61,6 @@ CASES = [
 ]
 
 
-Case = tuple[str, str, list[str]]
-_RUNS: dict[str, Future[subprocess.CompletedProcess[str]]] = {}
-"""Each case's `tkc run`, by its command line, once the first case has started them all."""
-
-
 def _command(example: str, sizes: str, params: list[str]) -> list[str]:
     return [sys.executable, "-c", "import sys; from tkc.cli import main; sys.exit(main())",
             "run", str(EXAMPLES / f"{example}.tk"), "--check", "--size", sizes, *params]
@@ -75,18 +70,23 @@ def _run(command: list[str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT_S)
 
 
-def _result(case: Case) -> subprocess.CompletedProcess[str]:
-    if not _RUNS:
-        pool = ThreadPoolExecutor(PARALLEL)
-        for each in CASES:
-            _RUNS[" ".join(_command(*each))] = pool.submit(_run, _command(*each))
-        pool.shutdown(wait=False)
-    return _RUNS[" ".join(_command(*case))].result()
+@pytest.fixture(scope="module")
+def runs(request: pytest.FixtureRequest) -> dict[str, Future[subprocess.CompletedProcess[str]]]:
+    """The `tkc run` of every case this session selected, by command line, PARALLEL at a time."""
+    selected = [tuple(item.callspec.params[name] for name in ("example", "sizes", "params"))
+                for item in request.session.items
+                if getattr(item, "function", None) is test_example_matches_reference]
+    pool = ThreadPoolExecutor(PARALLEL)
+    started = {" ".join(_command(*case)): pool.submit(_run, _command(*case)) for case in selected}
+    pool.shutdown(wait=False)
+    return started
 
 
 @pytest.mark.parametrize("example,sizes,params", CASES, ids=lambda c: c if isinstance(c, str) else " ".join(c))
-def test_example_matches_reference(example: str, sizes: str, params: list[str]) -> None:
-    result = _result((example, sizes, params))
-    command = " ".join(_command(example, sizes, params)[3:])
-    assert result.returncode == 0, f"{command} failed:\n{result.stdout}\n{result.stderr}"
+def test_example_matches_reference(
+    example: str, sizes: str, params: list[str], runs: dict[str, Future[subprocess.CompletedProcess[str]]]
+) -> None:
+    command = _command(example, sizes, params)
+    result = runs[" ".join(command)].result()
+    assert result.returncode == 0, f"{' '.join(command[3:])} failed:\n{result.stdout}\n{result.stderr}"
     assert "FAIL" not in result.stdout
