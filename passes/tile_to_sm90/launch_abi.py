@@ -8,9 +8,9 @@ CTAs with stream-K plus its `scratch` parameter (a flag and a partial-sum slot p
 tiles for a cluster), and the multiple each dim must be (where the program counts tiles with a
 division that rounds down, and where tile-mask-tails found that padding cannot be kept exact:
 `whole_tiles`), which the runtime checks before it launches; and whether the runtime launches the
-kernel as a programmatic dependent of the one before it (the plan's `dependent_launch`). A tile that runs past the end of a
-tensor needs nothing here: TMA reads zeros there and clips the stores, and a vector store stops
-at the end of the tensor.
+kernel as a programmatic dependent of the one before it (the plan's `dependent_launch`). A tile
+that runs past the end of a tensor needs nothing here: TMA reads zeros there and clips the
+stores, and a vector store stops at the end of the tensor.
 """
 
 from __future__ import annotations
