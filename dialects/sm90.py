@@ -90,28 +90,46 @@ from tkc.dialects.tile import (
     UnaryFn,
     UnaryFnAttr,
     element_bytes,
-    parse_layout,
 )
 
 
 # --------------------------------------------------------------------------- types
 
 
+FRAGMENT_LAYOUTS = ("", "col", "band", "band_col")
+"""A fragment's layouts: "" the wgmma accumulator layout (tiles, row vectors), "col" a column
+vector replicated over the warpgroup; "band" a tile or row vector of 16·k rows that every warp
+holds whole in rows while the 4 warps interleave its 8-column groups, "band_col" a column vector
+laid out as a band tile's columns (FragmentType)."""
+
+
 @irdl_attr_definition
 class FragmentType(ParametrizedAttribute, TypeAttribute):
-    """One warpgroup's registers of a tile (rows x cols) or row vector (rows), wgmma layout;
-    with layout `col`, a column vector (cols) replicated over the warpgroup: each thread holds
+    """One warpgroup's registers of a tile (rows x cols) or row vector (rows).
+
+    Layout "" (the wgmma accumulator layout): per 64-row m-block, warp w holds rows 16w + lane/4
+    and + 8, register n of the block at row +8·((n>>1)&1) and column 8·(n>>2) + 2·(lane%4) +
+    (n&1). Layout `col`: a column vector (cols) replicated over the warpgroup: each thread holds
     the C/4 columns its accumulator registers cover, value j at column 8*(j>>1) + 2*(lane%4) +
-    (j&1), bf16/f16 neighbours packed in one register as in a tile."""
+    (j&1), bf16/f16 neighbours packed in one register as in a tile.
+
+    Layout `band` (a tile of 16·k rows that no wgmma touches, plan `band`): per 16-row block,
+    every warp holds rows lane/4 and + 8, and warp w the 8-column groups 4g + w: register n of
+    the block at row +8·((n>>1)&1) and column 32·(n>>2) + 8w + 2·(lane%4) + (n&1). So a 16-row
+    tile costs each thread a quarter of the registers and work of the 64 rows the accumulator
+    layout would pad it to, and a row reduction meets the 4 warps' partials in shared memory.
+    A band row vector holds rows lane/4 and + 8 of each block (every warp the same values), a
+    `band_col` vector value j at column 32·(j>>1) + 8w + 2·(lane%4) + (j&1)."""
 
     name = "sm90.frag"
     shape: ArrayAttr[IntAttr]
     element_type: ElementType
     layout: StringAttr
-    """"" (the accumulator layout: tiles and row vectors) or "col" (a column vector)."""
+    """One of FRAGMENT_LAYOUTS."""
 
-    def __init__(self, shape: Sequence[int], element_type: Attribute, column: bool = False):
-        super().__init__(ArrayAttr(IntAttr(d) for d in shape), element_type, StringAttr("col" if column else ""))
+    def __init__(self, shape: Sequence[int], element_type: Attribute, column: bool = False, band: bool = False):
+        layout = ("band_col" if column else "band") if band else ("col" if column else "")
+        super().__init__(ArrayAttr(IntAttr(d) for d in shape), element_type, StringAttr(layout))
 
     def get_shape(self) -> tuple[int, ...]:
         return tuple(d.data for d in self.shape.data)
@@ -126,45 +144,81 @@ class FragmentType(ParametrizedAttribute, TypeAttribute):
 
     @property
     def is_column(self) -> bool:
-        return self.layout.data == "col"
+        return self.layout.data in ("col", "band_col")
+
+    @property
+    def is_band(self) -> bool:
+        return self.layout.data in ("band", "band_col")
 
     @property
     def is_row_vector(self) -> bool:
         return self.is_vector and not self.is_column
 
+    @property
+    def block_rows(self) -> int:
+        """The rows of one block of registers: a wgmma's 64 rows, or a band's 16."""
+        return 16 if self.is_band else 64
+
+    @property
+    def blocks(self) -> int:
+        return self.rows // self.block_rows
+
+    @property
+    def group_stride(self) -> int:
+        """Columns between a thread's 8-column groups: 8, or 32 in a band (4 warps interleave)."""
+        return 32 if self.is_band else 8
+
+    def warp_cols(self, cols: int) -> int:
+        """The columns of `cols` one warp holds: all, or a band's quarter."""
+        return cols // 4 if self.is_band else cols
+
+    def row_vector(self) -> FragmentType:
+        """The row vector of this tile's rows, in its layout."""
+        return FragmentType([self.rows], self.element_type, band=self.is_band)
+
+    def col_vector(self) -> FragmentType:
+        """The column vector of this tile's columns, in its layout."""
+        return FragmentType([self.get_shape()[1]], self.element_type, column=True, band=self.is_band)
+
     def registers_per_thread(self) -> int:
         """32-bit registers each of the 128 threads holds (bf16/f16 pack two per register)."""
         if self.is_row_vector:
-            return self.rows // 32
-        per_thread = self.rows // 4 if self.is_column else self.rows * self.get_shape()[1] // 128
+            return 2 * self.blocks
+        per_thread = self.warp_cols(self.rows) // 4 if self.is_column else self.rows * self.get_shape()[1] // 128
         return per_thread if element_bytes(self.element_type) == 4 else per_thread // 2
 
     def print_parameters(self, printer: Printer) -> None:
         with printer.in_angle_brackets():
             printer.print_string("x".join(map(str, self.get_shape())) + "x")
             printer.print_attribute(self.element_type)
-            if self.is_column:
-                printer.print_string(", col")
+            if self.layout.data:
+                printer.print_string(f", {self.layout.data}")
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
         with parser.in_angle_brackets():
             dims, element_type = parser.parse_ranked_shape()
-            layout = parse_layout(parser)
-        return (ArrayAttr(IntAttr(d) for d in dims), element_type, layout)
+            layout = ""
+            if parser.parse_optional_punctuation(",") is not None:
+                layout = parser.parse_identifier()
+        return (ArrayAttr(IntAttr(d) for d in dims), element_type, StringAttr(layout))
 
     def verify(self) -> None:
         shape = self.get_shape()
-        if self.layout.data not in ("", "col"):
-            raise VerifyException(f"a fragment's layout is the accumulator's or `col`, got {self.layout.data!r}")
+        if self.layout.data not in FRAGMENT_LAYOUTS:
+            raise VerifyException(f"a fragment's layout is one of {', '.join(map(repr, FRAGMENT_LAYOUTS))}, "
+                                  f"got {self.layout.data!r}")
         if self.is_column:
-            if len(shape) != 1 or shape[0] % 16:
-                raise VerifyException(f"a column fragment is a vector of 16*k columns, got {shape}")
+            step = 32 if self.is_band else 16
+            if len(shape) != 1 or shape[0] % step:
+                raise VerifyException(f"a {self.layout.data} fragment is a vector of {step}*k columns, got {shape}")
             return
-        if len(shape) not in (1, 2) or shape[0] % 64:
-            raise VerifyException(f"a fragment has 64*k rows (and 16*k cols), got {shape}")
-        if len(shape) == 2 and shape[1] % 16:
-            raise VerifyException(f"fragment columns are a multiple of 16, got {shape}")
+        if len(shape) not in (1, 2) or shape[0] % self.block_rows:
+            raise VerifyException(f"a {'band ' if self.is_band else ''}fragment has {self.block_rows}*k rows, got {shape}")
+        col_step = 32 if self.is_band else 16
+        if len(shape) == 2 and shape[1] % col_step:
+            raise VerifyException(f"{'band ' if self.is_band else ''}fragment columns are a multiple of {col_step}, "
+                                  f"got {shape}")
 
 
 @irdl_attr_definition
@@ -1340,7 +1394,7 @@ class RowReduceOp(IRDLOperation):
         t = source.type
         assert isinstance(t, FragmentType)
         super().__init__(
-            operands=[source], result_types=[FragmentType([t.rows], t.element_type)], properties={"fn": fn}
+            operands=[source], result_types=[t.row_vector()], properties={"fn": fn}
         )
 
 
@@ -1393,7 +1447,7 @@ class ColReduceOp(IRDLOperation):
             properties["replicated"] = UnitAttr()
         super().__init__(
             operands=[source, scratch, warpgroup, barrier_id],
-            result_types=[FragmentType([t.get_shape()[1]], t.element_type, column=True)],
+            result_types=[t.col_vector()],
             properties=properties,
         )
 
@@ -1401,6 +1455,42 @@ class ColReduceOp(IRDLOperation):
     def scratch_bytes(cols: int, warpgroups: int) -> int:
         """The scratch buffer: one f32 row of the columns per warp of every warpgroup."""
         return 4 * warpgroups * cols * 4
+
+
+@irdl_op_definition
+class BandCombineOp(IRDLOperation):
+    """The row reduction of a band tile across its warps: `vector` holds each warp's reduction
+    of its own columns (sm90.row_reduce of a band fragment), this its reduction over all 4. The
+    quad leaders write their warp's partials to the shared `scratch` (one f32 per row per warp,
+    this warpgroup's `warpgroup`-th share) between two syncs of named barrier `barrier_id` (all
+    `warpgroups` consumers pass it: they replicate band tiles), then every thread reduces its
+    rows' 4 partials in warp order, so every warp holds the same values."""
+
+    name = "sm90.band_combine"
+    T: ClassVar = VarConstraint("T", Fragment)
+    fn = prop_def(ReduceFnAttr)
+    vector = operand_def(T)
+    scratch = operand_def(IndexType)
+    warpgroup = operand_def(IndexType)
+    barrier_id = operand_def(IndexType)
+    warpgroups = prop_def(IntegerAttr)
+    result = result_def(T)
+    assembly_format = (
+        "$fn $vector `via` $scratch `[` $warpgroup `of` $warpgroups `]` `bar` $barrier_id attr-dict `:` type($vector)"
+    )
+
+    def __init__(self, fn: Attribute, vector: SSAValue, scratch: SSAValue, warpgroup: SSAValue, warpgroups: int,
+                 barrier_id: SSAValue):
+        super().__init__(
+            operands=[vector, scratch, warpgroup, barrier_id], result_types=[vector.type],
+            properties={"fn": fn, "warpgroups": IntegerAttr(warpgroups, 32)},
+        )
+
+    def verify_(self) -> None:
+        t = self.vector.type
+        assert isinstance(t, FragmentType)
+        if not (t.is_row_vector and t.is_band and isinstance(t.element_type, Float32Type)):
+            raise VerifyException(f"sm90.band_combine reduces an f32 band row vector, got {t}")
 
 
 @irdl_op_definition
@@ -1908,6 +1998,7 @@ Sm90 = Dialect(
         UnaryOp,
         BinaryOp,
         RowReduceOp,
+        BandCombineOp,
         RowScanOp,
         ColScanOp,
         TransposeOp,

@@ -122,7 +122,7 @@ _FMA_EXP2 = Allowed(range(0, FMA_EXP2_EVERY_MAX + 1), f"0..{FMA_EXP2_EVERY_MAX}"
 
 KERNEL_PINS = {
     "consumers": _CONSUMERS, "cluster": _CLUSTER, "heavy_first": _FLAG, "stream_k": _FLAG, "split_ring": _FLAG,
-    "fma_exp2": _FMA_EXP2, "dependent_launch": _FLAG, "stages": _STAGES, "group_m": _COUNT,
+    "fma_exp2": _FMA_EXP2, "dependent_launch": _FLAG, "band": _FLAG, "stages": _STAGES, "group_m": _COUNT,
 }
 """The integer annotations of a tile.kernel (the user's pins, as the frontend checks them; `stages`
 and `group_m` only come from tile IR), each within what its plan field may hold;
@@ -144,6 +144,7 @@ PLAN_DECISIONS = {
     "dependent_launch": _FLAG,
     "fma_exp2": _FMA_EXP2,
     "replicated_rows": Allowed(range(0, 1 << 31, 16), "0 (none) or a multiple of 16"),
+    "band": _FLAG,
     "producer_registers": _BUDGET,
     "consumer_registers": _BUDGET,
 }

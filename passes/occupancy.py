@@ -45,6 +45,7 @@ from tkc.dialects.tile import (
 )
 from tkc.passes.plan import (
     KernelPlan,
+    band_obstacle,
     SM_REGISTERS,
     SM_SMEM,
     SMEM_BUDGET,
@@ -115,23 +116,25 @@ def register_split(consumers: int, ctas: int) -> tuple[int, int]:
     return producer, min(256, floor8((pool // WARPGROUP_THREADS - producer) // consumers))
 
 
-def register_cost(value: SSAValue, consumers: int, columns: set[SSAValue]) -> Fraction:
+def register_cost(value: SSAValue, consumers: int, columns: set[SSAValue], band: bool = False) -> Fraction:
     """Registers per consumer thread that a value holds, as sm90.FragmentType counts its fragment
     (exact, so sums do not depend on their order): a tile's slice of rows / consumers rows (all
     its rows where the consumers replicate it, plan.replicated), padded to 64 rows
     (plan.fragment_rows: a 16-row tile costs what a 64-row one does), one f32 or two narrower
     elements per register; a row vector 2 per 64 rows of the slice; a column vector (`columns`, replicated
-    in every consumer) a quarter of its columns, an eighth when narrow."""
+    in every consumer) a quarter of its columns, an eighth when narrow. In the band layout
+    (plan.band) a tile costs its own rows, a row vector 2 per 16 rows, a column vector a
+    sixteenth of its columns (a warp's quarter of them), a thirty-second when narrow."""
     type_ = value.type
     if not isinstance(type_, RegisterTileType | RegisterVectorType):
         return Fraction(0)
     per_register = 1 if element_bytes(type_.element_type) == 4 else 2
     if isinstance(type_, RegisterVectorType) and value in columns:
-        return Fraction(type_.length, 4 * per_register)
-    rows = fragment_rows(type_.rows, consumers)
+        return Fraction(type_.length, (16 if band else 4) * per_register)
+    rows = type_.rows if band else fragment_rows(type_.rows, consumers)
     if isinstance(type_, RegisterTileType):
         return Fraction(rows * type_.cols, WARPGROUP_THREADS * per_register)
-    return Fraction(2 * rows // WGMMA_ROWS)
+    return Fraction(2 * rows // (16 if band else WGMMA_ROWS))
 
 
 def program_order(root: Operation) -> dict[Operation, int]:
@@ -180,7 +183,7 @@ def _touches_tiles(op: Operation) -> bool:
 
 
 def peak_registers(block: Block, consumers: int, order: dict[Operation, int], columns: set[SSAValue],
-                   streamed: frozenset[SSAValue] = frozenset()) -> Fraction:
+                   streamed: frozenset[SSAValue] = frozenset(), band: bool = False) -> Fraction:
     """Peak registers per consumer thread of the values live in `block` (and nested blocks).
 
     A value is live from its definition to the op of `block` that holds its last use (found by
@@ -189,7 +192,7 @@ def peak_registers(block: Block, consumers: int, order: dict[Operation, int], co
     `streamed` through an element-wise chain costs nothing."""
 
     def cost(value: SSAValue) -> Fraction:
-        return Fraction(0) if value in streamed else register_cost(value, consumers, columns)
+        return Fraction(0) if value in streamed else register_cost(value, consumers, columns, band)
 
     ops = list(block.ops)
     numbers = [order[op] for op in ops]
@@ -215,7 +218,7 @@ def peak_registers(block: Block, consumers: int, order: dict[Operation, int], co
         if op.regions:
             ending_here = [v for v in set(op.operands) if last.get(v) == i]
             consumed = sum((cost(v) for v in ending_here), Fraction(0))
-            inner = max((peak_registers(b, consumers, order, columns, streamed) for r in op.regions for b in r.blocks),
+            inner = max((peak_registers(b, consumers, order, columns, streamed, band) for r in op.regions for b in r.blocks),
                         default=Fraction(0))
             peak = max(peak, through + dying[i] - consumed + inner)
         else:
@@ -224,9 +227,9 @@ def peak_registers(block: Block, consumers: int, order: dict[Operation, int], co
     return peak
 
 
-def register_demand(kernel: KernelOp, consumers: int) -> int:
+def register_demand(kernel: KernelOp, consumers: int, band: bool = False) -> int:
     peak = peak_registers(kernel.body.block, consumers, program_order(kernel), column_vectors(kernel),
-                          streamed(kernel))
+                          streamed(kernel), band)
     return -(-math.floor(peak * 8) // 8) + OVERHEAD_REGISTERS
 
 
@@ -329,7 +332,7 @@ class Planner:
 
     def demand(self, consumers: int) -> int:
         if consumers not in self._demand:
-            self._demand[consumers] = register_demand(self.kernel, consumers)
+            self._demand[consumers] = register_demand(self.kernel, consumers, bool(self.band()[0]))
         return self._demand[consumers]
 
     def annotation(self, key: str) -> Attribute | None:
@@ -660,6 +663,28 @@ class Planner:
                    "and barriers, then wait for it (griddepcontrol.wait) before their first global access; each "
                    "block lets the next kernel's blocks start (launch_dependents) as it begins")
 
+    def band(self) -> tuple[int, str]:
+        """Whether the register tiles take the band layout (plan.band): where every one is shorter
+        than a wgmma's 64 rows, nothing needs the wgmma layout (band_obstacle) and no
+        @band(0) pins it off. A 16-row tile then costs a thread a quarter of the registers and
+        the work of the 64 rows it is otherwise padded to, for one exchange of partial sums
+        through shared memory per row reduction."""
+        pin = int_pin(self.annotation("band"))
+        obstacle = band_obstacle(self.kernel)
+        if pin == 0:
+            return 0, (f"pinned off by {self.pin('band', '0')}: tiles of fewer than {WGMMA_ROWS} rows are computed "
+                       f"as {WGMMA_ROWS}-row fragments (the wgmma layout)")
+        if obstacle is not None:
+            if pin == 1:
+                raise error_at(self.kernel, f"{self.pin('band', '1')} cannot hold the register tiles in the band "
+                                            f"layout: {obstacle}")
+            return 0, f"the wgmma layout: {obstacle}"
+        heights = ", ".join(map(str, sorted(register_heights(self.kernel))))
+        return 1, (f"the {heights}-row register tiles are held in the band layout: every warp holds their rows, the "
+                   f"4 warps interleave 8-column groups, so a thread holds rows x columns / 128 elements (the wgmma "
+                   f"layout would pad them to {WGMMA_ROWS} rows); row reductions meet the warps' partials in shared "
+                   f"memory")
+
     def same_work_per_tile(self, loops: list[scf.ForOp]) -> bool:
         """Whether no loop's bounds depend on a block index (a causal mask's shorter loops do)."""
         growths = [IndexGrowth.of(self.kernel, op.result) for op in self.kernel.walk() if isinstance(op, BlockIdOp)]
@@ -729,9 +754,11 @@ class Planner:
              f"consumer warpgroup (wgmma m64); the demand of {self.demand(n)} registers per thread fits") + padding,
         )
         replicated_height = replicated_rows(heights, n)
+        plans_band = bool(replicated_height and replicated_height < WGMMA_ROWS or self.annotation("band") is not None)
+        banded = plans_band and bool(self.band()[0])
         if replicated_height:
             shorter = ", ".join(str(h) for h in sorted(heights) if h <= replicated_height)
-            padded_heights = [h for h in short_heights(heights) if h <= replicated_height]
+            padded_heights = [] if banded else [h for h in short_heights(heights) if h <= replicated_height]
             padded = ", ".join(map(str, padded_heights))
             short = max(padded_heights, default=0) < WGMMA_ROWS
             cost = f"{WGMMA_ROWS} rows" if short else "their heights rounded up to a multiple of 64"
@@ -751,6 +778,8 @@ class Planner:
                    f"of {cost}" if padded else "")
                 + split,
             )
+        if plans_band:
+            self.decide("band", *self.band())
         self.decide("threads", WARPGROUP_THREADS * (1 + n), f"1 producer + {n} consumer warpgroup(s) of 128 threads")
         loops = pipelined_loops(self.kernel)
         # before the stages: a CTA that runs one tile may stage its epilogue in its single tiles

@@ -107,6 +107,10 @@ class KernelPlan:
     replicated_rows: int = 0
     """Register tiles and row vectors of at most this many rows are replicated: every consumer
     computes them whole (consumer_rows); taller ones are split by rows. 0 = none."""
+    band: bool = False
+    """The register tiles (all shorter than a wgmma's 64 rows) are held in the band layout: every
+    warp holds all their rows, the 4 warps of a warpgroup a quarter of the columns each
+    (sm90.FragmentType), instead of padded to 64 rows."""
     smem_bytes: int = 0
     """Dynamic shared memory the block requests; 0 = not planned."""
     reasons: Mapping[str, str] = field(default_factory=dict, compare=False)
@@ -124,7 +128,7 @@ class KernelPlan:
     def fragment_rows(self, rows: int) -> int:
         """The rows of a consumer's fragment of a register tile or row vector of `rows` rows
         (plan.fragment_rows)."""
-        return align(self.consumer_rows(rows), WGMMA_ROWS)
+        return self.consumer_rows(rows) if self.band else align(self.consumer_rows(rows), WGMMA_ROWS)
 
     @staticmethod
     def overlaps(loop: scf.ForOp) -> bool:
@@ -154,7 +158,7 @@ class KernelPlan:
         values: dict[str, Any] = {
             f.name: decisions[f.name].int_value for f in fields(KernelPlan) if f.name in decisions
         }
-        for flag in ("persistent", "stream_k", "dependent_launch"):
+        for flag in ("persistent", "stream_k", "dependent_launch", "band"):
             if flag in values:
                 values[flag] = bool(values[flag])
         return KernelPlan(**values, reasons={name: decision.reason.data for name, decision in decisions.items()})
@@ -486,7 +490,8 @@ def col_scratch_bytes(kernel: Operation) -> int:
     the row and the column layout share: an f32 row of the widest reduced tile's columns per warp
     of every consumer (tile-occupancy-plan's count; before it decides, at most one consumer per 64
     rows and at most 4), one per 16 rows of a scanned tile, and one f32 per element of the longest
-    vector moved (a tile or vector of fewer than 64 rows counting its 64 fragment rows)."""
+    vector moved (a tile or vector of fewer than 64 rows counting its 64 fragment rows), and the
+    partial row sums of band tiles (band_scratch_bytes)."""
     needs = [4 * align(cast(RegisterVectorType, op.operands[0].type).length, WGMMA_ROWS) for op in kernel.walk()
              if _moves_vector(op)]
     needs += [col_scan_scratch_bytes(align(t.rows, WGMMA_ROWS), t.cols) for op in kernel.walk()
@@ -501,7 +506,46 @@ def col_scratch_bytes(kernel: Operation) -> int:
         else:
             consumers = min(4, max(1, max(t.rows for t in tiles) // WGMMA_ROWS))
         needs.append(col_reduce_scratch_bytes(max(t.cols for t in tiles), consumers))
+    plan = KernelPlan.of(kernel)
+    needs.append(band_scratch_bytes(kernel, plan.consumers if "consumers" in plan.reasons else 4))
     return max(needs, default=0)
+
+
+BAND_COLUMNS = 32
+"""A band layout's tile columns and column vectors are a multiple of this: 4 warps times the 8
+columns of a register group."""
+
+
+def band_obstacle(kernel: KernelOp) -> str | None:
+    """Why the kernel's register tiles cannot take the band layout (sm90.FragmentType), or None:
+    a wgmma computes 64 rows (an mma, or a tile of 64 rows or more, keeps the wgmma layout), the
+    scans and the moves between the row and the column layout are written for the wgmma layout,
+    and the 4 warps share the columns in groups of 8, so tiles and column vectors are whole
+    32-column groups."""
+    heights = register_heights(kernel)
+    if not any(isinstance(v.type, RegisterTileType) for op in kernel.walk() for v in op.results):
+        return "no register tiles"
+    if max(heights) >= WGMMA_ROWS:
+        return f"{max(heights)}-row register tiles fill whole wgmma m-blocks of {WGMMA_ROWS} rows"
+    for op in kernel.walk():
+        if isinstance(op, MmaOp | CumsumOp | TransposeOp | VectorReduceOp) or _moves_vector(op):
+            return f"{op.name} is computed in the wgmma layout"
+        for v in op.results:
+            t = v.type
+            width = t.cols if isinstance(t, RegisterTileType) else t.length if (
+                isinstance(t, RegisterVectorType) and t.is_column) else None
+            if width is not None and width % BAND_COLUMNS:
+                return f"a register tile or column vector {width} wide is no multiple of {BAND_COLUMNS} columns"
+    return None
+
+
+def band_scratch_bytes(kernel: Operation, consumers: int) -> int:
+    """The buffer a band tile's row reductions meet the 4 warps' partials in (sm90.band_combine):
+    per consumer warpgroup, one f32 per row of the tallest reduced tile per warp."""
+    rows = [t.rows for op in kernel.walk()
+            if isinstance(op, ReduceOp) and op.axis.data == Axis.ROW and isinstance(t := op.source.type, RegisterTileType)
+            and t.rows < WGMMA_ROWS]
+    return 4 * 4 * max(rows) * consumers if rows else 0
 
 
 def _moves_vector(op: Operation) -> bool:

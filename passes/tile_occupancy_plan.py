@@ -116,6 +116,7 @@ class TileOccupancyPlanPass(ModulePass):
     cluster: int | None = None
     stream_k: bool | None = None
     dependent_launch: bool | None = None
+    band: bool | None = None
 
     def __post_init__(self) -> None:
         for key, value in self.options().items():

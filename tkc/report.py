@@ -84,6 +84,8 @@ def _plan_lines(kernel: KernelOp) -> list[str]:
     ]
     if plan.replicated_rows:
         rows.insert(2, ("replicated", f"rows <= {plan.replicated_rows}", why("replicated_rows")))
+    if "band" in plan.reasons:
+        rows.insert(3, ("layout", "band" if plan.band else "wgmma", why("band")))
     for owner in kernel.walk():  # the ring of each loop and if that loads
         if isinstance(owner, scf.ForOp | scf.IfOp) and _decision(owner, "pipeline") is not None:
             rows.append(("smem/stage", f"{_int(owner, 'stage_bytes')} B", _why(owner, "pipeline")))

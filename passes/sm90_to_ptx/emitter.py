@@ -5,7 +5,8 @@ shared-memory reference in the b32 register of its address, a tensor map in the 
 its generic address. A fragment is a list of registers in the wgmma accumulator layout
 (hopper-ptx.md §5): per 64-row m-block, C/2 f32 registers (C/4 packed b32 for bf16/f16, which
 is exactly the register-A layout of the next wgmma), or 2 registers (rows r0 and r0+8) for a
-row vector. An mbarrier is the b32 register of its shared address; a group of mbarriers has no
+row vector; in the band layout the same per 16-row block of a warp's quarter of the columns
+(sm90.FragmentType). An mbarrier is the b32 register of its shared address; a group of mbarriers has no
 register: `sm90.mbarrier_at` reads its base and offset off the `sm90.mbarrier_group` (sync.py).
 
 A converted value is an `unrealized_conversion_cast` from its registers to its sm90 type: the
@@ -200,6 +201,18 @@ class Emitter:
         t = b.and_("b32", b.sreg("tid.x"), 127)
         row = b.add("u32", b.shl("b32", b.shr("u32", t, 5), 4), b.shr("u32", b.and_("b32", t, 31), 2))
         return row, b.and_("b32", t, 3)
+
+    def thread_origin(self, t: sm90.FragmentType) -> tuple[SSAValue, SSAValue]:
+        """(this thread's first row inside a block of the fragment, its first column): in the
+        wgmma layout (16*warp + lane/4, 2*quad), in the band layout (lane/4, 8*warp + 2*quad)."""
+        b = self.b
+        if not t.is_band:
+            row, quad = self.thread_row()
+            return row, b.shl("b32", quad, 1)
+        t_id = b.and_("b32", b.sreg("tid.x"), 127)
+        lane = b.and_("b32", t_id, 31)
+        column = b.add("u32", b.shl("b32", b.shr("u32", t_id, 5), 3), b.shl("b32", b.and_("b32", lane, 3), 1))
+        return b.shr("u32", lane, 2), column
 
     def f32_frag(self, v: SSAValue) -> list[SSAValue]:
         t = cast(sm90.FragmentType, v.type)

@@ -162,8 +162,8 @@ class LowerPosition(RewritePattern):
         e = Emitter(op)
         b = e.b
         axis = 0 if op.axis.data == Axis.ROW else 1
-        row, quad = e.thread_row()
-        thread_first = b.add("u32", row if axis == 0 else b.shl("b32", quad, 1), e.src(op.first, "u32"))
+        row, column = e.thread_origin(op.result.type)
+        thread_first = b.add("u32", row if axis == 0 else column, e.src(op.first, "u32"))
         base = b.cvt("f32", "u32", thread_first, "rn")
         e.replace(rewriter, [b.add("f32", base, float(d)) for d in register_offsets(op.result.type)[axis]])
 
@@ -187,10 +187,10 @@ class LowerRowReduce(RewritePattern):
         e = Emitter(op)
         method = REDUCE_METHOD[op.fn.data]
         regs = e.f32_frag(op.source)
-        rows, cols = cast(sm90.FragmentType, op.source.type).get_shape()
-        per = cols // 2
+        t = cast(sm90.FragmentType, op.source.type)
+        per = t.warp_cols(t.get_shape()[1]) // 2
         out: list[SSAValue] = []
-        for mb in range(rows // 64):
+        for mb in range(t.blocks):
             for half in (0, 1):
                 value = reduce_tree(e, method, [regs[mb * per + i] for i in range(per) if (i >> 1) & 1 == half])
                 for lane_mask in (1, 2):
@@ -211,7 +211,7 @@ class LowerRowBroadcast(RewritePattern):
         if t.is_vector:
             e.replace(rewriter, [_f32_binary(e, fn, x, v) for x, v in zip(regs, vector)])
             return
-        per = t.get_shape()[1] // 2
+        per = t.warp_cols(t.get_shape()[1]) // 2
         e.replace(rewriter, [_f32_binary(e, fn, x, vector[2 * (n // per) + (((n % per) >> 1) & 1)])
                              for n, x in enumerate(regs)])
 
@@ -221,7 +221,8 @@ class LowerColReduce(RewritePattern):
     then over the 8 lanes sharing quad (bfly 4, 8, 16): every lane of a warp holds its warp's
     partials. All lanes write them (equal values, so equal writes) to their warp's scratch
     row; after the sync every thread reduces its columns over all rows of the scratch, or of a
-    replicated tile over its own warpgroup's rows."""
+    replicated tile over its own warpgroup's rows. A band tile's warp holds all rows of its
+    columns: its lanes' reduction is the result, with no scratch."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: sm90.ColReduceOp, rewriter: PatternRewriter) -> None:
@@ -229,15 +230,19 @@ class LowerColReduce(RewritePattern):
         b = e.b
         method = REDUCE_METHOD[op.fn.data]
         regs = e.f32_frag(op.source)
-        rows, cols = cast(sm90.FragmentType, op.source.type).get_shape()
-        per = cols // 2
+        t = cast(sm90.FragmentType, op.source.type)
+        cols = t.get_shape()[1]
+        per = t.warp_cols(cols) // 2
         partials: list[SSAValue] = []
-        for j in range(cols // 4):
+        for j in range(per // 2):
             value = reduce_tree(e, method, [regs[mb * per + 4 * (j >> 1) + 2 * h + (j & 1)]
-                                            for mb in range(rows // 64) for h in (0, 1)])
+                                            for mb in range(t.blocks) for h in (0, 1)])
             for lane_mask in (4, 8, 16):
                 value = getattr(b, method)("f32", value, b.shfl("bfly", value, lane_mask))
             partials.append(value)
+        if t.is_band:
+            e.replace(rewriter, partials)
+            return
         warpgroups = op.warpgroups.value.data
         barrier = e.int_src(op.barrier_id, "u32")
         _, quad = e.thread_row()
@@ -259,6 +264,42 @@ class LowerColReduce(RewritePattern):
         e.replace(rewriter, out)
 
 
+class LowerBandCombine(RewritePattern):
+    """Lane 0 of each quad writes its warp's partials of rows r and r + 8 per 16-row block to
+    the warp's row of the scratch (one f32 per tile row), between two syncs; then every thread
+    reduces the 4 warps' values of its rows in warp order, the same order in every warp."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: sm90.BandCombineOp, rewriter: PatternRewriter) -> None:
+        e = Emitter(op)
+        b = e.b
+        method = REDUCE_METHOD[op.fn.data]
+        t = cast(sm90.FragmentType, op.vector.type)
+        regs = e.f32_frag(op.vector)
+        rows = t.rows
+        offsets = register_offsets(t)[0]
+        row, _ = e.thread_origin(t)
+        warp = b.shr("u32", b.and_("b32", b.sreg("tid.x"), 127), 5)
+        share = b.mad("u32", e.reg(op.warpgroup), 4 * 4 * rows, e.reg(op.scratch))
+        rows_base = b.mad("u32", row, 4, share)
+        own = b.mad("u32", warp, 4 * rows, rows_base)
+        barrier = e.int_src(op.barrier_id, "u32")
+        threads = WARPGROUP_THREADS * op.warpgroups.value.data
+        b.bar_sync(barrier, threads)  # the last reduction through the scratch has read it
+        with b.if_(b.setp("eq", "u32", b.and_("b32", b.sreg("tid.x"), 3), 0)):
+            for value, offset in zip(regs, offsets, strict=True):
+                b.st("shared", "f32", own, value, 4 * offset)
+        b.bar_sync(barrier, threads)
+        out = []
+        for offset in offsets:
+            parts = [cast(SSAValue, b.ld("shared", "f32", rows_base, 4 * (w * rows + offset))) for w in range(4)]
+            value = parts[0]
+            for part in parts[1:]:
+                value = getattr(b, method)("f32", value, part)
+            out.append(value)
+        e.replace(rewriter, out)
+
+
 class LowerColBroadcast(RewritePattern):
     """Tile register i of an m-block covers column 8*(i>>2) + 2*quad + (i&1): the column
     fragment's value 2*(i>>2) + (i&1)."""
@@ -270,7 +311,8 @@ class LowerColBroadcast(RewritePattern):
         regs, vector = e.f32_frag(op.source), e.f32_frag(op.vector)
         if fn == BinaryFn.DIV:
             fn, vector = BinaryFn.MUL, [e.b.rcp("f32", v, "rn") for v in vector]
-        per = cast(sm90.FragmentType, op.source.type).get_shape()[1] // 2
+        t = cast(sm90.FragmentType, op.source.type)
+        per = t.warp_cols(t.get_shape()[1]) // 2
         e.replace(rewriter, [_f32_binary(e, fn, x, vector[2 * ((n % per) >> 2) + (n & 1)]) for n, x in enumerate(regs)])
 
 
@@ -334,29 +376,30 @@ class LowerMask(RewritePattern):
         e = Emitter(op)
         b = e.b
         regs = e.f32_frag(op.source)
-        rows, cols = cast(sm90.FragmentType, op.source.type).get_shape()
-        row, quad = e.thread_row()
-        limit = b.sub("u32", b.add("u32", e.reg(op.row0), row), b.add("u32", b.shl("b32", quad, 1), e.reg(op.col0)))
+        t = cast(sm90.FragmentType, op.source.type)
+        row, column = e.thread_origin(t)
+        limit = b.sub("u32", b.add("u32", e.reg(op.row0), row), b.add("u32", column, e.reg(op.col0)))
         fill = b.mov("f32", float(op.fill.value.data))
-        per = cols // 2
+        offsets = register_offsets(t)
         out = []
         for n, x in enumerate(regs):
-            mb, i = divmod(n, per)
-            delta = 8 * (i >> 2) + (i & 1) - 64 * mb - 8 * ((i >> 1) & 1)
+            delta = offsets[1][n] - offsets[0][n]
             out.append(b.selp("f32", fill, x, b.setp("lt", "s32", limit, delta)))
         e.replace(rewriter, out)
 
 
 def register_offsets(t: sm90.FragmentType) -> dict[int, list[int]]:
-    """Per axis of a fragment (0: rows, 1: columns), each register's index along it less the
-    thread's first row or column (its row in the m-block, 2*quad)."""
+    """Per axis of an f32 fragment (0: rows, 1: columns), each register's index along it less the
+    thread's first row or column (Emitter.thread_origin)."""
+    groups, height = t.group_stride, t.block_rows
     if t.is_column:
-        return {1: [8 * (j >> 1) + (j & 1) for j in range(t.registers_per_thread())]}
+        return {1: [groups * (j >> 1) + (j & 1) for j in range(t.registers_per_thread())]}
     if t.is_row_vector:
-        return {0: [64 * mb + 8 * half for mb in range(t.rows // 64) for half in (0, 1)]}
-    per = t.get_shape()[1] // 2
+        return {0: [height * mb + 8 * half for mb in range(t.blocks) for half in (0, 1)]}
+    per = t.warp_cols(t.get_shape()[1]) // 2
     registers = [divmod(n, per) for n in range(t.registers_per_thread())]
-    return {0: [64 * mb + 8 * ((i >> 1) & 1) for mb, i in registers], 1: [8 * (i >> 2) + (i & 1) for _, i in registers]}
+    return {0: [height * mb + 8 * ((i >> 1) & 1) for mb, i in registers],
+            1: [groups * (i >> 2) + (i & 1) for _, i in registers]}
 
 
 class LowerBoundsMask(RewritePattern):
@@ -378,10 +421,10 @@ class LowerBoundsMask(RewritePattern):
         if not bounds:
             e.replace(rewriter, [b.mov("f32", x) for x in regs])  # fresh registers: a wgmma may write them in place
             return
-        row, quad = e.thread_row()
+        row, column = e.thread_origin(t)
         past: dict[int, list[SSAValue]] = {}  # per masked axis, per register: is it past the limit
         for axis, bound in bounds.items():
-            left = b.sub("s32", bound, row if axis == 0 else b.shl("b32", quad, 1))
+            left = b.sub("s32", bound, row if axis == 0 else column)
             compares = {d: b.setp("le", "s32", left, d) for d in sorted(set(offsets[axis]))}
             past[axis] = [compares[d] for d in offsets[axis]]
         fill = b.mov("f32", float(op.fill.value.data))
@@ -547,7 +590,7 @@ class LowerTranspose(RewritePattern):
 
 
 PATTERNS: list[RewritePattern] = [
-    LowerFill(), LowerUnary(), LowerBinary(), LowerRowReduce(), LowerRowBroadcast(), LowerColReduce(),
+    LowerFill(), LowerUnary(), LowerBinary(), LowerRowReduce(), LowerBandCombine(), LowerRowBroadcast(), LowerColReduce(),
     LowerColBroadcast(), LowerConvert(), LowerMask(), LowerBoundsMask(), LowerPosition(), LowerSelect(), LowerRowScan(),
     LowerColScan(), LowerVectorReduce(), LowerTranspose(),
 ]

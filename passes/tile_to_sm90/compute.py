@@ -7,7 +7,9 @@ the rows' threads. A column vector is replicated over the warpgroup, so a column
 register-local too, while a column reduction meets the other warps and consumers in the shared
 scratch buffer tile-pipeline placed (between two syncs of named barrier consumers + 1); of a tile
 every consumer holds whole, each consumer reduces its own copy (meeting the others all the same,
-as they share the scratch buffer). A mask,
+as they share the scratch buffer). In the band layout (plan.band) a row reduction is a warp's
+(sm90.row_reduce) and then the 4 warps' through the same scratch (sm90.band_combine), and a
+column reduction stays in the warp, which holds all rows of its columns. A mask,
 a position tile and a register load see the consumer's first row, as each consumer owns rows row0.. of a tile
 (0 where every consumer holds it whole):
 a bounds mask's row limit becomes relative to it (limit - row0), except a constant limit that
@@ -101,11 +103,18 @@ def _convert(c: ConsumerEmitter, op: tile.ConvertOp, block: Block) -> Operation:
 
 
 def _reduce(c: ConsumerEmitter, op: tile.ReduceOp, block: Block) -> Operation:
-    if op.axis.data == tile.Axis.ROW:
-        return _in_f32(c, op, block, lambda x: sm90.RowReduceOp(op.fn, x), op.source)
     consumers = c.lowering.consumers
+    if op.axis.data == tile.Axis.ROW and not c.lowering.plan.band:
+        return _in_f32(c, op, block, lambda x: sm90.RowReduceOp(op.fn, x), op.source)
     scratch = c.add(c.smem_base, c.const(c.memory.col_scratch, block), block)
     barrier_id = c.const(consumers + 1, block)
+    if op.axis.data == tile.Axis.ROW:
+        # each warp reduces its own columns, then the 4 warps' partials meet in the scratch
+        def combine(x: SSAValue) -> Operation:
+            partial = c.op(sm90.RowReduceOp(op.fn, x), block).results[0]
+            return sm90.BandCombineOp(op.fn, partial, scratch, c.consumer_index, consumers, barrier_id)
+
+        return _in_f32(c, op, block, combine, op.source)
     source_type = cast(tile.RegisterTileType, op.source.type)
     replicated = c.lowering.replicated(source_type.rows)
     valid = c.valid_rows(source_type, block)

@@ -64,10 +64,10 @@ class ConsumerEmitter(RoleEmitter):
     def valid_rows(self, t: Attribute, block: Block) -> SSAValue | None:
         """The rows of this consumer's fragment of a register tile or row vector of type `t` that
         are the tile's, from the fragment's first: None where it has no padding rows (a multiple
-        of 64 rows), the tile's rows where every consumer holds it whole, else those from its
+        of 64 rows, or the band layout), the tile's rows where every consumer holds it whole, else those from its
         first row on (more than the fragment's but in the last consumer, plan.fragment_rows)."""
         rows = cast(tile.ShapedTileType, t).rows
-        if padded_rows(rows) == rows:
+        if padded_rows(rows) == rows or self.lowering.plan.band:
             return None
         if self.lowering.replicated(rows):
             return self.const(rows, block)

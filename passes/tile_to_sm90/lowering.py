@@ -13,7 +13,8 @@
 - **Fragment types**, the type converter `!tile.rt`/`!tile.rv` → `!sm90.frag`
   (`fragment_type`): a register tile or row vector is split by rows (`!sm90.frag<R/C x N>`) or
   replicated (`!sm90.frag<R x N>`, padded to 64 rows), a column vector (`!tile.rv<N, col>`, tile-vector-layout's) is
-  replicated (`!sm90.frag<N, col>`).
+  replicated (`!sm90.frag<N, col>`); where the plan says `band`, all three are in the band
+  layout (`!sm90.frag<R x N, band>`, `!sm90.frag<N, band_col>`), their rows unpadded.
 - **Shared memory** as tile-pipeline recorded it (shared_memory.read_shared_memory).
 - **Clusters** (`@cluster(2)` or the plan's decision): which ring loads a 2-CTA cluster along
   grid axis 0 multicasts (those whose coordinates do not involve that axis and whose panels
@@ -113,12 +114,13 @@ class KernelLowering:
     def fragment_type(self, t: Attribute) -> Attribute:
         """The type a register tile or vector has in a consumer: a column vector is replicated,
         the rest split by rows, or replicated where the plan says so; other types are kept."""
+        band = self.plan.band
         if isinstance(t, tile.RegisterTileType):
-            return sm90.FragmentType([self.plan.fragment_rows(t.rows), t.cols], t.element_type)
+            return sm90.FragmentType([self.plan.fragment_rows(t.rows), t.cols], t.element_type, band=band)
         if isinstance(t, tile.RegisterVectorType) and t.is_column:
-            return sm90.FragmentType([t.length], t.element_type, column=True)
+            return sm90.FragmentType([t.length], t.element_type, column=True, band=band)
         if isinstance(t, tile.RegisterVectorType):
-            return sm90.FragmentType([self.plan.fragment_rows(t.rows)], t.element_type)
+            return sm90.FragmentType([self.plan.fragment_rows(t.rows)], t.element_type, band=band)
         return t
 
 

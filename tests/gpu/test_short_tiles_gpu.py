@@ -2,7 +2,8 @@
 attention with D = 64 and 128, a small-M GEMM with 16 and 32 rows per block and N tiles of 128
 and 256, softmax of 16, 32 and 48 rows, 32-row tiles replicated beside 128-row ones), and of 80,
 96, 144 and 208 rows (a GEMM, softmax, scans and column reductions, an S beside a 128-row O) run
-on the GPU and match the interpreter.
+on the GPU and match the interpreter; so do kernels in the band layout (16, 32 and 48 rows, the
+softmax and layernorm examples among them).
 test_kernels_vs_interpreter_gpu.py runs each kernel at its defaults."""
 
 from pathlib import Path
@@ -13,6 +14,7 @@ import pytest
 pytestmark = pytest.mark.gpu
 
 KERNELS = Path(__file__).parent / "kernels"
+EXAMPLES = Path(__file__).parents[2] / "examples"
 CASES = [
     ("decode_attention.tk", {"D": 64}, {"B": 2, "N": 1000}),
     ("decode_attention.tk", {"D": 128}, {"B": 3, "N": 300}),
@@ -34,10 +36,19 @@ CASES = [
     ("short_scans.tk", {"BM": 144, "N": 32}, {"M": 300}),
     ("heights_mixed.tk", {"BQ": 80}, {"N": 256, "NQ": 160}),
     ("heights_mixed.tk", {"BQ": 96}, {"N": 256, "NQ": 192}),
+    # the band layout (every warp all rows, the warps sharing the columns): 16, 32 and 48 rows,
+    # staged stores in chunks of fewer than 32 columns (f32), ragged shapes, the examples
+    ("band_rows.tk", {"BM": 32, "BN": 96}, {"M": 77, "N": 200}),
+    ("band_rows.tk", {"BM": 48, "BN": 32}, {"M": 100, "N": 72}),
+    ("softmax32.tk", {"BM": 16, "N": 96}, {"M": 40}),
+    (str(EXAMPLES / "softmax.tk"), {"BM": 16, "BN": 256}, {"M": 100, "N": 1000}),
+    (str(EXAMPLES / "softmax.tk"), {"BM": 32, "BN": 128}, {"M": 33, "N": 296}),
+    (str(EXAMPLES / "layernorm.tk"), {"BM": 16, "BD": 256, "D": 1024}, {"M": 50}),
+    (str(EXAMPLES / "layernorm.tk"), {"BM": 32, "D": 512}, {"M": 70}),
 ]
 
 
-@pytest.mark.parametrize("name,params,dims", CASES, ids=lambda v: str(v))
+@pytest.mark.parametrize("name,params,dims", CASES, ids=lambda v: Path(v).name if isinstance(v, str) else str(v))
 def test_short_tiles_match_interpreter(name: str, params: dict[str, int], dims: dict[str, int]) -> None:
     from tkc.driver import load_module
     from tkc.interpreter import find_kernel, interpret

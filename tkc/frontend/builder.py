@@ -225,6 +225,7 @@ ANNOTATION_PLACES = {
     "stream_k": "kernel",
     "fma_exp2": "kernel",
     "dependent_launch": "kernel",
+    "band": "kernel",
     "whole_tiles": "kernel",
     "stages": "for or kernel",  # on a kernel: every ring's depth, and the ring of a kernel that streams its tiles
     "overlap": "for",
@@ -234,7 +235,7 @@ ANNOTATION_PLACES = {
 }
 """Where each annotation may stand."""
 COMMAND_LINE_PINS = ("consumers", "persistent", "cluster", "heavy_first", "stream_k", "split_ring", "fma_exp2",
-                     "dependent_launch", "stages")
+                     "dependent_launch", "band", "stages")
 """The kernel annotations `-D @NAME=VALUE` (and a tuning space) may set: those of one integer."""
 
 
@@ -254,6 +255,8 @@ def annotation_problem(name: str, value: int) -> str | None:
         return f"@heavy_first takes 0 (launch order) or 1 (the planner's choice), got {value}"
     if name == "dependent_launch" and value not in (0, 1):
         return f"@dependent_launch takes 0 (a plain launch) or 1 (a programmatic dependent launch), got {value}"
+    if name == "band" and value not in (0, 1):
+        return f"@band takes 0 (the wgmma layout) or 1 (the band layout, or an error that says why not), got {value}"
     if name == "stream_k" and value not in (0, 1):
         return f"@stream_k takes 0 (whole tiles per CTA) or 1 (split the K iterations over the CTAs), got {value}"
     if name == "fma_exp2" and not 0 <= value <= tile.FMA_EXP2_EVERY_MAX:

@@ -32,7 +32,7 @@
 // RUN: sh -c "tkc-opt %S/Inputs/gemm.mlir -p 'tile-occupancy-plan{registers=40}' 2>&1; echo exit \$?" | filecheck %s --check-prefix=PAIR
 // RUN: sh -c "tkc-opt %S/Inputs/gemm.mlir -p 'tile-occupancy-plan{stages=2' 2>&1; echo exit \$?" | filecheck %s --check-prefix=SYNTAX
 
-// UNKNOWN: tkc-opt: error: tile-occupancy-plan has no option 'stage' (its options: consumers, stages, persistent, registers, group_m, cluster, stream_k, dependent_launch)
+// UNKNOWN: tkc-opt: error: tile-occupancy-plan has no option 'stage' (its options: consumers, stages, persistent, registers, group_m, cluster, stream_k, dependent_launch, band)
 // UNKNOWN-NEXT: exit 1
 // NONE: tkc-opt: error: tile-pipeline has no option 'stages' (it takes none)
 // NONE-NEXT: exit 1

@@ -28,10 +28,10 @@ builtin.module {
 
 // Both axes of a 64x32 tile: rows r0 + {0, 8}, columns 2 * quad + {0, 1, 8, 9, 16, 17, 24, 25}.
 // CHECK:          ld.param.u32 [[N:%r[0-9]+]], [dim_N];
-// CHECK:          sub.s32 [[ROWS:%r[0-9]+]], [[N]], [[ROW:%r[0-9]+]];
+// CHECK:          shl.b32 [[COL:%r[0-9]+]], {{%r[0-9]+}}, 1;
+// CHECK-NEXT:     sub.s32 [[ROWS:%r[0-9]+]], [[N]], [[ROW:%r[0-9]+]];
 // CHECK-NEXT:     setp.le.s32 [[R0:%p[0-9]+]], [[ROWS]], 0;
 // CHECK-NEXT:     setp.le.s32 [[R8:%p[0-9]+]], [[ROWS]], 8;
-// CHECK-NEXT:     shl.b32 [[COL:%r[0-9]+]], {{%r[0-9]+}}, 1;
 // CHECK-NEXT:     sub.s32 [[COLS:%r[0-9]+]], [[N]], [[COL]];
 // CHECK-NEXT:     setp.le.s32 [[C0:%p[0-9]+]], [[COLS]], 0;
 // CHECK-NEXT:     setp.le.s32 [[C1:%p[0-9]+]], [[COLS]], 1;
