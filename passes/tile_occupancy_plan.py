@@ -23,6 +23,12 @@ they agree; read back by `KernelPlan.of`); planning again starts a fresh plan:
                        shared memory (tile.to_shared, a wgmma's A and B), which every consumer
                        reads whole, so each height is distributed on its own; the lowering lets
                        the first consumer alone store a replicated tile or write it to shared memory
+  band                 (where the replicated tiles are under 64 rows, or pinned) 1 where
+                       plan.band_obstacle finds nothing in the way (no mma, scan, transpose or
+                       vector-to-scalar reduction, 32-column multiples) and @band(0) does not pin
+                       it off: the tiles are held unpadded, every warp all rows, the 4 warps
+                       sharing the columns (sm90.FragmentType's band layout), and the register
+                       demand counts them so; @band(1) where it cannot is an error
   threads              128 x (1 + consumers)
   producer_registers   setmaxnreg values (multiples of 8 in [24, 256]) splitting the block's
   consumer_registers   entry allocation (threads x floor8(65536 / threads), what ptxas gives with
