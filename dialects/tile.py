@@ -119,10 +119,14 @@ _STAGES, _FLAG = Allowed(range(1, 17), "1..16"), Allowed((0, 1), "0 or 1")
 FMA_EXP2_EVERY_MAX = 8
 """The largest k of @fma_exp2(k): every k-th element of a register tile's exp2 on the FMA pipe."""
 _FMA_EXP2 = Allowed(range(0, FMA_EXP2_EVERY_MAX + 1), f"0..{FMA_EXP2_EVERY_MAX}")
+MAX_CTAS_PER_SM = 4
+"""The most blocks of one kernel the plan puts on an SM (each of at least 256 threads)."""
+_CTAS = Allowed(range(1, MAX_CTAS_PER_SM + 1), f"1..{MAX_CTAS_PER_SM}")
 
 KERNEL_PINS = {
     "consumers": _CONSUMERS, "cluster": _CLUSTER, "heavy_first": _FLAG, "stream_k": _FLAG, "split_ring": _FLAG,
-    "fma_exp2": _FMA_EXP2, "dependent_launch": _FLAG, "band": _FLAG, "stages": _STAGES, "group_m": _COUNT,
+    "fma_exp2": _FMA_EXP2, "dependent_launch": _FLAG, "band": _FLAG, "ctas_per_sm": _CTAS,
+    "stages": _STAGES, "group_m": _COUNT,
 }
 """The integer annotations of a tile.kernel (the user's pins, as the frontend checks them; `stages`
 and `group_m` only come from tile IR), each within what its plan field may hold;

@@ -57,7 +57,8 @@ they agree; read back by `KernelPlan.of`); planning again starts a fresh plan:
                        loads: tiles of varlen attention take different times, which a fixed
                        persistent walk does not balance: 1.2-1.5x faster on the H200)
   ctas_per_sm          2 when two blocks fit both budgets and the widest wgmma fits the halved
-                       entry count (for a persistent grid only where it streams), else 1
+                       entry count (for a persistent grid only where it streams), else 1;
+                       @ctas_per_sm(k) pins k up to 4 (an error where k do not fit)
   cluster              only pinned (@cluster(2)): tile rows i and i+1 run on a 2-CTA cluster
                        that multicasts the pipelined tile they share (GEMM's B)
   heavy_first          (one CTA per tile) the grid axis whose block index a loop's trip count

@@ -247,7 +247,9 @@ def test_define_pins_a_kernel_annotation(capsys: pytest.CaptureFixture[str]) -> 
     assert "pinned by @stages(8)" in capsys.readouterr().out
     for pin, message in [("@stages=17", "-D @stages=17: @stages takes 1 to 16 pipeline stages, got 17"),
                          ("@stage=8", "-D @stage: not an annotation -D sets"),
-                         ("@stages=1.5", "@stages takes an integer, got 1.5")]:
+                         ("@stages=1.5", "@stages takes an integer, got 1.5"),
+                         ("@ctas_per_sm=5", "-D @ctas_per_sm=5: @ctas_per_sm takes 1 to 4 blocks per SM, got 5"),
+                         ("@band=2", "-D @band=2: @band takes 0 (the wgmma layout) or 1")]:
         assert cli.main(["compile", example, "-D", pin]) == 1
         assert message in capsys.readouterr().err
 

@@ -226,6 +226,7 @@ ANNOTATION_PLACES = {
     "fma_exp2": "kernel",
     "dependent_launch": "kernel",
     "band": "kernel",
+    "ctas_per_sm": "kernel",
     "whole_tiles": "kernel",
     "stages": "for or kernel",  # on a kernel: every ring's depth, and the ring of a kernel that streams its tiles
     "overlap": "for",
@@ -235,7 +236,7 @@ ANNOTATION_PLACES = {
 }
 """Where each annotation may stand."""
 COMMAND_LINE_PINS = ("consumers", "persistent", "cluster", "heavy_first", "stream_k", "split_ring", "fma_exp2",
-                     "dependent_launch", "band", "stages")
+                     "dependent_launch", "band", "ctas_per_sm", "stages")
 """The kernel annotations `-D @NAME=VALUE` (and a tuning space) may set: those of one integer."""
 
 
@@ -257,6 +258,8 @@ def annotation_problem(name: str, value: int) -> str | None:
         return f"@dependent_launch takes 0 (a plain launch) or 1 (a programmatic dependent launch), got {value}"
     if name == "band" and value not in (0, 1):
         return f"@band takes 0 (the wgmma layout) or 1 (the band layout, or an error that says why not), got {value}"
+    if name == "ctas_per_sm" and not 1 <= value <= tile.MAX_CTAS_PER_SM:
+        return f"@ctas_per_sm takes 1 to {tile.MAX_CTAS_PER_SM} blocks per SM, got {value}"
     if name == "stream_k" and value not in (0, 1):
         return f"@stream_k takes 0 (whole tiles per CTA) or 1 (split the K iterations over the CTAs), got {value}"
     if name == "fma_exp2" and not 0 <= value <= tile.FMA_EXP2_EVERY_MAX:

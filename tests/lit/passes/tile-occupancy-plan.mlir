@@ -23,7 +23,7 @@
 // ATTN-SAME: stages = #tile.decision<3, "3 stages fit (1 KB for 8 mbarriers + 32768 B of single tiles (the epilogue stages its output in them) + 3 x 65536 B ring + 1 KB alignment slack); 4 would need 296960 bytes, over 232448">
 // ATTN-SAME: smem_bytes = #tile.decision<231424,
 // ATTN-SAME: group_m = #tile.decision<1,
-// ATTN-SAME: ctas_per_sm = #tile.decision<1, "two blocks would need 2 x (231424 + 1024 reserved) bytes, over the SM's 233472">
+// ATTN-SAME: ctas_per_sm = #tile.decision<1, "2 blocks would need 2 x (231424 + 1024 reserved) bytes, over the SM's 233472">
 // ATTN-SAME: producer_registers = #tile.decision<40,
 // ATTN-SAME: consumer_registers = #tile.decision<232, "{{[^"]*}}">>
 
