@@ -21,7 +21,9 @@ What it decides, and why:
   reads it (tile_to_sm90/shared_memory.py) and places only the mbarriers and store-fence
   slots of the first kilobyte (tile-pipeline refuses a layout over 227 KB, naming the budget).
 - **Epilogue, vector stores, tile.to_shared** (tile_to_sm90/stores.py), **fences**
-  (tile_to_sm90/fences.py), **compute** op by op (tile_to_sm90/compute.py).
+  (tile_to_sm90/fences.py), **compute** op by op (tile_to_sm90/compute.py); a band tile's
+  accumulated row reduction meets the warps' partials after its loop, not in every iteration
+  (tile_to_sm90/band_deferral.py).
 - **Clusters** (`@cluster(2)`): pairs of CTAs along grid axis 0 multicast a ring tile they
   share (tile_to_sm90/lowering.py), and a stage is free only when the consumers of both CTAs
   released it. With an odd number of tile rows the last pair's second tile is out of bounds:
@@ -47,6 +49,7 @@ from tkc.passes.tile_to_sm90.consumer import ConsumerEmitter
 from tkc.passes.tile_to_sm90.launch_abi import launch_abi
 from tkc.passes.tile_to_sm90.lowering import KernelLowering
 from tkc.passes.tile_to_sm90.producer import ProducerEmitter
+from tkc.passes.tile_to_sm90.band_deferral import defer_band_combines
 from tkc.passes.tile_to_sm90.fences import init_store_fences
 
 
@@ -80,6 +83,8 @@ def lower_kernel(kernel: tile.KernelOp) -> sm90.KernelOp:
     roles.producer.block.add_op(producer_body)
     ProducerEmitter(lowering, producer_body.body.block).emit_kernel_body()
     ConsumerEmitter(lowering, roles.consumer.block).emit_kernel_body()
+    if lowering.plan.band:
+        defer_band_combines(roles)
     if cluster > 1:
         # no CTA leaves while its peer may still multicast into it or arrive on its barriers
         block.add_op(sm90.ClusterSyncOp())
