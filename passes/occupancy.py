@@ -752,7 +752,8 @@ class Planner:
             (f"pinned by {self.pin('consumers', str(n))}"
              if self.annotation("consumers") is not None
              else f"{rows}-row register tiles: {fragment_rows(rows, n) if rows >= WGMMA_ROWS else rows} rows per "
-             f"consumer warpgroup (wgmma m64); the demand of {self.demand(n)} registers per thread fits") + padding,
+             f"consumer warpgroup{'' if rows < WGMMA_ROWS and self.band()[0] else ' (wgmma m64)'}; the demand of "
+             f"{self.demand(n)} registers per thread fits") + padding,
         )
         replicated_height = replicated_rows(heights, n)
         plans_band = bool(replicated_height and replicated_height < WGMMA_ROWS or self.annotation("band") is not None)
