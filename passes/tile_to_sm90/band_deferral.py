@@ -88,7 +88,7 @@ def _defer(loop: scf.ForOp, index: int) -> bool:
     after = _AfterLoop(loop)
     scratch, warpgroup, barrier_id = (after.value(v) for v in (combine.scratch, combine.warpgroup, combine.barrier_id))
     if scratch is None or warpgroup is None or barrier_id is None:
-        return False  # copies already placed stay unused: canonicalization-free, ptx drops them
+        return False  # any copies placed above stay unused: ptxas drops dead code
     result = loop.results[index]
     uses = list(result.uses)
     final = sm90.BandCombineOp(combine.fn, result, scratch, warpgroup, combine.warpgroups.value.data, barrier_id)
