@@ -100,10 +100,9 @@ def _shared_slots(e: Emitter, frag_type: sm90.FragmentType, ref: sm90.SharedRefT
     else:
         col = b.shl("b32", quad, log2(2 * eb))
     mask = _SWIZZLE_MASK[ref.swizzle.data]
-    if mask:
-        shift = 7 - log2(span)
-        x = b.shl("b32", b.and_("b32", b.shr("u32", r, shift) if shift > 0 else r, mask), 4)
-        col = b.xor("b32", col, x)
+    swizzle = _swizzle_bits(e, ref, r)
+    if swizzle is not None:
+        col = b.xor("b32", col, swizzle)
     columns: dict[int, SSAValue] = {}
     slots: list[Slot] = []
     pairs = frag_type.warp_cols(cols) // 4
