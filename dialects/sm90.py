@@ -101,9 +101,6 @@ FRAGMENT_LAYOUTS = ("", "col", "band", "band_col")
 vector replicated over the warpgroup; "band" a tile or row vector of 16·k rows that every warp
 holds whole in rows while the 4 warps interleave its 8-column groups, "band_col" a column vector
 laid out as a band tile's columns (FragmentType)."""
-BAND_COLUMNS = 32
-"""A band fragment's columns come in groups of this many: 4 warps times the 8 columns of a
-register group (a band tile's columns and a band column vector are multiples of it)."""
 
 
 @irdl_attr_definition
@@ -169,7 +166,7 @@ class FragmentType(ParametrizedAttribute, TypeAttribute):
     @property
     def group_stride(self) -> int:
         """Columns between a thread's 8-column groups: 8, or 32 in a band (4 warps interleave)."""
-        return BAND_COLUMNS if self.is_band else 8
+        return 32 if self.is_band else 8
 
     def warp_cols(self, cols: int) -> int:
         """The columns of `cols` one warp holds: all, or a band's quarter."""
@@ -212,13 +209,13 @@ class FragmentType(ParametrizedAttribute, TypeAttribute):
             raise VerifyException(f"a fragment's layout is one of {', '.join(map(repr, FRAGMENT_LAYOUTS))}, "
                                   f"got {self.layout.data!r}")
         if self.is_column:
-            step = BAND_COLUMNS if self.is_band else 16
+            step = 32 if self.is_band else 16
             if len(shape) != 1 or shape[0] % step:
                 raise VerifyException(f"a {self.layout.data} fragment is a vector of {step}*k columns, got {shape}")
             return
         if len(shape) not in (1, 2) or shape[0] % self.block_rows:
             raise VerifyException(f"a {'band ' if self.is_band else ''}fragment has {self.block_rows}*k rows, got {shape}")
-        col_step = BAND_COLUMNS if self.is_band else 16
+        col_step = 32 if self.is_band else 16
         if len(shape) == 2 and shape[1] % col_step:
             raise VerifyException(f"{'band ' if self.is_band else ''}fragment columns are a multiple of {col_step}, "
                                   f"got {shape}")
