@@ -79,6 +79,7 @@ from tkc.abi import (
     check_launch_size,
 )
 from tkc.dialects.tile import (
+    BAND_COLUMNS,
     WARPGROUP_THREADS,
     Axis,
     AxisAttr,
@@ -166,7 +167,7 @@ class FragmentType(ParametrizedAttribute, TypeAttribute):
     @property
     def group_stride(self) -> int:
         """Columns between a thread's 8-column groups: 8, or 32 in a band (4 warps interleave)."""
-        return 32 if self.is_band else 8
+        return BAND_COLUMNS if self.is_band else 8
 
     def warp_cols(self, cols: int) -> int:
         """The columns of `cols` one warp holds: all, or a band's quarter."""
@@ -209,13 +210,13 @@ class FragmentType(ParametrizedAttribute, TypeAttribute):
             raise VerifyException(f"a fragment's layout is one of {', '.join(map(repr, FRAGMENT_LAYOUTS))}, "
                                   f"got {self.layout.data!r}")
         if self.is_column:
-            step = 32 if self.is_band else 16
+            step = BAND_COLUMNS if self.is_band else 16
             if len(shape) != 1 or shape[0] % step:
                 raise VerifyException(f"a {self.layout.data} fragment is a vector of {step}*k columns, got {shape}")
             return
         if len(shape) not in (1, 2) or shape[0] % self.block_rows:
             raise VerifyException(f"a {'band ' if self.is_band else ''}fragment has {self.block_rows}*k rows, got {shape}")
-        col_step = 32 if self.is_band else 16
+        col_step = BAND_COLUMNS if self.is_band else 16
         if len(shape) == 2 and shape[1] % col_step:
             raise VerifyException(f"{'band ' if self.is_band else ''}fragment columns are a multiple of {col_step}, "
                                   f"got {shape}")

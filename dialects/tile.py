@@ -96,6 +96,9 @@ WARPGROUP_THREADS = 128
 """Threads of a warpgroup: a block runs one producer warpgroup and 1 to 7 consumer ones."""
 WGMMA_ROWS = 64
 """Rows of one wgmma (its M): the register-tile rows a consumer warpgroup owns come in these units."""
+BAND_COLUMNS = 32
+"""A band layout's tile columns and column vectors come in these units: the 4 warps of a warpgroup
+times the 8 columns of a register group (sm90.FragmentType)."""
 SWIZZLE_SPANS = SWIZZLES
 """Shared-memory layouts TMA and wgmma know: unswizzled, or a 32, 64 or 128-byte swizzle."""
 REGISTER_COUNTS = range(24, 257, 8)

@@ -31,6 +31,7 @@ from tkc.passes.alias import may_overlap_in_loop
 from tkc.passes.shared_tiles import buffer_columns, buffer_rows
 from tkc.passes.wgmma_layout import widest_span
 from tkc.dialects.tile import (
+    BAND_COLUMNS,
     WARPGROUP_THREADS,
     WGMMA_ROWS,
     Axis,
@@ -509,11 +510,6 @@ def col_scratch_bytes(kernel: Operation) -> int:
     plan = KernelPlan.of(kernel)
     needs.append(band_scratch_bytes(kernel, plan.consumers if "consumers" in plan.reasons else 4))
     return max(needs, default=0)
-
-
-BAND_COLUMNS = 32
-"""A band layout's tile columns and column vectors are a multiple of this: 4 warps times the 8
-columns of a register group."""
 
 
 def band_obstacle(kernel: KernelOp) -> str | None:
