@@ -83,6 +83,12 @@ def lower_kernel(kernel: tile.KernelOp) -> sm90.KernelOp:
     roles.producer.block.add_op(producer_body)
     ProducerEmitter(lowering, producer_body.body.block).emit_kernel_body()
     ConsumerEmitter(lowering, roles.consumer.block).emit_kernel_body()
+    if lowering.memory.staging:
+        # a staged store leaves its last chunks' TMA reads running (stores.py): the block's
+        # shared memory must outlive them
+        drain = sm90.SingleThreadOp("warpgroup")
+        roles.consumer.block.add_op(drain)
+        drain.body.block.add_op(sm90.TmaStoreWaitOp(0, read=True))
     if lowering.plan.band:
         defer_band_combines(roles)
     if cluster > 1:

@@ -4,9 +4,16 @@
   a time (64 bf16 columns: a 64x64 chunk) through chunk buffers of its own, and one of its
   threads stores each chunk with TMA while the others write the next. Two small buffers per
   consumer instead of a whole output tile is what leaves room for a deep input ring. Consumers
-  sync only their own warpgroup (named barrier 1 + consumer); before a buffer is rewritten, the
-  store issued from it `buffers` chunks earlier has finished reading it. Staging in the bytes
-  of the kernel-level loads (attention's Q) first meets all consumers, past their last wgmma.
+  sync only their own warpgroup (named barrier 1 + consumer). A store waits for the TMA reads of
+  a buffer only just before it rewrites the buffer: before its first chunk, until every store
+  the consumer issued has read its staging (an earlier run of the same store in a loop may have
+  left its last chunk in either buffer, whatever the parity of its chunk count); before a later
+  chunk, until the store `buffers` chunks back has. So the last reads of a store in a loop
+  (a state kernel writing one small tile per iteration) run under the next iteration's work
+  rather than on its path, and the consumers wait for all of them once before they exit (the
+  block's shared memory must outlive its reads). Staging in the bytes of the kernel-level loads
+  (attention's Q) first meets all consumers, past their last wgmma, and is read whole before
+  the store ends: the next tile's loads write those bytes.
   A tile every consumer holds whole (the plan's replicated_rows) is stored by the first alone.
 - **store_add** (`tile.store reduce add`) takes the same path, each box a TMA reduce-add
   (`sm90.tma_store reduce add`, of the tensor map's f32 or bf16 elements): the staging, its
@@ -111,10 +118,17 @@ def _emit_staged_store(c: ConsumerEmitter, op: tile.StoreOp, staging: Staging, t
     row_map = None if end is None else c.lowering.params.tensor_map(
         op.tensor, box(staging.chunk, tensor_type.rank, 1), staging.chunk.swizzle.data
     )
-    for chunk in range(value_type.cols // chunk_cols):
+    chunks = value_type.cols // chunk_cols
+    for chunk in range(chunks):
         addr = c.add(base, c.const((chunk % staging.buffers) * staging.chunk_bytes, block), block)
         view = c.op(sm90.SmemViewOp(addr, staging.chunk), block).results[0]
-        # the store issued from this buffer `buffers` chunks ago has read it (see the wait below)
+        if not staging.reuses_single_tiles and (chunk == 0 or chunk >= staging.buffers):
+            # the stores that read this buffer before are done reading it: at the first chunk,
+            # every store this consumer issued (an earlier run of this store, in a loop, may
+            # have left its last chunks in either buffer); later, the one `buffers` chunks back
+            waiter = sm90.SingleThreadOp("warpgroup")
+            c.op(waiter, block)
+            c.op(sm90.TmaStoreWaitOp(0 if chunk == 0 else staging.buffers - 1, read=True), waiter.body.block)
         c.op(sm90.NamedBarrierOp(barrier_id, WARPGROUP_THREADS), block)
         c.op(sm90.StoreFragmentOp(c.values[op.value], view, zero, chunk * chunk_cols), block)
         c.op(sm90.FenceProxyAsyncOp(), block)
@@ -142,7 +156,10 @@ def _emit_staged_store(c: ConsumerEmitter, op: tile.StoreOp, staging: Staging, t
                 store_box(rows, name, branch)
                 c.emit_if_then(c.op(arith.CmpiOp(c.consumer_index, last, predicate), inner).results[0], branch, inner)
         c.op(sm90.TmaStoreCommitOp(), inner)
-        c.op(sm90.TmaStoreWaitOp(staging.buffers - 1, read=True), inner)
+        if staging.reuses_single_tiles:
+            # the buffers are the kernel-level loads' bytes, which the next tile loads into:
+            # each chunk is read before the next is written, and the last before the store ends
+            c.op(sm90.TmaStoreWaitOp(staging.buffers - 1 if chunk + 1 < chunks else 0, read=True), inner)
 
 
 def _store_rows_before(c: ConsumerEmitter, end: SSAValue, tmap: SSAValue, row_map: str, addr: SSAValue,

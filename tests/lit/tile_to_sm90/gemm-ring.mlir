@@ -85,6 +85,9 @@ builtin.module {
 // CHECK:          %[[OUT:[0-9]+]] = sm90.convert %[[LAST]] : !sm90.frag<64x64xf32> -> !sm90.frag<64x64xbf16>
 // CHECK-NEXT:     %[[STAGING:[0-9]+]] = arith.constant 33792 : index
 // CHECK:          %[[CHUNK:[0-9]+]] = sm90.smem_view %{{[0-9]+}} : !sm90.smem<64x64xbf16, swizzle 128>
+// CHECK-NEXT:     sm90.single_thread "warpgroup" {
+// CHECK-NEXT:       sm90.tma_store_wait 0 : i32 read
+// CHECK-NEXT:     }
 // CHECK-NEXT:     sm90.named_barrier %[[ID:[0-9]+]], 128 : i32
 // CHECK-NEXT:     sm90.store_fragment %[[OUT]][cols 0 : i32], %[[CHUNK]]
 // CHECK-NEXT:     sm90.fence_proxy_async
@@ -93,7 +96,7 @@ builtin.module {
 // CHECK-NEXT:       sm90.tensormap "tmap_C_2"
 // CHECK:            sm90.tma_store
 // CHECK-NEXT:       sm90.tma_store_commit
-// CHECK-NEXT:       sm90.tma_store_wait 0 : i32 read
+// CHECK-NEXT:     }
 
 // RINGS:        sm90.single_thread "block" {
 // RINGS-NEXT:     sm90.fence_barrier_init

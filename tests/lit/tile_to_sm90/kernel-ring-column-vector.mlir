@@ -66,4 +66,7 @@ builtin.module {
 // CHECK:          sm90.single_thread "warp" {
 // CHECK-NEXT:       sm90.mbarrier_arrive
 // CHECK-NEXT:     }
+// CHECK-NEXT:     sm90.single_thread "warpgroup" {
+// CHECK-NEXT:       sm90.tma_store_wait 0 : i32 read
+// CHECK-NEXT:     }
 // CHECK-NEXT:   }
