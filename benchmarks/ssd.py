@@ -1,5 +1,7 @@
-"""Mamba-2's SSD scan with a scalar decay per token and head (examples/ssd.tk: ssd_states, then
-ssd_output) against fla-core's chunk_simple_gla (the same recurrence), in one process.
+"""Mamba-2's SSD scan with a scalar decay per token and head (examples/ssd.tk) against fla-core's
+chunk_simple_gla (the same recurrence), in one process: `tkc` is ssd_states then ssd_output,
+`tkc_split` ssd_chunk_states, ssd_passing, then ssd_output (the chunks' own state terms in
+parallel, so only an element-wise scan walks the chunks).
 
     python benchmarks/ssd.py [--runs 30] [--d 64,128] [--shapes 8x16x2048,2x16x16384] [--bc 128] [--bv 16,32]
 
@@ -33,8 +35,11 @@ def bench(b: int, h: int, n: int, d: int, runs: int, bc: int, bv: int) -> dict[s
     g = -0.1 * torch.rand(b, h, n, device="cuda", dtype=torch.float32)
     scale = d**-0.5
     states = torch.empty(b, h, -(-n // bc), d, d, device="cuda", dtype=torch.bfloat16)
-    o = torch.empty_like(q)
+    terms = torch.empty_like(states)
+    o, o_split = torch.empty_like(q), torch.empty_like(q)
     ssd_states = tkc.compile(EXAMPLE, kernel="ssd_states", D=d, BC=bc, BV=bv)
+    ssd_chunk_states = tkc.compile(EXAMPLE, kernel="ssd_chunk_states", D=d, BC=bc)
+    ssd_passing = tkc.compile(EXAMPLE, kernel="ssd_passing", D=d, BC=bc, BV=bv)
     ssd_output = tkc.compile(EXAMPLE, kernel="ssd_output", D=d, BC=bc, SCALE=scale)
     qf, kf, vf = (t.transpose(1, 2).contiguous() for t in (q, k, v))
     gf = g.transpose(1, 2).contiguous()
@@ -43,13 +48,19 @@ def bench(b: int, h: int, n: int, d: int, runs: int, bc: int, bv: int) -> dict[s
         ssd_states(k, v, g, states)
         ssd_output(q, k, v, g, states, o)
 
-    fns = {"tkc": pair, "fla": lambda: chunk_simple_gla(qf, kf, vf, g=gf, scale=scale)[0]}
+    def split() -> None:
+        ssd_chunk_states(k, v, g, terms)
+        ssd_passing(terms, g, states)
+        ssd_output(q, k, v, g, states, o_split)
+
+    fns = {"tkc": pair, "tkc_split": split, "fla": lambda: chunk_simple_gla(qf, kf, vf, g=gf, scale=scale)[0]}
     want = fns["fla"]().transpose(1, 2).float()
-    pair()
     row: dict[str, object] = {"B": b, "H": h, "N": n, "D": d, "BC": bc, "BV": bv}
-    row["tkc_rel_err"] = rel = ((o.float() - want).norm() / want.norm()).item()
-    if not rel < 1e-2:
-        raise SystemExit(f"tkc SSD B={b} H={h} N={n} D={d} is wrong: relative error {rel}")
+    for name, out in (("tkc", o), ("tkc_split", o_split)):
+        fns[name]()
+        row[f"{name}_rel_err"] = rel = ((out.float() - want).norm() / want.norm()).item()
+        if not rel < 1e-2:
+            raise SystemExit(f"{name} SSD B={b} H={h} N={n} D={d} is wrong: relative error {rel}")
     flop = b * h * (4.0 * n * bc * d + 4.0 * n * d * d)
     row.update(times(fns, runs, over="fla"))
     for name in fns:
@@ -73,9 +84,10 @@ def main() -> None:
                 row = bench(b, h, n, d, args.runs, bc, bv)
                 rows.append(row)
                 print(f"B={b} H={h} N={n:<6} D={d:<4} BC={bc:<4} BV={bv:<3} tkc {row['tkc_ms']:.3f} ms "
-                      f"({row['tkc_ms_do_bench']:.3f}, {row['tkc_tflops']:.0f} TFLOP/s)  fla {row['fla_ms']:.3f} "
-                      f"({row['fla_ms_do_bench']:.3f})  tkc/fla {row['tkc_over_fla']:.2f}x "
-                      f"({row['tkc_over_fla_do_bench']:.2f}x)", flush=True)
+                      f"({row['tkc_ms_do_bench']:.3f}, {row['tkc_tflops']:.0f} TFLOP/s)  split {row['tkc_split_ms']:.3f} "
+                      f"({row['tkc_split_ms_do_bench']:.3f})  fla {row['fla_ms']:.3f} ({row['fla_ms_do_bench']:.3f})  "
+                      f"tkc/fla {row['tkc_over_fla']:.2f}x ({row['tkc_over_fla_do_bench']:.2f}x)  "
+                      f"split/fla {row['tkc_split_over_fla']:.2f}x ({row['tkc_split_over_fla_do_bench']:.2f}x)", flush=True)
     write_record("ssd", {"benchmark": "SSD scalar-decay scan bf16", "runs": args.runs, "rows": rows})
 
 
