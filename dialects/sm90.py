@@ -91,6 +91,7 @@ from tkc.dialects.tile import (
     UnaryFn,
     UnaryFnAttr,
     element_bytes,
+    parse_layout,
 )
 
 
@@ -199,10 +200,8 @@ class FragmentType(ParametrizedAttribute, TypeAttribute):
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
         with parser.in_angle_brackets():
             dims, element_type = parser.parse_ranked_shape()
-            layout = ""
-            if parser.parse_optional_punctuation(",") is not None:
-                layout = parser.parse_identifier()
-        return (ArrayAttr(IntAttr(d) for d in dims), element_type, StringAttr(layout))
+            layout = parse_layout(parser)
+        return (ArrayAttr(IntAttr(d) for d in dims), element_type, layout)
 
     def verify(self) -> None:
         shape = self.get_shape()

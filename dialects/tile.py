@@ -630,11 +630,11 @@ class _VectorType(ShapedTileType):
 
 
 def parse_layout(parser: AttrParser) -> StringAttr:
-    """The optional `, col` after a vector's or fragment's shape: "col", or "" for rows."""
-    column = parser.parse_optional_punctuation(",") is not None
-    if column:
-        parser.parse_keyword("col")
-    return StringAttr("col" if column else "")
+    """The optional `, LAYOUT` after a vector's or fragment's shape (`col`, `band`, ...), or ""
+    without one; the type's verify says which layouts it takes."""
+    if parser.parse_optional_punctuation(",") is None:
+        return StringAttr("")
+    return StringAttr(parser.parse_identifier())
 
 
 @irdl_attr_definition

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_right
 from dataclasses import dataclass, field
+from functools import cached_property
 from collections.abc import Iterable, Mapping
 from fractions import Fraction
 
@@ -333,7 +334,7 @@ class Planner:
 
     def demand(self, consumers: int) -> int:
         if consumers not in self._demand:
-            self._demand[consumers] = register_demand(self.kernel, consumers, bool(self.band()[0]))
+            self._demand[consumers] = register_demand(self.kernel, consumers, bool(self.band[0]))
         return self._demand[consumers]
 
     def annotation(self, key: str) -> Attribute | None:
@@ -664,6 +665,7 @@ class Planner:
                    "and barriers, then wait for it (griddepcontrol.wait) before their first global access; each "
                    "block lets the next kernel's blocks start (launch_dependents) as it begins")
 
+    @cached_property
     def band(self) -> tuple[int, str]:
         """Whether the register tiles take the band layout (plan.band): where every one is shorter
         than a wgmma's 64 rows, nothing needs the wgmma layout (band_obstacle) and no
@@ -752,12 +754,12 @@ class Planner:
             (f"pinned by {self.pin('consumers', str(n))}"
              if self.annotation("consumers") is not None
              else f"{rows}-row register tiles: {fragment_rows(rows, n) if rows >= WGMMA_ROWS else rows} rows per "
-             f"consumer warpgroup{'' if rows < WGMMA_ROWS and self.band()[0] else ' (wgmma m64)'}; the demand of "
+             f"consumer warpgroup{'' if rows < WGMMA_ROWS and self.band[0] else ' (wgmma m64)'}; the demand of "
              f"{self.demand(n)} registers per thread fits") + padding,
         )
         replicated_height = replicated_rows(heights, n)
         plans_band = bool(replicated_height and replicated_height < WGMMA_ROWS or self.annotation("band") is not None)
-        banded = plans_band and bool(self.band()[0])
+        banded = plans_band and bool(self.band[0])
         if replicated_height:
             shorter = ", ".join(str(h) for h in sorted(heights) if h <= replicated_height)
             padded_heights = [] if banded else [h for h in short_heights(heights) if h <= replicated_height]
@@ -781,7 +783,7 @@ class Planner:
                 + split,
             )
         if plans_band:
-            self.decide("band", *self.band())
+            self.decide("band", *self.band)
         self.decide("threads", WARPGROUP_THREADS * (1 + n), f"1 producer + {n} consumer warpgroup(s) of 128 threads")
         loops = pipelined_loops(self.kernel)
         # before the stages: a CTA that runs one tile may stage its epilogue in its single tiles

@@ -16,7 +16,7 @@ warp starting at c would count c four times); a maximum or minimum may start any
 from __future__ import annotations
 
 from xdsl.dialects import arith, scf
-from xdsl.ir import BlockArgument, Operation, SSAValue
+from xdsl.ir import Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from tkc.dialects import sm90
@@ -29,15 +29,6 @@ _ACCUMULATE = {ReduceFn.SUM: BinaryFn.ADD, ReduceFn.MAX: BinaryFn.MAX, ReduceFn.
 def _starts_at_zero(value: SSAValue) -> bool:
     fill = value.owner
     return isinstance(fill, sm90.FillOp) and float(fill.value.value.data) == 0.0
-
-
-def _inside(value: SSAValue, loop: scf.ForOp) -> bool:
-    op: Operation | None = value.block.parent_op() if isinstance(value, BlockArgument) else value.owner  # type: ignore[assignment]
-    while op is not None:
-        if op is loop:
-            return True
-        op = op.parent_op()
-    return False
 
 
 class _AfterLoop:
@@ -55,7 +46,7 @@ class _AfterLoop:
         """`value` where the loop's results are used: itself if the loop does not define it, else
         a copy of its index math (constants, adds, multiplies: the combine's scratch address
         and barrier id), or None."""
-        if not _inside(value, self.loop):
+        if not self.loop.is_ancestor(value.owner):  # a block argument's owner is its block
             return value
         owner = value.owner
         if not isinstance(owner, arith.ConstantOp | arith.AddiOp | arith.MuliOp):
