@@ -5,7 +5,7 @@ attention's backward kernels on the GPU, against their `_ref.py`.
 Each case is `tkc run FILE --check` in its own process under a timeout: a TMA mistake hangs
 rather than fails, and a fault leaves the CUDA context unusable for the cases after it. The
 processes of the selected cases run PARALLEL at a time (compiling and the numpy references are
-most of their time), all started before the first case; each case then waits for its own.
+most of their time), started from the main thread as slots free up; each case waits for its own.
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from concurrent.futures import Future, ThreadPoolExecutor
+import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -70,27 +71,66 @@ def _command(example: str, sizes: str, params: list[str]) -> list[str]:
             "run", str(EXAMPLES / f"{example}.tk"), "--check", "--size", sizes, *params]
 
 
-def _run(command: list[str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT_S)
+@dataclass
+class Finished:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+class Runs:
+    """The selected cases' `tkc run` processes, PARALLEL at a time, each under TIMEOUT_S.
+
+    Every process is spawned from the main thread: spawning from a pool's threads failed on the
+    H200 machine's Python 3.12 (`OSError: [Errno 14] Bad address` from its vfork path)."""
+
+    def __init__(self, commands: list[list[str]], logs: Path) -> None:
+        self.pending = list(commands)
+        self.logs = logs
+        self.running: dict[str, tuple[subprocess.Popen[bytes], Path, float]] = {}
+        self.finished: dict[str, Finished] = {}
+        self.started = 0
+
+    def result(self, command: list[str]) -> Finished:
+        key = " ".join(command)
+        while key not in self.finished:
+            while self.pending and len(self.running) < PARALLEL:
+                self._start(self.pending.pop(0))
+            for running_key, (process, log, started) in list(self.running.items()):
+                timed_out = time.monotonic() - started > TIMEOUT_S
+                if process.poll() is None and not timed_out:
+                    continue
+                if timed_out:
+                    process.kill()
+                    process.wait()
+                del self.running[running_key]
+                note = f"\ntimed out after {TIMEOUT_S} s" if timed_out else ""
+                self.finished[running_key] = Finished(
+                    process.returncode, log.with_suffix(".out").read_text(),
+                    log.with_suffix(".err").read_text() + note)
+            time.sleep(0.05)
+        return self.finished[key]
+
+    def _start(self, command: list[str]) -> None:
+        self.started += 1
+        log = self.logs / f"case{self.started}"
+        with open(log.with_suffix(".out"), "wb") as out, open(log.with_suffix(".err"), "wb") as err:
+            process = subprocess.Popen(command, stdout=out, stderr=err)
+        self.running[" ".join(command)] = (process, log, time.monotonic())
 
 
 @pytest.fixture(scope="module")
-def runs(request: pytest.FixtureRequest) -> dict[str, Future[subprocess.CompletedProcess[str]]]:
-    """The `tkc run` of every case this session selected, by command line, PARALLEL at a time."""
+def runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Runs:
+    """The `tkc run` of every case this session selected; each test waits for its own."""
     selected = [tuple(item.callspec.params[name] for name in ("example", "sizes", "params"))
                 for item in request.session.items
                 if getattr(item, "function", None) is test_example_matches_reference]
-    pool = ThreadPoolExecutor(PARALLEL)
-    started = {" ".join(_command(*case)): pool.submit(_run, _command(*case)) for case in selected}
-    pool.shutdown(wait=False)
-    return started
+    return Runs([_command(*case) for case in selected], tmp_path_factory.mktemp("examples"))
 
 
 @pytest.mark.parametrize("example,sizes,params", CASES, ids=lambda c: c if isinstance(c, str) else " ".join(c))
-def test_example_matches_reference(
-    example: str, sizes: str, params: list[str], runs: dict[str, Future[subprocess.CompletedProcess[str]]]
-) -> None:
+def test_example_matches_reference(example: str, sizes: str, params: list[str], runs: Runs) -> None:
     command = _command(example, sizes, params)
-    result = runs[" ".join(command)].result()
+    result = runs.result(command)
     assert result.returncode == 0, f"{' '.join(command[3:])} failed:\n{result.stdout}\n{result.stderr}"
     assert "FAIL" not in result.stdout
