@@ -147,6 +147,7 @@ PLAN_DECISIONS = {
     "ctas_per_sm": _COUNT,
     "cluster": _CLUSTER,
     "heavy_first": Allowed(range(-1, 3), "-1 (none) or a grid axis"),
+    "table_first": Allowed(range(-1, 3), "-1 (none) or a grid axis"),
     "stream_k": _FLAG,
     "dependent_launch": _FLAG,
     "fma_exp2": _FMA_EXP2,
@@ -157,7 +158,8 @@ PLAN_DECISIONS = {
 }
 """The fields of a kernel's `#tile.plan` (tile-occupancy-plan's decisions, which passes/plan.py's
 KernelPlan reads), in the order the planner decides and the plan prints them. PlanAttr.verify
-states how they agree with each other; the kernel's verifier that heavy_first is an axis of its grid."""
+states how they agree with each other; the kernel's verifier that heavy_first and table_first
+are axes of its grid."""
 LOOP_DECISIONS = {"stages": _STAGES, "pipeline": _STAGES, "overlap": _FLAG, "turns": _FLAG, "split_ring": _FLAG}
 """The pins (`stages`, `overlap`, `turns`, `split_ring`) and decisions (`pipeline`, `overlap`, `turns`,
 `split_ring`) on an scf.for of a kernel."""
@@ -823,11 +825,10 @@ class KernelOp(IRDLOperation):
         plan = self.attributes.get("plan", PlanAttr({}))
         if not isinstance(plan, PlanAttr):
             raise VerifyException(f"the kernel's plan is a #tile.plan<...>, got {plan}")
-        heavy_first = plan.decisions.data.get("heavy_first")
-        if isinstance(heavy_first, DecisionAttr) and heavy_first.int_value >= grid_rank:
-            raise VerifyException(
-                f"the plan's heavy_first axis {heavy_first.int_value} is not an axis of the {grid_rank}-D grid"
-            )
+        for name in ("heavy_first", "table_first"):
+            axis = plan.decisions.data.get(name)
+            if isinstance(axis, DecisionAttr) and axis.int_value >= grid_rank:
+                raise VerifyException(f"the plan's {name} axis {axis.int_value} is not an axis of the {grid_rank}-D grid")
         for loop in self.walk():
             if isinstance(loop, scf.ForOp):
                 _check_integers(loop.attributes, LOOP_DECISIONS, "the scf.for's ")

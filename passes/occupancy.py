@@ -579,7 +579,8 @@ class Planner:
             walk = f"one CTA per SM walks the ({names}) tiles" if pin else "one CTA per tile"
             return bool(pin), f"pinned by {self.pin('persistent', '' if pin else '0')}: {walk}"
         k_loop = any(isinstance(op, MmaOp) for loop in loops for op in loop.walk())
-        if any(_read_at_run_time(bound) for loop in loops for bound in (loop.lb, loop.ub)):
+        table = self.table_first(loops) if k_loop else None
+        if table is None and any(_read_at_run_time(bound) for loop in loops for bound in (loop.lb, loop.ub)):
             return False, (
                 "a loop's trip count is read from memory (load T[i] : i32), so tiles take different times: one CTA "
                 "per tile, the hardware scheduler balances them (a persistent CTA's tiles are fixed in advance)"
@@ -589,7 +590,7 @@ class Planner:
                 "every load is a tile's own, outside loops: one CTA per SM (or two) walks the tiles, its loads a "
                 "ring over them, so the next tiles load while this one computes and stores"
             )
-        if len(grid.extents) == 2 and k_loop:
+        if len(grid.extents) == 2 and k_loop and table is None:
             return True, (
                 f"2-D grid ({names}) with a K loop (GEMM-like): one CTA per SM walks the output tiles, so one "
                 "tile's epilogue overlaps the next tile's loads and the ring never drains"
@@ -598,7 +599,7 @@ class Planner:
         # qi slowest from the last down balances the CTAs' strided shares (H200, D 64, N 1024-2048:
         # 0.93-0.95x cuDNN against 0.81-0.88x one CTA per tile; grouped order 0.74-0.81x)
         heavy = self.heavy_first(loops, persistent=True) if k_loop else None
-        if k_loop and (self.same_work_per_tile(loops) or heavy is not None):
+        if k_loop and (self.same_work_per_tile(loops) or heavy is not None or table is not None):
             one_tile = self.deepest_ring(persistent=False)
             consumers = KernelPlan.of(self.kernel).consumers
             blocks, _ = self.ctas_per_sm(consumers, smem_plan(self.kernel, one_tile).total, persistent=False)
@@ -610,10 +611,12 @@ class Planner:
             walking = self.deepest_ring(persistent=True)
             if walking >= one_tile:
                 own = "own loads (a 2-stage ring) and " if tile_ring_stages(self.kernel, walking) > 1 else ""
-                tiles = (f"a K loop whose bounds no block index changes, so every ({names}) tile costs the same: one "
-                         f"CTA per SM walks them" if heavy is None else
-                         f"a K loop whose trip count grows with a block index: one CTA per SM walks the ({names}) "
-                         f"tiles heavy-first (the tile order below)")
+                tiles = (f"a K loop whose trip count grows with a block index: one CTA per SM walks the ({names}) "
+                         f"tiles heavy-first (the tile order below)" if heavy is not None else
+                         f"a K loop whose trip count a tile table gives: one CTA per SM walks the ({names}) tiles "
+                         f"in the table's order (the tile order below)" if table is not None else
+                         f"a K loop whose bounds no block index changes, so every ({names}) tile costs the same: one "
+                         f"CTA per SM walks them")
                 return True, (
                     f"{tiles}, the next tile's {own}first loop stages in flight while this tile ends and "
                     f"stores; the ring keeps its {walking} stages"
@@ -705,6 +708,30 @@ class Planner:
         across runs, within the spread of repeated runs, so it is not the default."""
         pin = int_pin(self.annotation("cluster"))
         return (pin, f"pinned by {self.pin('cluster', str(pin))}") if pin is not None else None
+
+    def table_first(self, loops: list[scf.ForOp]) -> tuple[int, str] | None:
+        """The grid axis whose block index reads a tile table (scalar loads) that gives a
+        kernel-level loop's trip count, when it is the only axis the trip count depends on
+        (varlen attention's tile t; its head h does not change it). A persistent grid walks
+        the tiles with that axis slowest, in grid order: a table that lists the heaviest tiles
+        first (attention_varlen_ref.tile_table) then gives each CTA's strided share as many
+        tiles of each length, the longest first, as heavy_first does for causal attention."""
+        grid = next(op for op in self.kernel.body.block.ops if isinstance(op, GridOp))
+        growth_by_axis = {op.axis.value.data: IndexGrowth.of(self.kernel, op.result)
+                          for op in self.kernel.body.block.ops if isinstance(op, BlockIdOp)}
+        read = [bound for loop in loops if loop.parent_op() is self.kernel
+                for bound in (loop.lb, loop.ub) if _read_at_run_time(bound)]
+        axes = {axis for axis, growth in growth_by_axis.items() for bound in read if bound in growth.depends}
+        if not read or len(axes) != 1:
+            return None
+        axis = axes.pop()
+        name = grid.names.data[axis].data
+        return axis, (
+            f"a loop's trip count is read from a table at {name}: the persistent CTAs walk the tiles with {name} "
+            f"slowest, in the table's order, so a table that lists the heaviest tiles first gives each CTA's share "
+            f"as many tiles of each length, the longest first (@persistent(0): one CTA per tile, balanced by the "
+            f"hardware whatever the table's order)"
+        )
 
     def heavy_first(self, loops: list[scf.ForOp], persistent: bool) -> tuple[int, str] | None:
         """The grid axis to launch in reverse, when a kernel-level loop's trip count grows with
@@ -801,6 +828,7 @@ class Planner:
         # clusters walk pairs of tiles along axis 0 in grouped order: a persistent one keeps it
         clustered = cluster is not None and cluster[0] > 1
         heavy = None if persistent and clustered else self.heavy_first(loops, persistent)
+        table = self.table_first(loops) if persistent and not clustered and heavy is None else None
         group_m = int_pin(self.annotation("group_m"))
         if group_m is not None:
             self.decide("group_m", group_m, f"pinned by {self.pin('group_m', str(group_m))}")
@@ -808,6 +836,8 @@ class Planner:
             self.decide("group_m", 1, "the tiles stream in grid order: they share no panel to keep in L2")
         elif persistent and heavy is not None:
             self.decide("group_m", 1, "the tiles walk in heavy-first order (heavy_first), not in groups")
+        elif persistent and table is not None:
+            self.decide("group_m", 1, "the tiles walk in the table's order (table_first), not in groups")
         elif persistent:
             self.decide("group_m", GROUP_M, f"tiles walk {GROUP_M} tile-rows at a time, so their B panels stay in L2")
         else:
@@ -818,8 +848,10 @@ class Planner:
             self.decide("cluster", *cluster)
         if heavy is not None:
             self.decide("heavy_first", *heavy)
+        if table is not None:
+            self.decide("table_first", *table)
         if (persistent and not streams_tiles(self.kernel)) or self.annotation("stream_k") is not None:
-            stream_k, why = self.stream_k(persistent, clustered, heavy is not None)
+            stream_k, why = self.stream_k(persistent, clustered, heavy is not None or table is not None)
             self.decide("stream_k", int(stream_k), why)
         self.decide("dependent_launch", *self.dependent_launch())
         if self.annotation("fma_exp2") is not None:

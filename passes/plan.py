@@ -95,6 +95,9 @@ class KernelPlan:
     """CTAs per cluster (2: pairs of tiles along grid axis 0 multicast the tile they share)."""
     heavy_first: int = -1
     """Grid axis launched in reverse (longest tiles first); -1 = none."""
+    table_first: int = -1
+    """Grid axis a persistent walk takes slowest, in grid order: its block index reads the tile
+    table a loop's trip count comes from; -1 = none."""
     stream_k: bool = False
     """A persistent grid splits the tiles' K iterations evenly over the CTAs (stream-K): a CTA
     that ends inside a tile leaves its partial sum for the CTA that began the tile."""

@@ -52,10 +52,13 @@ they agree; read back by `KernelPlan.of`); planning again starts a fresh plan:
                        share an SM (attention D64 non-causal: 0.83/0.88 -> 0.92/0.95 of cuDNN at
                        N 1024/2048); its kernel-level loads are then a 2-stage ring
                        (plan.tile_ring_stages), the next tile's Q landing while this one runs;
-                       other grids launch one CTA per tile,
-                       and so does a kernel whose loop trip count is read from memory (scalar
-                       loads: tiles of varlen attention take different times, which a fixed
-                       persistent walk does not balance: 1.2-1.5x faster on the H200)
+                       and so does a kernel whose loop trip count is read from a tile table
+                       at one grid axis (table_first, below) where the walk keeps the ring's
+                       depth (varlen attention D 64: 1.05-1.22x on the H200 where sequences
+                       are short, 0.99x at 517-4096 tokens);
+                       other grids launch one CTA per tile, and so does a kernel whose loop
+                       trip count is read from memory otherwise (its tiles take different
+                       times in an order the plan cannot know; the hardware balances them)
   ctas_per_sm          2 when two blocks fit both budgets and the widest wgmma fits the halved
                        entry count (for a persistent grid only where it streams), else 1;
                        @ctas_per_sm(k) pins k up to 4 (an error where k do not fit)
@@ -64,6 +67,12 @@ they agree; read back by `KernelPlan.of`); planning again starts a fresh plan:
   heavy_first          (one CTA per tile) the grid axis whose block index a loop's trip count
                        grows with (causal attention's query tile) launches in reverse, so the
                        longest tiles start first and the short ones fill the last wave
+  table_first          (persistent) the grid axis whose block index reads the tile table a
+                       loop's trip count comes from (varlen attention's t), when no other axis
+                       changes it: the walk takes that axis slowest, in grid order, so a
+                       table listing the heaviest tiles first (attention_varlen_ref.tile_table)
+                       gives each CTA as many tiles of each length; @persistent(0) launches one
+                       CTA per tile instead, balanced by the hardware whatever the table's order
   stream_k             only pinned (@stream_k(1), the pass option stream_k=true): a persistent
                        kernel whose tile is one K loop of mma accumulations from zero runs its
                        whole waves, then splits the last partial wave's K iterations over all CTAs

@@ -97,8 +97,11 @@ def _plan_lines(kernel: KernelOp) -> list[str]:
         ("grid", f"persistent over ({names})" if plan.persistent else f"({names})", why("persistent")),
     ]
     heavy = grid.names.data[plan.heavy_first].data if plan.heavy_first >= 0 else None
+    table = grid.names.data[plan.table_first].data if plan.table_first >= 0 else None
     if heavy is not None and plan.persistent:
         rows.append(("tile order", f"{heavy} slowest, reversed", why("heavy_first")))
+    elif table is not None:
+        rows.append(("tile order", f"{table} slowest, in table order", why("table_first")))
     else:
         rows.append(("tile order", f"group_m = {plan.group_m}", why("group_m")))
     if "stream_k" in plan.reasons:

@@ -6,7 +6,7 @@ order, keeping the tile value → lowered value map. The walk over output tiles 
 both roles (they must agree on the tile and on each ring's iteration count `it`): one tile per
 CTA at the block indices (the plan's `heavy_first` axis reversed), or with `persistent` a loop
 over tiles t = blockIdx.x, += gridDim.x in grouped order (or, with a `heavy_first` axis, that
-axis slowest and reversed), carrying the tile count and each loop ring's count across tiles. What a role does with loads, loops, ifs, fences and compute is
+axis slowest and reversed; with a `table_first` axis, that axis slowest), carrying the tile count and each loop ring's count across tiles. What a role does with loads, loops, ifs, fences and compute is
 its subclass's (producer.py, consumer.py).
 """
 
@@ -251,9 +251,11 @@ class RoleEmitter(ABC):
         """Block indices of tile t: grouped order over the first two axes (group_m rows of tiles
         at a time sweep the columns), the third axis slowest; with a heavy-first axis, that axis
         slowest and reversed."""
-        heavy = self.lowering.plan.heavy_first
-        if heavy >= 0:
-            return self._heavy_first_coordinates(t, extents, heavy, block)
+        plan = self.lowering.plan
+        if plan.heavy_first >= 0:
+            return self._slowest_axis_coordinates(t, extents, plan.heavy_first, block, reversed_=True)
+        if plan.table_first >= 0:
+            return self._slowest_axis_coordinates(t, extents, plan.table_first, block, reversed_=False)
         if len(extents) == 1:
             return [t]
         rows, cols = extents[0], extents[1]
@@ -271,19 +273,22 @@ class RoleEmitter(ABC):
         j = self.div(in_group, group_rows, block)
         return [i, j, z][: len(extents)]
 
-    def _heavy_first_coordinates(self, t: SSAValue, extents: list[SSAValue], heavy: int, block: Block) -> list[SSAValue]:
-        """Block indices of tile t with the heavy axis slowest, from its last index down, the
-        other axes in grid order below it: the CTAs' strided shares (t = blockIdx.x, += gridDim.x)
-        then hold as many tiles of each length each, the longest first, so no CTA ends long after
-        the others (with the heavy axis fastest, a stride of 132 SMs puts two fixed lengths in
-        each share)."""
-        others = [axis for axis in range(len(extents)) if axis != heavy]
+    def _slowest_axis_coordinates(self, t: SSAValue, extents: list[SSAValue], slowest: int, block: Block,
+                                  reversed_: bool) -> list[SSAValue]:
+        """Block indices of tile t with one axis slowest (heavy_first: from its last index down;
+        table_first: from 0 up, the table's order), the other axes in grid order below it: the
+        CTAs' strided shares (t = blockIdx.x, += gridDim.x) then hold as many tiles of each length
+        each, the longest first, so no CTA ends long after the others (with the heavy axis
+        fastest, a stride of 132 SMs puts two fixed lengths in each share)."""
+        others = [axis for axis in range(len(extents)) if axis != slowest]
         rest = self.const(1, block)
         for axis in others:
             rest = self.mul(rest, extents[axis], block)
         coordinates: list[SSAValue] = [t] * len(extents)
-        last = self.sub(extents[heavy], self.const(1, block), block)
-        coordinates[heavy] = self.sub(last, self.div(t, rest, block), block)
+        coordinates[slowest] = self.div(t, rest, block)
+        if reversed_:
+            last = self.sub(extents[slowest], self.const(1, block), block)
+            coordinates[slowest] = self.sub(last, coordinates[slowest], block)
         remainder = self.rem(t, rest, block)
         for position, axis in enumerate(others):
             if position == len(others) - 1:

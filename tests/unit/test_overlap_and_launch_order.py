@@ -16,6 +16,10 @@ Pinned down:
   - tile-occupancy-plan's heavy_first decision (axis 0, qi) on causal attention only, unless
     `@heavy_first(0)`, and the reversed block index (`sm90.grid_dim 0`) it lowers to; with
     `@persistent` the same decision orders the walk (qi slowest, reversed; group_m 1);
+  - varlen attention (trip counts read from a table at its grid axis t) walks persistent with t
+    slowest in grid order (table_first) where the walk keeps the ring's depth (D 64), one CTA
+    per tile where it would not (D 128), with `@persistent(0)`, or where the table is read at
+    two grid axes;
   - PtxBuilder.div/rem by an unsigned power of two are a shr/and, other cases still div/rem;
   - with @cluster(2) GEMM's ABI asks no multiple of M (it counts tile rows with ceildiv), not
     even with a vector store (limited to the end of its tensor), and its grid rounds an odd
@@ -46,6 +50,7 @@ REPO = Path(__file__).resolve().parents[2]
 ATTENTION = (REPO / "examples" / "attention.tk").read_text()
 GEMM = (REPO / "examples" / "gemm.tk").read_text()
 LINEAR_ATTENTION = (REPO / "examples" / "linear_attention.tk").read_text()
+VARLEN = (REPO / "examples" / "attention_varlen.tk").read_text()
 
 
 def compiled(source: str, emit: str = "tile", params: dict[str, int | bool | float] | None = None) -> ModuleOp:
@@ -193,6 +198,27 @@ def test_persistent_causal_attention_walks_qi_slowest_from_the_last() -> None:
     grouped = annotated(ATTENTION, "kernel attn_fwd", "@persistent @heavy_first(0)")
     plan = KernelPlan.of(kernel_of(compiled(grouped, params={"CAUSAL": 1})))
     assert plan.heavy_first == -1 and plan.group_m > 1
+
+
+def test_varlen_attention_walks_its_tile_table_in_order_where_the_ring_keeps_its_depth() -> None:
+    # D 64: a persistent CTA keeps 4 stages, so it walks the tiles, t (the table's row) slowest
+    plan = KernelPlan.of(kernel_of(compiled(VARLEN, params={"D": 64})))
+    assert plan.persistent and plan.table_first == 0 and plan.group_m == 1 and plan.heavy_first == -1
+    assert "table's order" in plan.reasons["persistent"] and "t slowest" in plan.reasons["table_first"]
+    # D 128: the walk would leave the ring 2 stages instead of 3, so one CTA per tile
+    plan = KernelPlan.of(kernel_of(compiled(VARLEN, params={"D": 128})))
+    assert not plan.persistent and plan.table_first == -1 and "2 stages instead of 3" in plan.reasons["persistent"]
+    pinned = annotated(VARLEN, "kernel attn_varlen", "@persistent(0)")
+    plan = KernelPlan.of(kernel_of(compiled(pinned, params={"D": 64})))
+    assert not plan.persistent and plan.table_first == -1
+
+
+def test_a_table_read_at_two_grid_axes_gives_no_order() -> None:
+    # the heads' tables differ (Tiles[h, t]): no one axis orders the work, one CTA per tile
+    two_axes = VARLEN.replace("Tiles: gl<i32>[NT, 2]", "Tiles: gl<i32>[H, NT, 2]").replace(
+        "load Tiles[t, 0]", "load Tiles[h, t, 0]").replace("load Tiles[t, 1]", "load Tiles[h, t, 1]")
+    plan = KernelPlan.of(kernel_of(compiled(two_axes, params={"D": 64})))
+    assert not plan.persistent and "read from memory" in plan.reasons["persistent"]
 
 
 # ----------------------------------------------------------------- PtxBuilder div/rem by a constant

@@ -35,6 +35,14 @@
 // CAUSAL: plan = #tile.plan<{{.*}}, heavy_first = #tile.decision<0, "the loop's trip count grows with qi: blocks launch from the last qi down
 // PLAIN-NOT: heavy_first = #tile.decision
 
+// Varlen attention D=64: the K/V loop's trip count is read from the tile table at t, and a
+// persistent CTA keeps 4 stages, so one CTA per SM walks the tiles with t slowest, in the
+// table's order (the sm90 walk divides the tile index by H, the extent below t).
+// RUN: tkc compile %examples/attention_varlen.tk -D D=64 --emit tile | filecheck %s --check-prefix=VARLEN
+// VARLEN: persistent = #tile.decision<1, "a K loop whose trip count a tile table gives: one CTA per SM walks the (t, h) tiles in the table{{.}}s order
+// VARLEN-SAME: group_m = #tile.decision<1, "the tiles walk in the table{{.}}s order (table_first), not in groups">
+// VARLEN-SAME: table_first = #tile.decision<0, "a loop{{.}}s trip count is read from a table at t: the persistent CTAs walk the tiles with t slowest
+
 // Pins are obeyed when they fit, and are errors naming the budget when they do not.
 // RUN: sed 's/KERNEL_PIN/@registers(32, 232) @persistent/; s/LOOP_PIN/@stages(2)/' %S/Inputs/gemm-pinned.tk > %t.ok.tk
 // RUN: tkc compile %t.ok.tk --emit tile | filecheck %s --check-prefix=PINNED
