@@ -6,8 +6,9 @@ order, keeping the tile value → lowered value map. The walk over output tiles 
 both roles (they must agree on the tile and on each ring's iteration count `it`): one tile per
 CTA at the block indices (the plan's `heavy_first` axis reversed), or with `persistent` a loop
 over tiles t = blockIdx.x, += gridDim.x in grouped order (or, with a `heavy_first` axis, that
-axis slowest and reversed; with a `table_first` axis, that axis slowest), carrying the tile count and each loop ring's count across tiles. What a role does with loads, loops, ifs, fences and compute is
-its subclass's (producer.py, consumer.py).
+axis slowest and reversed; with a `table_first` axis, that axis slowest), carrying the tile
+count and each loop ring's count across tiles. What a role does with loads, loops, ifs, fences
+and compute is its subclass's (producer.py, consumer.py).
 """
 
 from __future__ import annotations
@@ -250,7 +251,7 @@ class RoleEmitter(ABC):
     def _tile_coordinates(self, t: SSAValue, extents: list[SSAValue], block: Block) -> list[SSAValue]:
         """Block indices of tile t: grouped order over the first two axes (group_m rows of tiles
         at a time sweep the columns), the third axis slowest; with a heavy-first axis, that axis
-        slowest and reversed."""
+        slowest and reversed; with a table-first axis, that axis slowest."""
         plan = self.lowering.plan
         if plan.heavy_first >= 0:
             return self._slowest_axis_coordinates(t, extents, plan.heavy_first, block, reversed_=True)
