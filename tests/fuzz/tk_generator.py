@@ -5,7 +5,8 @@
 register or shared tile of a dtype and shape, a row or column vector, an index, f32 or bool
 scalar), names are declared before use and never shadowed, loads and stores fit their tensors,
 and the statements follow the shapes real kernels have (loads at kernel level, in loops at any
-depth and under ifs, vars carried through loops and ifs, an epilogue of stores). Within that the
+depth and under ifs, vars carried through loops and ifs, an epilogue of stores, now and then
+an index read from an i32 table that trip counts use). Within that the
 choices are random and reach every construct of docs/language.md: kernels with parameters
 (integers, bools, floats, defaults computed from earlier ones), `gl` arguments of rank 1-4 with
 symbolic and fixed dimensions, grids of 1-3 axes, loads to st/rt/sv/rv of tile sizes from 16 to
@@ -115,6 +116,8 @@ class KernelWriter:
         self.loads_ok = True
         self.grid_names: list[str] = []
         self.loop_names: list[str] = []
+        self.table_names: list[str] = []
+        """Indices read from an i32 tensor at kernel level (table_stmt)."""
         self.cols = self._choose_cols()
         self._declare_params()
 
@@ -756,7 +759,9 @@ class KernelWriter:
         self.need_dim(dim)
         size = self.size(self.rng.choice(self.cols))
         r = self.rng.random()
-        if r < 0.55:
+        if self.table_names and self.chance(0.4):
+            hi = f"{self.rng.choice(self.table_names)} + {self.rng.randint(1, 4)}"
+        elif r < 0.55:
             hi = f"{dim} / {size}"
         elif r < 0.7 and self.grid_names:
             hi = f"({self.grid_names[0]} + 1) * {self.size(self.rows)} / {size}"
@@ -854,9 +859,29 @@ class KernelWriter:
         self.rng.shuffle(out)
         return out
 
+    def table_stmt(self) -> None:
+        """A scalar read from an i32 tensor at a grid index wrapped into it (a tile table, as
+        varlen attention and gathers read one): an index that trip counts (`loop_header`) and
+        other index expressions then use. The harness fills i32 tensors with zeros."""
+        dim = self.symbolic_dim()
+        axis = self.rng.choice(self.grid_names)
+        taken = {a.name for a in self.args}
+        arg_name = next((n for n in ARG_NAMES if n not in taken), f"T{len(self.args)}")
+        columns = self.rng.choice((0, 2, 3))
+        dims, fixed = ([dim, str(columns)], [None, columns]) if columns else ([dim], [None])
+        self.args.append(Arg(arg_name, "i32", dims, fixed, False))
+        for _ in range(self.rng.randint(1, max(1, columns))):
+            name = self.fresh("n")
+            column = f", {self.rng.randrange(columns)}" if columns else ""
+            self.emit(f"let {name} = load {arg_name}[{axis} % {dim}{column}] : i32")
+            self.declare(name, Ty("index"))
+            self.table_names.append(name)
+
     def write(self) -> str:
         annotations = self.kernel_annotations()
         self.grid_stmt()
+        if self.grid_names and self.chance(0.12):
+            self.table_stmt()
         for _ in range(self.rng.randint(0, 2)):
             self.let_stmt()
         for _ in range(self.rng.choices((0, 1, 2, 3), weights=(1, 4, 3, 2))[0]):
