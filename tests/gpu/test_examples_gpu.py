@@ -16,6 +16,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import pytest
 
@@ -124,10 +125,11 @@ class Runs:
 @pytest.fixture(scope="module")
 def runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Runs:
     """The `tkc run` of every case this session selected; each test waits for its own."""
-    selected = [tuple(item.callspec.params[name] for name in ("example", "sizes", "params"))
+    commands = [_command(str(item.callspec.params["example"]), str(item.callspec.params["sizes"]),
+                         cast(list[str], item.callspec.params["params"]))
                 for item in request.session.items
-                if getattr(item, "function", None) is test_example_matches_reference]
-    return Runs([_command(*case) for case in selected], tmp_path_factory.mktemp("examples"))
+                if isinstance(item, pytest.Function) and item.function is test_example_matches_reference]
+    return Runs(commands, tmp_path_factory.mktemp("examples"))
 
 
 @pytest.mark.parametrize("example,sizes,params", CASES, ids=lambda c: c if isinstance(c, str) else " ".join(c))
