@@ -13,11 +13,12 @@ file failed or timed out.
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from processes import Processes
 
 HERE = Path(__file__).resolve().parent
 
@@ -32,39 +33,23 @@ def main() -> int:
     files = args.files or sorted(HERE.glob("test_*.py"))
     logs = args.log_dir or Path(tempfile.mkdtemp(prefix="tkc-gpu-tests-"))
     logs.mkdir(parents=True, exist_ok=True)
-    pending = list(files)
-    running: dict[Path, tuple[subprocess.Popen[bytes], float]] = {}
-    results: dict[Path, tuple[str, float]] = {}
     start = time.monotonic()
-    while pending or running:
-        while pending and len(running) < args.jobs:
-            file = pending.pop(0)
-            with open(logs / f"{file.stem}.log", "wb") as log:
-                process = subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "gpu",
-                                            str(file)], stdout=log, stderr=subprocess.STDOUT)
-            running[file] = (process, time.monotonic())
-        for file, (process, began) in list(running.items()):
-            elapsed = time.monotonic() - began
-            if process.poll() is None and elapsed < args.timeout:
-                continue
-            if process.poll() is None:
-                process.kill()
-                process.wait()
-                status = f"timed out after {args.timeout:.0f} s"
-            else:
-                # exit 5: nothing collected (a module that skips itself where torch is missing)
-                status = {0: "passed", 5: "nothing to run"}.get(process.returncode,
-                                                                 f"failed (pytest exit {process.returncode})")
-            results[file] = (status, elapsed)
-            del running[file]
-        time.sleep(0.2)
-    failed = [file for file, (status, _) in results.items() if status not in ("passed", "nothing to run")]
+    commands = {str(file): [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "gpu", str(file)]
+                for file in files}
+    results = Processes(commands, args.jobs, args.timeout, logs).results()
+    failed = []
     for file in files:
-        status, elapsed = results[file]
-        summary = (logs / f"{file.stem}.log").read_text(errors="replace").strip().splitlines()[-1:] or [""]
-        print(f"{file.name:<40} {status:<28} {elapsed:6.0f} s  {summary[0][:90]}")
-    for file in failed:
-        print(f"\n===== {file.name} =====\n" + (logs / f"{file.stem}.log").read_text(errors="replace")[-6000:])
+        result = results[str(file)]
+        output = result.stdout + result.stderr
+        # exit 5: nothing collected (a module that skips itself where torch is missing)
+        status = (f"timed out after {args.timeout:.0f} s" if result.timed_out else "passed" if result.returncode == 0 else
+                  "nothing to run" if result.returncode == 5 else f"failed (pytest exit {result.returncode})")
+        if status not in ("passed", "nothing to run"):
+            failed.append((file, output))
+        summary = output.strip().splitlines()[-1:] or [""]
+        print(f"{file.name:<40} {status:<28} {result.seconds:6.0f} s  {summary[0][:90]}")
+    for file, output in failed:
+        print(f"\n===== {file.name} =====\n{output[-6000:]}")
     print(f"{len(files)} files in {time.monotonic() - start:.0f} s, {len(failed)} failed; logs in {logs}")
     return 1 if failed else 0
 

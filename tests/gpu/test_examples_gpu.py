@@ -11,14 +11,12 @@ most of their time), started from the main thread as slots free up; each case wa
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
-import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
 
 import pytest
+from processes import Processes
 
 pytestmark = pytest.mark.gpu
 
@@ -72,69 +70,19 @@ def _command(example: str, sizes: str, params: list[str]) -> list[str]:
             "run", str(EXAMPLES / f"{example}.tk"), "--check", "--size", sizes, *params]
 
 
-@dataclass
-class Finished:
-    returncode: int
-    stdout: str
-    stderr: str
-
-
-class Runs:
-    """The selected cases' `tkc run` processes, PARALLEL at a time, each under TIMEOUT_S.
-
-    Every process is spawned from the main thread: spawning from a pool's threads failed on the
-    H200 machine's Python 3.12 (`OSError: [Errno 14] Bad address` from its vfork path)."""
-
-    def __init__(self, commands: list[list[str]], logs: Path) -> None:
-        self.pending = list(commands)
-        self.logs = logs
-        self.running: dict[str, tuple[subprocess.Popen[bytes], Path, float]] = {}
-        self.finished: dict[str, Finished] = {}
-        self.started = 0
-
-    def result(self, command: list[str]) -> Finished:
-        key = " ".join(command)
-        if key not in self.finished and key not in self.running and command not in self.pending:
-            self.pending.append(command)  # a case the fixture did not see selected
-        while key not in self.finished:
-            while self.pending and len(self.running) < PARALLEL:
-                self._start(self.pending.pop(0))
-            for running_key, (process, log, started) in list(self.running.items()):
-                timed_out = time.monotonic() - started > TIMEOUT_S
-                if process.poll() is None and not timed_out:
-                    continue
-                if timed_out:
-                    process.kill()
-                    process.wait()
-                del self.running[running_key]
-                note = f"\ntimed out after {TIMEOUT_S} s" if timed_out else ""
-                self.finished[running_key] = Finished(
-                    process.returncode, log.with_suffix(".out").read_text(),
-                    log.with_suffix(".err").read_text() + note)
-            time.sleep(0.05)
-        return self.finished[key]
-
-    def _start(self, command: list[str]) -> None:
-        self.started += 1
-        log = self.logs / f"case{self.started}"
-        with open(log.with_suffix(".out"), "wb") as out, open(log.with_suffix(".err"), "wb") as err:
-            process = subprocess.Popen(command, stdout=out, stderr=err)
-        self.running[" ".join(command)] = (process, log, time.monotonic())
-
-
 @pytest.fixture(scope="module")
-def runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Runs:
-    """The `tkc run` of every case this session selected; each test waits for its own."""
+def runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Processes:
+    """The `tkc run` of every case this session selected, by command line; each test waits for its own."""
     commands = [_command(str(item.callspec.params["example"]), str(item.callspec.params["sizes"]),
                          cast(list[str], item.callspec.params["params"]))
                 for item in request.session.items
                 if isinstance(item, pytest.Function) and item.function is test_example_matches_reference]
-    return Runs(commands, tmp_path_factory.mktemp("examples"))
+    return Processes({" ".join(c): c for c in commands}, PARALLEL, TIMEOUT_S, tmp_path_factory.mktemp("examples"))
 
 
 @pytest.mark.parametrize("example,sizes,params", CASES, ids=lambda c: c if isinstance(c, str) else " ".join(c))
-def test_example_matches_reference(example: str, sizes: str, params: list[str], runs: Runs) -> None:
+def test_example_matches_reference(example: str, sizes: str, params: list[str], runs: Processes) -> None:
     command = _command(example, sizes, params)
-    result = runs.result(command)
+    result = runs.result(" ".join(command), command)
     assert result.returncode == 0, f"{' '.join(command[3:])} failed:\n{result.stdout}\n{result.stderr}"
     assert "FAIL" not in result.stdout
