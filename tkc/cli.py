@@ -23,6 +23,7 @@ from tkc.command_line import (
     define_argument,
     dump_observer,
     defines,
+    exit_without_teardown,
     render_user_error,
     report_internal_error,
     wants_passes,
@@ -229,5 +230,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return report_internal_error(e, "tkc", argv)
 
 
+def console() -> NoReturn:
+    """The console script: main()'s status, without the interpreter's teardown."""
+    exit_without_teardown(main())
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    console()

@@ -19,7 +19,7 @@ import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, NoReturn
 
 from tkc.diagnostics import TkError
 
@@ -124,3 +124,17 @@ def report_internal_error(error: Exception, prog: str, argv: Sequence[str]) -> i
         file=sys.stderr,
     )
     return EXIT_INTERNAL
+
+
+def exit_without_teardown(status: int) -> NoReturn:
+    """End a console script's process with `status` once its output is flushed, skipping the
+    interpreter's teardown: freeing a compiler's objects one by one (xDSL's dialect classes, the
+    IR) took about 0.1 s of a 0.6 s cold `tkc compile`, and the OS reclaims them at once. Every
+    file tkc writes is closed where it is written (each in a `with` block or by Path.write_*), and
+    nothing of tkc's runs at exit."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (BrokenPipeError, ValueError):  # the reader left (`tkc compile | head`), or it was closed
+            pass
+    os._exit(status)

@@ -19,7 +19,7 @@ from io import BytesIO
 from collections.abc import Sequence
 from dataclasses import fields
 from types import NoneType, UnionType
-from typing import IO, Union, get_args, get_origin, get_type_hints
+from typing import IO, NoReturn, Union, get_args, get_origin, get_type_hints
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
@@ -33,6 +33,7 @@ from tkc.command_line import (
     define_argument,
     dump_observer,
     defines,
+    exit_without_teardown,
     render_user_error,
     report_internal_error,
 )
@@ -245,5 +246,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def console() -> NoReturn:
+    """The console script: main()'s status, without the interpreter's teardown."""
+    exit_without_teardown(main())
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    console()

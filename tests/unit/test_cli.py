@@ -88,7 +88,12 @@ def test_run_delegates_to_the_runner(monkeypatch: pytest.MonkeyPatch) -> None:
     import tkc.runner
 
     seen: list[argparse.Namespace] = []
-    monkeypatch.setattr(tkc.runner, "run_command", lambda args: seen.append(args) or 0)
+
+    def run_command(args: argparse.Namespace) -> int:
+        seen.append(args)
+        return 0
+
+    monkeypatch.setattr(tkc.runner, "run_command", run_command)
     argv = ["run", "x.tk", "-k", "gemm", "-D", "BM=64", "-D", "CAUSAL=true", "--size", "M=256,N=128"]
     assert cli.main([*argv, "--interpret", "--check", "--seed", "7"]) == 0
     args = seen[0]
@@ -193,6 +198,23 @@ def test_frontend_printer_into_a_closed_pipe_is_quiet() -> None:
     command = f"'{sys.executable}' -m tkc.frontend '{REPO / 'examples/attention.tk'}' | head -1"
     result = subprocess.run(["bash", "-o", "pipefail", "-c", command], capture_output=True, text=True)
     assert (result.returncode, result.stdout, result.stderr) == (0, "builtin.module {\n", "")
+
+
+@pytest.mark.parametrize("tool", ["tkc.cli", "tkc.opt"])
+def test_console_scripts_flush_everything_before_ending_without_teardown(tool: str) -> None:
+    """The console scripts end with os._exit (no interpreter teardown): what they print through a
+    pipe still arrives whole, with main()'s status, and a reader that leaves early is no error."""
+    argv = ["compile", GEMM, "--emit=tile"] if tool == "tkc.cli" else [GEMM]
+    whole = subprocess.run([sys.executable, "-m", tool, *argv], capture_output=True, text=True)
+    assert whole.returncode == 0 and whole.stdout.rstrip().endswith("}") and whole.stderr == ""
+    expected = cli.main(argv) if tool == "tkc.cli" else opt.main(argv)
+    assert expected == 0
+    missing = [a if a != GEMM else "/nonexistent.tk" for a in argv]
+    bad = subprocess.run([sys.executable, "-m", tool, *missing], capture_output=True, text=True)
+    assert bad.returncode == 1 and "cannot read" in bad.stderr
+    head = f"'{sys.executable}' -m {tool} {' '.join(argv)} | head -1"
+    result = subprocess.run(["bash", "-o", "pipefail", "-c", head], capture_output=True, text=True)
+    assert (result.returncode, result.stderr) == (0, "")
 
 
 def test_float_defines_reach_float_parameters_and_not_integer_ones(capsys: pytest.CaptureFixture[str]) -> None:
