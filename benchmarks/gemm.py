@@ -7,9 +7,10 @@ bf16 inputs drawn from a normal distribution, f32 accumulation, bf16 output; eve
 checked against cuBLAS before timing. Times are per launch, the median of `--runs` samples after
 warm-up, each a back-to-back batch of launches between CUDA events (timing.median_ms), the three
 implementations taking turns batch by batch, rotating between input sets so the inputs are not
-served from L2; and again from replays of CUDA graphs of those launches (timing.graph_ms, the
+served from L2; again from replays of CUDA graphs of those launches (timing.graph_ms, the
 `_graph` fields), which keep the host's launch path off the clock where a GEMM is shorter than
-it (1000 x 1000 x 1000). Prints a table and writes JSON to benchmarks/results/gemm-<date>.json.
+it (1000 x 1000 x 1000); and with triton's do_bench (the `_do_bench` fields: L2 flushed before
+each call, so each launch starts cold and alone, as one GEMM in a model's step does). Prints a table and writes JSON to benchmarks/results/gemm-<date>.json.
 
 `--ragged` times shapes that are no multiple of the tiles (RAGGED; the record is
 gemm-ragged-<date>.json). K and N are innermost dims (A is M x K, B is K x N, C is M x N), and TMA
@@ -25,11 +26,13 @@ tuner's space), which the record's `config` field holds; the record is gemm[-rag
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
 
 import torch
 import triton
 import triton.language as tl
+from triton.testing import do_bench
 
 import tkc
 from tkc.frontend import parse_define, parse_space_item
@@ -110,7 +113,10 @@ def bench_shape(kernel: tkc.CompiledKernel, m: int, n: int, k: int, runs: int) -
         "tkc": lambda i: kernel(*inputs[i], outputs[i]),
         "triton": lambda i: triton_gemm(*inputs[i], outputs[i]),
     }
-    for suffix, timer in (("", median_ms), ("_graph", graph_ms)):
+    def do_bench_ms(fns: dict[str, Callable[[int], object]], runs: int, sets: int) -> dict[str, float]:
+        return {name: do_bench(lambda fn=fn: fn(0), warmup=25, rep=200) for name, fn in fns.items()}
+
+    for suffix, timer in (("", median_ms), ("_graph", graph_ms), ("_do_bench", do_bench_ms)):
         for name, ms in timer(timed, runs, sets).items():
             results[f"{name}_tflops{suffix}"] = flop / ms / 1e9
         for base in ("cublas", "triton"):
@@ -153,7 +159,8 @@ def main() -> None:
             f"{m:>5}x{n:<5}x{k:<5}  tkc {result['tkc_tflops']:6.1f}  cuBLAS {result['cublas_tflops']:6.1f}  "
             f"Triton {result['triton_tflops']:6.1f} TFLOP/s   tkc/cuBLAS {result['tkc_over_cublas']:.3f}  "
             f"tkc/Triton {result['tkc_over_triton']:.3f}   graphs: tkc {result['tkc_tflops_graph']:6.1f}  "
-            f"cuBLAS {result['cublas_tflops_graph']:6.1f}  tkc/cuBLAS {result['tkc_over_cublas_graph']:.3f}"
+            f"cuBLAS {result['cublas_tflops_graph']:6.1f}  tkc/cuBLAS {result['tkc_over_cublas_graph']:.3f}   "
+            f"do_bench: tkc/cuBLAS {result['tkc_over_cublas_do_bench']:.3f}"
             + (f"   {result['config']}" if args.tune else ""),
             flush=True,
         )
