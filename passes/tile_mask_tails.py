@@ -597,15 +597,17 @@ class TailMasks:
                 replace(padding, tails=padding.tails - own.tails if padding.exact else padding.tails),
                 f"the {op.statement} of {name} at {_line(op)} must not {verb} padding, and the "
                 f"{_axis_name(op.value, axis)} of its value need not end where {name} does",
+                op,
             )
 
-    def require_whole_tiles(self, padding: AxisPadding, why: str) -> None:
+    def require_whole_tiles(self, padding: AxisPadding, why: str, at: Operation | None = None) -> None:
+        """Record that the dims of `padding` must be whole tiles (`why`); an error at `at` (else
+        where the coordinate is computed) where a tile at an element coordinate ends the padding."""
         element = next((t for t in padding.tails if t.element), None)
         if element is not None:
             raise error_at(
-                _defining_op(element.coord),
-                f"{why}: the tile at an element coordinate (elem) of dim {_dim_name(element.dim)} may end anywhere "
-                "in it, "
+                at or _defining_op(element.coord),
+                f"{why}: the tile at an element coordinate (elem) {_span(element.dim)} may end anywhere in it, "
                 "so no whole number of tiles keeps this exact",
             )
         for dim, multiple in padding.dims.items():
@@ -772,10 +774,11 @@ def _structure(value: SSAValue) -> object:
             tuple(_structure(operand) for operand in op.operands))
 
 
-def _dim_name(dim: str | int | SSAValue) -> str:
+def _span(dim: str | int | SSAValue) -> str:
+    """What an element coordinate's tile lies in: a tensor dim, or a range with a run-time end."""
     if isinstance(dim, SSAValue):
-        return f"'{dim.name_hint}'" if dim.name_hint else "a run-time end"
-    return str(dim)
+        return f"of the range that ends at {dim.name_hint!r}" if dim.name_hint else "of a range with a run-time end"
+    return f"of dim {dim}"
 
 
 def _location(value: SSAValue) -> LocationAttr:

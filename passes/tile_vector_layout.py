@@ -17,7 +17,9 @@ they live changes. Its own layout is the one a reduction makes it, else the one 
 fewest transposes: the lowering scans a row vector (`cumsum`) and reduces one to a scalar in the
 column layout, where each quad holds every element, which costs two moves and one, and each
 layout's broadcasts cost one move for the other; a tie goes to the first broadcast in program
-order. Unconstrained vectors stay row vectors. A transpose already in the IR keeps the layouts
+order. A fill or position vector has no layout of its own: where one (equal fills are one value
+after CSE) would join vectors that are broadcast both ways, each of its uses gets its own copy,
+in the layout that use needs, rather than a transpose. Unconstrained vectors stay row vectors. A transpose already in the IR keeps the layouts
 its type says. Two reductions that make one vector in both layouts (a var assigned a row_max and
 a col_max) are an error at the second.
 
@@ -28,6 +30,7 @@ It writes `column_vectors = #tile.decision<N, reason>` on the kernel whenever it
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import cast
 
 from xdsl.context import Context
 from xdsl.dialects import scf
@@ -46,7 +49,9 @@ from tkc.dialects.tile import (
     ConvertOp,
     CumsumOp,
     DecisionAttr,
+    FillOp,
     KernelOp,
+    PositionOp,
     ReduceOp,
     RegisterVectorType,
     TransposeOp,
@@ -58,36 +63,9 @@ from tkc.dialects.tile import (
 def infer_column_vectors(kernel: Operation) -> set[SSAValue]:
     """The register vectors of `kernel` that must hold one value per column (module docstring),
     after inserting the transposes that a vector broadcast both ways needs."""
-    parent: dict[SSAValue, SSAValue] = {}
-
-    def find(v: SSAValue) -> SSAValue:
-        while parent.setdefault(v, v) is not v:
-            v = parent[v]
-        return v
-
-    def join(*values: SSAValue) -> None:
-        vectors = [find(v) for v in values if isinstance(v.type, RegisterVectorType)]
-        for v in vectors[1:]:
-            parent[v] = vectors[0]
-
-    for op in kernel.walk():
-        match op:
-            case UnaryOp() | ConvertOp() | BoundsMaskOp() | CumsumOp():
-                join(op.source, op.result)
-            case BinaryOp():
-                join(op.lhs, op.rhs, op.result)
-            case scf.ForOp():
-                for init, arg, result, yielded in zip(
-                    op.iter_args, op.body.block.args[1:], op.results, op.body.block.last_op.operands  # type: ignore[union-attr]
-                ):
-                    join(init, arg, result, yielded)
-            case scf.IfOp():
-                for region in (op.true_region, op.false_region):
-                    if region.blocks:
-                        for result, yielded in zip(op.results, region.block.last_op.operands):  # type: ignore[union-attr]
-                            join(result, yielded)
-            case _:
-                pass
+    find = _components(kernel)
+    while _split_free_sources(kernel, find):  # a fill or position shared by vectors read both ways
+        find = _components(kernel)
 
     axis: dict[SSAValue, tuple[Axis, str]] = {}
     """Per component (its root), its layout and what decided it."""
@@ -118,7 +96,77 @@ def infer_column_vectors(kernel: Operation) -> set[SSAValue]:
             if op.vector not in transposed:
                 transposed[op.vector] = _transpose(op.vector, kind, axis[root][1], op)
             op.operands = [op.source, transposed[op.vector]]
-    return {v for v in parent if axis.get(find(v), (Axis.ROW, ""))[0] == Axis.COL}
+    columns = {v for v in _vectors(kernel) if axis.get(find(v), (Axis.ROW, ""))[0] == Axis.COL}
+    # the transposes made here: their results are in the layout they were made for, in no component
+    return columns | {t for t in transposed.values() if cast(RegisterVectorType, t.type).is_column}
+
+
+def _components(kernel: Operation) -> Callable[[SSAValue], SSAValue]:
+    """Union-find over the kernel's register vectors: values that must share one layout (the
+    operands and result of an element-wise op, a loop's or if's values) have one root."""
+    parent: dict[SSAValue, SSAValue] = {}
+
+    def find(v: SSAValue) -> SSAValue:
+        while parent.setdefault(v, v) is not v:
+            v = parent[v]
+        return v
+
+    def join(*values: SSAValue) -> None:
+        vectors = [find(v) for v in values if isinstance(v.type, RegisterVectorType)]
+        for v in vectors[1:]:
+            parent[v] = vectors[0]
+
+    for op in kernel.walk():
+        match op:
+            case UnaryOp() | ConvertOp() | BoundsMaskOp() | CumsumOp():
+                join(op.source, op.result)
+            case BinaryOp():
+                join(op.lhs, op.rhs, op.result)
+            case scf.ForOp():
+                for init, arg, result, yielded in zip(
+                    op.iter_args, op.body.block.args[1:], op.results, op.body.block.last_op.operands  # type: ignore[union-attr]
+                ):
+                    join(init, arg, result, yielded)
+            case scf.IfOp():
+                for region in (op.true_region, op.false_region):
+                    if region.blocks:
+                        for result, yielded in zip(op.results, region.block.last_op.operands):  # type: ignore[union-attr]
+                            join(result, yielded)
+            case _:
+                pass
+    return find
+
+
+def _split_free_sources(kernel: Operation, find: Callable[[SSAValue], SSAValue]) -> bool:
+    """Give each use of a vector fill or position its own copy, made right before the user, where
+    the vectors it joins are broadcast both ways: such a source has no layout of its own (CSE made
+    one value of equal fills, or two vectors start from one `row_index`), so copies in each
+    layout cost nothing where a shared one would join vectors that need not share a layout and
+    make them transposed. Returns whether it copied any (the components change)."""
+    kinds: dict[SSAValue, set[Axis]] = {}
+    for op in kernel.walk():
+        if isinstance(op, BroadcastOp):
+            kinds.setdefault(find(op.vector), set()).add(op.axis.data)
+        elif isinstance(op, ReduceOp):
+            kinds.setdefault(find(op.result), set()).add(op.axis.data)
+    split = False
+    for op in list(kernel.walk()):
+        if not isinstance(op, FillOp | PositionOp) or not isinstance(op.result.type, RegisterVectorType):
+            continue
+        uses = list(op.result.uses)
+        if len(uses) < 2 or len(kinds.get(find(op.result), ())) < 2:
+            continue
+        for use in uses[1:]:
+            copy = op.clone()
+            Rewriter.insert_op(copy, InsertPoint.before(use.operation))
+            use.operation.operands = [copy.result if i == use.index else v for i, v in enumerate(use.operation.operands)]
+        split = True
+    return split
+
+
+def _vectors(kernel: Operation) -> list[SSAValue]:
+    """Every register vector the kernel's ops define or take (results and block arguments)."""
+    return [v for v in _values_of(kernel) if isinstance(v.type, RegisterVectorType)]
 
 
 def _choose_free_layouts(ops: list[Operation], find: Callable[[SSAValue], SSAValue],
@@ -174,8 +222,12 @@ def _line(op: Operation) -> str:
 
 def _values(kernel: KernelOp) -> list[SSAValue]:
     """Every result and block argument inside the kernel, in program order."""
+    return _values_of(kernel)
+
+
+def _values_of(kernel: Operation) -> list[SSAValue]:
     values: list[SSAValue] = []
-    for op in kernel.body.walk():
+    for op in kernel.walk():
         values += [arg for region in op.regions for block in region.blocks for arg in block.args]
         values += op.results
     return values

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 TILE_PASSES = (
     "canonicalize",
+    "tile-hoist-invariants",
     "cse",
     "tile-rematerialize",
     "tile-mask-tails",

@@ -26,7 +26,7 @@ from tkc.dialects import ptx, sm90
 from tkc.dialects.tile import Axis, BinaryFn, ReduceFn, element_bytes, element_name
 from tkc.diagnostics import error_at
 from tkc.passes.plan import WARPGROUP_THREADS
-from tkc.passes.sm90_to_ptx.emitter import Emitter, dtype_name
+from tkc.passes.sm90_to_ptx.emitter import Emitter, dtype_name, fragment_register
 from tkc.passes.sm90_to_ptx.scalars import fma_exp2_f32, unary_f32
 
 _F32_NORMAL = (2.0**-126, (2 - 2.0**-23) * 2.0**127)
@@ -116,7 +116,8 @@ class LowerFill(RewritePattern):
             e.replace(rewriter, [e.b.cvt_pack(pair, f32, f32, "rn.satfinite") for _ in range(t.registers_per_thread())])
             return
         half = _half_bits(value, t.element_type)
-        e.replace(rewriter, [e.b.mov("b32", half << 16 | half) for _ in range(t.registers_per_thread())])
+        bits = half if t.is_row_vector else half << 16 | half  # a row vector: one value per b16 register
+        e.replace(rewriter, [e.b.mov(fragment_register(t), bits) for _ in range(t.registers_per_thread())])
 
 
 class LowerUnary(RewritePattern):

@@ -109,6 +109,10 @@ SIZES = {
     # consumers taking turns (tile-pipeline's turns): persistent over two loops, and three of them
     "attn_turns.tk": {"B": 2, "H": 3, "N": 320},
     "attn_turns3.tk": {"B": 2, "H": 2, "N": 400},
+    # found writing kernels from the docs: 16-bit vector fills (one value per register), vectors
+    # read both ways with the row layout first, and two vectors from one shared position vector
+    "narrow_vector_fills.tk": {"M": 200, "D": 328},
+    "vectors_both_ways.tk": {"M": 200, "N": 136},
 }
 MORE_SIZES = [
     ("store_add_splitk.tk", {"M": 200, "N": 136, "K": 200}),

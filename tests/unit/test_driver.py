@@ -128,7 +128,8 @@ def test_dumps_to_stream_and_directory(tmp_path: Path) -> None:
     driver.compile_file(GEMM, emit="tile", observer=dumps)
     assert stream.getvalue().startswith("// -----// IR Dump After cse //----- //\nbuiltin.module {")
     files = sorted(p.name for p in tmp_path.iterdir())
-    assert files[:4] == [driver.DUMP_MANIFEST, "00-input.mlir", "01-canonicalize.mlir", "02-cse.mlir"]
+    assert files[:5] == [driver.DUMP_MANIFEST, "00-input.mlir", "01-canonicalize.mlir", "02-tile-hoist-invariants.mlir",
+                         "03-cse.mlir"]
     assert len(files) == 2 + len(driver.pipeline_for("tile"))
     assert (tmp_path / driver.DUMP_MANIFEST).read_text().split() == files[1:]
 

@@ -2,7 +2,7 @@
 // tkc compile and tkc-opt alike, and lists them in .tkc-dumps.
 // RUN: rm -rf %t %t.opt && tkc compile %S/Inputs/gemm.mlir --emit=tile --dump-dir %t -o %t.out
 // RUN: ls -A %t | filecheck %s
-// RUN: tkc-opt %t/02-cse.mlir | filecheck %s --check-prefix=IR
+// RUN: tkc-opt %t/03-cse.mlir | filecheck %s --check-prefix=IR
 // RUN: tkc-opt %S/Inputs/gemm.mlir -p canonicalize,cse --dump-dir %t.opt -o %t.out
 // RUN: ls -A %t.opt | filecheck %s --check-prefix=OPT
 
@@ -18,7 +18,8 @@
 // CHECK:      .tkc-dumps
 // CHECK-NEXT: 00-input.mlir
 // CHECK-NEXT: 01-canonicalize.mlir
-// CHECK-NEXT: 02-cse.mlir
+// CHECK-NEXT: 02-tile-hoist-invariants.mlir
+// CHECK-NEXT: 03-cse.mlir
 
 // IR: tile.kernel @gemm
 // IR: tile.store

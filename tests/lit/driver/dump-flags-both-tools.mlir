@@ -1,13 +1,13 @@
 // tkc compile and tkc-opt take the same IR dump and timing flags and print the same headers (in
 // mlir-opt's style) and the same timing report, all to stderr.
 // RUN: tkc compile %S/Inputs/gemm.mlir --emit=tile --print-ir-after=cse --print-ir-before=cse -o %t.tkc 2> %t.tkc.err
-// RUN: tkc-opt %S/Inputs/gemm.mlir -p canonicalize,cse --print-ir-after=cse --print-ir-before=cse -o %t.opt 2> %t.opt.err
+// RUN: tkc-opt %S/Inputs/gemm.mlir -p canonicalize,tile-hoist-invariants,cse --print-ir-after=cse --print-ir-before=cse -o %t.opt 2> %t.opt.err
 // RUN: filecheck %s --check-prefix=DUMP < %t.tkc.err
 // RUN: filecheck %s --check-prefix=DUMP < %t.opt.err
 // RUN: tkc compile %S/Inputs/gemm.mlir --emit=tile --print-ir-before-all 2>&1 >/dev/null | filecheck %s --check-prefix=BEFORE-ALL
-// RUN: tkc-opt %S/Inputs/gemm.mlir -p canonicalize,cse --print-ir-before-all 2>&1 >/dev/null | filecheck %s --check-prefix=BEFORE-ALL
+// RUN: tkc-opt %S/Inputs/gemm.mlir -p canonicalize,tile-hoist-invariants,cse --print-ir-before-all 2>&1 >/dev/null | filecheck %s --check-prefix=BEFORE-ALL
 // RUN: tkc compile %S/Inputs/gemm.mlir --emit=tile --timing 2>&1 >/dev/null | filecheck %s --check-prefix=TIMING
-// RUN: tkc-opt %S/Inputs/gemm.mlir -p canonicalize,cse --timing 2>&1 >/dev/null | filecheck %s --check-prefix=TIMING
+// RUN: tkc-opt %S/Inputs/gemm.mlir -p canonicalize,tile-hoist-invariants,cse --timing 2>&1 >/dev/null | filecheck %s --check-prefix=TIMING
 
 // xdsl-opt's spellings stay in tkc-opt, as other names of the same flags.
 // RUN: tkc-opt %S/Inputs/gemm.mlir -p canonicalize,cse --print-between-passes --time-passes 2>&1 >/dev/null | filecheck %s --check-prefix=ALIASES
@@ -30,6 +30,7 @@
 // TIMING:      Total Execution Time: {{[0-9.]+}} seconds
 // TIMING:      ----Wall Time----  ----Name----
 // TIMING-NEXT: {{[0-9.]+}} ({{ *[0-9.]+}}%)  canonicalize
+// TIMING-NEXT: {{[0-9.]+}} ({{ *[0-9.]+}}%)  tile-hoist-invariants
 // TIMING-NEXT: {{[0-9.]+}} ({{ *[0-9.]+}}%)  cse
 // TIMING:      (verification)
 // TIMING-NEXT: {{[0-9.]+}} (100.0%)  Total

@@ -9,13 +9,16 @@
 // RUN: tkc-opt %S/Inputs/scaled-column-sum.mlir -p tile-vector-layout,canonicalize | filecheck %s --check-prefix=CANON
 // A vector broadcast both over columns and over rows keeps the layout of its first broadcast (a
 // tie: one move either way) and is transposed once, right after its definition, for the
-// broadcasts that read it the other way; a second run adds no transpose.
+// broadcasts that read it the other way, whichever layout comes first (v: column, w: row); a
+// second run adds no transpose. A fill read both ways is no such vector: each use gets its own
+// fill, in its own layout, and nothing is transposed.
 // A vector whose cumsum and sum the lowering computes in the column layout is a column vector
 // when that needs fewer moves (cs: one transpose for its row broadcast, not three); a row
 // reduction's vector stays a row vector and its cumsum moves (r).
 // RUN: tkc-opt %S/Inputs/vector-scans.mlir -p tile-vector-layout | filecheck %s --check-prefix=SCANS
 // RUN: tkc-opt %S/Inputs/vector-both-ways.mlir -p tile-vector-layout | filecheck %s --check-prefix=BOTH
 // RUN: tkc-opt %S/Inputs/vector-both-ways.mlir -p tile-vector-layout,tile-vector-layout | filecheck %s --check-prefix=BOTH
+// RUN: tkc-opt %S/Inputs/vector-shared-fill.mlir -p tile-vector-layout | filecheck %s --check-prefix=FILL
 // Two reductions that make one vector (a var) in both layouts are the user's error, at the second.
 // RUN: not tkc-opt %S/Inputs/vector-two-reductions.mlir -p tile-vector-layout 2>&1 | filecheck %s --check-prefix=TWO
 
@@ -69,11 +72,21 @@ builtin.module {
 // CANON-NEXT: %r_1 = tile.binary mul %r, %two : !tile.rv<64xf32, col>, f32 -> !tile.rv<64xf32, col>
 // CANON-NEXT: %y = tile.broadcast sub col %x, %r_1 : !tile.rt<64x64xf32>, !tile.rv<64xf32, col>
 
-// BOTH:      %v = tile.fill 1.000000e+00 : f32 : !tile.rv<64xf32, col>
-// BOTH-NEXT: %[[T:.*]] = tile.transpose %v {layout_change = "tile.broadcast col at line 12 reads it first, and tile.broadcast row at line 13 reads it per row"} : !tile.rv<64xf32, col> -> !tile.rv<64xf32>
+// BOTH:      %v = tile.to_reg %vs : !tile.sv<64xf32> -> !tile.rv<64xf32, col>
+// BOTH-NEXT: %[[T:.*]] = tile.transpose %v {layout_change = "tile.broadcast col at line 13 reads it first, and tile.broadcast row at line 14 reads it per row"} : !tile.rv<64xf32, col> -> !tile.rv<64xf32>
 // BOTH-NEXT: %y = tile.broadcast add col %x, %v : !tile.rt<64x64xf32>, !tile.rv<64xf32, col>
 // BOTH-NEXT: %z = tile.broadcast mul row %y, %[[T]] : !tile.rt<64x64xf32>, !tile.rv<64xf32>
+// BOTH:      %w = tile.to_reg %ws : !tile.sv<64xf32> -> !tile.rv<64xf32>{{$}}
+// BOTH-NEXT: %[[U:.*]] = tile.transpose %w {layout_change = "tile.broadcast row at line 17 reads it first, and tile.broadcast col at line 18 reads it per column"} : !tile.rv<64xf32> -> !tile.rv<64xf32, col>
+// BOTH-NEXT: %a = tile.broadcast add row %z, %w : !tile.rt<64x64xf32>, !tile.rv<64xf32>
+// BOTH-NEXT: %b = tile.broadcast sub col %a, %[[U]] : !tile.rt<64x64xf32>, !tile.rv<64xf32, col>
 // BOTH-NOT:  tile.transpose
+
+// FILL:      %v = tile.fill 1.000000e+00 : f32 : !tile.rv<64xf32>{{$}}
+// FILL-NEXT: %[[C:.*]] = tile.fill 1.000000e+00 : f32 : !tile.rv<64xf32, col>
+// FILL-NEXT: %y = tile.broadcast add col %x, %[[C]] : !tile.rt<64x64xf32>, !tile.rv<64xf32, col>
+// FILL-NEXT: %z = tile.broadcast mul row %y, %v : !tile.rt<64x64xf32>, !tile.rv<64xf32>
+// FILL-NOT:  tile.transpose
 
 // TWO: vector-two-reductions.mlir:14:7: error: this vector is used both as a row vector and as a column vector (tile.reduce row at line 12 makes it a row vector)
 
