@@ -1396,7 +1396,7 @@ def _is_scalar(type_: Attribute) -> bool:
 class BinaryHasCanonicalizationPatterns(HasCanonicalizationPatternsTrait):
     @classmethod
     def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
-        return (ScaleAfterIf(),)
+        return (ScaleAfterIf(), AccumulateInMma())
 
 
 class SelectHasCanonicalizationPatterns(HasCanonicalizationPatternsTrait):
@@ -1512,6 +1512,28 @@ class ReduceBeforeScaling(RewritePattern):
         rescale = BinaryOp(BinaryFn.MUL, reduce.result, scalar)
         reduce.location = rescale.location = op.location
         rewriter.replace(op, [reduce, rescale])
+
+
+class AccumulateInMma(RewritePattern):
+    """x + mma(a, b) = mma(a, b, x) (either order), where the product has no other use: the
+    tensor cores add into x as they go (`acc += mma_AB(a, b)` in a K loop is then the GEMM's
+    accumulating mma, with one accumulator live instead of two and a loop stream-K can split).
+    Both sum the same f32 terms; only the order of the additions differs."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: BinaryOp, rewriter: PatternRewriter) -> None:
+        if op.fn.data != BinaryFn.ADD:
+            return
+        for product, other in ((op.lhs, op.rhs), (op.rhs, op.lhs)):
+            mma = product.owner
+            if (isinstance(mma, MmaOp) and mma.acc is None and product.has_one_use()
+                    and other.type == product.type == op.result.type):
+                fused = MmaOp(mma.a, mma.b, other, op.result.type, mma.transpose_a is not None,
+                              mma.transpose_b is not None)
+                fused.location = mma.location
+                rewriter.replace(op, fused)
+                rewriter.erase_op(mma)
+                return
 
 
 class ScaleAfterIf(RewritePattern):
