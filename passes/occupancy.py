@@ -46,6 +46,8 @@ from tkc.dialects.tile import (
     element_bytes,
 )
 from tkc.passes.plan import (
+    ALIGN_SLACK,
+    MBARRIER_REGION,
     KernelPlan,
     band_obstacle,
     SM_REGISTERS,
@@ -556,18 +558,22 @@ class Planner:
         plan = smem_plan(self.kernel, stages)
         single = sum(buffer_bytes(op) for op, _ in plan.single)
         staging = sum(staging_bytes(op) for op, _ in plan.staging)
-        parts = [f"1 KB for {plan.barrier_count} mbarriers"]
+        parts = [(f"1 KB for {plan.barrier_count} mbarriers", MBARRIER_REGION)]
         reused = bool(plan.single and plan.staging and plan.staging[0][1] == plan.single[0][1])
         if (tile_stages := tile_ring_stages(self.kernel, stages)) > 1:
-            parts.append(f"{tile_stages} x {single} B ring of each tile's loads")
+            parts.append((f"{tile_stages} x {single} B ring of each tile's loads", tile_stages * single))
         elif plan.single:
-            parts.append(f"{single} B of single tiles" + (" (the epilogue stages its output in them)" if reused else ""))
-        parts += [f"{stages} x {ring.stage_bytes} B ring" for ring in plan.rings]
-        parts += [f"{staging} B epilogue staging"] if plan.staging and not reused else []
+            parts.append((f"{single} B of single tiles" + (" (the epilogue stages its output in them)" if reused else ""),
+                          single))
+        parts += [(f"{stages} x {ring.stage_bytes} B ring", stages * ring.stage_bytes) for ring in plan.rings]
+        parts += [(f"{staging} B epilogue staging", staging)] if plan.staging and not reused else []
         scratch = col_scratch_bytes(self.kernel)
-        parts += [f"{scratch} B scratch (column reductions and scans, vector moves)"] if scratch else []
-        parts.append("1 KB alignment slack")
-        return " + ".join(parts)
+        parts += [(f"{scratch} B scratch (column reductions and scans, vector moves)", scratch)] if scratch else []
+        # what the buffers' alignments add between them (a 1024-byte swizzled tile after a 512-byte one)
+        if padding := plan.total - ALIGN_SLACK - sum(size for _, size in parts):
+            parts.append((f"{padding} B aligning buffers", padding))
+        parts.append(("1 KB alignment slack", ALIGN_SLACK))
+        return " + ".join(text for text, _ in parts)
 
     def persistent(self, loops: list[scf.ForOp]) -> tuple[bool, str]:
         grid = next(op for op in self.kernel.body.block.ops if isinstance(op, GridOp))
