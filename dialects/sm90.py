@@ -80,6 +80,8 @@ from tkc.abi import (
 )
 from tkc.dialects.tile import (
     BAND_COLUMNS,
+    TILE_QUANTUM,
+    TMA_BOX_MAX,
     WARPGROUP_THREADS,
     Axis,
     AxisAttr,
@@ -242,8 +244,13 @@ class SharedRefType(ParametrizedAttribute, TypeAttribute):
 
     @property
     def panel_cols(self) -> int:
-        """Elements per row of one panel: the swizzle span, or the whole row when unswizzled."""
-        cols = self.get_shape()[-1]
+        """Elements per row of one panel: the swizzle span, or the whole row when unswizzled; a
+        vector longer than a TMA box in equal boxes of at most TMA_BOX_MAX (16 elements divide
+        every vector), which lie end to end: the same layout as one box."""
+        shape = self.get_shape()
+        cols = shape[-1]
+        if self.swizzle.data == 0 and len(shape) == 1 and cols > TMA_BOX_MAX:
+            return max(n for n in range(TILE_QUANTUM, TMA_BOX_MAX + 1, TILE_QUANTUM) if cols % n == 0)
         if self.swizzle.data == 0:
             return cols
         return min(cols, self.swizzle.data // element_bytes(self.element_type))

@@ -105,6 +105,8 @@ REGISTER_COUNTS = range(24, 257, 8)
 """Per-thread register counts setmaxnreg takes."""
 SMEM_BUDGET = 232448
 """Dynamic shared memory one block may opt into on Hopper (227 KB)."""
+TMA_BOX_MAX = 256
+"""Elements one TMA box spans per dimension at most: a longer vector is copied as several boxes."""
 
 
 @dataclass(frozen=True)

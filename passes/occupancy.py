@@ -40,6 +40,7 @@ from tkc.dialects.tile import (
     SelectOp,
     SharedVectorType,
     StoreOp,
+    TMA_BOX_MAX,
     ToSharedOp,
     UnaryFn,
     UnaryOp,
@@ -74,7 +75,6 @@ from tkc.passes.plan import (
 )
 
 MAX_CONSUMERS = 4
-TMA_BOX_MAX = 256
 """Elements a TMA box spans at most along each dimension (cuTensorMapEncodeTiled's boxDim)."""
 WGMMA_MAX_N = 256
 """Columns one wgmma produces at most (m64nNk16, N <= 256)."""
@@ -410,8 +410,9 @@ class Planner:
 
     def check_tma_boxes(self, consumers: int) -> None:
         """Each TMA box the lowering issues spans at most 256 elements per dimension: a loaded
-        tile's rows and the row of one panel (the swizzle span, the whole row unswizzled), a
-        loaded vector, and a stored register tile's rows per consumer (each stores its own)."""
+        tile's rows and the row of one panel (the swizzle span, the whole row unswizzled), and a
+        stored register tile's rows per consumer (each stores its own). A longer vector is loaded as
+        several boxes (sm90.SharedRefType.panel_cols)."""
         for op in self.kernel.walk():
             if isinstance(op, LoadOp) and isinstance(op.result.type, SharedTileType):
                 t = op.result.type
@@ -421,10 +422,6 @@ class Planner:
                 if t.swizzle.data <= 0 and t.cols > TMA_BOX_MAX:  # a swizzle span is at most 128 elements
                     raise error_at(op, f"the tile is not swizzled, so one TMA box spans its whole {t.cols}-element "
                                        f"rows, over the {TMA_BOX_MAX} a box can: use narrower tiles")
-            elif isinstance(op, LoadOp) and isinstance(op.result.type, SharedVectorType):
-                if op.result.type.length > TMA_BOX_MAX:
-                    raise error_at(op, f"a TMA box spans at most {TMA_BOX_MAX} elements, and this vector has "
-                                       f"{op.result.type.length}: load vectors of at most {TMA_BOX_MAX}")
             elif isinstance(op, StoreOp) and isinstance(op.value.type, RegisterTileType):
                 rows = op.value.type.rows if replicated(op.value.type.rows, consumers) else fragment_rows(
                     op.value.type.rows, consumers)

@@ -113,6 +113,7 @@ SIZES = {
     # read both ways with the row layout first, and two vectors from one shared position vector
     "narrow_vector_fills.tk": {"M": 200, "D": 328},
     "vectors_both_ways.tk": {"M": 200, "N": 136},
+    "wide_vectors.tk": {"M": 100},
 }
 MORE_SIZES = [
     ("store_add_splitk.tk", {"M": 200, "N": 136, "K": 200}),
