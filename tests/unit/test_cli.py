@@ -50,7 +50,7 @@ def test_user_errors_exit_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert cli.main(["compile", str(tmp_path / "nope.tk")]) == 1
     assert capsys.readouterr().err.startswith("tkc: error: cannot read")
     assert cli.main(["compile", GEMM, "--emit=tile", "--print-ir-after=bogus"]) == 1
-    assert "the passes that run: canonicalize, cse" in capsys.readouterr().err
+    assert "the passes that run: canonicalize, tile-hoist-invariants, cse" in capsys.readouterr().err
     bad = tmp_path / "bad.mlir"
     bad.write_text('builtin.module {\n  "tile.nope"() : () -> ()\n}\n')
     assert cli.main(["compile", str(bad), "--emit=tile"]) == 1
@@ -179,7 +179,7 @@ def test_a_dump_of_a_pass_that_does_not_run_is_an_error(capsys: pytest.CaptureFi
     assert cli.main(["compile", GEMM, "--emit=tile", "--print-ir-after=convert-sm90-to-ptx"]) == 1
     err = capsys.readouterr().err
     assert err.startswith("tkc: error: --print-ir-after=convert-sm90-to-ptx: convert-sm90-to-ptx does not run")
-    assert "(the passes that run: canonicalize, cse," in err
+    assert "(the passes that run: canonicalize, tile-hoist-invariants, cse," in err
     assert cli.main(["compile", GEMM, "--emit=tile", "--print-ir-before=canonicalize"]) == 0
 
 

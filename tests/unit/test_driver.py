@@ -47,7 +47,7 @@ def test_registered_passes_load_and_carry_their_name() -> None:
 
 def test_tile_stage_stops_before_the_lowering() -> None:
     names = driver.pipeline_for("tile")
-    assert names[:2] == ["canonicalize", "cse"]
+    assert names[:3] == ["canonicalize", "tile-hoist-invariants", "cse"]
     assert set(names) <= set(driver.TILE_PASSES)
 
 
@@ -136,7 +136,7 @@ def test_dumps_to_stream_and_directory(tmp_path: Path) -> None:
 
 def test_unknown_dump_pass_is_a_user_error() -> None:
     dumps = driver.DumpOptions(StringIO(), before_passes=frozenset({"cse2"}))
-    with pytest.raises(TkError, match="cse2 does not run .*the passes that run: canonicalize, cse,.*did you mean 'cse'"):
+    with pytest.raises(TkError, match="cse2 does not run .*the passes that run: canonicalize, tile-hoist-invariants, cse,.*did you mean 'cse'"):
         driver.compile_file(GEMM, emit="tile", observer=dumps)
 
 

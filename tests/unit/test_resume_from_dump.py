@@ -73,7 +73,7 @@ def ahead_of(dump: str) -> list[str]:
     """The passes a resumed compile of the dump taken after `dump` runs: tile IR that carries no
     decisions starts from canonicalize, and sm90 IR builds its rings again (nothing to do once
     built) and re-checks its barriers (driver docstring)."""
-    if dump in ("input", "canonicalize", "cse"):
+    if dump in ("input", "canonicalize", "tile-hoist-invariants", "cse"):
         return list(driver.PIPELINE)
     if dump in driver.SM90_PASSES:
         return list(driver.PIPELINE[driver.PIPELINE.index("sm90-build-rings") :])
