@@ -8,7 +8,10 @@ every argument it stores to is poisoned with NaN first, so an element the kernel
 write shows up. Each output is printed with its shape and checksums.
 
 `--check` compares against `reference(inputs, params) -> {name: array}` from `X_ref.py` beside
-`X.tk`, with the relative error ‖out − ref‖ / ‖ref‖ that bf16 inputs allow (DESIGN.md §7).
+`X.tk`, with the relative error ‖out − ref‖ / ‖ref‖ that bf16 inputs allow. Where `X_ref.py` also
+defines `inputs(params, rng) -> {name: array}` (params: the compile-time parameters and the
+sizes), the arrays it returns replace the random ones, on the GPU and in the interpreter alike:
+i32 tables (offsets, indices), which are otherwise zeros, or inputs of a particular range.
 `--bisect` interprets the IR before and after each tile-level pass on the same inputs and names
 the first pass whose outputs move: a miscompile pinned to one pass.
 """
@@ -154,19 +157,64 @@ def relative_error(out: np.ndarray, ref: np.ndarray) -> tuple[float, float]:
     return max_abs, error / norm if norm else error
 
 
-def load_reference(tk_file: str) -> Callable[[Arrays, dict[str, int | float]], Arrays]:
-    """`reference` from `X_ref.py` beside `X.tk`."""
-    path = Path(tk_file).with_name(Path(tk_file).stem + "_ref.py")
-    if not path.is_file():
-        raise TkError(f"--check needs a reference: {path} does not exist (it defines reference(inputs, params))")
+def _reference_path(tk_file: str) -> Path:
+    return Path(tk_file).with_name(Path(tk_file).stem + "_ref.py")
+
+
+def _reference_module(path: Path) -> Any:
     spec = importlib.util.spec_from_file_location(f"tkc_ref_{path.stem}", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    reference = getattr(module, "reference", None)
+    return module
+
+
+def load_reference(tk_file: str) -> Callable[[Arrays, dict[str, int | float]], Arrays]:
+    """`reference` from `X_ref.py` beside `X.tk`."""
+    path = _reference_path(tk_file)
+    if not path.is_file():
+        raise TkError(f"--check needs a reference: {path} does not exist (it defines reference(inputs, params))")
+    reference = getattr(_reference_module(path), "reference", None)
     if not callable(reference):
         raise TkError(f"{path} defines no function reference(inputs, params)")
     return reference
+
+
+def load_input_maker(tk_file: str) -> Callable[[dict[str, int | float], np.random.Generator], Arrays] | None:
+    """`inputs(params, rng)` from `X_ref.py` beside `X.tk` where it defines one: the inputs it
+    returns replace the random ones (a table of offsets, indices a kernel gathers by)."""
+    path = _reference_path(tk_file)
+    if not path.is_file():
+        return None
+    maker = getattr(_reference_module(path), "inputs", None)
+    return maker if callable(maker) else None
+
+
+def replace_inputs(kernel: tile.KernelOp, arrays: Arrays, given: Arrays, source: str) -> Arrays:
+    """`arrays` with the arguments in `given` replaced: each a kernel argument the kernel reads,
+    of the shape the sizes give it, i32 ones integral, the others rounded to their dtype."""
+    written_only = write_only(kernel)
+    types = dict(zip(kernel.arg_names, kernel.body.block.args, strict=True))
+    replaced = dict(arrays)
+    for name, value in given.items():
+        if name not in types:
+            raise TkError(f"{source} returns {name!r}, which is no argument of {kernel.sym_name.data} "
+                          f"(its arguments: {', '.join(kernel.arg_names)}){did_you_mean(name, kernel.arg_names)}")
+        if name in written_only:
+            raise TkError(f"{source} returns {name!r}, which {kernel.sym_name.data} only writes: it gets NaN, "
+                          "so an element the kernel leaves unwritten shows")
+        array = np.asarray(value)
+        if array.shape != arrays[name].shape:
+            raise TkError(f"{source} returns {name} of shape {list(array.shape)}; the sizes give it "
+                          f"{list(arrays[name].shape)}")
+        arg_type = cast(tile.GlobalType, types[name].type)
+        if isinstance(arg_type.element_type, IntegerType):
+            if not np.array_equal(array, np.round(array)):
+                raise TkError(f"{source} returns {name} with values that are not integers; it is an i32 tensor")
+            replaced[name] = array.astype(np.int32)
+        else:
+            replaced[name] = round_to(array.astype(np.float32), arg_type.element_type)
+    return replaced
 
 
 def check(outputs: Arrays, expected: Arrays, out: TextIO, tolerance: float = CHECK_TOLERANCE) -> bool:
@@ -330,6 +378,12 @@ def run_command(args: Any, out: TextIO = sys.stdout) -> int:
     reference = load_reference(args.file) if args.check else None  # a missing one fails before the run
     print(f"{kernel}: {' '.join(f'{dim}={size}' for dim, size in sizes.items())}  seed {args.seed}", file=out, flush=True)
     inputs = make_inputs(kernel_op, dims, args.seed)
+    maker = load_input_maker(args.file)
+    if maker is not None:
+        source = f"inputs() of {_reference_path(args.file).name}"
+        given = maker(final_params | sizes, np.random.default_rng(args.seed))
+        inputs = replace_inputs(kernel_op, inputs, given, source)
+        print(f"inputs {', '.join(given)} from {source}", file=out, flush=True)
 
     if args.bisect:
         stages, crashed = snapshots(module)

@@ -171,3 +171,45 @@ def test_bisect_of_a_correct_pipeline_finds_nothing(tmp_path: Path) -> None:
     out = io.StringIO()
     assert run_command(args(path, bisect=True, size={"B": 1, "H": 1, "N": 256}), out) == 0
     assert "no pass changes the outputs" in out.getvalue()
+
+
+GATHER_TK = """
+kernel gather<B = 64>(X: gl<f32>[M, N], Rows: gl<i32>[G], Y: gl<f32>[G, N]) {
+    grid (G) as (g)
+    let r = load Rows[g] : i32
+    store Y[elem(g, g + 1), 0] = load X[elem(r, r + 1), 0] : rt<f32>[16, B]
+}
+"""
+GATHER_REF = """
+import numpy as np
+
+def inputs(params, rng):
+    return {"Rows": rng.integers(0, params["M"], params["G"])}
+
+def reference(inputs, params):
+    assert inputs["Rows"].any(), "the table is the one inputs() made"
+    return {"Y": inputs["X"][inputs["Rows"]]}
+"""
+
+
+def test_a_reference_that_makes_inputs_replaces_the_random_ones(tmp_path: Path) -> None:
+    """`inputs(params, rng)` in NAME_ref.py: a gather by a table of rows checks against numpy
+    (with the zeros tkc run otherwise gives an i32 table, every row would be row 0)."""
+    (tmp_path / "gather.tk").write_text(GATHER_TK)
+    (tmp_path / "gather_ref.py").write_text(GATHER_REF)
+    out = io.StringIO()
+    assert run_command(args(tmp_path / "gather.tk", size={"M": 100, "N": 64, "G": 30}, check=True), out) == 0
+    assert "inputs Rows from inputs() of gather_ref.py" in out.getvalue() and "PASS" in out.getvalue()
+
+
+@pytest.mark.parametrize("made,error", [
+    ("{'Q': 0}", "returns 'Q', which is no argument of gather (its arguments: X, Rows, Y)"),
+    ("{'Y': 0}", "returns 'Y', which gather only writes"),
+    ("{'Rows': np.zeros(3)}", "returns Rows of shape [3]; the sizes give it [30]"),
+    ("{'Rows': np.full(30, 0.5)}", "returns Rows with values that are not integers"),
+])
+def test_inputs_that_do_not_fit_the_kernel_are_user_errors(tmp_path: Path, made: str, error: str) -> None:
+    (tmp_path / "gather.tk").write_text(GATHER_TK)
+    (tmp_path / "gather_ref.py").write_text(f"import numpy as np\n\ndef inputs(params, rng):\n    return {made}\n")
+    with pytest.raises(TkError, match=re.escape(error)):
+        run_command(args(tmp_path / "gather.tk", size={"M": 100, "N": 64, "G": 30}), io.StringIO())
