@@ -1777,15 +1777,15 @@ class PositionOp(IRDLOperation):
 
 @irdl_op_definition
 class SelectOp(IRDLOperation):
-    """Element-wise `cond != 0 ? on_true : on_false` (NaN counts as nonzero); either branch may be
-    an f32 scalar, broadcast to every element. The condition is a tile of the result's shape, any
-    dtype (a comparison's 0/1 tile)."""
+    """Element-wise `cond != 0 ? on_true : on_false` (NaN counts as nonzero) of tiles or of
+    vectors; either branch may be an f32 scalar, broadcast to every element. The condition has the
+    result's shape, any dtype (a comparison's 0/1 tile or vector)."""
 
     name = "tile.select"
-    cond = operand_def(RegisterTileType)
-    on_true = operand_def(RegisterTileType | Float32Type)
-    on_false = operand_def(RegisterTileType | Float32Type)
-    result = result_def(RegisterTileType)
+    cond = operand_def(RegisterValue)
+    on_true = operand_def(RegisterValue | Float32Type)
+    on_false = operand_def(RegisterValue | Float32Type)
+    result = result_def(RegisterValue)
     traits = traits_def(Pure(), SelectHasCanonicalizationPatterns())
     assembly_format = (
         "$cond `,` $on_true `,` $on_false attr-dict `:` type($cond) `,` type($on_true) `,` type($on_false)"
@@ -1796,10 +1796,13 @@ class SelectOp(IRDLOperation):
         super().__init__(operands=[cond, on_true, on_false], result_types=[result_type])
 
     def verify_(self) -> None:
-        result = self.result.type
-        assert isinstance(result, RegisterTileType) and isinstance(self.cond.type, RegisterTileType)
-        if self.cond.type.get_shape() != result.get_shape():
-            raise VerifyException(f"tile.select's condition {self.cond.type} must have the result's shape {result}")
+        result, cond = self.result.type, self.cond.type
+        assert isinstance(result, RegisterTileType | RegisterVectorType)
+        assert isinstance(cond, RegisterTileType | RegisterVectorType)
+        if type(cond) is not type(result) or cond.get_shape() != result.get_shape():
+            raise VerifyException(f"tile.select's condition {cond} must have the result's shape {result}")
+        if isinstance(cond, RegisterVectorType) and cond.is_column != cast(RegisterVectorType, result).is_column:
+            raise VerifyException(f"tile.select's condition {cond} must have the result's layout {result}")
         for branch in (self.on_true.type, self.on_false.type):
             if not _is_scalar(branch) and branch != result:
                 raise VerifyException(f"tile.select's branches must have the result's type: {branch} -> {result}")

@@ -9,7 +9,7 @@ register-local. The occupancy plan counts their registers and the lowering gives
 fragment types from this one decision.
 
 A column reduction makes a column vector, a row reduction a row vector, and a broadcast reads
-one of its own axis; element-wise ops, converts, bounds masks, cumsums and loop / if values carry
+one of its own axis; element-wise ops and selects, converts, bounds masks, cumsums and loop / if values carry
 the layout from one value to the next (they are joined: all get one layout). A vector that
 broadcasts read both ways (Mamba-2's decays: `add_row(z, cs)` and `sub_col(.., cs)`) is transposed (`tile.transpose`, with the reason in `layout_change`) where it is defined, once,
 for the broadcasts that want the other layout than its own; the values are the same, only where
@@ -54,6 +54,7 @@ from tkc.dialects.tile import (
     PositionOp,
     ReduceOp,
     RegisterVectorType,
+    SelectOp,
     TransposeOp,
     UnaryOp,
     VectorReduceOp,
@@ -122,6 +123,8 @@ def _components(kernel: Operation) -> Callable[[SSAValue], SSAValue]:
                 join(op.source, op.result)
             case BinaryOp():
                 join(op.lhs, op.rhs, op.result)
+            case SelectOp():
+                join(op.cond, op.on_true, op.on_false, op.result)
             case scf.ForOp():
                 for init, arg, result, yielded in zip(
                     op.iter_args, op.body.block.args[1:], op.results, op.body.block.last_op.operands  # type: ignore[union-attr]

@@ -830,7 +830,7 @@ class _Machine:
         """on_true where cond != 0 (NaN included), else on_false; the padding of every tile operand."""
         t = _shaped(op.result)
         operands = [self.env[v] for v in (op.cond, op.on_true, op.on_false)]
-        cond, on_true, on_false = (x.values if isinstance(x, Tile) else _lift(x, 2) for x in operands)
+        cond, on_true, on_false = (x.values if isinstance(x, Tile) else _lift(x, len(t.get_shape())) for x in operands)
         valid = _union(*(x.valid for x in operands if isinstance(x, Tile)))
         values = np.where(cond != 0, on_true, on_false).astype(np.float32)
         return [Tile(round_to(values, t.element_type), valid)]

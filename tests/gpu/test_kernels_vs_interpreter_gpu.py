@@ -114,6 +114,7 @@ SIZES = {
     "narrow_vector_fills.tk": {"M": 200, "D": 328},
     "vectors_both_ways.tk": {"M": 200, "N": 136},
     "wide_vectors.tk": {"M": 100},
+    "vector_where.tk": {"M": 200, "N": 64},
 }
 MORE_SIZES = [
     ("store_add_splitk.tk", {"M": 200, "N": 136, "K": 200}),

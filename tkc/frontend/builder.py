@@ -494,7 +494,8 @@ class _Builder:
         return cast(SSAValue[tile.RegisterValue], registers)
 
     def tile_arg(self, value: Value, node: Node, fn: str, what: str = "tile") -> SSAValue:
-        """A register tile operand (shared tiles are moved to registers)."""
+        """A register tile, vector (`what` = "vector") or either ("tile or vector") operand (shared
+        ones are moved to registers)."""
         if not is_tile(value):
             raise self.error(node, f"{fn} takes a {what}, got {describe(value)}")
         value = self.reg(value)
@@ -1636,25 +1637,30 @@ class _Builder:
         return self.emit(tile.PositionOp(POSITIONS[name], first, result_type))
 
     def where(self, args: list[Value], nodes: list[Node]) -> SSAValue:
-        """where(cond, a, b): a where cond != 0, else b, per element; a or b may be a number or an
-        f32 scalar; the result has the tile branches' type (f32 when both are scalars)."""
-        cond = self.tile_arg(args[0], nodes[0], "where")
-        assert isinstance(cond.type, tile.RegisterTileType)
+        """where(cond, a, b): a where cond != 0, else b, per element, of tiles or of vectors; a or b
+        may be a number or an f32 scalar; the result has the shaped branches' type (f32 when both
+        are scalars)."""
+        cond = self.tile_arg(args[0], nodes[0], "where", "tile or vector")
+        assert isinstance(cond.type, tile.RegisterTileType | tile.RegisterVectorType)
+        kind = type(cond.type)
         branches: list[SSAValue] = []
         for value, node in zip(args[1:], nodes[1:]):
             if is_tile(value):
-                branches.append(self.tile_arg(value, node, "where"))
+                branches.append(self.tile_arg(value, node, "where", "tile or vector"))
             elif is_number(value) or has_type(value, Float32Type):
                 branches.append(self.f32(value, node))
             else:
-                raise self.error(node, f"where chooses between tiles, numbers and f32 scalars, got {describe(value)}")
-        tiles = [b.type for b in branches if isinstance(b.type, tile.RegisterTileType)]
-        result_type = tiles[0] if tiles else tile.RegisterTileType(cond.type.get_shape(), Float32Type())
+                raise self.error(node, f"where chooses between tiles, vectors, numbers and f32 scalars, got {describe(value)}")
+        shaped = [b.type for b in branches if isinstance(b.type, tile.RegisterTileType | tile.RegisterVectorType)]
+        result_type = shaped[0] if shaped else tile.same_kind(cond.type, Float32Type())
         for branch_type, node in zip([b.type for b in branches], nodes[1:]):
-            if isinstance(branch_type, tile.RegisterTileType) and branch_type != result_type:
+            if isinstance(branch_type, tile.RegisterTileType | tile.RegisterVectorType) and branch_type != result_type:
                 raise self.error(node, f"the branches of where differ: {type_name(result_type)} and "
                                        f"{type_name(branch_type)}")
-        assert isinstance(result_type, tile.RegisterTileType)
+        assert isinstance(result_type, tile.RegisterTileType | tile.RegisterVectorType)
+        if not isinstance(result_type, kind):
+            raise self.error(nodes[0], f"the condition of where must be a {'vector' if isinstance(result_type, tile.RegisterVectorType) else 'tile'} "
+                                       f"like its branches ({type_name(result_type)}), got {type_name(cond.type)}")
         if result_type.get_shape() != cond.type.get_shape():
             raise self.error(nodes[0], f"the condition of where must have the branches' shape "
                                        f"{list(result_type.get_shape())}, got {type_name(cond.type)}")
