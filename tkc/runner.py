@@ -352,6 +352,25 @@ def run_on_gpu(
     return outputs
 
 
+def gpu_refusal(path: str, kernel: str, inputs: Mapping[str, np.ndarray], params: Mapping[str, int]) -> str | None:
+    """Why a GPU launch of `kernel` on `inputs` would be refused before it ran (the runtime's
+    argument checks: TMA's 16-byte rows, dims a variant needs whole, 31-bit sizes), or why the GPU
+    backend does not compile the kernel; None where it would launch. No GPU is needed."""
+    from tkc.api import CompiledKernel
+    from tkc.runtime.launch import bind
+    from tkc.runtime.run import launch_arrays
+
+    try:
+        abi = CompiledKernel(path, kernel, dict(params)).abi
+    except TkError as e:
+        return f"the GPU backend does not compile this kernel: {e.message}"
+    try:
+        bind(abi, tuple(launch_arrays(abi, inputs)), {})
+    except TkError as e:
+        return e.message
+    return None
+
+
 def run_command(args: Any, out: TextIO = sys.stdout) -> int:
     """`tkc run`; returns the exit status (1: --check failed or bisect found a pass)."""
     from tkc.driver import load_module, require_one_kernel
@@ -400,6 +419,9 @@ def run_command(args: Any, out: TextIO = sys.stdout) -> int:
             outputs = interpret(module, kernel, inputs, sizes, line.show)
         finally:
             line.close()
+        # the interpreter takes any size; say where the GPU would not, so a pass here is one there
+        if (refusal := gpu_refusal(args.file, kernel, inputs, params)) is not None:
+            print(f"note: on the GPU this run would stop before launching: {refusal}", file=out, flush=True)
     else:
         from tkc.runtime import DeviceError
 

@@ -213,3 +213,22 @@ def test_inputs_that_do_not_fit_the_kernel_are_user_errors(tmp_path: Path, made:
     (tmp_path / "gather_ref.py").write_text(f"import numpy as np\n\ndef inputs(params, rng):\n    return {made}\n")
     with pytest.raises(TkError, match=re.escape(error)):
         run_command(args(tmp_path / "gather.tk", size={"M": 100, "N": 64, "G": 30}), io.StringIO())
+
+
+COPY_TK = """
+kernel copy(X: gl<bf16>[M, N], Y: gl<bf16>[M, N]) {
+    grid (ceildiv(M, 64), ceildiv(N, 64)) as (i, j)
+    store Y[i, j] = load X[i, j] : rt<bf16>[64, 64]
+}
+"""
+
+
+@pytest.mark.parametrize("n,refused", [(64, False), (100, True)])
+def test_interpreting_sizes_the_gpu_would_refuse_says_so(tmp_path: Path, n: int, refused: bool) -> None:
+    """The interpreter runs any size; where the GPU runtime would refuse the same arguments (100
+    bf16 elements are 200-byte rows, no multiple of TMA's 16), tkc run --interpret says so."""
+    (tmp_path / "copy.tk").write_text(COPY_TK)
+    out = io.StringIO()
+    assert run_command(args(tmp_path / "copy.tk", size={"M": 64, "N": n}), out) == 0
+    note = "note: on the GPU this run would stop before launching: argument X: dim N = 100 (its innermost)"
+    assert (note in out.getvalue()) == refused
