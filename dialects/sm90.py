@@ -1851,20 +1851,21 @@ class ZeroRowsOp(IRDLOperation):
 
 
 @irdl_op_definition
-class LoadGlobalIndexOp(IRDLOperation):
-    """One u32 of global memory at `base` + 4 * `offset`, as an index (ld.global.nc: the kernel
-    never writes the tensors it reads scalars from, tile.load_scalar's contract). The value is an
-    offset or a length the kernel's index math uses (`load cu_seqlens[b] : i32`)."""
+class LoadGlobalScalarOp(IRDLOperation):
+    """One 4-byte element of global memory at `base` + 4 * `offset` (ld.global.nc: the kernel
+    never writes the tensors it reads scalars from, tile.load_scalar's contract): an i32 as an
+    index (an offset or a length the kernel's index math uses, `load cu_seqlens[b] : i32`) or an
+    f32 (a scale, `load S[0] : f32`)."""
 
-    name = "sm90.load_global_index"
+    name = "sm90.load_global_scalar"
     base = operand_def(IntegerType(64))
     offset = operand_def(IndexType)
-    result = result_def(IndexType)
+    result = result_def(IndexType | Float32Type)
     traits = traits_def(Pure())
-    assembly_format = "$base `[` $offset `]` attr-dict"
+    assembly_format = "$base `[` $offset `]` attr-dict `:` type($result)"
 
-    def __init__(self, base: SSAValue, offset: SSAValue):
-        super().__init__(operands=[base, offset], result_types=[IndexType()])
+    def __init__(self, base: SSAValue, offset: SSAValue, result_type: Attribute):
+        super().__init__(operands=[base, offset], result_types=[result_type])
 
 
 # --------------------------------------------------------------------------- stream-K partial tiles
@@ -1957,7 +1958,7 @@ Sm90 = Dialect(
         TensorMapParamOp,
         DimParamOp,
         PointerParamOp,
-        LoadGlobalIndexOp,
+        LoadGlobalScalarOp,
         ScratchParamOp,
         StorePartialOp,
         AddPartialOp,

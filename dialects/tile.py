@@ -949,25 +949,32 @@ class DimOp(IRDLOperation):
 
 @irdl_op_definition
 class LoadScalarOp(IRDLOperation):
-    """One element of an i32 tensor, at element indices (one per dim), as an index: offsets and
-    lengths a kernel reads at run time (`load cu_seqlens[b] : i32`). No kernel stores to an i32
-    tensor (a store's value is a tile of the tensor's dtype, and no tile holds i32), so the load
-    is pure: it may be merged, moved or dropped."""
+    """One element of a tensor, at element indices (one per dim): of an i32 tensor as an index
+    (offsets and lengths a kernel reads at run time, `load cu_seqlens[b] : i32`), of an f32 tensor
+    as an f32 scalar (a scale, `load S[0] : f32`). No kernel stores to a tensor it reads scalars
+    from (no tile holds i32; the frontend refuses a store to an f32 one), so the load is pure: it
+    may be merged, moved or dropped."""
 
     name = "tile.load_scalar"
     tensor = operand_def(GlobalType)
     indices = var_operand_def(IndexType)
-    result = result_def(IndexType)
+    result = result_def(IndexType | Float32Type)
     traits = traits_def(Pure())
-    assembly_format = "$tensor `[` $indices `]` attr-dict `:` type($tensor)"
+    assembly_format = "$tensor `[` $indices `]` attr-dict `:` type($tensor) `->` type($result)"
 
     def __init__(self, tensor: SSAValue, indices: Sequence[SSAValue]):
-        super().__init__(operands=[tensor, indices], result_types=[IndexType()])
+        assert isinstance(tensor.type, GlobalType)
+        result = Float32Type() if isinstance(tensor.type.element_type, Float32Type) else IndexType()
+        super().__init__(operands=[tensor, indices], result_types=[result])
 
     def verify_(self) -> None:
         assert isinstance(self.tensor.type, GlobalType)
-        if self.tensor.type.element_type != IntegerType(32):
-            raise VerifyException(f"tile.load_scalar reads i32 tensors, not {self.tensor.type}")
+        held = self.tensor.type.element_type
+        if held != IntegerType(32) and not isinstance(held, Float32Type):
+            raise VerifyException(f"tile.load_scalar reads i32 and f32 tensors, not {self.tensor.type}")
+        if isinstance(held, Float32Type) != isinstance(self.result.type, Float32Type):
+            raise VerifyException(f"tile.load_scalar of {self.tensor.type} gives {'f32' if isinstance(held, Float32Type) else 'index'}, "
+                                  f"not {self.result.type}")
         if len(self.indices) != self.tensor.type.rank:
             raise VerifyException(
                 f"tile.load_scalar of a rank-{self.tensor.type.rank} tensor needs {self.tensor.type.rank} indices, "

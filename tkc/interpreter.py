@@ -507,18 +507,22 @@ class _Machine:
         return []
 
     def _load_scalar(self, op: tile.LoadScalarOp, active: np.ndarray | None) -> list[Value]:
-        """Each block's element of the i32 tensor, as an index; an index outside the tensor or a
-        negative value read (an index is unsigned) is an error in the blocks that run the load."""
+        """Each block's element of the i32 tensor, as an index, or of the f32 tensor, as an f32
+        scalar; an index outside the tensor, or a negative value read as an index (an index is
+        unsigned), is an error in the blocks that run the load."""
         tensor = self.tensors[op.tensor]
         indices = np.broadcast_arrays(*(np.asarray(self.scalar_of(v), np.int64) for v in op.indices))
         runs = np.ones(indices[0].shape, bool) if active is None else np.broadcast_to(active, indices[0].shape)
         name = self.kernel.arg_names[self.kernel.body.block.args.index(op.tensor)]
+        dtype = "f32" if isinstance(op.result.type, Float32Type) else "i32"
         outside = runs & np.any([(i < 0) | (i >= n) for i, n in zip(indices, tensor.shape)], axis=0)
         if outside.any():
             at = tuple(int(i[outside][0]) if i.ndim else int(i) for i in indices)
-            raise error_at(op, f"load {name}{list(at)} : i32 reads outside {name}, of shape {list(tensor.shape)}")
+            raise error_at(op, f"load {name}{list(at)} : {dtype} reads outside {name}, of shape {list(tensor.shape)}")
         clipped = [np.clip(i, 0, n - 1) for i, n in zip(indices, tensor.shape)]
         values = tensor[tuple(clipped)]
+        if dtype == "f32":
+            return [np.asarray(values, np.float32)]
         negative = runs & (values < 0)
         if negative.any():
             raise error_at(op, f"load {name}[...] : i32 read {int(values[negative].flat[0])}, and an index is never negative")

@@ -8,6 +8,7 @@ up to 1024 bytes (the 128B swizzle repeats every 1024 bytes, so tiles must start
 
 from __future__ import annotations
 
+from xdsl.dialects.builtin import Float32Type
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from tkc.dialects import sm90
@@ -35,16 +36,16 @@ class LowerPointer(RewritePattern):
         e.replace(rewriter, e.b.global_ptr(op.param.data))
 
 
-class LowerLoadGlobalIndex(RewritePattern):
-    """ld.global.nc.u32: the kernel never writes an i32 argument, so the read may go through the
-    non-coherent (read-only) cache."""
+class LowerLoadGlobalScalar(RewritePattern):
+    """ld.global.nc.u32 (an index) or .f32: the kernel never writes a tensor it reads scalars
+    from, so the read may go through the non-coherent (read-only) cache."""
 
     @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: sm90.LoadGlobalIndexOp, rewriter: PatternRewriter) -> None:
+    def match_and_rewrite(self, op: sm90.LoadGlobalScalarOp, rewriter: PatternRewriter) -> None:
         e = Emitter(op)
         b = e.b
         addr = b.add("u64", e.reg(op.base), b.mul_wide("u32", e.reg(op.offset), 4))
-        e.replace(rewriter, b.ld("global", "u32", addr, mods="nc"))
+        e.replace(rewriter, b.ld("global", "f32" if isinstance(op.result.type, Float32Type) else "u32", addr, mods="nc"))
 
 
 class LowerGridIds(RewritePattern):
@@ -79,5 +80,5 @@ class LowerSmemView(RewritePattern):
 
 
 PATTERNS: list[RewritePattern] = [
-    LowerTensorMap(), LowerDim(), LowerPointer(), LowerLoadGlobalIndex(), LowerGridIds(), LowerClusterRank(), LowerSmemBase(), LowerSmemView(),
+    LowerTensorMap(), LowerDim(), LowerPointer(), LowerLoadGlobalScalar(), LowerGridIds(), LowerClusterRank(), LowerSmemBase(), LowerSmemView(),
 ]

@@ -445,7 +445,7 @@ class RoleEmitter(ABC):
         self.emit_compute(op, block)
 
     def load_scalar(self, op: tile.LoadScalarOp, block: Block) -> SSAValue:
-        """The element of a row-major i32 tensor at `op`'s indices, read by each thread that
+        """The element of a row-major i32 or f32 tensor at `op`'s indices, read by each thread that
         needs it (the producer's one thread for coordinates, every consumer thread for compute)."""
         dims = cast(tile.GlobalType, op.tensor.type).get_dims()
         offset: SSAValue | None = None
@@ -460,9 +460,10 @@ class RoleEmitter(ABC):
         # an index outside the tensor would read other memory: the interpreter's error, a trap here
         self.trap_if(outside, block)
         base = self.op(sm90.PointerParamOp(self.lowering.params.pointer(op.tensor)), block).results[0]
-        result = self.op(sm90.LoadGlobalIndexOp(base, offset), block).results[0]
-        # a negative value (an index is unsigned) likewise
-        self.trap_if(self.op(arith.CmpiOp(result, self.const(1 << 31, block), "uge"), block).results[0], block)
+        result = self.op(sm90.LoadGlobalScalarOp(base, offset, op.result.type), block).results[0]
+        if isinstance(op.result.type, IndexType):
+            # a negative index (an index is unsigned) likewise
+            self.trap_if(self.op(arith.CmpiOp(result, self.const(1 << 31, block), "uge"), block).results[0], block)
         return result
 
     def trap_if(self, condition: SSAValue, block: Block) -> None:

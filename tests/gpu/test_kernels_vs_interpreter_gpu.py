@@ -115,6 +115,7 @@ SIZES = {
     "vectors_both_ways.tk": {"M": 200, "N": 136},
     "wide_vectors.tk": {"M": 100},
     "vector_where.tk": {"M": 200, "N": 64},
+    "f32_scalars.tk": {"M": 200, "N": 256, "K": 192, "NB": 3},
 }
 MORE_SIZES = [
     ("store_add_splitk.tk", {"M": 200, "N": 136, "K": 200}),

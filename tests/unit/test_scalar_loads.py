@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from xdsl.dialects.builtin import BFloat16Type
 
 from tkc.diagnostics import TkError
 from tkc.frontend import parse_tk
-from tkc.interpreter import interpret
+from tkc.interpreter import interpret, round_to
 
 GATHER = """
 kernel gather(X: gl<f32>[M, 64], Table: gl<i32>[T], Y: gl<f32>[R, 64]) {
@@ -73,7 +74,9 @@ def test_an_index_outside_the_i32_tensor_is_an_error_at_the_load() -> None:
 
 @pytest.mark.parametrize(("source", "message"), [
     (GATHER.replace("load Table[i] : i32", "load X[i, 0] : i32"),
-     "a load without a tile type reads one element of an i32 tensor .*; 'X' holds f32: load a tile of it"),
+     r"a load without a tile type reads one element of an i32 or f32 tensor, of its own dtype .*; 'X' holds f32: "
+     r"read it with load X\[\.\.\.\] : f32"),
+    (GATHER.replace("load Table[i] : i32", "load Table[i] : f32"), "'Table' holds i32: read it with load Table"),
     (GATHER.replace("load Table[i] : i32", "load Table[i, 0] : i32"), "'Table' has rank 1, so a scalar load takes 1 indices, got 2"),
     (GATHER.replace("load X[row, 0] : rt<f32>[64, 64]", "load X[row, 0] : rt<i32>[64, 64]"),
      "tiles and vectors hold bf16, f16, f32, fp8e4m3, fp8e5m2, not i32"),
@@ -84,3 +87,27 @@ def test_an_index_outside_the_i32_tensor_is_an_error_at_the_load() -> None:
 def test_the_frontend_refuses_i32_where_it_cannot_be(source: str, message: str) -> None:
     with pytest.raises(TkError, match=message):
         parse_tk(source, "gather.tk")
+
+
+SCALED = """
+kernel scaled(X: gl<bf16>[M, 64], S: gl<f32>[2], Y: gl<f32>[M, 64]) {
+    grid (ceildiv(M, 64)) as (i)
+    store Y[i, 0] = f32(load X[i, 0] : rt<bf16>[64, 64]) * (load S[0] : f32) + load S[1] : f32
+}
+"""
+
+
+def test_an_f32_scalar_load_reads_a_scale() -> None:
+    """`load S[k] : f32`: one element of an f32 tensor the kernel only reads, an f32 scalar."""
+    module = parse_tk(SCALED, "scaled.tk")
+    x = np.random.default_rng(0).standard_normal((100, 64)).astype(np.float32)
+    s = np.array([0.5, -2.0], np.float32)
+    y = interpret(module, "scaled", {"X": x, "S": s, "Y": np.full((100, 64), np.nan, np.float32)}, {})["Y"]
+    np.testing.assert_allclose(y, round_to(x, BFloat16Type()) * 0.5 - 2.0, rtol=1e-6)
+
+
+def test_an_f32_scalar_of_a_tensor_the_kernel_writes_is_an_error() -> None:
+    source = SCALED.replace("Y: gl<f32>[M, 64]", "Y: gl<f32>[M, 64], T: gl<f32>[M]").replace(
+        "load S[1] : f32\n", "load S[1] : f32\n    store S[0] = zero<f32>[16]\n")
+    with pytest.raises(TkError, match="scaled.tk:4:.*the kernel stores to S, so it cannot read scalars of it"):
+        parse_tk(source, "scaled.tk")

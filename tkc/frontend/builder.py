@@ -46,7 +46,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 from tkc import dtypes
-from tkc.diagnostics import TkError, did_you_mean, location_of
+from tkc.diagnostics import TkError, did_you_mean, error_at, location_of
 from tkc.dialects import tile
 from tkc.dialects.tile import Axis, BinaryFn, GlobalType, ReduceFn, UnaryFn
 from tkc.dtypes import BY_NAME
@@ -690,10 +690,21 @@ class _Builder:
             self.insert(tile.ReturnOp())
             op = tile.KernelOp(str(name), arg_types, Region(block), params, kernel_annotations)
             op.location = self.loc
+            self.check_scalar_loads_read_only(op)
             if floor_divided := tile.floor_divided_dims(op):
                 op.attributes[tile.FLOOR_DIVIDED] = DictionaryAttr(
                     {dim: IntegerAttr(multiple, 64) for dim, multiple in sorted(floor_divided.items())})
             return op
+
+    def check_scalar_loads_read_only(self, kernel: tile.KernelOp) -> None:
+        """A scalar read of an f32 tensor the kernel also writes is an error at the read: scalar
+        loads are pure (tile.LoadScalarOp), so it could see the tensor before or after any store."""
+        stored = {op.tensor for op in kernel.walk() if isinstance(op, tile.StoreOp)}
+        for op in kernel.walk():
+            if isinstance(op, tile.LoadScalarOp) and op.tensor in stored:
+                name = kernel.arg_names[kernel.body.block.args.index(op.tensor)]
+                raise error_at(op, f"the kernel stores to {name}, so it cannot read scalars of it (load {name}[...] : "
+                                   f"f32 reads tensors the kernel only reads); load a tile of it instead")
 
     def params(self, node: Tree | None) -> dict[str, Attribute]:
         declared: dict[str, Attribute] = {}
@@ -1311,18 +1322,22 @@ class _Builder:
         return self.load(node, {})
 
     def x_load_scalar(self, node: Tree) -> Value:
-        """`load T[i, j] : i32`: one element of an i32 tensor, at element indices, as an index."""
+        """`load T[i, j] : i32`: one element of an i32 tensor, at element indices, as an index;
+        `load S[i] : f32`: one element of an f32 tensor the kernel does not write, as an f32 scalar."""
         _, token, index_list, dtype_node = node.children
         with self.at(node):
             tensor = self.tensor(token)
             gl = tensor.type
             assert isinstance(gl, GlobalType)
             held = tile.element_name(gl.element_type)
-            if held != "i32":
+            asked = str(dtype_node.children[0])
+            if held != asked:
                 raise self.error(
                     dtype_node,
-                    f"a load without a tile type reads one element of an i32 tensor (load T[i] : i32); "
-                    f"'{token}' holds {held}" + ("" if held == "i32" else f": load a tile of it (load {token}[...] : rt<{held}>[R, C])"),
+                    f"a load without a tile type reads one element of an i32 or f32 tensor, of its own dtype "
+                    f"(load T[i] : i32, load S[i] : f32); '{token}' holds {held}"
+                    + (f": read it with load {token}[...] : {held}" if held in ("i32", "f32")
+                       else f": load a tile of it (load {token}[...] : rt<{held}>[R, C])"),
                 )
             nodes = index_list.children
             if len(nodes) != gl.rank:

@@ -15,14 +15,14 @@ builtin.module {
     %c2 = arith.constant 2 : index
     %c64 = arith.constant 64 : index
     tile.grid(%c1) as ["g"]
-    %start = tile.load_scalar %Off[%c0] : !tile.gl<[E], i32>
+    %start = tile.load_scalar %Off[%c0] : !tile.gl<[E], i32> -> index
     scf.for %i = %c0 to %K step %c1 {
       scf.for %k = %c0 to %K step %c1 {
         %row = arith.addi %start, %c64 : index
         %twice = arith.muli %row, %c2 : index
         %ik = arith.addi %i, %k : index
         %q = arith.divui %c64, %K : index
-        %n = tile.load_scalar %Off[%c1] : !tile.gl<[E], i32>
+        %n = tile.load_scalar %Off[%c1] : !tile.gl<[E], i32> -> index
         %z = tile.fill 0.000000e+00 : f32 : !tile.rt<64x64xf32>
         %pos = arith.cmpi sgt, %K, %c0 : index
         scf.if %pos {
