@@ -1850,6 +1850,9 @@ class ZeroRowsOp(IRDLOperation):
         super().__init__(operands=[tile, first], properties={"threads": IntegerAttr(threads, 32)})
 
 
+_INDEX_OR_F32 = base(IndexType) | base(Float32Type)
+
+
 @irdl_op_definition
 class LoadGlobalScalarOp(IRDLOperation):
     """One 4-byte element of global memory at `base` + 4 * `offset` (ld.global.nc: the kernel
@@ -1860,7 +1863,7 @@ class LoadGlobalScalarOp(IRDLOperation):
     name = "sm90.load_global_scalar"
     base = operand_def(IntegerType(64))
     offset = operand_def(IndexType)
-    result = result_def(IndexType | Float32Type)
+    result = result_def(_INDEX_OR_F32)
     traits = traits_def(Pure())
     assembly_format = "$base `[` $offset `]` attr-dict `:` type($result)"
 

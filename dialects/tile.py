@@ -958,7 +958,7 @@ class LoadScalarOp(IRDLOperation):
     name = "tile.load_scalar"
     tensor = operand_def(GlobalType)
     indices = var_operand_def(IndexType)
-    result = result_def(IndexType | Float32Type)
+    result = result_def(base(IndexType) | base(Float32Type))
     traits = traits_def(Pure())
     assembly_format = "$tensor `[` $indices `]` attr-dict `:` type($tensor) `->` type($result)"
 
