@@ -531,7 +531,7 @@ class KernelWriter:
             options["load"] = 1.2
         if depth > 0:
             options.update(reduce=3, unary=1, binary=1.5, scalar=1, minmax=0.8, cumsum=0.4, position=0.3,
-                           convert=0.3 if axis == "col" else 0.02)
+                           where=0.4, convert=0.3 if axis == "col" else 0.02)
         choice = weighted(self.rng, options)
         d = depth - 1
         if choice == "name":
@@ -558,6 +558,11 @@ class KernelWriter:
             return f"({self.vec('f32', length, axis, d)} {self.rng.choice(('*', '+', '-'))} {self.scalar_operand()})"
         if choice == "minmax":
             return f"{self.rng.choice(('max', 'min'))}({self.vec('f32', length, axis, d)}, {self.vec('f32', length, axis, d)})"
+        if choice == "where":
+            compare = self.rng.choice(("<", ">", ">=", "!="))
+            condition = f"({self.vec('f32', length, axis, d)} {compare} {self.scalar_operand()})"
+            branches = [self.vec("f32", length, axis, d) if self.chance(0.7) else self.scalar_operand() for _ in range(2)]
+            return f"where({condition}, {branches[0]}, {branches[1]})"
         if choice == "cumsum":
             if self.chance(0.3):
                 return f"f32(cumsum({self.vec('bf16', length, axis, d)}))"
