@@ -91,6 +91,9 @@ DTYPES = (
 BY_NAME = {d.name: d for d in DTYPES}
 """The dtypes by their tkc name."""
 
+SCALAR_LOADS = frozenset({"i32", "f32"})
+"""The dtypes a scalar load reads one element of (`load T[i] : i32` as an index, `: f32` a scalar)."""
+
 
 @cache  # types are immutable and few; the lowerings ask for each value's
 def of_type(element_type: Attribute) -> DType | None:

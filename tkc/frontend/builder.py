@@ -1336,7 +1336,7 @@ class _Builder:
                     dtype_node,
                     f"a load without a tile type reads one element of an i32 or f32 tensor, of its own dtype "
                     f"(load T[i] : i32, load S[i] : f32); '{token}' holds {held}"
-                    + (f": read it with load {token}[...] : {held}" if held in ("i32", "f32")
+                    + (f": read it with load {token}[...] : {held}" if held in dtypes.SCALAR_LOADS
                        else f": load a tile of it (load {token}[...] : rt<{held}>[R, C])"),
                 )
             nodes = index_list.children
