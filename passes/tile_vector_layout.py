@@ -9,8 +9,8 @@ register-local. The occupancy plan counts their registers and the lowering gives
 fragment types from this one decision.
 
 A column reduction makes a column vector, a row reduction a row vector, and a broadcast reads
-one of its own axis; element-wise ops and selects, converts, bounds masks, cumsums and loop / if values carry
-the layout from one value to the next (they are joined: all get one layout). A vector that
+one of its own axis; element-wise ops and selects, converts, bounds masks, cumsums and loop / if
+values carry the layout from one value to the next (they are joined: all get one layout). A vector that
 broadcasts read both ways (Mamba-2's decays: `add_row(z, cs)` and `sub_col(.., cs)`) is transposed (`tile.transpose`, with the reason in `layout_change`) where it is defined, once,
 for the broadcasts that want the other layout than its own; the values are the same, only where
 they live changes. Its own layout is the one a reduction makes it, else the one that needs the
@@ -19,8 +19,8 @@ column layout, where each quad holds every element, which costs two moves and on
 layout's broadcasts cost one move for the other; a tie goes to the first broadcast in program
 order. A fill or position vector has no layout of its own: where one (equal fills are one value
 after CSE) would join vectors that are broadcast both ways, each of its uses gets its own copy,
-in the layout that use needs, rather than a transpose. Unconstrained vectors stay row vectors. A transpose already in the IR keeps the layouts
-its type says. Two reductions that make one vector in both layouts (a var assigned a row_max and
+in the layout that use needs, rather than a transpose. Unconstrained vectors stay row vectors. A
+transpose already in the IR keeps the layouts its type says. Two reductions that make one vector in both layouts (a var assigned a row_max and
 a col_max) are an error at the second.
 
 It writes `column_vectors = #tile.decision<N, reason>` on the kernel whenever it retypes any
