@@ -162,10 +162,16 @@ def _reference_path(tk_file: str) -> Path:
 
 
 def _reference_module(path: Path) -> Any:
+    """`X_ref.py`, loaded with its directory importable, so references beside one another can
+    share code (`from bias_ref import reference`)."""
     spec = importlib.util.spec_from_file_location(f"tkc_ref_{path.stem}", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    sys.path.insert(0, str(path.parent))
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(path.parent))
     return module
 
 

@@ -232,3 +232,13 @@ def test_interpreting_sizes_the_gpu_would_refuse_says_so(tmp_path: Path, n: int,
     assert run_command(args(tmp_path / "copy.tk", size={"M": 64, "N": n}), out) == 0
     note = "note: on the GPU this run would stop before launching: argument X: dim N = 100 (its innermost)"
     assert (note in out.getvalue()) == refused
+
+
+def test_a_reference_may_import_one_beside_it(tmp_path: Path) -> None:
+    """References of kernels that compute the same share code: X_ref.py imports Y_ref.py."""
+    (tmp_path / "gather.tk").write_text(GATHER_TK)
+    (tmp_path / "table_ref.py").write_text(GATHER_REF)
+    (tmp_path / "gather_ref.py").write_text("from table_ref import inputs, reference\n")
+    out = io.StringIO()
+    assert run_command(args(tmp_path / "gather.tk", size={"M": 100, "N": 64, "G": 30}, check=True), out) == 0
+    assert "PASS" in out.getvalue()

@@ -7,17 +7,22 @@ from __future__ import annotations
 import numpy as np
 
 
-def partials(q, k, v, splits, bkv):
-    nk = k.shape[-2]
-    ntiles = -(-nk // bkv)
-    tps = -(-ntiles // splits)
+def tile_ranges(nk, splits, bkv):
+    """Split sp's keys: ceildiv(key tiles, S) whole tiles of BKV keys each, the last cut at NK."""
+    tiles = -(-nk // bkv)
+    tps = -(-tiles // splits)
+    return [(sp * tps * bkv, min((sp + 1) * tps * bkv, nk)) for sp in range(splits)]
+
+
+def partials(q, k, v, ranges):
+    """Per split (its keys lo .. hi), the unnormalised output, log2-domain max and sum."""
+    splits = len(ranges)
     s_all = q @ np.swapaxes(k, -1, -2) * np.float32(np.log2(np.e) / np.sqrt(q.shape[-1]))
     b, h, gq, d = q.shape
     op = np.zeros((b, h, splits, gq, d), np.float32)
     mp = np.full((b, h, splits, gq), -np.inf, np.float32)
     lp = np.zeros((b, h, splits, gq), np.float32)
-    for sp in range(splits):
-        lo, hi = sp * tps * bkv, min((sp + 1) * tps * bkv, nk)
+    for sp, (lo, hi) in enumerate(ranges):
         if lo >= hi:
             continue
         s = s_all[..., lo:hi]
@@ -41,7 +46,7 @@ def reference(inputs, params):
     if "Q" in inputs:
         q, k, v = (np.asarray(inputs[n], np.float32) for n in ("Q", "K", "V"))
         splits = int(params["S"])
-        op, mp, lp = partials(q, k, v, splits, int(params["BKV"]))
+        op, mp, lp = partials(q, k, v, tile_ranges(k.shape[-2], splits, int(params["BKV"])))
         return {"OP": op, "MP": mp, "LP": lp}
     op, mp, lp = (np.asarray(inputs[n], np.float32) for n in ("OP", "MP", "LP"))
     o, lse = combine(op, mp, lp)
