@@ -142,7 +142,7 @@ def _compile(args: argparse.Namespace) -> int:
     if cached is not None:
         result: str | bytes = cached if args.emit == "cubin" else cached.decode("utf-8")
     else:
-        with collector.paused():  # the imports too
+        with collector.paused(resume=not args.process_ends):  # the imports too
             from tkc.driver import compile_file
 
             observer, timing = dump_observer(args, sys.stderr)
@@ -204,12 +204,14 @@ def _tune(args: argparse.Namespace) -> int:
 COMMANDS = {"compile": _compile, "run": _run, "report": _report, "tune": _tune}
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of `tkc`; returns the exit status (the console script exits with it)."""
+def main(argv: Sequence[str] | None = None, *, process_ends: bool = False) -> int:
+    """Entry point of `tkc`; returns the exit status (the console script exits with it, and says
+    so with `process_ends`: its compile then leaves the cyclic collector off, tkc.collector)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         args = build_parser().parse_args(argv)
         args.params = defines(args.params)
+        args.process_ends = process_ends
         return COMMANDS[args.command](args)
     except UsageError as e:
         print(e, file=sys.stderr)
@@ -232,7 +234,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def console() -> NoReturn:
     """The console script: main()'s status, without the interpreter's teardown."""
-    exit_without_teardown(main())
+    exit_without_teardown(main(process_ends=True))
 
 
 if __name__ == "__main__":

@@ -210,7 +210,9 @@ class TkcOptMain(xDSLOptMain):
         return parse_tk(io.read().decode("utf-8"), name, defines(self.args.params), self.args.kernel)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, process_ends: bool = False) -> int:
+    """Entry point of `tkc-opt`; returns the exit status (the console script exits with it, and
+    says so with `process_ends`: the passes then leave the cyclic collector off, tkc.collector)."""
     try:
         tool = TkcOptMain(description="tkc's modular optimizer driver (xdsl-opt with the tkc dialects)", args=argv)
     except SystemExit as e:  # argparse: --help (0) or bad usage (2, which is the user's: 1)
@@ -225,7 +227,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(render_user_error(e, "tkc-opt"), file=sys.stderr)
         return 1
     try:
-        with collector.paused():
+        with collector.paused(resume=not process_ends):
             tool.run()
         if tool.timing is not None:
             sys.stderr.write(tool.timing.report())
@@ -248,7 +250,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def console() -> NoReturn:
     """The console script: main()'s status, without the interpreter's teardown."""
-    exit_without_teardown(main())
+    exit_without_teardown(main(process_ends=True))
 
 
 if __name__ == "__main__":

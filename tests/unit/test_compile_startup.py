@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 GEMM = str(REPO / "examples/gemm.tk")
 
@@ -62,3 +64,24 @@ def test_a_cache_that_cannot_be_made_only_costs_time(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("")
     assert _compile_in_subprocess(blocker / "cache")["status"] == 0
+
+
+def test_only_a_process_that_ends_leaves_the_collector_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The console scripts (process_ends=True) skip the collection that turning the collector back
+    on would start; a caller that goes on, such as this test process, gets it back on."""
+    import gc
+
+    from tkc import cli, opt
+
+    out = str(tmp_path / "gemm.ptx")
+    monkeypatch.setenv("TKC_ALWAYS_COMPILE", "1")
+    monkeypatch.setenv("TKC_CACHE_DIR", str(tmp_path))
+    try:
+        assert cli.main(["compile", GEMM, "--emit=ptx", "-o", out]) == 0
+        assert gc.isenabled()
+        assert opt.main([GEMM, "-p", "canonicalize", "-o", out]) == 0
+        assert gc.isenabled()
+        assert cli.main(["compile", GEMM, "--emit=ptx", "-o", out], process_ends=True) == 0
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
