@@ -142,7 +142,11 @@ def checksum_line(name: str, array: np.ndarray) -> str:
 
 def relative_error(out: np.ndarray, ref: np.ndarray) -> tuple[float, float]:
     """(max abs error, ‖out − ref‖ / ‖ref‖); a NaN in one but not the other makes both infinite."""
-    out, ref = np.asarray(out, np.float64), np.asarray(ref, np.float64)
+    out = np.asarray(out, np.float64)
+    try:
+        ref = np.asarray(ref, np.float64)
+    except (TypeError, ValueError) as e:
+        raise TkError(f"the reference's array is no array of numbers: {e}") from None
     if out.shape != ref.shape:
         raise TkError(f"the reference has shape {list(ref.shape)}, the output {list(out.shape)}")
     nan_out, nan_ref = np.isnan(out), np.isnan(ref)
@@ -161,6 +165,18 @@ def _reference_path(tk_file: str) -> Path:
     return Path(tk_file).with_name(Path(tk_file).stem + "_ref.py")
 
 
+def _in_user_code(path: Path, what: str, error: Exception) -> TkError:
+    """An exception that the user's `X_ref.py` (or a module beside it) raised, as their mistake
+    rather than the compiler's: what raised it, and the innermost line of theirs it came from."""
+    here = path.parent.resolve()
+    frames = [f for f in traceback.extract_tb(error.__traceback__) if Path(f.filename).resolve().parent == here]
+    if isinstance(error, SyntaxError) and error.filename:
+        where = f"{error.filename}:{error.lineno}"
+    else:
+        where = f"{frames[-1].filename}:{frames[-1].lineno}" if frames else str(path)
+    return TkError(f"{what} raised {type(error).__name__}: {error}\n  at {where}")
+
+
 def _reference_module(path: Path) -> Any:
     """`X_ref.py`, loaded with its directory importable, so references beside one another can
     share code (`from bias_ref import reference`)."""
@@ -170,9 +186,19 @@ def _reference_module(path: Path) -> Any:
     sys.path.insert(0, str(path.parent))
     try:
         spec.loader.exec_module(module)
+    except Exception as e:
+        raise _in_user_code(path, f"loading {path.name}", e) from None
     finally:
         sys.path.remove(str(path.parent))
     return module
+
+
+def call_user_code(path: Path, what: str, fn: Callable[..., Any], *args: Any) -> Any:
+    """fn(*args) from the user's `X_ref.py`, its exceptions theirs (`_in_user_code`)."""
+    try:
+        return fn(*args)
+    except Exception as e:
+        raise _in_user_code(path, what, e) from None
 
 
 def load_reference(tk_file: str) -> Callable[[Arrays, dict[str, int | float]], Arrays]:
@@ -225,6 +251,9 @@ def replace_inputs(kernel: tile.KernelOp, arrays: Arrays, given: Arrays, source:
 
 def check(outputs: Arrays, expected: Arrays, out: TextIO, tolerance: float = CHECK_TOLERANCE) -> bool:
     """Print each output's error against the reference and PASS/FAIL; True when all pass."""
+    if not isinstance(expected, Mapping):
+        raise TkError(f"the reference returns a {type(expected).__name__}; it returns a dict of the outputs' "
+                      f"arrays by tensor name ({', '.join(outputs)})")
     missing = set(outputs) - set(expected)
     if missing:
         raise TkError(f"the reference returns no {', '.join(sorted(missing))}")
@@ -406,7 +435,8 @@ def run_command(args: Any, out: TextIO = sys.stdout) -> int:
     maker = load_input_maker(args.file)
     if maker is not None:
         source = f"inputs() of {_reference_path(args.file).name}"
-        given = maker(final_params | sizes, np.random.default_rng(args.seed))
+        given = call_user_code(_reference_path(args.file), source, maker, final_params | sizes,
+                               np.random.default_rng(args.seed))
         inputs = replace_inputs(kernel_op, inputs, given, source)
         print(f"inputs {', '.join(given)} from {source}", file=out, flush=True)
 
@@ -440,5 +470,7 @@ def run_command(args: Any, out: TextIO = sys.stdout) -> int:
     if reference is None:
         return 0
     poisoned = write_only(kernel_op)
-    expected = reference({name: a for name, a in inputs.items() if name not in poisoned}, final_params | sizes)
+    expected = call_user_code(_reference_path(args.file), f"reference() of {_reference_path(args.file).name}",
+                              reference, {name: a for name, a in inputs.items() if name not in poisoned},
+                              final_params | sizes)
     return 0 if check(outputs, expected, out) else 1

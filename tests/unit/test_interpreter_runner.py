@@ -82,6 +82,21 @@ def test_check_against_the_reference(gemm_file: Path) -> None:
     assert "FAIL" in out.getvalue()
 
 
+@pytest.mark.parametrize("reference,message", [
+    ('def reference(inputs, params):\n    return {"C": inputs["Q"]}\n',
+     r"reference\(\) of gemm_ref.py raised KeyError: 'Q'\n  at .*gemm_ref.py:2"),
+    ("import no_such_module\n", r"loading gemm_ref.py raised ModuleNotFoundError: .*\n  at .*gemm_ref.py:1"),
+    ("def reference(inputs, params):\n    return {\n", r"loading gemm_ref.py raised SyntaxError: .*\n  at .*gemm_ref.py:2"),
+    ("def reference(inputs, params):\n    return inputs['A']\n", "the reference returns a ndarray; it returns a dict"),
+])
+def test_a_mistake_in_the_reference_is_the_users(gemm_file: Path, reference: str, message: str) -> None:
+    """An exception from X_ref.py is a user error naming the line it came from (exit 1), not an
+    internal compiler error."""
+    gemm_file.with_name("gemm_ref.py").write_text(reference)
+    with pytest.raises(TkError, match=message):
+        run_command(args(gemm_file, check=True), io.StringIO())
+
+
 def test_sizes_name_the_kernels_dims_and_fit_in_memory(gemm_file: Path) -> None:
     with pytest.raises(TkError, match="--size names Q, which gemm has no symbolic dim of; its dims are M, K, N"):
         run_command(args(gemm_file, size={"Q": 3}), io.StringIO())
