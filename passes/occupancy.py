@@ -301,12 +301,16 @@ def stream_k_obstacle(kernel: KernelOp) -> str | None:
     if len(loops) != 1:
         return f"the tile has {len(loops)} kernel-level loops, not one K loop"
     loop = loops[0]
-    if any(isinstance(inner, scf.ForOp | scf.IfOp) for inner in loop.body.block.ops):
-        return "the K loop holds a loop or an if"
-    if any(isinstance(inner, LoadOp | LoadScalarOp) for op in per_tile if op is not loop for inner in op.walk()):
-        return "the tile loads outside its K loop"
+    # the user's reasons first: an if in the loop may be tile-mask-tails' around what they wrote
     if any(isinstance(op, StoreOp | FenceOp | ToSharedOp) for op in kernel.walk() if loop.is_ancestor(op)):
         return "the K loop stores"
+    if any(isinstance(inner, LoadOp | LoadScalarOp) for op in per_tile if op is not loop for inner in op.walk()):
+        return "the tile loads outside its K loop"
+    if any(isinstance(inner, scf.ForOp) for inner in loop.body.block.ops):
+        return "the K loop holds a loop"
+    if any(isinstance(inner, scf.IfOp) for inner in loop.body.block.ops):
+        return ("the K loop holds an if (its own, or tile-mask-tails' around an mma or reduction that would see "
+                "past the end of a tensor)")
     if any(isinstance(op, FenceOp | ToSharedOp) for op in kernel.walk()):
         return "the kernel orders stores and loads (a fence) or moves register tiles to shared memory"
     growths = [IndexGrowth.of(kernel, op.result) for op in kernel.walk() if isinstance(op, BlockIdOp)]

@@ -95,7 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     compile_ = commands.add_parser("compile", help="compile to a stage and print it")
     _add_source_args(compile_)
     compile_.add_argument("--emit", choices=EMITS, default="ptx", help="stage to stop at (default: ptx)")
-    compile_.add_argument("-o", "--output", help="write the result here instead of stdout")
+    compile_.add_argument("-o", "--output", help="write the result here instead of stdout (`-` is stdout)")
     compile_.add_argument("--tuned", type=_sizes, metavar="M=4096,...",
                           help="compile with the parameters `tkc tune` chose for these sizes (-D still wins)")
     compile_.add_argument("--verify-each", action="store_true", default=None,
@@ -131,6 +131,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _compile(args: argparse.Namespace) -> int:
     from tkc import cache
 
+    if args.output == "-":
+        args.output = None
     if args.emit == "cubin" and args.output is None and sys.stdout.isatty():
         raise TkError("a cubin is binary: write it to a file with -o FILE")
     if args.tuned:

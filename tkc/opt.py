@@ -127,6 +127,10 @@ class TkcOptMain(xDSLOptMain):
         self.callback = PassCallback(self.observer, verify=not args.disable_verify)
         self.pipeline = PassPipeline.parse_spec(self.available_passes, args.passes, self.callback)
 
+    def prepare_output(self) -> IO[str]:
+        # `-o -` is stdout, as for `tkc compile` and most tools (xdsl-opt writes a file named `-`)
+        return sys.stdout if self.args.output_file == "-" else super().prepare_output()
+
     def get_input_stream(self) -> tuple[IO[bytes], str]:
         # Dumps and temporaries (`x.dump`, `x.tmp`) are MLIR: only `.tk` needs another frontend.
         stream, extension = super().get_input_stream()

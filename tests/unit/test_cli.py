@@ -29,6 +29,16 @@ def test_compile_writes_the_output_file(tmp_path: Path) -> None:
     assert "tile.mma" in target.read_text()
 
 
+def test_output_dash_is_stdout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                               capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["compile", GEMM, "--emit=tile", "-o", "-"]) == 0
+    assert "tile.mma" in capsys.readouterr().out
+    assert opt.main([GEMM, "-o", "-"]) == 0
+    assert "tile.mma" in capsys.readouterr().out
+    assert not (tmp_path / "-").exists()
+
+
 @pytest.mark.parametrize(
     "argv",
     [

@@ -39,6 +39,28 @@ def test_a_kernel_whose_tile_is_no_k_loop_of_sums_refuses_the_pin() -> None:
         _kernel(EXAMPLES / "layernorm.tk", {"@stream_k": 1})
 
 
+STORE_IN_THE_K_LOOP = """
+kernel s<BM = 128, BN = 128, BK = 64>(A: gl<bf16>[M, K], B: gl<bf16>[K, N], P: gl<f32>[NK, M], C: gl<f32>[M, N]) {
+    grid (ceildiv(M, BM), ceildiv(N, BN)) as (i, j)
+    var acc = zero<f32>[BM, BN]
+    for k in 0 .. ceildiv(K, BK) {
+        acc = mma_AB(load A[i, k] : st<bf16>[BM, BK], load B[k, j] : st<bf16>[BK, BN], acc)
+        store P[k, i] = row_sum(acc)
+    }
+    store C[i, j] = acc
+}
+"""
+
+
+def test_the_reason_names_what_the_user_wrote_before_what_the_tails_added(tmp_path: Path) -> None:
+    """tile-mask-tails puts the loop's row_sum under an if; the reason is the store the user wrote."""
+    source = tmp_path / "s.tk"
+    source.write_text(STORE_IN_THE_K_LOOP)
+    kernel, _ = _kernel(source, {})
+    assert kernel is not None
+    assert KernelPlan.of(kernel).reasons["stream_k"].endswith("the K loop stores")
+
+
 def test_the_lowered_gemm_has_a_scratch_parameter_flags_and_partials() -> None:
     _, text = _kernel(EXAMPLES / "gemm.tk", {"@stream_k": 1}, "sm90")
     for op in ("sm90.scratch", "sm90.store_partial", "sm90.add_partial", "sm90.flag_signal", "sm90.flag_wait",
