@@ -16,8 +16,15 @@ The register estimate (tile-occupancy-plan) then sees each copy live only from i
 use, which it streams. Copies used only in their own block are left to the register allocator:
 straight-line code needs no help, and re-reading there would only add shared loads.
 
-Written on each clone of the `tile.to_reg`:
-  rematerialized = "why"     (the uses that made it worth re-reading)
+A register fill (`zero<f32>[BM, BN]`) is a constant, which costs a move per register to make
+again: CSE merges a fill written before a loop with the equal one a loop body starts a `var`
+from, and the merged value would live across the whole loop. So, too:
+
+  every `tile.fill` of a register tile or vector used in another block than its own is cloned
+  right before each such use; its uses in its own block keep it.
+
+Written on each clone of the `tile.to_reg` and of the `tile.fill`:
+  rematerialized = "why"     (the uses that made it worth re-reading or filling again)
 Idempotent: the clones are each used once in their own block.
 """
 
@@ -28,7 +35,7 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from tkc.dialects.tile import ConvertOp, KernelOp, LoadOp, SharedTileType, ToRegOp
+from tkc.dialects.tile import ConvertOp, FillOp, KernelOp, LoadOp, RegisterTileType, RegisterVectorType, SharedTileType, ToRegOp
 
 
 def _chain(read: ToRegOp) -> list[Operation]:
@@ -79,6 +86,30 @@ def rematerialize(kernel: KernelOp) -> None:
             op.erase()
 
 
+def refill(kernel: KernelOp) -> None:
+    fills = [op for op in kernel.walk() if isinstance(op, FillOp) and "rematerialized" not in op.attributes
+             and isinstance(op.result.type, RegisterTileType | RegisterVectorType)]
+    for fill in fills:
+        home = fill.parent_block()
+        elsewhere = [use for use in fill.result.uses if use.operation.parent_block() is not home]
+        if not elsewhere:
+            continue
+        reason = (f"used inside a loop or an if (by {elsewhere[0].operation.name}), so kept in registers it "
+                  "would live across the whole of it; filled again at each use there")
+        for use in elsewhere:
+            user = use.operation
+            clone = fill.clone()
+            clone.attributes["rematerialized"] = StringAttr(reason)
+            block = user.parent_block()
+            assert block is not None
+            block.insert_op_before(clone, user)
+            user.operands = [clone.result if operand is fill.result and i == use.index else operand
+                             for i, operand in enumerate(user.operands)]
+        if not any(True for _ in fill.result.uses):
+            fill.detach()
+            fill.erase()
+
+
 class TileRematerializePass(ModulePass):
     name = "tile-rematerialize"
 
@@ -86,3 +117,4 @@ class TileRematerializePass(ModulePass):
         for kernel in op.body.block.ops:
             if isinstance(kernel, KernelOp):
                 rematerialize(kernel)
+                refill(kernel)

@@ -116,6 +116,7 @@ SIZES = {
     "wide_vectors.tk": {"M": 100},
     "vector_where.tk": {"M": 200, "N": 64},
     "f32_scalars.tk": {"M": 200, "N": 256, "K": 192, "NB": 3},
+    "refilled_zero.tk": {"M": 200, "N": 320, "K": 448},
 }
 MORE_SIZES = [
     ("store_add_splitk.tk", {"M": 200, "N": 136, "K": 200}),
