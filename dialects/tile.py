@@ -1541,7 +1541,7 @@ class AccumulateInMma(RewritePattern):
                               mma.transpose_b is not None)
                 fused.location = mma.location
                 rewriter.replace(op, fused)
-                rewriter.erase_op(mma)
+                rewriter.erase(mma)
                 return
 
 

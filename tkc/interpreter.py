@@ -18,8 +18,8 @@ block. Stores write only active blocks.
 
 Tiles may run past the end of a tensor (docs/language.md, "Tiles past the end of a tensor").
 Every tile and vector value is a `Tile`: its elements and, per axis, which indices are valid
-(the others are *padding*). A load reads zeros outside the tensor and marks those indices
-padding; element-wise ops take the union of their operands' padding, reductions, cumulative
+(the others are *padding*). A load reads zeros outside the tensor and marks the indices past its
+end padding (along the dims the GPU masks: `_box`); element-wise ops take the union of their operands' padding, reductions, cumulative
 sums and mma skip it (count it as their identity), an scf.if result has the padding of both branches and a loop-carried value that of every
 value that flowed in, and a store writes only the valid elements that lie inside the tensor (as
 TMA clips). Blocks that a mask switched off may compute boxes anywhere. Blocks have no order on
@@ -537,17 +537,24 @@ class _Machine:
 
     # ------------------------------------------------------------------ tile: memory
 
-    def _box(self, op: tile.LoadOp | tile.StoreOp, tile_shape: Sequence[int]) -> tuple[list[np.ndarray], Valid]:
+    def _box(self, op: tile.LoadOp | tile.StoreOp, tile_shape: Sequence[int]) -> tuple[list[np.ndarray], Valid, Valid]:
         """Per-block element indices of the box at the op's coordinates (tiles, or elements along
-        its `elem` axes), each broadcastable
-        to (G, *tile_shape) and clipped into the tensor, and per tile axis which indices lie
-        inside the tensor (none, in a block whose box lies outside along a leading dimension)."""
+        its `elem` axes), each broadcastable to (G, *tile_shape) and clipped into the tensor; per
+        tile axis which indices lie inside the tensor (none, in a block whose box lies outside
+        along a leading dimension): what a load reads and a store writes; and per tile axis which
+        indices a load leaves valid, not padding. Padding only ends an axis: an index past the
+        end (or an `elem(x, end)` end) along an `elem` axis or a dim with a partial last tile, as
+        the GPU's masks cut it (tile-mask-tails). An index before the start reads 0 and is valid
+        (TMA reads zeros there too), and so is every index along a leading dim and a dim of whole
+        tiles: a box wholly outside one is an error where the access runs (`_check_overlaps`; the
+        GPU traps), and where it does not (a branch no block takes) it adds no padding."""
         tensor_shape = self.tensors[op.tensor].shape
         g, t = self.num_blocks, len(tile_shape)
         leading = len(tensor_shape) - t
-        indices, inside, lead_inside = [], [], np.ones((g, 1), np.bool_)
+        indices, inside, valid, lead_inside = [], [], [], np.ones((g, 1), np.bool_)
         scales = tile.coord_scales(op)
         ends = tile.element_ends(op)
+        elements = tile.element_axes(op)
         for axis, size in enumerate(tensor_shape):
             coord = np.broadcast_to(self.scalar_of(op.coords[axis]), (g,)).reshape(g, 1)
             if axis < leading:
@@ -560,11 +567,13 @@ class _Machine:
                 if axis in ends:  # elem(x, end): the access sees the dim end at `end`
                     end = np.minimum(size, np.broadcast_to(self.scalar_of(ends[axis]), (g,)).reshape(g, 1))
                 inside.append((line >= 0) & (line < end))
+                whole = axis not in elements and size % extent == 0
+                valid.append(np.ones((1, extent), np.bool_) if whole else np.broadcast_to(line < end, (g, extent)))
                 span = [1] * t
                 span[axis - leading] = extent
                 index = line.reshape((g, *span))
             indices.append(np.clip(index, 0, size - 1))
-        return indices, tuple(axis & lead_inside for axis in inside)
+        return indices, tuple(axis & lead_inside for axis in inside), tuple(valid)
 
     def _check_overlaps(self, op: tile.LoadOp | tile.StoreOp, active: np.ndarray | None) -> None:
         """A tile at tile coordinates (or a leading index) wholly past the end of a dim that is a
@@ -615,14 +624,14 @@ class _Machine:
     def _load(self, op: tile.LoadOp, active: np.ndarray | None) -> list[Value]:
         """The box's elements, 0 outside the tensor; the indices outside are padding."""
         self._check_overlaps(op, active)
-        indices, inside = self._box(op, _shaped(op.result).get_shape())
+        indices, inside, valid = self._box(op, _shaped(op.result).get_shape())
         values = self.tensors[op.tensor][tuple(indices)]
         elements = _elements(inside)
         if op.tensor in self.writers or op.tensor in self.adders:
             touched, blocks, _ = self._accesses(op, indices, elements, active)
             self._check_writers(op, touched, blocks, "block {block} reads {at}, which block {other} wrote")
             self._check_adders(op, touched, blocks, "block {block} reads {at}, which block {other} added to")
-        return [Tile(values if elements.all() else np.where(elements, values, np.float32(0)), inside)]
+        return [Tile(values if elements.all() else np.where(elements, values, np.float32(0)), valid)]
 
     def _store(self, op: tile.StoreOp, active: np.ndarray | None) -> list[Value]:
         """Scatter the active blocks' valid elements that lie inside the tensor (or add them, for
@@ -630,7 +639,7 @@ class _Machine:
         earlier store) is a race on the GPU, unless both add."""
         value = self.tile_of(op.value)
         self._check_overlaps(op, active)
-        indices, inside = self._box(op, _shaped(op.value).get_shape())
+        indices, inside, _ = self._box(op, _shaped(op.value).get_shape())
         elements, blocks, mask = self._accesses(op, indices, _elements(inside) & value.elements(), active)
         values = np.broadcast_to(value.values, mask.shape)[mask]
         if op.reduce is not None:

@@ -117,6 +117,8 @@ SIZES = {
     "vector_where.tk": {"M": 200, "N": 64},
     "f32_scalars.tk": {"M": 200, "N": 256, "K": 192, "NB": 3},
     "refilled_zero.tk": {"M": 200, "N": 320, "K": 448},
+    "guarded_previous.tk": {"M": 256, "N": 192},
+    "guarded_next_head.tk": {"H": 3, "M": 128, "N": 192},
 }
 MORE_SIZES = [
     ("store_add_splitk.tk", {"M": 200, "N": 136, "K": 200}),

@@ -270,6 +270,55 @@ def test_a_carried_value_has_the_padding_of_every_iteration_it_ran() -> None:
     assert np.isnan(y[40:]).all()
 
 
+OUTSIDE = """
+kernel previous<BM = 32>(X: gl<f32>[M, N], Y: gl<f32>[M, N]) {
+    grid (ceildiv(M, BM)) as (i)
+    var y = load X[i, 0] : rt<f32>[BM, 32]
+    if i > 0 {
+        y += load X[i - 1, 0] : rt<f32>[BM, 32]
+    }
+    store Y[i, 0] = y
+}
+kernel next_head<BM = 32>(X: gl<f32>[H, M, N], Y: gl<f32>[H, M, N]) {
+    grid (H) as (h)
+    store Y[h, 0, 0] = h + 1 < H ? load X[h + 1, 0, 0] : rt<f32>[BM, 32] : zero<f32>[BM, 32]
+}
+kernel shifted<BM = 32>(X: gl<f32>[M, N], Y: gl<f32>[M, N], S: gl<f32>[M]) {
+    grid (ceildiv(M, BM)) as (i)
+    let x = load X[elem(i * BM - 1), 0] : rt<f32>[BM, 32]
+    store Y[i, 0] = x
+    store S[i] = row_sum(x + 1.0)
+}
+"""
+
+
+def test_a_branch_no_block_takes_adds_no_padding_along_whole_tiles() -> None:
+    """Block 0 does not run its load of tile -1 (wholly before the start), the last head not
+    its load of head H: along a leading dim or one of whole tiles such a box would be an error
+    where it ran, and where it does not it leaves the joined value every row, as on the GPU (no
+    masks along whole tiles)."""
+    x = np.random.default_rng(8).standard_normal((96, 32)).astype(np.float32)
+    y = interpret(program(OUTSIDE, "previous"), None, {"X": x}, {})["Y"]
+    np.testing.assert_array_equal(y[:32], x[:32])
+    np.testing.assert_array_equal(y[32:], x[32:] + x[:-32])
+    heads = np.random.default_rng(9).standard_normal((3, 32, 32)).astype(np.float32)
+    y = interpret(program(OUTSIDE, "next_head"), None, {"X": heads}, {})["Y"]
+    np.testing.assert_array_equal(y[:2], heads[1:])
+    np.testing.assert_array_equal(y[2], np.zeros((32, 32)))
+
+
+@pytest.mark.parametrize("m", [64, 50])
+def test_elements_before_the_start_read_zero_and_are_no_padding(m: int) -> None:
+    """A tile at elem(i * BM - 1) starts a row before X: that row reads 0 and counts (its row_sum
+    of x + 1 is 32), as TMA's zeros do on the GPU, whose masks only cut the end; rows past M are
+    padding and a store never writes them."""
+    x = np.random.default_rng(10).standard_normal((m, 32)).astype(np.float32)
+    out = interpret(program(OUTSIDE, "shifted"), None, {"X": x}, {})
+    shifted = np.concatenate([np.zeros((1, 32), np.float32), x[:-1]])
+    np.testing.assert_array_equal(out["Y"], shifted)
+    np.testing.assert_allclose(out["S"], (shifted + 1).sum(axis=1), rtol=1e-5)
+
+
 # --------------------------------------------------------------------------- bounds_mask
 
 BOUNDS = """
