@@ -62,6 +62,7 @@ from tkc.passes.plan import (
     fragment_rows,
     padded_rows,
     pipelined_loops,
+    ring_loops,
     register_heights,
     replicated,
     replicated_rows,
@@ -632,7 +633,9 @@ class Planner:
                 f"a persistent CTA would hold the next tile's own loads, leaving its loop's ring {walking} stages "
                 f"instead of {one_tile}: one CTA per tile, the hardware scheduler fills the SMs"
             )
-        shape = "no K loop" if not k_loop else f"a {len(grid.extents)}-D grid ({names})"
+        branches = "; its loops load only in the branches of ifs" if ring_loops(self.kernel) and not loops else ""
+        shape = (f"no K loop (a loop that loads its mmas' operands itself{branches})" if not k_loop
+                 else f"a {len(grid.extents)}-D grid ({names})")
         return False, f"{shape}: one CTA per tile, the hardware scheduler fills the SMs"
 
     def stream_k(self, persistent: bool, clustered: bool, heavy: bool) -> tuple[bool, str]:
@@ -824,8 +827,9 @@ class Planner:
         persistent, why = self.persistent(loops)
         self.decide("persistent", int(persistent), why)
         stages = 1
-        if loops or streams_tiles(self.kernel):
-            stages, why = self.stages(loops)
+        filling = ring_loops(self.kernel)
+        if filling or streams_tiles(self.kernel):
+            stages, why = self.stages(filling)
             self.decide("stages", stages, why)
         else:
             self.check_shared_memory(loops)

@@ -392,6 +392,16 @@ def pipelined_loops(kernel: Operation) -> list[scf.ForOp]:
     return [owner for owner in ring_owners(kernel) if isinstance(owner, scf.ForOp)]
 
 
+def ring_loops(kernel: Operation) -> list[scf.ForOp]:
+    """The loops whose iterations fill a ring: those that hold ring loads themselves and those
+    around a loop or an if that does (a K loop whose loads sit in the branches of an if). Their
+    rings are worth more than one stage; a kernel whose only rings are kernel-level ifs fills
+    each once per tile."""
+    owners = ring_owners(kernel)
+    return [op for op in kernel.walk()
+            if isinstance(op, scf.ForOp) and any(owner is op or op.is_ancestor(owner) for owner in owners)]
+
+
 def buffer_bytes(op: Operation) -> int:
     """Bytes of shared memory the tile or vector `op` makes (a load or tile.to_shared) occupies."""
     type_ = op.results[0].type

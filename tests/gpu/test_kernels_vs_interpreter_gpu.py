@@ -119,9 +119,11 @@ SIZES = {
     "refilled_zero.tk": {"M": 200, "N": 320, "K": 448},
     "guarded_previous.tk": {"M": 256, "N": 192},
     "guarded_next_head.tk": {"H": 3, "M": 128, "N": 192},
+    "concat_k.tk": {"M": 256, "N": 256, "K1": 320, "K2": 192},
 }
 MORE_SIZES = [
     ("store_add_splitk.tk", {"M": 200, "N": 136, "K": 200}),
+    ("concat_k.tk", {"M": 200, "N": 136, "K1": 100, "K2": 72}),
     ("attn_bwd_dq.tk", {"N": 200}),
     ("empty_loop.tk", {"M": 200, "N": 320}),
     ("store_add_bf16_splitk.tk", {"M": 200, "N": 136, "K": 200}),

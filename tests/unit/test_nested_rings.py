@@ -18,7 +18,8 @@ from tkc.passes.plan import KernelPlan, ring_loads, ring_owners, smem_plan
 
 REPO = Path(__file__).resolve().parents[2]
 KERNELS = REPO / "tests" / "gpu" / "kernels"
-NESTED = [REPO / "examples" / "mlp.tk", KERNELS / "row_panel.tk", KERNELS / "two_level.tk", KERNELS / "if_load.tk"]
+NESTED = [REPO / "examples" / "mlp.tk", KERNELS / "row_panel.tk", KERNELS / "two_level.tk", KERNELS / "if_load.tk",
+          KERNELS / "concat_k.tk"]
 
 
 def kernel_of(module) -> KernelOp:
@@ -34,6 +35,17 @@ def test_rings_of_loops_and_ifs() -> None:
     assert [[load.tensor.name_hint for load in ring_loads(owner)] for owner in owners] == [["A"], ["B0", "B1"], ["R"]]
     (_, in_loop, _) = smem_plan(kernel, 2).rings
     assert ([offset for _, offset in in_loop.loads], in_loop.stage_bytes) == ([0, 0], 16384)
+
+
+def test_a_loop_that_loads_only_in_an_ifs_branches_gets_the_stages_of_a_loop() -> None:
+    """concat_k.tk's K loop loads only in the branches of an if: the if's ring fills a stage per
+    iteration, so the plan gives it as many stages as fit (it had one), and @stages pins them."""
+    kernel = kernel_of(compile_module(load_module(KERNELS / "concat_k.tk"), "tile"))
+    assert [type(owner) for owner in ring_owners(kernel)] == [scf.IfOp]
+    assert KernelPlan.of(kernel).stages == 4
+    kernel = kernel_of(compile_module(load_module(KERNELS / "concat_k.tk", None, {"@stages": 2}), "tile"))
+    assert KernelPlan.of(kernel).stages == 2
+    assert KernelPlan.of(kernel).reasons["stages"].startswith("pinned by @stages(2)")
 
 
 def test_a_load_hoisted_out_of_an_inner_loop_is_planned_in_the_outer_ring() -> None:
