@@ -15,6 +15,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.rewriter import Rewriter
 
 from tkc.diagnostics import error_at
+from tkc.dtypes import of_type
 from tkc.dialects.tile import WGMMA_ROWS, DecisionAttr, LoadOp, MmaOp, SharedTileType, ToSharedOp, element_bytes
 from tkc.passes.wgmma_layout import Descriptor, descriptor
 
@@ -23,6 +24,11 @@ def wgmma_descriptor(tile: SharedTileType, major: str, rows: int | None = None) 
     """The descriptor of `tile` read `major`-major, in a buffer of `rows` rows (buffer_rows; the
     tile's own by default)."""
     return descriptor(rows or tile.rows, tile.swizzle.data, major, element_bytes(tile.element_type))
+
+
+def _dtype_name(type_: SharedTileType) -> str:
+    dtype = of_type(type_.element_type)
+    return dtype.name if dtype is not None else str(type_.element_type)
 
 
 def buffer_rows(op: Operation) -> int:
@@ -46,8 +52,10 @@ def buffer_rows(op: Operation) -> int:
         raise error_at(
             op, f"this {type_.rows}-row shared tile is the A of an mma (its rows are M, computed in 64-row slices "
                 f"of wgmmas) and also a B or a transposed A (its rows are K or N): the GPU backend pads it to {padded} "
-                "rows for the first, which would change the second; load it twice, the second load written "
-                "differently (two equal loads are one value)",
+                f"rows for the first, which would change the second; give the mma that reads it as its A a "
+                f"register copy instead: load the tile again as `rt<{_dtype_name(type_)}>[{type_.rows}, {type_.cols}]` "
+                "(an mma takes its A from registers too; a second shared load at the same coordinates would be "
+                "the same value)",
         )
     return padded
 

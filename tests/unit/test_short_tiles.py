@@ -72,7 +72,9 @@ kernel k(Q: gl<bf16>[M, 64], S: gl<f32>[M, 16]) {
         compile_source(source)
     rendered = error.value.render()
     assert "short.tk:4:13: error: this 16-row shared tile is the A of an mma" in rendered
-    assert "load it twice" in rendered
+    assert "load the tile again as `rt<bf16>[16, 64]`" in rendered
+    fixed = source.replace("mma_ABt(q, q)", "mma_ABt(load Q[i, 0] : rt<bf16>[16, 64], q)")
+    compile_source(fixed)  # what the message advises compiles
 
 
 @pytest.mark.parametrize("rows,consumers,expected", [(80, 1, 128), (96, 2, 64), (80, 2, 64), (96, 3, 128),
