@@ -543,7 +543,7 @@ class Planner:
             why = "the deepest ring the plan builds (as ThunderKittens); @stages(n) pins a deeper one, and tkc tune tries 6 and 8"
         else:
             why = f"{s + 1} would need {smem_plan(self.kernel, s + 1).total} bytes, over {SMEM_BUDGET}"
-        return s, f"{s} stages fit ({self.smem_breakdown(s)}); {why}"
+        return s, f"{s} {'stages fit' if s > 1 else 'stage fits'} ({self.smem_breakdown(s)}); {why}"
 
     def check_shared_memory(self, loops: list[scf.ForOp]) -> None:
         """One stage of each ring with every other buffer must fit: no plan needs less."""
@@ -621,7 +621,8 @@ class Planner:
                 own = "own loads (a 2-stage ring) and " if tile_ring_stages(self.kernel, walking) > 1 else ""
                 tiles = (f"a K loop whose trip count grows with a block index: one CTA per SM walks the ({names}) "
                          f"tiles heavy-first (the tile order below)" if heavy is not None else
-                         f"a K loop whose trip count a tile table gives: one CTA per SM walks the ({names}) tiles "
+                         f"a K loop whose trip count a table in memory gives (read at a block index): one CTA per "
+                         f"SM walks the ({names}) tiles "
                          f"in the table's order (the tile order below)" if table is not None else
                          f"a K loop whose bounds no block index changes, so every ({names}) tile costs the same: one "
                          f"CTA per SM walks them")
@@ -850,7 +851,8 @@ class Planner:
         elif persistent and table is not None:
             self.decide("group_m", 1, "the tiles walk in the table's order (table_first), not in groups")
         elif persistent:
-            self.decide("group_m", GROUP_M, f"tiles walk {GROUP_M} tile-rows at a time, so their B panels stay in L2")
+            self.decide("group_m", GROUP_M, f"tiles walk {GROUP_M} tile-rows at a time, so what they share along the other "
+                        "grid axis (a GEMM's B panels) stays in L2")
         else:
             self.decide("group_m", 1, "one CTA per tile: launch order")
         ctas, why = self.ctas_per_sm(n, smem, persistent)

@@ -388,6 +388,17 @@ def tile_ring_stages(kernel: Operation, stages: int) -> int:
     return 2 if ring_owners(kernel) else stages
 
 
+def value_name(value: SSAValue) -> str:
+    """How the IR's reasons and `tkc report` name a tile or vector: its name in the program, else
+    the tensor a load of it reads (`LSE[...]`), else what it is."""
+    if value.name_hint:
+        return value.name_hint
+    owner = value.owner
+    if isinstance(owner, LoadOp) and owner.tensor.name_hint:
+        return f"{owner.tensor.name_hint}[...]"
+    return "vector" if isinstance(value.type, SharedVectorType | RegisterVectorType) else "tile"
+
+
 def pipelined_loops(kernel: Operation) -> list[scf.ForOp]:
     return [owner for owner in ring_owners(kernel) if isinstance(owner, scf.ForOp)]
 

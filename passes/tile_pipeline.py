@@ -72,7 +72,7 @@ from xdsl.passes import ModulePass
 from tkc.dialects import tile
 from tkc.diagnostics import error_at
 from tkc.dialects.tile import DecisionAttr, KernelOp, SharedTileType, SharedVectorType, element_name
-from tkc.passes.plan import SMEM_BUDGET, KernelPlan, late_tail, loop_loads, smem_plan, split_ring_loads
+from tkc.passes.plan import SMEM_BUDGET, KernelPlan, late_tail, loop_loads, smem_plan, split_ring_loads, value_name
 
 
 def hoist(op: Operation, loop: scf.ForOp) -> None:
@@ -91,7 +91,7 @@ def describe(op: Operation) -> str:
     t = op.results[0].type
     assert isinstance(t, SharedTileType | SharedVectorType)
     shape = "x".join(str(d) for d in t.get_shape())
-    return f"{op.results[0].name_hint or 'tile'} {shape}x{element_name(t.element_type)}"
+    return f"{value_name(op.results[0])} {shape}x{element_name(t.element_type)}"
 
 
 def _loop_pin(loop: scf.ForOp, name: str) -> int | None:

@@ -24,13 +24,14 @@ from tkc.dialects.tile import (
     MmaOp,
     RegisterVectorType,
     SharedTileType,
+    SharedVectorType,
     StoreOp,
     ToRegOp,
     ToSharedOp,
     ZERO_PAST_END,
     element_name,
 )
-from tkc.passes.plan import KernelPlan
+from tkc.passes.plan import KernelPlan, value_name
 from tkc.passes.shared_tiles import buffer_rows
 
 
@@ -49,13 +50,11 @@ def _int(op: Operation, name: str) -> int | None:
     return attr.value.data if isinstance(attr, IntegerAttr) else None
 
 
-def _name(value: SSAValue) -> str:
-    return value.name_hint or "tile"
-
-
 def _shape(type_: object) -> str:
     if isinstance(type_, SharedTileType):
         return f"{type_.rows}x{type_.cols}x{element_name(type_.element_type)}"
+    if isinstance(type_, SharedVectorType):
+        return f"{type_.length}x{element_name(type_.element_type)}"
     return str(type_)
 
 
@@ -133,7 +132,7 @@ def _bank_rows(kernel: KernelOp) -> list[tuple[str, str, str, str]]:
         if isinstance(op, LoadOp):
             t = op.result.type
             rows.append((
-                f"TMA load {_name(op.result)} {_shape(t)}",
+                f"TMA load {value_name(op.result)} {_shape(t)}",
                 _layout(t, op),
                 "1",
                 "TMA writes whole rows of the swizzle pattern: conflict-free by construction",
@@ -142,17 +141,19 @@ def _bank_rows(kernel: KernelOp) -> list[tuple[str, str, str, str]]:
             for operand, desc in ((op.a, "a_desc"), (op.b, "b_desc")):
                 if isinstance(operand.type, SharedTileType):
                     rows.append((
-                        f"wgmma reads {_name(operand)}",
+                        f"wgmma reads {value_name(operand)}",
                         _layout(operand.type),
                         "1",
                         f"descriptor {_why(op, desc)}; conflict-free by construction",
                     ))
         elif isinstance(op, StoreOp) and isinstance(op.value.type, RegisterVectorType):
             rows.append((
-                f"store {_name(op.tensor)}",
+                f"store {value_name(op.tensor)}",
                 "global",
                 "-",
-                "a row vector goes straight to global memory (one lane per quad): no shared access",
+                ("a column vector goes straight to global memory from the first consumer, which holds it "
+                 "whole: no shared access" if op.value.type.is_column else
+                 "a row vector goes straight to global memory (one lane per quad): no shared access"),
             ))
         elif isinstance(op, ToRegOp | ToSharedOp | StoreOp) and "bank_conflicts" in op.attributes:
             access = op.attributes["smem_access"]
@@ -161,13 +162,13 @@ def _bank_rows(kernel: KernelOp) -> list[tuple[str, str, str, str]]:
                 staging = _decision(op, "staging")
                 layout = f"{staging.int_value}B swizzle" if staging and staging.int_value else "linear"
                 tma = "TMA store" if op.reduce is None else "TMA reduce-add"
-                what = f"{instruction} -> staging, {tma} {_name(op.tensor)}"
+                what = f"{instruction} -> staging, {tma} {value_name(op.tensor)}"
             elif isinstance(op, ToRegOp):
                 owner = op.source.owner
                 layout = _layout(op.source.type, owner if isinstance(owner, Operation) else None)
-                what = f"{instruction} {_name(op.source)}"
+                what = f"{instruction} {value_name(op.source)}"
             else:
-                layout, what = _layout(op.result.type, op), f"{instruction} -> {_name(op.result)}"
+                layout, what = _layout(op.result.type, op), f"{instruction} -> {value_name(op.result)}"
             decision = _decision(op, "bank_conflicts")
             assert decision is not None
             rows.append((what, layout, str(decision.int_value), decision.reason.data))
@@ -180,10 +181,10 @@ def _tail_lines(kernel: KernelOp) -> list[str]:
     for op in kernel.walk():
         reason = op.attributes.get("tails")
         if isinstance(op, BoundsMaskOp) and isinstance(reason, StringAttr):
-            lines.append(f"  mask {_name(op.source)} past the end, fill {op.fill.value.data:g}: {reason.data}")
+            lines.append(f"  mask {value_name(op.source)} past the end, fill {op.fill.value.data:g}: {reason.data}")
         zero = op.attributes.get(ZERO_PAST_END)
         if isinstance(op, LoadOp) and isinstance(zero, DecisionAttr):
-            lines.append(f"  zero the rows of {_name(op.result)} past its range's end in shared memory: {zero.reason.data}")
+            lines.append(f"  zero the rows of {value_name(op.result)} past its range's end in shared memory: {zero.reason.data}")
     if "tail_masks" in kernel.attributes:
         lines.append("  variant: tkc.compile also builds this kernel with @whole_tiles (no masks of tiles at tile "
                      "coordinates) and launches it where every masked dim is a whole number of tiles")
@@ -214,7 +215,7 @@ def report(module: ModuleOp) -> str:
                 padded = (f"; a {buffer}-row buffer: a wgmma reads {buffer} rows of its A, the rows past {tile_rows} "
                           f"only reaching the product's padding" if buffer > tile_rows else "")
                 out.append(
-                    f"  {_name(op.result)} {_shape(op.result.type)}  {_layout(op.result.type, op)}, "
+                    f"  {value_name(op.result)} {_shape(op.result.type)}  {_layout(op.result.type, op)}, "
                     f"align {_int(op, 'smem_align')}, {where}  {_why(op, 'swizzle')}{padded}"
                 )
         out.append("shared accesses (32 banks x 4 B; ways = wavefronts / ideal of the worst instruction)")

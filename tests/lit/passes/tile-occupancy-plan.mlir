@@ -39,7 +39,7 @@
 // persistent CTA keeps 4 stages, so one CTA per SM walks the tiles with t slowest, in the
 // table's order (the sm90 walk divides the tile index by H, the extent below t).
 // RUN: tkc compile %examples/attention_varlen.tk -D D=64 --emit tile | filecheck %s --check-prefix=VARLEN
-// VARLEN: persistent = #tile.decision<1, "a K loop whose trip count a tile table gives: one CTA per SM walks the (t, h) tiles in the table{{.}}s order
+// VARLEN: persistent = #tile.decision<1, "a K loop whose trip count a table in memory gives (read at a block index): one CTA per SM walks the (t, h) tiles in the table{{.}}s order
 // VARLEN-SAME: group_m = #tile.decision<1, "the tiles walk in the table{{.}}s order (table_first), not in groups">
 // VARLEN-SAME: table_first = #tile.decision<0, "a loop{{.}}s trip count is read from a table at t: the persistent CTAs walk the tiles with t slowest
 
