@@ -188,13 +188,17 @@ def _touches_tiles(op: Operation) -> bool:
 
 
 def peak_registers(block: Block, consumers: int, order: dict[Operation, int], columns: set[SSAValue],
-                   streamed: frozenset[SSAValue] = frozenset(), band: bool = False) -> Fraction:
+                   streamed: frozenset[SSAValue] = frozenset(), band: bool = False,
+                   live_in: frozenset[SSAValue] = frozenset()) -> Fraction:
     """Peak registers per consumer thread of the values live in `block` (and nested blocks).
 
     A value is live from its definition to the op of `block` that holds its last use (found by
     bisecting the ops' program-order numbers); one sweep over the ops keeps the total of the
     values live through the current op, so the cost is about linear in the program. A tile
-    `streamed` through an element-wise chain costs nothing."""
+    `streamed` through an element-wise chain costs nothing. `live_in`: values defined outside
+    the block whose last use is in it, live from its start to that use (the branch of an
+    `scf.if`: `acc = mma(a, b, acc)` under an if reuses acc's registers as a straight-line one
+    does; a loop's body keeps every outside value it reads for all its iterations instead)."""
 
     def cost(value: SSAValue) -> Fraction:
         return Fraction(0) if value in streamed else register_cost(value, consumers, columns, band)
@@ -206,12 +210,14 @@ def peak_registers(block: Block, consumers: int, order: dict[Operation, int], co
     dying = [Fraction(0)] * len(ops)
     """dying[i]: registers of the values whose last use is op i."""
     last: dict[SSAValue, int] = {}
-    defined = [(arg, -1) for arg in block.args] + [(r, i) for i, op in enumerate(ops) for r in op.results]
+    defined = ([(arg, -1) for arg in block.args] + [(v, -1) for v in live_in]
+               + [(r, i) for i, op in enumerate(ops) for r in op.results])
     for value, at in defined:
         registers = cost(value)
         if not registers:
             continue
-        end = max((bisect_right(numbers, order[use.operation]) - 1 for use in value.uses), default=at)
+        uses = [use for use in value.uses if value not in live_in or block.is_ancestor(use.operation)]
+        end = max((bisect_right(numbers, order[use.operation]) - 1 for use in uses), default=at)
         if end > at:
             starts[at + 1] += registers
             starts[end] -= registers
@@ -221,15 +227,22 @@ def peak_registers(block: Block, consumers: int, order: dict[Operation, int], co
     for i, op in enumerate(ops):
         through += starts[i]
         if op.regions:
-            ending_here = [v for v in set(op.operands) if last.get(v) == i]
-            consumed = sum((cost(v) for v in ending_here), Fraction(0))
-            inner = max((peak_registers(b, consumers, order, columns, streamed, band) for r in op.regions for b in r.blocks),
-                        default=Fraction(0))
-            peak = max(peak, through + dying[i] - consumed + inner)
+            ending_here = {v for v in last if last[v] == i}
+            consumed = sum((cost(v) for v in ending_here & set(op.operands)), Fraction(0))
+            # a branch's values that end in it are its live-ins; a loop keeps them throughout
+            handed = frozenset(ending_here - set(op.operands)) if isinstance(op, scf.IfOp) else frozenset()
+            inner = max((peak_registers(b, consumers, order, columns, streamed, band,
+                                        frozenset(v for v in handed if _used_in(v, b)))
+                         for r in op.regions for b in r.blocks), default=Fraction(0))
+            peak = max(peak, through + dying[i] - consumed - sum((cost(v) for v in handed), Fraction(0)) + inner)
         else:
             results = sum((cost(r) for r in op.results), Fraction(0))
             peak = max(peak, through + max(dying[i], results))
     return peak
+
+
+def _used_in(value: SSAValue, block: Block) -> bool:
+    return any(block.is_ancestor(use.operation) for use in value.uses)
 
 
 def register_demand(kernel: KernelOp, consumers: int, band: bool = False) -> int:

@@ -120,6 +120,7 @@ SIZES = {
     "guarded_previous.tk": {"M": 256, "N": 192},
     "guarded_next_head.tk": {"H": 3, "M": 128, "N": 192},
     "concat_k.tk": {"M": 256, "N": 256, "K1": 320, "K2": 192},
+    "skipped_tiles.tk": {"M": 200, "N": 300, "K": 400, "MB": 4, "KB": 7},
 }
 MORE_SIZES = [
     ("store_add_splitk.tk", {"M": 200, "N": 136, "K": 200}),

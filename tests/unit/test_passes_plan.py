@@ -164,6 +164,29 @@ def test_column_vectors_count_in_every_consumer_thread() -> None:
         compiled(source)
 
 
+SKIPPED_TILES = """
+kernel bsgemm<BM = 64, BN = 256, BK = 64>(A: gl<bf16>[M, K], B: gl<bf16>[K, N], Mask: gl<i32>[MB, KB],
+        C: gl<bf16>[M, N]) {
+    grid (ceildiv(M, BM), ceildiv(N, BN)) as (i, j)
+    var acc = zero<f32>[BM, BN]
+    for k in 0 .. ceildiv(K, BK) {
+        if load Mask[i, k] : i32 != 0 {
+            acc = mma_AB(load A[i, k] : st<bf16>[BM, BK], load B[k, j] : st<bf16>[BK, BN], acc)
+        }
+    }
+    store C[i, j] = bf16(acc)
+}
+"""
+
+
+def test_an_accumulation_under_an_if_reuses_the_accumulators_registers() -> None:
+    """acc = mma(a, b, acc) in an if's branch costs acc once, as it does outside one (it was
+    counted twice, 288 registers, and the block-sparse GEMM refused); the same GEMM without the
+    if needs 160."""
+    plan = KernelPlan.of(kernel_of(compiled(SKIPPED_TILES)))
+    assert "the demand of 160 registers per thread fits" in plan.reasons["consumers"]
+
+
 def test_an_mma_wider_than_one_wgmma_is_refused() -> None:
     path = Path(__file__).resolve().parents[2] / "examples" / "gemm.tk"
     module = parse_tk(path.read_text(), str(path), {"BN": 272, "BM": 64})
