@@ -352,7 +352,9 @@ class KernelABIAttr(Data[LaunchContract]):
                   grid [(ceildiv M 128), 1, 1], divisible [K by 64], written [C], dependent_launch>
 
     A grid extent is an integer, a dim, `num_sms` or `(op lhs rhs)` (tkc/abi.py's operators);
-    `divisible`, `written` and `multicast` are left out when empty, `dependent_launch` when false.
+    `whole_tiles [M by 64 "why"]` names the divisors tile-mask-tails asks for, with its reason;
+    `divisible`, `whole_tiles`, `written` and `multicast` are left out when empty,
+    `dependent_launch` when false.
     The parameters are in the kernel's order, box innermost first."""
 
     name = "sm90.abi"
@@ -412,12 +414,19 @@ class KernelABIAttr(Data[LaunchContract]):
             name(pair[0])
             printer.print_string(f" by {pair[1]}")
 
+        def whole(entry: tuple[str, int, str]) -> None:
+            divisible(entry[:2])
+            printer.print_string(" ")
+            printer.print_string_literal(entry[2])
+
         with printer.in_angle_brackets():
             section("args ", contract.args, arg)
             section(", params ", contract.params, param)
             section(", grid ", contract.grid, expr)
             if contract.divisibility:
                 section(", divisible ", contract.divisibility, divisible)
+            if contract.whole_tiles:
+                section(", whole_tiles ", contract.whole_tiles, whole)
             if contract.written:
                 section(", written ", contract.written, name)
             if contract.multicast:
@@ -469,6 +478,9 @@ class KernelABIAttr(Data[LaunchContract]):
             parser.parse_keyword("by")
             return dim, parser.parse_integer()
 
+        def whole() -> tuple[str, int, str]:
+            return *divisible(), parser.parse_str_literal()
+
         with parser.in_angle_brackets():
             parser.parse_keyword("args")
             args = tuple(parser.parse_comma_separated_list(square, arg))
@@ -483,6 +495,10 @@ class KernelABIAttr(Data[LaunchContract]):
             if more and parser.parse_optional_keyword("divisible") is not None:
                 divisibility = tuple(parser.parse_comma_separated_list(square, divisible))
                 more = parser.parse_optional_punctuation(",") is not None
+            whole_tiles: tuple[tuple[str, int, str], ...] = ()
+            if more and parser.parse_optional_keyword("whole_tiles") is not None:
+                whole_tiles = tuple(parser.parse_comma_separated_list(square, whole))
+                more = parser.parse_optional_punctuation(",") is not None
             written: tuple[str, ...] = ()
             if more and parser.parse_optional_keyword("written") is not None:
                 written = tuple(parser.parse_comma_separated_list(square, name))
@@ -495,7 +511,7 @@ class KernelABIAttr(Data[LaunchContract]):
                     section = parser.parse_keyword_in(("dependent_launch",))
         return LaunchContract(
             args, params, cast(tuple[Expr, Expr, Expr], tuple(grid)), divisibility, written, multicast,
-            section == "dependent_launch",
+            section == "dependent_launch", whole_tiles,
         )
 
 

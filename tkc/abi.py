@@ -34,6 +34,20 @@ from tkc.dtypes import BY_NAME
 Expr = Union[int, str, tuple]
 
 
+def divisibility_refusal(abi: KernelABI, dims: dict[str, int], where: dict[str, str]) -> str | None:
+    """Why a launch at these `dims` (each bound from `where`) is refused for a dim that must be a
+    multiple (`KernelABI.divisibility`), or None: tile-mask-tails' reason where it asks for the
+    multiple, else the rounded-down count of tiles."""
+    for dim, multiple, why in abi.whole_tiles:
+        if dims[dim] % multiple:
+            return (f"{dim} = {dims[dim]} (from {where[dim]}) is not a multiple of {multiple}: {why} (the GPU "
+                    f"kernel works on whole tiles of {dim} there; `tkc report` lists it under tails)")
+    for dim, multiple in abi.divisibility:
+        if dims[dim] % multiple:
+            return rounded_down_tail(dim, dims[dim], where[dim], multiple)
+    return None
+
+
 def rounded_down_tail(dim: str, size: int, where: str, multiple: int) -> str:
     """Why a launch is refused whose `dim` (bound from `where`) is not the `multiple` that the
     kernel's rounded-down count of tiles (`KernelABI.divisibility`) needs."""
@@ -109,6 +123,10 @@ class KernelABI:
     """Launched as a programmatic dependent of the kernel before it on the stream: its blocks may
     start while that kernel finishes, and wait (griddepcontrol.wait) for it to complete, its
     writes visible, before they touch global memory."""
+    whole_tiles: tuple[tuple[str, int, str], ...] = field(default=())
+    """(dim name, divisor, why): the part of `divisibility` that tile-mask-tails asks for, where no
+    mask keeps the kernel exact (the rest comes from tiles counted with a rounded-down `/`), so a
+    refused launch says why."""
 
     def divides(self, shapes: Sequence[Sequence[int]]) -> bool:
         """Whether arguments of these shapes (in `args` order) meet `divisibility`; shapes that do
@@ -127,7 +145,8 @@ class KernelABI:
     @property
     def contract(self) -> LaunchContract:
         return LaunchContract(
-            self.args, self.params, self.grid, self.divisibility, self.written, self.multicast, self.dependent_launch
+            self.args, self.params, self.grid, self.divisibility, self.written, self.multicast, self.dependent_launch,
+            self.whole_tiles,
         )
 
     def unaligned_rows(
@@ -189,6 +208,8 @@ class KernelABI:
             written=tuple(_get(raw, "written", list)) if "written" in raw else (),
             multicast=tuple(_get(raw, "multicast", list)) if "multicast" in raw else (),
             dependent_launch=_get(raw, "dependent_launch", bool) if "dependent_launch" in raw else False,
+            whole_tiles=tuple((d, n, why) for d, n, why in _get(
+                raw, "whole_tiles", list, lambda e: isinstance(e, list) and len(e) == 3)) if "whole_tiles" in raw else (),
         )
         abi.contract.check()
         check_launch_size(abi.block, abi.smem_bytes)
@@ -208,11 +229,12 @@ class LaunchContract:
     written: tuple[str, ...] = ()
     multicast: tuple[str, ...] = ()
     dependent_launch: bool = False
+    whole_tiles: tuple[tuple[str, int, str], ...] = ()
 
     def abi(self, entry: str, block: int, smem_bytes: int) -> KernelABI:
         return KernelABI(
             entry, self.args, self.params, self.grid, block, smem_bytes, self.divisibility, self.written, self.multicast,
-            self.dependent_launch,
+            self.dependent_launch, self.whole_tiles,
         )
 
     def check(self) -> None:
@@ -240,6 +262,8 @@ class LaunchContract:
             raise ABIError(f"the grid has 3 extents, got {len(self.grid)}")
         _check_each("grid", self.grid, lambda e: _is_expr(e, dims | {"num_sms"}))
         _check_each("divisibility", self.divisibility, lambda e: _is_name(e[0], dims) and _is_positive(e[1]))
+        _check_each("whole_tiles", self.whole_tiles, lambda e: _is_name(e[0], dims) and _is_positive(e[1])
+                    and isinstance(e[2], str) and dict(self.divisibility).get(e[0], 1) % e[1] == 0)
         _check_each("written", self.written, lambda a: _is_name(a, names))
         _check_each("multicast", self.multicast, lambda a: _is_name(a, names))
 

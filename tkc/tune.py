@@ -290,6 +290,10 @@ def prune(path: str, kernel: str | None, config: Config, sizes: Mapping[str, int
         return trial, None
     trial.smem_bytes = abi.smem_bytes
     trial.tiles = work_tiles(abi, sizes)
+    for dim, divisor, why in abi.whole_tiles:
+        if dim in sizes and sizes[dim] % divisor:
+            trial.reason = f"{dim}={sizes[dim]} is not a multiple of {divisor} ({why})"
+            return trial, None
     for dim, divisor in abi.divisibility:
         if dim in sizes and sizes[dim] % divisor:
             trial.reason = f"{dim}={sizes[dim]} is not a multiple of {divisor} (the kernel counts tiles with {dim} / {divisor})"

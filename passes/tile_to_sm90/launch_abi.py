@@ -149,10 +149,12 @@ def launch_abi(lowering: KernelLowering) -> sm90.KernelABIAttr:
         grid = tuple(extents) + (1,) * (3 - len(extents))
     divisibility = tile.floor_divided_dims(kernel)
     whole_tiles = kernel.attributes.get("whole_tiles")
+    whole: list[tuple[str, int, str]] = []
     if isinstance(whole_tiles, DictionaryAttr):  # tile-mask-tails: dims that must be whole tiles
         for dim, decision in whole_tiles.data.items():
             multiple = cast(tile.DecisionAttr, decision).int_value
             divisibility[dim] = math.lcm(divisibility.get(dim, 1), multiple)
+            whole.append((dim, multiple, cast(tile.DecisionAttr, decision).reason.data))
     return sm90.KernelABIAttr(kabi.LaunchContract(
         args=args,
         params=tuple(contract_params),
@@ -162,4 +164,5 @@ def launch_abi(lowering: KernelLowering) -> sm90.KernelABIAttr:
                       if any(isinstance(op, tile.StoreOp) and op.tensor is arg for op in kernel.walk())),
         multicast=tuple(sorted({params.arg_names[load.tensor] for load in lowering.multicast})),
         dependent_launch=lowering.plan.dependent_launch,
+        whole_tiles=tuple(sorted(whole)),
     ))

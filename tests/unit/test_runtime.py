@@ -232,6 +232,14 @@ def test_divisibility():
     assert msg.startswith("M = 1000 (from A (dim 0)) is not a multiple of 128: the kernel counts whole tiles of M") and "ceildiv(M, 128)" in msg
 
 
+def test_a_dim_tile_mask_tails_needs_whole_says_why():
+    why = "the store of C at line 9 must not write padding, and the rows of its value need not end where C does"
+    abi = KernelABI(**{**GEMM.__dict__, "divisibility": (("M", 128),), "whole_tiles": (("M", 64, why),)})
+    msg = error(abi, *gemm_args(M=1000))
+    assert msg.startswith(f"M = 1000 (from A (dim 0)) is not a multiple of 64: {why} (the GPU kernel works on whole")
+    assert KernelABI.from_json(abi.to_json()) == abi
+
+
 def test_empty_dim():
     assert "argument X: dim 0 is empty" in error(COPY, FakeCuda((0, 64)))
 

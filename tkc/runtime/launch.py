@@ -23,7 +23,7 @@ from tkc.abi import (
     ScratchParam,
     TensorMapParam,
     evaluate,
-    rounded_down_tail,
+    divisibility_refusal,
     row_major,
 )
 from tkc.diagnostics import TkError
@@ -131,9 +131,8 @@ def bind(abi: KernelABI, args: tuple[Any, ...], named: dict[str, Any]) -> Bindin
                 where[want] = f"{spec.name} (dim {axis})"
         arrays[spec.name] = info
 
-    for dim, divisor in abi.divisibility:
-        if dims[dim] % divisor:
-            raise TkError(rounded_down_tail(dim, dims[dim], where[dim], divisor))
+    if (refusal := divisibility_refusal(abi, dims, where)) is not None:
+        raise TkError(refusal)
     for dim, value in dims.items():
         if value >= 1 << 31:
             raise TkError(f"{dim} = {value} (from {where[dim]}) does not fit in 31 bits "

@@ -1,12 +1,12 @@
 // The launch contract of an sm90.kernel (#sm90.abi) prints and parses back, in custom and in
 // generic form: tensor maps, pointers and dims; grid extents nested over dims, constants and
-// num_sms; `divisible`, `written` and `multicast` only where they are not empty; names that are
-// not bare identifiers quoted.
+// num_sms; `divisible`, `whole_tiles` (with tile-mask-tails' reasons), `written` and `multicast`
+// only where they are not empty; names that are not bare identifiers quoted.
 // RUN: TKC_ROUNDTRIP
 // RUN: tkc-opt %s --split-input-file --print-op-generic | filecheck %s --check-prefix=GENERIC
 
 builtin.module {
-  sm90.kernel @gemm threads 384 : i32 smem 1024 : i32 min_ctas 1 : i32 abi <args [A: bf16[M, K], B: bf16[K, 256], C: f32[M, 256], L: f32[M]], params [tmap_A_0 = tensormap A box [64, 128] swizzle 128, tmap_B_1 = tensormap B box [64, 64] swizzle 0, ptr_C = pointer C, ptr_L = pointer L, dim_K = dim K, dim_M = dim M], grid [(min (mul (ceildiv M 128) 2) (mul num_sms 1)), 1, 1], divisible [K by 64, M by 128], written [C, L]> {
+  sm90.kernel @gemm threads 384 : i32 smem 1024 : i32 min_ctas 1 : i32 abi <args [A: bf16[M, K], B: bf16[K, 256], C: f32[M, 256], L: f32[M]], params [tmap_A_0 = tensormap A box [64, 128] swizzle 128, tmap_B_1 = tensormap B box [64, 64] swizzle 0, ptr_C = pointer C, ptr_L = pointer L, dim_K = dim K, dim_M = dim M], grid [(min (mul (ceildiv M 128) 2) (mul num_sms 1)), 1, 1], divisible [K by 64, M by 128], whole_tiles [M by 128 "the store of C at line 9 must not write padding"], written [C, L]> {
     %k = sm90.dim "dim_K"
     %a = sm90.tensormap "tmap_A_0"
     %c = sm90.pointer "ptr_C"
@@ -14,9 +14,9 @@ builtin.module {
 }
 // CHECK:      sm90.kernel @gemm threads 384 : i32 smem 1024 : i32 min_ctas 1 : i32 abi <args [A: bf16[M, K], B: bf16[K, 256], C: f32[M, 256], L: f32[M]],
 // CHECK-SAME:   params [tmap_A_0 = tensormap A box [64, 128] swizzle 128, tmap_B_1 = tensormap B box [64, 64] swizzle 0, ptr_C = pointer C, ptr_L = pointer L, dim_K = dim K, dim_M = dim M],
-// CHECK-SAME:   grid [(min (mul (ceildiv M 128) 2) (mul num_sms 1)), 1, 1], divisible [K by 64, M by 128], written [C, L]> {
+// CHECK-SAME:   grid [(min (mul (ceildiv M 128) 2) (mul num_sms 1)), 1, 1], divisible [K by 64, M by 128], whole_tiles [M by 128 "the store of C at line 9 must not write padding"], written [C, L]> {
 // GENERIC:    "sm90.kernel"() <{{.*}}abi = #sm90.abi<args [A: bf16[M, K], B: bf16[K, 256], C: f32[M, 256], L: f32[M]], params [tmap_A_0 = tensormap A box [64, 128] swizzle 128,
-// GENERIC-SAME: grid [(min (mul (ceildiv M 128) 2) (mul num_sms 1)), 1, 1], divisible [K by 64, M by 128], written [C, L]>
+// GENERIC-SAME: grid [(min (mul (ceildiv M 128) 2) (mul num_sms 1)), 1, 1], divisible [K by 64, M by 128], whole_tiles [M by 128 "the store of C at line 9 must not write padding"], written [C, L]>
 
 // -----
 
