@@ -304,6 +304,8 @@ KERNEL_DIAGNOSTICS = [
     ("kernel k() { grid (1) as (i) }\nkernel k() { grid (1) as (i) }", "kernel 'k' is already defined (line 1)", 2, 8),
     ("kernel k(A: gl<f32>[M], A: gl<f32>[M]) { grid (1) as (i) }", "argument 'A' is already defined", 1, 25),
     ("kernel k(A: gl<f32>[A]) { grid (1) as (i) }", "'A' names both an argument and a dimension", 1, 21),
+    ("kernel k(A: gl<f32>[E], B: gl<i32>[E + 1]) { grid (1) as (i) }",
+     "a dimension is a new name (bound at launch) or a compile-time expression, and 'E' is bound at launch", 1, 36),
     ("kernel k<P = x>() { grid (1) as (i) }", "unknown name 'x'", 1, 14),
     ("kernel k<P = 1>(A: gl<f32>[P - 1]) { grid (1) as (i) }", "a tensor dimension must be positive, got 0", 1, 28),
     ("kernel k(A: gl<f32>[1, 1, 1, 1, 1, 1]) { grid (1) as (i) }", "rank 1 to 5", 1, 10),

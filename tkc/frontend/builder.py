@@ -145,6 +145,15 @@ F32_MAX = 3.4028234663852886e38
 KERNEL_ANNOTATIONS = ("consumers", "registers", "persistent")
 
 
+def _names_in(node: Node) -> list[str]:
+    """The names an expression's parse tree reads."""
+    if not isinstance(node, Tree):
+        return []
+    if node.data == "name":
+        return [str(node.children[0])]
+    return [name for child in node.children for name in _names_in(child)]
+
+
 @dataclass
 class Binding:
     """What a name means. `var`s are rebound as the program assigns them."""
@@ -762,6 +771,11 @@ class _Builder:
                     dims.setdefault(str(dim_token), (dim_token, index, axis))
                     shape.append(str(dim_token))
                     continue
+                symbolic = [name for name in _names_in(dim) if name in dims]
+                if symbolic:
+                    raise self.error(dim, f"a dimension is a new name (bound at launch) or a compile-time "
+                                          f"expression, and '{symbolic[0]}' is bound at launch: give this dimension a "
+                                          f"name of its own and check it in the kernel if it must agree")
                 size = self.const_int(dim, "a fixed tensor dimension")
                 if size < 1 or size > I64_MAX:
                     raise self.error(dim, f"a tensor dimension must be positive, got {size}")
