@@ -382,6 +382,10 @@ class Planner:
         (plan.padded_rows, plan.fragment_rows)."""
         return register_heights(self.kernel)
 
+    def has_tiles(self) -> bool:
+        """Whether the kernel computes register tiles (else only vectors and scalars)."""
+        return any(isinstance(v.type, RegisterTileType) for op in self.kernel.walk() for v in op.results)
+
     @staticmethod
     def splits(heights: Iterable[int], n: int) -> bool:
         """Whether `n` consumers can hold tiles of these heights: each one they do not replicate
@@ -406,11 +410,14 @@ class Planner:
             replicated_height = replicated_rows(heights, n)
             raise error_at(
                 self.kernel,
-                f"the register tiles need {self.demand(n)} registers per thread even split over "
+                f"the register {'tiles' if self.has_tiles() else 'vectors'} need {self.demand(n)} "
+                f"registers per thread even split over "
                 f"{n} consumer warpgroup(s)"
                 + (f" (those of up to {replicated_height} rows replicated in each)" if replicated_height else "")
                 + f", over the {register_split(n, 1)[1]} each can get from the {SM_REGISTERS}-register file: "
-                f"use smaller tiles",
+                + ("use smaller tiles" if self.has_tiles() else
+                   "use shorter vectors (one that is scanned, summed or broadcast along columns holds a quarter "
+                   "of its elements in every thread)"),
             )
         raise error_at(
             self.kernel,
@@ -806,7 +813,9 @@ class Planner:
              if self.annotation("consumers") is not None
              else f"{rows}-row register tiles: {fragment_rows(rows, n) if rows >= WGMMA_ROWS else rows} rows per "
              f"consumer warpgroup{'' if rows < WGMMA_ROWS and self.band[0] else ' (wgmma m64)'}; the demand of "
-             f"{self.demand(n)} registers per thread fits") + padding,
+             f"{self.demand(n)} registers per thread fits" if self.has_tiles() else
+             f"no register tiles, only vectors: {n} consumer warpgroup(s); the demand of {self.demand(n)} registers "
+             f"per thread fits") + padding,
         )
         replicated_height = replicated_rows(heights, n)
         plans_band = bool(replicated_height and replicated_height < WGMMA_ROWS or self.annotation("band") is not None)

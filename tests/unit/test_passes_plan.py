@@ -187,6 +187,26 @@ def test_an_accumulation_under_an_if_reuses_the_accumulators_registers() -> None
     assert "the demand of 160 registers per thread fits" in plan.reasons["consumers"]
 
 
+def test_a_kernel_of_vectors_only_is_described_so() -> None:
+    """A 1-D scan holds its 512-element vectors in the column layout, a quarter in every thread:
+    the refusal and the plan's reason speak of vectors, not of (0-row) register tiles."""
+    source = """
+kernel scan<BV = 512>(X: gl<f32>[B, L], Y: gl<f32>[B, L]) {
+    grid (B) as (b)
+    var carry = 0.0
+    for t in 0 .. ceildiv(L, BV) {
+        let x = load X[b, t] : rv<f32>[BV]
+        store Y[b, t] = cumsum(x) + carry
+        carry += sum(x)
+    }
+}
+"""
+    with pytest.raises(TkError, match="the register vectors need .* use shorter vectors"):
+        compiled(source)
+    plan = KernelPlan.of(kernel_of(compiled(source.replace("BV = 512", "BV = 256"))))
+    assert plan.reasons["consumers"].startswith("no register tiles, only vectors: 1 consumer warpgroup(s)")
+
+
 def test_an_mma_wider_than_one_wgmma_is_refused() -> None:
     path = Path(__file__).resolve().parents[2] / "examples" / "gemm.tk"
     module = parse_tk(path.read_text(), str(path), {"BN": 272, "BM": 64})
