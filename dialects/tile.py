@@ -1041,6 +1041,11 @@ ZERO_PAST_END = "zero_past_end"
 (elem(x, end)): an mma sums over those rows, and past the end they hold the tensor's next rows,
 so the consumers zero them in shared memory (the reason says which mma)."""
 
+CLIPPED = "clipped"
+"""tile-mask-tails' decision on a tile.store whose element range it ended where the value's
+padding begins along tile axis N (`#tile.decision<N, "why">`): the end it added is among the
+store's `ends`."""
+
 ELEMENT_ENDS = "element_ends"
 """The attribute of a tile.load or tile.store that lists, for each of its `ends` operands, the
 axis it bounds (`elem(x, end)` in .tk): the access sees that dim end at `end`."""

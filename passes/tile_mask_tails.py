@@ -63,7 +63,7 @@ from typing import cast
 
 from xdsl.context import Context
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import DictionaryAttr, FloatAttr, IndexType, IntegerAttr, LocationAttr, ModuleOp, StringAttr
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, FloatAttr, IndexType, IntegerAttr, LocationAttr, ModuleOp, StringAttr
 from xdsl.ir import Attribute, Block, OpResult, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -71,7 +71,7 @@ from xdsl.traits import is_side_effect_free
 
 from tkc.diagnostics import error_at, location_of
 from tkc.dialects import tile
-from tkc.dialects.tile import REDUCE_IDENTITY, Axis, BinaryFn, ReduceFn, UnaryFn
+from tkc.dialects.tile import CLIPPED, REDUCE_IDENTITY, Axis, BinaryFn, ReduceFn, UnaryFn
 
 
 @dataclass(frozen=True)
@@ -584,14 +584,78 @@ class TailMasks:
         entry.why.append(why)
         entry.uses.append((user, index))
 
+    def clip_stores(self) -> None:
+        """End a store's element range where its value's padding begins, where that is known at the
+        store: the axis counts elements at the store (`elem(x)`, so it can take an end; of a
+        register tile only the rows, which the GPU ends with one-row boxes), the value's padding
+        along it is exact, and the coordinates and ends of its tails are defined where the store
+        can read them. Padding only ends an axis, so the rows before the first padding row are
+        exactly the valid ones, and a store writes no padding: the end is what the store means.
+        An embedding gather (`store Y[elem(r, r + 1), j] = load E[elem(id, id + 1), j] ...`)
+        writes its row without the dims having to be whole tiles."""
+        for op in [op for op in self.kernel.walk() if isinstance(op, tile.StoreOp)]:
+            if CLIPPED in op.attributes:
+                continue
+            destination = box_padding(op, self.analysis.whole_tiles, self.analysis.canonical)
+            for axis, (padding, own) in enumerate(zip(self.analysis.of(op.value), destination)):
+                extra = padding.tails - own.tails
+                tensor_axis = _tensor_axis(op, axis)
+                if (not extra or not padding.exact or tensor_axis not in tile.element_axes(op)
+                        or isinstance(op.value.type, tile.RegisterTileType) and axis != 0
+                        or not all(_dominates(t.coord, op) and (not isinstance(t.dim, SSAValue) or _dominates(t.dim, op))
+                                   for t in extra)):
+                    continue
+                self.clip(op, axis, tensor_axis, sorted(extra, key=lambda t: (str(t.dim), t.extent)))
+                break
+        self.analysis = self.analyse()
+
+    def clip(self, op: tile.StoreOp, axis: int, tensor_axis: int, tails: list[Tail]) -> None:
+        """Replace `op` by the store whose range along `tensor_axis` ends at its start plus the
+        valid extent of its value along `axis` (the least of its `tails`' limits)."""
+        ops: list[Operation] = []
+        valid: SSAValue | None = None
+        for tail in tails:
+            limit, _ = self.tail(tail)
+            if valid is not None:
+                ops.append(lower := arith.MinSIOp(valid, limit))
+                limit = lower.result
+            valid = limit
+        assert valid is not None
+        ops.append(end := arith.AddiOp(op.coords[tensor_axis], valid))
+        ends = tile.element_ends(op)
+        new_end: SSAValue = end.result
+        if tensor_axis in ends:
+            ops.append(both := arith.MinSIOp(ends[tensor_axis], new_end))
+            new_end = both.result
+        ends[tensor_axis] = new_end
+        for new in ops:
+            new.location = op.location
+        Rewriter.insert_op(ops, InsertPoint.before(op))
+        axes = sorted(ends)
+        store = tile.StoreOp(op.value, op.tensor, list(op.coords), [ends[a] for a in axes],
+                             op.reduce.data if op.reduce is not None else None)
+        store.attributes.update(op.attributes)
+        store.attributes[tile.ELEMENT_ENDS] = ArrayAttr([IntegerAttr(a, 64) for a in axes])
+        store.attributes[CLIPPED] = tile.DecisionAttr(
+            axis,
+            f"the {_axis_name(op.value, axis)} of its value end where the padding of a tile it was computed from "
+            f"begins ({'; '.join(_span(t.dim) for t in tails)}): the store's element range ends there, since a store "
+            "writes no padding",
+        )
+        store.location = op.location
+        Rewriter.replace_op(op, store, [])
+
     def check_store(self, op: tile.StoreOp) -> None:
         """A store writes no padding (nor does a store_add add any): the value's must end where the
         destination does (TMA clips there); where that is not provable, the dims must be whole tiles."""
         name = self.kernel.arg_names[self.kernel.body.block.args.index(op.tensor)]
         verb = "write" if op.reduce is None else "add"
         destination = box_padding(op, self.analysis.whole_tiles, self.analysis.canonical)
+        clipped = op.attributes.get(CLIPPED)
         for axis, (padding, own) in enumerate(zip(self.analysis.of(op.value), destination)):
             if padding.exact and padding.tails <= own.tails:
+                continue
+            if isinstance(clipped, tile.DecisionAttr) and clipped.int_value == axis:
                 continue
             self.require_whole_tiles(
                 replace(padding, tails=padding.tails - own.tails if padding.exact else padding.tails),
@@ -717,6 +781,18 @@ class TailMasks:
             self.tail_values[tail] = (limit.result, past.result)
         return self.tail_values[tail]
 
+    def erase_unused_tests(self) -> None:
+        """A clipped store reads a tail's limit only: the test whether the tile runs past the end
+        (`tail`'s compare and the end it compares) goes where no mask reads it."""
+        for _, past in self.tail_values.values():
+            compare = cast(Operation, past.owner)
+            if any(True for _ in past.uses):
+                continue
+            end = compare.operands[1].owner
+            Rewriter.erase_op(compare)
+            if isinstance(end, Operation) and not any(True for _ in end.results[0].uses):
+                Rewriter.erase_op(end)
+
     def const(self, n: int) -> SSAValue:
         if n not in self.constants:
             constant = arith.ConstantOp(IntegerAttr(n, IndexType()))
@@ -790,6 +866,21 @@ def _after(value: SSAValue) -> InsertPoint:
     return InsertPoint.at_start(owner) if isinstance(owner, Block) else InsertPoint.after(owner)
 
 
+def _dominates(value: SSAValue, op: Operation) -> bool:
+    """Whether `value` is defined where `op` can read it: a block argument of a block around
+    `op`, or the result of an op before `op` in a block around it."""
+    owner = value.owner
+    block = owner if isinstance(owner, Block) else owner.parent_block()
+    if block is None or not block.is_ancestor(op):
+        return False
+    if isinstance(owner, Block):
+        return True
+    inner: Operation | None = op
+    while inner is not None and inner.parent_block() is not block:
+        inner = inner.parent_op()
+    return inner is not None and block.get_operation_index(inner) > block.get_operation_index(owner)
+
+
 @dataclass(frozen=True)
 class TileMaskTailsPass(ModulePass):
     name = "tile-mask-tails"
@@ -801,6 +892,7 @@ class TileMaskTailsPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for kernel in [k for k in op.body.block.ops if isinstance(k, tile.KernelOp)]:
             masks = TailMasks(kernel)
+            masks.clip_stores()
             masks.collect()
             pinned = "whole_tiles" in kernel.annotations.data if self.whole_tiles is None else self.whole_tiles
             inserted = masks.require_instead() if pinned else masks.insert()
@@ -815,3 +907,4 @@ class TileMaskTailsPass(ModulePass):
                 kernel.attributes["whole_tiles"] = DictionaryAttr(
                     {dim: tile.DecisionAttr(multiple, why) for dim, (multiple, why) in sorted(whole_tiles.items())}
                 )
+            masks.erase_unused_tests()

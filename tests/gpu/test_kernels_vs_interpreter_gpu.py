@@ -121,6 +121,7 @@ SIZES = {
     "guarded_next_head.tk": {"H": 3, "M": 128, "N": 192},
     "concat_k.tk": {"M": 256, "N": 256, "K1": 320, "K2": 192},
     "skipped_tiles.tk": {"M": 200, "N": 300, "K": 400, "MB": 4, "KB": 7},
+    "gather_rows.tk": {"V": 37, "D": 200, "T": 50},
 }
 MORE_SIZES = [
     ("store_add_splitk.tk", {"M": 200, "N": 136, "K": 200}),

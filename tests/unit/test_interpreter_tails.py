@@ -319,6 +319,32 @@ def test_elements_before_the_start_read_zero_and_are_no_padding(m: int) -> None:
     np.testing.assert_allclose(out["S"], (shifted + 1).sum(axis=1), rtol=1e-5)
 
 
+GATHER = """
+kernel gather<BT = 16, BD = 32>(Ids: gl<i32>[T], E: gl<f32>[V, D], Y: gl<f32>[T, D]) {
+    grid (ceildiv(T, BT), ceildiv(D, BD)) as (i, j)
+    for r in i * BT .. min(i * BT + BT, T) {
+        let id = load Ids[r] : i32
+        store Y[elem(r, r + 1), j] = load E[elem(id, id + 1), j] : rt<f32>[16, BD] * 2.0
+    }
+}
+"""
+
+
+def test_a_gather_store_ends_where_its_value_does() -> None:
+    """Each store writes the one row its value has (tile-mask-tails ends the store's range at the
+    value's, `clipped`), before the passes and after: Y = 2 E[Ids] at any shape."""
+    from tkc.driver import compile_module
+
+    e = np.random.default_rng(11).standard_normal((37, 40)).astype(np.float32)
+    ids = np.random.default_rng(12).integers(0, 37, 50).astype(np.int32)
+    compiled = parse_tk(GATHER, "gather.tk")
+    compile_module(compiled, "tile")
+    assert "clipped = #tile.decision<0" in str(compiled)
+    for module in (program(GATHER), compiled):
+        y = interpret(module, None, {"Ids": ids, "E": e}, {})["Y"]
+        np.testing.assert_array_equal(y, 2 * e[ids])
+
+
 # --------------------------------------------------------------------------- bounds_mask
 
 BOUNDS = """
