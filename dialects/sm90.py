@@ -80,7 +80,6 @@ from tkc.abi import (
 )
 from tkc.dialects.tile import (
     BAND_COLUMNS,
-    TILE_QUANTUM,
     TMA_BOX_MAX,
     WARPGROUP_THREADS,
     Axis,
@@ -94,6 +93,7 @@ from tkc.dialects.tile import (
     UnaryFnAttr,
     element_bytes,
     parse_layout,
+    vector_box,
 )
 
 
@@ -245,12 +245,14 @@ class SharedRefType(ParametrizedAttribute, TypeAttribute):
     @property
     def panel_cols(self) -> int:
         """Elements per row of one panel: the swizzle span, or the whole row when unswizzled; a
-        vector longer than a TMA box in equal boxes of at most TMA_BOX_MAX (16 elements divide
-        every vector), which lie end to end: the same layout as one box."""
+        vector longer than a TMA box in the equal boxes of tile.vector_box, which lie end to end:
+        the same layout as one box (the planner refuses a vector no such boxes divide)."""
         shape = self.get_shape()
         cols = shape[-1]
         if self.swizzle.data == 0 and len(shape) == 1 and cols > TMA_BOX_MAX:
-            return max(n for n in range(TILE_QUANTUM, TMA_BOX_MAX + 1, TILE_QUANTUM) if cols % n == 0)
+            box = vector_box(cols, element_bytes(self.element_type))
+            assert box is not None, "tile-occupancy-plan refuses a vector no equal aligned TMA boxes divide"
+            return box
         if self.swizzle.data == 0:
             return cols
         return min(cols, self.swizzle.data // element_bytes(self.element_type))

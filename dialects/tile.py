@@ -107,6 +107,24 @@ SMEM_BUDGET = 232448
 """Dynamic shared memory one block may opt into on Hopper (227 KB)."""
 TMA_BOX_MAX = 256
 """Elements one TMA box spans per dimension at most: a longer vector is copied as several boxes."""
+TMA_SMEM_ALIGN = 128
+"""A TMA box's shared-memory address is a multiple of this many bytes (an unaligned one stops the
+kernel with a misaligned-address error)."""
+TMA_GLOBAL_ALIGN = 16
+"""A TMA box starts in global memory on a multiple of this many bytes along a tensor's innermost
+dim (a row's start, and an `elem` coordinate times the element size: another one stops the
+kernel with an illegal-instruction error)."""
+
+
+def vector_box(length: int, element_bytes: int) -> int | None:
+    """The elements of each TMA box a vector of `length` elements is copied in: the whole vector
+    when one box spans it, else the largest equal boxes of at most TMA_BOX_MAX elements that lie
+    end to end on TMA_SMEM_ALIGN-byte boundaries; None when no such boxes divide the vector."""
+    if length <= TMA_BOX_MAX:
+        return length
+    boxes = [n for n in range(TILE_QUANTUM, TMA_BOX_MAX + 1, TILE_QUANTUM)
+             if length % n == 0 and n * element_bytes % TMA_SMEM_ALIGN == 0]
+    return max(boxes, default=None)
 
 
 @dataclass(frozen=True)

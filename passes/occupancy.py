@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_right
 from dataclasses import dataclass, field
+from typing import cast
 from functools import cached_property
 from collections.abc import Iterable, Mapping
 from fractions import Fraction
@@ -18,6 +19,7 @@ from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import ArrayAttr, IntegerAttr
 from xdsl.ir import Attribute, Block, OpResult, Operation, SSAValue
 
+from tkc import dtypes
 from tkc.diagnostics import error_at
 from tkc.dialects.tile import (
     MAX_CTAS_PER_SM,
@@ -27,6 +29,7 @@ from tkc.dialects.tile import (
     ConvertOp,
     FenceOp,
     FillOp,
+    GlobalType,
     GridOp,
     KernelOp,
     LoadOp,
@@ -41,11 +44,16 @@ from tkc.dialects.tile import (
     SharedVectorType,
     StoreOp,
     TMA_BOX_MAX,
+    TMA_GLOBAL_ALIGN,
+    TMA_SMEM_ALIGN,
     ToSharedOp,
     UnaryFn,
     UnaryOp,
+    element_axes,
     element_bytes,
+    vector_box,
 )
+from tkc.passes.divisibility import known_multiple
 from tkc.passes.plan import (
     ALIGN_SLACK,
     MBARRIER_REGION,
@@ -76,7 +84,6 @@ from tkc.passes.plan import (
 )
 
 MAX_CONSUMERS = 4
-"""Elements a TMA box spans at most along each dimension (cuTensorMapEncodeTiled's boxDim)."""
 WGMMA_MAX_N = 256
 """Columns one wgmma produces at most (m64nNk16, N <= 256)."""
 MAX_STAGES = 4
@@ -437,8 +444,17 @@ class Planner:
         """Each TMA box the lowering issues spans at most 256 elements per dimension: a loaded
         tile's rows and the row of one panel (the swizzle span, the whole row unswizzled), and a
         stored register tile's rows per consumer (each stores its own). A longer vector is loaded as
-        several boxes (sm90.SharedRefType.panel_cols)."""
+        several boxes (tile.vector_box), which must each start on a TMA_SMEM_ALIGN-byte line."""
         for op in self.kernel.walk():
+            if isinstance(op, LoadOp) and isinstance(op.result.type, RegisterVectorType | SharedVectorType):
+                length, eb = op.result.type.get_shape()[-1], element_bytes(op.result.type.element_type)
+                if vector_box(length, eb) is None:
+                    line = TMA_SMEM_ALIGN // eb
+                    raise error_at(op, f"a vector of {length} elements is loaded as several TMA boxes (one spans at "
+                                       f"most {TMA_BOX_MAX}), equal ones each starting on a {TMA_SMEM_ALIGN}-byte "
+                                       f"line of shared memory, so a multiple of {line} elements; none divide "
+                                       f"{length}: load a vector whose length is a multiple of {line}, or "
+                                       f"{TMA_BOX_MAX} elements or fewer")
             if isinstance(op, LoadOp) and isinstance(op.result.type, SharedTileType):
                 t = op.result.type
                 if t.rows > TMA_BOX_MAX:
@@ -455,6 +471,33 @@ class Planner:
                                        f"this {op.value.type.rows}x{op.value.type.cols} tile as TMA boxes of "
                                        f"{staging_chunk(op)[1]} columns, and a box spans at most {TMA_BOX_MAX}: "
                                        f"store smaller tiles")
+
+    def check_tma_starts(self) -> None:
+        """TMA starts a box on a TMA_GLOBAL_ALIGN-byte boundary of a tensor's innermost dim (the
+        GPU stops with an illegal instruction otherwise), so an `elem(x)` coordinate along that
+        dim of a load, or of a tile's store (a vector's is st.global), must be a multiple of 16
+        bytes' elements. Refused here where the kernel alone decides x and it is not provably
+        such a multiple; one a dim or a table entry reaches is the run time's to check
+        (divisibility)."""
+        for op in self.kernel.walk():
+            if not isinstance(op, LoadOp | StoreOp) or (isinstance(op, StoreOp) and isinstance(
+                    op.value.type, RegisterVectorType | SharedVectorType)):
+                continue
+            tensor_type = cast(GlobalType, op.tensor.type)
+            innermost = tensor_type.rank - 1
+            if innermost not in element_axes(op):
+                continue
+            line = TMA_GLOBAL_ALIGN // element_bytes(tensor_type.element_type)
+            dtype = dtypes.of_type(tensor_type.element_type)
+            assert dtype is not None, "a tensor's element type is one of tkc's dtypes"
+            start = known_multiple(op.coords[innermost])
+            if line > 1 and not start.aligned(line) and not start.launch_time:
+                access = "load" if isinstance(op, LoadOp) else op.statement
+                name = self.kernel.arg_names[self.kernel.body.block.args.index(op.tensor)]
+                raise error_at(op, f"this {access} of {name} starts at elem(...) along {name}'s innermost dim, at a "
+                                   f"multiple of only {start.of} element(s); TMA starts a box there only on a "
+                                   f"{TMA_GLOBAL_ALIGN}-byte boundary, a multiple of {line} {dtype.name} elements "
+                                   f"(any other start stops the kernel): make the start a multiple of {line}")
 
     def widest_mma_fits(self, consumers: int, ctas: int = 1) -> bool:
         """ptxas compiles each instruction within the registers a thread has at kernel entry
@@ -799,6 +842,7 @@ class Planner:
         self.check_mma_widths()
         n = self.consumers()
         self.check_tma_boxes(n)
+        self.check_tma_starts()
         heights = register_heights(self.kernel)
         rows = max(heights, default=0)
         split_padded = [h for h in short_heights(heights) if not replicated(h, n)]

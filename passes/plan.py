@@ -42,6 +42,7 @@ from tkc.dialects.tile import (
     DecisionAttr,
     PlanAttr,
     SMEM_BUDGET,
+    TMA_SMEM_ALIGN,
     element_bytes,
     element_ends,
     FenceOp,
@@ -457,8 +458,6 @@ class SmemPlan:
 
 STAGING_BUFFERS = 2
 """Chunk buffers per consumer for a staged epilogue: one is written while the other is stored."""
-TMA_SMEM_ALIGN = 128
-"""A TMA box's shared-memory address is a multiple of this many bytes."""
 
 
 def ends_rows(store: StoreOp) -> bool:

@@ -56,7 +56,8 @@ from tkc.passes.bank_model import (
     row_vector,
 )
 from tkc.passes.occupancy import check_budgets
-from tkc.passes.plan import TMA_SMEM_ALIGN, ends_rows
+from tkc.dialects.tile import TMA_SMEM_ALIGN
+from tkc.passes.plan import ends_rows
 from tkc.passes.shared_tiles import read_by_wgmma, set_swizzle, shared_tile_ops, users
 from tkc.passes.wgmma_layout import SWIZZLE_SPANS
 

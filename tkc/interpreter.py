@@ -607,6 +607,30 @@ class _Machine:
                                    f"masks); guard the access with an if, or count its coordinate in elements "
                                    f"with elem(...)")
 
+    def _check_tma_start(self, op: tile.LoadOp | tile.StoreOp, active: np.ndarray | None) -> None:
+        """An `elem(x)` coordinate along a tensor's innermost dim of a load or a tile's store must
+        start on a TMA_GLOBAL_ALIGN-byte boundary: the GPU copies the box with TMA, which stops
+        the kernel (an illegal instruction) at any other start. The planner refuses a start the
+        kernel alone decides; one a dim or a table entry reaches is checked here, as it runs."""
+        if isinstance(op, tile.StoreOp) and isinstance(op.value.type, tile.RegisterVectorType | tile.SharedVectorType):
+            return  # stored element-wise through a pointer (st.global): any start
+        tensor_type = cast(tile.GlobalType, op.tensor.type)
+        innermost = tensor_type.rank - 1
+        line = tile.TMA_GLOBAL_ALIGN // tile.element_bytes(tensor_type.element_type)
+        if innermost not in tile.element_axes(op) or line == 1:
+            return
+        start = np.broadcast_to(self.scalar_of(op.coords[innermost]), (self.num_blocks,))
+        off = start % line != 0
+        if active is not None:
+            off = off & np.broadcast_to(active.reshape(-1), off.shape)
+        if off.any():
+            name = self.kernel.arg_names[self.kernel.body.block.args.index(op.tensor)]
+            block = int(np.flatnonzero(off)[0])
+            raise error_at(op, f"{'load' if isinstance(op, tile.LoadOp) else op.statement} of {name}: block {block} "
+                               f"starts at element {int(start[block])} of {name}'s innermost dim (elem(...)), and "
+                               f"TMA starts a box there only on a {tile.TMA_GLOBAL_ALIGN}-byte boundary, a multiple "
+                               f"of {line} elements (the GPU stops the kernel with an illegal instruction)")
+
     def _accesses(
         self, op: tile.LoadOp | tile.StoreOp, indices: list[np.ndarray], touched: np.ndarray, active: np.ndarray | None
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -624,6 +648,7 @@ class _Machine:
     def _load(self, op: tile.LoadOp, active: np.ndarray | None) -> list[Value]:
         """The box's elements, 0 outside the tensor; the indices outside are padding."""
         self._check_overlaps(op, active)
+        self._check_tma_start(op, active)
         indices, inside, valid = self._box(op, _shaped(op.result).get_shape())
         values = self.tensors[op.tensor][tuple(indices)]
         elements = _elements(inside)
@@ -639,6 +664,7 @@ class _Machine:
         earlier store) is a race on the GPU, unless both add."""
         value = self.tile_of(op.value)
         self._check_overlaps(op, active)
+        self._check_tma_start(op, active)
         indices, inside, _ = self._box(op, _shaped(op.value).get_shape())
         elements, blocks, mask = self._accesses(op, indices, _elements(inside) & value.elements(), active)
         values = np.broadcast_to(value.values, mask.shape)[mask]

@@ -49,7 +49,8 @@ from xdsl.ir import Block, SSAValue
 
 from tkc.diagnostics import error_at
 from tkc.dialects import sm90, tile
-from tkc.passes.plan import TMA_SMEM_ALIGN, WARPGROUP_THREADS
+from tkc.dialects.tile import TMA_SMEM_ALIGN
+from tkc.passes.plan import WARPGROUP_THREADS
 from tkc.passes.tile_to_sm90.shared_memory import Staging
 from tkc.passes.tile_to_sm90.tma import box, element_coords
 

@@ -112,7 +112,7 @@ SIZES = {
     # found writing kernels from the docs: 16-bit vector fills (one value per register), vectors
     # read both ways with the row layout first, and two vectors from one shared position vector
     "narrow_vector_fills.tk": {"M": 200, "D": 328},
-    "vectors_both_ways.tk": {"M": 200, "N": 136},
+    "vectors_both_ways.tk": {"M": 256, "N": 136},
     "wide_vectors.tk": {"M": 100},
     "vector_where.tk": {"M": 200, "N": 64},
     "f32_scalars.tk": {"M": 200, "N": 256, "K": 192, "NB": 3},
@@ -120,8 +120,8 @@ SIZES = {
     "guarded_previous.tk": {"M": 256, "N": 192},
     "guarded_next_head.tk": {"H": 3, "M": 128, "N": 192},
     "concat_k.tk": {"M": 256, "N": 256, "K1": 320, "K2": 192},
-    "skipped_tiles.tk": {"M": 200, "N": 300, "K": 400, "MB": 4, "KB": 7},
-    "gather_rows.tk": {"V": 37, "D": 200, "T": 50},
+    "skipped_tiles.tk": {"M": 200, "N": 296, "K": 400, "MB": 4, "KB": 7},
+    "embedding_rows.tk": {"V": 37, "D": 200, "T": 50},
 }
 MORE_SIZES = [
     ("store_add_splitk.tk", {"M": 200, "N": 136, "K": 200}),

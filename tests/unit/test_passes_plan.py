@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tkc.dialects.tile import PLAN_DECISIONS, KernelOp, MmaOp, PlanAttr, RegisterTileType, SharedTileType
+from tkc.dialects.tile import PLAN_DECISIONS, KernelOp, MmaOp, PlanAttr, RegisterTileType, SharedTileType, vector_box
 from tkc.diagnostics import TkError
 from tkc.driver import compile_module, parse_mlir
 from tkc.frontend import parse_tk
@@ -154,6 +154,55 @@ def test_tma_boxes_span_at_most_256_rows() -> None:
     with pytest.raises(TkError, match="stores its 320 rows of this 320x64 tile as TMA boxes") as error:
         compiled(source)
     assert error.value.line == 3
+
+
+def test_long_vectors_load_in_boxes_on_128_byte_lines() -> None:
+    """A vector longer than one TMA box loads as equal boxes end to end in shared memory, each
+    starting on a 128-byte line (an unaligned box destination stopped the kernel with a
+    misaligned address on the H200: 400 f32 as five boxes of 80): 480 f32 loads as three boxes
+    of 160; 400 f32 has no such boxes and is refused at its load."""
+    source = """kernel wide<L = 480>(U: gl<f32>[L], V: gl<f32>[L]) {
+    grid (1) as (i)
+    store V[0] = load U[0] : rv<f32>[L] * 2.0
+}"""
+    assert vector_box(480, 4) == 160 and vector_box(512, 2) == 256 and vector_box(200, 4) == 200
+    compiled(source)
+    with pytest.raises(TkError, match="a vector of 400 elements is loaded as several TMA boxes .* a multiple of 32 "
+                                      "elements; none divide 400") as error:
+        compiled(source.replace("L = 480", "L = 400"))
+    assert error.value.line == 3
+
+
+SPLIT_K_ELEMENTS = """kernel splitk<BM = 64, BN = 128, BK = 64, KS = 100>(A: gl<bf16>[M, K], B: gl<bf16>[K, N],
+        C: gl<f32>[M, N]) {
+    grid (ceildiv(M, BM), ceildiv(N, BN), ceildiv(K, KS)) as (i, j, s)
+    let k0 = s * KS
+    let kend = min(k0 + KS, K)
+    var acc = zero<f32>[BM, BN]
+    for k in 0 .. ceildiv(kend - k0, BK) {
+        acc = mma_AB(load A[i, elem(k0 + k * BK, kend)] : rt<bf16>[BM, BK],
+                     load B[elem(k0 + k * BK, kend), j] : st<bf16>[BK, BN], acc)
+    }
+    store_add C[i, j] = acc
+}"""
+
+
+def test_elem_starts_along_the_innermost_dim_are_16_byte_aligned() -> None:
+    """TMA starts a box on a 16-byte boundary of a tensor's innermost dim (another start stopped
+    the kernel with an illegal instruction on the H200): split-K slices of 100 K columns start
+    A's boxes at multiples of only 4 bf16 elements, a compile error at the load; 104 (a multiple
+    of 8) compiles, and so does a start a table entry gives (the run time's to check)."""
+    with pytest.raises(TkError, match=r"this load of A starts at elem\(...\) along A's innermost dim, at a multiple "
+                                      r"of only 4 element\(s\); TMA .* a multiple of 8 bf16 elements") as error:
+        compiled(SPLIT_K_ELEMENTS)
+    assert error.value.line == 8
+    compiled(SPLIT_K_ELEMENTS.replace("KS = 100", "KS = 104"))
+    table = """kernel rows(X: gl<f32>[H, T], Start: gl<i32>[S], Y: gl<f32>[H, T]) {
+    grid (S, H) as (s, h)
+    let x0 = load Start[s] : i32
+    store Y[h, elem(x0)] = load X[h, elem(x0)] : rv<f32>[64] * 2.0
+}"""
+    compiled(table)
 
 
 def test_column_vectors_count_in_every_consumer_thread() -> None:

@@ -58,6 +58,27 @@ kernel shift(X: gl<f32>[M, 64], Table: gl<i32>[T], S: gl<f32>[R]) {
         np.testing.assert_allclose(out[64 * i: 64 * (i + 1)], padded[row: row + 64].sum(axis=1), rtol=1e-6)
 
 
+def test_an_element_start_along_the_innermost_dim_off_16_bytes_is_an_error_where_it_runs() -> None:
+    """TMA starts a box on a 16-byte boundary of a tensor's innermost dim (the GPU stops with an
+    illegal instruction elsewhere): a vector loaded at a table's start 4 (16 bytes of f32) runs,
+    one at 6 is an error naming the block and the element; a vector's store (st.global) may
+    start anywhere."""
+    source = """
+kernel rows(X: gl<f32>[H, T], Start: gl<i32>[S], Y: gl<f32>[H, T]) {
+    grid (S, H) as (s, h)
+    let x0 = load Start[s] : i32
+    store Y[h, elem(x0 + 2)] = load X[h, elem(x0)] : rv<f32>[64] * 2.0
+}
+"""
+    module = parse_tk(source, "rows.tk")
+    x = np.arange(2 * 200, dtype=np.float32).reshape(2, 200)
+    y = interpret(module, "rows", {"X": x, "Start": np.array([4, 128], np.int32), "Y": np.zeros((2, 200), np.float32)})
+    np.testing.assert_array_equal(y["Y"][:, 6:70], 2 * x[:, 4:68])
+    with pytest.raises(TkError, match=r"rows.tk:5:32: error: load of X: block \d+ starts at element 6 of X's innermost "
+                                      r"dim .* a multiple of 4 elements"):
+        interpret(module, "rows", {"X": x, "Start": np.array([4, 6], np.int32), "Y": np.zeros((2, 200), np.float32)})
+
+
 @pytest.mark.parametrize(("table", "message"), [
     (np.array([1, -1], np.int32), "load Table.* : i32 read -1, and an index is never negative"),
     (np.array([1.0, 2.0]), "argument Table is an i32 tensor: give it integers, not float64"),

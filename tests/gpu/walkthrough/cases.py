@@ -18,6 +18,8 @@ class Case:
     kernel: str | None = None
     params: dict[str, int | bool | float] = field(default_factory=dict)
     size: dict[str, int] = field(default_factory=dict)
+    argv: tuple[str, ...] = ()
+    """The `tkc run` arguments, the file's path absolute."""
 
     @property
     def name(self) -> str:
@@ -45,5 +47,5 @@ def cases() -> list[Case]:
                 size = {d: int(n) for d, n in (item.split("=") for item in value.split(","))}
             else:
                 raise ValueError(f"cases.txt: unknown flag {flag} in {line!r}")
-        found.append(Case(file, kernel, params, size))
+        found.append(Case(file, kernel, params, size, (str(file), *words[1:])))
     return found
