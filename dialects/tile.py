@@ -1054,6 +1054,19 @@ ELEMENT_COORDS = "element_coords"
 elements (`elem(x)` in .tk) rather than tiles: the tile starts at element x along them."""
 
 
+REALIGNED = "realigned"
+"""tile-swizzle-select's decision on the load of a shared vector at an `elem(x)` start along its
+tensor's innermost dim that is not provably 16-byte aligned (TMA_GLOBAL_ALIGN): TMA copies from
+the boundary at or below x (x & -N for the decision's N elements of 16 bytes), N elements more,
+and the consumers read the vector from x mod N on."""
+
+
+def realignment(op: Operation) -> int:
+    """The elements a load's buffer holds before its vector starts at most (REALIGNED; 0 if none)."""
+    attr = op.attributes.get(REALIGNED)
+    return attr.int_value if isinstance(attr, DecisionAttr) else 0
+
+
 ZERO_PAST_END = "zero_past_end"
 """tile-mask-tails' decision on a tile.load with an element range's end along its rows
 (elem(x, end)): an mma sums over those rows, and past the end they hold the tensor's next rows,

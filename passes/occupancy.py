@@ -23,6 +23,7 @@ from tkc import dtypes
 from tkc.diagnostics import error_at
 from tkc.dialects.tile import (
     MAX_CTAS_PER_SM,
+    REALIGNED,
     BinaryOp,
     BlockIdOp,
     BroadcastOp,
@@ -478,10 +479,11 @@ class Planner:
         dim of a load, or of a tile's store (a vector's is st.global), must be a multiple of 16
         bytes' elements. Refused here where the kernel alone decides x and it is not provably
         such a multiple; one a dim or a table entry reaches is the run time's to check
-        (divisibility)."""
+        (divisibility). A vector's load tile-swizzle-select realigned starts anywhere; one it
+        could not is refused wherever x comes from, as the interpreter takes any vector start."""
         for op in self.kernel.walk():
             if not isinstance(op, LoadOp | StoreOp) or (isinstance(op, StoreOp) and isinstance(
-                    op.value.type, RegisterVectorType | SharedVectorType)):
+                    op.value.type, RegisterVectorType | SharedVectorType)) or REALIGNED in op.attributes:
                 continue
             tensor_type = cast(GlobalType, op.tensor.type)
             innermost = tensor_type.rank - 1
@@ -491,13 +493,18 @@ class Planner:
             dtype = dtypes.of_type(tensor_type.element_type)
             assert dtype is not None, "a tensor's element type is one of tkc's dtypes"
             start = known_multiple(op.coords[innermost])
-            if line > 1 and not start.aligned(line) and not start.launch_time:
-                access = "load" if isinstance(op, LoadOp) else op.statement
-                name = self.kernel.arg_names[self.kernel.body.block.args.index(op.tensor)]
-                raise error_at(op, f"this {access} of {name} starts at elem(...) along {name}'s innermost dim, at a "
-                                   f"multiple of only {start.of} element(s); TMA starts a box there only on a "
-                                   f"{TMA_GLOBAL_ALIGN}-byte boundary, a multiple of {line} {dtype.name} elements "
-                                   f"(any other start stops the kernel): make the start a multiple of {line}")
+            vector = isinstance(op, LoadOp) and isinstance(op.result.type, SharedVectorType)
+            if line == 1 or start.aligned(line) or (start.launch_time and not vector):
+                continue
+            access = "load" if isinstance(op, LoadOp) else op.statement
+            name = self.kernel.arg_names[self.kernel.body.block.args.index(op.tensor)]
+            known = "from launch-time data" if start.launch_time else f"at a multiple of only {start.of} element(s)"
+            why = (f"; a vector's load starts its box below the start where it fits one box {line} elements longer "
+                   f"and only registers read it") if vector else ""
+            raise error_at(op, f"this {access} of {name} starts at elem(...) along {name}'s innermost dim, {known}; "
+                               f"TMA starts a box there only on a {TMA_GLOBAL_ALIGN}-byte boundary, a multiple of "
+                               f"{line} {dtype.name} elements (any other start stops the kernel){why}: make the start "
+                               f"a multiple of {line}")
 
     def widest_mma_fits(self, consumers: int, ctas: int = 1) -> bool:
         """ptxas compiles each instruction within the registers a thread has at kernel entry

@@ -44,6 +44,7 @@ from tkc.dialects.tile import (
     SMEM_BUDGET,
     TMA_SMEM_ALIGN,
     element_bytes,
+    realignment,
     element_ends,
     FenceOp,
     GlobalType,
@@ -420,6 +421,8 @@ def buffer_bytes(op: Operation) -> int:
     assert isinstance(type_, SharedTileType | SharedVectorType | RegisterTileType | RegisterVectorType)
     if isinstance(type_, SharedTileType):
         return type_.num_bytes // type_.rows * buffer_rows(op) * buffer_columns(op) // type_.get_shape()[-1]
+    if isinstance(type_, SharedVectorType):  # a realigned box holds the elements before the start too
+        return (type_.get_shape()[-1] + realignment(op)) * element_bytes(type_.element_type)
     return type_.num_bytes
 
 

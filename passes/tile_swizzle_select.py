@@ -16,6 +16,11 @@ and on each `tile.mma`, for each operand read from shared memory:
 where C (layout bits 62-63, SBO >> 4 at bit 32, LBO >> 4 at bit 16; an i64 in two's complement,
 spelled in hex in the reason) is ORed with `(addr >> 4) & 0x3FFF` (hopper-ptx.md §4);
 `shared_tiles.wgmma_descriptor` also gives the k-step advance and the panel stride.
+A shared vector is unswizzled. Where its load starts at an `elem(x)` along its tensor's innermost
+dim that is not provably a multiple of 16 bytes (a sequence offset read from a table: TMA starts
+a box there only on 16 bytes), the box starts at the boundary at or below x, N elements (16
+bytes) longer, and the consumers read the vector from x mod N on, when only registers read it:
+  realigned = #tile.decision<N, "why">      on the load
 A pinned `swizzle = N : i64` (@swizzle(N)) is checked and kept; tile-bank-conflicts may
 re-swizzle a tile through `shared_tiles.set_swizzle`, which keeps types and descriptors consistent.
 """
@@ -23,6 +28,7 @@ re-swizzle a tile through `shared_tiles.set_swizzle`, which keeps types and desc
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
@@ -30,16 +36,23 @@ from xdsl.passes import ModulePass
 
 from tkc.diagnostics import error_at
 from tkc.dialects.tile import (
+    REALIGNED,
+    TMA_BOX_MAX,
+    TMA_GLOBAL_ALIGN,
     DecisionAttr,
+    GlobalType,
     LoadOp,
     MmaOp,
     SharedTileType,
+    SharedVectorType,
     StoreOp,
     ToRegOp,
     ToSharedOp,
+    element_axes,
     element_bytes,
     element_name,
 )
+from tkc.passes.divisibility import known_multiple
 from tkc.passes.shared_tiles import operand_major, read_by_wgmma, set_swizzle, shared_tile_ops, users
 from tkc.passes.wgmma_layout import SWIZZLE_SPANS, widest_span
 
@@ -93,6 +106,29 @@ def check_and_choose(op: LoadOp | ToSharedOp) -> tuple[int, str]:
     return span, f"{row_bytes}-byte rows ({tile.cols} x {element_name(tile.element_type)}) as {layout}; {roles}"
 
 
+def realignment_reason(load: LoadOp) -> tuple[int, str] | None:
+    """Whether a shared vector's load starts its TMA box below its `elem(x)` start along the
+    tensor's innermost dim (REALIGNED): where x is not provably a multiple of 16 bytes' elements,
+    the vector is read only into registers (which may start anywhere in the buffer) and the box,
+    that many elements longer, still fits TMA_BOX_MAX. The elements and the reason."""
+    result = load.result.type
+    tensor = cast(GlobalType, load.tensor.type)
+    innermost = tensor.rank - 1
+    if not isinstance(result, SharedVectorType) or innermost not in element_axes(load):
+        return None
+    line = TMA_GLOBAL_ALIGN // element_bytes(tensor.element_type)
+    start = known_multiple(load.coords[innermost])
+    length = result.get_shape()[-1]
+    if line == 1 or start.aligned(line) or length + line > TMA_BOX_MAX:
+        return None
+    if not all(isinstance(use.operation, ToRegOp) for use in load.result.uses):
+        return None
+    known = "comes from launch-time data" if start.launch_time else f"is a multiple of only {start.of} element(s)"
+    return line, (f"its elem(...) start along the tensor's innermost dim {known}, and TMA starts a box only on "
+                  f"{TMA_GLOBAL_ALIGN} bytes there: the box starts at the boundary at or below it ({line} elements "
+                  f"longer), and the consumers read the vector from the start on")
+
+
 @dataclass(frozen=True)
 class TileSwizzleSelectPass(ModulePass):
     name = "tile-swizzle-select"
@@ -102,3 +138,7 @@ class TileSwizzleSelectPass(ModulePass):
             if isinstance(tile_op.attributes.get("swizzle"), DecisionAttr):
                 continue
             set_swizzle(tile_op, *check_and_choose(tile_op))
+        for load in op.walk():
+            if isinstance(load, LoadOp) and REALIGNED not in load.attributes:
+                if (decision := realignment_reason(load)) is not None:
+                    load.attributes[REALIGNED] = DecisionAttr(*decision)

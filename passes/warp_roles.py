@@ -23,6 +23,7 @@ from tkc.dialects.tile import (
     KernelOp,
     LoadOp,
     ShapedTileType,
+    REALIGNED,
     ZERO_PAST_END,
     Role,
     RoleAttr,
@@ -87,6 +88,8 @@ class _Slice:
                 for axis, end in element_ends(op).items():
                     self.need(op.coords[axis])
                     self.need(end)
+            if REALIGNED in op.attributes:  # they read a realigned vector from its start on
+                self.need(op.coords[-1])
         else:
             for operand in op.operands:
                 self.need(operand)

@@ -608,12 +608,15 @@ class _Machine:
                                    f"with elem(...)")
 
     def _check_tma_start(self, op: tile.LoadOp | tile.StoreOp, active: np.ndarray | None) -> None:
-        """An `elem(x)` coordinate along a tensor's innermost dim of a load or a tile's store must
+        """An `elem(x)` coordinate along a tensor's innermost dim of a tile's load or store must
         start on a TMA_GLOBAL_ALIGN-byte boundary: the GPU copies the box with TMA, which stops
         the kernel (an illegal instruction) at any other start. The planner refuses a start the
-        kernel alone decides; one a dim or a table entry reaches is checked here, as it runs."""
-        if isinstance(op, tile.StoreOp) and isinstance(op.value.type, tile.RegisterVectorType | tile.SharedVectorType):
-            return  # stored element-wise through a pointer (st.global): any start
+        kernel alone decides; one a dim or a table entry reaches is checked here, as it runs. A
+        vector may start anywhere (the GPU backend loads it from the boundary below its start
+        or refuses it at compile time)."""
+        if isinstance(op.result.type if isinstance(op, tile.LoadOp) else op.value.type,
+                      tile.RegisterVectorType | tile.SharedVectorType):
+            return  # a vector starts anywhere: stored element by element, loaded from the boundary below
         tensor_type = cast(tile.GlobalType, op.tensor.type)
         innermost = tensor_type.rank - 1
         line = tile.TMA_GLOBAL_ALIGN // tile.element_bytes(tensor_type.element_type)

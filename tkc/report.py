@@ -28,6 +28,7 @@ from tkc.dialects.tile import (
     StoreOp,
     ToRegOp,
     ToSharedOp,
+    REALIGNED,
     ZERO_PAST_END,
     element_name,
 )
@@ -218,6 +219,10 @@ def report(module: ModuleOp) -> str:
                     f"  {value_name(op.result)} {_shape(op.result.type)}  {_layout(op.result.type, op)}, "
                     f"align {_int(op, 'smem_align')}, {where}  {_why(op, 'swizzle')}{padded}"
                 )
+            realigned = op.attributes.get(REALIGNED)
+            if isinstance(op, LoadOp) and isinstance(realigned, DecisionAttr):
+                out.append(f"  {value_name(op.result)} {_shape(op.result.type)}  box from up to {realigned.int_value} "
+                           f"elements before its start: {realigned.reason.data}")
         out.append("shared accesses (32 banks x 4 B; ways = wavefronts / ideal of the worst instruction)")
         rows = _bank_rows(kernel)
         widths = [max(len(r[i]) for r in rows) for i in range(3)] if rows else [0, 0, 0]

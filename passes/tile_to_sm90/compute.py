@@ -216,9 +216,14 @@ def _consumer_row_limit(c: ConsumerEmitter, limit: SSAValue, source_type: tile.S
 
 def _to_reg(c: ConsumerEmitter, op: tile.ToRegOp, block: Block) -> Operation:
     result_type = op.result.type
-    if isinstance(result_type, tile.RegisterVectorType) and result_type.is_column:
-        return sm90.LoadFragmentOp(c.values[op.source], c.const(0, block), c.lowering.fragment_type(result_type))
-    return sm90.LoadFragmentOp(c.values[op.source], c.row0(result_type), c.lowering.fragment_type(result_type))
+    is_column = isinstance(result_type, tile.RegisterVectorType) and result_type.is_column
+    first = c.const(0, block) if is_column else c.row0(result_type)
+    load = op.source.owner
+    if isinstance(load, tile.LoadOp) and (line := tile.realignment(load)):
+        # the box started at the 16-byte boundary at or below the vector's start: skip to it
+        start = c.values[load.coords[cast(tile.GlobalType, load.tensor.type).rank - 1]]
+        first = c.add(first, c.op(arith.AndIOp(start, c.const(line - 1, block)), block).results[0], block)
+    return sm90.LoadFragmentOp(c.values[op.source], first, c.lowering.fragment_type(result_type))
 
 
 PATTERNS: dict[type[Operation], Callable[[ConsumerEmitter, Any, Block], Operation]] = {

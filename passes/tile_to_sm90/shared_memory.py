@@ -92,7 +92,10 @@ class Ring:
         return [load for load in self.loads if load.parent_block() is block]
 
     def tx_bytes(self, loads: list[tile.LoadOp]) -> int:
-        return sum(cast(tile.SharedTileType, load.result.type).num_bytes for load in loads)
+        """The bytes TMA writes for `loads`: their tiles' (a realigned vector's box is longer)."""
+        return sum(cast(tile.SharedTileType, load.result.type).num_bytes
+                   + tile.realignment(load) * tile.element_bytes(cast(tile.SharedTileType, load.result.type).element_type)
+                   for load in loads)
 
 
 @dataclass
@@ -237,7 +240,8 @@ def read_shared_memory(kernel: tile.KernelOp, plan: KernelPlan) -> SharedMemory:
     def buffer(op: Operation, key: str, base: int = 0) -> SharedBuffer:
         t = cast(tile.SharedTileType, op.results[0].type)
         rows = buffer_rows(op)
-        shape = [rows, *t.get_shape()[1:]] if isinstance(t, tile.SharedTileType) else list(t.get_shape())
+        shape = [rows, *t.get_shape()[1:]] if isinstance(t, tile.SharedTileType) else [
+            t.get_shape()[-1] + tile.realignment(op)]
         box_rows = t.get_shape()[0] if isinstance(t, tile.SharedTileType) else 1
         return SharedBuffer(_offset(op, key) - base, sm90.SharedRefType(shape, t.element_type, swizzle_of(t)), box_rows)
 

@@ -83,6 +83,8 @@ def issue_load(role: RoleEmitter, load: tile.LoadOp, buffer: SharedBuffer, stage
     name = role.lowering.params.tensor_map(load.tensor, box(ref, tensor_type.rank, buffer.box_rows), ref.swizzle.data)
     tmap = role.op(sm90.TensorMapParamOp(name), block).results[0]
     coords = element_coords(role, load, [role.values[c] for c in load.coords], block)
+    if line := tile.realignment(load):  # from the 16-byte boundary at or below the start (x & -line)
+        coords[0] = role.op(arith.AndIOp(coords[0], role.const(-line, block)), block).results[0]
     if load in role.lowering.multicast:
         # this CTA's share of the panels, delivered to every CTA of the cluster
         rank = role.tiles.rank

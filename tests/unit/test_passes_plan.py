@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from tkc.dialects.tile import PLAN_DECISIONS, KernelOp, MmaOp, PlanAttr, RegisterTileType, SharedTileType, vector_box
+from tkc.dialects.tile import (PLAN_DECISIONS, KernelOp, LoadOp, MmaOp, PlanAttr, RegisterTileType, SharedTileType,
+                              realignment, vector_box)
 from tkc.diagnostics import TkError
 from tkc.driver import compile_module, parse_mlir
 from tkc.frontend import parse_tk
@@ -200,9 +201,26 @@ def test_elem_starts_along_the_innermost_dim_are_16_byte_aligned() -> None:
     table = """kernel rows(X: gl<f32>[H, T], Start: gl<i32>[S], Y: gl<f32>[H, T]) {
     grid (S, H) as (s, h)
     let x0 = load Start[s] : i32
-    store Y[h, elem(x0)] = load X[h, elem(x0)] : rv<f32>[64] * 2.0
+    store Y[0, elem(x0)] = load X[0, elem(x0)] : rt<f32>[16, 64]
 }"""
     compiled(table)
+
+
+def test_a_vector_at_any_start_along_the_innermost_dim_loads_from_the_boundary_below() -> None:
+    """A vector whose elem start along the innermost dim is not provably 16-byte aligned (a
+    sequence offset from a table, or s * 100) loads one box 16 bytes longer from the boundary at
+    or below it (tile-swizzle-select's `realigned`: x & -4 for f32), and the consumers read it
+    from x & 3 on; one longer than 256 - 4 elements has no such box and is refused."""
+    source = """kernel rows<L = 64>(X: gl<f32>[H, T], Start: gl<i32>[S], Y: gl<f32>[H, T]) {
+    grid (S, H) as (s, h)
+    let x0 = load Start[s] : i32
+    store Y[h, elem(x0)] = load X[h, elem(x0)] : rv<f32>[L] * 2.0
+}"""
+    (load,) = [op for op in kernel_of(compiled(source)).walk() if isinstance(op, LoadOp) and op.tensor.name_hint == "X"]
+    assert realignment(load) == 4 and "comes from launch-time data" in load.attributes["realigned"].reason.data
+    with pytest.raises(TkError, match=r"this load of X starts at elem\(...\) .* from launch-time data; .* a vector's "
+                                      r"load starts its box below the start where it fits one box 4 elements longer"):
+        compiled(source.replace("L = 64", "L = 256"))
 
 
 def test_column_vectors_count_in_every_consumer_thread() -> None:
