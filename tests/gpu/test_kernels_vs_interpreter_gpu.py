@@ -122,6 +122,8 @@ SIZES = {
     "concat_k.tk": {"M": 256, "N": 256, "K1": 320, "K2": 192},
     "skipped_tiles.tk": {"M": 200, "N": 296, "K": 400, "MB": 4, "KB": 7},
     "embedding_rows.tk": {"V": 37, "D": 200, "T": 50},
+    # vectors at starts along the innermost dim that TMA cannot start a box at (realigned)
+    "realigned_vectors.tk": {"L": 200},
 }
 MORE_SIZES = [
     ("store_add_splitk.tk", {"M": 200, "N": 136, "K": 200}),
