@@ -127,7 +127,7 @@ SIZES = {
 }
 MORE_SIZES = [
     ("store_add_splitk.tk", {"M": 200, "N": 136, "K": 200}),
-    ("concat_k.tk", {"M": 200, "N": 136, "K1": 100, "K2": 72}),
+    ("concat_k.tk", {"M": 200, "N": 136, "K1": 104, "K2": 72}),
     ("attn_bwd_dq.tk", {"N": 200}),
     ("empty_loop.tk", {"M": 200, "N": 320}),
     ("store_add_bf16_splitk.tk", {"M": 200, "N": 136, "K": 200}),
