@@ -8,6 +8,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -43,3 +44,32 @@ def test_varlen_attention_matches_sdpa_per_sequence(d: int, causal: bool) -> Non
         assert not torch.isnan(got).any(), f"sequence {start}..{end}: unwritten or NaN rows"
         rel = ((got - want).norm() / want.norm()).item()
         assert rel < 1e-2, f"sequence {start}..{end}: relative error {rel:.3g}"
+
+
+def test_vectors_at_sequence_offsets_match_the_interpreter() -> None:
+    """A per-key bias and a per-query scale loaded at sequence offsets (elem starts along their
+    tensor's innermost dim that are no multiple of 16 bytes: realigned loads) against the
+    interpreter; rows past the last sequence stay NaN."""
+    from tkc.driver import load_module
+    from tkc.interpreter import interpret
+    from tkc.runner import run_on_gpu
+
+    sys.path.insert(0, str(ROOT / "examples"))
+    from attention_varlen_ref import tile_table
+
+    path = ROOT / "tests" / "gpu" / "kernels" / "varlen_vectors.tk"
+    rng = np.random.default_rng(5)
+    lengths = np.array([1, 17, 64, 65, 130, 3, 250])
+    cu = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+    h, t = 2, int(cu[-1]) + 9
+    tiles = tile_table(cu, block_q=64)
+    inputs = {name: rng.standard_normal((h, t, 64)).astype(ml_dtypes.bfloat16) for name in ("Q", "K", "V")}
+    inputs |= {"O": np.full((h, t, 64), np.nan, ml_dtypes.bfloat16), "CU": cu, "Tiles": tiles,
+               "KB": rng.standard_normal((h, t)).astype(np.float32), "QS": rng.standard_normal((h, t)).astype(np.float32)}
+    want = np.asarray(interpret(load_module(str(path), None, {}), "varlen_vectors", inputs, {})["O"], np.float32)
+    got = np.asarray(run_on_gpu(path=str(path), kernel="varlen_vectors", inputs=inputs, params={})["O"], np.float32)
+    assert np.isnan(got[:, cu[-1]:]).all(), "rows past the last sequence were written"
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    ok = ~np.isnan(want)
+    rel = np.linalg.norm(got[ok] - want[ok]) / np.linalg.norm(want[ok])
+    assert rel < 1e-2, f"relative error {rel:.3g} against the interpreter"
