@@ -156,12 +156,28 @@ def box_padding(op: tile.LoadOp | tile.StoreOp, whole_tiles: Mapping[str, int],
         tail = Tail(dim if end is None else canonical(end), canonical(op.coords[first + axis]), extent,
                     scales[first + axis])
         multiple = dim if isinstance(dim, int) else whole_tiles.get(dim, 1)
-        whole = not tail.element and multiple % extent == 0
+        whole = not tail.element and multiple % extent == 0 or _inside(dim, end, op.coords[first + axis],
+                                                                       scales[first + axis], extent)
         # TMA reads zeros past the tensor's end, but what the tensor holds past a range's end
         # (unless the consumers zero it)
         zeroed = end is None or (axis == 0 and tile.ZERO_PAST_END in op.attributes)
         axes.append(AxisPadding(frozenset() if whole else frozenset({tail}), True, 0.0 if zeroed else None))
     return tuple(axes)
+
+
+def _inside(dim: str | int, end: SSAValue | None, coord: SSAValue, scale: int, extent: int) -> bool:
+    """Whether a tile lies wholly inside a dim of constant size at every coordinate it takes: a
+    constant one, or a block index along a grid axis of constant extent (the first 256 columns
+    of a 320-wide row: no padding, though 320 is no multiple of 256)."""
+    if not isinstance(dim, int) or end is not None:
+        return False
+    last = _constant(coord)
+    if last is None and isinstance(block := coord.owner, tile.BlockIdOp) and (body := block.parent_block()):
+        grid = next((op for op in body.ops if isinstance(op, tile.GridOp)), None)
+        axis = block.axis.value.data
+        size = _constant(grid.extents[axis]) if grid is not None and axis < len(grid.extents) else None
+        last = None if size is None else size - 1
+    return last is not None and 0 <= last * scale <= dim - extent
 
 
 def _through(axis: AxisPadding, fill: float | None, fn: object, *operands: AxisPadding) -> AxisPadding:
@@ -676,7 +692,7 @@ class TailMasks:
             )
         for dim, multiple in padding.dims.items():
             if isinstance(dim, int):
-                raise error_at(self.kernel, f"{why}: dim {dim} is not a whole number of {multiple}-element tiles")
+                raise error_at(at or self.kernel, f"{why}: dim {dim} is not a whole number of {multiple}-element tiles")
             known, reason = self.whole_tiles.get(dim, (1, why))
             self.whole_tiles[dim] = (math.lcm(known, multiple), reason)
 

@@ -210,9 +210,10 @@ def main(argv: Sequence[str] | None = None, *, process_ends: bool = False) -> in
     """Entry point of `tkc`; returns the exit status (the console script exits with it, and says
     so with `process_ends`: its compile then leaves the cyclic collector off, tkc.collector)."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    params: dict[str, int | bool | float] = {}
     try:
         args = build_parser().parse_args(argv)
-        args.params = defines(args.params)
+        args.params = params = defines(args.params)
         args.process_ends = process_ends
         return COMMANDS[args.command](args)
     except UsageError as e:
@@ -220,6 +221,10 @@ def main(argv: Sequence[str] | None = None, *, process_ends: bool = False) -> in
         return EXIT_USER
     except TkError as e:
         print(render_user_error(e), file=sys.stderr)
+        if params and e.line is not None:  # the quoted source shows the declared defaults
+            given = " ".join(f"-D {name}={str(value).lower() if isinstance(value, bool) else value}"
+                             for name, value in params.items())
+            print(f"note: compiled with {given}", file=sys.stderr)
         return EXIT_USER
     except StageUnavailable as e:
         print(f"tkc: error: {e}", file=sys.stderr)

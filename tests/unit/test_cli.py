@@ -68,6 +68,14 @@ def test_user_errors_exit_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert lines[0].startswith(f"{bad}:2:") and "tile.nope" in lines[1] and lines[2].strip() == "^"
 
 
+def test_an_error_at_the_source_names_the_defines(capsys: pytest.CaptureFixture[str]) -> None:
+    """The quoted source line shows the declared defaults, so the -D values in force are noted."""
+    gemm = str(Path(__file__).parents[2] / "examples" / "gemm.tk")
+    assert cli.main(["compile", gemm, "--emit=ptx", "-D", "BM=320", "-D", "BN=64"]) == 1
+    err = capsys.readouterr().err
+    assert "a TMA box spans at most 256 rows" in err and err.rstrip().endswith("note: compiled with -D BM=320 -D BN=64")
+
+
 def test_internal_errors_exit_2_without_traceback(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

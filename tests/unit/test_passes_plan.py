@@ -223,6 +223,31 @@ def test_a_vector_at_any_start_along_the_innermost_dim_loads_from_the_boundary_b
         compiled(source.replace("L = 64", "L = 256"))
 
 
+LATENT_V = """kernel latent_v<DK = 320, BV = 256>(Q: gl<bf16>[B, 64, DK], KV: gl<bf16>[B, NK, DK],
+        O: gl<bf16>[B, 64, BV]) {
+    grid (1, B) as (vj, b)
+    let q = load Q[b, 0, 0] : st<bf16>[64, DK]
+    var o = zero<f32>[64, BV]
+    for kv in 0 .. ceildiv(NK, 64) {
+        let k = load KV[b, kv, 0] : st<bf16>[64, DK]
+        o = mma_AB(bf16(mma_ABt(q, k)), load KV[b, kv, vj] : st<bf16>[64, BV], o)
+    }
+    store O[b, 0, vj] = bf16(o)
+}"""
+
+
+def test_a_tile_wholly_inside_a_constant_dim_has_no_padding() -> None:
+    """MLA's values are the first 256 columns of a 320-wide latent row: at a block index whose
+    grid extent is 1 the tile never reaches column 320, so it has no padding though 320 is no
+    multiple of 256 (this was refused at the kernel's header); with 2 column blocks it would,
+    and the refusal points at the store."""
+    compiled(LATENT_V)
+    with pytest.raises(TkError, match="the store of O at line 10 must not write padding.*dim 320 is not a whole "
+                                      "number of 256-element tiles") as error:
+        compiled(LATENT_V.replace("grid (1, B)", "grid (2, B)"))
+    assert error.value.line == 10
+
+
 def test_column_vectors_count_in_every_consumer_thread() -> None:
     """A 256-column f32 vector is 64 registers in each thread (replicated), not 8 (split by rows):
     two, their product and the 64x256 tile need 128 + 3 x 64 + 32 (ptxas spilled at 216)."""
