@@ -1061,6 +1061,18 @@ the boundary at or below x (x & -N for the decision's N elements of 16 bytes), N
 and the consumers read the vector from x mod N on."""
 
 
+def innermost_element_start(op: LoadOp | StoreOp) -> tuple[SSAValue, int] | None:
+    """Where a load or store's `elem(x)` coordinate lies along its tensor's innermost dim, the x
+    and the elements of one TMA_GLOBAL_ALIGN-byte unit (TMA starts a box only on such a unit
+    there); None where that dim takes no element coordinate, or where a unit is one element."""
+    tensor_type = cast(GlobalType, op.tensor.type)
+    innermost = tensor_type.rank - 1
+    line = TMA_GLOBAL_ALIGN // element_bytes(tensor_type.element_type)
+    if innermost not in element_axes(op) or line == 1:
+        return None
+    return op.coords[innermost], line
+
+
 def realignment(op: Operation) -> int:
     """The elements a load's buffer holds before its vector starts at most (REALIGNED; 0 if none)."""
     attr = op.attributes.get(REALIGNED)

@@ -50,8 +50,8 @@ from tkc.dialects.tile import (
     ToSharedOp,
     UnaryFn,
     UnaryOp,
-    element_axes,
     element_bytes,
+    innermost_element_start,
     vector_box,
 )
 from tkc.passes.divisibility import known_multiple
@@ -485,17 +485,15 @@ class Planner:
             if not isinstance(op, LoadOp | StoreOp) or (isinstance(op, StoreOp) and isinstance(
                     op.value.type, RegisterVectorType | SharedVectorType)) or REALIGNED in op.attributes:
                 continue
-            tensor_type = cast(GlobalType, op.tensor.type)
-            innermost = tensor_type.rank - 1
-            if innermost not in element_axes(op):
+            if (element_start := innermost_element_start(op)) is None:
                 continue
-            line = TMA_GLOBAL_ALIGN // element_bytes(tensor_type.element_type)
-            dtype = dtypes.of_type(tensor_type.element_type)
-            assert dtype is not None, "a tensor's element type is one of tkc's dtypes"
-            start = known_multiple(op.coords[innermost])
+            coord, line = element_start
+            start = known_multiple(coord)
             vector = isinstance(op, LoadOp) and isinstance(op.result.type, SharedVectorType)
-            if line == 1 or start.aligned(line) or (start.launch_time and not vector):
+            if start.aligned(line) or (start.launch_time and not vector):
                 continue
+            dtype = dtypes.of_type(cast(GlobalType, op.tensor.type).element_type)
+            assert dtype is not None, "a tensor's element type is one of tkc's dtypes"
             access = "load" if isinstance(op, LoadOp) else op.statement
             name = self.kernel.arg_names[self.kernel.body.block.args.index(op.tensor)]
             known = "from launch-time data" if start.launch_time else f"at a multiple of only {start.of} element(s)"

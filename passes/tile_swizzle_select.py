@@ -28,7 +28,6 @@ re-swizzle a tile through `shared_tiles.set_swizzle`, which keeps types and desc
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import cast
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
@@ -40,7 +39,6 @@ from tkc.dialects.tile import (
     TMA_BOX_MAX,
     TMA_GLOBAL_ALIGN,
     DecisionAttr,
-    GlobalType,
     LoadOp,
     MmaOp,
     SharedTileType,
@@ -48,9 +46,9 @@ from tkc.dialects.tile import (
     StoreOp,
     ToRegOp,
     ToSharedOp,
-    element_axes,
     element_bytes,
     element_name,
+    innermost_element_start,
 )
 from tkc.passes.divisibility import known_multiple
 from tkc.passes.shared_tiles import operand_major, read_by_wgmma, set_swizzle, shared_tile_ops, users
@@ -112,14 +110,11 @@ def realignment_reason(load: LoadOp) -> tuple[int, str] | None:
     the vector is read only into registers (which may start anywhere in the buffer) and the box,
     that many elements longer, still fits TMA_BOX_MAX. The elements and the reason."""
     result = load.result.type
-    tensor = cast(GlobalType, load.tensor.type)
-    innermost = tensor.rank - 1
-    if not isinstance(result, SharedVectorType) or innermost not in element_axes(load):
+    if not isinstance(result, SharedVectorType) or (element_start := innermost_element_start(load)) is None:
         return None
-    line = TMA_GLOBAL_ALIGN // element_bytes(tensor.element_type)
-    start = known_multiple(load.coords[innermost])
-    length = result.get_shape()[-1]
-    if line == 1 or start.aligned(line) or length + line > TMA_BOX_MAX:
+    coord, line = element_start
+    start = known_multiple(coord)
+    if start.aligned(line) or result.get_shape()[-1] + line > TMA_BOX_MAX:
         return None
     if not all(isinstance(use.operation, ToRegOp) for use in load.result.uses):
         return None

@@ -617,12 +617,10 @@ class _Machine:
         if isinstance(op.result.type if isinstance(op, tile.LoadOp) else op.value.type,
                       tile.RegisterVectorType | tile.SharedVectorType):
             return  # a vector starts anywhere: stored element by element, loaded from the boundary below
-        tensor_type = cast(tile.GlobalType, op.tensor.type)
-        innermost = tensor_type.rank - 1
-        line = tile.TMA_GLOBAL_ALIGN // tile.element_bytes(tensor_type.element_type)
-        if innermost not in tile.element_axes(op) or line == 1:
+        if (element_start := tile.innermost_element_start(op)) is None:
             return
-        start = np.broadcast_to(self.scalar_of(op.coords[innermost]), (self.num_blocks,))
+        coord, line = element_start
+        start = np.broadcast_to(self.scalar_of(coord), (self.num_blocks,))
         off = start % line != 0
         if active is not None:
             off = off & np.broadcast_to(active.reshape(-1), off.shape)

@@ -221,7 +221,7 @@ def _to_reg(c: ConsumerEmitter, op: tile.ToRegOp, block: Block) -> Operation:
     load = op.source.owner
     if isinstance(load, tile.LoadOp) and (line := tile.realignment(load)):
         # the box started at the 16-byte boundary at or below the vector's start: skip to it
-        start = c.values[load.coords[cast(tile.GlobalType, load.tensor.type).rank - 1]]
+        start = c.values[load.coords[-1]]  # a vector's only element coordinate: the innermost
         first = c.add(first, c.op(arith.AndIOp(start, c.const(line - 1, block)), block).results[0], block)
     return sm90.LoadFragmentOp(c.values[op.source], first, c.lowering.fragment_type(result_type))
 
