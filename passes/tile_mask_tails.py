@@ -79,10 +79,12 @@ class Tail:
     """Along one axis, the elements from `dim - coord * scale` on lie past the end of a tensor,
     for a tile of `extent` elements at coordinate `coord`, which counts tiles (`scale` is the
     extent) or elements (`elem(x)`: `scale` is 1). `dim` is the tensor's dim, or the run-time
-    end of an element range (`elem(x, end)`)."""
+    end of an element range (`elem(x, end)`). A range of a fixed length (`elem(x, x + 1)`: an
+    embedding row) has the tail (length, None, extent, 1) wherever x lies: its padding is the
+    same from one gathered row to the next, so it stays exact where a loop carries it."""
 
     dim: str | int | SSAValue
-    coord: SSAValue
+    coord: SSAValue | None
     extent: int
     scale: int
 
@@ -153,16 +155,32 @@ def box_padding(op: tile.LoadOp | tile.StoreOp, whole_tiles: Mapping[str, int],
     for axis, extent in enumerate(shape):
         dim = tensor_type.get_dims()[first + axis]
         end = ends.get(first + axis)
-        tail = Tail(dim if end is None else canonical(end), canonical(op.coords[first + axis]), extent,
-                    scales[first + axis])
+        length = None if end is None or scales[first + axis] != 1 else _fixed_length(op.coords[first + axis], end)
+        if length is not None:
+            tail = Tail(length, None, extent, 1)
+        else:
+            tail = Tail(dim if end is None else canonical(end), canonical(op.coords[first + axis]), extent,
+                        scales[first + axis])
         multiple = dim if isinstance(dim, int) else whole_tiles.get(dim, 1)
-        whole = not tail.element and multiple % extent == 0 or _inside(dim, end, op.coords[first + axis],
-                                                                       scales[first + axis], extent)
+        whole = (not tail.element and multiple % extent == 0 or length is not None and length >= extent
+                 or _inside(dim, end, op.coords[first + axis], scales[first + axis], extent))
         # TMA reads zeros past the tensor's end, but what the tensor holds past a range's end
         # (unless the consumers zero it)
         zeroed = end is None or (axis == 0 and tile.ZERO_PAST_END in op.attributes)
         axes.append(AxisPadding(frozenset() if whole else frozenset({tail}), True, 0.0 if zeroed else None))
     return tuple(axes)
+
+
+def _fixed_length(coord: SSAValue, end: SSAValue) -> int | None:
+    """c where an element range's end is its start plus a constant (`elem(x, x + c)`), else None."""
+    add = end.owner
+    if not isinstance(add, arith.AddiOp):
+        return None
+    for start, step in ((add.lhs, add.rhs), (add.rhs, add.lhs)):
+        length = _constant(step)
+        if length is not None and _structure(start) == _structure(coord):
+            return int(length)
+    return None
 
 
 def _inside(dim: str | int, end: SSAValue | None, coord: SSAValue, scale: int, extent: int) -> bool:
@@ -281,7 +299,7 @@ def _scoped(padding: Padding, op: scf.ForOp | scf.IfOp) -> Padding:
     `op` defines (a loop changes it each iteration; a branch may not run) is no longer exact."""
     return tuple(
         AxisPadding(a.tails, False)
-        if any(_defined_in(t.coord, op) or (isinstance(t.dim, SSAValue) and _defined_in(t.dim, op)) for t in a.tails)
+        if any(t.coord is not None and _defined_in(t.coord, op) or (isinstance(t.dim, SSAValue) and _defined_in(t.dim, op)) for t in a.tails)
         else a
         for a in padding
     )
@@ -618,7 +636,7 @@ class TailMasks:
                 tensor_axis = _tensor_axis(op, axis)
                 if (not extra or not padding.exact or tensor_axis not in tile.element_axes(op)
                         or isinstance(op.value.type, tile.RegisterTileType) and axis != 0
-                        or not all(_dominates(t.coord, op) and (not isinstance(t.dim, SSAValue) or _dominates(t.dim, op))
+                        or not all((t.coord is None or _dominates(t.coord, op)) and (not isinstance(t.dim, SSAValue) or _dominates(t.dim, op))
                                    for t in extra)):
                     continue
                 self.clip(op, axis, tensor_axis, sorted(extra, key=lambda t: (str(t.dim), t.extent)))
@@ -655,7 +673,7 @@ class TailMasks:
         store.attributes[CLIPPED] = tile.DecisionAttr(
             axis,
             f"the {_axis_name(op.value, axis)} of its value end where the padding of a tile it was computed from "
-            f"begins ({'; '.join(_span(t.dim) for t in tails)}): the store's element range ends there, since a store "
+            f"begins ({'; '.join(_span(t) for t in tails)}): the store's element range ends there, since a store "
             "writes no padding",
         )
         store.location = op.location
@@ -686,8 +704,8 @@ class TailMasks:
         element = next((t for t in padding.tails if t.element), None)
         if element is not None:
             raise error_at(
-                at or _defining_op(element.coord),
-                f"{why}: the tile at an element coordinate (elem) {_span(element.dim)} may end anywhere in it, "
+                at or (self.kernel if element.coord is None else _defining_op(element.coord)),
+                f"{why}: the tile at an element coordinate (elem) {_span(element)} may end anywhere in it, "
                 "so no whole number of tiles keeps this exact",
             )
         for dim, multiple in padding.dims.items():
@@ -781,6 +799,12 @@ class TailMasks:
         after its coordinate is defined, where it dominates every value with that tail."""
         if tail not in self.tail_values:
             extent, dim = self.const(tail.extent), self.dim(tail.dim)
+            if tail.coord is None:  # a fixed-length range: its length is the limit everywhere
+                past = arith.CmpiOp(dim, extent, "ult")
+                past.location = self.kernel.location
+                Rewriter.insert_op(past, _after(_inner(dim, extent)))
+                self.tail_values[tail] = (dim, past.result)
+                return self.tail_values[tail]
             ops: list[Operation] = []
             start = tail.coord
             if tail.scale != 1:
@@ -866,8 +890,12 @@ def _structure(value: SSAValue) -> object:
             tuple(_structure(operand) for operand in op.operands))
 
 
-def _span(dim: str | int | SSAValue) -> str:
-    """What an element coordinate's tile lies in: a tensor dim, or a range with a run-time end."""
+def _span(tail: Tail) -> str:
+    """What an element coordinate's tile lies in: a tensor dim, a range with a run-time end or
+    one of a fixed length."""
+    dim = tail.dim
+    if tail.coord is None:
+        return f"of a range of {dim} element(s)"
     if isinstance(dim, SSAValue):
         return f"of the range that ends at {dim.name_hint!r}" if dim.name_hint else "of a range with a run-time end"
     return f"of dim {dim}"

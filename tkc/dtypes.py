@@ -14,6 +14,10 @@ and the runtime use; every other module reads them here rather than keeping a ta
   saturates_at    the magnitude a conversion to it clips to (fp8: `cvt.rn.satfinite` gives the
                   largest finite value for anything larger, infinities included); None where a
                   conversion overflows to inf
+  packed_math     whether PTX adds, subtracts, multiplies and takes the min or max of pairs of it in
+                  one b32 (`mul.rn.bf16x2`, `add.rn.f16x2`, `max.bf16x2`) with the result f32 math
+                  rounded once gives: f32 carries more than twice its significand bits plus two, so
+                  rounding to f32 first never changes the second rounding (bf16, f16)
   store_add       whether `store_add` takes a tensor of it: TMA's reduce-add (cp.reduce.async.bulk.tensor
                   .add) of f32 and bf16, the sums the language promises (f16 and the integers TMA
                   also adds are not offered yet)
@@ -61,6 +65,7 @@ class DType:
     array_interface: str | None
     saturates_at: float | None = None
     store_add: bool = False
+    packed_math: bool = False
 
     @property
     def in_tiles(self) -> bool:
@@ -80,8 +85,9 @@ class DType:
 
 
 DTYPES = (
-    DType("bf16", BFloat16Type, 2, "bf16", "bfloat16", "bfloat16", 9, (4, 16, 1), None, store_add=True),
-    DType("f16", Float16Type, 2, "f16", "float16", "float16", 6, (2, 16, 1), "<f2"),
+    DType("bf16", BFloat16Type, 2, "bf16", "bfloat16", "bfloat16", 9, (4, 16, 1), None, store_add=True,
+          packed_math=True),
+    DType("f16", Float16Type, 2, "f16", "float16", "float16", 6, (2, 16, 1), "<f2", packed_math=True),
     DType("f32", Float32Type, 4, "f32", "float32", "float32", 7, (2, 32, 1), "<f4", store_add=True),
     DType("fp8e4m3", Float8E4M3FNType, 1, "e4m3", "float8_e4m3fn", "float8_e4m3fn", 0, (10, 8, 1), None, 448.0),
     DType("fp8e5m2", Float8E5M2Type, 1, "e5m2", "float8_e5m2", "float8_e5m2", 0, (12, 8, 1), None, 57344.0),

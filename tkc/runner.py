@@ -9,8 +9,8 @@ write shows up. Each output is printed with its shape and checksums.
 
 `--check` compares against `reference(inputs, params) -> {name: array}` from `X_ref.py` beside
 `X.tk`, with the relative error ‖out − ref‖ / ‖ref‖ that bf16 inputs allow. Where `X_ref.py` also
-defines `inputs(params, rng) -> {name: array}` (params: the compile-time parameters and the
-sizes), the arrays it returns replace the random ones, on the GPU and in the interpreter alike:
+defines `inputs(params, rng) -> {name: array}` (params: the compile-time parameters, the
+sizes and `params["kernel"]`, the kernel's name, as `reference` gets them), the arrays it returns replace the random ones, on the GPU and in the interpreter alike:
 i32 tables (offsets, indices), which are otherwise zeros, or inputs of a particular range.
 `--bisect` interprets the IR before and after each tile-level pass on the same inputs and names
 the first pass whose outputs move: a miscompile pinned to one pass.
@@ -222,13 +222,29 @@ def load_input_maker(tk_file: str) -> Callable[[dict[str, int | float], np.rando
     return maker if callable(maker) else None
 
 
-def replace_inputs(kernel: tile.KernelOp, arrays: Arrays, given: Arrays, source: str) -> Arrays:
+def argument_names(tk_file: str) -> set[str]:
+    """The argument names of every kernel of a `.tk` file (from its parse tree: the other kernels
+    are not built); none for an IR file."""
+    from tkc.frontend import read_source
+    from tkc.frontend.parser import parse_tree
+
+    if not tk_file.endswith(".tk"):
+        return set()
+    return {str(arg.children[0]) for arg in parse_tree(read_source(tk_file), tk_file).find_data("arg")}
+
+
+def replace_inputs(kernel: tile.KernelOp, arrays: Arrays, given: Arrays, source: str,
+                   siblings: frozenset[str] = frozenset()) -> Arrays:
     """`arrays` with the arguments in `given` replaced: each a kernel argument the kernel reads,
-    of the shape the sizes give it, i32 ones integral, the others rounded to their dtype."""
+    of the shape the sizes give it, i32 ones integral, the others rounded to their dtype. A name
+    in `siblings`, an argument of another kernel of the file, is left out (one inputs() serves
+    them all)."""
     written_only = write_only(kernel)
     types = dict(zip(kernel.arg_names, kernel.body.block.args, strict=True))
     replaced = dict(arrays)
     for name, value in given.items():
+        if name not in types and name in siblings:
+            continue
         if name not in types:
             raise TkError(f"{source} returns {name!r}, which is no argument of {kernel.sym_name.data} "
                           f"(its arguments: {', '.join(kernel.arg_names)}){did_you_mean(name, kernel.arg_names)}")
@@ -435,9 +451,9 @@ def run_command(args: Any, out: TextIO = sys.stdout) -> int:
     maker = load_input_maker(args.file)
     if maker is not None:
         source = f"inputs() of {_reference_path(args.file).name}"
-        given = call_user_code(_reference_path(args.file), source, maker, final_params | sizes,
+        given = call_user_code(_reference_path(args.file), source, maker, final_params | sizes | {"kernel": kernel},
                                np.random.default_rng(args.seed))
-        inputs = replace_inputs(kernel_op, inputs, given, source)
+        inputs = replace_inputs(kernel_op, inputs, given, source, frozenset(argument_names(args.file)))
         if given:  # inputs() may give nothing for this kernel (one inputs() shared by several)
             print(f"inputs {', '.join(given)} from {source}", file=out, flush=True)
 
@@ -473,5 +489,5 @@ def run_command(args: Any, out: TextIO = sys.stdout) -> int:
     poisoned = write_only(kernel_op)
     expected = call_user_code(_reference_path(args.file), f"reference() of {_reference_path(args.file).name}",
                               reference, {name: a for name, a in inputs.items() if name not in poisoned},
-                              final_params | sizes)
+                              final_params | sizes | {"kernel": kernel})
     return 0 if check(outputs, expected, out) else 1

@@ -34,6 +34,8 @@ _F32_NORMAL = (2.0**-126, (2 - 2.0**-23) * 2.0**127)
 _FN_METHOD = {BinaryFn.ADD: "add", BinaryFn.SUB: "sub", BinaryFn.MUL: "mul", BinaryFn.DIV: "div",
               BinaryFn.MAX: "max", BinaryFn.MIN: "min"}
 REDUCE_METHOD = {ReduceFn.MAX: "max", ReduceFn.MIN: "min", ReduceFn.SUM: "add"}
+_ROUNDED = frozenset({BinaryFn.ADD, BinaryFn.SUB, BinaryFn.MUL})
+"""The packed ops that take `.rn` (which also keeps ptxas from contracting a mul and an add)."""
 _SETP = {BinaryFn.LT: "lt", BinaryFn.LE: "le", BinaryFn.GT: "gt", BinaryFn.GE: "ge", BinaryFn.EQ: "eq",
          BinaryFn.NE: "neu"}
 """The setp of each comparison: IEEE's (ordered, so false for NaN), and `ne` unordered (true for
@@ -148,6 +150,11 @@ class LowerBinary(RewritePattern):
             elif fn == BinaryFn.DIV and isinstance(scalar, float) and (inverse := reciprocal(scalar)) is not None:
                 fn, scalar = BinaryFn.MUL, inverse
             e.replace(rewriter, [_f32_binary(e, fn, x, scalar) for x in e.f32_frag(op.lhs)])
+        elif not isinstance(element := cast(sm90.FragmentType, op.lhs.type).element_type, Float32Type):
+            # two bf16 or f16 tiles (tile-to-sm90's PACKED_FNS): one packed op per register
+            pair, rounding = dtype_name(element) + "x2", "rn" if fn in _ROUNDED else None
+            method = getattr(e.b, _FN_METHOD[fn])
+            e.replace(rewriter, [method(pair, x, y, rounding) for x, y in zip(e.frag(op.lhs), e.frag(op.rhs))])
         else:
             pairs = zip(e.f32_frag(op.lhs), e.f32_frag(op.rhs))
             e.replace(rewriter, [_f32_binary(e, fn, x, y) for x, y in pairs])

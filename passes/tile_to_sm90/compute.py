@@ -19,7 +19,10 @@ compares are left out). A column vector is whole in every consumer and keeps its
 Element-wise maps, broadcasts, reductions, cumulative sums, layout changes and masks of bf16, f16
 or fp8 tiles and vectors compute in f32: the operands are widened, the result rounded back to its
 dtype, once per op, as numpy computes on ml_dtypes' types (so the GPU gives what the interpreter
-gives).
+gives). The exception: +, -, *, min and max of two bf16 (or two f16) tiles stay packed, two
+elements per instruction (`mul.rn.bf16x2`), which gives the same bits (dtypes.packed_math) with
+no f32 copy of either operand: the copies, which ptxas keeps live between ops that read the same
+tile, spilled a rotary-embedded attention's K rotation (four bf16 tiles each read twice).
 """
 
 from __future__ import annotations
@@ -73,7 +76,22 @@ def _unary(c: ConsumerEmitter, op: tile.UnaryOp, block: Block) -> Operation:
     return _in_f32(c, op, block, lambda x: sm90.UnaryOp(op.fn, x, fma_every), op.source)
 
 
+PACKED_FNS = frozenset({tile.BinaryFn.ADD, tile.BinaryFn.SUB, tile.BinaryFn.MUL, tile.BinaryFn.MAX,
+                        tile.BinaryFn.MIN})
+"""The element-wise ops PTX computes on packed pairs of a dtype with packed_math."""
+
+
+def _packed(op: tile.BinaryOp) -> bool:
+    """Whether `op` computes on two tiles of its own packed_math dtype (module docstring)."""
+    t = op.result.type
+    dtype = of_type(t.element_type) if isinstance(t, tile.RegisterTileType) else None
+    return (dtype is not None and dtype.packed_math and op.fn.data in PACKED_FNS
+            and op.lhs.type == t and op.rhs.type == t)
+
+
 def _binary(c: ConsumerEmitter, op: tile.BinaryOp, block: Block) -> Operation:
+    if _packed(op):
+        return sm90.BinaryOp(op.fn, c.values[op.lhs], c.values[op.rhs])
     return _in_f32(c, op, block, lambda x, y: sm90.BinaryOp(op.fn, x, y), op.lhs, op.rhs)
 
 

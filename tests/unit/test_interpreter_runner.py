@@ -230,6 +230,40 @@ def test_inputs_that_do_not_fit_the_kernel_are_user_errors(tmp_path: Path, made:
         run_command(args(tmp_path / "gather.tk", size={"M": 100, "N": 64, "G": 30}), io.StringIO())
 
 
+TWO_KERNELS_TK = GATHER_TK + """
+kernel scatter<B = 64>(X: gl<f32>[G, N], Cols: gl<i32>[G], Y: gl<f32>[M, N]) {
+    grid (G) as (g)
+    let c = load Cols[g] : i32
+    store Y[elem(c, c + 1), 0] = load X[elem(g, g + 1), 0] : rt<f32>[16, B]
+}
+"""
+TWO_KERNELS_REF = """
+import numpy as np
+
+def inputs(params, rng):
+    rows = rng.permutation(params["M"])[:params["G"]]
+    return {"Rows": rows, "Cols": rows}  # each kernel takes its own table
+
+def reference(inputs, params):
+    if params["kernel"] == "gather":
+        return {"Y": inputs["X"][inputs["Rows"]]}
+    y = np.full((params["M"], params["N"]), np.nan, np.float32)
+    y[inputs["Cols"]] = inputs["X"]
+    return {"Y": y}
+"""
+
+
+@pytest.mark.parametrize("kernel", ["gather", "scatter"])
+def test_one_reference_serves_the_kernels_of_a_file(tmp_path: Path, kernel: str) -> None:
+    """inputs() and reference() get the kernel's name as params["kernel"], and a name inputs()
+    returns for another kernel of the file is left out rather than refused."""
+    (tmp_path / "two.tk").write_text(TWO_KERNELS_TK)
+    (tmp_path / "two_ref.py").write_text(TWO_KERNELS_REF)
+    out = io.StringIO()
+    assert run_command(args(tmp_path / "two.tk", kernel=kernel, size={"M": 100, "N": 64, "G": 30}, check=True), out) == 0
+    assert "PASS" in out.getvalue()
+
+
 COPY_TK = """
 kernel copy(X: gl<bf16>[M, N], Y: gl<bf16>[M, N]) {
     grid (ceildiv(M, 64), ceildiv(N, 64)) as (i, j)
