@@ -627,7 +627,7 @@ class _Machine:
         if off.any():
             name = self.kernel.arg_names[self.kernel.body.block.args.index(op.tensor)]
             block = int(np.flatnonzero(off)[0])
-            raise error_at(op, f"{'load' if isinstance(op, tile.LoadOp) else op.statement} of {name}: block {block} "
+            raise error_at(op, f"{'load' if isinstance(op, tile.LoadOp) else op.statement} of {name}: block {self._block_name(block)} "
                                f"starts at element {int(start[block])} of {name}'s innermost dim (elem(...)), and "
                                f"TMA starts a box there only on a {tile.TMA_GLOBAL_ALIGN}-byte boundary, a multiple "
                                f"of {line} elements (the GPU stops the kernel with an illegal instruction)")

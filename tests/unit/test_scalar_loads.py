@@ -80,7 +80,7 @@ kernel rows(X: gl<f32>[R, T], Start: gl<i32>[S], Y: gl<f32>[R, T], V: gl<f32>[R,
 
     v = run([4, 128])["V"]
     np.testing.assert_array_equal(v[1, 130:194], 2 * x[1, 129:193])
-    with pytest.raises(TkError, match=r"rows.tk:5:28: error: load of X: block 1 starts at element 6 of X's innermost "
+    with pytest.raises(TkError, match=r"rows.tk:5:28: error: load of X: block \(s=1\) starts at element 6 of X's innermost "
                                       r"dim .* a multiple of 4 elements"):
         run([4, 6])
 
