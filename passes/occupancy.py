@@ -167,8 +167,11 @@ def streamed(kernel: KernelOp) -> frozenset[SSAValue]:
     ops (maps, broadcasts, conversions, positions, selects), a result used only by later ops of the run or by a
     reduction right after it (`row_sum(f32(x) * f32(x))`). Every op of the run computes register
     n from registers n of its operands (the lowering is per register), so ptxas evaluates the run
-    register by register and only the run's inputs and the tiles it hands on are live at once."""
-    elementwise = UnaryOp | BinaryOp | BroadcastOp | ConvertOp | PositionOp | SelectOp
+    register by register and only the run's inputs and the tiles it hands on are live at once.
+    A fill is a run's member too (its registers are constants ptxas folds into their users), and
+    an op that reads nothing of the run (a vector's load between `add_row(zero, doc_q)` and
+    `add_col(zero, doc_k)`) does not end it: ptxas schedules the run around it."""
+    elementwise = UnaryOp | BinaryOp | BroadcastOp | ConvertOp | PositionOp | SelectOp | FillOp
     values: set[SSAValue] = set()
     for block in (b for op in kernel.walk() for r in op.regions for b in r.blocks):
         run: list[Operation] = []
@@ -176,8 +179,8 @@ def streamed(kernel: KernelOp) -> frozenset[SSAValue]:
             if isinstance(op, elementwise):
                 run.append(op)
                 continue
-            if op is not None and not op.regions and not _touches_tiles(op):
-                continue  # scalar math (a constant the run reads) holds no tile: the run goes on
+            if op is not None and not op.regions and (not _touches_tiles(op) or _aside(op, run)):
+                continue  # scalar math, or a load the run does not feed: the run goes on
             inside = set(run) | ({op} if isinstance(op, ReduceOp) else set())
             values.update(
                 result
@@ -188,6 +191,16 @@ def streamed(kernel: KernelOp) -> frozenset[SSAValue]:
             )
             run = []
     return frozenset(values)
+
+
+def _aside(op: Operation, run: list[Operation]) -> bool:
+    """Whether the run can be evaluated after `op` (a vector's load and read into registers): `op`
+    reads nothing the run computes and makes no register tile, and the run so far reads no
+    register tile from outside it (fills, vectors, positions, scalars), so deferring it keeps no
+    tile live across `op`."""
+    return (not any(v.owner in run for v in op.operands)
+            and not any(isinstance(r.type, RegisterTileType) for r in op.results)
+            and all(v.owner in run or not isinstance(v.type, RegisterTileType) for member in run for v in member.operands))
 
 
 def _touches_tiles(op: Operation) -> bool:

@@ -52,6 +52,7 @@ SIZES = {
     # positions, conditions and where, at ragged shapes
     "positions.tk": {"M": 200, "N": 72},
     "document.tk": {"B": 2, "N": 200},
+    "document128.tk": {"B": 2, "H": 2, "N": 200},
     # loads in nested loops and under ifs (a ring per loop or if, counted across the nest)
     "row_panel.tk": {"M": 256, "N": 512, "K": 256},
     "two_level.tk": {"M": 256, "N": 256, "K": 256, "KO": 4},

@@ -110,6 +110,25 @@ def test_positions_and_selects_stream_through_the_register_model() -> None:
     assert positions and all(p in values for p in positions)
 
 
+DOCUMENT_MASK = """
+kernel masked(S: gl<f32>[M, N], DOC: gl<f32>[N], Y: gl<f32>[M, N]) {
+    grid (ceildiv(M, 64), ceildiv(N, 64)) as (i, j)
+    let s = load S[i, j] : rt<f32>[64, 64]
+    store Y[i, j] = where(add_row(zero<f32>[64, 64], load DOC[i] : rv<f32>[64])
+                          == add_col(zero<f32>[64, 64], load DOC[j] : rv<f32>[64]), s, neg_infty)
+}
+"""
+
+
+def test_fills_broadcast_around_a_vector_load_stream_through_the_register_model() -> None:
+    """The fills and their broadcasts of a document mask are members of the element-wise run, and
+    the load of the second vector between them does not end it: none is a whole tile."""
+    kernel = find_kernel(program(DOCUMENT_MASK), None)
+    values = streamed(kernel)
+    made = [op.result for op in kernel.walk() if isinstance(op, tile.FillOp | tile.BroadcastOp)]
+    assert len(made) == 4 and all(v in values for v in made)
+
+
 @cache
 def example(stem: str, **params: int | bool | float) -> ModuleOp:
     path = EXAMPLES / f"{stem}.tk"
