@@ -110,10 +110,15 @@ class AxisPadding:
     exact: bool = True
     fill: float | None = None
     nan_lines: bool = False
+    stable: bool = True
+    """Where not `exact`: whether each tail's valid extent is still one expression of values
+    defined outside the loop or if that carries the value (the taps of a shifted window,
+    `elem(t * BT - 3 + k, T - 3 + k)`, all hold T - t * BT elements): the padding begins at the
+    same element whatever the coordinates, which a store can check (`covers`)."""
 
     def __or__(self, other: AxisPadding) -> AxisPadding:
         """Padding of an element-wise result: the union; the fill is unknown unless given."""
-        return AxisPadding(self.tails | other.tails, self.exact and other.exact)
+        return AxisPadding(self.tails | other.tails, self.exact and other.exact, stable=self.stable and other.stable)
 
     @property
     def dims(self) -> dict[str | int, int]:
@@ -296,13 +301,82 @@ def _defined_in(value: SSAValue, op: Operation) -> bool:
 
 def _scoped(padding: Padding, op: scf.ForOp | scf.IfOp) -> Padding:
     """The padding of a value leaving `op` (a carried var, an if's result): a tail whose coordinate
-    `op` defines (a loop changes it each iteration; a branch may not run) is no longer exact."""
+    `op` defines (a loop changes it each iteration; a branch may not run) is no longer exact; it
+    stays `stable` where its valid extent reads nothing `op` defines."""
     return tuple(
-        AxisPadding(a.tails, False)
+        AxisPadding(a.tails, False, stable=a.stable and all(_invariant(t, op) for t in a.tails))
         if any(t.coord is not None and _defined_in(t.coord, op) or (isinstance(t.dim, SSAValue) and _defined_in(t.dim, op)) for t in a.tails)
         else a
         for a in padding
     )
+
+
+Linear = tuple[dict[object, int], int]
+"""An index expression as {atom: coefficient} plus a constant: atoms are a tensor's dim by name
+(`("dim", "T")`) and otherwise values by their structure (tile-mask-tails' `_structure`)."""
+
+
+def _linear(value: SSAValue | str | int) -> Linear:
+    """`value` as a Linear, through constants and +, - and * by a constant."""
+    if isinstance(value, int):
+        return {}, value
+    if isinstance(value, str):
+        return {("dim", value): 1}, 0
+    op = value.owner
+    number = _constant(value)
+    if number is not None:
+        return {}, int(number)
+    if isinstance(op, tile.DimOp):
+        dim = cast(tile.GlobalType, op.tensor.type).get_dims()[op.axis.value.data]
+        return _linear(dim)
+    if isinstance(op, arith.AddiOp | arith.SubiOp):
+        (a, a0), (b, b0) = _linear(op.lhs), _linear(op.rhs)
+        sign = 1 if isinstance(op, arith.AddiOp) else -1
+        terms = dict(a)
+        for atom, k in b.items():
+            terms[atom] = terms.get(atom, 0) + sign * k
+        return {atom: k for atom, k in terms.items() if k}, a0 + sign * b0
+    if isinstance(op, arith.MuliOp):
+        for x, y in ((op.lhs, op.rhs), (op.rhs, op.lhs)):
+            factor = _constant(y)
+            if factor is not None:
+                terms, c = _linear(x)
+                return {atom: k * int(factor) for atom, k in terms.items() if k * int(factor)}, c * int(factor)
+    return {_structure(value): 1}, 0
+
+
+def _limit(tail: Tail) -> Linear:
+    """The tail's valid extent, dim - coord * scale, as a Linear."""
+    dim, d0 = _linear(tail.dim)
+    if tail.coord is None:
+        return dim, d0
+    coord, c0 = _linear(tail.coord)
+    terms = dict(dim)
+    for atom, k in coord.items():
+        terms[atom] = terms.get(atom, 0) - tail.scale * k
+    return {atom: k for atom, k in terms.items() if k}, d0 - tail.scale * c0
+
+
+def covers(own: Tail, tail: Tail) -> bool:
+    """Whether a destination whose padding is `own` ends at or before `tail`'s padding begins (its
+    valid extent is provably no longer): a store then writes none of `tail`'s padding, which lies
+    past the destination's end, where TMA clips."""
+    (a, a0), (b, b0) = _limit(own), _limit(tail)
+    return a == b and a0 <= b0
+
+
+def _leaves(structure: object) -> Iterable[SSAValue]:
+    if isinstance(structure, SSAValue):
+        yield structure
+    elif isinstance(structure, tuple):
+        for part in structure:
+            yield from _leaves(part)
+
+
+def _invariant(tail: Tail, op: Operation) -> bool:
+    """Whether the tail's valid extent reads nothing `op` defines."""
+    terms, _ = _limit(tail)
+    return not any(_defined_in(leaf, op) for atom in terms for leaf in _leaves(atom))
 
 
 def _own_mask(op: scf.IfOp) -> bool:
@@ -691,6 +765,9 @@ class TailMasks:
                 continue
             if isinstance(clipped, tile.DecisionAttr) and clipped.int_value == axis:
                 continue
+            if (padding.exact or padding.stable) and all(any(covers(mine, t) for mine in own.tails)
+                                                         for t in padding.tails - own.tails):
+                continue  # its padding begins at or past the destination's end, where TMA clips
             self.require_whole_tiles(
                 replace(padding, tails=padding.tails - own.tails if padding.exact else padding.tails),
                 f"the {op.statement} of {name} at {_line(op)} must not {verb} padding, and the "

@@ -417,3 +417,30 @@ def test_streamed_tiles(change: str, persistent: bool, tile_stages: int) -> None
     assert plan.persistent == persistent == streams_tiles(kernel)
     assert streaming_candidate(kernel) == (persistent or "@persistent(0)" in change)
     assert tile_ring_stages(kernel, plan.stages) == tile_stages
+
+
+SHIFTED = """kernel shifted<BT = 64, BC = 64>(X: gl<bf16>[T, C], Y: gl<bf16>[T, C]) {
+    grid (ceildiv(T, BT), ceildiv(C, BC)) as (t, c)
+    store Y[t, c] = load X[elem(t * BT SHIFT), c] : rt<bf16>[BT, BC]
+}"""
+CARRIED_TAPS = """kernel taps<BT = 64, BC = 64>(X: gl<bf16>[T, C], Y: gl<bf16>[T, C]) {
+    grid (ceildiv(T, BT), ceildiv(C, BC)) as (t, c)
+    var acc = zero<f32>[BT, BC]
+    for k in 0 .. 4 {
+        acc += f32(load X[elem(t * BT - 3 + k, END), c] : rt<bf16>[BT, BC])
+    }
+    store Y[elem(t * BT, T), c] = bf16(acc)
+}"""
+
+
+def test_a_shifted_window_stores_where_its_padding_begins_past_the_destination_end() -> None:
+    """A value whose valid extent is provably no shorter than the destination's writes none of its
+    padding (it lies past the end, where TMA clips): X shifted back by 3 rows, and taps summed in
+    a loop whose ranges all hold T - t * BT elements. Shifted forward (3 rows fewer valid), or
+    with a range whose length changes with k, the store is refused."""
+    compiled(SHIFTED.replace("SHIFT", "- 3"))
+    compiled(CARRIED_TAPS.replace("END", "T - 3 + k"))
+    with pytest.raises(TkError, match="the store of Y at line 3 must not write padding"):
+        compiled(SHIFTED.replace("SHIFT", "+ 3"))
+    with pytest.raises(TkError, match="the store of Y at line 7 must not write padding"):
+        compiled(CARRIED_TAPS.replace("END", "T - 3 + 2 * k"))
