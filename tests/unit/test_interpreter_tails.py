@@ -330,17 +330,20 @@ kernel gather<BT = 16, BD = 32>(Ids: gl<i32>[T], E: gl<f32>[V, D], Y: gl<f32>[T,
 """
 
 
-def test_a_gather_store_ends_where_its_value_does() -> None:
-    """Each store writes the one row its value has (tile-mask-tails ends the store's range at the
-    value's, `clipped`), before the passes and after: Y = 2 E[Ids] at any shape."""
+@pytest.mark.parametrize("row", ["elem(r, r + 1)", "elem(r)"])
+def test_a_gather_store_ends_where_its_value_does(row: str) -> None:
+    """Each store writes the one row its value has, before the passes and after: Y = 2 E[Ids] at
+    any shape. Stored at `elem(r, r + 1)`, a range as long as the value's, the store needs
+    nothing; at `elem(r)` tile-mask-tails ends its range at the value's (`clipped`)."""
     from tkc.driver import compile_module
 
     e = np.random.default_rng(11).standard_normal((37, 40)).astype(np.float32)
     ids = np.random.default_rng(12).integers(0, 37, 50).astype(np.int32)
-    compiled = parse_tk(GATHER, "gather.tk")
+    source = GATHER.replace("Y[elem(r, r + 1), j]", f"Y[{row}, j]")
+    compiled = parse_tk(source, "gather.tk")
     compile_module(compiled, "tile")
-    assert "clipped = #tile.decision<0" in str(compiled)
-    for module in (program(GATHER), compiled):
+    assert ("clipped = #tile.decision<0" in str(compiled)) == (row == "elem(r)")
+    for module in (program(source), compiled):
         y = interpret(module, None, {"Ids": ids, "E": e}, {})["Y"]
         np.testing.assert_array_equal(y, 2 * e[ids])
 
