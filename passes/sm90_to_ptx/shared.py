@@ -242,7 +242,8 @@ class LowerLoadFragment(RewritePattern):
 
 def _load_column(e: Emitter, op: sm90.LoadFragmentOp, t: sm90.FragmentType) -> list[SSAValue]:
     """Every thread reads its columns 8k + 2*quad + {0, 1} (in the band layout 32k + 8*warp +
-    2*quad + {0, 1}) of an unswizzled shared vector from element `row_offset` on: one packed b32 (bf16/f16), b16 (fp8) or one v2.f32 per k."""
+    2*quad + {0, 1}) of an unswizzled shared vector from element `row_offset` on: one packed b32 (bf16/f16), b16 (fp8) or one v2.f32 per k,
+    or each element alone where the start may be odd (a misaligned pair access stops the kernel)."""
     ref = cast(sm90.SharedRefType, op.source.type)
     if dtype_name(t.element_type) != dtype_name(ref.element_type) or ref.swizzle.data or len(ref.get_shape()) != 1:
         raise error_at(op, f"a column fragment {t} loads from an unswizzled vector of its dtype, not {ref}")
@@ -250,12 +251,24 @@ def _load_column(e: Emitter, op: sm90.LoadFragmentOp, t: sm90.FragmentType) -> l
     eb = element_bytes(ref.element_type)
     _, column = e.thread_origin(t)
     addr = b.mad("u32", column, eb, e.offset(e.reg(op.source), op.row_offset, eb))
+    start = e.src(op.row_offset, "u32")
+    # a pair is one access where it is pair-aligned: not from a run-time or odd start (a
+    # realigned vector's, tile-swizzle-select), which reads its two elements one by one
+    paired = isinstance(start, int) and start % 2 == 0
     regs: list[SSAValue] = []
     for k in range(t.warp_cols(t.rows) // 8):
+        at = t.group_stride * k * eb
         if eb == 4:
-            regs += cast(list[SSAValue], b.ld("shared", "f32", addr, t.group_stride * k * eb, vec=2))
+            regs += (cast(list[SSAValue], b.ld("shared", "f32", addr, at, vec=2)) if paired
+                     else [cast(SSAValue, b.ld("shared", "f32", addr, at + 4 * half)) for half in (0, 1)])
+        elif paired:
+            regs.append(cast(SSAValue, b.ld("shared", fragment_register(t), addr, at)))
+        elif eb == 2:
+            lo, hi = (cast(SSAValue, b.ld("shared", "b16", addr, at + 2 * half)) for half in (0, 1))
+            regs.append(b.pack(lo, hi))
         else:
-            regs.append(cast(SSAValue, b.ld("shared", fragment_register(t), addr, t.group_stride * k * eb)))
+            lo, hi = (b.and_("b16", cast(SSAValue, b.ld("shared", "b8", addr, at + half)), 0xFF) for half in (0, 1))
+            regs.append(b.or_("b16", lo, b.shl("b16", hi, 8)))
     return regs
 
 

@@ -202,7 +202,8 @@ def test_packed_half_math_gives_the_interpreters_bits() -> None:
     inputs = {"A": operand(ml_dtypes.bfloat16, (-140, 128)), "B": operand(ml_dtypes.bfloat16, (-140, 128)),
               "P": operand(np.float16, (-26, 16)), "Q": operand(np.float16, (-26, 16))}
     expected = interpret(load_module(path, None, {}), None, inputs)
-    outputs = run_on_gpu(path=path, kernel=None, inputs=inputs, params={})
+    outputs = run_on_gpu(path=path, kernel=None, params={}, inputs=inputs | {
+        "Y": np.full((m, 384), np.nan, ml_dtypes.bfloat16), "Z": np.full((m, 384), np.nan, np.float16)})
     for arg, want in expected.items():
         got, ref = np.asarray(outputs[arg]), np.asarray(want)
         both_nan = np.isnan(got.astype(np.float32)) & np.isnan(ref.astype(np.float32))
