@@ -138,3 +138,27 @@ def test_an_f32_scalar_of_a_tensor_the_kernel_writes_is_an_error() -> None:
         "load S[1] : f32\n", "load S[1] : f32\n    store S[0] = zero<f32>[16]\n")
     with pytest.raises(TkError, match="scaled.tk:4:.*the kernel stores to S, so it cannot read scalars of it"):
         parse_tk(source, "scaled.tk")
+
+
+BIASED = """kernel biased(Off: gl<i32>[G], KB: gl<DTYPE>[T], Y: gl<f32>[M, N]) {
+    grid (ceildiv(M, 64), ceildiv(N, 64)) as (i, j)
+    let at = load Off[i] : i32
+    store Y[i, j] = add_col(zero<f32>[64, 64], f32(load KB[START] : rv<DTYPE>[64]))
+}"""
+
+
+@pytest.mark.parametrize("dtype,pair", [("f32", "ld.shared.v2.f32"), ("bf16", "ld.shared.b32"), ("fp8e4m3", "ld.shared.b16")])
+def test_a_realigned_column_vector_reads_its_pairs_element_by_element(dtype: str, pair: str) -> None:
+    """A column vector whose start comes from launch-time data is read from its realigned box at
+    an offset that may be odd: no pair access (ld.shared.v2.f32, or one b32 / b16 of two narrow
+    elements), which needs the pair's alignment and stopped a kernel on the H100 with a
+    misaligned address; the same vector at a tile coordinate keeps its pair loads."""
+    from tkc.backends.ptx_printer import print_ptx
+    from tkc.driver import compile_module
+
+    def ptx(start: str) -> str:
+        source = BIASED.replace("DTYPE", dtype).replace("START", start)
+        return print_ptx(compile_module(parse_tk(source, "biased.tk"), "ptx"))
+
+    assert pair not in ptx("elem(at + j * 64, at + j * 64 + 64)")
+    assert pair in ptx("j")
