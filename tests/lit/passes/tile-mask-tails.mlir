@@ -8,8 +8,9 @@
 // does. A second run changes nothing.
 // RUN: tkc-opt %s -p tile-mask-tails | filecheck %s
 // RUN: tkc-opt %s -p tile-mask-tails -o %t.once.mlir && tkc-opt %t.once.mlir -p tile-mask-tails | diff %t.once.mlir -
-// A store of a tile loaded at other coordinates cannot be proven to write no padding: N must
-// then be whole tiles, which the kernel records for the runtime.
+// A store of a tile loaded further along (its padding begins before the destination's end)
+// cannot be proven to write no padding: N must then be whole tiles, which the kernel records for
+// the runtime.
 // RUN: tkc-opt %S/Inputs/shifted-store.mlir -p tile-mask-tails | filecheck %s --check-prefix=WHOLE
 // Pinned to whole tiles (`@whole_tiles`, here the pass option), the softmax gets no masks: N must
 // be whole tiles instead, for the reason the first mask would have had.
