@@ -20,7 +20,7 @@ from xdsl.dialects.builtin import ArrayAttr, IntegerAttr
 from xdsl.ir import Attribute, Block, OpResult, Operation, SSAValue
 
 from tkc import dtypes
-from tkc.diagnostics import error_at
+from tkc.diagnostics import error_at, location_of
 from tkc.dialects.tile import (
     MAX_CTAS_PER_SM,
     REALIGNED,
@@ -266,6 +266,36 @@ def _used_in(value: SSAValue, block: Block) -> bool:
     return any(block.is_ancestor(use.operation) for use in value.uses)
 
 
+def crowded_point(kernel: KernelOp, consumers: int, band: bool = False) -> str:
+    """Where the most registers of tiles are live at once and the largest of them, for a refusal:
+    ` (at line 17 these are live together: o 128x128xf32 (64), s 128x128xf32 (64), ...)`. Live
+    from definition to last use in program order (an approximation of the estimate, which also
+    keeps a loop's outside values live through it), streamed tiles left out."""
+    order, columns, stream = program_order(kernel), column_vectors(kernel), streamed(kernel)
+    spans: list[tuple[int, int, Fraction, SSAValue]] = []
+    for op, at in order.items():
+        for value in op.results:
+            cost = Fraction(0) if value in stream else register_cost(value, consumers, columns, band)
+            if cost:
+                end = max((order[use.operation] for use in value.uses), default=at)
+                spans.append((at, end, cost, value))
+    if not spans:
+        return ""
+    by_number = {n: op for op, n in order.items()}
+    best = max(sorted({at for at, *_ in spans}), key=lambda x: sum(c for a, e, c, _ in spans if a <= x <= e))
+    live = sorted((s for s in spans if s[0] <= best <= s[1]), key=lambda s: -s[2])[:4]
+    _, line, _ = location_of(by_number[best])
+    names = ", ".join(f"{v.name_hint or 'a temporary'} {_shape(v)} ({float(c):g})" for _, _, c, v in live)
+    return f" (at {f'line {line}' if line else 'one point'} these are live together: {names}, registers per thread)"
+
+
+def _shape(value: SSAValue) -> str:
+    t = value.type
+    if isinstance(t, RegisterTileType):
+        return f"{t.rows}x{t.cols}x{t.element_type}"
+    return f"{cast(RegisterVectorType, t).length}x{cast(RegisterVectorType, t).element_type}"
+
+
 def register_demand(kernel: KernelOp, consumers: int, band: bool = False) -> int:
     peak = peak_registers(kernel.body.block, consumers, program_order(kernel), column_vectors(kernel),
                           streamed(kernel), band)
@@ -435,7 +465,8 @@ class Planner:
                 f"registers per thread even split over "
                 f"{n} consumer warpgroup(s)"
                 + (f" (those of up to {replicated_height} rows replicated in each)" if replicated_height else "")
-                + f", over the {register_split(n, 1)[1]} each can get from the {SM_REGISTERS}-register file: "
+                + f", over the {register_split(n, 1)[1]} each can get from the {SM_REGISTERS}-register file"
+                + crowded_point(self.kernel, n, bool(self.band[0])) + ": "
                 + ("use smaller tiles" if self.has_tiles() else
                    "use shorter vectors (one that is scanned, summed or broadcast along columns holds a quarter "
                    "of its elements in every thread)"),

@@ -256,6 +256,47 @@ def test_column_vectors_count_in_every_consumer_thread() -> None:
         compiled(source)
 
 
+ROPE_IN_F32 = """kernel attn_rope<D = 128, BQ = 128, BKV = 64>(
+        Q: gl<bf16>[B, H, N, D], K: gl<bf16>[B, H, N, D], V: gl<bf16>[B, H, N, D],
+        COS: gl<bf16>[N, D / 2], SIN: gl<bf16>[N, D / 2], O: gl<bf16>[B, H, N, D]) {
+    grid (ceildiv(N, BQ), H, B) as (qi, h, b)
+    let q1 = f32(load Q[b, h, qi, 0] : rt<bf16>[BQ, D / 2])
+    let q2 = f32(load Q[b, h, qi, 1] : rt<bf16>[BQ, D / 2])
+    let cq = f32(load COS[qi, 0] : rt<bf16>[BQ, D / 2])
+    let sq = f32(load SIN[qi, 0] : rt<bf16>[BQ, D / 2])
+    let scale = log2e / sqrt(D)
+    let qa = bf16((q1 * cq - q2 * sq) * scale)
+    let qb = bf16((q2 * cq + q1 * sq) * scale)
+    var o = zero<f32>[BQ, D]
+    var m = neg_infty<f32>[BQ]
+    var l = zero<f32>[BQ]
+    for kv in 0 .. ceildiv(N, BKV) {
+        let k1 = f32(load K[b, h, kv, 0] : rt<bf16>[BKV, D / 2])
+        let k2 = f32(load K[b, h, kv, 1] : rt<bf16>[BKV, D / 2])
+        let ck = f32(load COS[kv, 0] : rt<bf16>[BKV, D / 2])
+        let sk = f32(load SIN[kv, 0] : rt<bf16>[BKV, D / 2])
+        let v = load V[b, h, kv, 0] : st<bf16>[BKV, D]
+        let s = mma_ABt(qb, bf16(k2 * ck + k1 * sk), mma_ABt(qa, bf16(k1 * ck - k2 * sk)))
+        let m_new = max(m, row_max(s))
+        let p = exp2(sub_row(s, m_new))
+        let alpha = exp2(m - m_new)
+        l = l * alpha + row_sum(p)
+        o = mma_AB(bf16(p), v, mul_row(o, alpha))
+        m = m_new
+    }
+    store O[b, h, qi, 0] = bf16(div_row(o, l))
+}
+"""
+
+
+def test_a_register_refusal_names_the_tiles_live_together() -> None:
+    """Over the budget, the message says where the most tile registers are live at once and which
+    tiles those are, so the user knows what to shrink (K's four f32 copies of a rotary attention)."""
+    with pytest.raises(TkError, match=r"the register tiles need 276 registers .* \(at line 19 these are live together: "
+                                      r"o 128x128xf32 \(64\), k1 64x64xf32 \(32\), k2 64x64xf32 \(32\)"):
+        compiled(ROPE_IN_F32)
+
+
 SKIPPED_TILES = """
 kernel bsgemm<BM = 64, BN = 256, BK = 64>(A: gl<bf16>[M, K], B: gl<bf16>[K, N], Mask: gl<i32>[MB, KB],
         C: gl<bf16>[M, N]) {
