@@ -160,32 +160,20 @@ def box_padding(op: tile.LoadOp | tile.StoreOp, whole_tiles: Mapping[str, int],
     for axis, extent in enumerate(shape):
         dim = tensor_type.get_dims()[first + axis]
         end = ends.get(first + axis)
-        length = None if end is None or scales[first + axis] != 1 else _fixed_length(op.coords[first + axis], end)
-        if length is not None:
+        tail = Tail(dim if end is None else canonical(end), canonical(op.coords[first + axis]), extent,
+                    scales[first + axis])
+        terms, length = _limit(tail)
+        fixed = end is not None and tail.scale == 1 and not terms  # a range of a fixed length: elem(x, x + c)
+        if fixed:
             tail = Tail(length, None, extent, 1)
-        else:
-            tail = Tail(dim if end is None else canonical(end), canonical(op.coords[first + axis]), extent,
-                        scales[first + axis])
         multiple = dim if isinstance(dim, int) else whole_tiles.get(dim, 1)
-        whole = (not tail.element and multiple % extent == 0 or length is not None and length >= extent
+        whole = (not tail.element and multiple % extent == 0 or fixed and length >= extent
                  or _inside(dim, end, op.coords[first + axis], scales[first + axis], extent))
         # TMA reads zeros past the tensor's end, but what the tensor holds past a range's end
         # (unless the consumers zero it)
         zeroed = end is None or (axis == 0 and tile.ZERO_PAST_END in op.attributes)
         axes.append(AxisPadding(frozenset() if whole else frozenset({tail}), True, 0.0 if zeroed else None))
     return tuple(axes)
-
-
-def _fixed_length(coord: SSAValue, end: SSAValue) -> int | None:
-    """c where an element range's end is its start plus a constant (`elem(x, x + c)`), else None."""
-    add = end.owner
-    if not isinstance(add, arith.AddiOp):
-        return None
-    for start, step in ((add.lhs, add.rhs), (add.rhs, add.lhs)):
-        length = _constant(step)
-        if length is not None and _structure(start) == _structure(coord):
-            return int(length)
-    return None
 
 
 def _inside(dim: str | int, end: SSAValue | None, coord: SSAValue, scale: int, extent: int) -> bool:
