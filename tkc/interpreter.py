@@ -164,6 +164,36 @@ def _trunc_rem(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return a - _trunc_div(a, b) * b
 
 
+def _max_number(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """max as the GPU's max.f32 / max.bf16x2 compute it (measured on an H100): a NaN operand gives
+    the other one, and -0 < +0, so max(-0, +0) is +0 in either order (numpy's fmax returns
+    either zero)."""
+    result = np.fmax(a, b)
+    zeros = (a == 0) & (b == 0)
+    return np.where(zeros & ~(np.signbit(a) & np.signbit(b)), np.zeros_like(result), result)
+
+
+def _min_number(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """min as the GPU computes it: NaN-ignoring, min(-0, +0) = -0 in either order."""
+    result = np.fmin(a, b)
+    zeros = (a == 0) & (b == 0)
+    return np.where(zeros & (np.signbit(a) | np.signbit(b)), -np.zeros_like(result), result)
+
+
+def _reduce_max(values: np.ndarray, axis: int) -> np.ndarray:
+    """_max_number over an axis: +0 where the zeros it found include a +0."""
+    result = np.fmax.reduce(values, axis=axis)
+    positive_zero = ((values == 0) & ~np.signbit(values)).any(axis=axis)
+    return np.where((result == 0) & positive_zero, np.zeros_like(result), result)
+
+
+def _reduce_min(values: np.ndarray, axis: int) -> np.ndarray:
+    """_min_number over an axis: -0 where the zeros it found include a -0."""
+    result = np.fmin.reduce(values, axis=axis)
+    negative_zero = ((values == 0) & np.signbit(values)).any(axis=axis)
+    return np.where((result == 0) & negative_zero, -np.zeros_like(result), result)
+
+
 _ARITH_BINARY: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     "arith.addi": np.add,
     "arith.subi": np.subtract,
@@ -191,8 +221,8 @@ _ARITH_BINARY: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     "arith.divf": np.divide,
     "arith.maximumf": np.maximum,
     "arith.minimumf": np.minimum,
-    "arith.maxnumf": np.fmax,
-    "arith.minnumf": np.fmin,
+    "arith.maxnumf": _max_number,
+    "arith.minnumf": _min_number,
     "math.powf": np.power,
     "math.atan2": np.arctan2,
     "math.copysign": np.copysign,
@@ -251,13 +281,14 @@ _TILE_UNARY: dict[tile.UnaryFn, Callable[[np.ndarray], np.ndarray]] = {
     tile.UnaryFn.NOT: lambda x: (x == 0).astype(np.float32),
 }
 
+
 _TILE_BINARY: dict[tile.BinaryFn, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     tile.BinaryFn.ADD: np.add,
     tile.BinaryFn.SUB: np.subtract,
     tile.BinaryFn.MUL: np.multiply,
     tile.BinaryFn.DIV: np.divide,
-    tile.BinaryFn.MAX: np.fmax,
-    tile.BinaryFn.MIN: np.fmin,
+    tile.BinaryFn.MAX: _max_number,
+    tile.BinaryFn.MIN: _min_number,
     tile.BinaryFn.LT: np.less,
     tile.BinaryFn.LE: np.less_equal,
     tile.BinaryFn.GT: np.greater,
@@ -274,8 +305,8 @@ EXACT_POSITIONS = 2**24
 
 _TILE_REDUCE: dict[tile.ReduceFn, tuple[Callable[..., np.ndarray], np.float32]] = {
     # each with its identity, which stands in for the padding a reduction skips
-    tile.ReduceFn.MAX: (np.fmax.reduce, np.float32(-np.inf)),
-    tile.ReduceFn.MIN: (np.fmin.reduce, np.float32(np.inf)),
+    tile.ReduceFn.MAX: (_reduce_max, np.float32(-np.inf)),
+    tile.ReduceFn.MIN: (_reduce_min, np.float32(np.inf)),
     tile.ReduceFn.SUM: (np.add.reduce, np.float32(0)),
 }
 
@@ -433,6 +464,13 @@ class _Machine:
 
     def _to_float(self, op: Operation, active: np.ndarray | None) -> list[Value]:
         return [round_to(self.scalar_of(op.operands[0]).astype(np.float32), op.results[0].type)]
+
+    def _unsigned_to_float(self, op: Operation, active: np.ndarray | None) -> list[Value]:
+        """uitofp reads its operand's bits as unsigned (a negative i64 is near 2**64), as the GPU's cvt.u64 does."""
+        x = self.scalar_of(op.operands[0])
+        width = op.operands[0].type.width.data if isinstance(op.operands[0].type, IntegerType) else 64
+        unsigned = x.astype(np.int64).astype(np.uint64) & np.uint64((1 << width) - 1) if width < 64 else x.astype(np.uint64)
+        return [round_to(unsigned.astype(np.float32), op.results[0].type)]
 
     def _int_cast(self, op: Operation, active: np.ndarray | None) -> list[Value]:
         """Integers are int64 (i1 is bool): only i1's sign extension and truncation to i1 differ."""
@@ -902,7 +940,7 @@ _HANDLERS: dict[str, Callable[[_Machine, Any, np.ndarray | None], list[Value]]] 
     "arith.cmpf": _Machine._cmpf,
     "arith.select": _Machine._arith_select,
     "arith.sitofp": _Machine._to_float,
-    "arith.uitofp": _Machine._to_float,
+    "arith.uitofp": _Machine._unsigned_to_float,
     "arith.extf": _Machine._to_float,
     "arith.truncf": _Machine._to_float,
     "arith.index_cast": _Machine._int_cast,

@@ -18,6 +18,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "walkthrough"))
 from cases import Case, cases  # type: ignore[import-not-found]  # noqa: E402
 
 CASES = cases()
+KNOWN_WRONG = {
+    "attn/attn_rope_fused.tk B=1 H=2 N=200": "open defect: register-tile B halves at a ragged N "
+                                            "(tests/gpu/kernels/register_b_ragged.tk)",
+}
+"""Cases the GPU gets wrong today, each with the defect's reason: xfailed strictly, so a fix shows."""
 TIMEOUT_S = 180
 PARALLEL = min(8, os.cpu_count() or 1)
 
@@ -35,7 +40,8 @@ def runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
     return Processes({c.name: _command(c) for c in selected}, PARALLEL, TIMEOUT_S, tmp_path_factory.mktemp("walkthrough"))
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+@pytest.mark.parametrize("case", [pytest.param(c, marks=pytest.mark.xfail(strict=True, reason=KNOWN_WRONG[c.name]))
+                                  if c.name in KNOWN_WRONG else c for c in CASES], ids=[c.name for c in CASES])
 def test_walkthrough_kernel_matches_its_reference_on_the_gpu(case: Case, runs: Processes) -> None:
     result = runs.result(case.name, _command(case))
     assert result.returncode == 0, f"{case.name} failed:\n{result.stdout}\n{result.stderr}"

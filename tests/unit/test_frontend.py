@@ -407,3 +407,19 @@ def test_every_expression_form_of_the_grammar_has_a_builder() -> None:
 
     aliases = {rule.alias for rule in _parser().rules if rule.alias}  # every `-> name` is an expression
     assert aliases and all(hasattr(_Builder, f"x_{alias}") for alias in aliases), aliases
+
+
+def test_f32_of_an_index_converts_it_as_signed() -> None:
+    """`f32(d - R)` is negative for d < R: an unsigned conversion (cvt.f32.u64 on the GPU) made it
+    about 1.8e19, and a relative-position bias compared against it never matched (the interpreter
+    converted it as signed, so only the GPU was wrong)."""
+    source = """kernel k<R = 3>(T: gl<f32>[M, 64], Y: gl<f32>[M, 64]) {
+        grid (ceildiv(M, 64)) as (i)
+        var t = load T[i, 0] : rt<f32>[64, 64]
+        for d in 0 .. 2 * R + 1 {
+            t = t + f32(d - R)
+        }
+        store Y[i, 0] = t
+    }"""
+    module = parse_tk(source)
+    assert ops_of(module, arith.SIToFPOp) and not ops_of(module, arith.UIToFPOp)

@@ -1,7 +1,8 @@
 """Property tests of the interpreter's tile ops against plain numpy, special values included.
 
 Each kernel gives every block one tile (`per_block_kernel`), so the grid axis is exercised too.
-Max/min follow PTX `max.f32`/`min.f32` (a NaN operand loses); everything else is IEEE f32.
+Max/min follow PTX `max.f32`/`min.f32` (a NaN operand loses, and -0 < +0: measured on an H100);
+everything else is IEEE f32.
 """
 
 from __future__ import annotations
@@ -107,6 +108,27 @@ def test_binary_with_scalar(fn: tile.BinaryFn, data: tuple[np.ndarray], c: float
     with np.errstate(all="ignore"):
         expected = BINARY[fn](c32, x) if scalar_left else BINARY[fn](x, c32)
     assert_same(run(per_block_kernel({"X": t}, t, compute), X=x), expected)
+
+
+@pytest.mark.parametrize("dtype", [f32, bf16])
+def test_max_and_min_order_signed_zeros_as_the_gpu(dtype) -> None:
+    """max(-0, +0) is +0 and min(-0, +0) is -0 in either order, as max.f32 and max.bf16x2 give on
+    the GPU (numpy's fmax/fmin return one of the two zeros by position); row_max/row_min alike."""
+    x = np.array([[[-0.0, 0.0, -0.0, math.nan, -0.0] + [1.0] * 11] * 16], np.float32)
+    y = np.array([[[0.0, -0.0, -0.0, 0.0, math.nan] + [2.0] * 11] * 16], np.float32)
+    t = tile.RegisterTileType(x.shape[1:], dtype)
+    signs = {}
+    for fn in (tile.BinaryFn.MAX, tile.BinaryFn.MIN):
+        module = per_block_kernel({"X": t, "W": t}, t, lambda i, a, b, fn=fn: tile.BinaryOp(fn, a, b).result)
+        signs[fn] = np.signbit(np.asarray(run(module, X=x, W=y), np.float32))[0, 0, :5].tolist()
+    assert signs[tile.BinaryFn.MAX] == [False, False, True, False, True]
+    assert signs[tile.BinaryFn.MIN] == [True, True, True, False, True]
+    row = tile.RegisterTileType((16, 16), f32)
+    zeros = np.array([[[-0.0, 0.0] + [-0.0] * 14] * 16], np.float32)
+    for fn, negative in ((tile.ReduceFn.MAX, False), (tile.ReduceFn.MIN, True)):
+        module = per_block_kernel({"X": row}, tile.RegisterVectorType(16, f32),
+                                  lambda i, a, fn=fn: tile.ReduceOp(fn, tile.Axis.ROW, a).result)
+        assert np.signbit(np.asarray(run(module, X=zeros), np.float32)).tolist() == [[negative] * 16]
 
 
 @pytest.mark.parametrize("fn", list(REDUCE))

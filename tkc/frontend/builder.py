@@ -1420,8 +1420,9 @@ class _Builder:
         if has_type(value, Float32Type):
             return value
         if has_type(value, IndexType):
+            # signed: an index may be negative (`f32(d - R)`)
             as_int = self.emit(arith.IndexCastOp(value, IntegerType(64)))
-            return self.emit(arith.UIToFPOp(as_int, Float32Type()))
+            return self.emit(arith.SIToFPOp(as_int, Float32Type()))
         raise self.error(node, f"f32(...) cannot convert {describe(value)}")
 
     # ------------------------------------------------------------------ builtin functions
