@@ -57,6 +57,14 @@ RAGGED_CUTS = (1, 3, 16, 31, 47)
 """Amounts taken off a dimension of two tiles so its last tile is partial."""
 
 
+def walkthrough_sources() -> list[tuple[str, str]]:
+    """(name, text) of the walk-through kernels (tests/gpu/walkthrough), shipped cases here only: two of
+    them computed wrong results on the GPU that the examples and GPU test kernels did not show (an
+    unsigned f32(index), register-tile B halves at a ragged length). The CPU campaign keeps its seeds."""
+    root = Path(__file__).resolve().parents[1] / "gpu" / "walkthrough"
+    return [(p.relative_to(root.parents[2]).as_posix(), p.read_text(encoding="utf-8")) for p in sorted(root.rglob("*.tk"))]
+
+
 def build_case(spec: str) -> Case:
     """The case `KIND:SEED:INDEX`: run_campaign.py's generated and mutated cases, and `shipped`
     ones: a kernel of an example or a GPU test kernel as it is (run at random sizes)."""
@@ -67,7 +75,7 @@ def build_case(spec: str) -> Case:
     if kind != "shipped":
         return campaign_case(int(seed), kind, int(index))
     rng = random.Random(spec)
-    name, text = rng.choice(seed_sources())
+    name, text = rng.choice(seed_sources() + walkthrough_sources())
     return Case(text, rng.choice(kernel_names(text)), origin=f"{spec} ({name})")
 
 
