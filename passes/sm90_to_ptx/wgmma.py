@@ -6,6 +6,15 @@ bytes per k-step inside a swizzle panel and jump panels of `rows * span` bytes; 
 step 16 rows per k-step with LBO = the distance between MN panels and SBO = 8 rows. The
 accumulator registers are written in place (a copy first when the `acc` value has other users)
 and nothing touches them until `sm90.wgmma_wait` (ptxas C7517/C7519 otherwise).
+
+Register A operands that a loop reads but does not define (computed before it) are copied
+inside the loop, each iteration, by a `shfl.sync.idx` to the thread's own lane, and the wgmma
+reads the copies. ptxas before CUDA 13.3 (and the driver JIT of the same age) may give such
+registers to other values inside the loop once the wgmma has read them, so the next iteration
+multiplies by whatever was computed there: wrong results without an error (measured on an
+H100 with ptxas 13.0: attention with rotary-embedded queries computed before its KV loop;
+ptxas 13.5 allocates it correctly). A `mov` does not help (ptxas folds it); a shuffle it
+cannot see through, and it costs one instruction per register per iteration.
 """
 
 from __future__ import annotations
@@ -13,10 +22,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import cast
 
-from xdsl.ir import Operation, SSAValue
+from xdsl.dialects import scf
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
-from tkc.dialects import sm90
+from tkc.dialects import ptx, sm90
 from tkc.dialects.tile import element_bytes
 from tkc.diagnostics import error_at
 from tkc.passes.sm90_to_ptx.emitter import Emitter, dtype_name, log2
@@ -70,6 +80,24 @@ def _a_descriptor(e: Emitter, op: sm90.WgmmaOp, t: sm90.SharedRefType, steps: in
     return desc, [[ko + (64 * mb // t.panel_cols) * panel_bytes for mb in range(blocks)] for ko in k_offsets]
 
 
+def _defined_outside_its_loop(op: sm90.WgmmaOp, value: SSAValue) -> bool:
+    """Whether `op` is in a loop (the innermost one around it) that `value` is defined before."""
+    loop = op.parent_op()
+    while loop is not None and not isinstance(loop, scf.ForOp | ptx.ForOp):
+        loop = loop.parent_op()
+    if loop is None:
+        return False
+    owner = value.owner
+    definer = owner.parent_op() if isinstance(owner, Block) else owner
+    return definer is None or not loop.is_ancestor(definer)
+
+
+def _fresh_copies(e: Emitter, regs: list[SSAValue]) -> list[SSAValue]:
+    """Each register shuffled to its own lane: a copy ptxas cannot fold back into the original."""
+    lane = e.b.sreg("laneid")
+    return [e.b.shfl("idx", r, lane) for r in regs]
+
+
 @dataclass(frozen=True)
 class LowerWgmma(RewritePattern):
     copy_acc: frozenset[sm90.WgmmaOp]
@@ -96,6 +124,8 @@ class LowerWgmma(RewritePattern):
             a_desc, a_offsets = _a_descriptor(e, op, a_type, steps, blocks)
         else:
             a_regs = e.frag(op.a)
+            if _defined_outside_its_loop(op, op.a):
+                a_regs = _fresh_copies(e, a_regs)
             per_block = len(a_regs) // blocks
 
         if op.acc is None:

@@ -18,10 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "walkthrough"))
 from cases import Case, cases  # type: ignore[import-not-found]  # noqa: E402
 
 CASES = cases()
-KNOWN_WRONG = {
-    "attn/attn_rope_fused.tk B=1 H=2 N=200": "open defect: register-tile B halves at a ragged N "
-                                            "(tests/gpu/kernels/register_b_ragged.tk)",
-}
+KNOWN_WRONG: dict[str, str] = {}
 """Cases the GPU gets wrong today, each with the defect's reason: xfailed strictly, so a fix shows."""
 TIMEOUT_S = 180
 PARALLEL = min(8, os.cpu_count() or 1)
