@@ -92,8 +92,15 @@ MAX_STAGES = 4
 (64x128x64 GEMM tiles ran 0.55-0.71x cuBLAS at 4 stages, 0.89-1.06x at 8; 128x128x64 ones best at 4)."""
 MAX_THREADS = 1024
 MAX_THREAD_REGISTERS = 255
+SETMAXNREG_RANGE = (24, 256)
+"""The counts setmaxnreg takes (multiples of 8)."""
+MIN_SETMAXNREG = SETMAXNREG_RANGE[0]
 OVERHEAD_REGISTERS = 32
 """Registers a consumer thread needs besides its tiles: addresses, indices, descriptors, phases."""
+SPILL_MARGIN = 8
+"""How far under the consumers' budget their estimated demand must stay for the producer to keep
+more than setmaxnreg's minimum: ptxas needed a few more than estimated (attention backward's dQ
+at D = 128, causal: 228 estimated, 8 bytes spilled at 232; GLA decay attention: 226, 4-8 bytes)."""
 GROUP_M = 8
 
 
@@ -122,11 +129,22 @@ def register_pool(consumers: int, ctas: int) -> tuple[int, int]:
     return entry, threads * entry
 
 
-def register_split(consumers: int, ctas: int) -> tuple[int, int]:
-    """(producer, consumer) setmaxnreg values that share the block's entry pool."""
-    producer = 40 if consumers <= 2 else 32 if consumers == 3 else 24
+def register_split(consumers: int, ctas: int, demand: int = 0) -> tuple[int, int]:
+    """(producer, consumer) setmaxnreg values that share the block's entry pool. The producer
+    keeps 40 (32 beside 3 consumers, 24 beside 4: ThunderKittens' splits) unless that leaves the
+    consumers less than `demand` + SPILL_MARGIN; then it drops to setmaxnreg's minimum, 24 (it
+    issues TMA and computes coordinates, which no shipped producer spilled at), as
+    FlashAttention-3 splits 24/240. Not always 24: 64-dim attention ran 3 % slower at 24/240
+    than at 40/232 on an H100 (register-split-2026-12-05.log), ptxas scheduling it otherwise."""
     _, pool = register_pool(consumers, ctas)
-    return producer, min(256, floor8((pool // WARPGROUP_THREADS - producer) // consumers))
+
+    def share(producer: int) -> int:
+        return min(256, floor8((pool // WARPGROUP_THREADS - producer) // consumers))
+
+    producer = 40 if consumers <= 2 else 32 if consumers == 3 else MIN_SETMAXNREG
+    if share(producer) < demand + SPILL_MARGIN:
+        producer = MIN_SETMAXNREG
+    return producer, share(producer)
 
 
 def register_cost(value: SSAValue, consumers: int, columns: set[SSAValue], band: bool = False) -> Fraction:
@@ -453,11 +471,11 @@ class Planner:
         most = min(MAX_CONSUMERS, max(1, padded_rows(rows) // WGMMA_ROWS))
         options = [n for n in range(most, 0, -1) if self.splits(heights, n)]
         for n in options:
-            if self.demand(n) <= register_split(n, 1)[1] and self.widest_mma_fits(n):
+            if self.demand(n) <= register_split(n, 1, self.demand(n))[1] and self.widest_mma_fits(n):
                 return n
         # the smallest share of the tiles a thread holds: the most consumers, unless they replicate tiles
-        n = min(options, key=lambda n: (self.demand(n) - register_split(n, 1)[1], -n))
-        if self.demand(n) > register_split(n, 1)[1]:
+        n = min(options, key=lambda n: (self.demand(n) - register_split(n, 1, self.demand(n))[1], -n))
+        if self.demand(n) > register_split(n, 1, self.demand(n))[1]:
             replicated_height = replicated_rows(heights, n)
             raise error_at(
                 self.kernel,
@@ -465,7 +483,7 @@ class Planner:
                 f"registers per thread even split over "
                 f"{n} consumer warpgroup(s)"
                 + (f" (those of up to {replicated_height} rows replicated in each)" if replicated_height else "")
-                + f", over the {register_split(n, 1)[1]} each can get from the {SM_REGISTERS}-register file"
+                + f", over the {register_split(n, 1, self.demand(n))[1]} each can get from the {SM_REGISTERS}-register file"
                 + crowded_point(self.kernel, n, bool(self.band[0])) + ": "
                 + ("use smaller tiles" if self.has_tiles() else
                    "use shorter vectors (one that is scanned, summed or broadcast along columns holds a quarter "
@@ -575,7 +593,7 @@ class Planner:
                     f"shorter than the tallest may be replicated in every consumer instead, the tallest are split)",
                 )
         demand = self.demand(n)
-        _, consumer = register_split(n, 1)
+        _, consumer = register_split(n, 1, demand)
         if demand > consumer:
             _, pool = register_pool(n, 1)
             raise error_at(
@@ -596,15 +614,18 @@ class Planner:
         entry, pool = register_pool(n, ctas)
         threads = WARPGROUP_THREADS * (1 + n)
         if pin is None:
-            producer, consumer = register_split(n, ctas)
+            producer, consumer = register_split(n, ctas, demand)
+            margin = (f" (the producer at setmaxnreg's minimum: within {SPILL_MARGIN} of 40's share, ptxas may spill)"
+                      if producer < register_split(n, ctas)[0] else "")
             return producer, consumer, (
                 f"{threads} threads get {entry} registers each at entry ({pool} in all); the producer only issues "
-                f"TMA, so {producer}/{consumer} gives the consumers the rest; they need about {demand}"
+                f"TMA, so {producer}/{consumer} gives the consumers the rest; they need about {demand}{margin}"
             )
         values = [int_pin(v) for v in pin.data] if isinstance(pin, ArrayAttr) else []
-        pins = [v for v in values if v is not None and v % 8 == 0 and 24 <= v <= 256]
+        low, high = SETMAXNREG_RANGE
+        pins = [v for v in values if v is not None and v % 8 == 0 and low <= v <= high]
         if len(values) != 2 or len(pins) != 2:
-            raise error_at(self.kernel, "@registers(producer, consumer) takes two multiples of 8 in [24, 256]")
+            raise error_at(self.kernel, f"@registers(producer, consumer) takes two multiples of 8 in [{low}, {high}]")
         producer, consumer = pins
         pinned = self.pin("registers", f"{producer}, {consumer}")
         need = WARPGROUP_THREADS * (producer + n * consumer)
@@ -1031,7 +1052,7 @@ class Planner:
         demand = self.demand(n)
         ctas, why = 1, ""
         for blocks in range(2, limit + 1):
-            consumer = register_split(n, blocks)[1]
+            consumer = register_split(n, blocks, demand)[1]
             if blocks * (smem + 1024) > SM_SMEM:
                 why = f"{blocks} blocks would need {blocks} x ({smem} + 1024 reserved) bytes, over the SM's {SM_SMEM}"
             elif demand > consumer:
@@ -1045,7 +1066,7 @@ class Planner:
             break
         if pin is not None and ctas < pin:
             return refuse(why)
-        consumer = register_split(n, ctas)[1]
+        consumer = register_split(n, ctas, demand)[1]
         fit = (f"{ctas} blocks fit: {smem} bytes of shared memory and {consumer} registers per consumer thread each"
                if ctas > 1 else why)
         if pin is not None:

@@ -33,7 +33,10 @@ they agree; read back by `KernelPlan.of`); planning again starts a fresh plan:
   producer_registers   setmaxnreg values (multiples of 8 in [24, 256]) splitting the block's
   consumer_registers   entry allocation (threads x floor8(65536 / threads), what ptxas gives with
                        .maxntid + .minnctapersm): producer 40 (24-32 beside 3-4 consumers), the
-                       rest to consumers: 40/232 for 2, 32/160 for 3, 24/112 for 4, as ThunderKittens
+                       rest to consumers: 40/232 for 2, 32/160 for 3, 24/112 for 4, as ThunderKittens;
+                       the producer drops to 24 where the consumers' demand comes within 8 of
+                       their share (24/240 for 2, as FlashAttention-3). A launch variant without
+                       tail masks keeps its masked kernel's split
   stages               (when a loop loads tiles, or the kernel streams its tiles) the deepest ring,
                        at most 4 (deeper only pinned: @stages, -D @stages, the tuner's space), whose shared memory
                        fits 232448 bytes: 1 KB of mbarriers + single tiles + S x stage bytes +

@@ -46,6 +46,12 @@ def test_register_split(consumers: int, split: tuple[int, int]) -> None:
     assert 128 * (producer + consumers * consumer) <= register_pool(consumers, 1)[1] <= 65536
 
 
+@pytest.mark.parametrize(("demand", "split"), [(160, (40, 232)), (224, (40, 232)), (225, (24, 240)), (228, (24, 240))])
+def test_register_split_near_the_budget(demand: int, split: tuple[int, int]) -> None:
+    """Demand within SPILL_MARGIN of the consumers' share: the producer drops to 24 (2 consumers)."""
+    assert register_split(2, 1, demand) == split
+
+
 def test_smem_plan_of_gemm() -> None:
     kernel = kernel_of(parse_mlir((INPUTS / "gemm.mlir").read_text(), "gemm.mlir"))
     plan = smem_plan(kernel, 3)
