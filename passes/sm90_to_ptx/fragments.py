@@ -155,9 +155,44 @@ class LowerBinary(RewritePattern):
             pair, rounding = dtype_name(element) + "x2", "rn" if fn in _ROUNDED else None
             method = getattr(e.b, _FN_METHOD[fn])
             e.replace(rewriter, [method(pair, x, y, rounding) for x, y in zip(e.frag(op.lhs), e.frag(op.rhs))])
+        elif fn == BinaryFn.SUB and (gaps := _position_gaps(e, e.f32_frag(op.lhs), e.f32_frag(op.rhs))) is not None:
+            e.replace(rewriter, gaps)
         else:
             pairs = zip(e.f32_frag(op.lhs), e.f32_frag(op.rhs))
             e.replace(rewriter, [_f32_binary(e, fn, x, y) for x, y in pairs])
+
+
+def _integer_plus_offset(register: SSAValue) -> tuple[SSAValue, float] | None:
+    """(base, d) where `register` is `base + d`, base an integer converted to f32 and d an
+    integral immediate: what LowerPosition makes of each register of a position."""
+    add = register.owner
+    if not isinstance(add, ptx.AddOp) or add.ty.data != "f32" or add.imm is None:
+        return None
+    cvt = add.a.owner
+    if not isinstance(cvt, ptx.CvtOp) or cvt.dst.data != "f32" or cvt.src.data not in ("u32", "s32"):
+        return None
+    offset = struct.unpack("<f", struct.pack("<I", add.imm.value.data & 0xFFFFFFFF))[0]
+    return (add.a, offset) if offset.is_integer() else None
+
+
+def _position_gaps(e: Emitter, lhs: list[SSAValue], rhs: list[SSAValue]) -> list[SSAValue] | None:
+    """`row_index(s, a) - col_index(s, b)` register by register as (base_r - base_c) + (d_r - d_c):
+    one subtraction of the two bases, then one add of an immediate per register, where the plain
+    form adds each position's offset first (an add per register of the column positions in every
+    iteration, and more registers live). Exact, and the same bits, while the positions are below
+    2^24, as positions are (tile.position). None unless every register of both is a position's."""
+    terms = [(_integer_plus_offset(x), _integer_plus_offset(y)) for x, y in zip(lhs, rhs, strict=True)]
+    if not all(left and right for left, right in terms):
+        return None
+    bases: dict[tuple[SSAValue, SSAValue], SSAValue] = {}
+    gaps = []
+    for left, right in terms:
+        assert left is not None and right is not None
+        (base_x, d_x), (base_y, d_y) = left, right
+        if (base_x, base_y) not in bases:
+            bases[(base_x, base_y)] = e.b.sub("f32", base_x, base_y)
+        gaps.append(e.b.add("f32", bases[(base_x, base_y)], d_x - d_y))
+    return gaps
 
 
 class LowerPosition(RewritePattern):

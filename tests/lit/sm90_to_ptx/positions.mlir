@@ -1,6 +1,7 @@
 // sm90.position, conditions and sm90.select -> PTX. A position converts the thread's first row
 // (first + the thread's row) or column (first + 2 * quad) to f32 once and adds each register's
-// offset (rows 0 and 8 of an m-block; columns 0, 1, 8, 9, ...). A comparison is a setp and a
+// offset (rows 0 and 8 of an m-block; columns 0, 1, 8, 9, ...); their difference subtracts the
+// bases once and adds the offsets' differences. A comparison is a setp and a
 // selp of 1.0 or 0.0 (`!=` unordered, true for NaN); and/or combine the operands' predicates; a
 // select or a logic op of a condition made that way tests its predicate directly, and any other
 // condition is tested with setp.neu against 0 (NaN counts as true).
@@ -45,7 +46,12 @@ builtin.module {
 // CHECK-NEXT:     add.f32 {{%f[0-9]+}}, [[CBASE]], 0f00000000;
 // CHECK-NEXT:     add.f32 {{%f[0-9]+}}, [[CBASE]], 0f3F800000;
 // CHECK-NEXT:     add.f32 {{%f[0-9]+}}, [[CBASE]], 0f41000000;
-// CHECK:          sub.f32 [[GAP0:%f[0-9]+]], [[R0]], [[C0]];
+// A gap of positions (row - col): the two bases subtracted once, then each register's offset
+// difference added (rows 0, 8 less columns 0, 1, 8, 9, ...), no subtraction per register.
+// CHECK:          sub.f32 [[GBASE:%f[0-9]+]], [[RBASE]], [[CBASE]];
+// CHECK-NEXT:     add.f32 [[GAP0:%f[0-9]+]], [[GBASE]], 0f00000000;
+// CHECK-NEXT:     add.f32 {{%f[0-9]+}}, [[GBASE]], 0fBF800000;
+// CHECK-NOT:      sub.f32
 // A comparison: setp, then selp 1.0, 0.0.
 // CHECK:          setp.lt.f32 [[NEAR0:%p[0-9]+]], [[GAP0]], 0f41000000;
 // CHECK-NEXT:     mov.f32 [[ONE:%f[0-9]+]], 0f3F800000;
