@@ -68,6 +68,7 @@ from tkc.passes.plan import (
     buffer_bytes,
     col_scratch_bytes,
     column_vectors,
+    defined_before_its_loop,
     fragment_rows,
     padded_rows,
     pipelined_loops,
@@ -276,8 +277,16 @@ def peak_registers(block: Block, consumers: int, order: dict[Operation, int], co
             peak = max(peak, through + dying[i] - consumed - sum((cost(v) for v in handed), Fraction(0)) + inner)
         else:
             results = sum((cost(r) for r in op.results), Fraction(0))
-            peak = max(peak, through + max(dying[i], results))
+            peak = max(peak, through + max(dying[i], results) + _copied_operands(op, consumers, columns, band))
     return peak
+
+
+def _copied_operands(op: Operation, consumers: int, columns: set[SSAValue], band: bool) -> Fraction:
+    """Registers of the copies an mma's register A operand gets in a loop it is defined before
+    (plan.defined_before_its_loop), live beside the original while the wgmma reads them."""
+    if isinstance(op, MmaOp) and isinstance(op.a.type, RegisterTileType) and defined_before_its_loop(op, op.a):
+        return register_cost(op.a, consumers, columns, band)
+    return Fraction(0)
 
 
 def _used_in(value: SSAValue, block: Block) -> bool:

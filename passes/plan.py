@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, cast
 
 from xdsl.dialects import scf
-from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.traits import Pure
 
 from tkc.passes.alias import may_overlap_in_loop
@@ -78,6 +78,21 @@ NAMED_BARRIERS = 16
 ALIGN_SLACK = 1024
 """Dynamic shared memory is only 16-byte aligned: aligning its base to 1024 may cost this much."""
 
+
+
+def defined_before_its_loop(op: Operation, value: SSAValue, loops: tuple[type[Operation], ...] = (scf.ForOp,)) -> bool:
+    """Whether `op` is in a loop (the innermost of the `loops` kinds around it) that `value` is
+    defined before. A wgmma's register A operand defined so is copied in the loop
+    (sm90_to_ptx/wgmma.py: ptxas before 13.3 reuses its registers), and the register estimate
+    counts the copies (occupancy.peak_registers)."""
+    loop = op.parent_op()
+    while loop is not None and not isinstance(loop, loops):
+        loop = loop.parent_op()
+    if loop is None:
+        return False
+    owner = value.owner
+    definer = owner.parent_op() if isinstance(owner, Block) else owner
+    return definer is None or not loop.is_ancestor(definer)
 
 @dataclass(frozen=True)
 class KernelPlan:

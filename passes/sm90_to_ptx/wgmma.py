@@ -23,12 +23,13 @@ from dataclasses import dataclass
 from typing import cast
 
 from xdsl.dialects import scf
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from tkc.dialects import ptx, sm90
 from tkc.dialects.tile import element_bytes
 from tkc.diagnostics import error_at
+from tkc.passes.plan import defined_before_its_loop
 from tkc.passes.sm90_to_ptx.emitter import Emitter, dtype_name, log2
 from tkc.passes.wgmma_layout import DESCRIPTOR_LAYOUT, Descriptor, descriptor
 
@@ -80,18 +81,6 @@ def _a_descriptor(e: Emitter, op: sm90.WgmmaOp, t: sm90.SharedRefType, steps: in
     return desc, [[ko + (64 * mb // t.panel_cols) * panel_bytes for mb in range(blocks)] for ko in k_offsets]
 
 
-def _defined_outside_its_loop(op: sm90.WgmmaOp, value: SSAValue) -> bool:
-    """Whether `op` is in a loop (the innermost one around it) that `value` is defined before."""
-    loop = op.parent_op()
-    while loop is not None and not isinstance(loop, scf.ForOp | ptx.ForOp):
-        loop = loop.parent_op()
-    if loop is None:
-        return False
-    owner = value.owner
-    definer = owner.parent_op() if isinstance(owner, Block) else owner
-    return definer is None or not loop.is_ancestor(definer)
-
-
 def _fresh_copies(e: Emitter, regs: list[SSAValue]) -> list[SSAValue]:
     """Each register shuffled to its own lane: a copy ptxas cannot fold back into the original."""
     lane = e.b.sreg("laneid")
@@ -124,7 +113,7 @@ class LowerWgmma(RewritePattern):
             a_desc, a_offsets = _a_descriptor(e, op, a_type, steps, blocks)
         else:
             a_regs = e.frag(op.a)
-            if _defined_outside_its_loop(op, op.a):
+            if defined_before_its_loop(op, op.a, (scf.ForOp, ptx.ForOp)):
                 a_regs = _fresh_copies(e, a_regs)
             per_block = len(a_regs) // blocks
 
