@@ -731,7 +731,7 @@ def same_kind(type_: Attribute, element_type: Attribute) -> Attribute:
 class KernelHasCanonicalizationPatterns(HasCanonicalizationPatternsTrait):
     @classmethod
     def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
-        return (HoistConstants(),)
+        return (HoistConstants(), DropInvariantCarries())
 
 
 @irdl_op_definition
@@ -885,6 +885,49 @@ class HoistConstants(RewritePattern):
             rewriter.handle_operation_modification(user)
         for constant in replaced:
             rewriter.erase(constant)
+
+
+class DropInvariantCarries(RewritePattern):
+    """A loop-carried value the loop never changes (each iteration yields the value it entered
+    with, or the value the loop started from: `var v = x; for ... { v = x }`) is that value, and
+    one nothing reads after the loop or in it is nothing: the loop stops carrying both. The
+    frontend makes every `var` assigned in a loop a carried value; this keeps, for one, a shared
+    tile assigned its own value from being carried, which the GPU backend cannot do."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: KernelOp, rewriter: PatternRewriter) -> None:
+        for loop in [inner for inner in op.walk() if isinstance(inner, scf.ForOp)]:
+            body = loop.body.block
+            yield_op = body.last_op
+            assert isinstance(yield_op, scf.YieldOp)
+            keep = []
+            for i, (init, arg, result, out) in enumerate(
+                    zip(loop.iter_args, body.args[1:], loop.results, yield_op.operands, strict=True)):
+                if out is arg or out is init:
+                    arg.replace_all_uses_with(init)
+                    result.replace_all_uses_with(init)
+                elif not result.uses and all(use.operation is yield_op for use in arg.uses):
+                    pass
+                else:
+                    keep.append(i)
+            if len(keep) == len(loop.iter_args):
+                continue
+            new_body = Block(arg_types=[body.args[0].type, *(body.args[1 + i].type for i in keep)])
+            body.args[0].replace_all_uses_with(new_body.args[0])
+            for new_arg, i in zip(new_body.args[1:], keep, strict=True):
+                body.args[1 + i].replace_all_uses_with(new_arg)
+            new_yield = scf.YieldOp(*(yield_op.operands[i] for i in keep))
+            rewriter.erase(yield_op)
+            for inner in list(body.ops):
+                inner.detach()
+                new_body.add_op(inner)
+            new_body.add_op(new_yield)
+            new_loop = scf.ForOp(loop.lb, loop.ub, loop.step, [loop.iter_args[i] for i in keep], Region(new_body))
+            new_loop.attributes.update(loop.attributes)
+            rewriter.insert(new_loop, InsertPoint.before(loop))
+            for new_result, i in zip(new_loop.results, keep, strict=True):
+                loop.results[i].replace_all_uses_with(new_result)
+            rewriter.erase(loop)
 
 
 def _constant_key(op: Operation) -> tuple[object, ...]:

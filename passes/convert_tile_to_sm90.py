@@ -39,9 +39,11 @@ and kept on `sm90.kernel`.
 from __future__ import annotations
 
 from xdsl.context import Context
+from xdsl.dialects import scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
+from tkc import dtypes
 from tkc.diagnostics import error_at
 from tkc.dialects import sm90, tile
 from tkc.passes.plan import WARPGROUP_THREADS
@@ -53,9 +55,29 @@ from tkc.passes.tile_to_sm90.band_deferral import defer_band_combines
 from tkc.passes.tile_to_sm90.fences import init_store_fences
 
 
+def _refuse_carried_shared_tiles(kernel: tile.KernelOp) -> None:
+    """A shared tile handed from one iteration to the next (a `var` of one assigned another in
+    the loop; canonicalize drops those that keep their value): the GPU backend gives each shared
+    tile a buffer of its own, and a loop's loads rotate through a ring whose stages are reused."""
+    for loop in (op for op in kernel.walk() if isinstance(op, scf.ForOp)):
+        for arg in loop.body.block.args[1:]:
+            if isinstance(arg.type, tile.SharedTileType | tile.SharedVectorType):
+                dtype = dtypes.of_type(arg.type.element_type)
+                kind = "st" if isinstance(arg.type, tile.SharedTileType) else "sv"
+                spelled = f"{kind}<{dtype.name if dtype else arg.type.element_type}>{list(arg.type.get_shape())}"
+                raise error_at(
+                    loop,
+                    f"this loop hands a shared tile ({spelled}) from one iteration to the next (a `var` "
+                    f"holding a shared tile is assigned another in the loop): the GPU backend cannot; load "
+                    f"the tile where it is used (the pipeline prefetches a loop's loads), or convert it to a "
+                    f"register tile (`var r = f32(load ...)`), which a loop may carry",
+                )
+
+
 def lower_kernel(kernel: tile.KernelOp) -> sm90.KernelOp:
     """The sm90.kernel of one tile.kernel: store fences initialised by one thread (and the rings'
     barriers, which sm90-build-rings adds there), then the roles."""
+    _refuse_carried_shared_tiles(kernel)
     lowering = KernelLowering.of(kernel)
     cluster = lowering.cluster
     lowered = sm90.KernelOp(
