@@ -18,7 +18,7 @@ import struct
 from math import copysign, inf, isfinite
 from typing import cast
 
-from xdsl.dialects.builtin import Float16Type, Float32Type
+from xdsl.dialects.builtin import Float16Type, Float32Type, IntegerAttr
 from xdsl.ir import Attribute, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
@@ -88,12 +88,17 @@ def nonzero(e: Emitter, x: SSAValue | float) -> SSAValue:
     return e.b.setp("neu", "f32", x, 0.0)
 
 
+def _f32_immediate(imm: IntegerAttr) -> float:
+    """The f32 number an instruction's immediate holds (its bits)."""
+    return struct.unpack("<f", struct.pack("<I", imm.value.data & 0xFFFFFFFF))[0]
+
+
 def _immediate(register: SSAValue) -> float | None:
     """The f32 number a `mov` of an immediate put in `register`, else None."""
     mov = register.owner
     if not isinstance(mov, ptx.MovOp) or mov.imm is None:
         return None
-    return struct.unpack("<f", struct.pack("<I", mov.imm.value.data & 0xFFFFFFFF))[0]
+    return _f32_immediate(mov.imm)
 
 
 def reduce_tree(e: Emitter, method: str, vals: list[SSAValue]) -> SSAValue:
@@ -171,7 +176,7 @@ def _integer_plus_offset(register: SSAValue) -> tuple[SSAValue, float] | None:
     cvt = add.a.owner
     if not isinstance(cvt, ptx.CvtOp) or cvt.dst.data != "f32" or cvt.src.data not in ("u32", "s32"):
         return None
-    offset = struct.unpack("<f", struct.pack("<I", add.imm.value.data & 0xFFFFFFFF))[0]
+    offset = _f32_immediate(add.imm)
     return (add.a, offset) if offset.is_integer() else None
 
 
