@@ -906,8 +906,8 @@ class DropInvariantCarries(RewritePattern):
                 if out is arg or out is init:
                     arg.replace_all_uses_with(init)
                     result.replace_all_uses_with(init)
-                elif not result.uses and all(use.operation is yield_op for use in arg.uses):
-                    pass
+                elif not result.uses and all(use.operation is yield_op and use.index == i for use in arg.uses):
+                    pass  # read by nothing but its own yield (not handed to another carry: `w = v; v = x`)
                 else:
                     keep.append(i)
             if len(keep) == len(loop.iter_args):
