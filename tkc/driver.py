@@ -17,9 +17,10 @@ was taken and gives the PTX (and ABI) of the uninterrupted compile. `input_stage
 input's stage from the IR itself, never from a file name or a dump header:
   - a `ptx.module` is PTX: every pass is behind it and only the backend remains, unless it
     still holds structured control flow (`STRUCTURED_PTX_OPS`): then ptx-flatten-control-flow;
-  - an `sm90.kernel` is sm90 IR: convert-tile-to-sm90 is behind it. sm90-build-rings and
-    sm90-verify-barriers run again: the first has nothing left to do once the ring ops are
-    expanded, the second only checks and leaves no trace, so whether they ran need not be told;
+  - an `sm90.kernel` is sm90 IR: convert-tile-to-sm90 is behind it. sm90-build-rings,
+    sm90-schedule-wgmma and sm90-verify-barriers run again: the first has nothing left to do
+    once the ring ops are expanded, the second finds each issue and wait where it left them, the
+    third only checks and leaves no trace, so whether they ran need not be told;
   - a `tile.kernel` is tile IR, and each tile pass that ran left its marks on it (decisions,
     offsets, fences: `TILE_PASS_MARKS`): the input resumes after the last pass whose marks it
     has. A pass leaves its marks whenever it changes anything, so a later pass without marks

@@ -20,7 +20,7 @@ TILE_PASSES = (
     "tile-pipeline",
     "tile-warp-specialize",
 )
-SM90_PASSES = ("convert-tile-to-sm90", "sm90-build-rings", "sm90-verify-barriers")
+SM90_PASSES = ("convert-tile-to-sm90", "sm90-build-rings", "sm90-schedule-wgmma", "sm90-verify-barriers")
 PTX_PASSES = ("convert-sm90-to-ptx", "ptx-flatten-control-flow")
 PIPELINE = TILE_PASSES + SM90_PASSES + PTX_PASSES
 """Every pass of a full compilation, in order."""

@@ -92,7 +92,7 @@ def test_generated_kernels_pass_unchanged(name: str, plan: dict[str, int]) -> No
 
 def test_the_pipeline_runs_it_after_the_lowering() -> None:
     names = driver.pipeline_for("sm90")
-    assert names[-3:] == ["convert-tile-to-sm90", "sm90-build-rings", "sm90-verify-barriers"]
+    assert names[-4:] == ["convert-tile-to-sm90", "sm90-build-rings", "sm90-schedule-wgmma", "sm90-verify-barriers"]
 
 
 def test_barriers_are_the_ring_stages_of_their_group() -> None:

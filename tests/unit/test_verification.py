@@ -44,8 +44,8 @@ def test_which_passes_are_verified_later() -> None:
     """Every tile and sm90 pass that changes the IR is verified after it, the PTX stage at its end,
     the check-only passes run on verified IR, the compile's last pass is verified whatever it
     is, and --verify-each verifies all."""
-    assert STAGE_ENDS == {TILE_PASSES[-1], "sm90-build-rings", PTX_PASSES[-1]}
-    assert PIPELINE.index("sm90-build-rings") + 1 == PIPELINE.index("sm90-verify-barriers") == len(TILE_PASSES + SM90_PASSES) - 1
+    assert STAGE_ENDS == {TILE_PASSES[-1], "sm90-schedule-wgmma", PTX_PASSES[-1]}
+    assert PIPELINE.index("sm90-schedule-wgmma") + 1 == PIPELINE.index("sm90-verify-barriers") == len(TILE_PASSES + SM90_PASSES) - 1
     assert driver.unverified_passes(driver.pipeline_for("ptx")) == {"sm90-verify-barriers", "convert-sm90-to-ptx"}
     assert driver.unverified_passes(driver.pipeline_for("ptx"), verify_each=True) == frozenset()
     assert driver.unverified_passes(["convert-sm90-to-ptx"]) == frozenset()  # the last pass is verified
