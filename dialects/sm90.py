@@ -336,6 +336,9 @@ MIRRORED_IF = "mirrored_if"
 """On the producer's and the consumers' copies of a tile-level `scf.if` whose branches fill or
 wait for ring stages: the if's number among the kernel's ifs (the same in both roles), by which
 sm90-verify-barriers pairs the copies and checks they branch alike."""
+SCHEDULE_WGMMA = "schedule_wgmma"
+"""On an `sm90.kernel` whose plan turned sm90-schedule-wgmma on (`@schedule_wgmma(1)`): the
+plan's reason. The pass leaves other kernels as they are."""
 
 
 @irdl_attr_definition

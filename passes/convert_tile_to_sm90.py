@@ -40,7 +40,7 @@ from __future__ import annotations
 
 from xdsl.context import Context
 from xdsl.dialects import scf
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 
 from tkc import dtypes
@@ -96,6 +96,8 @@ def lower_kernel(kernel: tile.KernelOp) -> sm90.KernelOp:
     init_store_fences(lowering, base.results[0], init.body.block)
     # the peer's multicasts complete on our barriers: they must be initialised cluster-wide
     block.add_op(sm90.ClusterSyncOp() if cluster > 1 else sm90.SyncBlockOp())
+    if lowering.plan.schedule_wgmma:
+        lowered.attributes[sm90.SCHEDULE_WGMMA] = StringAttr(lowering.plan.reasons["schedule_wgmma"])
     if lowering.plan.dependent_launch:
         # the kernel before may still be running: no global access before it has completed
         block.add_ops([sm90.GridDependencyWaitOp(), sm90.LaunchDependentsOp()])

@@ -1014,6 +1014,8 @@ class Planner:
         self.decide("dependent_launch", *self.dependent_launch())
         if self.annotation("fma_exp2") is not None:
             self.decide("fma_exp2", *self.fma_exp2())
+        if self.annotation("schedule_wgmma") is not None:
+            self.decide("schedule_wgmma", *self.schedule_wgmma())
         producer, consumer, why = self.registers(n, ctas)
         self.decide("producer_registers", producer, why)
         self.decide("consumer_registers", consumer, why)
@@ -1035,6 +1037,15 @@ class Planner:
         return k, (f"pinned by {self.pin('fma_exp2', str(k))}: {share} of a register tile's exp2 is a polynomial on "
                    f"the FMA pipe (relative error under 1e-4, inputs clamped to [-127, 128)), the rest ex2.approx "
                    f"on the MUFU unit")
+
+    def schedule_wgmma(self) -> tuple[int, str]:
+        """@schedule_wgmma(1): sm90-schedule-wgmma moves the consumers' wgmma issues up and their
+        waits down within each block. Pinned only until it is measured on the GPU (it changes
+        no result by construction, and every shipped kernel assembles clean with it)."""
+        if not int_pin(self.annotation("schedule_wgmma")):
+            return 0, f"pinned off by {self.pin('schedule_wgmma', '0')}: each product waited for where it is issued"
+        return 1, (f"pinned by {self.pin('schedule_wgmma', '1')}: each wgmma issued as early as its operands "
+                   "allow and waited for where its product is first read (sm90-schedule-wgmma)")
 
     def ctas_per_sm(self, n: int, smem: int, persistent: bool) -> tuple[int, str]:
         """Blocks per SM: 2 where two fit its shared memory and registers (each consumer keeping

@@ -125,6 +125,8 @@ class KernelPlan:
     fma_exp2: int = 0
     """Every this many-th element of a register tile's exp2 is computed on the FMA pipe (a
     polynomial) instead of the MUFU unit (ex2.approx); 0 = none (fma_exp2_f32 in sm90_to_ptx)."""
+    schedule_wgmma: bool = False
+    """sm90-schedule-wgmma issues the consumers' wgmmas early and waits for them late."""
     replicated_rows: int = 0
     """Register tiles and row vectors of at most this many rows are replicated: every consumer
     computes them whole (consumer_rows); taller ones are split by rows. 0 = none."""

@@ -26,7 +26,10 @@ issue: ptxas serialises the groups (C7513) when instructions write a wgmma's reg
 another group is in flight. Waits that convert-tile-to-sm90 placed with groups in flight (GEMM's K loop,
 attention's late P.V) stay where they are; issues may still move up to them.
 
-Moved ops say so (`scheduled`: how far, and why), so the decision shows in the IR dump.
+Moved ops say so (`scheduled`: how far, and why), so the decision shows in the IR dump. The
+pass runs on the kernels whose plan asks for it (`@schedule_wgmma(1)`, tile-occupancy-plan's
+`schedule_wgmma`, which convert-tile-to-sm90 records on the `sm90.kernel`); it is off by default
+until it is measured on the GPU.
 """
 
 from __future__ import annotations
@@ -128,9 +131,9 @@ def schedule_block(block: Block) -> None:
     for issue in [op for op in block.ops if isinstance(op, sm90.WgmmaOp)]:
         _hoist_issue(issue)
     for wait in [op for op in block.ops if isinstance(op, sm90.WgmmaWaitOp)]:
-        issue = wait.acc.owner
-        if wait.pending.value.data == 0 and isinstance(issue, sm90.WgmmaOp) and issue.next_op is wait:
-            _sink_wait(wait, issue)
+        issued_by = wait.acc.owner
+        if wait.pending.value.data == 0 and isinstance(issued_by, sm90.WgmmaOp) and issued_by.next_op is wait:
+            _sink_wait(wait, issued_by)
 
 
 @dataclass(frozen=True)
@@ -138,6 +141,6 @@ class Sm90ScheduleWgmmaPass(ModulePass):
     name = "sm90-schedule-wgmma"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for kernel in [k for k in op.walk() if isinstance(k, sm90.KernelOp)]:
+        for kernel in [k for k in op.walk() if isinstance(k, sm90.KernelOp) and sm90.SCHEDULE_WGMMA in k.attributes]:
             for block in [b for inner in kernel.walk() for region in inner.regions for b in region.blocks]:
                 schedule_block(block)

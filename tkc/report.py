@@ -108,6 +108,9 @@ def _plan_lines(kernel: KernelOp) -> list[str]:
         rows.append(("work split", "stream-K last wave" if plan.stream_k else "whole tiles", why("stream_k")))
     if "fma_exp2" in plan.reasons:
         rows.append(("exp2", f"1 in {plan.fma_exp2} on FMA" if plan.fma_exp2 else "MUFU", why("fma_exp2")))
+    if "schedule_wgmma" in plan.reasons:
+        rows.append(("wgmma", "issued early, waited late" if plan.schedule_wgmma else "waited at issue",
+                     why("schedule_wgmma")))
     if "cluster" in plan.reasons:
         rows.append(("cluster", f"{plan.cluster} CTAs", why("cluster")))
     if heavy is not None and not plan.persistent:

@@ -1,5 +1,7 @@
-"""sm90-schedule-wgmma: what it moves, that it is idempotent (a compile resumed from an sm90 dump runs
-it again), and that what it leaves in flight is waited for before the stage it reads is freed."""
+"""sm90-schedule-wgmma (`@schedule_wgmma(1)`): what it moves, that it is idempotent (a compile resumed
+from an sm90 dump runs it again), that what it leaves in flight is waited for before the stage it
+reads is freed, that it leaves kernels without the pin alone, and that the kernels it changes
+assemble clean (no spills, no serialised wgmmas) where ptxas is installed."""
 
 from __future__ import annotations
 
@@ -8,6 +10,8 @@ from pathlib import Path
 import pytest
 from xdsl.dialects import scf
 
+from tkc.backends.ptx_printer import print_ptx
+from tkc.backends.ptxas import ToolNotFound, assemble, find_tool
 from tkc.dialects import sm90
 from tkc.driver import compile_module, load_module, make_context
 from tkc.passes.sm90_schedule_wgmma import SCHEDULED, schedule_block
@@ -17,9 +21,12 @@ KERNELS = [("attention_bwd.tk", "attn_bwd_dq"), ("attention_bwd.tk", "attn_bwd_d
            ("ssd.tk", "ssd_output"), ("attention.tk", None), ("gemm.tk", None), ("hedgehog.tk", "hh_output")]
 
 
-def _sm90(file: str, kernel: str | None) -> sm90.KernelOp:
+PIN = {"@schedule_wgmma": 1}
+
+
+def _sm90(file: str, kernel: str | None, params: dict[str, int] = PIN) -> sm90.KernelOp:
     ctx = make_context()
-    module = compile_module(load_module(EXAMPLES / file, kernel, {}, ctx), "sm90", ctx=ctx)
+    module = compile_module(load_module(EXAMPLES / file, kernel, params, ctx), "sm90", ctx=ctx)
     return next(op for op in module.walk() if isinstance(op, sm90.KernelOp))
 
 
@@ -71,3 +78,21 @@ def test_fftconv_runs_its_real_and_imaginary_products_together() -> None:
     pairs = [(a, b, c) for a, b, c in zip(ops, ops[1:], ops[2:])
              if isinstance(a, sm90.WgmmaOp) and isinstance(b, sm90.WgmmaOp) and isinstance(c, sm90.WgmmaWaitOp)]
     assert any(SCHEDULED in b.attributes and c.acc is a.result and c.pending.value.data == 1 for a, b, c in pairs)
+
+
+def test_off_without_the_pin() -> None:
+    kernel = _sm90("attention_bwd.tk", "attn_bwd_dq", {})
+    assert sm90.SCHEDULE_WGMMA not in kernel.attributes
+    assert not any(SCHEDULED in op.attributes for op in kernel.walk())
+
+
+@pytest.mark.parametrize("file,kernel", KERNELS)
+def test_scheduled_kernels_assemble_clean(file: str, kernel: str | None) -> None:
+    try:
+        find_tool("ptxas")
+    except ToolNotFound:
+        pytest.skip("ptxas is not installed")
+    ctx = make_context()
+    module = compile_module(load_module(EXAMPLES / file, kernel, PIN, ctx), "ptx", ctx=ctx)
+    report = assemble(print_ptx(module)).report
+    assert report.clean, report.log

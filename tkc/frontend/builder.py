@@ -233,6 +233,7 @@ ANNOTATION_PLACES = {
     "heavy_first": "kernel",
     "stream_k": "kernel",
     "fma_exp2": "kernel",
+    "schedule_wgmma": "kernel",
     "dependent_launch": "kernel",
     "band": "kernel",
     "ctas_per_sm": "kernel",
@@ -245,7 +246,7 @@ ANNOTATION_PLACES = {
 }
 """Where each annotation may stand."""
 COMMAND_LINE_PINS = ("consumers", "persistent", "cluster", "heavy_first", "stream_k", "split_ring", "fma_exp2",
-                     "dependent_launch", "band", "ctas_per_sm", "stages")
+                     "schedule_wgmma", "dependent_launch", "band", "ctas_per_sm", "stages")
 """The kernel annotations `-D @NAME=VALUE` (and a tuning space) may set: those of one integer."""
 
 
@@ -263,6 +264,8 @@ def annotation_problem(name: str, value: int) -> str | None:
         return f"@{name} takes 0 (off) or 1 (required), got {value}"
     if name == "heavy_first" and value not in (0, 1):
         return f"@heavy_first takes 0 (launch order) or 1 (the planner's choice), got {value}"
+    if name == "schedule_wgmma" and value not in (0, 1):
+        return f"@schedule_wgmma takes 0 (off) or 1 (issue wgmmas early, wait for them late), got {value}"
     if name == "dependent_launch" and value not in (0, 1):
         return f"@dependent_launch takes 0 (a plain launch) or 1 (a programmatic dependent launch), got {value}"
     if name == "band" and value not in (0, 1):

@@ -2,8 +2,7 @@
 // a wgmma through one shared buffer, at the offset tile-pipeline planned for it (1024: after the
 // mbarriers, before the ring). All consumers sync (named barrier consumers + 1, 128 x consumers
 // threads) before the write (the previous contents were read) and after every writer's proxy
-// fence; then each consumer's wgmma reads the whole tile and is waited on at once. (The product
-// before it, its accumulator, is waited for after the buffer's address math: sm90-schedule-wgmma.)
+// fence; then each consumer's wgmma reads the whole tile and is waited on at once.
 // RUN: tkc compile %examples/linear_attention.tk --emit=tile | filecheck %s --check-prefix=TILE
 // RUN: tkc compile %examples/linear_attention.tk --emit=sm90 | filecheck %s
 // RUN: tkc compile %examples/linear_attention.tk -D BC=128 -D D=128 --emit=sm90 | filecheck %s --check-prefix=TWO
@@ -15,11 +14,11 @@
 // CHECK: %[[RING:[0-9]+]] = arith.constant 9216 : index
 // CHECK: %[[Q:[0-9]+]] = sm90.smem_view %{{[0-9]+}} : !sm90.smem<64x64xbf16, swizzle 128>
 // CHECK: %[[STATE:[0-9]+]] = sm90.convert %{{[0-9]+}} : !sm90.frag<64x64xf32> -> !sm90.frag<64x64xbf16>
-// CHECK: %[[OFF:[0-9]+]] = arith.constant 1024 : index
+// CHECK: %[[ACC:[0-9]+]] = sm90.wgmma_wait
+// CHECK-NEXT: %[[OFF:[0-9]+]] = arith.constant 1024 : index
 // CHECK-NEXT: %[[ADDR:[0-9]+]] = arith.addi %{{[0-9]+}}, %[[OFF]] : index
 // CHECK-NEXT: %[[BUF:[0-9]+]] = sm90.smem_view %[[ADDR]] : !sm90.smem<64x64xbf16, swizzle 128>
 // CHECK-NEXT: %[[ID:[0-9]+]] = arith.constant 2 : index
-// CHECK-NEXT: %[[ACC:[0-9]+]] = sm90.wgmma_wait
 // CHECK-NEXT: sm90.named_barrier %[[ID]], 128 : i32
 // CHECK-NEXT: sm90.store_fragment %[[STATE]][cols 0 : i32], %[[BUF]][%[[ROW0:[0-9]+]]] : !sm90.frag<64x64xbf16>, !sm90.smem<64x64xbf16, swizzle 128>
 // CHECK-NEXT: sm90.fence_proxy_async
