@@ -861,6 +861,8 @@ class KernelWriter:
             out.append(f"@heavy_first({self.rng.choice((0, 1))})")
         if self.chance(0.05):
             out.append(f"@stream_k({self.rng.choice((0, 1))})")
+        if self.chance(0.2):
+            out.append("@schedule_wgmma(1)")  # off by default: the generated kernels exercise it here
         self.rng.shuffle(out)
         return out
 
