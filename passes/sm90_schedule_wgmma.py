@@ -8,23 +8,27 @@ product (`dP = dO V^T` after `S = Q K^T` in attention's backward, the real and i
 of FFTConv, `Q S` beside `Q K^T` in the SSD output) starts only once the first is done. Within
 each block this pass
 
-1. moves each wgmma issue up, past pure ops (`Pure`: register arithmetic, reductions and
-   broadcasts within a consumer's threads, scalar loads of read-only tensors, index math) that
-   do not compute its operands, and past waits for other groups whose product it does not read
-   (each such wait then lets one more group stay in flight: `pending` + 1, at most 7); and
+1. moves each wgmma issue up, past pure ops that do not compute its operands, and past waits
+   for other groups whose product it does not read (each such wait then lets one more group
+   stay in flight: `pending` + 1, at most 7); and
 2. moves each wait that directly follows its issue down, past pure ops that do not read the
    product and past the issues of other wgmmas that do not read it (`pending` + 1 for each:
    groups complete in order, so the product is ready while the later ones run),
 
+pure ops being register arithmetic (`Pure`: element-wise math, reductions and broadcasts within
+a consumer's threads, scalar loads of read-only tensors, index math), reads of shared memory into
+registers (a wgmma writes no shared memory), and ifs of nothing else (a tail mask's branch:
+uniform, so every thread of the warpgroup issues the wgmma either way),
+
 stopping at anything with a memory or synchronisation effect (a ring stage's wait, or its
 release, which must follow the tensor cores' reads of the stage; stores, shared-memory writes,
-barriers, fences), another issue (step 1: groups keep their order) or wait (step 2), an op with
-regions, and the ends of the block. Issues keep their relative order, so the products stay the
-same bits. An issue does not move above ops that compute its operands, and neither a wait below
-an issue nor an issue above a wait whose accumulator is computed after the waited group's
-issue: ptxas serialises the groups (C7513) when instructions write a wgmma's registers while
-another group is in flight. Waits that convert-tile-to-sm90 placed with groups in flight (GEMM's K loop,
-attention's late P.V) stay where they are; issues may still move up to them.
+barriers, fences), another issue (step 1: groups keep their order) or wait (step 2), a loop,
+and the ends of the block. Issues keep their relative order, so the products stay the same
+bits. An issue does not move above ops that compute its operands, and neither a wait below an
+issue nor an issue above a wait whose accumulator is computed after the waited group's issue:
+ptxas serialises the groups (C7513) when instructions write a wgmma's registers while another
+group is in flight. Waits that convert-tile-to-sm90 placed with groups in flight (GEMM's K
+loop, attention's late P.V) stay where they are; issues may still move up to them.
 
 Moved ops say so (`scheduled`: how far, and why), so the decision shows in the IR dump. The
 pass runs on the kernels whose plan asks for it (`@schedule_wgmma(1)`, tile-occupancy-plan's
@@ -37,6 +41,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
+from xdsl.dialects import scf
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
@@ -55,6 +60,13 @@ def _reads(op: Operation, values: set[SSAValue]) -> bool:
 
 
 def _pure(op: Operation) -> bool:
+    """Register arithmetic, reads of shared memory into registers (a wgmma writes none), and ifs
+    (uniform: every thread of the warpgroup takes the same branch) of nothing else."""
+    if isinstance(op, sm90.LoadFragmentOp):
+        return True
+    if isinstance(op, scf.IfOp):
+        return all(_pure(inner) or isinstance(inner, scf.YieldOp)
+                   for region in op.regions for block in region.blocks for inner in block.ops)
     return op.has_trait(Pure) and not op.regions and not op.has_trait(IsTerminator)
 
 
