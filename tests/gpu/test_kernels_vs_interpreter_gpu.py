@@ -14,7 +14,7 @@ register tiles of 96 rows, split and replicated, in reductions, scans and an mma
 that starts past its end; column vectors stored at odd elements; negative index differences;
 a loop-invariant load past the end of its tensor where its loop is empty; loads before and
 after a loop; consumers taking turns in a persistent grid, over two loops, and three of them;
-2-stage rings split into K's and V's)
+2-stage rings split into K's and V's; wgmmas issued early and waited for late, @schedule_wgmma(1))
 run on the GPU and match the interpreter. A store_add target starts with the harness's random
 values (it is read, so it is not poisoned), and elements past its ends must keep them."""
 
@@ -218,3 +218,15 @@ def test_packed_half_math_gives_the_interpreters_bits() -> None:
         both_nan = np.isnan(got.astype(np.float32)) & np.isnan(ref.astype(np.float32))
         differ = (got.view(np.uint16) != ref.view(np.uint16)) & ~both_nan
         assert not differ.any(), f"{arg}: {differ.sum()} elements differ, first at {np.argwhere(differ)[0]}"
+
+
+SCHEDULED = [("attn64.tk", {"B": 2, "H": 3, "N": 256}), ("heights_dkdv.tk", {"N": 512}), ("attn_bwd_dq.tk", {"N": 200}),
+             ("rope_attention.tk", {"B": 1, "H": 2, "N": 200}), ("ssd_chunk.tk", {"H": 3, "L": 200}),
+             ("document128.tk", {"B": 2, "H": 2, "N": 200}), ("register_b_ragged.tk", {"N": 200}),
+             ("heights_mixed.tk", {"N": 256, "NQ": 128}), ("attn_turns.tk", {"B": 2, "H": 3, "N": 320})]
+"""Kernels in which sm90-schedule-wgmma moves issues and waits (@schedule_wgmma(1), off by default)."""
+
+
+@pytest.mark.parametrize("name,dims", SCHEDULED, ids=[name for name, _ in SCHEDULED])
+def test_scheduled_wgmmas_match_the_interpreter(name: str, dims: dict[str, int]) -> None:
+    check_against_interpreter(name, dims, {"@schedule_wgmma": 1}, seed=1)
