@@ -17,9 +17,10 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
-PERF_INFO_CODES = ("C7508", "C7513", "C7517", "C7519")
-"""ptxas infos that mean lost performance: setmaxnreg ignored, wgmmas serialized because other
-instructions write their registers while they are in flight, wgmma wait/arrive injected."""
+PERF_INFO_CODES = ("C7508", "C7512", "C7513", "C7517", "C7519")
+"""ptxas infos that mean lost performance: setmaxnreg ignored, wgmmas serialized for want of
+registers or because other instructions write their registers while they are in flight, wgmma
+wait/arrive injected."""
 
 
 class ToolNotFound(RuntimeError):
