@@ -1040,8 +1040,9 @@ class Planner:
 
     def schedule_wgmma(self) -> tuple[int, str]:
         """@schedule_wgmma(1): sm90-schedule-wgmma moves the consumers' wgmma issues up and their
-        waits down within each block. Pinned only until it is measured on the GPU (it changes
-        no result by construction, and every shipped kernel assembles clean with it)."""
+        waits down within each block. Pinned only until it is measured on the GPU: it keeps each
+        product's arithmetic, and ptxas assembles every shipped kernel with it as without it (no
+        spills, no serialised wgmmas: schedule-wgmma-ptxas-2026-12-05.log), but no kernel ran."""
         if not int_pin(self.annotation("schedule_wgmma")):
             return 0, f"pinned off by {self.pin('schedule_wgmma', '0')}: each product waited for where it is issued"
         return 1, (f"pinned by {self.pin('schedule_wgmma', '1')}: each wgmma issued as early as its operands "
