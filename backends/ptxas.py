@@ -17,10 +17,14 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
-PERF_INFO_CODES = ("C7508", "C7512", "C7513", "C7517", "C7519")
-"""ptxas infos that mean lost performance: setmaxnreg ignored, wgmmas serialized for want of
-registers or because other instructions write their registers while they are in flight, wgmma
-wait/arrive injected."""
+PERF_INFO_CODES = {
+    "C7508": "setmaxnreg ignored",
+    "C7512": "wgmmas serialised for want of registers",
+    "C7513": "wgmmas serialised: other instructions write their registers while they are in flight",
+    "C7517": "a wgmma wait injected",
+    "C7519": "a wgmma arrive injected",
+}
+"""ptxas infos that mean lost performance, and what each means."""
 
 
 class ToolNotFound(RuntimeError):

@@ -181,7 +181,7 @@ def _report(args: argparse.Namespace) -> int:
     module = load_module(args.file, args.kernel, args.params, ctx)
     require_one_kernel(module, args.file)
     module = compile_module(module, "tile", ctx=ctx)
-    sys.stdout.write(report(module).rstrip("\n") + "\n")
+    sys.stdout.write(report(module, ctx).rstrip("\n") + "\n")
     return EXIT_OK
 
 

@@ -11,6 +11,7 @@ so the report never re-derives a decision.
 
 from __future__ import annotations
 
+from xdsl.context import Context
 from xdsl.dialects import scf
 from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, StringAttr
 from xdsl.ir import Operation, SSAValue
@@ -200,7 +201,10 @@ def _tail_lines(kernel: KernelOp) -> list[str]:
     return lines or ["  none: every tile past the end of a tensor reads zeros where they are exact"]
 
 
-def report(module: ModuleOp) -> str:
+def report(module: ModuleOp, ctx: Context | None = None) -> str:
+    """The decisions the tile passes recorded on each kernel of `module` (tile IR after the tile
+    passes); with `ctx`, then what ptxas makes of it (`ptxas_lines`: the rest of the pipeline runs
+    on `module`)."""
     out: list[str] = []
     for kernel in module.walk():
         if not isinstance(kernel, KernelOp):
@@ -233,4 +237,29 @@ def report(module: ModuleOp) -> str:
             ways = f"{ways}-way" if ways != "-" else ""
             out.append(f"  {access:<{widths[0]}}  {layout:<{widths[1]}}  {ways:>{widths[2] + 4}}  {why}")
         out.append("")
+    if ctx is not None:
+        out += ptxas_lines(module, ctx)
     return "\n".join(out)
+
+
+def ptxas_lines(module: ModuleOp, ctx: Context) -> list[str]:
+    """What ptxas makes of the kernel: registers per thread at entry, spills, and the infos that
+    mean lost performance (a plan whose register model missed shows here first); a line saying
+    why not where ptxas is not installed."""
+    from tkc.backends.ptx_printer import print_ptx
+    from tkc.backends.ptxas import PERF_INFO_CODES, ToolNotFound, assemble
+    from tkc.driver import compile_module
+
+    try:
+        report = assemble(print_ptx(compile_module(module, "ptx", ctx=ctx))).report
+    except ToolNotFound:
+        return ["ptxas", "  not installed (the `cuda` extra brings it): registers and spills unknown"]
+    spilled = report.spill_stores or report.spill_loads or report.stack_frame
+    infos = dict.fromkeys(report.perf_infos)
+    return [
+        "ptxas",
+        f"  registers   {report.registers} per thread at entry (setmaxnreg then moves them between the roles)",
+        "  spills      " + (f"{report.spill_stores} B stored, {report.spill_loads} B loaded, {report.stack_frame} B stack"
+                            if spilled else "none"),
+        "  losses      " + ("; ".join(f"{code}: {PERF_INFO_CODES[code]}" for code in infos) if infos else "none"),
+    ]

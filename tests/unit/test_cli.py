@@ -120,7 +120,7 @@ def test_run_delegates_to_the_runner(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_report_delegates_after_the_tile_passes(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setattr(driver, "load_stage", lambda *a: lambda module: f"kernels: {len(module.body.block.ops)}")
+    monkeypatch.setattr(driver, "load_stage", lambda *a: lambda module, ctx: f"kernels: {len(module.body.block.ops)}")
     assert cli.main(["report", GEMM, "-k", "gemm"]) == 0
     assert capsys.readouterr().out == "kernels: 1\n"
 
@@ -297,3 +297,24 @@ def test_define_pins_a_kernel_annotation(capsys: pytest.CaptureFixture[str]) -> 
 def test_tune_space_takes_annotations_with_plan_for_no_pin() -> None:
     assert cli._space_item("@stages=plan,8") == ("@stages", [None, 8])
     assert cli._space_item("BM=64,128") == ("BM", [64, 128])
+
+
+def test_report_ends_with_what_ptxas_makes_of_the_kernel(monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    from tkc.backends import ptxas
+
+    try:
+        ptxas.find_tool("ptxas")
+    except ptxas.ToolNotFound:
+        pytest.skip("ptxas is not installed")
+    assert cli.main(["report", str(REPO / "examples/attention_bwd.tk"), "-k", "attn_bwd_dq"]) == 0
+    out = capsys.readouterr().out
+    assert "\nptxas\n  registers   168 per thread at entry" in out
+    assert out.endswith("  spills      none\n  losses      C7512: wgmmas serialised for want of registers\n")
+
+    def missing(name: str) -> None:
+        raise ptxas.ToolNotFound(name)
+
+    monkeypatch.setattr(ptxas, "find_tool", missing)
+    assert cli.main(["report", str(REPO / "examples/gemm.tk")]) == 0
+    assert capsys.readouterr().out.endswith("ptxas\n  not installed (the `cuda` extra brings it): registers and spills unknown\n")
