@@ -7,6 +7,7 @@ computes the wrong thing without an error.
         --deadline 480 --out DIR          # on a machine with a GPU
     python tests/fuzz/gpu_diff.py --show mutated:1:17        # one case: its program, sizes, outcome
     python tests/fuzz/gpu_diff.py --replay DIR/summary.json ... # its failing cases first, then the rest
+    python tests/fuzz/gpu_diff.py --pin @schedule_wgmma=1 ...     # every case with an opt-in pinned
 
 Cases are run_campaign.py's (`KIND:SEED:INDEX`, the same programs); each runs at sizes of two
 tiles per dimension minus a ragged amount (partial last tiles; whole tiles where the runtime
@@ -147,7 +148,7 @@ def run_one(spec: str, progress: Callable[[str], None] = lambda stage: None) -> 
     from tkc.diagnostics import TkError
     from tkc.driver import load_module
     from tkc.interpreter import find_kernel, interpret
-    from tkc.runner import _assignments, kernel_params, make_inputs
+    from tkc.runner import kernel_params, make_inputs
     from tkc.runtime.device import DeviceError
     from tkc.runtime.run import launch_arrays, written
 
@@ -158,7 +159,7 @@ def run_one(spec: str, progress: Callable[[str], None] = lambda stage: None) -> 
         path = str(Path(tmp) / f"case{case.suffix}")
         Path(path).write_text(case.source, encoding="utf-8")
         try:
-            params = _assignments(list(case.defines))
+            params = case_params(list(case.defines))
             module = load_module(path, case.kernel, params)
             kernel = find_kernel(module, case.kernel)
             name = kernel.sym_name.data
@@ -237,7 +238,7 @@ def tile_passes_one(spec: str) -> dict:
     from tkc.diagnostics import TkError
     from tkc.driver import load_module
     from tkc.interpreter import find_kernel, interpret
-    from tkc.runner import _assignments, bisect, kernel_params, make_inputs, snapshots
+    from tkc.runner import bisect, kernel_params, make_inputs, snapshots
 
     case = build_case(spec)
     record: dict = {"case": spec}
@@ -245,7 +246,7 @@ def tile_passes_one(spec: str) -> dict:
         path = str(Path(tmp) / f"case{case.suffix}")
         Path(path).write_text(case.source, encoding="utf-8")
         try:
-            module = load_module(path, case.kernel, _assignments(list(case.defines)))
+            module = load_module(path, case.kernel, case_params(list(case.defines)))
             kernel = find_kernel(module, case.kernel)
         except TkError as error:
             return record | {"outcome": "skip", "why": "compile: " + str(error).splitlines()[0][:160]}
@@ -294,6 +295,14 @@ def variant_name(compiled, arrays) -> str:
         return "the kernel"
     pins = find_kernel(chosen._input, None).annotations.data
     return "the variant " + " ".join(f"@{pin}" for pin in ("whole_tiles", "cluster") if pin in pins)
+
+
+def case_params(defines: list[str]) -> dict:
+    """A case's -D assignments over --pin's (TKC_GPU_DIFF_PINS, `@NAME=VALUE,...`, which the
+    workers inherit; a case that sets a pin itself keeps its own)."""
+    from tkc.runner import _assignments
+
+    return _assignments(os.environ.get("TKC_GPU_DIFF_PINS") or None) | _assignments(defines)
 
 
 TILE_PASSES_ONLY = os.environ.get("TKC_GPU_DIFF_TILE_PASSES") == "1"
@@ -409,6 +418,8 @@ def main() -> int:
     parser.add_argument("--replay", type=Path, metavar="SUMMARY", help="run a summary.json's failing cases first")
     parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--deadline-at", type=float, help=argparse.SUPPRESS)
+    parser.add_argument("--pin", action="append", default=[], metavar="@NAME=VALUE",
+                        help="compile every case with this annotation pinned too (@schedule_wgmma=1)")
     parser.add_argument("specs", nargs="*", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -416,6 +427,8 @@ def main() -> int:
         return 0
     if args.tile_passes:
         os.environ["TKC_GPU_DIFF_TILE_PASSES"] = "1"  # the workers inherit it
+    if args.pin:
+        os.environ["TKC_GPU_DIFF_PINS"] = ",".join(args.pin)
     if args.show:
         case = build_case(args.show)
         print(case.source)
