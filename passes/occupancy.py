@@ -169,6 +169,18 @@ def register_cost(value: SSAValue, consumers: int, columns: set[SSAValue], band:
     return Fraction(2 * rows // (16 if band else WGMMA_ROWS))
 
 
+def overlap_registers(loop: scf.ForOp, late: MmaOp, consumers: int, band: bool = False) -> int:
+    """Registers per consumer thread an overlapped loop (tile-pipeline's `overlap`) holds while
+    its late mma runs beside the next iteration's: the product of every mma of the body (the
+    accumulators the tensor cores may be writing at once), the late mma's A operand where it is
+    a register tile (the previous iteration's, read until that mma completes), and
+    OVERHEAD_REGISTERS. ptxas allocates these together or serialises the wgmmas (C7512)."""
+    products = sum((register_cost(op.result, consumers, set(), band)
+                    for op in loop.body.block.ops if isinstance(op, MmaOp)), Fraction(0))
+    operand = register_cost(late.a, consumers, set(), band)  # nothing where A is in shared memory
+    return math.ceil(products + operand) + OVERHEAD_REGISTERS
+
+
 def program_order(root: Operation) -> dict[Operation, int]:
     """Every op under `root` numbered in program order, so the ops nested in an op follow it
     contiguously (an explicit stack: xDSL's recursive walk costs the nesting depth per op)."""

@@ -71,7 +71,8 @@ from xdsl.passes import ModulePass
 
 from tkc.dialects import tile
 from tkc.diagnostics import error_at
-from tkc.dialects.tile import DecisionAttr, KernelOp, SharedTileType, SharedVectorType, element_name
+from tkc.dialects.tile import DecisionAttr, KernelOp, MmaOp, SharedTileType, SharedVectorType, element_name
+from tkc.passes.occupancy import OVERHEAD_REGISTERS, overlap_registers
 from tkc.passes.plan import SMEM_BUDGET, KernelPlan, late_tail, loop_loads, smem_plan, split_ring_loads, value_name
 
 
@@ -103,9 +104,12 @@ def _loop_pin(loop: scf.ForOp, name: str) -> int | None:
     return attr.value.data if isinstance(attr, IntegerAttr) else None
 
 
-def _overlap_decision(loop: scf.ForOp, stages: int) -> DecisionAttr | None:
+def _overlap_decision(loop: scf.ForOp, plan: KernelPlan) -> DecisionAttr | None:
     """Whether the loop's last mma runs one iteration late (plan.late_tail), pinned by @overlap.
-    Not with a one-stage ring: the late mma still reads the stage the next iteration waits for."""
+    Not with a one-stage ring: the late mma still reads the stage the next iteration waits for;
+    nor where the registers the overlap keeps in flight (occupancy.overlap_registers) exceed
+    what a consumer has."""
+    stages = plan.stages
     pin = _loop_pin(loop, "overlap")
     tail = late_tail(loop)
     if pin == 0:
@@ -123,6 +127,19 @@ def _overlap_decision(loop: scf.ForOp, stages: int) -> DecisionAttr | None:
                 "else in the loop reads, after an earlier mma, and no stores or tile.to_shared in the loop",
             )
         return None
+    late = next(op for op in tail if isinstance(op, MmaOp))
+    in_flight = overlap_registers(loop, late, plan.consumers, plan.band)
+    crowded = (f"{in_flight} registers per consumer thread in flight (the products of the loop's mmas, the late "
+               f"mma's register operand from the iteration before and {OVERHEAD_REGISTERS} for addresses), over the "
+               f"{plan.consumer_registers} each consumer has")
+    if plan.consumer_registers and in_flight > plan.consumer_registers:
+        if pin is None:
+            return DecisionAttr(
+                0,
+                f"overlapped, the loop would hold {crowded}: ptxas would serialise its wgmmas (C7512), which ran "
+                "attention backward's dQ 1.23-1.47x slower on the H200; each iteration waits for its own mmas",
+            )
+        return DecisionAttr(1, f"pinned by @overlap(1), though it holds {crowded} (ptxas may serialise the wgmmas)")
     pinned = "pinned by @overlap(1); " if pin is not None else ""
     return DecisionAttr(
         1,
@@ -224,7 +241,7 @@ def pipeline(kernel: KernelOp) -> None:
         ring.owner.attributes["stage_bytes"] = IntegerAttr(ring.stage_bytes, 64)
         for load, offset in ring.loads:
             load.attributes["stage_offset"] = IntegerAttr(offset, 64)
-        if isinstance(ring.owner, scf.ForOp) and (overlap := _overlap_decision(ring.owner, stages)) is not None:
+        if isinstance(ring.owner, scf.ForOp) and (overlap := _overlap_decision(ring.owner, kernel_plan)) is not None:
             ring.owner.attributes["overlap"] = overlap
     for loop in loops:
         if "turns" in loop.attributes or KernelPlan.overlaps(loop):

@@ -2,7 +2,7 @@
 at its defaults, and the variants a launch may take instead: without tail masks, clustered)
 assembles with ptxas for sm_90a with no spills, no stack frame, no warnings and
 none of the performance infos (C7508 setmaxnreg ignored, C7512/C7513/C7517/C7519 wgmma
-serialised or waits injected; SERIALISED lists the known exception): the occupancy plan's
+serialised or waits injected): the occupancy plan's
 register model must agree with ptxas for every kernel, not only those the sweep varies. Nor does any hold an unsigned div or rem by an
 immediate, which ptxas expands into its generic reciprocal sequence (I2F, MUFU.RCP, F2I: a ring
 index of 3 or 6 stages paid it in every iteration); the builder strength-reduces them."""
@@ -16,7 +16,7 @@ import pytest
 
 from tkc.api import CompiledKernel
 from tkc.backends.ptx_printer import print_ptx
-from tkc.backends.ptxas import PtxasReport, ToolNotFound, assemble, find_tool
+from tkc.backends.ptxas import ToolNotFound, assemble, find_tool
 from tkc.dialects import tile
 from tkc.driver import compile_module, load_module, make_context
 
@@ -26,20 +26,7 @@ except ToolNotFound:
     pytest.skip("ptxas not installed", allow_module_level=True)
 
 ROOT = Path(__file__).resolve().parents[2]
-SERIALISED = {("attention_bwd", "attn_bwd_dq")}
-"""Kernels ptxas assembles with their wgmmas serialised for want of registers (C7512) and nothing
-else amiss, known and not yet fixed: attention backward's dQ kernel at D = 128 keeps S, dP, the
-previous dS and dQ's accumulator live at once in its overlapped loop; @overlap(0), BKV = 64 or
-BQ = 64 avoid it, and which is fastest needs the GPU (benchmarks/results/attn-bwd-dq-c7512-2026-12-05.log).
-A kernel that assembles clean must leave this set."""
 
-
-def assert_clean(report: PtxasReport, example: str, kernel: str) -> None:
-    if (example, kernel) in SERIALISED:
-        assert report.perf_infos == ["C7512"] and not (report.spill_stores or report.stack_frame or report.warnings), (
-            f"{kernel}: expected only C7512 (else take it out of SERIALISED)\n{report.log}")
-        return
-    assert report.clean, report.log
 FILES = sorted((ROOT / "examples").glob("*.tk")) + sorted((ROOT / "tests" / "gpu" / "kernels").glob("*.tk"))
 
 
@@ -57,7 +44,8 @@ def test_kernel_assembles_clean(path: Path, kernel: str) -> None:
     module = compile_module(load_module(path, kernel, {}, ctx), "ptx", ctx=ctx)
     ptx = print_ptx(module)
     assert not re.findall(r"^\s*(?:div|rem)\.u32 [^;]*, \d+;", ptx, re.MULTILINE)
-    assert_clean(assemble(ptx).report, path.stem, kernel)
+    report = assemble(ptx).report
+    assert report.clean, report.log
 
 
 BENCHMARKED = [
@@ -96,4 +84,5 @@ def test_launch_variants_assemble_clean(path: Path, kernel: str) -> None:
     compiled = CompiledKernel(str(path), kernel, {})
     for variant in (compiled.whole_tiles, compiled.clustered):
         if variant is not None:
-            assert_clean(assemble(variant.ptx).report, path.stem, kernel)
+            report = assemble(variant.ptx).report
+            assert report.clean, report.log
