@@ -87,6 +87,12 @@ class Tail:
     coord: SSAValue | None
     extent: int
     scale: int
+    bound: str | int | None = None
+    """Of an element range, the tensor's dim: the language bounds the range's end by it, but a
+    run-time end may lie past it (a KV cache shorter than the keys a sequence counts), and the
+    interpreter then ends the range at the dim, so the masks end it at min(end, dim) too (TMA
+    reads zeros between the two, which are padding, not elements). The analysis (_limit,
+    covers) keeps comparing ends as written."""
 
     @property
     def element(self) -> bool:
@@ -161,7 +167,7 @@ def box_padding(op: tile.LoadOp | tile.StoreOp, whole_tiles: Mapping[str, int],
         dim = tensor_type.get_dims()[first + axis]
         end = ends.get(first + axis)
         tail = Tail(dim if end is None else canonical(end), canonical(op.coords[first + axis]), extent,
-                    scales[first + axis])
+                    scales[first + axis], None if end is None else dim)
         terms, length = _limit(tail)
         fixed = end is not None and tail.scale == 1 and not terms  # a range of a fixed length: elem(x, x + c)
         if fixed:
@@ -871,6 +877,10 @@ class TailMasks:
                 self.tail_values[tail] = (dim, past.result)
                 return self.tail_values[tail]
             ops: list[Operation] = []
+            if tail.bound is not None and (bound := self.dim(tail.bound)) is not dim:
+                # a range ends at its end or the tensor's, whichever comes first
+                ops.append(first_end := arith.MinSIOp(dim, bound))
+                dim = first_end.result
             start = tail.coord
             if tail.scale != 1:
                 ops.append(scaled := arith.MuliOp(tail.coord, self.const(tail.scale)))
@@ -916,6 +926,7 @@ class TailMasks:
                 return op.result
         arg = next(a for a in block.args if dim in cast(tile.GlobalType, a.type).get_dims())
         dim_op = tile.DimOp(arg, cast(tile.GlobalType, arg.type).get_dims().index(dim))
+        dim_op.result.name_hint = dim
         Rewriter.insert_op(dim_op, InsertPoint.at_start(block))
         return dim_op.result
 
