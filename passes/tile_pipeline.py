@@ -141,11 +141,13 @@ def _overlap_decision(loop: scf.ForOp, plan: KernelPlan) -> DecisionAttr | None:
             )
         return DecisionAttr(1, f"pinned by @overlap(1), though it holds {crowded} (ptxas may serialise the wgmmas)")
     pinned = "pinned by @overlap(1); " if pin is not None else ""
+    fits = (f" ({in_flight} of a consumer's {plan.consumer_registers} registers in flight)"
+            if plan.consumer_registers else "")
     return DecisionAttr(
         1,
         f"{pinned}the last mma only accumulates into a carried tile nothing else reads, so it runs one iteration "
         "late: each iteration issues its first mma, then the previous iteration's last, and computes on the first "
-        "product while the tensor cores run both (FlashAttention-3); its stage is freed one iteration later",
+        f"product while the tensor cores run both (FlashAttention-3); its stage is freed one iteration later{fits}",
     )
 
 
