@@ -1054,8 +1054,8 @@ class Planner:
         """@schedule_wgmma(1): sm90-schedule-wgmma moves the consumers' wgmma issues up and their
         waits down within each block. Pinned only: it keeps each product's arithmetic (the same
         bits) and ptxas assembles every shipped kernel with it, but on the H200 it ran the 13
-        kernels it changes 0.85-1.05x as fast batched, 0.87-1.03x under do_bench (dK/dV 1.02-1.05x,
-        Hedgehog 1.03x; dQ at D = 64 0.85x, FFTConv 0.94x: pin_ab-2026-12-05.json), ptxas's own
+        kernels it changes 0.85-1.05x as fast batched, 0.87-1.03x under do_bench (dK/dV 0.99-1.05x,
+        Hedgehog 1.04x; dQ at D = 64 0.85x, FFTConv 0.94x: pin_ab-2026-12-05.json), ptxas's own
         scheduling doing as well where the products are independent."""
         if not int_pin(self.annotation("schedule_wgmma")):
             return 0, f"pinned off by {self.pin('schedule_wgmma', '0')}: each product waited for where it is issued"

@@ -34,7 +34,7 @@ Moved ops say so (`scheduled`: how far, and why), so the decision shows in the I
 pass runs on the kernels whose plan asks for it (`@schedule_wgmma(1)`, tile-occupancy-plan's
 `schedule_wgmma`, which convert-tile-to-sm90 records on the `sm90.kernel`). It is off by default:
 measured on the H200 in one process (benchmarks/pin_ab.py), the kernels it changes ran 0.85-1.05x
-as fast with it (attention backward's dK/dV 1.02-1.05x, Hedgehog 1.03x, the dQ kernel at D = 64
+as fast with it (attention backward's dK/dV 0.99-1.05x, Hedgehog 1.04x, the dQ kernel at D = 64
 0.85x, FFTConv 0.94x), with the same bits.
 """
 
