@@ -25,9 +25,7 @@ import torch
 import tkc
 
 HERE = Path(__file__).resolve().parent
-# Query rows per step of the dK/dV kernel: at D = 128 its two 64 x 128 f32 accumulators per
-# consumer leave room for 32 query columns of S^T and dP^T, not 64.
-DKDV_BQ = {64: 64, 128: 32}
+HEAD_DIMS = (64, 128)
 REDUCE_DQ_D = (64,)
 """Head dims whose backward can add dQ in the dK/dV kernel (attn_bwd)."""
 
@@ -54,7 +52,7 @@ def _check(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> int:
     if k.shape != v.shape or k.shape[0] != b or k.shape[2:] != (n, d) or h % k.shape[1]:
         raise ValueError(f"q {list(q.shape)}, k {list(k.shape)}, v {list(v.shape)}: k and v must be "
                          "[B, H / G, N, D] for q [B, H, N, D]")
-    if d not in DKDV_BQ:
+    if d not in HEAD_DIMS:
         raise ValueError(f"head dim {d}: the tkc attention kernels take D = 64 or 128")
     return h // k.shape[1]
 
@@ -91,7 +89,7 @@ class Attention(torch.autograd.Function):
         _kernel("attention_bwd.tk", "attn_bwd_delta", D=d)(o, d_o, delta)
         lse, delta = _tma_rows(lse), _tma_rows(delta)
         dq = torch.empty_like(q)
-        dkdv = _kernel("attention_bwd.tk", "attn_bwd_dkdv", D=d, BQ=DKDV_BQ[d], G=group, CAUSAL=causal)
+        dkdv = _kernel("attention_bwd.tk", "attn_bwd_dkdv", D=d, G=group, CAUSAL=causal)
         dkdv(q, k, v, d_o, lse, delta, dk, dv)
         _kernel("attention_bwd.tk", "attn_bwd_dq", D=d, G=group, CAUSAL=causal)(q, k, v, d_o, lse, delta, dq)
         return dq, dk, dv, None, None

@@ -379,11 +379,13 @@ def bisect(
 
 
 def run_on_gpu(
-    path: str, kernel: str | None, inputs: Mapping[str, np.ndarray], params: Mapping[str, int], out: TextIO = sys.stdout
+    path: str, kernel: str | None, inputs: Mapping[str, np.ndarray], params: Mapping[str, int], out: TextIO | None = None
 ) -> Arrays:
     """Compile `kernel`, launch it once on `inputs` (synchronous) and return the arguments it
     writes; then print the median time of 20 launches and their TFLOP/s (where torch is there to
-    keep copies on the device). tkc.runtime.DeviceError where no usable GPU is."""
+    keep copies on the device) to `out` (sys.stdout as it is at the call). tkc.runtime.DeviceError
+    where no usable GPU is."""
+    out = out or sys.stdout
     from tkc.api import CompiledKernel
     from tkc.flops import count_flops
     from tkc.runtime.run import launch_arrays, median_milliseconds, written
@@ -422,8 +424,10 @@ def gpu_refusal(path: str, kernel: str, inputs: Mapping[str, np.ndarray], params
     return None
 
 
-def run_command(args: Any, out: TextIO = sys.stdout) -> int:
-    """`tkc run`; returns the exit status (1: --check failed or bisect found a pass)."""
+def run_command(args: Any, out: TextIO | None = None) -> int:
+    """`tkc run`, printing to `out` (sys.stdout as it is at the call, not at import); returns the
+    exit status (1: --check failed or bisect found a pass)."""
+    out = out or sys.stdout
     from tkc.driver import load_module, require_one_kernel
 
     params = _assignments(getattr(args, "params", None) or getattr(args, "define", None))

@@ -202,6 +202,7 @@ def test_a_dump_of_a_pass_that_does_not_run_is_an_error(capsys: pytest.CaptureFi
 
 
 def test_run_without_a_gpu_exits_2(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import tkc.runner
     import tkc.runtime
 
     def no_device(**kwargs: object) -> None:
