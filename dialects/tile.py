@@ -105,6 +105,18 @@ REGISTER_COUNTS = range(24, 257, 8)
 """Per-thread register counts setmaxnreg takes."""
 SMEM_BUDGET = 232448
 """Dynamic shared memory one block may opt into on Hopper (227 KB)."""
+SM_SMEM = 233472
+"""Shared memory of one SM (228 KB): blocks on the same SM share it, BLOCK_RESERVED_SMEM each reserved."""
+BLOCK_RESERVED_SMEM = 1024
+SM_REGISTERS = 65536
+MAX_THREAD_REGISTERS = 255
+
+
+def entry_registers(threads: int, ctas: int) -> int:
+    """Registers per thread at entry to a block of `threads` with .maxntid and .minnctapersm `ctas`:
+    the SM's register file shared by `ctas` blocks, in the multiples of 8 setmaxnreg counts in."""
+    return min(MAX_THREAD_REGISTERS, SM_REGISTERS // (threads * ctas)) // 8 * 8
+
 TMA_BOX_MAX = 256
 """Elements one TMA box spans per dimension at most: a longer vector is copied as several boxes."""
 TMA_SMEM_ALIGN = 128
@@ -328,6 +340,7 @@ class PlanAttr(ParametrizedAttribute):
                 f"{value.get('consumers', 1)} consumer warpgroup(s) split tiles of {WGMMA_ROWS * value.get('consumers', 1)} "
                 "rows and more: only shorter tiles are replicated"
             )
+        ctas = value.get("ctas_per_sm", 1)
         if "producer_registers" in value and "consumer_registers" in value:
             producer, consumer = value["producer_registers"], value["consumer_registers"]
             if (producer == 0) != (consumer == 0):
@@ -340,6 +353,20 @@ class PlanAttr(ParametrizedAttribute):
                     f"the plan's producer_registers ({producer}) exceed its consumer_registers ({consumer}): the "
                     "producer gives registers back (setmaxnreg.dec) and the consumers take them (setmaxnreg.inc)"
                 )
+            threads, consumers = value.get("threads"), value.get("consumers")
+            if producer and threads is not None and consumers is not None:
+                pool = threads * entry_registers(threads, ctas)
+                if WARPGROUP_THREADS * (producer + consumers * consumer) > pool:
+                    raise VerifyException(
+                        f"the plan's setmaxnreg counts ({producer} for the producer, {consumer} for each of "
+                        f"{consumers} consumer warpgroup(s)) need more than the {pool} registers a {threads}-thread "
+                        f"block gets at entry with {ctas} block(s) per SM"
+                    )
+        if "smem_bytes" in value and ctas * (value["smem_bytes"] + BLOCK_RESERVED_SMEM) > SM_SMEM:
+            raise VerifyException(
+                f"the plan puts {ctas} block(s) of {value['smem_bytes']} bytes of shared memory on an SM, over its "
+                f"{SM_SMEM} ({BLOCK_RESERVED_SMEM} reserved per block)"
+            )
 
 
 def _plan_order(decisions: Mapping[str, Attribute]) -> DictionaryAttr:

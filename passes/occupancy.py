@@ -22,7 +22,12 @@ from xdsl.ir import Attribute, Block, OpResult, Operation, SSAValue
 from tkc import dtypes
 from tkc.diagnostics import error_at, location_of
 from tkc.dialects.tile import (
+    BLOCK_RESERVED_SMEM,
     MAX_CTAS_PER_SM,
+    MAX_THREAD_REGISTERS,
+    SM_REGISTERS,
+    SM_SMEM,
+    entry_registers,
     REALIGNED,
     BinaryOp,
     BlockIdOp,
@@ -60,8 +65,6 @@ from tkc.passes.plan import (
     MBARRIER_REGION,
     KernelPlan,
     band_obstacle,
-    SM_REGISTERS,
-    SM_SMEM,
     SMEM_BUDGET,
     WARPGROUP_THREADS,
     WGMMA_ROWS,
@@ -92,7 +95,6 @@ MAX_STAGES = 4
 """The deepest ring the plan picks by itself; a pin may ask for up to 16, and the tuner tries 6 and 8
 (64x128x64 GEMM tiles ran 0.55-0.71x cuBLAS at 4 stages, 0.89-1.06x at 8; 128x128x64 ones best at 4)."""
 MAX_THREADS = 1024
-MAX_THREAD_REGISTERS = 255
 SETMAXNREG_RANGE = (24, 256)
 """The counts setmaxnreg takes (multiples of 8)."""
 MIN_SETMAXNREG = SETMAXNREG_RANGE[0]
@@ -126,7 +128,7 @@ def mma_registers(mma: MmaOp) -> int:
 def register_pool(consumers: int, ctas: int) -> tuple[int, int]:
     """(registers per thread at entry, the block's pool) with .maxntid + .minnctapersm `ctas`."""
     threads = WARPGROUP_THREADS * (1 + consumers)
-    entry = floor8(min(MAX_THREAD_REGISTERS, SM_REGISTERS // (threads * ctas)))
+    entry = entry_registers(threads, ctas)
     return entry, threads * entry
 
 
@@ -1088,8 +1090,9 @@ class Planner:
         ctas, why = 1, ""
         for blocks in range(2, limit + 1):
             consumer = register_split(n, blocks, demand)[1]
-            if blocks * (smem + 1024) > SM_SMEM:
-                why = f"{blocks} blocks would need {blocks} x ({smem} + 1024 reserved) bytes, over the SM's {SM_SMEM}"
+            if blocks * (smem + BLOCK_RESERVED_SMEM) > SM_SMEM:
+                why = (f"{blocks} blocks would need {blocks} x ({smem} + {BLOCK_RESERVED_SMEM} reserved) bytes, "
+                       f"over the SM's {SM_SMEM}")
             elif demand > consumer:
                 why = f"with {blocks} blocks a consumer gets {consumer} registers, under the {demand} it needs"
             elif not self.widest_mma_fits(n, blocks):

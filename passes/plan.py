@@ -64,9 +64,6 @@ from tkc.dialects.tile import (
     ZERO_PAST_END,
 )
 
-SM_SMEM = 233472
-"""Shared memory of one SM (228 KB): blocks on the same SM share it, 1 KB each reserved."""
-SM_REGISTERS = 65536
 TILE_ALIGN = 1024
 """Every shared tile starts at a multiple of 1024 (the 128B swizzle repeat)."""
 VECTOR_ALIGN = 128

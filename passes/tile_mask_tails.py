@@ -81,7 +81,9 @@ class Tail:
     extent) or elements (`elem(x)`: `scale` is 1). `dim` is the tensor's dim, or the run-time
     end of an element range (`elem(x, end)`). A range of a fixed length (`elem(x, x + 1)`: an
     embedding row) has the tail (length, None, extent, 1) wherever x lies: its padding is the
-    same from one gathered row to the next, so it stays exact where a loop carries it."""
+    same from one gathered row to the next, so it stays exact where a loop carries it. Where
+    such a range may also run past the tensor's end (`elem(g * 4, g * 4 + 4)` of 10 rows), it
+    has the tensor's tail (dim, x, extent, 1) as well, and its padding begins at the nearer."""
 
     dim: str | int | SSAValue
     coord: SSAValue | None
@@ -93,6 +95,13 @@ class Tail:
     interpreter then ends the range at the dim, so the masks end it at min(end, dim) too (TMA
     reads zeros between the two, which are padding, not elements). The analysis (_limit,
     covers) keeps comparing ends as written."""
+
+    cuts_fixed_range: bool = False
+    """The tensor's end cutting a range of a fixed length (`elem(x, x + 4)` of 10 rows): masks
+    leave what lies past it out of reductions and mmas, but a store is not refused for it: it
+    writes there what the kernel computed from TMA's zeros, where the interpreter writes
+    nothing. Refusing would refuse every store of rows or biases gathered at offsets read at
+    run time, which lie inside the tensor wherever the offsets are right."""
 
     @property
     def element(self) -> bool:
@@ -166,20 +175,37 @@ def box_padding(op: tile.LoadOp | tile.StoreOp, whole_tiles: Mapping[str, int],
     for axis, extent in enumerate(shape):
         dim = tensor_type.get_dims()[first + axis]
         end = ends.get(first + axis)
-        tail = Tail(dim if end is None else canonical(end), canonical(op.coords[first + axis]), extent,
-                    scales[first + axis], None if end is None else dim)
+        coord = canonical(op.coords[first + axis])
+        tail = Tail(dim if end is None else canonical(end), coord, extent, scales[first + axis], None if end is None else dim)
         terms, length = _limit(tail)
         fixed = end is not None and tail.scale == 1 and not terms  # a range of a fixed length: elem(x, x + c)
-        if fixed:
-            tail = Tail(length, None, extent, 1)
         multiple = dim if isinstance(dim, int) else whole_tiles.get(dim, 1)
-        whole = (not tail.element and multiple % extent == 0 or fixed and length >= extent
-                 or _inside(dim, end, op.coords[first + axis], scales[first + axis], extent))
+        tails: set[Tail] = set()
+        if fixed:
+            if length < extent:
+                tails.add(Tail(length, None, extent, 1))
+            if _partly_past(coord, min(length, extent), multiple):
+                # the range ends at the tensor's end where that comes first: TMA's zeros between
+                # the two are padding, not elements (the interpreter leaves them out)
+                tails.add(Tail(dim, coord, extent, 1, cuts_fixed_range=True))
+        elif not (not tail.element and multiple % extent == 0
+                  or _inside(dim, end, op.coords[first + axis], scales[first + axis], extent)):
+            tails.add(tail)
         # TMA reads zeros past the tensor's end, but what the tensor holds past a range's end
         # (unless the consumers zero it)
         zeroed = end is None or (axis == 0 and tile.ZERO_PAST_END in op.attributes)
-        axes.append(AxisPadding(frozenset() if whole else frozenset({tail}), True, 0.0 if zeroed else None))
+        axes.append(AxisPadding(frozenset(tails), True, 0.0 if zeroed else None))
     return tuple(axes)
+
+
+def _partly_past(start: SSAValue, length: int, multiple: int) -> bool:
+    """Whether a range of `length` elements from `start` may end past a dim that is a multiple of
+    `multiple`: not one element (it lies wholly inside or wholly past, which traps), nor `length`
+    elements from a multiple of `length` in a dim of whole lengths."""
+    if length <= 1:
+        return False
+    terms, constant = _linear(start)
+    return not (multiple % length == 0 and constant % length == 0 and all(k % length == 0 for k in terms.values()))
 
 
 def _inside(dim: str | int, end: SSAValue | None, coord: SSAValue, scale: int, extent: int) -> bool:
@@ -755,6 +781,7 @@ class TailMasks:
         destination = box_padding(op, self.analysis.whole_tiles, self.analysis.canonical)
         clipped = op.attributes.get(CLIPPED)
         for axis, (padding, own) in enumerate(zip(self.analysis.of(op.value), destination)):
+            padding = replace(padding, tails=frozenset(t for t in padding.tails if not t.cuts_fixed_range))
             if padding.exact and padding.tails <= own.tails:
                 continue
             if isinstance(clipped, tile.DecisionAttr) and clipped.int_value == axis:

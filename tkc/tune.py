@@ -62,7 +62,6 @@ Config = dict[str, Value | None]
 """Parameters and `@` pins (None: the plan decides) of one configuration."""
 Space = dict[str, list[Value | None]]
 
-REGISTERS_PER_SM = 65536
 RUNS = 50
 """Timed batches per configuration (the benchmarks' GEMM uses 100; tuning ranks, it does not report)."""
 MIN_TILE = 16
@@ -305,13 +304,15 @@ def prune(path: str, kernel: str | None, config: Config, sizes: Mapping[str, int
     except PtxasError as e:
         trial.reason = "ptxas rejects it: " + e.log.strip().split("\n")[0]
         return trial, None
+    from tkc.dialects.tile import SM_REGISTERS
+
     trial.registers = report.registers
     if report.spill_stores or report.spill_loads:
         trial.reason = f"ptxas: spills {report.spill_stores} B / reloads {report.spill_loads} B of registers"
     elif report.stack_frame:
         trial.reason = f"ptxas: {report.stack_frame} B stack frame"
-    elif report.registers * abi.block > REGISTERS_PER_SM:
-        trial.reason = f"ptxas: {report.registers} registers x {abi.block} threads exceed the SM's {REGISTERS_PER_SM}"
+    elif report.registers * abi.block > SM_REGISTERS:
+        trial.reason = f"ptxas: {report.registers} registers x {abi.block} threads exceed the SM's {SM_REGISTERS}"
     return trial, (None if trial.reason else compiled)
 
 

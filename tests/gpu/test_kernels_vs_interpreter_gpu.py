@@ -126,6 +126,8 @@ SIZES = {
     "embedding_rows.tk": {"V": 37, "D": 200, "T": 50},
     # vectors at starts along the innermost dim that TMA cannot start a box at (realigned)
     "realigned_vectors.tk": {"L": 200},
+    # a fixed-length range past the tensor's end (T = 10: the last group of 4 holds 2 rows)
+    "group_max_ragged.tk": {"T": 10, "G": 3},
 }
 MORE_SIZES = [
     ("store_add_splitk.tk", {"M": 200, "N": 136, "K": 200}),
