@@ -222,3 +222,27 @@ builtin.module {
   }
 }
 // CHECK: plan-verification.mlir:[[# @LINE - 6]]:3: error: the plan's replicated_rows must be an integer, 0 (none) or a multiple of 16; got 40 : i64
+
+// -----
+
+// setmaxnreg counts over the registers 3 blocks per SM leave each block (ptxas: C7602).
+builtin.module {
+  tile.kernel @k(%X: !tile.gl<[M, N], f32>) attributes {plan = #tile.plan<consumers = #tile.decision<1, "x">, threads = #tile.decision<256, "x">, ctas_per_sm = #tile.decision<3, "x">, producer_registers = #tile.decision<40, "x">, consumer_registers = #tile.decision<256, "x">>} {
+    %m = tile.dim %X[0] : !tile.gl<[M, N], f32>
+    tile.grid(%m) as ["i"]
+    tile.return
+  }
+}
+// CHECK: plan-verification.mlir:[[# @LINE - 6]]:3: error: the plan's setmaxnreg counts (40 for the producer, 256 for each of 1 consumer warpgroup(s)) need more than the 20480 registers a 256-thread block gets at entry with 3 block(s) per SM
+
+// -----
+
+// Blocks per SM whose shared memory the SM does not hold.
+builtin.module {
+  tile.kernel @k(%X: !tile.gl<[M, N], f32>) attributes {plan = #tile.plan<smem_bytes = #tile.decision<182272, "x">, ctas_per_sm = #tile.decision<2, "x">>} {
+    %m = tile.dim %X[0] : !tile.gl<[M, N], f32>
+    tile.grid(%m) as ["i"]
+    tile.return
+  }
+}
+// CHECK: plan-verification.mlir:[[# @LINE - 6]]:3: error: the plan puts 2 block(s) of 182272 bytes of shared memory on an SM, over its 233472 (1024 reserved per block)
