@@ -59,13 +59,18 @@ def seed_sources() -> list[tuple[str, str]]:
     return [(p.relative_to(REPO).as_posix(), p.read_text(encoding="utf-8")) for p in paths]
 
 
+def _code(source: str) -> str:
+    """`source` without its comments, whose prose says "kernel" too ("stops the kernel with ...")."""
+    return re.sub(r"//[^\n]*", "", source)
+
+
 def kernel_names(source: str) -> list[str]:
-    return re.findall(r"\bkernel\s+([A-Za-z_]\w*)", source)
+    return re.findall(r"\bkernel\s+([A-Za-z_]\w*)", _code(source))
 
 
 def param_names(source: str) -> list[str]:
     names = []
-    for params in re.findall(r"\bkernel\s+\w+\s*<([^>]*)>", source):
+    for params in re.findall(r"\bkernel\s+\w+\s*<([^>]*)>", _code(source)):
         names += re.findall(r"([A-Za-z_]\w*)\s*=", params)
     return names
 
