@@ -733,7 +733,7 @@ class TailMasks:
                         or not all((t.coord is None or _dominates(t.coord, op)) and (not isinstance(t.dim, SSAValue) or _dominates(t.dim, op))
                                    for t in extra)):
                     continue
-                self.clip(op, axis, tensor_axis, sorted(extra, key=lambda t: (str(t.dim), t.extent)))
+                self.clip(op, axis, tensor_axis, self.in_order(extra))
                 break
         self.analysis = self.analyse()
 
@@ -871,7 +871,7 @@ class TailMasks:
                 limits.append(self.const(extent))
                 continue
             limit: SSAValue | None = None
-            for tail in sorted(padding[axis].tails, key=lambda t: (str(t.dim), t.extent)):
+            for tail in self.in_order(padding[axis].tails):
                 tail_limit, tail_past = self.tail(tail)
                 if past is not None:
                     ops.append(either := arith.OrIOp(past, tail_past))
@@ -891,6 +891,21 @@ class TailMasks:
             new.location = _location(value)
         Rewriter.insert_op(ops, _after(value))
         return branch.results[0]
+
+    def in_order(self, tails: Iterable[Tail]) -> list[Tail]:
+        """`tails` in the order of the values they read in the kernel, so that the masks' `min`s
+        take their operands in the same order in every compile (a set's order follows the
+        values' ids, which change from one process to the next)."""
+        order = {op: i for i, op in enumerate(self.kernel.walk())}
+
+        def place(value: str | int | SSAValue | None) -> tuple[int, str]:
+            if isinstance(value, OpResult):
+                return order.get(value.owner, -1), ""
+            if isinstance(value, SSAValue):  # a block argument: the kernel's tensors, a loop's index
+                return order.get(cast(Operation, value.owner.parent_op()), -1), str(getattr(value, "index", ""))
+            return -1, str(value)
+
+        return sorted(tails, key=lambda t: (place(t.dim), t.extent, place(t.coord), t.scale, place(t.bound)))
 
     def tail(self, tail: Tail) -> tuple[SSAValue, SSAValue]:
         """(dim - coord * scale, whether the tile runs past dim), computed once per tail right
