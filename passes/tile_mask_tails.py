@@ -799,8 +799,19 @@ class TailMasks:
     def require_whole_tiles(self, padding: AxisPadding, why: str, at: Operation | None = None) -> None:
         """Record that the dims of `padding` must be whole tiles (`why`); an error at `at` (else
         where the coordinate is computed) where a tile at an element coordinate ends the padding."""
-        element = next((t for t in padding.tails if t.element), None)
-        if element is not None:
+        elements = self.in_order(t for t in padding.tails if t.element)
+        cut = next((t for t in elements if t.cuts_fixed_range), None)
+        if cut is not None:
+            length = min(cast(int, t.dim) for t in padding.tails if t.coord is None) if any(
+                t.coord is None for t in padding.tails) else cut.extent
+            raise error_at(
+                at or _defining_op(cast(SSAValue, cut.coord)),
+                f"{why}: a range of a fixed length at an element coordinate (elem) may run past the end of "
+                f"dim {cut.dim}, which cuts it where no mask can follow; where {cut.dim} is a whole number of "
+                f"{length} (count it as {cut.dim} / {length}) and the range starts at a multiple of {length}, it cannot",
+            )
+        if elements:
+            element = elements[0]
             raise error_at(
                 at or (self.kernel if element.coord is None else _defining_op(element.coord)),
                 f"{why}: the tile at an element coordinate (elem) {_span(element)} may end anywhere in it, "
