@@ -10,7 +10,8 @@ an index read from an i32 table that trip counts use). Within that the
 choices are random and reach every construct of docs/language.md: kernels with parameters
 (integers, bools, floats, defaults computed from earlier ones), `gl` arguments of rank 1-4 with
 symbolic and fixed dimensions, grids of 1-3 axes, loads to st/rt/sv/rv of tile sizes from 16 to
-256 (48, 96 and 192 included), nested loops, ifs and selects, vars of every kind, every builtin
+256 (48, 96 and 192 included) at tile or element coordinates (`elem(x)`, a range of a
+fixed length, a range to an end read at run time), nested loops, ifs and selects, vars of every kind, every builtin
 (the four mmas, the element-wise functions, reductions, broadcasts, masks, conversions, fills)
 and every annotation. A fraction deliberately steps outside what the GPU backend supports
 (element-wise math on bf16, odd tile sizes, over-large tiles), so that the
@@ -239,15 +240,40 @@ class KernelWriter:
     def batch_dim(self) -> str:
         return self.rng.choice(BATCH_DIMS)
 
-    def coords(self, arg: Arg, tile_rank: int) -> str:
+    def coords(self, arg: Arg, shape: tuple[int, ...], kind: str = "") -> str:
         out = []
+        first = len(arg.dims) - len(shape)
         for axis in range(len(arg.dims)):
-            leading = axis < len(arg.dims) - tile_rank
-            if leading:
+            if axis < first:
                 out.append(self.rng.choice([*self.grid_names, "0", *self.loop_names[:1]]))
+                continue
+            # element coordinates: any start along a tile's rows; along the innermost dim only
+            # a register vector's (a tile's box starts on 16 bytes there, checked at run time)
+            innermost = axis == len(arg.dims) - 1
+            if (not innermost or kind == "rv") and self.chance(0.12):
+                out.append(self.element_coord(arg, axis, shape[axis - first]))
             else:
                 out.append(self.coord_expr())
         return ", ".join(out)
+
+    def element_coord(self, arg: Arg, axis: int, extent: int) -> str:
+        """`elem(start)`, `elem(start, start + c)` (a range of a fixed length: one gathered row, a
+        group shorter or longer than the tile) or `elem(start, end)` with an end read at run
+        time or computed, the start a tile index scaled, shifted (before 0 too) or not."""
+        base = self.coord_expr()
+        start = self.rng.choice((f"{base} * {self.size(extent)}", f"{base} * {self.size(extent)} + 3",
+                                 f"{base} * {self.size(extent)} - 3", f"{base} * 4", base))
+        form = self.rng.random()
+        if form < 0.45:
+            return f"elem({start})"
+        if form < 0.75:
+            length = self.rng.choice((1, 1, 4, 5, extent, extent + 7))
+            return f"elem({start}, {start} + {length})"
+        dim = arg.dims[axis]
+        ends = [f"min({dim}, {start} + {self.rng.choice((extent, 2 * extent, 5))})", dim]
+        if self.table_names:
+            ends.append(self.rng.choice(self.table_names))
+        return f"elem({start}, {self.rng.choice(ends)})"
 
     def coord_expr(self) -> str:
         options = [*self.grid_names, *self.loop_names, *self.loop_names]
@@ -511,7 +537,7 @@ class KernelWriter:
     def load(self, kind: str, dtype: str, shape: tuple[int, ...]) -> str:
         arg = self.arg_for(shape, dtype, output=False)
         dims = ", ".join(self.size(s) for s in shape)
-        return f"load {arg.name}[{self.coords(arg, len(shape))}] : {kind}<{dtype}>[{dims}]"
+        return f"load {arg.name}[{self.coords(arg, shape, kind)}] : {kind}<{dtype}>[{dims}]"
 
     def vec(self, dtype: str, length: int, axis: str, depth: int = 2) -> str:
         """A vector expression of `length` values, used as a row (or column) vector."""
@@ -718,7 +744,7 @@ class KernelWriter:
         shape = ty.shape
         arg = self.arg_for(shape, out_dtype, output=True)
         verb = "store_add" if out_dtype in ("f32", "bf16") and self.chance(0.15) else "store"
-        self.emit(f"{verb} {arg.name}[{self.coords(arg, len(shape))}] = {value}")
+        self.emit(f"{verb} {arg.name}[{self.coords(arg, shape)}] = {value}")
 
     def if_stmt(self, allow_loads: bool = False) -> None:
         saved = self.loads_ok
