@@ -234,3 +234,23 @@ SCHEDULED = [("attn64.tk", {"B": 2, "H": 3, "N": 256}), ("heights_dkdv.tk", {"N"
 @pytest.mark.parametrize("name,dims", SCHEDULED, ids=[name for name, _ in SCHEDULED])
 def test_scheduled_wgmmas_match_the_interpreter(name: str, dims: dict[str, int]) -> None:
     check_against_interpreter(name, dims, {"@schedule_wgmma": 1}, seed=1)
+
+
+def test_gathered_groups_store_only_the_rows_their_source_has() -> None:
+    """gather_groups.tk: a group of 4 rows that runs past E's end writes only E's rows; the others
+    keep the NaN they started with (the interpreter writes nothing there either)."""
+    import torch
+
+    from tkc.api import CompiledKernel
+
+    v, d, t = 37, 200, 48
+    kernel = CompiledKernel(str(KERNELS / "gather_groups.tk"), None, {})
+    e = torch.randn(v, d, device="cuda").to(torch.bfloat16)
+    y = torch.full((t, d), float("nan"), device="cuda", dtype=torch.bfloat16)
+    kernel(e, y)
+    torch.cuda.synchronize()
+    for g in range(t // 4):
+        start = 7 * g % v
+        rows = min(4, v - start)
+        assert torch.equal(y[4 * g:4 * g + rows], e[start:start + rows]), g
+        assert torch.isnan(y[4 * g + rows:4 * g + 4]).all(), g
