@@ -98,10 +98,11 @@ class Tail:
 
     cuts_fixed_range: bool = False
     """The tensor's end cutting a range of a fixed length (`elem(x, x + 4)` of 10 rows): masks
-    leave what lies past it out of reductions and mmas, but a store is not refused for it: it
-    writes there what the kernel computed from TMA's zeros, where the interpreter writes
-    nothing. Refusing would refuse every store of rows or biases gathered at offsets read at
-    run time, which lie inside the tensor wherever the offsets are right."""
+    leave what lies past it out of reductions and mmas, and a store along rows ends there
+    (clip_stores). A store that cannot end there (along columns) is not refused for it: it writes
+    what the kernel computed from TMA's zeros, where the interpreter writes nothing. Refusing
+    would refuse every such store of biases gathered at offsets read at run time, which lie
+    inside the tensor wherever the offsets are right."""
 
     @property
     def element(self) -> bool:
@@ -802,8 +803,7 @@ class TailMasks:
         elements = self.in_order(t for t in padding.tails if t.element)
         cut = next((t for t in elements if t.cuts_fixed_range), None)
         if cut is not None:
-            length = min(cast(int, t.dim) for t in padding.tails if t.coord is None) if any(
-                t.coord is None for t in padding.tails) else cut.extent
+            length = min((cast(int, t.dim) for t in padding.tails if t.coord is None), default=cut.extent)
             raise error_at(
                 at or _defining_op(cast(SSAValue, cut.coord)),
                 f"{why}: a range of a fixed length at an element coordinate (elem) may run past the end of "
