@@ -72,6 +72,7 @@ from xdsl.traits import is_side_effect_free
 from tkc.diagnostics import error_at, location_of
 from tkc.dialects import tile
 from tkc.dialects.tile import CLIPPED, REDUCE_IDENTITY, Axis, BinaryFn, ReduceFn, UnaryFn
+from tkc.passes.divisibility import known_multiple
 
 
 @dataclass(frozen=True)
@@ -203,10 +204,7 @@ def _partly_past(start: SSAValue, length: int, multiple: int) -> bool:
     """Whether a range of `length` elements from `start` may end past a dim that is a multiple of
     `multiple`: not one element (it lies wholly inside or wholly past, which traps), nor `length`
     elements from a multiple of `length` in a dim of whole lengths."""
-    if length <= 1:
-        return False
-    terms, constant = _linear(start)
-    return not (multiple % length == 0 and constant % length == 0 and all(k % length == 0 for k in terms.values()))
+    return length > 1 and not (multiple % length == 0 and known_multiple(start).aligned(length))
 
 
 def _inside(dim: str | int, end: SSAValue | None, coord: SSAValue, scale: int, extent: int) -> bool:
