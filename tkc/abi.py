@@ -34,14 +34,20 @@ from tkc.dtypes import BY_NAME
 Expr = Union[int, str, tuple]
 
 
+def unmasked_tail(dim: str, value: int, where: str, multiple: int, why: str) -> str:
+    """Why `dim` = `value` (bound from `where`) is refused where tile-mask-tails asked for whole
+    tiles of `multiple` (its reason `why`)."""
+    return (f"{dim} = {value} (from {where}) is not a multiple of {multiple}: {why} (the GPU kernel works on "
+            f"whole tiles of {dim} there; `tkc report` lists it under tails)")
+
+
 def divisibility_refusal(abi: KernelABI, dims: dict[str, int], where: dict[str, str]) -> str | None:
     """Why a launch at these `dims` (each bound from `where`) is refused for a dim that must be a
     multiple (`KernelABI.divisibility`), or None: tile-mask-tails' reason where it asks for the
     multiple, else the rounded-down count of tiles."""
     for dim, multiple, why in abi.whole_tiles:
         if dims[dim] % multiple:
-            return (f"{dim} = {dims[dim]} (from {where[dim]}) is not a multiple of {multiple}: {why} (the GPU "
-                    f"kernel works on whole tiles of {dim} there; `tkc report` lists it under tails)")
+            return unmasked_tail(dim, dims[dim], where[dim], multiple, why)
     for dim, multiple in abi.divisibility:
         if dims[dim] % multiple:
             return rounded_down_tail(dim, dims[dim], where[dim], multiple)

@@ -46,6 +46,7 @@ import numpy.typing as npt
 from xdsl.dialects import scf
 from xdsl.dialects.builtin import (
     BFloat16Type,
+    DictionaryAttr,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -56,7 +57,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from tkc import dtypes
-from tkc.abi import rounded_down_tail
+from tkc.abi import rounded_down_tail, unmasked_tail
 from tkc.diagnostics import TkError, error_at, location_of
 from tkc.dialects import tile
 
@@ -549,7 +550,11 @@ class _Machine:
         scalar; an index outside the tensor, or a negative value read as an index (an index is
         unsigned), is an error in the blocks that run the load."""
         tensor = self.tensors[op.tensor]
-        indices = np.broadcast_arrays(*(np.asarray(self.scalar_of(v), np.int64) for v in op.indices))
+        indices = list(np.broadcast_arrays(*(np.asarray(self.scalar_of(v), np.int64) for v in op.indices)))
+        if active is not None:
+            # coordinates every block shares (a loop counter) under an if some blocks skip: per block
+            shape = np.broadcast_shapes(indices[0].shape, active.shape)
+            indices = [np.broadcast_to(i, shape) for i in indices]
         runs = np.ones(indices[0].shape, bool) if active is None else np.broadcast_to(active, indices[0].shape)
         name = self.kernel.arg_names[self.kernel.body.block.args.index(op.tensor)]
         dtype = "f32" if isinstance(op.result.type, Float32Type) else "i32"
@@ -1044,17 +1049,29 @@ def shape_of(arg_type: tile.GlobalType, dims: Mapping[str, int], name: str) -> t
 
 
 def _check_whole_tiles(kernel: tile.KernelOp, dims: Mapping[str, int]) -> None:
-    """A dim whose count of tiles the kernel rounds down (`M / BM`) must be a multiple of the
-    tile: the runtime's launch check, in its words."""
+    """A dim the kernel's GPU code takes in whole tiles must be a multiple of the tile: one whose
+    count of tiles the kernel rounds down (`M / BM`), and one tile-mask-tails could not mask
+    (its `whole_tiles`: a carried reduction of partial tiles, whose padding the interpreter would
+    leave out of the result where the GPU cannot). The runtime's launch check, in its words."""
+    def where(dim: str) -> str:
+        name, axis = next(
+            (name, axis)
+            for name, arg in zip(kernel.arg_names, kernel.body.block.args, strict=True)
+            for axis, declared in enumerate(cast(tile.GlobalType, arg.type).get_dims())
+            if declared == dim
+        )
+        return f"{name} (dim {axis})"
+
+    whole = kernel.attributes.get("whole_tiles")
+    if isinstance(whole, DictionaryAttr):
+        for dim, decision in whole.data.items():
+            multiple = cast(tile.DecisionAttr, decision).int_value
+            if dims[dim] % multiple:
+                raise TkError(unmasked_tail(dim, dims[dim], where(dim), multiple,
+                                            cast(tile.DecisionAttr, decision).reason.data))
     for dim, multiple in tile.floor_divided_dims(kernel).items():
         if dims[dim] % multiple:
-            name, axis = next(
-                (name, axis)
-                for name, arg in zip(kernel.arg_names, kernel.body.block.args, strict=True)
-                for axis, declared in enumerate(cast(tile.GlobalType, arg.type).get_dims())
-                if declared == dim
-            )
-            raise TkError(rounded_down_tail(dim, dims[dim], f"{name} (dim {axis})", multiple))
+            raise TkError(rounded_down_tail(dim, dims[dim], where(dim), multiple))
 
 
 def interpret(
@@ -1086,7 +1103,11 @@ def interpret(
             given = np.asarray(inputs.get(name, np.zeros(shape_of(arg.type, dims, name), np.int32)))
             if not np.issubdtype(given.dtype, np.integer):
                 raise TkError(f"argument {name} is an i32 tensor: give it integers, not {given.dtype}")
-            tensors[arg] = given.astype(np.int32).astype(np.int64)
+            i32 = np.iinfo(np.int32)
+            if given.size and (given.min() < i32.min or given.max() > i32.max):
+                wide = given[(given < i32.min) | (given > i32.max)].flat[0]
+                raise TkError(f"argument {name} is an i32 tensor: {wide} does not fit in 32 bits")
+            tensors[arg] = given.astype(np.int64)
             continue
         if name in inputs:
             array = round_to(np.asarray(inputs[name]).astype(np.float32), arg.type.element_type)

@@ -27,6 +27,7 @@ from xdsl.dialects.builtin import Float16Type, IndexType, ModuleOp
 from tkc.diagnostics import TkError
 from tkc.dialects import tile
 from tkc.driver import compile_module
+from tkc.frontend import parse_tk
 from tkc.interpreter import interpret
 
 
@@ -227,3 +228,34 @@ def test_one_block_may_rewrite_its_own_elements() -> None:
     g = tile.GlobalType(["B", 16], f32)
     x = normal(20, 2, 16)
     np.testing.assert_array_equal(interpret(kernel("k", {"X": g, "Y": g}, body), None, {"X": x})["Y"], x)
+
+
+def test_a_scalar_load_under_an_if_on_the_loop_counter() -> None:
+    """The loop counter is the same in every block, the if's mask is per block: the load's
+    coordinates broadcast to the blocks (this was an internal error)."""
+    source = (
+        "kernel k(F: gl<i32>[N], Y: gl<f32>[G, 64]) {\n"
+        "    grid (G) as (g)\n"
+        "    var y = zero<f32>[64]\n"
+        "    for t in 0 .. N {\n"
+        "        if t > g { y = y + f32(load F[t] : i32) }\n"
+        "    }\n"
+        "    store Y[g, 0] = y\n"
+        "}\n"
+    )
+    table = np.array([1, 2, 4, 8], np.int32)
+    y = interpret(parse_tk(source, "k.tk"), None, {"F": table, "Y": np.zeros((3, 64), np.float32)})["Y"]
+    np.testing.assert_array_equal(y[:, 0], [14, 12, 8])
+
+
+def test_an_i32_table_refuses_values_past_32_bits() -> None:
+    source = (
+        "kernel k(F: gl<i32>[N], Y: gl<f32>[64]) {\n"
+        "    grid (1) as (g)\n"
+        "    store Y[0] = zero<f32>[64] + f32(load F[1] : i32)\n"
+        "}\n"
+    )
+    with pytest.raises(TkError, match=r"argument F is an i32 tensor: 4294967299 does not fit in 32 bits"):
+        interpret(parse_tk(source, "k.tk"), None, {"F": np.array([0, 2**32 + 3], np.int64), "Y": np.zeros(64, np.float32)})
+    y = interpret(parse_tk(source, "k.tk"), None, {"F": np.array([0, 3], np.int64), "Y": np.zeros(64, np.float32)})["Y"]
+    assert y[0] == 3

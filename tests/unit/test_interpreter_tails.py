@@ -442,3 +442,26 @@ def test_the_launch_contract_keeps_rounded_down_counts_a_pass_removes(tmp_path: 
     assert dict(tkc.compile(str(source)).abi.divisibility) == {"L": 64}
     with pytest.raises(TkError, match=r"L = 130 .* is not a multiple of 64"):
         interpret(module, None, {"A": np.zeros((100, 130), np.float32)})
+
+
+def test_a_carried_sum_of_partial_tiles_is_refused_as_on_the_gpu(tmp_path: Path) -> None:
+    """tile-mask-tails cannot mask a tile sum carried over tiles of T, so the GPU kernel takes T in
+    whole tiles; the interpreter refuses T = 100 too (its sum would leave out rows 36-63 of the
+    first tile, padding in the last iteration), in the runtime's words."""
+    import tkc
+
+    source = tmp_path / "carried.tk"
+    source.write_text(
+        "kernel carried(X: gl<f32>[T, D], Y: gl<f32>[D]) {\n"
+        "    grid (ceildiv(D, 64)) as (c)\n"
+        "    var acc = zero<f32>[64, 64]\n"
+        "    for t in 0 .. ceildiv(T, 64) { acc += load X[t, c] : rt<f32>[64, 64] }\n"
+        "    store Y[c] = col_sum(acc)\n"
+        "}\n"
+    )
+    kernel = tkc.compile(str(source))
+    with pytest.raises(TkError, match=r"T = 100 \(from X \(dim 0\)\) is not a multiple of 64: col_sum at line 5"):
+        kernel.interpret(X=np.ones((100, 64), np.float32), Y=np.zeros(64, np.float32))
+    x = np.random.default_rng(3).standard_normal((128, 64)).astype(np.float32)
+    np.testing.assert_allclose(kernel.interpret(X=x, Y=np.zeros(64, np.float32))["Y"], x.sum(0), rtol=1e-4, atol=1e-4)
+
