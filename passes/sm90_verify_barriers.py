@@ -37,8 +37,9 @@ protocol violation in the generated kernel) at the first op that breaks one of t
    runs where the producer's loop does), and the producer's fills and the consumers' waits of a
    group sit in the same sets of branches, so both roles count the same stages on every path;
    and the two copies of each such if branch on a condition computed alike (the same ops on the
-   same constants, parameters, block indices and loop counters: an if's condition may use
-   nothing else), so they take the same branch.
+   same constants, parameters, block indices and loop counters, and on vars that both copies
+   carry through the same loops and ifs from values alike with updates alike (_Alike): an if's
+   condition may use nothing else), so they take the same branch.
 9. consumers that take turns (tile-pipeline's `turns`) pass one turn round: each
    `sm90.named_barrier_arrive` of the consumers either hands the first turn over (once, under an
    if at the top of the role, on turn barrier 0) or ends a turn that an `sm90.named_barrier` of
@@ -59,7 +60,7 @@ from __future__ import annotations
 from xdsl.context import Context
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
-from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
+from xdsl.ir import BlockArgument, Operation, OpResult, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from tkc.abi import PointerParam, TensorMapParam
@@ -559,8 +560,12 @@ class _KernelCheck:
 class _Alike:
     """Whether two values, one of each role, are computed alike: the same ops (name, properties
     and attributes but the location) on operands computed alike, down to constants, parameters,
-    block indices and the counters of loops at the same place of the source (their locations).
-    Anything else (a loop-carried value, an if's result) is not proven alike."""
+    block indices and the counters of loops at the same place of the source (their locations);
+    a loop-carried value (a `var` updated in a loop: an iter_arg, or the loop's result) where both
+    loops stand at the same place with bounds alike, start from values alike and yield values
+    alike given that (by induction over the iterations); an if's result where both ifs stand at
+    the same place, branch on conditions alike and yield values alike in each branch. Anything
+    else is not proven alike."""
 
     def __init__(self) -> None:
         self.proven: set[tuple[SSAValue, SSAValue]] = set()
@@ -572,20 +577,51 @@ class _Alike:
             if not (isinstance(a, BlockArgument) and isinstance(b, BlockArgument)):
                 return False
             loops = a.block.parent_op(), b.block.parent_op()
-            alike = (a.index == b.index == 0 and all(isinstance(loop, scf.ForOp) for loop in loops)
-                     and loops[0] is not None and loops[1] is not None and loops[0].location == loops[1].location)
+            if not (isinstance(loops[0], scf.ForOp) and isinstance(loops[1], scf.ForOp)
+                    and loops[0].location == loops[1].location):
+                return False
+            if a.index == 0 or b.index == 0:
+                alike = a.index == b.index  # the counters
+            else:
+                alike = self.carried(loops[0], a.index - 1, loops[1], b.index - 1)
         else:
             assert isinstance(a, OpResult) and isinstance(b, OpResult)
             x, y = a.op, b.op
-            alike = (
-                x.name == y.name and not x.regions and not y.regions and a.index == b.index
-                and x.properties == y.properties and x.attributes == y.attributes
-                and len(x.operands) == len(y.operands)
-                and all(self.same(p, q) for p, q in zip(x.operands, y.operands))
-            )
+            if isinstance(x, scf.ForOp) and isinstance(y, scf.ForOp) and x.location == y.location:
+                alike = self.carried(x, a.index, y, b.index)
+            elif isinstance(x, scf.IfOp) and isinstance(y, scf.IfOp) and x.location == y.location:
+                alike = self.same(x.cond, y.cond) and all(
+                    self.same(_yielded(rx, a.index), _yielded(ry, b.index))
+                    for rx, ry in ((x.true_region, y.true_region), (x.false_region, y.false_region)))
+            else:
+                alike = (
+                    x.name == y.name and not x.regions and not y.regions and a.index == b.index
+                    and x.properties == y.properties and x.attributes == y.attributes
+                    and len(x.operands) == len(y.operands)
+                    and all(self.same(p, q) for p, q in zip(x.operands, y.operands))
+                )
         if alike:
             self.proven.add((a, b))
         return alike
+
+    def carried(self, x: scf.ForOp, i: int, y: scf.ForOp, j: int) -> bool:
+        """Whether carried value i of loop x and j of loop y are alike in every iteration: bounds
+        and start values alike, and the yields alike where the carried values are (induction)."""
+        if not (self.same(x.lb, y.lb) and self.same(x.ub, y.ub) and self.same(x.step, y.step)
+                and self.same(x.iter_args[i], y.iter_args[j])):
+            return False
+        before = set(self.proven)
+        self.proven.add((x.body.block.args[i + 1], y.body.block.args[j + 1]))
+        if self.same(_yielded(x.body, i), _yielded(y.body, j)):
+            return True
+        self.proven = before  # the assumption failed: nothing proven under it stands
+        return False
+
+
+def _yielded(region: Region, index: int) -> SSAValue:
+    terminator = region.block.last_op
+    assert terminator is not None
+    return terminator.operands[index]
 
 
 def _ancestors(op: Operation) -> list[Operation]:

@@ -90,3 +90,29 @@ def test_coordinates_written_in_and_after_a_loop_match_the_interpreter(seed: int
         want, have = np.asarray(expected[name], np.float64), np.asarray(got[name], np.float64)
         assert np.array_equal(np.isnan(want), np.isnan(have)), f"{name}: written elsewhere than the interpreter writes"
         np.testing.assert_allclose(have[~np.isnan(want)], want[~np.isnan(want)], rtol=2e-2, atol=2e-2)
+
+
+VAR_KERNELS = Path(__file__).parent / "kernels" / "var_conditions.tk"
+
+
+@pytest.mark.parametrize("kernel", ["sum_until", "sum_first", "flagged_tiles"])
+@pytest.mark.parametrize("tiles", [1, 5])
+def test_loads_under_ifs_on_vars_match_numpy(kernel: str, tiles: int) -> None:
+    from tkc.runner import run_on_gpu
+
+    rng = np.random.default_rng(tiles)
+    t, d = 64 * tiles, 128
+    flags = rng.integers(0, 2, tiles).astype(np.int32)
+    flags[:tiles // 2] = 0  # sum_until stops past the first tile
+    x = rng.standard_normal((t, d if kernel == "sum_until" else 64)).astype(np.float32)
+    blocks = x.reshape(tiles, 64, -1).sum(axis=1)
+    if kernel == "sum_until":
+        stop = int(np.argmax(flags)) if flags.any() else tiles - 1
+        inputs, want = {"Stop": flags, "X": x, "Y": np.full(d, np.nan, np.float32)}, blocks[:stop + 1].sum(0)
+    elif kernel == "sum_first":
+        inputs, want = {"X": x, "Y": np.full(64, np.nan, np.float32)}, blocks[:2].sum(0)
+    else:
+        inputs = {"F": flags, "X": x, "Y": np.full((tiles, 64), np.nan, np.float32)}
+        want = blocks * (flags > 0)[:, None]
+    got = run_on_gpu(path=str(VAR_KERNELS), kernel=kernel, inputs=inputs, params={})["Y"]
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
