@@ -12,7 +12,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from tkc import collector
 from tkc.command_line import (
@@ -55,8 +55,23 @@ def _sizes(text: str) -> dict[str, int]:
             size = 0
         if not sep or not name.isidentifier() or size < 1:
             raise argparse.ArgumentTypeError(f"expected NAME=SIZE with a positive integer SIZE, got {item!r}")
+        if name in sizes:
+            raise argparse.ArgumentTypeError(f"{name} is given twice ({sizes[name]} and {size}); give it once")
         sizes[name] = size
     return sizes
+
+
+class _MergeSizes(argparse.Action):
+    """--size given several times: the dims of all of them (a dim given twice is refused, as -D)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        sizes = dict(getattr(namespace, self.dest) or {})
+        for name, size in values.items():
+            if name in sizes:
+                parser.error(f"--size {name} is given twice ({sizes[name]} and {size}); give it once")
+            sizes[name] = size
+        setattr(namespace, self.dest, sizes)
 
 
 def _space_item(text: str) -> tuple[str, list[int | bool | float | None]]:
@@ -104,7 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = commands.add_parser("run", help="run a kernel on random inputs (GPU or interpreter)")
     _add_source_args(run)
-    run.add_argument("--size", type=_sizes, default={}, metavar="M=256,N=256,...", help="symbolic dims of the inputs")
+    run.add_argument("--size", type=_sizes, action=_MergeSizes, default={}, metavar="M=256,N=256,...", help="symbolic dims of the inputs")
     run.add_argument("--interpret", action="store_true", help="run the reference interpreter instead of the GPU")
     run.add_argument("--check", action="store_true", help="compare the result against the reference")
     run.add_argument("--bisect", action="store_true", help="interpret after each pass to find a miscompiling pass")
@@ -116,7 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     tune = commands.add_parser("tune", help="time the feasible configurations of a kernel's parameters (GPU)")
     _add_source_args(tune)
-    tune.add_argument("--size", type=_sizes, default={}, metavar="M=4096,N=4096,...", help="the sizes to tune for")
+    tune.add_argument("--size", type=_sizes, action=_MergeSizes, default={}, metavar="M=4096,N=4096,...", help="the sizes to tune for")
     tune.add_argument("--space", type=_space_item, action="append", default=[], metavar="NAME=V1,V2,...",
                       help="values to try of a parameter or of an @annotation (repeatable; default: the tiling "
                            "parameters at x0.5, x1, x2, and @stages=plan,6,8 where loads are pipelined)")

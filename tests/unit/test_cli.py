@@ -263,6 +263,14 @@ def test_a_size_for_a_dim_the_kernel_lacks_is_an_error(capsys: pytest.CaptureFix
     )
 
 
+def test_repeated_sizes_merge_and_a_dim_given_twice_is_an_error(capsys: pytest.CaptureFixture[str]) -> None:
+    gemm = str(REPO / "examples/gemm.tk")
+    assert cli.main(["run", gemm, "--interpret", "-q", "--size", "M=64", "--size", "N=128,K=64"]) == 0
+    assert capsys.readouterr().out.startswith("gemm: M=64 K=64 N=128")
+    assert cli.main(["run", gemm, "--interpret", "--size", "M=64", "--size", "M=128"]) == 1
+    assert "--size M is given twice (64 and 128); give it once" in capsys.readouterr().err
+
+
 def test_interpreter_progress_only_when_asked_off_a_terminal(capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["run", str(REPO / "examples/gemm.tk"), "--interpret", "--size", "M=128,N=256,K=128"]
     assert cli.main(argv) == 0
