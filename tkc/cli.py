@@ -46,7 +46,7 @@ class _Parser(argparse.ArgumentParser):
 
 def _sizes(text: str) -> dict[str, int]:
     """--size M=256,N=256,K=128: positive integers."""
-    sizes = {}
+    sizes: dict[str, int] = {}
     for item in filter(None, text.split(",")):
         name, sep, value = item.partition("=")
         try:
