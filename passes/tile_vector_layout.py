@@ -20,8 +20,10 @@ layout's broadcasts cost one move for the other; a tie goes to the first broadca
 order. A fill or position vector has no layout of its own: where one (equal fills are one value
 after CSE) would join vectors that are broadcast both ways, each of its uses gets its own copy,
 in the layout that use needs, rather than a transpose. Unconstrained vectors stay row vectors. A
-transpose already in the IR keeps the layouts its type says. Two reductions that make one vector in both layouts (a var assigned a row_max and
-a col_max) are an error at the second.
+transpose already in the IR keeps the layouts its type says. Where reductions along both axes
+make vectors that are joined (`row_max(x) + col_max(x)`, a var assigned a row_max and then a
+col_max), the first in program order fixes the layout and each later one of the other axis is
+transposed to it where it is made.
 
 It writes `column_vectors = #tile.decision<N, reason>` on the kernel whenever it retypes any
 (N of them), which is how a resumed compile tells that it ran.
@@ -65,7 +67,9 @@ def infer_column_vectors(kernel: Operation) -> set[SSAValue]:
     """The register vectors of `kernel` that must hold one value per column (module docstring),
     after inserting the transposes that a vector broadcast both ways needs."""
     find = _components(kernel)
-    while _split_free_sources(kernel, find):  # a fill or position shared by vectors read both ways
+    # a fill or position shared by vectors read both ways; a reduction whose vector meets one of
+    # the other axis (row_max(x) + col_max(x)): each change splits the components
+    while _split_free_sources(kernel, find) or _transpose_clashing_reductions(kernel, find):
         find = _components(kernel)
 
     axis: dict[SSAValue, tuple[Axis, str]] = {}
@@ -165,6 +169,36 @@ def _split_free_sources(kernel: Operation, find: Callable[[SSAValue], SSAValue])
             use.operation.operands = [copy.result if i == use.index else v for i, v in enumerate(use.operation.operands)]
         split = True
     return split
+
+
+def _transpose_clashing_reductions(kernel: Operation, find: Callable[[SSAValue], SSAValue]) -> bool:
+    """Where reductions along both axes make vectors that element-wise ops, selects, loops or ifs
+    join (`row_max(x) + col_max(x)`, a var assigned a row_max and then a col_max), the first one
+    in program order fixes the layout, and each later one of the other axis is transposed to it
+    right where it is made (its uses read the transpose): the same values, moved once through
+    shared memory. Returns whether it transposed any (the components change)."""
+    first: dict[SSAValue, ReduceOp] = {}
+    changed = False
+    for op in list(kernel.walk()):
+        if not isinstance(op, ReduceOp) or not isinstance(op.result.type, RegisterVectorType):
+            continue
+        fixed = first.setdefault(find(op.result), op)
+        if fixed.axis.data == op.axis.data:
+            continue
+        kind = fixed.axis.data
+        transpose = TransposeOp(op.result, kind == Axis.COL)
+        transpose.attributes["layout_change"] = StringAttr(
+            f"{fixed.name} {kind} at {_line(fixed)} makes {_a(kind)} that {op.name} {op.axis.data} at {_line(op)} "
+            f"meets: its result is moved to the {kind} layout once"
+        )
+        transpose.location = op.location
+        Rewriter.insert_op(transpose, InsertPoint.after(op))
+        for use in list(op.result.uses):
+            if use.operation is not transpose:
+                use.operation.operands = [transpose.result if i == use.index else v
+                                          for i, v in enumerate(use.operation.operands)]
+        changed = True
+    return changed
 
 
 def _vectors(kernel: Operation) -> list[SSAValue]:

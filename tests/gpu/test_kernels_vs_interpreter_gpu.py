@@ -6,7 +6,7 @@ mask), kernels that store a tensor and load it again in the same
 block: the same tile, overlapping tiles, in a loop, across two loops; stores over stores; loads in
 nested loops and under ifs; register tiles of different heights through an mma chain; inlined
 functions, pow and gelu; fp8 conversions both ways and the e5m2 wgmma; bf16 and fp8 vectors (reduced
-to f32 scalars too); scans, vector reductions and layout changes; store_add: split-K (f32 and bf16), in a loop, under ifs, past
+to f32 scalars too); scans, vector reductions and layout changes (a row and a column reduction meeting in one value); store_add: split-K (f32 and bf16), in a loop, under ifs, past
 the ends and an element range's end, ranges that end past their tensor, a replicated tile, attention backward's dQ; register tiles
 of 16 and 32 rows: in the band layout at a ragged shape, decode attention, a small-M GEMM, a 32-row softmax, a 16-row tile meeting
 64-row ones, scans and column reductions of 16 rows; bf16 cumulative sums; positions on vectors;
@@ -115,6 +115,7 @@ SIZES = {
     # read both ways with the row layout first, and two vectors from one shared position vector
     "narrow_vector_fills.tk": {"M": 200, "D": 328},
     "vectors_both_ways.tk": {"M": 256, "N": 136},
+    "reductions_both_ways.tk": {"M": 200},
     "wide_vectors.tk": {"M": 100},
     "vector_where.tk": {"M": 200, "N": 64},
     "f32_scalars.tk": {"M": 200, "N": 256, "K": 192, "NB": 3},

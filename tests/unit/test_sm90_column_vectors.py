@@ -16,11 +16,11 @@ from xdsl.ir import Operation, SSAValue
 
 from tkc.backends.ptx_printer import print_ptx
 from tkc.backends.ptxas import assemble
-from tkc.diagnostics import TkError
 from tkc.dialects import sm90
 from tkc.dialects.tile import BinaryFn, BinaryFnAttr, ReduceFn, ReduceFnAttr, UnaryFn, UnaryFnAttr
 from tkc.driver import compile_module
 from tkc.frontend import parse_tk, read_source
+from tkc.interpreter import interpret
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 Emit = Callable[[Operation], SSAValue]
@@ -178,13 +178,29 @@ def test_a_vector_used_both_ways_is_transposed() -> None:
     assert "sm90.transpose" in ir and "!sm90.frag<64xf32, col> -> !sm90.frag<64xf32>" in ir
 
 
-def test_two_reductions_making_one_vector_both_ways_are_an_error() -> None:
+def test_two_reductions_making_one_vector_both_ways_transpose_the_second() -> None:
     source = COLUMN_KERNEL.replace("let v = ", "var v = ").replace(
         "store Y[i, j] = add_col(load X[i, j] : rt<f32>[BM, BN], v)",
         "if i == 0 { v = row_sum(load X[i, j] : rt<f32>[BM, BN]) } else { v = col_sum(load X[i, j] : rt<f32>[BM, BN]) }\n"
         "    store Y[i, j] = add_col(load X[i, j] : rt<f32>[BM, BN], v)")
-    with pytest.raises(TkError, match="both as a row vector and as a column vector"):
-        sm90_ir(source.replace("BM = 128", "BM = 64"))
+    assert "sm90.transpose" in sm90_ir(source.replace("BM = 128", "BM = 64"))
+
+
+def test_a_row_and_a_column_reduction_combine_element_wise() -> None:
+    """row_max(x) + col_max(x): element i of each, as the docs say vectors of one type combine."""
+    source = (
+        "kernel mix(X: gl<f32>[64, 64], Y: gl<f32>[64]) {\n"
+        "    grid (1) as (i)\n"
+        "    let x = load X[0, 0] : rt<f32>[64, 64]\n"
+        "    store Y[0] = row_max(x) + col_max(x)\n"
+        "}\n"
+    )
+    x = np.random.default_rng(4).standard_normal((64, 64)).astype(np.float32)
+    module = parse_tk(source, "mix.tk")
+    compile_module(module, emit="tile")
+    y = interpret(module, None, {"X": x, "Y": np.zeros(64, np.float32)})["Y"]
+    np.testing.assert_array_equal(y, x.max(1) + x.max(0))
+    assert "sm90.transpose" in sm90_ir(source)
 
 
 def test_layernorm_assembles_without_spills() -> None:
