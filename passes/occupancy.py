@@ -243,7 +243,7 @@ def _touches_tiles(op: Operation) -> bool:
 
 def peak_registers(block: Block, consumers: int, order: dict[Operation, int], columns: set[SSAValue],
                    streamed: frozenset[SSAValue] = frozenset(), band: bool = False,
-                   live_in: frozenset[SSAValue] = frozenset()) -> Fraction:
+                   live_in: frozenset[SSAValue] = frozenset(), witness: list[SSAValue] | None = None) -> Fraction:
     """Peak registers per consumer thread of the values live in `block` (and nested blocks).
 
     A value is live from its definition to the op of `block` that holds its last use (found by
@@ -252,7 +252,8 @@ def peak_registers(block: Block, consumers: int, order: dict[Operation, int], co
     `streamed` through an element-wise chain costs nothing. `live_in`: values defined outside
     the block whose last use is in it, live from its start to that use (the branch of an
     `scf.if`: `acc = mma(a, b, acc)` under an if reuses acc's registers as a straight-line one
-    does; a loop's body keeps every outside value it reads for all its iterations instead)."""
+    does; a loop's body keeps every outside value it reads for all its iterations instead).
+    `witness`, where given, receives the values live at the peak (crowded_point names them)."""
 
     def cost(value: SSAValue) -> Fraction:
         return Fraction(0) if value in streamed else register_cost(value, consumers, columns, band)
@@ -278,6 +279,7 @@ def peak_registers(block: Block, consumers: int, order: dict[Operation, int], co
             dying[end] += registers
             last[value] = end
     peak = through = Fraction(0)
+    peak_at = -1
     for i, op in enumerate(ops):
         through += starts[i]
         if op.regions:
@@ -288,10 +290,32 @@ def peak_registers(block: Block, consumers: int, order: dict[Operation, int], co
             inner = max((peak_registers(b, consumers, order, columns, streamed, band,
                                         frozenset(v for v in handed if _used_in(v, b)))
                          for r in op.regions for b in r.blocks), default=Fraction(0))
-            peak = max(peak, through + dying[i] - consumed - sum((cost(v) for v in handed), Fraction(0)) + inner)
+            here = through + dying[i] - consumed - sum((cost(v) for v in handed), Fraction(0)) + inner
         else:
             results = sum((cost(r) for r in op.results), Fraction(0))
-            peak = max(peak, through + max(dying[i], results) + _copied_operands(op, consumers, columns, band))
+            here = through + max(dying[i], results) + _copied_operands(op, consumers, columns, band)
+        if here > peak:
+            peak, peak_at = here, i
+    if witness is not None and peak_at >= 0:
+        defined_at = dict(defined)
+        live = [v for v, end in last.items() if defined_at[v] < peak_at < end]
+        op = ops[peak_at]
+        ending = [v for v, end in last.items() if end == peak_at]
+        if op.regions:
+            handed = frozenset(v for v in ending if v not in op.operands) if isinstance(op, scf.IfOp) else frozenset()
+            live += [v for v in ending if v not in op.operands and v not in handed]
+            branches = [b for r in op.regions for b in r.blocks]
+            inner_live: list[list[SSAValue]] = [[] for _ in branches]
+            inner_peaks = [peak_registers(b, consumers, order, columns, streamed, band,
+                                          frozenset(v for v in handed if _used_in(v, b)), found)
+                           for b, found in zip(branches, inner_live)]
+            if branches:
+                live += inner_live[inner_peaks.index(max(inner_peaks))]
+        else:
+            born = [r for r in op.results if cost(r)]
+            live += ending if sum((cost(v) for v in ending), Fraction(0)) >= sum((cost(v) for v in born), Fraction(0)) \
+                else born
+        witness.extend(live)
     return peak
 
 
@@ -308,26 +332,34 @@ def _used_in(value: SSAValue, block: Block) -> bool:
 
 
 def crowded_point(kernel: KernelOp, consumers: int, band: bool = False) -> str:
-    """Where the most registers of tiles are live at once and the largest of them, for a refusal:
-    ` (at line 17 these are live together: o 128x128xf32 (64), s 128x128xf32 (64), ...)`. Live
-    from definition to last use in program order (an approximation of the estimate, which also
-    keeps a loop's outside values live through it), streamed tiles left out."""
+    """Where the estimate's peak is and the largest values live there, for a refusal:
+    ` (at line 17 these are live together: o 128x128xf32 (64), s 128x128xf32 (64), ...)` (the
+    values peak_registers counts at its peak, streamed tiles left out)."""
     order, columns, stream = program_order(kernel), column_vectors(kernel), streamed(kernel)
-    spans: list[tuple[int, int, Fraction, SSAValue]] = []
-    for op, at in order.items():
-        for value in op.results:
-            cost = Fraction(0) if value in stream else register_cost(value, consumers, columns, band)
-            if cost:
-                end = max((order[use.operation] for use in value.uses), default=at)
-                spans.append((at, end, cost, value))
-    if not spans:
+    live: list[SSAValue] = []
+    peak_registers(kernel.body.block, consumers, order, columns, stream, band, witness=live)
+    costs = sorted(((register_cost(v, consumers, columns, band), v) for v in live), key=lambda c: -c[0])
+    if not costs:
         return ""
-    by_number = {n: op for op, n in order.items()}
-    best = max(sorted({at for at, *_ in spans}), key=lambda x: sum(c for a, e, c, _ in spans if a <= x <= e))
-    live = sorted((s for s in spans if s[0] <= best <= s[1]), key=lambda s: -s[2])[:4]
-    _, line, _ = location_of(by_number[best])
-    names = ", ".join(f"{v.name_hint or 'a temporary'} {_shape(v)} ({float(c):g})" for _, _, c, v in live)
-    return f" (at {f'line {line}' if line else 'one point'} these are live together: {names}, registers per thread)"
+    # the point: where the latest of them is made
+    made = [v.owner for _, v in costs if isinstance(v.owner, Operation)]
+    _, line, _ = location_of(max(made, key=lambda op: order.get(op, -1))) if made else (None, None, None)
+    names = ", ".join(f"{_described(v)} {_shape(v)} ({float(c):g})" for c, v in costs[:4])
+    more = f" and {len(costs) - 4} more" if len(costs) > 4 else ""
+    return (f" (at {f'line {line}' if line else 'one point'} these are live together: {names}{more}: "
+            f"{float(sum(c for c, _ in costs)):g} registers per thread, and {OVERHEAD_REGISTERS} for addresses "
+            f"and indices)")
+
+
+def _described(value: SSAValue) -> str:
+    """A value by its name, or an unnamed one by the op that makes it (a mask's select, a product)."""
+    if value.name_hint:
+        return value.name_hint
+    owner = value.owner
+    if isinstance(owner, Operation):
+        _, line, _ = location_of(owner)
+        return f"a temporary ({owner.name.removeprefix('tile.')}{f' at line {line}' if line else ''})"
+    return "a temporary"
 
 
 def _shape(value: SSAValue) -> str:
