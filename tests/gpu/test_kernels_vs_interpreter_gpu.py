@@ -116,6 +116,7 @@ SIZES = {
     "narrow_vector_fills.tk": {"M": 200, "D": 328},
     "vectors_both_ways.tk": {"M": 256, "N": 136},
     "reductions_both_ways.tk": {"M": 200},
+    "reductions_both_ways_128.tk": {"M": 200},
     "wide_vectors.tk": {"M": 100},
     "vector_where.tk": {"M": 200, "N": 64},
     "f32_scalars.tk": {"M": 200, "N": 256, "K": 192, "NB": 3},
