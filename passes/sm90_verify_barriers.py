@@ -44,7 +44,9 @@ protocol violation in the generated kernel) at the first op that breaks one of t
    `sm90.named_barrier_arrive` of the consumers either hands the first turn over (once, under an
    if at the top of the role, on turn barrier 0) or ends a turn that an `sm90.named_barrier` of
    2 x 128 threads started earlier in its block, with no other arrive between; turns exist iff
-   the handover does, and the producer takes none.
+   the handover does, and the producer takes none;
+10. before each fill of a ring's stage (`sm90.mbarrier_at %full, %empty[%stage]`), the producer
+   waits on that stage's empty barrier in the same block.
 
 Barriers are typed values: an op's `!sm90.mbarrier` is one stage of an `!sm90.mbarriers<N>`
 group (`sm90.mbarrier_at %group[%stage]`), and each group lies at a fixed offset of shared
@@ -257,9 +259,30 @@ class _KernelCheck:
         for wait in waits:
             self.check_wait(wait, arrived, full)
         self.check_mirrored_branches(arrives, waits)
+        self.check_fills_wait_for_empty(arrives, waits)
         self.check_store_fences()
         self.check_loads_after_stores(loads)
         self.check_turns()
+
+    def check_fills_wait_for_empty(self, arrives: list[sm90.MbarrierArriveOp], waits: list[sm90.MbarrierWaitOp]) -> None:
+        """Rule 10: before the producer fills a stage of a ring (full and empty barriers taken
+        together, `sm90.mbarrier_at %full, %empty[%stage]`), it waits in the same block on an
+        empty barrier of that stage, or it would overwrite a stage the consumers still read."""
+        for fill in arrives:
+            at = fill.barrier.owner
+            if fill.tx_bytes is None or _role(fill) != "producer" or not isinstance(at, sm90.MbarrierAtOp) \
+                    or len(at.barriers) < 2:
+                continue
+            before = set()
+            previous = fill.prev_op
+            while previous is not None:
+                before.add(previous)
+                previous = previous.prev_op
+            if not any(w in before and isinstance(o := w.barrier.owner, sm90.MbarrierAtOp)
+                       and (o is at or o.stage is at.stage) and w.barrier is not fill.barrier for w in waits):
+                raise self.fail(fill, "expected the producer to wait on the stage's empty barrier before it fills the "
+                                      "stage (sm90.mbarrier_wait in the same block), found no such wait: it would "
+                                      "overwrite a stage the consumers may still read")
 
     def check_turns(self) -> None:
         """Rule 9: the handover and every turn's start and end."""

@@ -96,3 +96,8 @@
 // RUN: sh -c 'tkc compile %examples/attention.tk --emit=sm90 | sed "s/\(named_barrier_arrive %%[0-9]*\), 256/\1, 128/" | tkc-opt -p sm90-verify-barriers 2>&1; echo "exit $?"' | filecheck %s --check-prefix=TURNCOUNT
 // TURNCOUNT: error: {{.*}}: expected a turn's arrive to count 256 threads, found 128
 // TURNCOUNT: exit 1
+
+// The producer fills a stage without waiting for the consumers to free it.
+// RUN: sh -c 'sed "/sm90.mbarrier_wait %%empty, %%flipped/d" %S/Inputs/ring.mlir | tkc-opt -p sm90-verify-barriers 2>&1; echo "exit $?"' | filecheck %s --check-prefix=NOEMPTY
+// NOEMPTY: error: {{.*}}: expected the producer to wait on the stage's empty barrier before it fills the stage (sm90.mbarrier_wait in the same block), found no such wait: it would overwrite a stage the consumers may still read
+// NOEMPTY: exit 1
