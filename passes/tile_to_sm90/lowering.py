@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import cast
 
-from xdsl.ir import Attribute
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from tkc.diagnostics import error_at
 from tkc.dialects import sm90, tile
@@ -124,6 +124,14 @@ class KernelLowering:
         return t
 
 
+def _from_block_axis(value: SSAValue, axis: int) -> bool:
+    """Whether `value` is the block index along `axis` or computed from it."""
+    owner = value.owner
+    if isinstance(owner, tile.BlockIdOp):
+        return owner.axis.value.data == axis
+    return isinstance(owner, Operation) and depends_on_block_axis(owner, axis)
+
+
 def _cluster_plan(kernel: tile.KernelOp, plan: KernelPlan, memory: SharedMemory,
                   grid_op: tile.GridOp) -> set[tile.LoadOp]:
     """With `@cluster(2)`: the ring loads a 2-CTA cluster along grid axis 0 shares (see the
@@ -149,6 +157,14 @@ def _cluster_plan(kernel: tile.KernelOp, plan: KernelPlan, memory: SharedMemory,
                 ring.owner,
                 f"@cluster({size}) multicasts the stages of top-level loops only, and each CTA frees its stages in "
                 "both: a loop nested in another or an if whose branches load could run differently in the two CTAs",
+            )
+        if ring.loop is not None and any(_from_block_axis(bound, 0) for bound in (ring.loop.lb, ring.loop.ub, ring.loop.step)):
+            axis = grid_op.names.data[0].data
+            raise error_at(
+                ring.loop,
+                f"@cluster({size}) pairs CTAs along {axis}, and each CTA frees its stages in both, so the two must run "
+                f"the same stages: this loop's bounds depend on {axis} (directly or through a table read at it), so "
+                f"the pair would run different numbers of iterations and one would wait forever for the other",
             )
     simple = isinstance(first, tuple) and first[0] in ("div", "ceildiv") and isinstance(first[1], str) and isinstance(first[2], int)
     if size != CLUSTER or not plan.persistent or len(extents) < 2 or not simple or not shared:
