@@ -92,6 +92,7 @@ from tkc.dialects.tile import (
     UnaryFn,
     UnaryFnAttr,
     element_bytes,
+    entry_registers,
     parse_layout,
     vector_box,
 )
@@ -804,6 +805,16 @@ class RolesOp(IRDLOperation):
             n = registers.value.data
             if n and (n % 8 or not 24 <= n <= 256):
                 raise VerifyException(f"{what} registers are 0 (unchanged) or a multiple of 8 in 24..256 (setmaxnreg), got {n}")
+        producer, consumer = self.producer_registers.value.data, self.consumer_registers.value.data
+        threads, ctas = kernel.threads.value.data, kernel.min_ctas_per_sm.value.data
+        entry = entry_registers(threads, ctas)
+        if producer and consumer and WARPGROUP_THREADS * (producer + consumer * consumers) > entry * threads:
+            raise VerifyException(
+                f"setmaxnreg gives the producer warpgroup {producer} and each of {consumers} consumer warpgroup(s) "
+                f"{consumer} registers per thread, {WARPGROUP_THREADS * (producer + consumer * consumers)} in all, over "
+                f"the {entry * threads} a block of {threads} threads holds at entry ({entry} each at {ctas} block(s) "
+                f"per SM)"
+            )
         if self.producer.block.args or [a.type for a in self.consumer.block.args] != [IndexType()]:
             raise VerifyException("the producer region takes no argument, the consumer region its index")
 

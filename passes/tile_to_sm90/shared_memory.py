@@ -16,7 +16,7 @@ from xdsl.dialects import scf
 from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import Block, Operation, SSAValue
 
-from tkc.diagnostics import error_at
+from tkc.diagnostics import TkError, error_at
 from tkc.dialects import sm90, tile
 from tkc.passes.plan import (
     MBARRIER_REGION,
@@ -294,4 +294,52 @@ def read_shared_memory(kernel: tile.KernelOp, plan: KernelPlan) -> SharedMemory:
     smem_bytes = plan.smem_bytes
     if not smem_bytes:
         raise error_at(kernel, "convert-tile-to-sm90 needs the kernel's smem_bytes decision: run tile-pipeline first")
+    _check_layout(rings, shared, smem_bytes)
     return SharedMemory(rings, staging, shared, barriers, smem_bytes, col_scratch, fence_slots)
+
+
+def _check_layout(rings: list[Ring], shared: dict[tile.ToSharedOp, SharedBuffer], smem_bytes: int) -> None:
+    """The offsets tile-pipeline recorded hold together, as IR edited by hand may not: every
+    ring's stages and every tile.to_shared buffer lie between the barrier region and the end of
+    the kernel's shared memory; each load of a stage fits the stage and none overlaps another
+    load of its block (an if's branches each fill a stage from its first byte); rings overlap
+    only where they split one loop's stages (split_ring)."""
+    def fail(op: Operation, what: str) -> TkError:
+        return error_at(op, f"{what}: the shared-memory layout recorded in the IR does not hold together (offsets "
+                            f"edited after tile-pipeline laid them out?)")
+
+    spans: list[tuple[int, int, Operation, RingOwner | None]] = []
+    for ring in rings:
+        if ring.owner is None:
+            # the single tiles: each in every stage of the kernel-level ring (a persistent walk's)
+            spans += [(start, start + ring.buffers[load].ref_type.num_bytes, load, None)
+                      for load in ring.loads for stage in range(ring.stages)
+                      for start in [ring.base + stage * ring.stage_bytes + ring.buffers[load].offset]]
+            continue
+        if ring.stage_bytes <= 0 or ring.base < MBARRIER_REGION or ring.base + ring.stages * ring.stage_bytes > smem_bytes:
+            raise fail(ring.owner, f"this ring of {ring.stages} stages of {ring.stage_bytes} bytes at smem+{ring.base} "
+                                   f"lies outside smem+{MBARRIER_REGION}..{smem_bytes}")
+        for block in {load.parent_block(): None for load in ring.loads}:
+            placed = sorted((ring.buffers[load].offset, ring.buffers[load].ref_type.num_bytes, load)
+                            for load in ring.loads if load.parent_block() is block)
+            for (offset, size, load), following in zip(placed, [*placed[1:], None]):
+                if offset < 0 or offset + size > ring.stage_bytes:
+                    raise fail(load, f"this load's {size} bytes at stage offset {offset} do not fit the ring's "
+                                     f"{ring.stage_bytes}-byte stages")
+                if following is not None and offset + size > following[0]:
+                    raise fail(following[2], f"this load's stage offset {following[0]} overlaps the {size} bytes of another "
+                                             f"load of the stage at {offset}")
+        spans.append((ring.base, ring.base + ring.stages * ring.stage_bytes, ring.owner, ring.owner))
+    for to_shared, buffer in shared.items():
+        end = buffer.offset + buffer.ref_type.num_bytes
+        if buffer.offset < MBARRIER_REGION or end > smem_bytes:
+            raise fail(to_shared, f"this tile's buffer at smem+{buffer.offset} lies outside "
+                                  f"smem+{MBARRIER_REGION}..{smem_bytes}")
+        spans.append((buffer.offset, end, to_shared, None))
+    spans.sort(key=lambda span: span[0])
+    for i, (start, end, first, owner) in enumerate(spans):
+        for other_start, _, other, other_owner in spans[i + 1:]:
+            if other_start >= end:
+                break
+            if owner is None or owner is not other_owner:
+                raise fail(other, f"the bytes from smem+{other_start} overlap those of {first.name} at smem+{start}")
