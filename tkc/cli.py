@@ -58,7 +58,31 @@ def _sizes(text: str) -> dict[str, int]:
         if name in sizes:
             raise argparse.ArgumentTypeError(f"{name} is given twice ({sizes[name]} and {size}); give it once")
         sizes[name] = size
+    if not sizes:
+        raise argparse.ArgumentTypeError(f"expected NAME=SIZE,... with at least one dim, got {text!r}")
     return sizes
+
+
+def _positive(text: str) -> int:
+    """-j N: a positive integer."""
+    try:
+        n = int(text, 0)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return n
+
+
+def _seed(text: str) -> int:
+    """--seed: a non-negative integer (numpy's generators take no other)."""
+    try:
+        seed = int(text, 0)
+    except ValueError:
+        seed = -1
+    if seed < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}")
+    return seed
 
 
 class _MergeSizes(argparse.Action):
@@ -123,7 +147,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--interpret", action="store_true", help="run the reference interpreter instead of the GPU")
     run.add_argument("--check", action="store_true", help="compare the result against the reference")
     run.add_argument("--bisect", action="store_true", help="interpret after each pass to find a miscompiling pass")
-    run.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    run.add_argument("--seed", type=_seed, default=0, help="seed of the random inputs")
     _add_progress_args(run, "the interpreter's progress (on a terminal, once it has run a second)")
 
     report = commands.add_parser("report", help="explain the decisions the passes made for a kernel")
@@ -137,7 +161,7 @@ def build_parser() -> argparse.ArgumentParser:
                            "parameters at x0.5, x1, x2, and @stages=plan,6,8 where loads are pipelined)")
     tune.add_argument("--prune-only", action="store_true", help="compile and prune only; time nothing (any machine)")
     tune.add_argument("--force", action="store_true", help="tune again even when a result is cached")
-    tune.add_argument("-j", "--jobs", type=int, default=None, metavar="N",
+    tune.add_argument("-j", "--jobs", type=_positive, default=None, metavar="N",
                       help="processes that compile and prune configurations side by side (default: one per CPU)")
     _add_progress_args(tune, "a line per configuration")
     return parser
@@ -148,9 +172,11 @@ def _compile(args: argparse.Namespace) -> int:
 
     if args.output == "-":
         args.output = None
+    if args.output is not None and Path(args.output).resolve() == Path(args.file).resolve():
+        raise TkError(f"-o {args.output} is the input file: writing the result there would replace the source")
     if args.emit == "cubin" and args.output is None and sys.stdout.isatty():
         raise TkError("a cubin is binary: write it to a file with -o FILE")
-    if args.tuned:
+    if args.tuned is not None:
         from tkc.tune import tuned_config
 
         args.params = {**tuned_config(args.file, args.kernel, args.tuned), **args.params}
@@ -204,6 +230,9 @@ def _tune(args: argparse.Namespace) -> int:
     from tkc.tune import autotune, declared_defaults, progress_line
 
     space = dict(args.space)
+    if len(space) < len(args.space):
+        twice = next(name for name, _ in args.space if sum(other == name for other, _ in args.space) > 1)
+        raise TkError(f"--space {twice} is given twice; give its values once (--space {twice}=V1,V2,...)")
     result = autotune(args.file, args.kernel, args.size, space or None, args.params, prune_only=args.prune_only,
                       force=args.force, progress=progress_line(force=args.progress, quiet=args.quiet), jobs=args.jobs)
     sys.stdout.write(result.table())
@@ -230,6 +259,8 @@ def main(argv: Sequence[str] | None = None, *, process_ends: bool = False) -> in
         args = build_parser().parse_args(argv)
         args.params = params = defines(args.params)
         args.process_ends = process_ends
+        if sys.stdout is None and getattr(args, "output", None) in (None, "-"):
+            raise TkError("standard output is closed: give -o FILE for the result")
         return COMMANDS[args.command](args)
     except UsageError as e:
         print(e, file=sys.stderr)
@@ -250,6 +281,12 @@ def main(argv: Sequence[str] | None = None, *, process_ends: bool = False) -> in
         # `tkc compile ... | head`: the reader left; not an error worth a report
         sys.stderr.close()
         return EXIT_OK
+    except OSError as e:
+        if e.filename is not None:  # a file tkc opened itself: its own mistake
+            return report_internal_error(e, "tkc", argv)
+        # the output stream tkc was given fails (`> /dev/full`, a full disk)
+        print(f"tkc: error: cannot write the output: {e.strerror or e}", file=sys.stderr)
+        return EXIT_USER
     except Exception as e:
         return report_internal_error(e, "tkc", argv)
 

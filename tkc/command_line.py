@@ -133,8 +133,10 @@ def exit_without_teardown(status: int) -> NoReturn:
     file tkc writes is closed where it is written (each in a `with` block or by Path.write_*), and
     nothing of tkc's runs at exit."""
     for stream in (sys.stdout, sys.stderr):
+        if stream is None:  # started with the descriptor closed (`tkc compile ... >&-`)
+            continue
         try:
             stream.flush()
-        except (BrokenPipeError, ValueError):  # the reader left (`tkc compile | head`), or it was closed
+        except (OSError, ValueError):  # the reader left (`tkc compile | head`), it was closed, or it is full
             pass
     os._exit(status)

@@ -125,7 +125,12 @@ def parse_mlir(
 ) -> ModuleOp:
     """The verified module of MLIR `text` (which starts at line `line_offset` + 1 of `filename`)."""
     source = text if line_offset == 0 else None  # otherwise the diagnostic reads the file
-    parser = LocatedParser(ctx, text, filename, line_offset)
+    try:
+        parser = LocatedParser(ctx, text, filename, line_offset)  # lexes the first token: may fail too
+    except ParseError as e:
+        start = e.span.start
+        line, column = text.count("\n", 0, start) + 1 + line_offset, start - text.rfind("\n", 0, start)
+        raise TkError(e.msg, filename, line, column, source) from None
     try:
         module = parser.parse_module(implicit_module)
     except ParseError as e:

@@ -241,11 +241,19 @@ def main(argv: Sequence[str] | None = None, *, process_ends: bool = False) -> in
     except BrokenPipeError:  # `tkc-opt ... | head`
         sys.stderr.close()
     except OSError as e:
-        reason = f"cannot read {e.filename}: {e.strerror}" if e.filename and e.strerror else str(e)
+        written = e.filename is not None and e.filename == getattr(tool.args, "output_file", None)
+        reason = (f"cannot {'write' if written else 'read'} {e.filename}: {e.strerror}" if e.filename and e.strerror
+                  else str(e))
         print(f"tkc-opt: error: {reason}", file=sys.stderr)
         return 1
     except StageUnavailable as e:
         print(f"tkc-opt: error: {e}", file=sys.stderr)
+        return 2
+    except ModuleNotFoundError as e:
+        if e.name is None or e.name.split(".")[0] in ("tkc", "xdsl"):
+            return report_internal_error(e, "tkc-opt", sys.argv[1:] if argv is None else argv)
+        # one of xDSL's stock targets or passes needs a package tkc does not (`-t llvm`: llvmlite)
+        print(f"tkc-opt: error: this needs the Python package {e.name}, which is not installed", file=sys.stderr)
         return 2
     except Exception as e:
         return report_internal_error(e, "tkc-opt", sys.argv[1:] if argv is None else argv)

@@ -442,7 +442,7 @@ def run_command(args: Any, out: TextIO | None = None) -> int:
     if unknown:
         raise TkError(f"--size names {', '.join(unknown)}, which {kernel} has no symbolic dim of; "
                       f"its dims are {', '.join(defaults) or 'none'}{did_you_mean(unknown[0], defaults)}")
-    sizes = defaults | sizes
+    given, sizes = dict(sizes), defaults | sizes
     dims = {name: value for name, value in final_params.items() if isinstance(value, int)} | sizes
     elements = sum(math.prod(shape_of(cast(tile.GlobalType, arg.type), dims, name))
                    for name, arg in zip(kernel_op.arg_names, kernel_op.body.block.args, strict=True))
@@ -451,6 +451,10 @@ def run_command(args: Any, out: TextIO | None = None) -> int:
                       f"inputs and outputs; tkc run handles at most {MAX_RUN_ELEMENTS}")
     reference = load_reference(args.file) if args.check else None  # a missing one fails before the run
     print(f"{kernel}: {' '.join(f'{dim}={size}' for dim, size in sizes.items())}  seed {args.seed}", file=out, flush=True)
+    if given and (defaulted := [dim for dim in sizes if dim not in given]):
+        # the sizes of dims the user did not give relate to none of theirs (HKV = H / G)
+        print(f"note: --size gave no {', '.join(defaulted)}; tkc run took "
+              f"{', '.join(f'{dim}={sizes[dim]}' for dim in defaulted)} (two tiles, or 2)", file=out, flush=True)
     inputs = make_inputs(kernel_op, dims, args.seed)
     maker = load_input_maker(args.file)
     if maker is not None:

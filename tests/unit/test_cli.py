@@ -4,6 +4,8 @@ that lets stock `xdsl-opt` read tile IR."""
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import io
 import shutil
 import subprocess
 import sys
@@ -269,6 +271,54 @@ def test_repeated_sizes_merge_and_a_dim_given_twice_is_an_error(capsys: pytest.C
     assert capsys.readouterr().out.startswith("gemm: M=64 K=64 N=128")
     assert cli.main(["run", gemm, "--interpret", "--size", "M=64", "--size", "M=128"]) == 1
     assert "--size M is given twice (64 and 128); give it once" in capsys.readouterr().err
+
+
+def test_empty_sizes_seeds_jobs_and_repeated_spaces_are_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
+    gemm = str(REPO / "examples/gemm.tk")
+    for argv, message in [
+        (["compile", gemm, "--tuned", ""], "argument --tuned: expected NAME=SIZE,... with at least one dim, got ''"),
+        (["run", gemm, "--interpret", "--size", ","], "argument --size: expected NAME=SIZE,... with at least one dim"),
+        (["run", gemm, "--interpret", "--size", "M=64,N=64,K=64", "--seed", "-1"],
+         "argument --seed: expected a non-negative integer, got '-1'"),
+        (["tune", gemm, "--size", "M=64,N=64,K=64", "--prune-only", "-j", "0"],
+         "argument -j/--jobs: expected a positive integer, got '0'"),
+        (["tune", gemm, "--size", "M=64,N=64,K=64", "--prune-only", "--space", "BM=64", "--space", "BM=128"],
+         "--space BM is given twice; give its values once"),
+        (["compile", gemm, "-D", "BM=1e-400"], "the value of BM, 1e-400, is too small: it rounds to 0"),
+    ]:
+        assert cli.main(argv) == 1, argv
+        assert message in capsys.readouterr().err, argv
+
+
+def test_the_output_may_not_replace_the_source(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = tmp_path / "gemm.tk"
+    source.write_text((REPO / "examples/gemm.tk").read_text())
+    assert cli.main(["compile", str(source), "-o", str(source)]) == 1
+    assert "is the input file: writing the result there would replace the source" in capsys.readouterr().err
+    assert source.read_text() == (REPO / "examples/gemm.tk").read_text()
+
+
+def test_an_output_that_cannot_be_written_is_the_users_error(capsys: pytest.CaptureFixture[str],
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    class Full(io.StringIO):
+        def write(self, text: str) -> int:
+            raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(sys, "stdout", Full())
+    assert cli.main(["report", str(REPO / "examples/gemm.tk")]) == 1
+    assert "tkc: error: cannot write the output: No space left on device" in capsys.readouterr().err
+
+
+def test_a_literal_past_a_double_and_a_missing_target_package_are_reported(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = tmp_path / "tiny.tk"
+    source.write_text("kernel k(X: gl<f32>[64, 64]) {\n    grid (1) as (i)\n"
+                      "    store X[0, 0] = load X[0, 0] : rt<f32>[64, 64] * 1e-400\n}\n")
+    assert cli.main(["compile", str(source)]) == 1
+    assert "tiny.tk:3:54: error: number 1e-400 is too small: it rounds to 0" in capsys.readouterr().err
+    if importlib.util.find_spec("llvmlite") is None:
+        assert opt.main([str(REPO / "examples/gemm.tk"), "-t", "llvm"]) == 2
+        assert "this needs the Python package llvmlite, which is not installed" in capsys.readouterr().err
 
 
 def test_interpreter_progress_only_when_asked_off_a_terminal(capsys: pytest.CaptureFixture[str]) -> None:

@@ -112,8 +112,9 @@ def test_check_without_a_reference_is_a_user_error(gemm_file: Path) -> None:
 def test_dims_without_a_size_get_two_tiles(gemm_file: Path) -> None:
     out = io.StringIO()
     run_command(args(gemm_file, size={"M": 384}), out)
-    header, c = out.getvalue().splitlines()[:2]
+    header, note, c = out.getvalue().splitlines()[:3]
     assert header == "gemm: M=384 K=128 N=256  seed 0"
+    assert note == "note: --size gave no K, N; tkc run took K=128, N=256 (two tiles, or 2)"
     assert c.startswith("C: bfloat16 [384, 256]")
 
 

@@ -8,6 +8,7 @@ is a `tkc.diagnostics.TkError`; anything else escaping is a bug in the frontend.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -18,6 +19,16 @@ if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
 
 __all__ = ["parse_define", "parse_space_item", "parse_tk", "read_source"]
+
+
+def float_problem(text: str, value: float) -> str | None:
+    """Why the decimal number `text` (read as `value`) is no number to compute with: too large
+    for a double (inf, where it does not say inf), or too small (0, where its digits are not)."""
+    if math.isinf(value) and "inf" not in text.lower():
+        return "is too large"
+    if value == 0 and any(c in "123456789" for c in re.split("[eE]", text)[0]):
+        return "is too small: it rounds to 0"
+    return None
 
 
 def parse_define(text: str) -> tuple[str, int | bool | float]:
@@ -37,8 +48,8 @@ def parse_define(text: str) -> tuple[str, int | bool | float]:
         number = float(value)
     except ValueError:
         raise TkError(f"the value of {name} must be true, false or a number, got {value!r}") from None
-    if math.isinf(number) and "inf" not in value.lower():
-        raise TkError(f"the value of {name}, {value}, is too large")
+    if (problem := float_problem(value, number)) is not None:
+        raise TkError(f"the value of {name}, {value}, {problem}")
     return name, number
 
 

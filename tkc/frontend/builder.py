@@ -50,6 +50,7 @@ from tkc.diagnostics import TkError, did_you_mean, error_at, location_of
 from tkc.dialects import tile
 from tkc.dialects.tile import Axis, BinaryFn, GlobalType, ReduceFn, UnaryFn
 from tkc.dtypes import BY_NAME
+from tkc.frontend import float_problem
 from tkc.frontend.parser import MAX_DEPTH
 
 Number = int | float | bool
@@ -1033,8 +1034,8 @@ class _Builder:
         text = str(node.children[0])
         if any(c in text for c in ".eE"):
             value = float(text)
-            if math.isinf(value):
-                raise self.error(node, f"number {text} is too large")
+            if (problem := float_problem(text, value)) is not None:
+                raise self.error(node, f"number {text} {problem}")
             return value
         if len(text) > 19:
             raise self.error(node, f"integer {text} does not fit in 64 bits")

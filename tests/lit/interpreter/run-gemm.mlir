@@ -17,6 +17,7 @@
 // DIVIDE-NEXT: exit 1
 
 // DEFAULT: gemm: M=384 K=128 N=256  seed 0
+// DEFAULT-NEXT: note: --size gave no K, N; tkc run took K=128, N=256 (two tiles, or 2)
 // DEFAULT-NEXT: C: bfloat16 [384, 256]
 
 // BISECT: input reference
