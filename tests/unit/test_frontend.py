@@ -149,6 +149,11 @@ def test_loop_carries_only_assigned_outer_vars() -> None:
     module = parse_tk(kernel(body), "t.tk")
     (loop,) = ops_of(module, scf.ForOp)
     assert len(loop.iter_args) == 1 and loop.attributes["stages"] == IntegerAttr(3, 64)
+    # -D @stages=2 sets every ring's depth: the kernel's pin replaces the loop's
+    module = parse_tk(kernel(body), "t.tk", {"@stages": 2})
+    (loop,) = ops_of(module, scf.ForOp)
+    assert "stages" not in loop.attributes
+    assert next(op for op in module.walk() if hasattr(op, "annotations")).annotations.data["stages"] is not None
 
 
 def test_select_on_index_uses_arith_select_and_on_tiles_scf_if() -> None:

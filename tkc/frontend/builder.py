@@ -835,6 +835,9 @@ class _Builder:
         *annotation_nodes, core = node.children
         target = {"for_stmt": "for", "let_stmt": "let"}.get(core.data, "statement")
         annotations = self.annotations(annotation_nodes, target)
+        if target == "for" and "stages" in self.pins:
+            # -D @stages=N (a tuning configuration) sets every ring's depth, the loops' pins too
+            annotations.pop("stages", None)
         handler = getattr(self, core.data)
         with self.at(core):
             try:
