@@ -1112,7 +1112,9 @@ class Planner:
             return 1, why
 
         if persistent and not streams_tiles(self.kernel):
-            return refuse("persistent grid: one CTA per SM")
+            return refuse("persistent grid: one CTA per SM" + (
+                " walks the tiles (@persistent(0) launches one CTA per tile, and those may share an SM)"
+                if pin is not None and pin > 1 else ""))
         if self.annotation("registers") is not None:
             return refuse(f"{self.pin('registers')} pins the split of one block's registers")
         if pin == 1:
@@ -1135,7 +1137,7 @@ class Planner:
                 continue
             break
         if pin is not None and ctas < pin:
-            return refuse(why)
+            return refuse(why + (f", so {pin} do not fit either" if ctas + 1 < pin else ""))
         consumer = register_split(n, ctas, demand)[1]
         fit = (f"{ctas} blocks fit: {smem} bytes of shared memory and {consumer} registers per consumer thread each"
                if ctas > 1 else why)
