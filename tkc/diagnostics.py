@@ -69,7 +69,9 @@ class TkError(Exception):
 
 
 def decode_utf8(data: bytes, filename: str) -> str:
-    """`data` as UTF-8 text; invalid UTF-8 is a TkError at the offending byte."""
+    """`data` as UTF-8 text (less a leading byte-order mark, which some editors write); invalid
+    UTF-8 is a TkError at the offending byte."""
+    data = data.removeprefix(b"\xef\xbb\xbf")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:

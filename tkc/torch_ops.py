@@ -104,7 +104,10 @@ def outputs(kernel: CompiledKernel, *inputs: Any) -> list[Any]:
 
 def custom_op(kernel: CompiledKernel, name: str | None = None) -> Callable[..., Any]:
     """Register `kernel` as the operator `tkc::NAME` and return it (`torch.ops.tkc.NAME`)."""
-    import torch
+    try:
+        import torch
+    except ModuleNotFoundError:
+        raise OperatorError("torch operators need PyTorch (pip install 'tkc[torch]')") from None
 
     sig = signature(kernel)
     name = name or f"{kernel.abi.entry}_{kernel.cache_key[:12]}"

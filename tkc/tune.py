@@ -413,7 +413,8 @@ def cached_results(path: str, kernel: str, sizes: Mapping[str, int]) -> dict[str
         return {}  # an unreadable entry is a miss
 
 
-def _check_sizes(op: KernelOp, sizes: Mapping[str, int]) -> None:
+def _check_sizes(op: KernelOp, sizes: Mapping[str, int], flag: str = "--size") -> None:
+    """Every symbolic dim of the kernel sized, by a positive integer; `flag` names where they came from."""
     from tkc.dialects.tile import GlobalType
 
     dims: list[str] = []
@@ -422,11 +423,14 @@ def _check_sizes(op: KernelOp, sizes: Mapping[str, int]) -> None:
         dims += [d for d in arg.type.get_dims() if isinstance(d, str) and d not in dims]
     unknown = sorted(set(sizes) - set(dims))
     if unknown:
-        raise TkError(f"--size names {', '.join(unknown)}, which {op.sym_name.data} has no symbolic dim of; "
+        raise TkError(f"{flag} names {', '.join(unknown)}, which {op.sym_name.data} has no symbolic dim of; "
                       f"its dims are {', '.join(dims) or 'none'}{did_you_mean(unknown[0], dims)}")
     missing = [d for d in dims if d not in sizes]
     if missing:
-        raise TkError(f"tuning needs the size of every dim: give {', '.join(missing)} with --size")
+        raise TkError(f"tuning needs the size of every dim: give {', '.join(missing)} with {flag} (sizes= in the API)")
+    for dim, size in sizes.items():
+        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+            raise TkError(f"the size of {dim} must be a positive integer, got {size!r}")
 
 
 Progress = Callable[[int, int, Trial], None]
@@ -577,7 +581,7 @@ def tuned_config(path: str, kernel: str | None, sizes: Mapping[str, int]) -> Con
     """The best configuration cached for these sizes (for `tkc compile --tuned`); a user error
     when there is none. With results for several GPUs, the one of this machine's GPU."""
     op = _kernel_op(path, kernel, {})
-    _check_sizes(op, sizes)
+    _check_sizes(op, sizes, "--tuned")
     results = cached_results(path, op.sym_name.data, sizes)
     if len(results) > 1:
         results = {g: r for g, r in results.items() if g == gpu_name()}

@@ -321,6 +321,22 @@ def test_a_literal_past_a_double_and_a_missing_target_package_are_reported(
         assert "this needs the Python package llvmlite, which is not installed" in capsys.readouterr().err
 
 
+def test_a_byte_order_mark_is_read_past_and_api_sizes_are_checked(tmp_path: Path) -> None:
+    import tkc
+
+    source = tmp_path / "bom.tk"
+    source.write_bytes(b"\xef\xbb\xbf" + (REPO / "examples/gemm.tk").read_bytes())
+    assert "wgmma" in tkc.compile(source).ptx
+    for size in ("1024", 0, True):
+        with pytest.raises(tkc.TkError, match=f"the size of M must be a positive integer, got {size!r}"):
+            tkc.autotune(REPO / "examples/gemm.tk", sizes={"M": size, "N": 256, "K": 256}, prune_only=True)
+    if importlib.util.find_spec("torch") is None:
+        from tkc.torch_ops import OperatorError, custom_op
+
+        with pytest.raises(OperatorError, match=r"need PyTorch \(pip install 'tkc\[torch\]'\)"):
+            custom_op(tkc.compile(REPO / "examples/gemm.tk"))
+
+
 def test_interpreter_progress_only_when_asked_off_a_terminal(capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["run", str(REPO / "examples/gemm.tk"), "--interpret", "--size", "M=128,N=256,K=128"]
     assert cli.main(argv) == 0
