@@ -205,6 +205,8 @@ def search_space(
             if name.startswith("@") and name not in pins:
                 raise TkError(f"the space names {name}, which is no annotation a configuration pins; those are "
                               f"{', '.join(pins)}{did_you_mean(name, pins)}")
+            if name in fixed:
+                raise TkError(f"the space names {name}, which -D {name}={fixed[name]} fixes: give it one way")
             if not name.startswith("@") and name not in params:
                 raise TkError(f"the space names {name}, which {op.sym_name.data} has no parameter of; it has "
                               f"{', '.join(params) or 'none'}{did_you_mean(name, params)}")
