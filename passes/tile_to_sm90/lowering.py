@@ -167,11 +167,18 @@ def _cluster_plan(kernel: tile.KernelOp, plan: KernelPlan, memory: SharedMemory,
                 f"the pair would run different numbers of iterations and one would wait forever for the other",
             )
     simple = isinstance(first, tuple) and first[0] in ("div", "ceildiv") and isinstance(first[1], str) and isinstance(first[2], int)
-    if size != CLUSTER or not plan.persistent or len(extents) < 2 or not simple or not shared:
+    failed = [why for why, broken in (
+        (f"clusters of {size}", size != CLUSTER),
+        ("not persistent", not plan.persistent),
+        ("a 1-D grid", len(extents) < 2),
+        ("its first extent is not a dim divided by a tile size", not simple),
+        ("no pipelined tile is shared along it with an even number of swizzle panels", not shared),
+    ) if broken]
+    if failed:
         raise error_at(
             kernel,
             f"@cluster({size}) needs a persistent kernel with a 2-D grid whose first extent is a dim "
             f"divided by a tile size (rounding up or down), and a pipelined tile shared along that axis with an even number of "
-            f"swizzle panels; tkc builds clusters of {CLUSTER}",
+            f"swizzle panels; tkc builds clusters of {CLUSTER} (here: {'; '.join(failed)})",
         )
     return shared
