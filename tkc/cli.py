@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -63,26 +63,18 @@ def _sizes(text: str) -> dict[str, int]:
     return sizes
 
 
-def _positive(text: str) -> int:
-    """-j N: a positive integer."""
-    try:
-        n = int(text, 0)
-    except ValueError:
-        n = 0
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return n
+def _integer_at_least(minimum: int, what: str) -> Callable[[str], int]:
+    """An argparse type: an integer of at least `minimum` (-j N: 1; --seed: 0, as numpy takes)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text, 0)
+        except ValueError:
+            value = minimum - 1
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
+        return value
 
-
-def _seed(text: str) -> int:
-    """--seed: a non-negative integer (numpy's generators take no other)."""
-    try:
-        seed = int(text, 0)
-    except ValueError:
-        seed = -1
-    if seed < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}")
-    return seed
+    return parse
 
 
 class _MergeSizes(argparse.Action):
@@ -147,7 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--interpret", action="store_true", help="run the reference interpreter instead of the GPU")
     run.add_argument("--check", action="store_true", help="compare the result against the reference")
     run.add_argument("--bisect", action="store_true", help="interpret after each pass to find a miscompiling pass")
-    run.add_argument("--seed", type=_seed, default=0, help="seed of the random inputs")
+    run.add_argument("--seed", type=_integer_at_least(0, "a non-negative integer"), default=0, help="seed of the random inputs")
     _add_progress_args(run, "the interpreter's progress (on a terminal, once it has run a second)")
 
     report = commands.add_parser("report", help="explain the decisions the passes made for a kernel")
@@ -161,7 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
                            "parameters at x0.5, x1, x2, and @stages=plan,6,8 where loads are pipelined)")
     tune.add_argument("--prune-only", action="store_true", help="compile and prune only; time nothing (any machine)")
     tune.add_argument("--force", action="store_true", help="tune again even when a result is cached")
-    tune.add_argument("-j", "--jobs", type=_positive, default=None, metavar="N",
+    tune.add_argument("-j", "--jobs", type=_integer_at_least(1, "a positive integer"), default=None, metavar="N",
                       help="processes that compile and prune configurations side by side (default: one per CPU)")
     _add_progress_args(tune, "a line per configuration")
     return parser
