@@ -613,6 +613,17 @@ def test_written_argument_overlapping_another_is_refused():
     assert msg.startswith("arguments C and A overlap in memory, and the kernel writes C: pass distinct tensors")
 
 
+def test_written_numpy_arguments_overlapping_another_are_refused():
+    """numpy arguments are staged in a buffer each and copied back one after another, so
+    overlapping ones would come back in whichever order the copies ran: refused as device ones."""
+    raw = np.zeros(256 * 512 * 4, np.uint8)
+    a = raw[: 256 * 128 * 2].view(np.float16).reshape(256, 128)
+    b = np.zeros((128, 512), np.float16)
+    c = raw.view(np.float32).reshape(256, 512)  # the bytes of a and more
+    assert error(WRITES_C, a, b, c).startswith("arguments C and A overlap in memory, and the kernel writes C")
+    plan_launch(WRITES_C, (a, b, np.zeros((256, 512), np.float32)), {}, num_sms=132)
+
+
 def test_read_only_arguments_may_share_memory():
     A, _, C = gemm_args(M=128, N=256, K=256)
     a_twice = FakeCuda((256, 256), ptr=BASE)  # the same bytes as A, read as B

@@ -161,20 +161,22 @@ def _check_no_overlap(abi: KernelABI, arrays: dict[str, ArrayInfo]) -> None:
     """The compiler orders loads after stores per argument: an argument the kernel writes must
     not share memory with another one (the same tensor passed twice, or overlapping views), nor
     address one byte as two of its own elements. A view's bytes are taken as one span, from the
-    lowest byte it addresses to the highest (the gaps of a strided view count: conservative)."""
+    lowest byte it addresses to the highest (the gaps of a strided view count: conservative).
+    Host (numpy) arrays alike: each is staged in a buffer of its own and copied back, so
+    overlapping ones would come back in whichever order the copies ran."""
     spans = {
-        spec.name: _span(info, BY_NAME[spec.dtype].bytes)
+        spec.name: (info.location, *_span(info, BY_NAME[spec.dtype].bytes))
         for spec in abi.args
-        if (info := arrays[spec.name]).location == "cuda"
+        if (info := arrays[spec.name]).location in ("cuda", "host")
     }
     for written in abi.written:
         if written not in spans:
             continue
         spec = next(a for a in abi.args if a.name == written)
         _check_distinct_elements(spec, arrays[written], BY_NAME[spec.dtype].bytes)
-        start, end = spans[written]
-        for other, (lo, hi) in spans.items():
-            if other != written and lo < end and start < hi:
+        where, start, end = spans[written]
+        for other, (other_where, lo, hi) in spans.items():
+            if other != written and other_where == where and lo < end and start < hi:
                 raise TkError(
                     f"arguments {written} and {other} overlap in memory, and the kernel writes {written}: "
                     "pass distinct tensors (tkc orders a block's loads after its stores only within one argument)"
