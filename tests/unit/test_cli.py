@@ -285,6 +285,7 @@ def test_empty_sizes_seeds_jobs_and_repeated_spaces_are_usage_errors(capsys: pyt
         (["tune", gemm, "--size", "M=64,N=64,K=64", "--prune-only", "--space", "BM=64", "--space", "BM=128"],
          "--space BM is given twice; give its values once"),
         (["compile", gemm, "-D", "BM=1e-400"], "the value of BM, 1e-400, is too small: it rounds to 0"),
+        (["compile", gemm, "-D", "BM=\uff16\uff14"], "the value of BM must be true, false or a number in ASCII digits"),
     ]:
         assert cli.main(argv) == 1, argv
         assert message in capsys.readouterr().err, argv

@@ -40,6 +40,8 @@ def parse_define(text: str) -> tuple[str, int | bool | float]:
         raise TkError(f"expected NAME=VALUE or @ANNOTATION=VALUE, got {text!r}")
     if value.lower() in ("true", "false"):
         return name, value.lower() == "true"
+    if not value.isascii():  # int() and float() read other scripts' digits (６４) too
+        raise TkError(f"the value of {name} must be true, false or a number in ASCII digits, got {value!r}")
     try:
         return name, int(value, 0)
     except ValueError:
