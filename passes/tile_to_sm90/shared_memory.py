@@ -329,8 +329,8 @@ def _check_layout(rings: list[Ring], shared: dict[tile.ToSharedOp, SharedBuffer]
             raise fail(ring.owner, f"this ring of {ring.stages} stages of {ring.stage_bytes} bytes at smem+{ring.base} "
                                    f"lies outside smem+{MBARRIER_REGION}..{smem_bytes}")
         for block in {load.parent_block(): None for load in ring.loads}:
-            placed = sorted((ring.buffers[load].offset, ring.buffers[load].ref_type.num_bytes, load)
-                            for load in ring.loads if load.parent_block() is block)
+            placed = sorted(((ring.buffers[load].offset, ring.buffers[load].ref_type.num_bytes, load)
+                             for load in ring.loads if load.parent_block() is block), key=lambda p: p[:2])
             for (offset, size, load), following in zip(placed, [*placed[1:], None]):
                 if offset < 0 or offset + size > ring.stage_bytes:
                     raise fail(load, f"this load's {size} bytes at stage offset {offset} do not fit the ring's "
