@@ -605,8 +605,13 @@ def column_vectors(kernel: Operation) -> set[SSAValue]:
 
 def depends_on_block_axis(op: Operation, axis: int) -> bool:
     """Whether any operand of `op` is computed from the block index along `axis`."""
+    return any(from_block_axis(v, axis) for v in op.operands)
+
+
+def from_block_axis(value: SSAValue, axis: int) -> bool:
+    """Whether `value` is the block index along `axis` or computed from it."""
     seen: set[Operation] = set()
-    pending = [v.owner for v in op.operands if isinstance(v.owner, Operation)]
+    pending = [value.owner] if isinstance(value.owner, Operation) else []
     while pending:
         owner = pending.pop()
         if owner in seen:

@@ -36,8 +36,7 @@ from typing import cast
 
 from xdsl.context import Context
 from xdsl.dialects import scf
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.dialects.builtin import StringAttr
+from xdsl.dialects.builtin import LocationAttr, ModuleOp, StringAttr
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -99,7 +98,10 @@ def infer_column_vectors(kernel: Operation) -> set[SSAValue]:
         kind, root = op.axis.data, find(op.vector)
         if axis[root][0] != kind:
             if op.vector not in transposed:
-                transposed[op.vector] = _transpose(op.vector, kind, axis[root][1], op)
+                wanted = "per column" if kind == Axis.COL else "per row"
+                transposed[op.vector] = _transpose(
+                    op.vector, kind, f"{axis[root][1]}, and {op.name} {op.axis.data} at {_line(op)} reads it {wanted}",
+                    op.location)
             op.operands = [op.source, transposed[op.vector]]
     columns = {v for v in _vectors(kernel) if axis.get(find(v), (Axis.ROW, ""))[0] == Axis.COL}
     # the transposes made here: their results are in the layout they were made for, in no component
@@ -186,17 +188,12 @@ def _transpose_clashing_reductions(kernel: Operation, find: Callable[[SSAValue],
         if fixed.axis.data == op.axis.data:
             continue
         kind = fixed.axis.data
-        transpose = TransposeOp(op.result, kind == Axis.COL)
-        transpose.attributes["layout_change"] = StringAttr(
-            f"{fixed.name} {kind} at {_line(fixed)} makes {_a(kind)} that {op.name} {op.axis.data} at {_line(op)} "
-            f"meets: its result is moved to the {kind} layout once"
-        )
-        transpose.location = op.location
-        Rewriter.insert_op(transpose, InsertPoint.after(op))
-        for use in list(op.result.uses):
-            if use.operation is not transpose:
-                use.operation.operands = [transpose.result if i == use.index else v
-                                          for i, v in enumerate(use.operation.operands)]
+        uses = list(op.result.uses)
+        moved = _transpose(op.result, kind, f"{fixed.name} {kind} at {_line(fixed)} makes {_a(kind)} that {op.name} "
+                           f"{op.axis.data} at {_line(op)} meets: its result is moved to the {kind} layout once",
+                           op.location)
+        for use in uses:
+            use.operation.operands = [moved if i == use.index else v for i, v in enumerate(use.operation.operands)]
         changed = True
     return changed
 
@@ -239,14 +236,12 @@ def _a(kind: Axis) -> str:
     return "a row vector" if kind == Axis.ROW else "a column vector"
 
 
-def _transpose(vector: SSAValue, kind: Axis, why: str, user: BroadcastOp) -> SSAValue:
-    """`vector` in the `kind` layout, made right after it is defined (once for all its uses)."""
+def _transpose(vector: SSAValue, kind: Axis, reason: str, location: LocationAttr) -> SSAValue:
+    """`vector` in the `kind` layout, made right after it is defined (once for all its uses),
+    with `reason` as its layout_change."""
     transpose = TransposeOp(vector, kind == Axis.COL)
-    wanted = "per column" if kind == Axis.COL else "per row"
-    transpose.attributes["layout_change"] = StringAttr(
-        f"{why}, and {user.name} {user.axis.data} at {_line(user)} reads it {wanted}"
-    )
-    transpose.location = user.location
+    transpose.attributes["layout_change"] = StringAttr(reason)
+    transpose.location = location
     owner = vector.owner
     Rewriter.insert_op(transpose, InsertPoint.at_start(owner) if isinstance(owner, Block) else InsertPoint.after(owner))
     return transpose.result

@@ -28,11 +28,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import cast
 
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute
 
 from tkc.diagnostics import error_at
 from tkc.dialects import sm90, tile
-from tkc.passes.plan import WGMMA_ROWS, KernelPlan, depends_on_block_axis, padded_rows, register_heights
+from tkc.passes.plan import WGMMA_ROWS, KernelPlan, depends_on_block_axis, from_block_axis, padded_rows, register_heights
 from tkc.passes.tile_to_sm90.launch_abi import LaunchParams, grid_expr
 from tkc.passes.tile_to_sm90.shared_memory import SharedMemory, read_shared_memory
 from tkc.passes.warp_roles import Roles, check_roles
@@ -124,14 +124,6 @@ class KernelLowering:
         return t
 
 
-def _from_block_axis(value: SSAValue, axis: int) -> bool:
-    """Whether `value` is the block index along `axis` or computed from it."""
-    owner = value.owner
-    if isinstance(owner, tile.BlockIdOp):
-        return owner.axis.value.data == axis
-    return isinstance(owner, Operation) and depends_on_block_axis(owner, axis)
-
-
 def _cluster_plan(kernel: tile.KernelOp, plan: KernelPlan, memory: SharedMemory,
                   grid_op: tile.GridOp) -> set[tile.LoadOp]:
     """With `@cluster(2)`: the ring loads a 2-CTA cluster along grid axis 0 shares (see the
@@ -158,7 +150,7 @@ def _cluster_plan(kernel: tile.KernelOp, plan: KernelPlan, memory: SharedMemory,
                 f"@cluster({size}) multicasts the stages of top-level loops only, and each CTA frees its stages in "
                 "both: a loop nested in another or an if whose branches load could run differently in the two CTAs",
             )
-        if ring.loop is not None and any(_from_block_axis(bound, 0) for bound in (ring.loop.lb, ring.loop.ub, ring.loop.step)):
+        if ring.loop is not None and any(from_block_axis(bound, 0) for bound in (ring.loop.lb, ring.loop.ub, ring.loop.step)):
             axis = grid_op.names.data[0].data
             raise error_at(
                 ring.loop,
