@@ -179,16 +179,7 @@ def _check_ring_order(block: Block, loads: list[tile.LoadOp]) -> None:
     and the consumers would wait for this one, before freeing them)."""
     first, last = block.get_operation_index(loads[0]), block.get_operation_index(loads[-1])
     for index, op in enumerate(block.ops):
-        if isinstance(op, tile.FenceOp) and index > last:
-            # after the stage (two stores to one tile): no deadlock in the protocol, but the
-            # lowering of a fence behind a stage has not run on a GPU yet, so it is refused
-            raise error_at(
-                op,
-                f"the GPU backend does not yet fence a store after the loads of a loop iteration that loads ({op.reason.data}): "
-                "store each tile once per iteration (compute the final value first), or move the stores to a loop "
-                "that loads nothing",
-            )
-        if isinstance(op, tile.FenceOp) and index > first:
+        if isinstance(op, tile.FenceOp) and first < index < last:
             raise error_at(
                 op,
                 "the GPU backend loads a loop iteration's tiles as one TMA stage, so it cannot load a tile after a "

@@ -32,6 +32,7 @@ SIZES = {
     "attn64.tk": {"B": 2, "H": 3, "N": 256},
     "twoout.tk": {"M": 192, "N": 512},
     "colsum.tk": {"M": 256, "N": 384},
+    "store_twice_after_loads.tk": {"M": 256, "N": 512},
     "chain.tk": {"M": 256, "N": 128, "K": 512},
     "elementwise.tk": {"M": 128, "N": 256},
     "activations.tk": {"M": 128, "N": 256},
@@ -136,6 +137,7 @@ MORE_SIZES = [
     ("concat_k.tk", {"M": 200, "N": 136, "K1": 104, "K2": 72}),
     ("attn_bwd_dq.tk", {"N": 200}),
     ("empty_loop.tk", {"M": 200, "N": 320}),
+    ("store_twice_after_loads.tk", {"M": 100, "N": 200}),
     ("store_add_bf16_splitk.tk", {"M": 200, "N": 136, "K": 200}),
     ("store_add_segments.tk", {"M": 37}),
     # one partial block: the first consumer holds the 40 rows, the second only padding
