@@ -442,8 +442,11 @@ def stream_k_obstacle(kernel: KernelOp) -> str | None:
     # the user's reasons first: an if in the loop may be tile-mask-tails' around what they wrote
     if any(isinstance(op, StoreOp | FenceOp | ToSharedOp) for op in kernel.walk() if loop.is_ancestor(op)):
         return "the K loop stores"
-    if any(isinstance(inner, LoadOp | LoadScalarOp) for op in per_tile if op is not loop for inner in op.walk()):
-        return "the tile loads outside its K loop"
+    outside = [inner for op in per_tile if op is not loop for inner in op.walk() if isinstance(inner, LoadOp | LoadScalarOp)]
+    if outside:
+        _, line, _ = location_of(outside[0])
+        what = "reads a scalar" if isinstance(outside[0], LoadScalarOp) else "loads a tile"
+        return f"the tile {what} outside its K loop" + (f" (line {line})" if line is not None else "")
     if any(isinstance(inner, scf.ForOp) for inner in loop.body.block.ops):
         return "the K loop holds a loop"
     if any(isinstance(inner, scf.IfOp) for inner in loop.body.block.ops):

@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -61,7 +63,13 @@ if TYPE_CHECKING:
     from tkc.abi import KernelABI
     from tkc.backends.ptxas import Cubin
 
-__all__ = ["ABI_ATTRIBUTE", "CompiledKernel"]
+__all__ = ["ABI_ATTRIBUTE", "CompiledKernel", "GpuLaunchWarning"]
+
+
+class GpuLaunchWarning(UserWarning):
+    """`interpret()` ran on arrays that a GPU launch of the same kernel would refuse (TMA's
+    16-byte rows, 31-bit sizes), or on a kernel the GPU backend does not compile: a CPU test
+    that passes there says nothing about the GPU."""
 
 
 class _Snapshots(Observer):
@@ -186,10 +194,43 @@ class CompiledKernel:
         return load_stage("tkc.report", "report", "tkc report")(self.module)
 
     def interpret(self, **inputs: Any) -> dict[str, Any]:
-        """Run the compiled tile IR in the reference interpreter on numpy arrays."""
+        """Run the compiled tile IR in the reference interpreter on numpy arrays. Where a GPU
+        launch on the same arrays would be refused before it ran, the outputs come with a
+        GpuLaunchWarning saying why."""
         from tkc.interpreter import interpret
 
-        return interpret(self.module, self.kernel, inputs, self.params)
+        try:
+            outputs = interpret(self.module, self.kernel, inputs, self.params)
+        except TkError as e:
+            raise self._located(e) from None
+        if (refusal := self.launch_refusal({**outputs, **inputs})) is not None:
+            warnings.warn(GpuLaunchWarning(f"{self.path}: on the GPU this launch would stop before running: {refusal}"),
+                          stacklevel=2)
+        return outputs
+
+    def launch_refusal(self, inputs: Mapping[str, Any]) -> str | None:
+        """Why a GPU launch on these arrays (by argument name) would be refused before it ran
+        (the runtime's argument checks), or why the GPU backend does not compile the kernel;
+        None where it would launch. Needs no GPU."""
+        from tkc.runtime.launch import bind
+        from tkc.runtime.run import launch_arrays
+
+        try:
+            abi = self.abi
+        except TkError as e:
+            return f"the GPU backend does not compile this kernel: {e.message}"
+        try:
+            bind(abi, tuple(launch_arrays(abi, inputs)), {})
+        except TkError as e:
+            return e.message
+        return None
+
+    def _located(self, error: TkError) -> TkError:
+        """An error about the arguments of a call, which has no place in the source: named after
+        the kernel's file instead of `<input>`."""
+        if error.filename is None:
+            error.filename = self.path
+        return error
 
     @property
     def whole_tiles(self) -> CompiledKernel | None:
@@ -242,6 +283,12 @@ class CompiledKernel:
         return CompiledKernel(self.path, self.kernel, self.params, _input=pinned)
 
     def __call__(self, *tensors: Any, stream: Any = None) -> Any:
+        try:
+            return self._call(tensors, stream)
+        except TkError as e:
+            raise self._located(e) from None
+
+    def _call(self, tensors: tuple[Any, ...], stream: Any) -> Any:
         if stream is None and (key := torch_signature(tensors)) is not None:
             # torch tensors launched on before: the variant's loaded kernel launches as it did then,
             # without choosing the variant or checking the arguments again (host time per call:

@@ -410,18 +410,8 @@ def gpu_refusal(path: str, kernel: str, inputs: Mapping[str, np.ndarray], params
     argument checks: TMA's 16-byte rows, dims a variant needs whole, 31-bit sizes), or why the GPU
     backend does not compile the kernel; None where it would launch. No GPU is needed."""
     from tkc.api import CompiledKernel
-    from tkc.runtime.launch import bind
-    from tkc.runtime.run import launch_arrays
 
-    try:
-        abi = CompiledKernel(path, kernel, dict(params)).abi
-    except TkError as e:
-        return f"the GPU backend does not compile this kernel: {e.message}"
-    try:
-        bind(abi, tuple(launch_arrays(abi, inputs)), {})
-    except TkError as e:
-        return e.message
-    return None
+    return CompiledKernel(path, kernel, dict(params)).launch_refusal(inputs)
 
 
 def run_command(args: Any, out: TextIO | None = None) -> int:

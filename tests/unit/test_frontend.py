@@ -198,7 +198,9 @@ def test_parse_tk_returns_a_module() -> None:
 
 DIAGNOSTICS = [
     # (body, message fragment, line, column)
-    ("    let x = ", "expected an expression, found '}'", 4, 1),
+    # what is missing at a line's end is shown there, not under the next line's first token
+    ("    let x = ", "expected an expression, found '}' on line 4", 3, 12),
+    ("    let e = load X[0, 0]\n    let y = 1", "a load names what it loads", 3, 25),
     ("    let x = 1 $", "unexpected character '$'", 3, 15),
     ("    let x = y", "unknown name 'y'", 3, 13),
     ("    let x = ma(1, 2)", "did you mean 'max'", 3, 13),

@@ -465,3 +465,30 @@ def test_a_carried_sum_of_partial_tiles_is_refused_as_on_the_gpu(tmp_path: Path)
     x = np.random.default_rng(3).standard_normal((128, 64)).astype(np.float32)
     np.testing.assert_allclose(kernel.interpret(X=x, Y=np.zeros(64, np.float32))["Y"], x.sum(0), rtol=1e-4, atol=1e-4)
 
+
+
+def test_interpret_warns_where_the_gpu_launch_would_stop_and_names_the_file(tmp_path: Path) -> None:
+    """`interpret()` runs bf16 rows of 300 elements (600 bytes), which TMA cannot address: the
+    outputs come with a GpuLaunchWarning saying so; an argument error names the kernel's file."""
+    import warnings
+
+    import tkc
+    from tkc.api import GpuLaunchWarning
+
+    source = tmp_path / "scale.tk"
+    source.write_text(
+        "kernel scale(X: gl<bf16>[M, N], Y: gl<bf16>[M, N]) {\n"
+        "    grid (ceildiv(M, 64), ceildiv(N, 64)) as (i, j)\n"
+        "    store Y[i, j] = load X[i, j] : rt<bf16>[64, 64] * 2.0\n"
+        "}\n"
+    )
+    kernel = tkc.compile(str(source))
+    with pytest.warns(GpuLaunchWarning, match=r"N = 300 .* N must be a multiple of 8"):
+        out = kernel.interpret(X=np.ones((17, 300), ml_dtypes.bfloat16))
+    assert (out["Y"].astype(np.float32) == 2.0).all()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        kernel.interpret(X=np.ones((17, 304), ml_dtypes.bfloat16))
+    with pytest.raises(TkError) as info:
+        kernel.interpret(X=np.ones((17, 304), ml_dtypes.bfloat16), Z=np.ones(3))
+    assert str(info.value).startswith(f"{source}: error: scale has no argument Z")

@@ -140,8 +140,8 @@ def _split_keyword(token: Token, expected: set[str]) -> str:
     return ""
 
 
-def _accepted_before(source: str, token: Token) -> set[str]:
-    """The terminals that may stand where `token` does.
+def _accepted_before(source: str, token: Token) -> tuple[set[str], list[Token]]:
+    """The terminals that may stand where `token` does, and the tokens before it.
 
     The parser that failed has already made the reductions `token` triggered: LALR merges the
     lookaheads of a state's contexts, so in `(a b` it reduces `a` up to `( expr . )`, where only
@@ -149,13 +149,25 @@ def _accepted_before(source: str, token: Token) -> set[str]:
     each terminal to a copy of the parser).
     """
     parser = _parser().parse_interactive(source)
+    before: list[Token] = []
     try:
         for next_token in parser.iter_parse():  # yields each token before feeding it
             if token.type != "$END" and next_token.start_pos == token.start_pos:
                 break
+            before.append(next_token)
     except UnexpectedInput:
         pass  # the lexer found nothing this state scans: the state is already the one before
-    return parser.accepts()
+    return parser.accepts(), before
+
+
+def _missing_type_hint(accepted: set[str], before: list[Token]) -> str:
+    """A load that stops before its type: say what the type looks like."""
+    if accepted != {"COLON"}:
+        return ""
+    statement_tokens = [t.type for t in before[-64:]]
+    if "LOAD" not in statement_tokens or "RSQB" != statement_tokens[-1]:
+        return ""
+    return " (a load names what it loads: `: i32` or `: f32` for a scalar, `: rt<f32>[R, C]` or `: st<bf16>[R, C]` for a tile)"
 
 
 def _syntax_error(err: UnexpectedInput, source: str, filename: str) -> TkError:
@@ -165,11 +177,16 @@ def _syntax_error(err: UnexpectedInput, source: str, filename: str) -> TkError:
         char = source[at] if at is not None and 0 <= at < len(source) else "?"
         message = f"unexpected character {char!r}"
     elif isinstance(err, UnexpectedToken):
-        accepted = _accepted_before(source, err.token)
+        accepted, before = _accepted_before(source, err.token)
         expected = _describe_expected(set(accepted))
-        message = f"expected {expected}, found {_describe_token(err.token)}{_split_keyword(err.token, accepted)}"
+        found = f"{_describe_token(err.token)}{_split_keyword(err.token, accepted)}"
         if err.token.type == "$END":
             line, col = _end_position(source)
+        elif before and before[-1].end_line is not None and err.token.line is not None and before[-1].end_line < err.token.line:
+            # what is missing belongs at the end of the line before, not under the next statement
+            found += f" on line {err.token.line}"
+            line, col = before[-1].end_line, before[-1].end_column
+        message = f"expected {expected}, found {found}{_missing_type_hint(accepted, before)}"
     elif isinstance(err, UnexpectedEOF):
         line, col = _end_position(source)
         message = f"unexpected end of input, expected {_describe_expected(set(err.expected))}"
