@@ -519,6 +519,16 @@ class Planner:
         (plan.replicated) splits into slices of whole wgmmas of its padded height."""
         return all(replicated(rows, n) or padded_rows(rows) % (WGMMA_ROWS * n) == 0 for rows in heights)
 
+    def smaller_tiles_hint(self) -> str:
+        """What shrinks the register tiles: at 64 rows or fewer, fewer rows gain nothing outside
+        the band layout, so name it and the column chunks."""
+        if max(self.heights(), default=0) > WGMMA_ROWS:
+            return "use smaller tiles"
+        band = "" if self.band[0] else (
+            ", or 16- or 32-row tiles in the band layout (no mma: a 16-row tile takes a quarter of the registers of "
+            "its 64-row padding; `tkc report` says why a kernel cannot take it)")
+        return f"use fewer columns per tile (walk the columns in a loop of narrower tiles){band}"
+
     def consumers(self) -> int:
         heights = self.heights()
         rows = max(heights, default=0)
@@ -543,7 +553,7 @@ class Planner:
                 + (f" (those of up to {replicated_height} rows replicated in each)" if replicated_height else "")
                 + f", over the {register_split(n, 1, self.demand(n))[1]} each can get from the {SM_REGISTERS}-register file"
                 + crowded_point(self.kernel, n, bool(self.band[0])) + ": "
-                + ("use smaller tiles" if self.has_tiles() else
+                + (self.smaller_tiles_hint() if self.has_tiles() else
                    "use shorter vectors (one that is scanned, summed or broadcast along columns holds a quarter "
                    "of its elements in every thread)"),
             )

@@ -284,6 +284,12 @@ DIAGNOSTICS = [
     ("    for k in0 .. 2 { }", "expected 'in', found name 'in0'; did you mean 'in 0'?", 3, 11),
     ("    let x = causal_mask(zero<f32>[BM, BN], -1e39)", "the number -1e+39 does not fit in f32", 3, 44),
     (
+        "    let v = zero<f32>[BM]\n    let w = where(row_index(v) == i, 1.0, v)",
+        "'==' cannot combine rv<f32>[64] with a runtime index; convert an index to a scalar with f32(...)",
+        4,
+        32,
+    ),
+    (
         "    let x = causal_mask(zero<f32>[BM, BN], i)",
         "the fill of causal_mask must be a compile-time number, got a runtime index",
         3,

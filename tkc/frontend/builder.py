@@ -1125,7 +1125,9 @@ class _Builder:
             elif is_number(v) or has_type(v, Float32Type):
                 operands.append(self.f32(v, node))
             else:
-                raise self.error(node, f"'{op}' cannot combine a tile with {describe(v)}")
+                other = a if v is b else b
+                hint = "; convert an index to a scalar with f32(...)" if isinstance(v, SSAValue) and isinstance(v.type, IndexType) else ""
+                raise self.error(node, f"'{op}' cannot combine {describe(other)} with {describe(v)}{hint}")
         x, y = operands
         if is_tile(a) and is_tile(b) and x.type != y.type:
             hint = ""
