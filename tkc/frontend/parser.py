@@ -182,10 +182,11 @@ def _syntax_error(err: UnexpectedInput, source: str, filename: str) -> TkError:
         found = f"{_describe_token(err.token)}{_split_keyword(err.token, accepted)}"
         if err.token.type == "$END":
             line, col = _end_position(source)
-        elif before and before[-1].end_line is not None and err.token.line is not None and before[-1].end_line < err.token.line:
+        elif (before and (end_line := before[-1].end_line) is not None and (end_col := before[-1].end_column) is not None
+              and err.token.line is not None and end_line < err.token.line):
             # what is missing belongs at the end of the line before, not under the next statement
             found += f" on line {err.token.line}"
-            line, col = before[-1].end_line, before[-1].end_column
+            line, col = end_line, end_col
         message = f"expected {expected}, found {found}{_missing_type_hint(accepted, before)}"
     elif isinstance(err, UnexpectedEOF):
         line, col = _end_position(source)
