@@ -16,7 +16,8 @@ a small `SPELLING.entry` file: `tkc compile` answers a spelling it has seen from
 without loading the compiler at all (this module imports neither xDSL nor lark).
 
 `TKC_ALWAYS_COMPILE=1` ignores what is cached (results are still written). Writes are atomic
-(a temporary file renamed into place); a cache that cannot be written only makes tkc slower.
+(a temporary file renamed into place); a cache that cannot be written only makes tkc slower. Each
+file carries the sha256 of its contents (`_SEAL`): one that does not match is a miss.
 """
 
 from __future__ import annotations
@@ -104,22 +105,43 @@ def spelling_key(path: str, source: bytes | str, kernel: str | None, params: Par
     return _hash({"path": path, "source": hashlib.sha256(data).hexdigest(), "kernel": kernel, "params": typed})
 
 
+_SEAL = b"tkc-cache sha256="
+"""Each cache file starts with a line `tkc-cache sha256=HEX` of the rest: a file cut short, edited
+or overwritten by something else reads as a miss (and is compiled and written again), never as
+an answer."""
+
+
+def _sealed(blob: bytes) -> bytes:
+    return _SEAL + hashlib.sha256(blob).hexdigest().encode() + b"\n" + blob
+
+
+def _unsealed(data: bytes) -> bytes | None:
+    header, newline, blob = data.partition(b"\n")
+    if not newline or header != _SEAL + hashlib.sha256(blob).hexdigest().encode():
+        return None
+    return blob
+
+
 def read_bytes(name: str) -> bytes | None:
+    """Cache file `name` as written, or None: missing, unreadable, or not what was written."""
     try:
-        return (cache_dir() / name).read_bytes()
+        return _unsealed((cache_dir() / name).read_bytes())
     except OSError:
         return None
 
 
 def read_text(name: str) -> str | None:
     data = read_bytes(name)
-    return None if data is None else data.decode("utf-8")
+    try:
+        return None if data is None else data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
 
 
 def write(name: str, data: str | bytes) -> None:
     """Write cache file `name` atomically; failures are ignored (the cache is only an aid)."""
     path = cache_dir() / name
-    blob = data.encode() if isinstance(data, str) else data
+    blob = _sealed(data.encode() if isinstance(data, str) else data)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")

@@ -90,13 +90,30 @@ def test_a_hit_serves_what_the_entry_holds_and_always_compile_ignores_it(
     assert cli.main(["compile", GEMM, "--emit=tile"]) == 0
     real = capsys.readouterr().out
     (entry,) = entries(_own_cache, ".tile.mlir")
-    entry.write_text("// from the cache\n")
+    cache.write(entry.name, "// from the cache\n")
     assert cli.main(["compile", GEMM, "--emit=tile"]) == 0
     assert capsys.readouterr().out == "// from the cache\n"
     monkeypatch.setenv("TKC_ALWAYS_COMPILE", "1")
     assert cli.main(["compile", GEMM, "--emit=tile"]) == 0
     assert capsys.readouterr().out == real
-    assert entry.read_text() == real  # the recompiled result is written back
+    assert cache.read_text(entry.name) == real  # the recompiled result is written back
+
+
+@pytest.mark.parametrize("damage", ["cut short", "edited", "unsealed"])
+def test_a_damaged_entry_is_a_miss_and_is_written_again(
+    _own_cache: Path, capsys: pytest.CaptureFixture[str], damage: str
+) -> None:
+    """A cache file whose contents do not match the sha256 it was written with (cut short by a full
+    disk, edited, written by something else) is compiled again, never served."""
+    assert cli.main(["compile", GEMM, "--emit=tile"]) == 0
+    real = capsys.readouterr().out
+    (entry,) = entries(_own_cache, ".tile.mlir")
+    data = entry.read_bytes()
+    entry.write_bytes({"cut short": data[: len(data) // 2], "edited": data.replace(b"tile.", b"tile_", 1),
+                       "unsealed": real.encode()}[damage])
+    assert cli.main(["compile", GEMM, "--emit=tile"]) == 0
+    assert capsys.readouterr().out == real
+    assert cache.read_text(entry.name) == real
 
 
 def test_dumps_run_the_passes_even_when_cached(_own_cache: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -184,8 +184,8 @@ def test_ptx_comes_from_the_cache_when_present(tmp_path: Path, monkeypatch: pyte
     monkeypatch.setenv("TKC_CACHE_DIR", str(tmp_path))
     kernel = tkc.compile(GEMM)
     abi = '{"entry": "gemm", "args": [], "params": [], "grid": [1, 1, 1], "block": 384, "smem_bytes": 0, "divisibility": []}'
-    (tmp_path / f"{kernel._key}.ptx").write_text("// cached ptx\n")
-    (tmp_path / f"{kernel._key}.abi.json").write_text(abi)
+    tkc.cache.write(f"{kernel._key}.ptx", "// cached ptx\n")
+    tkc.cache.write(f"{kernel._key}.abi.json", abi)
     assert tkc.compile(GEMM).ptx == "// cached ptx\n"
     assert tkc.compile(GEMM).abi.entry == "gemm"
 
