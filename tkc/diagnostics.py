@@ -11,6 +11,7 @@ located at its line in that file (INPUT_PLACES).
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -44,7 +45,7 @@ class TkError(Exception):
         source = source if source is not None else self.source
         if source is None and self.filename and self.line:
             try:  # bytes, not text mode: its newline translation would shift the lines
-                source = Path(self.filename).read_bytes().decode("utf-8", errors="replace")
+                source = lone_cr_as_lf(Path(self.filename).read_bytes().decode("utf-8", errors="replace"))
             except OSError:
                 source = None
         where = self.filename or "<input>"
@@ -66,6 +67,13 @@ class TkError(Exception):
 
     def __str__(self) -> str:
         return self.render()
+
+
+def lone_cr_as_lf(text: str) -> str:
+    """`text` with each carriage return that no line feed follows (an old Mac line end) made a
+    line feed, so that a `//` comment ends there and lines count as an editor shows them; CRLF
+    line ends are left as they are (the lexer skips the CR as whitespace)."""
+    return re.sub(r"\r(?!\n)", "\n", text) if "\r" in text else text
 
 
 def decode_utf8(data: bytes, filename: str) -> str:

@@ -358,6 +358,8 @@ def test_deep_nesting_is_a_diagnostic_not_a_recursion_error() -> None:
     err = error_of(kernel("    if true {" * 400 + "}" * 400))
     assert "nests too deeply" in err.message
     parse_tk(kernel("    let x = " + "(" * 2000 + "1" + ")" * 2000))  # parentheses alone do not nest the tree
+    err = error_of(kernel("    let x = " + " + ".join(["1.0"] * 120)))
+    assert "operators in a row; split it with `let`s" in err.message  # a flat sum is as deep as it is long
 
 
 def test_invalid_utf8_points_at_the_byte(tmp_path: Path) -> None:
@@ -436,3 +438,13 @@ def test_f32_of_an_index_converts_it_as_signed() -> None:
     }"""
     module = parse_tk(source)
     assert ops_of(module, arith.SIToFPOp) and not ops_of(module, arith.UIToFPOp)
+
+
+def test_lone_carriage_returns_end_lines() -> None:
+    """Old Mac line ends: a `//` comment ends at a lone CR (it used to swallow the rest of the
+    file) and an error names the line an editor shows, with its caret."""
+    body = "    let x = 1.0 // one\r    let y = z\r"
+    err = error_of(kernel(body).replace("\n", "\r"))
+    assert "unknown name 'z'" in err.message and (err.line, err.col) == (4, 13)
+    assert err.render().splitlines()[1] == "    let y = z"
+    parse_tk(kernel("    let x = 1.0 // one\r    store A[i, j] = zero<f32>[BM, BN]").replace("\n", "\r"))

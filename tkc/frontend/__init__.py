@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tkc.diagnostics import TkError, decode_utf8
+from tkc.diagnostics import TkError, decode_utf8, lone_cr_as_lf
 
 if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
@@ -79,6 +79,7 @@ def parse_tk(
     from tkc.frontend.builder import build_module
     from tkc.frontend.parser import parse_tree
 
+    source = lone_cr_as_lf(source)
     tree = parse_tree(source, filename)
     return build_module(tree, source, filename, params, kernel)
 

@@ -223,16 +223,20 @@ _NESTING = {
 
 def _check_depth(tree: Tree, source: str, filename: str) -> None:
     """Reject programs nested deeper than MAX_DEPTH, iteratively (no recursion to overflow)."""
-    stack: list[tuple[Tree, int]] = [(tree, 0)]
+    stack: list[tuple[Tree, int, int]] = [(tree, 0, 0)]
     while stack:
-        node, depth = stack.pop()
+        node, depth, operators = stack.pop()
         depth += node.data in _NESTING
+        operators = operators + 1 if node.data == "binop" else 0
         if depth > MAX_DEPTH:
             line = getattr(node.meta, "line", None)
             col = getattr(node.meta, "column", None)
             message = f"program nests too deeply (more than {MAX_DEPTH} levels of blocks and expressions)"
+            if operators > MAX_DEPTH // 2:
+                # `a + b + c + ...` is a tree as deep as it has operators
+                message += f": an expression of {operators} or more operators in a row; split it with `let`s"
             raise TkError(message, filename, line, col, source)
-        stack.extend((child, depth) for child in node.children if isinstance(child, Tree))
+        stack.extend((child, depth, operators) for child in node.children if isinstance(child, Tree))
 
 
 def parse_tree(source: str, filename: str = "<input>") -> Tree:
