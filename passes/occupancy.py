@@ -440,8 +440,11 @@ def stream_k_obstacle(kernel: KernelOp) -> str | None:
         return f"the tile has {len(loops)} kernel-level loops, not one K loop"
     loop = loops[0]
     # the user's reasons first: an if in the loop may be tile-mask-tails' around what they wrote
-    if any(isinstance(op, StoreOp | FenceOp | ToSharedOp) for op in kernel.walk() if loop.is_ancestor(op)):
+    inside = [op for op in kernel.walk() if loop.is_ancestor(op)]
+    if any(isinstance(op, StoreOp | FenceOp) for op in inside):
         return "the K loop stores"
+    if any(isinstance(op, ToSharedOp) for op in inside):
+        return "the K loop moves a register tile to shared memory (an mma operand computed in registers)"
     outside = [inner for op in per_tile if op is not loop for inner in op.walk() if isinstance(inner, LoadOp | LoadScalarOp)]
     if outside:
         _, line, _ = location_of(outside[0])

@@ -448,3 +448,9 @@ def test_lone_carriage_returns_end_lines() -> None:
     assert "unknown name 'z'" in err.message and (err.line, err.col) == (4, 13)
     assert err.render().splitlines()[1] == "    let y = z"
     parse_tk(kernel("    let x = 1.0 // one\r    store A[i, j] = zero<f32>[BM, BN]").replace("\n", "\r"))
+
+
+def test_a_conditional_parameter_default_asks_for_parentheses() -> None:
+    err = error_of(kernel("    store A[i, j] = zero<f32>[BM, BN]", params="<BM = true ? 128 : 64, BN = 64>"))
+    assert err.message.endswith("write a conditional default in parentheses: `BM = (c ? 128 : 64)`")
+    parse_tk(kernel("    store A[i, j] = zero<f32>[BM, BN]", params="<BM = (true ? 64 : 128), BN = 64>"))

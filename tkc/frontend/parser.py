@@ -188,6 +188,9 @@ def _syntax_error(err: UnexpectedInput, source: str, filename: str) -> TkError:
             found += f" on line {err.token.line}"
             line, col = end_line, end_col
         message = f"expected {expected}, found {found}{_missing_type_hint(accepted, before)}"
+        if err.token.type == "QUESTION" and "MORETHAN" in accepted:
+            # a parameter's default stops at `>` (its list's end), so `c ? a : b` needs parentheses there
+            message += "; write a conditional default in parentheses: `BM = (c ? 128 : 64)`"
     elif isinstance(err, UnexpectedEOF):
         line, col = _end_position(source)
         message = f"unexpected end of input, expected {_describe_expected(set(err.expected))}"
