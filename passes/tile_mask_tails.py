@@ -178,6 +178,8 @@ def box_padding(op: tile.LoadOp | tile.StoreOp, whole_tiles: Mapping[str, int],
         dim = tensor_type.get_dims()[first + axis]
         end = ends.get(first + axis)
         coord = canonical(op.coords[first + axis])
+        if end is not None:
+            _check_end_within(op, end, dim)
         tail = Tail(dim if end is None else canonical(end), coord, extent, scales[first + axis], None if end is None else dim)
         terms, length = _limit(tail)
         fixed = end is not None and tail.scale == 1 and not terms  # a range of a fixed length: elem(x, x + c)
@@ -198,6 +200,19 @@ def box_padding(op: tile.LoadOp | tile.StoreOp, whole_tiles: Mapping[str, int],
         zeroed = end is None or (axis == 0 and tile.ZERO_PAST_END in op.attributes)
         axes.append(AxisPadding(frozenset(tails), True, 0.0 if zeroed else None))
     return tuple(axes)
+
+
+def _check_end_within(op: tile.LoadOp | tile.StoreOp, end: SSAValue, dim: str | int) -> None:
+    """An element range's end is at most its dim (the language's rule). One provably past it
+    (`elem(x, H + 1)` of a dim H) would end at the dim at run time while the analysis, which
+    compares ends as written, takes it for longer: a store from it would write padding."""
+    (terms, constant), (dim_terms, dim_constant) = _linear(end), _linear(dim)
+    if terms == dim_terms and constant > dim_constant:
+        raise error_at(
+            op,
+            f"the end of this element range lies {constant - dim_constant} past dim {dim}: an end is at most the "
+            f"dim (the range ends at the tensor's end anyway); end it at {dim}",
+        )
 
 
 def _partly_past(start: SSAValue, length: int, multiple: int) -> bool:

@@ -492,3 +492,22 @@ def test_interpret_warns_where_the_gpu_launch_would_stop_and_names_the_file(tmp_
     with pytest.raises(TkError) as info:
         kernel.interpret(X=np.ones((17, 304), ml_dtypes.bfloat16), Z=np.ones(3))
     assert str(info.value).startswith(f"{source}: error: scale has no argument Z")
+
+
+def test_an_element_range_ending_provably_past_its_dim_is_refused() -> None:
+    """`elem(i * 64 + 1, H + 1)` ends at H at run time, while the tails analysis compares ends as
+    written and took it for as long as the store's `elem(i * 64, H)`: the store wrote its last row
+    from padding (left unwritten by the interpreter). An end is at most the dim: refused."""
+    from tkc.driver import compile_module
+
+    source = (
+        "kernel shift_up(X: gl<f32>[H, W], Y: gl<f32>[H, W]) {\n"
+        "    grid (ceildiv(H, 64), ceildiv(W, 64)) as (i, j)\n"
+        "    let down = load X[elem(i * 64 + 1, H + 1), j] : rt<f32>[64, 64]\n"
+        "    store Y[elem(i * 64, H), j] = down\n"
+        "}\n"
+    )
+    with pytest.raises(TkError, match="the end of this element range lies 1 past dim H: an end is at most the dim") as info:
+        compile_module(parse_tk(source, "k.tk"), "tile")
+    assert info.value.line == 3
+    compile_module(parse_tk(source.replace("H + 1), j]", "H), j]"), "k.tk"), "tile")
