@@ -800,11 +800,12 @@ class TailMasks:
                 continue
             if isinstance(clipped, tile.DecisionAttr) and clipped.int_value == axis:
                 continue
-            if (padding.exact or padding.stable) and all(any(covers(mine, t) for mine in own.tails)
-                                                         for t in padding.tails - own.tails):
+            uncovered = frozenset(t for t in padding.tails - own.tails if not any(covers(mine, t) for mine in own.tails))
+            if (padding.exact or padding.stable) and not uncovered:
                 continue  # its padding begins at or past the destination's end, where TMA clips
             self.require_whole_tiles(
-                replace(padding, tails=padding.tails - own.tails if padding.exact else padding.tails),
+                # the tails the destination does not cover, so that the message names those
+                replace(padding, tails=uncovered if padding.exact else padding.tails),
                 f"the {op.statement} of {name} at {_line(op)} must not {verb} padding, and the "
                 f"{_axis_name(op.value, axis)} of its value need not end where {name} does",
                 op,

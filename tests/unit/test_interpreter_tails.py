@@ -511,3 +511,21 @@ def test_an_element_range_ending_provably_past_its_dim_is_refused() -> None:
         compile_module(parse_tk(source, "k.tk"), "tile")
     assert info.value.line == 3
     compile_module(parse_tk(source.replace("H + 1), j]", "H), j]"), "k.tk"), "tile")
+
+
+def test_a_store_refusal_names_the_range_its_destination_does_not_cover() -> None:
+    """max(a, b) of two column ranges: a's (ending at C) ends where Y's tiles do, b's (ending at C2)
+    need not; the refusal named the first range, C, which alone compiles."""
+    from tkc.driver import compile_module
+
+    source = (
+        "kernel second_half(X: gl<bf16>[R, C2], Y: gl<bf16>[R, C]) {\n"
+        "    grid (ceildiv(R, 64), ceildiv(C, 64)) as (r, c)\n"
+        "    let a = load X[r, elem(c * 64, C)] : rt<bf16>[64, 64]\n"
+        "    let b = load X[r, elem(C + c * 64, C2)] : rt<bf16>[64, 64]\n"
+        "    store Y[r, c] = max(a, b)\n"
+        "}\n"
+    )
+    with pytest.raises(TkError, match="of the range that ends at 'C2' may end anywhere"):
+        compile_module(parse_tk(source, "k.tk"), "tile")
+    compile_module(parse_tk(source.replace("max(a, b)", "a"), "k.tk"), "tile")
