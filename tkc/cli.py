@@ -247,8 +247,10 @@ def main(argv: Sequence[str] | None = None, *, process_ends: bool = False) -> in
     so with `process_ends`: its compile then leaves the cyclic collector off, tkc.collector)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     params: dict[str, int | bool | float] = {}
+    file: str | None = None
     try:
         args = build_parser().parse_args(argv)
+        file = getattr(args, "file", None)
         args.params = params = defines(args.params)
         args.process_ends = process_ends
         if sys.stdout is None and getattr(args, "output", None) in (None, "-"):
@@ -258,6 +260,8 @@ def main(argv: Sequence[str] | None = None, *, process_ends: bool = False) -> in
         print(e, file=sys.stderr)
         return EXIT_USER
     except TkError as e:
+        if e.filename is None and e.line is None:
+            e.filename = file  # a mistake in the arguments of a command on a file: `file: error: ...`
         print(render_user_error(e), file=sys.stderr)
         if params and e.line is not None:  # the quoted source shows the declared defaults
             given = " ".join(f"-D {name}={str(value).lower() if isinstance(value, bool) else value}"

@@ -45,7 +45,9 @@ class TkError(Exception):
         source = source if source is not None else self.source
         if source is None and self.filename and self.line:
             try:  # bytes, not text mode: its newline translation would shift the lines
-                source = lone_cr_as_lf(Path(self.filename).read_bytes().decode("utf-8", errors="replace"))
+                source = Path(self.filename).read_bytes().decode("utf-8", errors="replace")
+                if self.filename.endswith(".tk"):  # lines as the frontend counts them
+                    source = lone_cr_as_lf(source)
             except OSError:
                 source = None
         where = self.filename or "<input>"

@@ -176,7 +176,7 @@ def read_text(path: str | Path) -> str:
     try:
         data = Path(path).read_bytes()
     except OSError as e:
-        raise TkError(f"cannot read {path}: {e.strerror or e}") from None
+        raise TkError(f"cannot read the file: {e.strerror or e}", str(path)) from None
     return decode_utf8(data, str(path))
 
 
@@ -240,7 +240,7 @@ def load_module(
     try:
         source = read_source(path)
     except OSError as e:
-        raise TkError(f"cannot read {path}: {e.strerror or e}") from None
+        raise TkError(f"cannot read the file: {e.strerror or e}", str(path)) from None
     module = parse_tk(source, path, params or {}, kernel)
     module.verify()  # a frontend that builds invalid IR is a compiler bug, not a user error
     return module

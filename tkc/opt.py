@@ -242,8 +242,10 @@ def main(argv: Sequence[str] | None = None, *, process_ends: bool = False) -> in
         sys.stderr.close()
     except OSError as e:
         written = e.filename is not None and e.filename == getattr(tool.args, "output_file", None)
-        reason = (f"cannot {'write' if written else 'read'} {e.filename}: {e.strerror}" if e.filename and e.strerror
-                  else str(e))
+        if e.filename and e.strerror and not written:  # as tkc says it: `file: error: ...`
+            print(f"{e.filename}: error: cannot read the file: {e.strerror}", file=sys.stderr)
+            return 1
+        reason = f"cannot write {e.filename}: {e.strerror}" if e.filename and e.strerror else str(e)
         print(f"tkc-opt: error: {reason}", file=sys.stderr)
         return 1
     except StageUnavailable as e:

@@ -38,9 +38,12 @@ def test_crlf_and_control_characters_print_as_one_column_each() -> None:
 
 
 def test_a_late_error_reads_the_line_from_the_file_as_bytes(tmp_path: Path) -> None:
-    path = tmp_path / "k.tk"
+    path = tmp_path / "k.mlir"
     path.write_bytes(b"a\rb\nline two\n")  # text mode would turn the lone \r into a line break
     assert TkError("late", str(path), 2, 6).render().split("\n")[1:] == ["line two", "     ^"]
+    tk = tmp_path / "k.tk"  # the frontend ends a .tk line at a lone CR too, and so does the quote
+    tk.write_bytes(b"a\rb\nline two\n")
+    assert TkError("late", str(tk), 3, 6).render().split("\n")[1:] == ["line two", "     ^"]
 
 
 def test_an_op_a_pass_made_without_a_location_is_located_at_what_encloses_it() -> None:

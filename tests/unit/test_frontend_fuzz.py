@@ -12,7 +12,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tkc.diagnostics import TkError
+from tkc.diagnostics import TkError, lone_cr_as_lf
 from tkc.frontend import parse_tk
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.tk"))
@@ -107,7 +107,7 @@ CHECK = settings(max_examples=120, deadline=None, suppress_health_check=list(Hea
 
 def assert_located(err: TkError, source: str) -> None:
     """`err` points into `source` and renders with the line and a caret under the column."""
-    lines = source.split("\n")  # lines as the lexer counts them
+    lines = lone_cr_as_lf(source).split("\n")  # lines as the lexer counts them (a lone CR ends one)
     assert err.filename == "fuzz.tk" and err.line is not None and err.col is not None, err.render()
     assert 1 <= err.line <= len(lines) and 1 <= err.col <= len(lines[err.line - 1]) + 1, err.render()
     rendered = err.render().split("\n")

@@ -36,5 +36,5 @@
 // AGAIN-NEXT: notes.txt
 // AGAIN-NOT:  .mlir
 
-// USER: tkc: error: --dump-dir: {{.*}}01-canonicalize.mlir exists and tkc did not write it (it is not in {{.*}}.tkc-dumps); remove it or choose another directory
+// USER: {{.*}}: error: --dump-dir: {{.*}}01-canonicalize.mlir exists and tkc did not write it (it is not in {{.*}}.tkc-dumps); remove it or choose another directory
 // KEPT: mine

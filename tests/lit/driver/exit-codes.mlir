@@ -4,7 +4,7 @@
 
 // A file that does not exist is a user error.
 // RUN: sh -c 'tkc compile %t.missing.tk 2>&1; echo "exit $?"' | filecheck %s --check-prefix=MISSING
-// MISSING: tkc: error: cannot read {{.*}}missing.tk: No such file or directory
+// MISSING: {{.*}}missing.tk: error: cannot read the file: No such file or directory
 // MISSING-NEXT: exit 1
 
 // Invalid MLIR input is the user's, shown with its line and a caret.

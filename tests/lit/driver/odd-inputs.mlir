@@ -2,7 +2,7 @@
 // at: a directory, invalid UTF-8 in .mlir (tkc and tkc-opt), an empty .tk, bad tkc-opt usage.
 // RUN: sh -c 'tkc compile %S 2>&1; echo "exit $?"' | filecheck %s --check-prefix=DIR
 // RUN: sh -c 'tkc-opt %S 2>&1; echo "exit $?"' | filecheck %s --check-prefix=DIR
-// DIR:      error: cannot read {{.*}}driver: Is a directory
+// DIR:      {{.*}}driver: error: cannot read the file: Is a directory
 // DIR-NEXT: exit 1
 
 // RUN: printf 'builtin.module {\n}\n// caf\351\n' > %t.latin1.mlir

@@ -20,5 +20,5 @@
 // MLP: Y: max abs error {{.*}} PASS
 // MLP-NEXT: PASS
 
-// NOREF: tkc: error: --check needs a reference: {{.*}}_ref.py does not exist (it defines reference(inputs, params))
+// NOREF: {{.*}}.tk: error: --check needs a reference: {{.*}}_ref.py does not exist (it defines reference(inputs, params))
 // NOREF-NEXT: exit 1
