@@ -27,6 +27,8 @@ re-swizzle a tile through `shared_tiles.set_swizzle`, which keeps types and desc
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -118,7 +120,9 @@ def realignment_reason(load: LoadOp) -> tuple[int, str] | None:
         return None
     if not all(isinstance(use.operation, ToRegOp) for use in load.result.uses):
         return None
-    known = "comes from launch-time data" if start.launch_time else f"is a multiple of only {start.of} element(s)"
+    known = ("comes from launch-time data" if start.launch_time else f"is a multiple of only {start.of} element(s)"
+             if line % start.of == 0 else
+             f"is a multiple of {start.of} element(s), so of only {math.gcd(start.of, line)} of the {line} a box needs")
     return line, (f"its elem(...) start along the tensor's innermost dim {known}, and TMA starts a box only on "
                   f"{TMA_GLOBAL_ALIGN} bytes there: the box starts at the boundary at or below it ({line} elements "
                   f"longer), and the consumers read the vector from the start on")
