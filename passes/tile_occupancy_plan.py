@@ -61,12 +61,10 @@ they agree; read back by `KernelPlan.of`); planning again starts a fresh plan:
                        are short, 0.99x at 517-4096 tokens);
                        other grids launch one CTA per tile, and so does a kernel whose loop
                        trip count is read from memory otherwise (its tiles take different
-                       times in an order the plan cannot know; the hardware balances them),
-                       and one whose loop trip count grows with a block index (causal
-                       attention): launched heavy-first, its running CTAs share one head's
-                       keys in L2 and the hardware hands each SM the next tile, where a
-                       persistent walk's fixed shares ran 1.00-1.07x slower (forward, D 64)
-                       and 1.03-1.26x (the backward's dQ, D 64) on an H100, N 1024-16384
+                       times in an order the plan cannot know; the hardware balances them).
+                       A kernel walked heavy-first (a loop whose trip count grows with a block
+                       index: causal attention) has a one-CTA-per-tile variant that a launch
+                       takes from tkc.abi.ONE_CTA_FROM_TILES tiles along that axis
   ctas_per_sm          2 when two blocks fit both budgets and the widest wgmma fits the halved
                        entry count (for a persistent grid only where it streams), else 1;
                        @ctas_per_sm(k) pins k up to 4 (an error where k do not fit)

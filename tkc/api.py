@@ -35,7 +35,7 @@ from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, Module
 from xdsl.ir import Attribute
 
 from tkc import cache
-from tkc.abi import TensorMapParam
+from tkc.abi import ONE_CTA_FROM_TILES, TensorMapParam
 from tkc.diagnostics import TkError
 from tkc.dialects.tile import DecisionAttr, PlanAttr
 from tkc.driver import (
@@ -125,6 +125,10 @@ class CompiledKernel:
             and not isinstance(plan.decisions.data.get("cluster"), DecisionAttr)  # the plan pairs no CTAs
         )
         plan_of = KernelPlan.of(compiled)
+        self._walk_axis = (plan_of.heavy_first if "tile-occupancy-plan" in ahead and plan_of.persistent
+                           and plan_of.heavy_first >= 0 and "persistent" not in self._input_annotations() else -1)
+        """The grid axis a persistent heavy-first walk takes slowest (causal attention's qi), or -1."""
+        self._one_cta: CompiledKernel | None = None
         self._splits_k = plan_of.stream_k
         self._register_split = (plan_of.producer_registers, plan_of.consumer_registers, plan_of.ctas_per_sm)
         self._clustered: CompiledKernel | None = None
@@ -249,6 +253,17 @@ class CompiledKernel:
             self._whole_tiles = self._pinned(pins)
         return self._whole_tiles
 
+    @property
+    def one_cta_per_tile(self) -> CompiledKernel | None:
+        """This kernel with `@persistent(0)`, one CTA per tile launched heavy-first, where the plan
+        walks its tiles persistent and heavy-first; None otherwise. A launch takes it where the
+        grid holds ONE_CTA_FROM_TILES or more tiles along the walked axis."""
+        if self._walk_axis < 0:
+            return None
+        if self._one_cta is None:
+            self._one_cta = self._pinned({"persistent": IntegerAttr(0, 64)})
+        return self._one_cta
+
     def _input_annotations(self) -> dict[str, Attribute]:
         (kernel,) = kernels_of(self._input)
         return dict(kernel.annotations.data)  # type: ignore[attr-defined]  # every kernel op has them
@@ -308,7 +323,7 @@ class CompiledKernel:
         """The variant a launch on these tensors takes (remembered per shapes and strides):
         `whole_tiles` where its ABI takes the shapes, then its `clustered` where a tile it would
         share has rows that do not start on whole cache lines; else this kernel."""
-        if not (self._has_tail_masks or self._may_cluster):
+        if not (self._has_tail_masks or self._may_cluster or self._walk_axis >= 0):
             return self
         quick = _quick_layouts(tensors)
         layouts = None if quick is not None else tuple(_layout(t) for t in tensors)
@@ -319,8 +334,13 @@ class CompiledKernel:
                 layouts = tuple(_layout(t) for t in tensors)
             shapes = tuple(shape for shape, _ in layouts)
             strides = tuple(steps for _, steps in layouts)
-            whole = self.whole_tiles
-            choice = whole if whole is not None and whole.abi.divides(shapes) else self
+            base = self
+            if (one_cta := self.one_cta_per_tile) is not None:
+                tiles = one_cta.abi.grid_extents(shapes)
+                if tiles is not None and tiles[self._walk_axis] >= ONE_CTA_FROM_TILES:
+                    base = one_cta
+            whole = base.whole_tiles
+            choice = whole if whole is not None and whole.abi.divides(shapes) else base
             loaded = {p.arg for p in choice.abi.params if isinstance(p, TensorMapParam)} - set(choice.abi.written)
             if choice._may_cluster and choice.abi.unaligned_rows(shapes, sorted(loaded), strides):
                 clustered = choice.clustered

@@ -16,6 +16,7 @@ from xdsl.dialects import scf
 from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, StringAttr
 from xdsl.ir import Operation, SSAValue
 
+from tkc.abi import ONE_CTA_FROM_TILES
 from tkc.dialects.tile import (
     BoundsMaskOp,
     DecisionAttr,
@@ -101,6 +102,12 @@ def _plan_lines(kernel: KernelOp) -> list[str]:
     table = grid.names.data[plan.table_first].data if plan.table_first >= 0 else None
     if heavy is not None and plan.persistent:
         rows.append(("tile order", f"{heavy} slowest, reversed", why("heavy_first")))
+        if not why("persistent").startswith("pinned"):
+            rows.append(("variant", f"one CTA per tile from {ONE_CTA_FROM_TILES} {heavy}",
+                         f"tkc.compile also builds this kernel with @persistent(0) and launches it where the grid holds "
+                         f"{ONE_CTA_FROM_TILES} or more tiles along {heavy}: the walk's CTAs would hold as many heads' "
+                         f"keys at once, which stop sharing L2 as sequences grow, where one CTA per tile launched "
+                         f"heavy-first runs one head's tiles together"))
     elif table is not None:
         rows.append(("tile order", f"{table} slowest, in table order", why("table_first")))
     else:

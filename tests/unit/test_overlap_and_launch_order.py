@@ -289,3 +289,29 @@ def test_cluster_with_a_vector_store_allows_an_odd_number_of_tile_rows() -> None
     assert "M" not in dict(kernel.kernel_abi().divisibility)
     stores = [op for op in module.walk() if isinstance(op, sm90.StoreVectorGlobalOp)]
     assert len(stores) == 1 and isinstance(stores[0].limit.owner, arith.SubiOp)
+
+
+@pytest.mark.parametrize("n, one_cta", [(1024, False), (2048, False), (4096, True), (4000, True), (16384, True)])
+def test_a_heavy_first_walk_launches_one_cta_per_tile_on_long_grids(n: int, one_cta: bool) -> None:
+    """Causal attention at D 64 is planned as a persistent heavy-first walk; a launch with 32 or
+    more query tiles (ONE_CTA_FROM_TILES) takes the @persistent(0) variant, whose running CTAs
+    share one head's keys in L2 (H100: 1.06-1.26x faster from N 2048 on), shorter grids the walk
+    (and either one its whole-tiles variant where N is a multiple of the tile)."""
+    import ml_dtypes
+    import numpy as np
+
+    import tkc
+    from tkc.abi import ONE_CTA_FROM_TILES
+
+    kernel = tkc.compile(str(REPO / "examples" / "attention.tk"), D=64, CAUSAL=True)
+    one = kernel.one_cta_per_tile
+    assert one is not None and not KernelPlan.of(next(o for o in one.module.walk() if isinstance(o, KernelOp))).persistent
+    assert "one CTA per tile from 32 qi" in kernel.report()
+    b, h = max(1, 8192 // n), 2
+    q = np.zeros((b, h, n, 64), ml_dtypes.bfloat16)
+    chosen = kernel._variant_for((q, q, q, q, np.zeros((b, h, n), np.float32)))
+    assert (chosen in (one, one.whole_tiles)) == one_cta
+    assert (-(-n // 128) >= ONE_CTA_FROM_TILES) == one_cta
+    assert (chosen in (kernel.whole_tiles, one.whole_tiles)) == (n % 128 == 0)
+    pinned = tkc.compile(str(REPO / "examples" / "attention.tk"), D=64, CAUSAL=True, **{"@persistent": 1})
+    assert pinned.one_cta_per_tile is None and "variant     one CTA" not in pinned.report()
