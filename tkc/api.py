@@ -11,7 +11,9 @@ while at aligned shapes multicast measured 0.95-1.0x the plain kernel. Stream-K 
 walks no CTA pairs, so a stream-K kernel's `@cluster(2)` variant leaves it off: where B's rows
 are not whole lines, the split ran at 0.64-0.74x cuBLAS and the multicast variant at 0.77-1.02x
 (8191x8184x8184, 3000x5000x2000, 2048x3064x3072, 1024x3064x3072), except at 1024x5112x13824
-(1.2 waves of tiles over a long K: split 0.78x, multicast 0.62x).
+(1.2 waves of tiles over a long K: split 0.78x, multicast 0.62x). A kernel the plan walks
+persistent heavy-first (causal attention) gets a one-CTA-per-tile variant (`.one_cta_per_tile`),
+which a launch takes where the grid holds `tkc.abi.ONE_CTA_FROM_TILES` tiles along the walked axis.
 The lowering to PTX runs on first use of `.ptx`, `.abi` or a launch, and its result is cached
 on disk (tkc.cache: keyed by the kernel's IR and the compiler's fingerprint, shared with
 `tkc compile`). A launch loads the cubin, assembled once by ptxas and cached when ptxas is
@@ -320,9 +322,10 @@ class CompiledKernel:
         return self._variant_for(tensors)._launch(*tensors, stream=stream)
 
     def _variant_for(self, tensors: tuple[Any, ...]) -> CompiledKernel:
-        """The variant a launch on these tensors takes (remembered per shapes and strides):
-        `whole_tiles` where its ABI takes the shapes, then its `clustered` where a tile it would
-        share has rows that do not start on whole cache lines; else this kernel."""
+        """The variant a launch on these tensors takes (remembered per shapes and strides): first
+        `one_cta_per_tile` where a heavy-first walk's grid holds ONE_CTA_FROM_TILES tiles along its
+        axis, then (of that or this kernel) `whole_tiles` where its ABI takes the shapes, then its
+        `clustered` where a tile it would share has rows that do not start on whole cache lines."""
         if not (self._has_tail_masks or self._may_cluster or self._walk_axis >= 0):
             return self
         quick = _quick_layouts(tensors)
