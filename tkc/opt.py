@@ -14,6 +14,7 @@ not verify after a pass, is an internal error (exit 2), reported as `tkc` report
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from io import BytesIO
 from collections.abc import Sequence
@@ -79,6 +80,16 @@ def check_pass_options(pass_type: type[ModulePass], spec: ArgSpec) -> None:
             raise ValueError(f"{spec.name}: option {name} takes {wanted}, not {text or 'nothing'}")
 
 
+def check_repeated_options(pipeline: str) -> None:
+    """A ValueError for an option given twice to one pass (`p{stages=2 stages=3}`), which xDSL's
+    parser would settle silently by keeping the last."""
+    for name, options in re.findall(r"([\w-]+)\s*\{([^{}]*)\}", pipeline):
+        given = re.findall(r"([\w-]+)\s*=", options)
+        twice = sorted({option for option in given if given.count(option) > 1})
+        if twice:
+            raise ValueError(f"{name}: option {twice[0]} is given twice; give it once")
+
+
 class TkcOptMain(xDSLOptMain):
     observer: Observer
     callback: PassCallback
@@ -114,6 +125,7 @@ class TkcOptMain(xDSLOptMain):
         add_dump_arguments(arg_parser, "those of -p")
 
     def setup_pipeline(self) -> None:
+        check_repeated_options(self.args.passes)
         for spec in parse_pipeline(self.args.passes):
             if spec.name in self.available_passes:
                 check_pass_options(self.available_passes[spec.name](), spec)

@@ -31,6 +31,7 @@
 // RUN: sh -c "tkc-opt %S/Inputs/gemm.mlir -p 'tile-occupancy-plan{stages=17}' 2>&1; echo exit \$?" | filecheck %s --check-prefix=RANGE
 // RUN: sh -c "tkc-opt %S/Inputs/gemm.mlir -p 'tile-occupancy-plan{registers=40}' 2>&1; echo exit \$?" | filecheck %s --check-prefix=PAIR
 // RUN: sh -c "tkc-opt %S/Inputs/gemm.mlir -p 'tile-occupancy-plan{stages=2' 2>&1; echo exit \$?" | filecheck %s --check-prefix=SYNTAX
+// RUN: sh -c "tkc-opt %S/Inputs/gemm.mlir -p 'tile-occupancy-plan{stages=2 stages=3}' 2>&1; echo exit \$?" | filecheck %s --check-prefix=TWICE
 
 // UNKNOWN: tkc-opt: error: tile-occupancy-plan has no option 'stage' (its options: consumers, stages, persistent, registers, group_m, cluster, stream_k, dependent_launch, band)
 // UNKNOWN-NEXT: exit 1
@@ -47,6 +48,8 @@
 // SYNTAX: tkc-opt: error: Error parsing pass pipeline specification:
 // SYNTAX-NOT: Traceback
 // SYNTAX: exit 1
+// TWICE: tkc-opt: error: tile-occupancy-plan: option stages is given twice; give it once
+// TWICE-NEXT: exit 1
 
 // Lowering tile IR no planning pass ran on uses the default plan; -p runs only what it names, so
 // tkc-opt says so (and nothing when the plan ran, in the pipeline or before it).
