@@ -151,6 +151,7 @@ _COUNT, _SIZE = Allowed(range(1, 1 << 31), "positive"), Allowed(range(0, 1 << 31
 _CONSUMERS, _CLUSTER = Allowed(range(1, 8), "1..7"), Allowed((1, 2), "1 or 2")
 _BUDGET = Allowed((0, *REGISTER_COUNTS), "0 (unchanged) or a multiple of 8 in 24..256")
 _STAGES, _FLAG = Allowed(range(1, 17), "1..16"), Allowed((0, 1), "0 or 1")
+_GROUP = Allowed(range(0, 1 << 31), "0 (grid axis 0 whole) or a count of tile rows")
 FMA_EXP2_EVERY_MAX = 8
 """The largest k of @fma_exp2(k): every k-th element of a register tile's exp2 on the FMA pipe."""
 _FMA_EXP2 = Allowed(range(0, FMA_EXP2_EVERY_MAX + 1), f"0..{FMA_EXP2_EVERY_MAX}")
@@ -161,7 +162,7 @@ _CTAS = Allowed(range(1, MAX_CTAS_PER_SM + 1), f"1..{MAX_CTAS_PER_SM}")
 KERNEL_PINS = {
     "consumers": _CONSUMERS, "cluster": _CLUSTER, "heavy_first": _FLAG, "stream_k": _FLAG, "split_ring": _FLAG,
     "fma_exp2": _FMA_EXP2, "schedule_wgmma": _FLAG, "dependent_launch": _FLAG, "band": _FLAG, "ctas_per_sm": _CTAS,
-    "stages": _STAGES, "group_m": _COUNT,
+    "stages": _STAGES, "group_m": _GROUP,
 }
 """The integer annotations of a tile.kernel (the user's pins, as the frontend checks them; `stages`
 and `group_m` only come from tile IR), each within what its plan field may hold;
@@ -175,7 +176,7 @@ PLAN_DECISIONS = {
     "persistent": _FLAG,
     "stages": _STAGES,
     "smem_bytes": Allowed(range(0, SMEM_BUDGET + 1), f"0..{SMEM_BUDGET} (the shared memory a block may opt into)"),
-    "group_m": _COUNT,
+    "group_m": _GROUP,
     "ctas_per_sm": _COUNT,
     "cluster": _CLUSTER,
     "heavy_first": Allowed(range(-1, 3), "-1 (none) or a grid axis"),

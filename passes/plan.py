@@ -91,6 +91,12 @@ def defined_before_its_loop(op: Operation, value: SSAValue, loops: tuple[type[Op
     definer = owner.parent_op() if isinstance(owner, Block) else owner
     return definer is None or not loop.is_ancestor(definer)
 
+
+WHOLE_AXIS = 0
+"""The plan's group_m where a persistent walk takes grid axis 0 whole (fastest): its tiles share
+every tile their loops load."""
+
+
 @dataclass(frozen=True)
 class KernelPlan:
     consumers: int = 1
@@ -103,7 +109,8 @@ class KernelPlan:
     persistent: bool = False
     """One CTA per SM looping over tiles, instead of one CTA per tile."""
     group_m: int = 1
-    """L2-friendly tile order of a persistent grid: this many tile rows walk together."""
+    """L2-friendly tile order of a persistent grid: this many tile rows walk together
+    (WHOLE_AXIS: all of grid axis 0, which then walks fastest)."""
     ctas_per_sm: int = 1
     cluster: int = 1
     """CTAs per cluster (2: pairs of tiles along grid axis 0 multicast the tile they share)."""

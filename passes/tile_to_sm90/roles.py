@@ -23,6 +23,7 @@ from xdsl.dialects.builtin import IndexType, IntegerAttr, LocationAttr
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from tkc.dialects import sm90, tile
+from tkc.passes.plan import WHOLE_AXIS
 from tkc.passes.tile_to_sm90.launch_abi import dim_name
 from tkc.passes.tile_to_sm90.lowering import KernelLowering
 from tkc.passes.tile_to_sm90.shared_memory import Ring
@@ -263,7 +264,9 @@ class RoleEmitter(ABC):
         plane = self.mul(rows, cols, block)
         z = self.div(t, plane, block)
         t2 = self.rem(t, plane, block)
-        group_m = self.const(max(1, self.lowering.plan.group_m), block)
+        if self.lowering.plan.group_m == WHOLE_AXIS:
+            return [self.rem(t2, rows, block), self.div(t2, rows, block), z][: len(extents)]
+        group_m = self.const(self.lowering.plan.group_m, block)
         group_size = self.mul(group_m, cols, block)
         group = self.div(t2, group_size, block)
         first_row = self.mul(group, group_m, block)

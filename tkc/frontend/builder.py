@@ -232,6 +232,7 @@ ANNOTATION_PLACES = {
     "persistent": "kernel",
     "cluster": "kernel",
     "heavy_first": "kernel",
+    "group_m": "kernel",
     "stream_k": "kernel",
     "fma_exp2": "kernel",
     "schedule_wgmma": "kernel",
@@ -246,8 +247,8 @@ ANNOTATION_PLACES = {
     "swizzle": "let",
 }
 """Where each annotation may stand."""
-COMMAND_LINE_PINS = ("consumers", "persistent", "cluster", "heavy_first", "stream_k", "split_ring", "fma_exp2",
-                     "schedule_wgmma", "dependent_launch", "band", "ctas_per_sm", "stages")
+COMMAND_LINE_PINS = ("consumers", "persistent", "cluster", "heavy_first", "group_m", "stream_k", "split_ring",
+                     "fma_exp2", "schedule_wgmma", "dependent_launch", "band", "ctas_per_sm", "stages")
 """The kernel annotations `-D @NAME=VALUE` (and a tuning space) may set: those of one integer."""
 
 
@@ -271,6 +272,8 @@ def annotation_problem(name: str, value: int) -> str | None:
         return f"@dependent_launch takes 0 (a plain launch) or 1 (a programmatic dependent launch), got {value}"
     if name == "band" and value not in (0, 1):
         return f"@band takes 0 (the wgmma layout) or 1 (the band layout, or an error that says why not), got {value}"
+    if name == "group_m" and value < 0:
+        return f"@group_m takes 0 (grid axis 0 whole, fastest) or the tile rows a persistent walk takes together, got {value}"
     if name == "ctas_per_sm" and not 1 <= value <= tile.MAX_CTAS_PER_SM:
         return f"@ctas_per_sm takes 1 to {tile.MAX_CTAS_PER_SM} blocks per SM, got {value}"
     if name == "stream_k" and value not in (0, 1):

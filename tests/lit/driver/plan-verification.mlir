@@ -180,13 +180,13 @@ builtin.module {
 
 // A pin the plan could not hold (tile IR's annotations; the frontend checks its own).
 builtin.module {
-  tile.kernel @k(%X: !tile.gl<[M, N], f32>) attributes {annotations = {group_m = 0 : i64}} {
+  tile.kernel @k(%X: !tile.gl<[M, N], f32>) attributes {annotations = {group_m = -1 : i64}} {
     %m = tile.dim %X[0] : !tile.gl<[M, N], f32>
     tile.grid(%m) as ["i"]
     tile.return
   }
 }
-// CHECK: plan-verification.mlir:[[# @LINE - 6]]:3: error: invalid tile.kernel: the annotation group_m must be an integer, positive; got 0 : i64
+// CHECK: plan-verification.mlir:[[# @LINE - 6]]:3: error: invalid tile.kernel: the annotation group_m must be an integer, 0 (grid axis 0 whole) or a count of tile rows; got -1 : i64
 
 // -----
 
