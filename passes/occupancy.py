@@ -31,6 +31,7 @@ from tkc.dialects.tile import (
     REALIGNED,
     BinaryOp,
     BlockIdOp,
+    BoundsMaskOp,
     BroadcastOp,
     ConvertOp,
     FenceOp,
@@ -332,34 +333,51 @@ def _used_in(value: SSAValue, block: Block) -> bool:
     return any(block.is_ancestor(use.operation) for use in value.uses)
 
 
-def crowded_point(kernel: KernelOp, consumers: int, band: bool = False) -> str:
+def crowded_point(kernel: KernelOp, consumers: int, band: bool = False) -> tuple[str, Operation | None]:
     """Where the estimate's peak is and the largest values live there, for a refusal:
     ` (at line 17 these are live together: o 128x128xf32 (64), s 128x128xf32 (64), ...)` (the
-    values peak_registers counts at its peak, streamed tiles left out)."""
+    values peak_registers counts at its peak, streamed tiles left out), and the op that makes
+    the latest of them (the refusal's location)."""
     order, columns, stream = program_order(kernel), column_vectors(kernel), streamed(kernel)
     live: list[SSAValue] = []
     peak_registers(kernel.body.block, consumers, order, columns, stream, band, witness=live)
     costs = sorted(((register_cost(v, consumers, columns, band), v) for v in live), key=lambda c: -c[0])
     if not costs:
-        return ""
+        return "", None
     # the point: where the latest of them is made
     made = [v.owner for _, v in costs if isinstance(v.owner, Operation)]
-    _, line, _ = location_of(max(made, key=lambda op: order.get(op, -1))) if made else (None, None, None)
+    point = max(made, key=lambda op: order.get(op, -1)) if made else None
+    _, line, _ = location_of(point) if point is not None else (None, None, None)
     names = ", ".join(f"{_described(v)} {_shape(v)} ({float(c):g})" for c, v in costs[:4])
     more = f" and {len(costs) - 4} more" if len(costs) > 4 else ""
     return (f" (at {f'line {line}' if line else 'one point'} these are live together: {names}{more}: "
             f"{float(sum(c for c, _ in costs)):g} registers per thread, and {OVERHEAD_REGISTERS} for addresses "
-            f"and indices)")
+            f"and indices)"), point
+
+
+_MADE_BY = {"tile.binary": "an element-wise result", "tile.unary": "an element-wise result",
+            "tile.broadcast": "a broadcast", "tile.mma": "an mma product", "tile.select": "a where",
+            "tile.convert": "a conversion", "tile.reduce": "a reduction", "tile.fill": "a fill",
+            "tile.to_reg": "a tile read from shared memory", "tile.position": "a position tile",
+            "tile.scan": "a cumulative sum"}
+"""How a refusal names an unnamed value by the op that makes it."""
 
 
 def _described(value: SSAValue) -> str:
-    """A value by its name, or an unnamed one by the op that makes it (a mask's select, a product)."""
+    """A value by its name, or an unnamed one by what makes it (a product, a mask); a tail mask's
+    copy (tile-mask-tails: an if whose branch masks the value past the end) as the value masked."""
+    owner = value.owner
+    if isinstance(owner, scf.IfOp) and isinstance(value, OpResult) and owner.false_region.blocks:
+        if any(isinstance(op, BoundsMaskOp) for op in owner.true_region.block.ops):
+            unmasked = owner.false_region.block.last_op
+            assert isinstance(unmasked, scf.YieldOp)
+            return f"{_described(unmasked.operands[value.index])}, masked past the end"
     if value.name_hint:
         return value.name_hint
-    owner = value.owner
     if isinstance(owner, Operation):
         _, line, _ = location_of(owner)
-        return f"a temporary ({owner.name.removeprefix('tile.')}{f' at line {line}' if line else ''})"
+        made_by = _MADE_BY.get(owner.name, f"a value of {owner.name}")
+        return f"a temporary ({made_by}{f' at line {line}' if line else ''})"
     return "a temporary"
 
 
@@ -528,9 +546,15 @@ class Planner:
         the band layout, so name it and the column chunks."""
         if max(self.heights(), default=0) > WGMMA_ROWS:
             return "use smaller tiles"
-        band = "" if self.band[0] else (
-            ", or 16- or 32-row tiles in the band layout (no mma: a 16-row tile takes a quarter of the registers of "
-            "its 64-row padding; `tkc report` says why a kernel cannot take it)")
+        has_mma = any(isinstance(op, MmaOp) for op in self.kernel.walk())
+        if self.band[0] or has_mma and min(self.heights(), default=WGMMA_ROWS) >= WGMMA_ROWS:
+            band = ""
+        elif has_mma:
+            band = (" (a tile of fewer than 64 rows costs the registers of its 64-row padding, as an mma computes "
+                    "64 rows: a 16-row tile only saves registers in the band layout, which takes no mma)")
+        else:
+            band = (", or 16- or 32-row tiles in the band layout (a 16-row tile takes a quarter of the registers of "
+                    "its 64-row padding; `tkc report` says why a kernel cannot take it)")
         return f"use fewer columns per tile (walk the columns in a loop of narrower tiles){band}"
 
     def consumers(self) -> int:
@@ -549,14 +573,15 @@ class Planner:
         n = min(options, key=lambda n: (self.demand(n) - register_split(n, 1, self.demand(n))[1], -n))
         if self.demand(n) > register_split(n, 1, self.demand(n))[1]:
             replicated_height = replicated_rows(heights, n)
+            crowded, point = crowded_point(self.kernel, n, bool(self.band[0]))
             raise error_at(
-                self.kernel,
+                point or self.kernel,
                 f"the register {'tiles' if self.has_tiles() else 'vectors'} need {self.demand(n)} "
                 f"registers per thread even split over "
                 f"{n} consumer warpgroup(s)"
                 + (f" (those of up to {replicated_height} rows replicated in each)" if replicated_height else "")
                 + f", over the {register_split(n, 1, self.demand(n))[1]} each can get from the {SM_REGISTERS}-register file"
-                + crowded_point(self.kernel, n, bool(self.band[0])) + ": "
+                + crowded + ": "
                 + (self.smaller_tiles_hint() if self.has_tiles() else
                    "use shorter vectors (one that is scanned, summed or broadcast along columns holds a quarter "
                    "of its elements in every thread)"),

@@ -829,7 +829,8 @@ class TailMasks:
             raise error_at(
                 at or (self.kernel if element.coord is None else _defining_op(element.coord)),
                 f"{why}: the tile at an element coordinate (elem) {_span(element)} may end anywhere in it, "
-                "so no whole number of tiles keeps this exact",
+                "so no whole number of tiles keeps this exact; where its rows that matter end before the dim "
+                "does, give the range that end, elem(start, end), and its rows past end are masked",
             )
         for dim, multiple in padding.dims.items():
             if isinstance(dim, int):

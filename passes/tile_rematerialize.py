@@ -20,8 +20,11 @@ A register fill (`zero<f32>[BM, BN]`) is a constant, which costs a move per regi
 again: CSE merges a fill written before a loop with the equal one a loop body starts a `var`
 from, and the merged value would live across the whole loop. So, too:
 
-  every `tile.fill` of a register tile or vector used in another block than its own is cloned
-  right before each such use; its uses in its own block keep it.
+  every `tile.fill` of a register tile or vector used in another block than its own, or after
+  a loop or an if of its own block (CSE also merges `var s = zero<f32>[...]`, a loop's initial
+  accumulator, with an equal `zero` read after the loop), is cloned right before each such use;
+  its other uses keep it. (ptxas makes a constant again where it is read, so only the estimate
+  needs this; a shared tile's read it does not repeat, so uses after a loop keep theirs.)
 
 Written on each clone of the `tile.to_reg` and of the `tile.fill`:
   rematerialized = "why"     (the uses that made it worth re-reading or filling again)
@@ -32,8 +35,10 @@ from __future__ import annotations
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, StringAttr
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Operation, Use
 from xdsl.passes import ModulePass
+
+from tkc.diagnostics import location_of
 
 from tkc.dialects.tile import ConvertOp, FillOp, KernelOp, LoadOp, RegisterTileType, RegisterVectorType, SharedTileType, ToRegOp
 
@@ -46,15 +51,41 @@ def _chain(read: ToRegOp) -> list[Operation]:
     return [read]
 
 
-def _reason(value: SSAValue, chain: list[Operation]) -> str | None:
+def _region_between(definer: Operation, user: Operation) -> Operation | None:
+    """The first loop or if after `definer` and before `user` in their block, or None."""
+    op = definer.next_op
+    while op is not None and op is not user:
+        if op.regions:
+            return op
+        op = op.next_op
+    return None
+
+
+def _far_uses(definer: Operation, after_regions: bool) -> tuple[list[Use], str]:
+    """The uses of definer's result that would keep it live across a loop or an if: those in
+    another block (inside one) and, with `after_regions`, those after one in its own block; and
+    how to say so."""
+    home = definer.parent_block()
+    far: list[Use] = []
+    why = ""
+    for use in definer.results[0].uses:
+        user = use.operation
+        if user.parent_block() is not home:
+            far.append(use)
+            why = why or f"used inside a loop or an if (by {user.name})"
+        elif after_regions and (region := _region_between(definer, user)) is not None:
+            far.append(use)
+            line = location_of(region)[1]
+            why = why or f"used after the {region.name}{f' at line {line}' if line else ''} (by {user.name})"
+    return far, why
+
+
+def _reason(chain: list[Operation]) -> str | None:
     """Why the value is worth re-reading at each use, or None where it is not."""
-    users = [use.operation for use in value.uses]
-    home = chain[-1].parent_block()
-    elsewhere = [user for user in users if user.parent_block() is not home]
-    if not elsewhere:
+    far, why = _far_uses(chain[-1], after_regions=False)
+    if not far:
         return None
-    return (f"used inside a loop or an if (by {elsewhere[0].name}), so kept in registers it would live "
-            "across the whole of it; re-read from shared memory at each use")
+    return f"{why}, so kept in registers it would live across the whole of it; re-read from shared memory at each use"
 
 
 def rematerialize(kernel: KernelOp) -> None:
@@ -63,7 +94,7 @@ def rematerialize(kernel: KernelOp) -> None:
     for read in reads:
         chain = _chain(read)
         value = chain[-1].results[0]
-        reason = _reason(value, chain)
+        reason = _reason(chain)
         if reason is None:
             continue
         for use in list(value.uses):
@@ -90,12 +121,10 @@ def refill(kernel: KernelOp) -> None:
     fills = [op for op in kernel.walk() if isinstance(op, FillOp) and "rematerialized" not in op.attributes
              and isinstance(op.result.type, RegisterTileType | RegisterVectorType)]
     for fill in fills:
-        home = fill.parent_block()
-        elsewhere = [use for use in fill.result.uses if use.operation.parent_block() is not home]
+        elsewhere, why = _far_uses(fill, after_regions=True)
         if not elsewhere:
             continue
-        reason = (f"used inside a loop or an if (by {elsewhere[0].operation.name}), so kept in registers it "
-                  "would live across the whole of it; filled again at each use there")
+        reason = f"{why}, so kept in registers it would live across the whole of it; filled again at each use there"
         for use in elsewhere:
             user = use.operation
             clone = fill.clone()

@@ -568,7 +568,10 @@ class _Machine:
             return [np.asarray(values, np.float32)]
         negative = runs & (values < 0)
         if negative.any():
-            raise error_at(op, f"load {name}[...] : i32 read {int(values[negative].flat[0])}, and an index is never negative")
+            raise error_at(op, f"load {name}[...] : i32 read {int(values[negative].flat[0])}: a value an i32 load reads "
+                               f"must not be negative, as the compiler takes it for a coordinate (indices computed "
+                               f"in the kernel may be); mark an entry with a value past the valid ones (a page "
+                               f"table's page count) and test for it, or read the tensor as f32")
         return [np.asarray(values, np.int64)]
 
     def _fence(self, op: tile.FenceOp, active: np.ndarray | None) -> list[Value]:

@@ -65,6 +65,7 @@ SIZES = {
     "functions_math.tk": {"M": 192, "N": 256},
     "fp8_convert.tk": {"M": 200},
     "fp8e5m2.tk": {"M": 256, "N": 512, "K": 512},
+    "fp8_register_operands.tk": {"M": 200, "N": 136, "K": 256},
     "narrow_vectors.tk": {"M": 200},
     "narrow_vector_reduce.tk": {"M": 200},
     # scans and vector ops, with partial last tiles

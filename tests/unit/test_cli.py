@@ -247,7 +247,7 @@ def test_float_defines_reach_float_parameters_and_not_integer_ones(capsys: pytes
     assert cli.main(["compile", layernorm, "--emit=tile", "-D", "EPS=0"]) == 0
     assert "EPS = 0.000000e+00 : f64" in capsys.readouterr().out
     assert cli.main(["compile", str(REPO / "examples/gemm.tk"), "--emit=tile", "-D", "BM=1.5"]) == 1
-    assert "error: parameter 'BM' is an integer, but the override BM=1.5 is a number" in capsys.readouterr().err
+    assert "error: parameter 'BM' is an integer, but the override BM=1.5 is a float" in capsys.readouterr().err
 
 
 def test_report_defaults_to_the_only_kernel(capsys: pytest.CaptureFixture[str]) -> None:

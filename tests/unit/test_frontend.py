@@ -343,7 +343,7 @@ def test_kernel_diagnostics(source: str, message: str, line: int, col: int) -> N
         ({"BM": True}, "parameter 'BM' is an integer, but the override BM=true is a bool"),
         ({"BM": 1.5}, "parameter 'BM' is an integer"),
         ({"CAUSAL": 2}, "parameter 'CAUSAL' is a bool"),
-        ({"EPS": "x"}, "parameter 'EPS' is a number"),
+        ({"EPS": "x"}, "parameter 'EPS' is a float"),
         ({"EPS": float("nan")}, "the override EPS=nan of parameter 'EPS' is not a number"),
         ({"BMM": 1}, "unknown parameter 'BMM' (kernel k has BM, BN, CAUSAL, EPS); did you mean 'BM'?"),
     ],

@@ -325,9 +325,65 @@ def test_a_register_refusal_adds_up_to_its_need() -> None:
         "}\n"
     )
     with pytest.raises(TkError, match=r"need 288 registers .* \(at line 7 these are live together: acc 64x256xf32 "
-                                      r"\(128\), a temporary \(binary at line 7\) 64x256xf32 \(128\): 256 "
+                                      r"\(128\), a temporary \(an element-wise result at line 7\) 64x256xf32 \(128\): 256 "
                                       r"registers per thread, and 32 for addresses and indices\)"):
         compiled(source)
+
+def test_a_register_refusal_points_at_its_line_and_names_a_tail_masks_copy() -> None:
+    """The refusal's caret is at the crowded point (not the kernel's name); an unnamed product
+    that tile-mask-tails copies for the ragged N is named as that product, masked past the end
+    (not the compiler's scf.if); 16-row tiles beside an mma are told they cost 64 rows."""
+    source = (
+        "kernel k(Q: gl<bf16>[M, 64], K: gl<bf16>[N, 64], O: gl<f32>[M, 256], L: gl<f32>[M]) {\n"
+        "    grid (ceildiv(M, 64)) as (i)\n"
+        "    let q = load Q[i, 0] : st<bf16>[64, 64]\n"
+        "    var o = zero<f32>[64, 256]\n"
+        "    var m = neg_infty<f32>[64]\n"
+        "    for j in 0 .. ceildiv(N, 256) {\n"
+        "        let s = mma_ABt(q, load K[j, 0] : st<bf16>[256, 64]) * 2.0\n"
+        "        m = max(m, row_max(s))\n"
+        "        o = o + s * s\n"
+        "    }\n"
+        "    store O[i, 0] = o\n"
+        "    store L[i] = m\n"
+        "}\n"
+    )
+    with pytest.raises(TkError, match=r"a temporary \(an mma product at line 7\), masked past the end 64x256xf32 "
+                                      r"\(128\), s 64x256xf32") as error:
+        compiled(source)
+    assert error.value.line == 7 and "scf.if" not in error.value.message
+    assert "band layout" not in error.value.message  # 64-row tiles with an mma: only fewer columns help
+    short = source.replace("[M, 64]", "[M, 16]").replace("64, 64]", "16, 64]").replace("zero<f32>[64, 256]", "zero<f32>[16, 256]")
+    short = short.replace("neg_infty<f32>[64]", "neg_infty<f32>[16]").replace("ceildiv(M, 64)", "ceildiv(M, 16)")
+    with pytest.raises(TkError, match="a tile of fewer than 64 rows costs the registers of its 64-row padding"):
+        compiled(short)
+
+
+def test_a_zero_merged_with_a_loops_initial_accumulator_is_not_held_across_the_loop() -> None:
+    """CSE merges `var s = zero<f32>[64, 128]` (a loop's initial accumulator) with the equal
+    `zero<f32>[64, 128]` read after the loop; tile-rematerialize fills that use again, so the
+    estimate no longer holds 64 registers of zeros across the K loop beside s and dh (a fused
+    cross-entropy backward was refused at 290 registers; ptxas fits it without spills)."""
+    source = (
+        "kernel k(H: gl<bf16>[M, 256], W: gl<bf16>[V, 256], Lab: gl<f32>[M], dH: gl<bf16>[M, 256]) {\n"
+        "    grid (ceildiv(M, 64)) as (i)\n"
+        "    let lab = load Lab[i] : rv<f32>[64]\n"
+        "    var dh = zero<f32>[64, 256]\n"
+        "    for j in 0 .. ceildiv(V, 128) {\n"
+        "        var s = zero<f32>[64, 128]\n"
+        "        for k in 0 .. 4 {\n"
+        "            s = mma_ABt(load H[i, k] : st<bf16>[64, 64], load W[j, k] : st<bf16>[128, 64], s)\n"
+        "        }\n"
+        "        let hit = col_index(s, j * 128) == add_row(zero<f32>[64, 128], lab)\n"
+        "        dh = mma_AB(bf16(exp(s) - hit), load W[j, 0] : st<bf16>[128, 256], dh)\n"
+        "    }\n"
+        "    store dH[i, 0] = bf16(dh)\n"
+        "}\n"
+    )
+    module = compiled(source)
+    assert "used after the scf.for at line 7" in str(module)
+    assert KernelPlan.of(kernel_of(module)).consumers == 1
+
 
 SKIPPED_TILES = """
 kernel bsgemm<BM = 64, BN = 256, BK = 64>(A: gl<bf16>[M, K], B: gl<bf16>[K, N], Mask: gl<i32>[MB, KB],

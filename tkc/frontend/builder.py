@@ -182,6 +182,25 @@ def is_tile(value: Value | None) -> TypeGuard[SSAValue[tile.AnyTile]]:
     return isinstance(value, SSAValue) and isinstance(value.type, tile.AnyTile)
 
 
+class TruncatedQuotient(int):
+    """A compile-time integer quotient that dropped its remainder (`1 / D` with D = 64 is 0),
+    kept apart so that its use as a float is an error rather than a silent 0: integers divide
+    with truncation, and `x * (1 / D)` almost always meant `1.0 / D`."""
+
+    dividend: int
+    divisor: int
+
+    def __new__(cls, dividend: int, divisor: int) -> TruncatedQuotient:
+        quotient = super().__new__(cls, dividend // divisor)
+        quotient.dividend, quotient.divisor = dividend, divisor
+        return quotient
+
+    def as_float_problem(self) -> str:
+        return (f"the integer division {self.dividend} / {self.divisor} is {int(self)} (integers divide with "
+                f"truncation), used here as a float: write the dividend as a float ({float(self.dividend)} / ...) for "
+                f"{self.dividend / self.divisor:.6g}, or f32(...) around the division to keep {int(self)}")
+
+
 def is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -462,6 +481,8 @@ class _Builder:
         raise self.error(node, f"expected a bool, got {describe(value)}")
 
     def f32(self, value: Value, node: Node) -> SSAValue:
+        if isinstance(value, TruncatedQuotient):
+            raise self.error(node, value.as_float_problem())
         if is_number(value):
             with self.at(node):
                 return self.emit(arith.ConstantOp(self.f32_attr(value, node)))
@@ -542,6 +563,9 @@ class _Builder:
             raise self.error(node, f"'{op}' applies to numbers, not bools")
         if op in ("/", "%") and b == 0:
             raise self.error(node, "division by zero in a compile-time expression")
+        for value, other in ((a, b), (b, a)):
+            if isinstance(value, TruncatedQuotient) and isinstance(other, float):
+                raise self.error(node, value.as_float_problem())
         try:
             if op == "+":
                 result = a + b
@@ -550,7 +574,10 @@ class _Builder:
             elif op == "*":
                 result = a * b
             elif op == "/":
-                result = a // b if is_int(a) and is_int(b) else a / b
+                if is_int(a) and is_int(b):
+                    result = TruncatedQuotient(a, b) if a % b else a // b
+                else:
+                    result = a / b
             elif op == "%":
                 result = a % b if is_int(a) and is_int(b) else math.fmod(a, b)
             elif op == "max":
@@ -742,7 +769,7 @@ class _Builder:
         return declared
 
     def override(self, token: Node, default: Number, value: object) -> Number:
-        kinds = {bool: "a bool", int: "an integer", float: "a number"}
+        kinds = {bool: "a bool", int: "an integer", float: "a float"}
         if isinstance(value, float) and math.isnan(value):
             raise self.error(token, f"the override {token}=nan of parameter '{token}' is not a number")
         if isinstance(default, bool) and is_int(value) and value in (0, 1):
@@ -1609,10 +1636,15 @@ class _Builder:
                 raise self.error(node, f"{name} operand {which} must be a tile, got {describe(value)}")
             operands.append(value)
         a, b = operands
-        # wgmma reads B, and a transposed A, from shared memory: move register tiles there.
+        fp8 = any(isinstance(v.type, tile.RegisterTileType | tile.SharedTileType)  # fp8e4m3, fp8e5m2
+                  and tile.element_bytes(v.type.element_type) == 1 for v in operands)
+        if fp8 and name != "mma_ABt":
+            raise self.error(nodes[0], f"an fp8 mma is mma_ABt (a [M, K], b stored [N, K]): wgmma reads fp8 "
+                                       f"operands K-major only; {name} needs another layout")
+        # wgmma reads B, a transposed A and an fp8 A from shared memory: move register tiles there.
         if isinstance(b.type, tile.RegisterTileType):
             b = self.emit(tile.ToSharedOp(b))
-        if transpose_a and isinstance(a.type, tile.RegisterTileType):
+        if (transpose_a or fp8) and isinstance(a.type, tile.RegisterTileType):
             a = self.emit(tile.ToSharedOp(a))
         a_type, b_type = a.type, b.type
         assert isinstance(a_type, tile.RegisterTileType | tile.SharedTileType) and isinstance(b_type, tile.SharedTileType)
