@@ -195,6 +195,9 @@ class TruncatedQuotient(int):
         quotient.dividend, quotient.divisor = dividend, divisor
         return quotient
 
+    def __reduce__(self) -> tuple[type[int], tuple[int]]:
+        return int, (int(self),)  # a copy (of an attribute holding it) is the plain integer
+
     def as_float_problem(self) -> str:
         return (f"the integer division {self.dividend} / {self.divisor} is {int(self)} (integers divide with "
                 f"truncation), used here as a float: write the dividend as a float ({float(self.dividend)} / ...) for "
@@ -461,7 +464,7 @@ class _Builder:
                 raise self.error(node, f"the index {value} does not fit in 32 bits: a kernel's index arithmetic is "
                                        "32-bit signed on the GPU")
             with self.at(node):
-                return self.emit(arith.ConstantOp(IntegerAttr(value, IndexType())))
+                return self.emit(arith.ConstantOp(IntegerAttr(int(value), IndexType())))
         if has_type(value, IndexType):
             return value
         raise self.error(node, f"expected {what} (an integer), got {describe(value)}")
