@@ -39,7 +39,6 @@ from xdsl.ir import Operation, Use
 from xdsl.passes import ModulePass
 
 from tkc.diagnostics import location_of
-
 from tkc.dialects.tile import ConvertOp, FillOp, KernelOp, LoadOp, RegisterTileType, RegisterVectorType, SharedTileType, ToRegOp
 
 

@@ -185,7 +185,7 @@ def is_tile(value: Value | None) -> TypeGuard[SSAValue[tile.AnyTile]]:
 class TruncatedQuotient(int):
     """A compile-time integer quotient that dropped its remainder (`1 / D` with D = 64 is 0),
     kept apart so that its use as a float is an error rather than a silent 0: integers divide
-    with truncation, and `x * (1 / D)` almost always meant `1.0 / D`."""
+    rounding down, and `x * (1 / D)` almost always meant `1.0 / D`."""
 
     dividend: int
     divisor: int
@@ -199,8 +199,8 @@ class TruncatedQuotient(int):
         return int, (int(self),)  # a copy (of an attribute holding it) is the plain integer
 
     def as_float_problem(self) -> str:
-        return (f"the integer division {self.dividend} / {self.divisor} is {int(self)} (integers divide with "
-                f"truncation), used here as a float: write the dividend as a float ({float(self.dividend)} / ...) for "
+        return (f"the integer division {self.dividend} / {self.divisor} is {int(self)} (integers divide rounding "
+                f"down), used here as a float: write the dividend as a float ({float(self.dividend)} / ...) for "
                 f"{self.dividend / self.divisor:.6g}, or f32(...) around the division to keep {int(self)}")
 
 
