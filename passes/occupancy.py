@@ -1106,7 +1106,10 @@ class Planner:
         heavy = None if persistent and clustered else self.heavy_first(loops, persistent)
         table = self.table_first(loops) if persistent and not clustered and heavy is None else None
         group_m = int_pin(self.annotation("group_m"))
-        if group_m is not None:
+        if group_m is not None and not persistent:
+            self.decide("group_m", 1, f"one CTA per tile: launch order ({self.pin('group_m', str(group_m))} orders "
+                                      f"only a persistent walk)")
+        elif group_m is not None:
             self.decide("group_m", group_m, f"pinned by {self.pin('group_m', str(group_m))}")
         elif streams_tiles(self.kernel):
             self.decide("group_m", 1, "the tiles stream in grid order: they share no panel to keep in L2")
