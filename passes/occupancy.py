@@ -868,6 +868,9 @@ class Planner:
                 f"instead of {one_tile}: one CTA per tile, the hardware scheduler fills the SMs"
             )
         branches = "; its loops load only in the branches of ifs" if ring_loops(self.kernel) and not loops else ""
+        if k_loop and (growing := self.heavy_first_pinned_off(loops)) is not None:
+            return False, (f"a K loop whose trip count grows with {growing}, kept in grid order by "
+                           f"{self.pin('heavy_first', '0')}: one CTA per tile, the hardware scheduler balances the tiles")
         shape = (f"no K loop (a loop that loads its mmas' operands itself{branches})" if not k_loop
                  else f"a {len(grid.extents)}-D grid ({names})")
         return False, f"{shape}: one CTA per tile, the hardware scheduler fills the SMs"
@@ -921,6 +924,8 @@ class Planner:
         through shared memory per row reduction."""
         pin = int_pin(self.annotation("band"))
         obstacle = band_obstacle(self.kernel)
+        if pin == 0 and all(h >= WGMMA_ROWS for h in register_heights(self.kernel)):
+            return 0, f"{self.pin('band', '0')} finds no register tile of fewer than {WGMMA_ROWS} rows"
         if pin == 0:
             return 0, (f"pinned off by {self.pin('band', '0')}: tiles of fewer than {WGMMA_ROWS} rows are computed "
                        f"as {WGMMA_ROWS}-row fragments (the wgmma layout)")
@@ -950,16 +955,24 @@ class Planner:
                   for op in self.kernel.body.block.ops if isinstance(op, BlockIdOp)}
         loads = [op for loop in loops for op in loop.walk() if isinstance(op, LoadOp)]
 
-        def shared_along(axis: int) -> bool:
-            return axis in growth and bool(loads) and not any(
-                coord in growth[axis].depends for load in loads for coord in (*load.coords, *load.ends))
+        def reads_along(load: LoadOp, axis: int) -> bool:
+            return any(coord in growth[axis].depends for coord in (*load.coords, *load.ends))
 
+        def shared_along(axis: int) -> bool:
+            return axis in growth and bool(loads) and not any(reads_along(load, axis) for load in loads)
+
+        if len(names) == 1:
+            return 1, "a 1-D grid: the tiles walk in grid order"
         if len(names) > 1 and shared_along(0):
             return WHOLE_AXIS, (f"every load in the loops reads the same tiles for each {names[0]}: the walk takes "
                                 f"{names[0]} fastest, whole, so the running CTAs share those tiles in L2")
         if len(names) > 1 and shared_along(1):
             return 1, (f"every load in the loops reads the same tiles for each {names[1]}: the walk takes {names[1]} "
                        f"fastest, so the running CTAs share those tiles in L2")
+        if all(axis in growth for axis in (0, 1)) and not any(
+                not reads_along(load, axis) for load in loads for axis in (0, 1)):
+            return GROUP_M, (f"every load in the loops depends on both {names[0]} and {names[1]}, so no order shares "
+                             f"tiles between them: {GROUP_M} tile-rows at a time, as for a GEMM")
         return GROUP_M, (f"tiles walk {GROUP_M} tile-rows at a time, so what they share along the other grid axis "
                          "(a GEMM's B panels) stays in L2")
 
@@ -1009,10 +1022,25 @@ class Planner:
         """The grid axis to launch in reverse, when a kernel-level loop's trip count grows with
         its block index (and its start does not depend on it). A persistent grid walks its tiles
         with that axis slowest, reversed."""
-        pin = int_pin(self.annotation("heavy_first"))
-        if pin == 0:
+        axis = self.growing_axis(loops)
+        if axis is None or int_pin(self.annotation("heavy_first")) == 0:
             return None
         grid = next(op for op in self.kernel.body.block.ops if isinstance(op, GridOp))
+        name = grid.names.data[axis].data
+        if persistent:
+            return axis, (
+                f"the loop's trip count grows with {name}: the persistent CTAs walk the tiles with {name} "
+                f"slowest, from the last {name} down, so each CTA's share holds as many tiles of each "
+                f"length and the longest run first"
+            )
+        return axis, (
+            f"the loop's trip count grows with {name}: blocks launch from the last {name} down, so the "
+            f"longest tiles start first and the short ones fill the last wave"
+        )
+
+    def growing_axis(self, loops: list[scf.ForOp]) -> int | None:
+        """The grid axis whose block index a kernel-level loop's trip count grows with (its end
+        grows, its start does not depend on it), or None."""
         growth_by_axis = {op.axis.value.data: IndexGrowth.of(self.kernel, op.result)
                           for op in self.kernel.body.block.ops if isinstance(op, BlockIdOp)}
         for loop in loops:
@@ -1021,18 +1049,17 @@ class Planner:
             for axis in sorted(growth_by_axis):
                 growth = growth_by_axis[axis]
                 if loop.ub in growth.grows and loop.lb not in growth.depends:
-                    name = grid.names.data[axis].data
-                    if persistent:
-                        return axis, (
-                            f"the loop's trip count grows with {name}: the persistent CTAs walk the tiles with {name} "
-                            f"slowest, from the last {name} down, so each CTA's share holds as many tiles of each "
-                            f"length and the longest run first"
-                        )
-                    return axis, (
-                        f"the loop's trip count grows with {name}: blocks launch from the last {name} down, so the "
-                        f"longest tiles start first and the short ones fill the last wave"
-                    )
+                    return axis
         return None
+
+    def heavy_first_pinned_off(self, loops: list[scf.ForOp]) -> str | None:
+        """The grid axis a loop's trip count grows with, by name, where @heavy_first(0) keeps the
+        tiles in grid order; None where the pin is absent or has nothing to turn off."""
+        axis = self.growing_axis(loops)
+        if axis is None or int_pin(self.annotation("heavy_first")) != 0:
+            return None
+        grid = next(op for op in self.kernel.body.block.ops if isinstance(op, GridOp))
+        return grid.names.data[axis].data
 
     def plan(self) -> None:
         # a fresh plan (IR planned before is planned again): the models below read what is decided
@@ -1109,6 +1136,10 @@ class Planner:
         if group_m is not None and not persistent:
             self.decide("group_m", 1, f"one CTA per tile: launch order ({self.pin('group_m', str(group_m))} orders "
                                       f"only a persistent walk)")
+        elif group_m is not None and (heavy is not None or table is not None):
+            order = "heavy-first order (heavy_first)" if heavy is not None else "the table's order (table_first)"
+            self.decide("group_m", 1, f"the tiles walk in {order}, not in groups ({self.pin('group_m', str(group_m))} "
+                                      f"orders only a grouped walk)")
         elif group_m is not None:
             self.decide("group_m", group_m, f"pinned by {self.pin('group_m', str(group_m))}")
         elif streams_tiles(self.kernel):
@@ -1127,6 +1158,9 @@ class Planner:
             self.decide("cluster", *cluster)
         if heavy is not None:
             self.decide("heavy_first", *heavy)
+        elif (growing := self.heavy_first_pinned_off(loops)) is not None:
+            self.decide("heavy_first", -1, f"pinned off by {self.pin('heavy_first', '0')}: the loop's trip count "
+                                           f"grows with {growing}, and the tiles keep grid order")
         if table is not None:
             self.decide("table_first", *table)
         if (persistent and not streams_tiles(self.kernel)) or self.annotation("stream_k") is not None:
@@ -1166,6 +1200,8 @@ class Planner:
         kernels it changes 0.85-1.05x as fast batched, 0.87-1.03x under do_bench (dK/dV 0.99-1.05x,
         Hedgehog 1.04x; dQ at D = 64 0.85x, FFTConv 0.94x: pin_ab-2026-12-05.json), ptxas's own
         scheduling doing as well where the products are independent."""
+        if not any(isinstance(op, MmaOp) for op in self.kernel.walk()):
+            return 0, f"{self.pin('schedule_wgmma', str(int_pin(self.annotation('schedule_wgmma'))))} finds no mma"
         if not int_pin(self.annotation("schedule_wgmma")):
             return 0, f"pinned off by {self.pin('schedule_wgmma', '0')}: each product waited for where it is issued"
         return 1, (f"pinned by {self.pin('schedule_wgmma', '1')}: each wgmma issued as early as its operands "

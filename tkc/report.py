@@ -123,6 +123,8 @@ def _plan_lines(kernel: KernelOp) -> list[str]:
         rows.append(("cluster", f"{plan.cluster} CTAs", why("cluster")))
     if heavy is not None and not plan.persistent:
         rows.append(("launch", f"{heavy} reversed", why("heavy_first")))
+    elif plan.heavy_first < 0 and "heavy_first" in plan.reasons:
+        rows.append(("launch" if not plan.persistent else "heavy-first", "off", why("heavy_first")))
     if "dependent_launch" in plan.reasons:
         rows.append(("dependency", "programmatic" if plan.dependent_launch else "stream order",
                      why("dependent_launch")))

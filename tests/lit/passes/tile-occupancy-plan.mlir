@@ -28,12 +28,12 @@
 // ATTN-SAME: consumer_registers = #tile.decision<232, "{{[^"]*}}">>
 
 // Causal attention: the K/V loop's trip count grows with the query tile qi, so qi launches in
-// reverse (longest tiles first); @heavy_first(0) keeps the launch order.
+// reverse (longest tiles first); @heavy_first(0) keeps the launch order, and says so.
 // RUN: tkc compile %examples/attention.tk -D CAUSAL=1 --emit tile | filecheck %s --check-prefix=CAUSAL
 // RUN: sed 's/^kernel/@heavy_first(0) kernel/' %examples/attention.tk > %t.plain.tk
 // RUN: tkc compile %t.plain.tk -D CAUSAL=1 --emit tile | filecheck %s --check-prefix=PLAIN
 // CAUSAL: plan = #tile.plan<{{.*}}, heavy_first = #tile.decision<0, "the loop's trip count grows with qi: blocks launch from the last qi down
-// PLAIN-NOT: heavy_first = #tile.decision
+// PLAIN: heavy_first = #tile.decision<-1, "pinned off by @heavy_first(0): the loop's trip count grows with qi, and the tiles keep grid order">
 
 // Varlen attention D=64: the K/V loop's trip count is read from the tile table at t, and a
 // persistent CTA keeps 4 stages, so one CTA per SM walks the tiles with t slowest, in the
