@@ -940,6 +940,12 @@ class Planner:
                    f"layout would pad them to {WGMMA_ROWS} rows); row reductions meet the warps' partials in shared "
                    f"memory")
 
+    @cached_property
+    def growth_by_axis(self) -> dict[int, IndexGrowth]:
+        """Per grid axis, which index values of the kernel depend on (and grow with) its block index."""
+        return {op.axis.value.data: IndexGrowth.of(self.kernel, op.result)
+                for op in self.kernel.body.block.ops if isinstance(op, BlockIdOp)}
+
     def group_rows(self, loops: list[scf.ForOp]) -> tuple[int, str]:
         """How many tile rows (grid axis 0) a persistent walk takes together. Where no load in
         the loops depends on axis 0, every tile of an axis-0 row of tiles reads the same tiles in
@@ -951,8 +957,7 @@ class Planner:
         along one axis."""
         grid = next(op for op in self.kernel.body.block.ops if isinstance(op, GridOp))
         names = [name.data for name in grid.names.data]
-        growth = {op.axis.value.data: IndexGrowth.of(self.kernel, op.result)
-                  for op in self.kernel.body.block.ops if isinstance(op, BlockIdOp)}
+        growth = self.growth_by_axis
         loads = [op for loop in loops for op in loop.walk() if isinstance(op, LoadOp)]
 
         def reads_along(load: LoadOp, axis: int) -> bool:
@@ -1002,8 +1007,7 @@ class Planner:
         first (attention_varlen_ref.tile_table) then gives each CTA's strided share as many
         tiles of each length, the longest first, as heavy_first does for causal attention."""
         grid = next(op for op in self.kernel.body.block.ops if isinstance(op, GridOp))
-        growth_by_axis = {op.axis.value.data: IndexGrowth.of(self.kernel, op.result)
-                          for op in self.kernel.body.block.ops if isinstance(op, BlockIdOp)}
+        growth_by_axis = self.growth_by_axis
         read = [bound for loop in loops if loop.parent_op() is self.kernel
                 for bound in (loop.lb, loop.ub) if _read_at_run_time(bound)]
         axes = {axis for axis, growth in growth_by_axis.items() for bound in read if bound in growth.depends}
@@ -1041,8 +1045,7 @@ class Planner:
     def growing_axis(self, loops: list[scf.ForOp]) -> int | None:
         """The grid axis whose block index a kernel-level loop's trip count grows with (its end
         grows, its start does not depend on it), or None."""
-        growth_by_axis = {op.axis.value.data: IndexGrowth.of(self.kernel, op.result)
-                          for op in self.kernel.body.block.ops if isinstance(op, BlockIdOp)}
+        growth_by_axis = self.growth_by_axis
         for loop in loops:
             if loop.parent_op() is not self.kernel:
                 continue
