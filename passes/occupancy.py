@@ -1164,6 +1164,9 @@ class Planner:
         elif (growing := self.heavy_first_pinned_off(loops)) is not None:
             self.decide("heavy_first", -1, f"pinned off by {self.pin('heavy_first', '0')}: the loop's trip count "
                                            f"grows with {growing}, and the tiles keep grid order")
+        elif int_pin(self.annotation("heavy_first")) == 0:
+            self.decide("heavy_first", -1, f"{self.pin('heavy_first', '0')} turns off nothing: no kernel-level loop's "
+                                           f"trip count grows with a block index, so the tiles keep grid order anyway")
         if table is not None:
             self.decide("table_first", *table)
         if (persistent and not streams_tiles(self.kernel)) or self.annotation("stream_k") is not None:

@@ -200,7 +200,8 @@ def _split_ring_decisions(kernel: KernelOp, loops: list[scf.ForOp], stages: int)
         if pin == 1 and isinstance(parts, str):
             raise error_at(loop, f"@split_ring(1) cannot split this loop's ring: {parts}")
         if pin == 0:
-            loop.attributes["split_ring"] = DecisionAttr(0, "pinned by @split_ring(0): one ring for the loop's loads")
+            loop.attributes["split_ring"] = DecisionAttr(0, "pinned by @split_ring(0): one ring for the loop's loads" + (
+                f" (it could not split anyway: {parts})" if isinstance(parts, str) else ""))
         elif not isinstance(parts, str) and (pin == 1 or stages <= SPLIT_RING_STAGES):
             why = ("pinned by @split_ring(1)" if pin == 1 else
                    f"a {stages}-stage ring freed only after the late mma would leave the producer almost no lead")
@@ -213,9 +214,13 @@ def _split_ring_decisions(kernel: KernelOp, loops: list[scf.ForOp], stages: int)
             )
         else:
             loop.attributes.pop("split_ring", None)
+    why = reasons[0] if reasons else "the kernel has no loop that loads"
     if kernel_pin_value == 1 and not any(KernelPlan.splits_ring(loop) for loop in loops):
-        why = reasons[0] if reasons else "the kernel has no loop that loads"
         raise error_at(kernel, f"@split_ring(1) finds no loop whose ring can split: {why}")
+    if kernel_pin_value == 0 and not any("split_ring" in loop.attributes for loop in loops):
+        kernel.attributes["split_ring"] = DecisionAttr(0, f"@split_ring(0) turns off nothing: no loop's ring can split ({why})")
+    else:
+        kernel.attributes.pop("split_ring", None)
 
 
 def pipeline(kernel: KernelOp) -> None:

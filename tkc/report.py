@@ -17,9 +17,11 @@ from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, StringA
 from xdsl.ir import Operation, SSAValue
 
 from tkc.abi import ONE_CTA_FROM_TILES
+from tkc.diagnostics import location_of
 from tkc.dialects.tile import (
     BoundsMaskOp,
     DecisionAttr,
+    FenceOp,
     GridOp,
     KernelOp,
     LoadOp,
@@ -88,6 +90,9 @@ def _plan_lines(kernel: KernelOp) -> list[str]:
         rows.insert(2, ("replicated", f"rows <= {plan.replicated_rows}", why("replicated_rows")))
     if "band" in plan.reasons:
         rows.insert(3, ("layout", "band" if plan.band else "wgmma", why("band")))
+    columns = _decision(kernel, "column_vectors")
+    if columns is not None:
+        rows.append(("vectors", f"{columns.int_value} per column", columns.reason.data))
     for owner in kernel.walk():  # the ring of each loop and if that loads
         if isinstance(owner, scf.ForOp | scf.IfOp) and _decision(owner, "pipeline") is not None:
             rows.append(("smem/stage", f"{_int(owner, 'stage_bytes')} B", _why(owner, "pipeline")))
@@ -128,6 +133,8 @@ def _plan_lines(kernel: KernelOp) -> list[str]:
     if "dependent_launch" in plan.reasons:
         rows.append(("dependency", "programmatic" if plan.dependent_launch else "stream order",
                      why("dependent_launch")))
+    if (unsplit := _decision(kernel, "split_ring")) is not None:
+        rows.append(("split ring", "off", unsplit.reason.data))
     for loop in kernel.walk():
         if isinstance(loop, scf.ForOp) and _decision(loop, "overlap") is not None:
             rows.append(("overlap", "late last mma" if KernelPlan.overlaps(loop) else "off", _why(loop, "overlap")))
@@ -210,6 +217,24 @@ def _tail_lines(kernel: KernelOp) -> list[str]:
     return lines or ["  none: every tile past the end of a tensor reads zeros where they are exact"]
 
 
+def _memory_order_lines(kernel: KernelOp) -> list[str]:
+    """tile-memory-order: each fence with the accesses it orders, and each access of a tensor the
+    kernel also stores that needs none, with why."""
+    lines = []
+    for op in kernel.walk():
+        _, line, _ = location_of(op)
+        at = f"line {line}" if line is not None else op.name
+        if isinstance(op, FenceOp):
+            lines.append(f"  fence at {at}: {op.reason.data}")
+            continue
+        decision = _decision(op, "memory_order")
+        if isinstance(op, LoadOp | StoreOp) and decision is not None and not decision.int_value:
+            what = "load" if isinstance(op, LoadOp) else op.statement
+            name = kernel.arg_names[kernel.body.block.args.index(op.tensor)]
+            lines.append(f"  {what} {name} at {at}: no fence, {decision.reason.data}")
+    return lines
+
+
 def report(module: ModuleOp, ctx: Context | None = None) -> str:
     """The decisions the tile passes recorded on each kernel of `module` (tile IR after the tile
     passes); with `ctx`, then what ptxas makes of it (`ptxas_lines`: the rest of the pipeline runs
@@ -223,6 +248,9 @@ def report(module: ModuleOp, ctx: Context | None = None) -> str:
         out += _tail_lines(kernel)
         out.append("plan")
         out += _plan_lines(kernel)
+        if memory := _memory_order_lines(kernel):
+            out.append("memory order (a load after a store of the same tensor sees what it stored)")
+            out += memory
         out.append("shared tiles")
         for op in kernel.walk():
             if isinstance(op, LoadOp | ToSharedOp) and isinstance(op.result.type, SharedTileType):
