@@ -716,8 +716,12 @@ class Planner:
             producer, consumer = register_split(n, ctas, demand)
             margin = (f" (the producer at setmaxnreg's minimum: within {SPILL_MARGIN} of 40's share, ptxas may spill)"
                       if producer < register_split(n, ctas)[0] else "")
+            # ptxas reports the PTX's limit (MAX_THREAD_REGISTERS at 256 threads); the plan counts in setmaxnreg's 8s
+            capped = SM_REGISTERS // (threads * ctas) > MAX_THREAD_REGISTERS
+            limit = f"; ptxas reports up to {MAX_THREAD_REGISTERS}, the plan counts in setmaxnreg's multiples of 8"
             return producer, consumer, (
-                f"{threads} threads get {entry} registers each at entry ({pool} in all); the producer only issues "
+                f"{threads} threads get {entry} registers each at entry ({pool} in all{limit if capped else ''}); "
+                f"the producer only issues "
                 f"TMA, so {producer}/{consumer} gives the consumers the rest; they need about {demand}{margin}"
             )
         values = [int_pin(v) for v in pin.data] if isinstance(pin, ArrayAttr) else []
@@ -859,9 +863,13 @@ class Planner:
                          f"in the table's order (the tile order below)" if table is not None else
                          f"a K loop whose bounds no block index changes, so every ({names}) tile costs the same: one "
                          f"CTA per SM walks them")
+                pinned = int_pin(self.annotation("stages"))
+                depth = (f"the ring keeps its {walking} stages" if pinned is None else
+                         f"walked, the plan's ring would keep its {walking} stages "
+                         f"({self.pin('stages', str(pinned))} pins {pinned})")
                 return True, (
                     f"{tiles}, the next tile's {own}first loop stages in flight while this tile ends and "
-                    f"stores; the ring keeps its {walking} stages"
+                    f"stores; {depth}"
                 )
             return False, (
                 f"a persistent CTA would hold the next tile's own loads, leaving its loop's ring {walking} stages "

@@ -277,18 +277,28 @@ def loop_variant_values(loop: scf.ForOp) -> set[SSAValue]:
 
 def loop_loads(loop: scf.ForOp) -> tuple[list[LoadOp], list[LoadOp]]:
     """(loop-invariant, pipelined) tile loads directly in the loop body. A load is invariant when
-    its coordinates are and no store in the loop may write what it reads: then every iteration
-    reads the same values and it is loaded once, before the loop."""
+    its coordinates are, no store in the loop may write what it reads, and no tile.fence before it
+    in the body orders it: then every iteration reads the same values and it is loaded once, before
+    the loop. A fence in the body orders the load after stores an enclosing loop's earlier
+    iteration made (tile-memory-order), which the loop's own stores do not show: hoisted above
+    that fence, the producer would read the tile before those stores land."""
     loads = [op for op in loop.body.block.ops if isinstance(op, LoadOp)]
     variant = loop_variant_values(loop)
-    stores = [op for op in loop.walk() if isinstance(op, StoreOp)]
-    invariant = [
-        op for op in loads
-        if not any(v in variant for v in op.operands)
-        and not any(may_overlap_in_loop(op, store, loop) for store in stores)
-    ]
+    invariant = [op for op in loads if not any(v in variant for v in op.operands) and _memory_lets_hoist(op, loop)]
     hoisted = set(invariant)
     return invariant, [op for op in loads if op not in hoisted]
+
+
+def _memory_lets_hoist(load: LoadOp, loop: scf.ForOp) -> bool:
+    """Whether `load`, whose coordinates `loop` does not change, reads the same values in every
+    iteration of it: no store in the loop may write what it reads, and no tile.fence in the loop's
+    body comes before it (loop_loads and load_home both ask this)."""
+    for op in loop.body.block.ops:
+        if op is load or op.is_ancestor(load):
+            break
+        if isinstance(op, FenceOp):
+            return False
+    return not any(may_overlap_in_loop(load, store, loop) for store in loop.walk() if isinstance(store, StoreOp))
 
 
 def _varies_in(value: SSAValue, loop: scf.ForOp) -> bool:
@@ -321,8 +331,8 @@ def load_home(load: LoadOp) -> Operation:
     test, applied to the moved load and the index math it takes along). So the planners see
     the layout tile-pipeline will build before it runs."""
     home = load.parent_op()
-    while isinstance(home, scf.ForOp) and not any(_varies_in(v, home) for v in load.operands) and not any(
-        may_overlap_in_loop(load, store, home) for store in home.walk() if isinstance(store, StoreOp)
+    while isinstance(home, scf.ForOp) and not any(_varies_in(v, home) for v in load.operands) and _memory_lets_hoist(
+        load, home
     ):
         home = home.parent_op()
     assert home is not None

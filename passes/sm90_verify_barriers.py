@@ -28,7 +28,8 @@ protocol violation in the generated kernel) at the first op that breaks one of t
    stores are written (`sm90.tma_store_wait 0`, not `read`) and meet on a named barrier of all
    consumer threads; after the wait the producer fences before it loads;
 7. every producer TMA load of a tensor the consumers store says how it is ordered after those
-   stores: `after_stores` (then a store-fence wait precedes it on its path) or
+   stores: `after_stores` (then a store-fence wait precedes it on its path, the wait of the
+   tile.fence its claim names where it names one) or
    `disjoint_from_stores` (tile-memory-order proved no earlier store overlaps it);
 8. the producer fills a ring's stages on the paths the consumers wait for them: each of its
    `expect_tx` arrives on a group of full barriers, and each consumers' wait on that group, lies
@@ -59,14 +60,16 @@ addresses: `sm90.smem_base` + a constant) lie outside them.
 
 from __future__ import annotations
 
+import re
+
 from xdsl.context import Context
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr
 from xdsl.ir import BlockArgument, Operation, OpResult, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from tkc.abi import PointerParam, TensorMapParam
-from tkc.diagnostics import TkError, error_at
+from tkc.diagnostics import TkError, error_at, location_of
 from tkc.dialects import sm90
 from tkc.passes.plan import WARPGROUP_THREADS, turn_barrier
 
@@ -466,8 +469,14 @@ class _KernelCheck:
                     load, f"a TMA load of {arg}, which the consumers also store, expects after_stores or "
                     "disjoint_from_stores (tile-memory-order's decision), found neither",
                 )
-            if not any(isinstance(op, sm90.StoreFenceWaitOp) for op in _before_on_path(load)):
+            waits = [op for op in _before_on_path(load) if isinstance(op, sm90.StoreFenceWaitOp)]
+            if not waits:
                 raise self.fail(load, f"a TMA load of {arg} after its stores expects a store-fence wait before it, found none")
+            claim = load.attributes["after_stores"]
+            named = _FENCE_LINE.search(claim.data) if isinstance(claim, StringAttr) else None
+            if named is not None and not any(location_of(wait)[1] == int(named[1]) for wait in waits):
+                raise self.fail(load, f"a TMA load of {arg} is ordered by the tile.fence at line {named[1]}, "
+                                      f"whose store-fence wait is not before it on its path (a load moved past its fence)")
 
     def check_inits(self) -> None:
         body = self.kernel.body.block
@@ -657,6 +666,10 @@ def _ancestors(op: Operation) -> list[Operation]:
 
 def _loop_depth(op: Operation) -> int:
     return sum(isinstance(p, scf.ForOp) for p in _ancestors(op))
+
+
+_FENCE_LINE = re.compile(r"the tile\.fence at line (\d+) orders them")
+"""How tile-memory-order's memory_order names the fence that orders a load (tkc.passes.tile_memory_order)."""
 
 
 def _before_on_path(op: Operation) -> list[Operation]:
