@@ -863,10 +863,10 @@ class Planner:
                          f"in the table's order (the tile order below)" if table is not None else
                          f"a K loop whose bounds no block index changes, so every ({names}) tile costs the same: one "
                          f"CTA per SM walks them")
-                pinned = int_pin(self.annotation("stages"))
-                depth = (f"the ring keeps its {walking} stages" if pinned is None else
+                stages_pin = int_pin(self.annotation("stages"))
+                depth = (f"the ring keeps its {walking} stages" if stages_pin is None else
                          f"walked, the plan's ring would keep its {walking} stages "
-                         f"({self.pin('stages', str(pinned))} pins {pinned})")
+                         f"({self.pin('stages', str(stages_pin))} pins {stages_pin})")
                 return True, (
                     f"{tiles}, the next tile's {own}first loop stages in flight while this tile ends and "
                     f"stores; {depth}"
