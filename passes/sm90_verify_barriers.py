@@ -422,27 +422,33 @@ class _KernelCheck:
                 raise self.fail(wait, "expected sm90.fence_proxy_async_global right after the producer's store-fence wait")
 
     def check_signal_order(self, signal: sm90.StoreFenceSignalOp) -> None:
-        """Before the signal, in the consumers' block that holds it: proxy fence, full TMA store
-        wait in an elected thread, named barrier of all consumer threads."""
-        site: Operation = signal
-        while isinstance(parent := site.parent_op(), sm90.SingleThreadOp | scf.IfOp):
-            site = parent
+        """Before the signal, in the consumers' block that holds it (the signal sits in an elected
+        thread under an if of the first consumer, all of it maybe in the branch of a program's if):
+        proxy fence, full TMA store wait in an elected thread, named barrier of all consumer threads."""
         roles = next(p for p in _ancestors(signal) if isinstance(p, sm90.RolesOp))
         consumer_threads = WARPGROUP_THREADS * roles.consumers.value.data
         expected = ["fence", "store wait", "barrier"]
-        seen: list[str] = []
-        previous = site.prev_op
-        while previous is not None and len(seen) < len(expected):
-            if isinstance(previous, sm90.NamedBarrierOp) and previous.threads.value.data == consumer_threads and not seen:
-                seen.append("barrier")
-            elif seen == ["barrier"] and isinstance(previous, sm90.SingleThreadOp) and any(
-                isinstance(o, sm90.TmaStoreWaitOp) and o.pending.value.data == 0 and o.read is None for o in previous.walk()
-            ):
-                seen.append("store wait")
-            elif seen == ["barrier", "store wait"] and isinstance(previous, sm90.FenceProxyAsyncGlobalOp):
-                seen.append("fence")
-            previous = previous.prev_op
-        if len(seen) != len(expected):
+
+        def ordered_before(site: Operation) -> bool:
+            seen: list[str] = []
+            previous = site.prev_op
+            while previous is not None and len(seen) < len(expected):
+                if isinstance(previous, sm90.NamedBarrierOp) and previous.threads.value.data == consumer_threads and not seen:
+                    seen.append("barrier")
+                elif seen == ["barrier"] and isinstance(previous, sm90.SingleThreadOp) and any(
+                    isinstance(o, sm90.TmaStoreWaitOp) and o.pending.value.data == 0 and o.read is None
+                    for o in previous.walk()
+                ):
+                    seen.append("store wait")
+                elif seen == ["barrier", "store wait"] and isinstance(previous, sm90.FenceProxyAsyncGlobalOp):
+                    seen.append("fence")
+                previous = previous.prev_op
+            return len(seen) == len(expected)
+
+        sites: list[Operation] = [signal]
+        while isinstance(parent := sites[-1].parent_op(), sm90.SingleThreadOp | scf.IfOp):
+            sites.append(parent)
+        if not any(ordered_before(site) for site in sites):
             raise self.fail(
                 signal,
                 "expected the consumers to fence their global stores, wait until their TMA stores are written and "

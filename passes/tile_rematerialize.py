@@ -26,7 +26,11 @@ from, and the merged value would live across the whole loop. So, too:
   its other uses keep it. (ptxas makes a constant again where it is read, so only the estimate
   needs this; a shared tile's read it does not repeat, so uses after a loop keep theirs.)
 
-Written on each clone of the `tile.to_reg` and of the `tile.fill`:
+A position tile (`let rows = row_index(x)` before a loop that compares it) is as cheap to make
+again, from its offset and the thread's place in the tile, so `tile.position` is treated as a
+fill: each use in another block, or after a loop or an if, gets its own copy.
+
+Written on each clone of the `tile.to_reg`, of the `tile.fill` and of the `tile.position`:
   rematerialized = "why"     (the uses that made it worth re-reading or filling again)
 Idempotent: the clones are each used once in their own block.
 """
@@ -39,7 +43,17 @@ from xdsl.ir import Operation, Use
 from xdsl.passes import ModulePass
 
 from tkc.diagnostics import location_of
-from tkc.dialects.tile import ConvertOp, FillOp, KernelOp, LoadOp, RegisterTileType, RegisterVectorType, SharedTileType, ToRegOp
+from tkc.dialects.tile import (
+    ConvertOp,
+    FillOp,
+    KernelOp,
+    LoadOp,
+    PositionOp,
+    RegisterTileType,
+    RegisterVectorType,
+    SharedTileType,
+    ToRegOp,
+)
 
 
 def _chain(read: ToRegOp) -> list[Operation]:
@@ -117,13 +131,14 @@ def rematerialize(kernel: KernelOp) -> None:
 
 
 def refill(kernel: KernelOp) -> None:
-    fills = [op for op in kernel.walk() if isinstance(op, FillOp) and "rematerialized" not in op.attributes
+    fills = [op for op in kernel.walk() if isinstance(op, FillOp | PositionOp) and "rematerialized" not in op.attributes
              and isinstance(op.result.type, RegisterTileType | RegisterVectorType)]
     for fill in fills:
         elsewhere, why = _far_uses(fill, after_regions=True)
         if not elsewhere:
             continue
-        reason = f"{why}, so kept in registers it would live across the whole of it; filled again at each use there"
+        again = "filled" if isinstance(fill, FillOp) else "computed"
+        reason = f"{why}, so kept in registers it would live across the whole of it; {again} again at each use there"
         for use in elsewhere:
             user = use.operation
             clone = fill.clone()
