@@ -23,8 +23,8 @@ end padding (along the dims the GPU masks: `_box`); element-wise ops take the un
 sums and mma skip it (count it as their identity), an scf.if result has the padding of both branches and a loop-carried value that of every
 value that flowed in, and a store writes only the valid elements that lie inside the tensor (as
 TMA clips). Blocks that a mask switched off may compute boxes anywhere. Blocks have no order on
-the GPU, so an element that two blocks store, or that one block loads after another stored it,
-is a race: an error naming both blocks. A `store_add` (tile.store reduce add) adds instead, in
+the GPU, so an element that two blocks store, or that one block loads and another stores (in
+either order), is a race: an error naming both blocks. A `store_add` (tile.store reduce add) adds instead, in
 block order here, rounding each sum to the tensor's dtype; adds of several blocks to one element
 commute and are no race, but an add and another block's load or store of the element are.
 
@@ -102,6 +102,17 @@ class Tile:
 Value = np.ndarray | Tile
 """What an SSA value holds: index, bool and f32 scalars are arrays of shape () or (G,) (or
 numpy scalars, as numpy returns them)."""
+
+
+def _note_blocks(seen: dict[SSAValue, tuple[np.ndarray, np.ndarray]], tensor: SSAValue, size: int,
+                 elements: np.ndarray, blocks: np.ndarray) -> None:
+    """Record that `blocks` touched `elements` of `tensor`: per element a first block and, where
+    another one came, that one (enough to tell whether a block other than a given one did)."""
+    first, second = seen.setdefault(tensor, (np.full(size, -1, np.int32), np.full(size, -1, np.int32)))
+    unset = first[elements] == -1
+    first[elements[unset]] = blocks[unset]
+    differ = first[elements] != blocks
+    second[elements[differ]] = blocks[differ]
 
 
 def _elements(valid: Valid) -> np.ndarray:
@@ -373,6 +384,10 @@ class _Machine:
         """Per tensor that store_add adds to, for each element a block that added to it and
         another one (-1: none): adds of several blocks commute, but a load or store of the
         element by any other block is a race."""
+        self.stored = {op.tensor for op in kernel.walk() if isinstance(op, tile.StoreOp)}
+        self.readers: dict[SSAValue, tuple[np.ndarray, np.ndarray]] = {}
+        """Per tensor the kernel stores, for each element a block that loaded it and another one
+        (-1: none): a store of the element by any other block is a race, even after the loads."""
 
     def scalar_of(self, value: SSAValue) -> np.ndarray:
         held = self.env[value]
@@ -699,10 +714,11 @@ class _Machine:
         indices, inside, valid = self._box(op, _shaped(op.result).get_shape())
         values = self.tensors[op.tensor][tuple(indices)]
         elements = _elements(inside)
-        if op.tensor in self.writers or op.tensor in self.adders:
+        if op.tensor in self.stored:
             touched, blocks, _ = self._accesses(op, indices, elements, active)
             self._check_writers(op, touched, blocks, "block {block} reads {at}, which block {other} wrote")
             self._check_adders(op, touched, blocks, "block {block} reads {at}, which block {other} added to")
+            _note_blocks(self.readers, op.tensor, self.tensors[op.tensor].size, touched, blocks)
         return [Tile(values if elements.all() else np.where(elements, values, np.float32(0)), valid)]
 
     def _store(self, op: tile.StoreOp, active: np.ndarray | None) -> list[Value]:
@@ -715,6 +731,7 @@ class _Machine:
         indices, inside, _ = self._box(op, _shaped(op.value).get_shape())
         elements, blocks, mask = self._accesses(op, indices, _elements(inside) & value.elements(), active)
         values = np.broadcast_to(value.values, mask.shape)[mask]
+        self._check_readers(op, elements, blocks)
         if op.reduce is not None:
             self._check_writers(op, elements, blocks, "block {other} stores and block {block} adds to {at}")
             self._add(op, elements, blocks, values)
@@ -743,12 +760,7 @@ class _Machine:
         for r in range(int(rank.max(initial=-1)) + 1):
             at = order[rank == r]  # each element at most once
             tensor.flat[elements[at]] = round_to(tensor.flat[elements[at]] + values[at], element_type)
-        size = tensor.size
-        first, second = self.adders.setdefault(op.tensor, (np.full(size, -1, np.int32), np.full(size, -1, np.int32)))
-        unset = first[elements] == -1
-        first[elements[unset]] = blocks[unset]
-        differ = first[elements] != blocks
-        second[elements[differ]] = blocks[differ]
+        _note_blocks(self.adders, op.tensor, tensor.size, elements, blocks)
 
     def _check_writers(self, op: tile.LoadOp | tile.StoreOp, elements: np.ndarray, blocks: np.ndarray,
                        message: str) -> None:
@@ -761,9 +773,20 @@ class _Machine:
     def _check_adders(self, op: tile.LoadOp | tile.StoreOp, elements: np.ndarray, blocks: np.ndarray,
                       message: str) -> None:
         """A race where another block added to one of `elements` (one per access of `blocks`)."""
-        if op.tensor not in self.adders:
+        self._check_others(self.adders, op, elements, blocks, message)
+
+    def _check_readers(self, op: tile.StoreOp, elements: np.ndarray, blocks: np.ndarray) -> None:
+        """A race where another block loaded one of `elements` earlier in the launch (the GPU
+        may run that load after this store)."""
+        writes = "adds to" if op.reduce is not None else "stores"
+        self._check_others(self.readers, op, elements, blocks, "block {other} reads {at}, which block {block} " + writes)
+
+    def _check_others(self, seen: dict[SSAValue, tuple[np.ndarray, np.ndarray]], op: tile.LoadOp | tile.StoreOp,
+                      elements: np.ndarray, blocks: np.ndarray, message: str) -> None:
+        """A race where a block other than the accessing one is among `seen`'s two per element."""
+        if op.tensor not in seen:
             return
-        first, second = (adders[elements] for adders in self.adders[op.tensor])
+        first, second = (noted[elements] for noted in seen[op.tensor])
         other = np.where((first != -1) & (first != blocks), first, second)
         self._race(op, elements, blocks, other, (other != -1) & (other != blocks), message)
 

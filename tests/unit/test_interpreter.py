@@ -211,6 +211,21 @@ def test_reading_what_another_block_wrote_is_a_race() -> None:
         interpret(kernel("k", {"X": g, "Y": g, "Z": g}, body), None, {"X": normal(21, 3, 16)})
 
 
+def test_storing_what_another_block_read_is_a_race() -> None:
+    """Block i loads row i + 1 of X, then stores row i: block i + 1's store of its row may land
+    before block i's load on the GPU, so the interpreter's lockstep order proves nothing."""
+
+    def body(x_arg):
+        tile.GridOp([arith.SubiOp(tile.DimOp(x_arg, 0).result, idx(1)).result], ["i"])
+        i = tile.BlockIdOp(0).result
+        ahead = tile.LoadOp(x_arg, [arith.AddiOp(i, idx(1)).result, idx(0)], tile.SharedVectorType(16, f32)).result
+        tile.StoreOp(tile.ToRegOp(ahead).result, x_arg, [i, idx(0)])
+
+    g = tile.GlobalType(["B", 16], f32)
+    with pytest.raises(TkError, match=r"block \(i=0\) reads X\[1, 0\], which block \(i=1\) stores: a race"):
+        interpret(kernel("k", {"X": g}, body), None, {"X": normal(22, 3, 16)})
+
+
 def test_one_block_may_rewrite_its_own_elements() -> None:
     """Storing the same tile on every iteration of a loop is no race."""
 

@@ -170,6 +170,20 @@ def _missing_type_hint(accepted: set[str], before: list[Token]) -> str:
     return " (a load names what it loads: `: i32` or `: f32` for a scalar, `: rt<f32>[R, C]` or `: st<bf16>[R, C]` for a tile)"
 
 
+def _chained_comparison_hint(token: Token, before: list[Token]) -> str:
+    """`0 < i < 3`: comparisons do not chain (docs/language.md), so a second one right after a
+    comparison's operands gets the spelling that works."""
+    if _terminal_text(token.type) not in _COMPARISONS:
+        return ""
+    for previous in reversed(before):
+        text = _terminal_text(previous.type)
+        if text in _COMPARISONS:
+            return f"; comparisons do not chain: write `a {text} b and b {token} c`"
+        if text in ("(", "[", ",", "{", ";", "=", "and", "or", "not", "?", ":"):
+            return ""
+    return ""
+
+
 def _syntax_error(err: UnexpectedInput, source: str, filename: str) -> TkError:
     line, col = err.line, err.column
     if isinstance(err, UnexpectedCharacters):
@@ -188,6 +202,7 @@ def _syntax_error(err: UnexpectedInput, source: str, filename: str) -> TkError:
             found += f" on line {err.token.line}"
             line, col = end_line, end_col
         message = f"expected {expected}, found {found}{_missing_type_hint(accepted, before)}"
+        message += _chained_comparison_hint(err.token, before)
         if err.token.type == "QUESTION" and "MORETHAN" in accepted:
             # a parameter's default stops at `>` (its list's end), so `c ? a : b` needs parentheses there
             message += "; write a conditional default in parentheses: `BM = (c ? 128 : 64)`"
