@@ -657,7 +657,8 @@ class Planner:
             name = self.kernel.arg_names[self.kernel.body.block.args.index(op.tensor)]
             known = ("from launch-time data" if start.launch_time else f"at a multiple of only {start.of} element(s)"
                      if line % start.of == 0 else
-                     f"at a multiple of {start.of} element(s), so of only {math.gcd(start.of, line)} of the {line} it needs")
+                     f"known only to be a multiple of {start.of} element(s), so aligned to {math.gcd(start.of, line)}, not the "
+                     f"{line} it needs")
             why = (f"; a vector's load starts its box below the start where it fits one box {line} elements longer "
                    f"and only registers read it") if vector else ""
             raise error_at(op, f"this {access} of {name} starts at elem(...) along {name}'s innermost dim, {known}; "

@@ -122,7 +122,8 @@ def realignment_reason(load: LoadOp) -> tuple[int, str] | None:
         return None
     known = ("comes from launch-time data" if start.launch_time else f"is a multiple of only {start.of} element(s)"
              if line % start.of == 0 else
-             f"is a multiple of {start.of} element(s), so of only {math.gcd(start.of, line)} of the {line} a box needs")
+             f"is known only to be a multiple of {start.of} element(s), so aligned to {math.gcd(start.of, line)}, not "
+             f"the {line} a box needs")
     return line, (f"its elem(...) start along the tensor's innermost dim {known}, and TMA starts a box only on "
                   f"{TMA_GLOBAL_ALIGN} bytes there: the box starts at the boundary at or below it ({line} elements "
                   f"longer), and the consumers read the vector from the start on")
