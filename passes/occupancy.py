@@ -96,6 +96,11 @@ WGMMA_MAX_N = 256
 MAX_STAGES = 4
 """The deepest ring the plan picks by itself; a pin may ask for up to 16, and the tuner tries 6 and 8
 (64x128x64 GEMM tiles ran 0.55-0.71x cuBLAS at 4 stages, 0.89-1.06x at 8; 128x128x64 ones best at 4)."""
+TWO_BLOCK_STAGES = 3
+"""The shallowest ring a kernel without an mma keeps to fit a second block on its SM: its consumers'
+latency, not the tensor cores, bounds it, and a second block's warpgroup hides more of it than a
+fourth stage does (layernorm with 32-row blocks, H100: 3 stages and 2 blocks 1.05-1.11x faster than
+4 stages and 1; 2 stages and 3 blocks 0.94-0.99x)."""
 MAX_THREADS = 1024
 SETMAXNREG_RANGE = (24, 256)
 """The counts setmaxnreg takes (multiples of 8)."""
@@ -776,11 +781,28 @@ class Planner:
             return s, f"pinned by {pin}; {smem_plan(self.kernel, s).total} of {SMEM_BUDGET} bytes"
         self.check_shared_memory(loops)
         s = max(s for s in range(1, MAX_STAGES + 1) if smem_plan(self.kernel, s).total <= SMEM_BUDGET)
+        if (shallower := self.stages_for_two_blocks(s)) is not None:
+            return shallower, (f"{shallower} stages ({self.smem_breakdown(shallower)}), so 2 blocks fit an SM where "
+                               f"{s} would leave room for 1: a kernel without an mma is bound by its consumers' "
+                               f"latency, which a second block hides better than a deeper ring")
         if s == MAX_STAGES:
             why = "the deepest ring the plan builds (as ThunderKittens); @stages(n) pins a deeper one, and tkc tune tries 6 and 8"
         else:
             why = f"{s + 1} would need {smem_plan(self.kernel, s + 1).total} bytes, over {SMEM_BUDGET}"
         return s, f"{s} {'stages fit' if s > 1 else 'stage fits'} ({self.smem_breakdown(s)}); {why}"
+
+    def stages_for_two_blocks(self, deepest: int) -> int | None:
+        """The deepest ring of at least TWO_BLOCK_STAGES, shallower than `deepest`, at which a kernel
+        without an mma fits more blocks per SM than at `deepest`; None where there is none (or an
+        @ctas_per_sm pin decides the blocks)."""
+        if any(isinstance(op, MmaOp) for op in self.kernel.walk()) or self.annotation("ctas_per_sm") is not None:
+            return None
+        plan = KernelPlan.of(self.kernel)
+        blocks = self.ctas_per_sm(plan.consumers, smem_plan(self.kernel, deepest).total, plan.persistent)[0]
+        for stages in range(deepest - 1, TWO_BLOCK_STAGES - 1, -1):
+            if self.ctas_per_sm(plan.consumers, smem_plan(self.kernel, stages).total, plan.persistent)[0] > blocks:
+                return stages
+        return None
 
     def check_shared_memory(self, loops: list[scf.ForOp]) -> None:
         """One stage of each ring with every other buffer must fit: no plan needs less."""

@@ -291,12 +291,14 @@ def loop_loads(loop: scf.ForOp) -> tuple[list[LoadOp], list[LoadOp]]:
 
 def _memory_lets_hoist(load: LoadOp, loop: scf.ForOp) -> bool:
     """Whether `load`, whose coordinates `loop` does not change, reads the same values in every
-    iteration of it: no store in the loop may write what it reads, and no tile.fence in the loop's
-    body comes before it (loop_loads and load_home both ask this)."""
+    iteration of it: no store in the loop may write what it reads, and, where tile-memory-order
+    ordered it after stores, no tile.fence in the loop's body comes before it (loop_loads and
+    load_home both ask this)."""
+    order = load.attributes.get("memory_order")
     for op in loop.body.block.ops:
         if op is load or op.is_ancestor(load):
             break
-        if isinstance(op, FenceOp):
+        if isinstance(op, FenceOp) and isinstance(order, DecisionAttr) and order.int_value:
             return False
     return not any(may_overlap_in_loop(load, store, loop) for store in loop.walk() if isinstance(store, StoreOp))
 
