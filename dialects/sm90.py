@@ -1561,7 +1561,9 @@ class ColScanOp(IRDLOperation):
     consumer warpgroups (warpgroup w holds rows w * R/warpgroups ..): within each warp's 16 rows
     of an m-block by shfl.up over the lanes of a column (4, 8, 16), then the totals of those
     16-row slabs through the shared `scratch` buffer (one f32 row of the columns per slab) between
-    two syncs of named barrier `barrier_id`, each thread adding the slabs above its own."""
+    two syncs of named barrier `barrier_id`, each thread adding the slabs above its own. With
+    `replicated`, every warpgroup holds the whole tile: each scans it alone, all writing the same
+    totals to the same slabs (the tile's own, rows / 16 of them)."""
 
     name = "sm90.col_scan"
     source = operand_def(FragmentType)
@@ -1569,18 +1571,22 @@ class ColScanOp(IRDLOperation):
     warpgroup = operand_def(IndexType)
     barrier_id = operand_def(IndexType)
     warpgroups = prop_def(IntegerAttr)
+    replicated = opt_prop_def(UnitAttr)
     result = result_def(FragmentType)
     assembly_format = (
-        "$source `via` $scratch `[` $warpgroup `of` $warpgroups `]` `bar` $barrier_id attr-dict `:` type($source)"
-        " `->` type($result)"
+        "$source `via` $scratch `[` $warpgroup `of` $warpgroups (`replicated` $replicated^)? `]` `bar` $barrier_id "
+        "attr-dict `:` type($source) `->` type($result)"
     )
 
     def __init__(self, source: SSAValue, scratch: SSAValue, warpgroup: SSAValue, warpgroups: int,
-                 barrier_id: SSAValue):
+                 barrier_id: SSAValue, replicated: bool = False):
+        properties: dict[str, Attribute] = {"warpgroups": IntegerAttr(warpgroups, 32)}
+        if replicated:
+            properties["replicated"] = UnitAttr()
         super().__init__(
             operands=[source, scratch, warpgroup, barrier_id],
             result_types=[source.type],
-            properties={"warpgroups": IntegerAttr(warpgroups, 32)},
+            properties=properties,
         )
 
     def verify_(self) -> None:

@@ -777,7 +777,12 @@ class Planner:
                     f"{SMEM_BUDGET}-byte budget" + (f"; at most {fit[-1]} stages fit" if fit else ""),
                 )
         if pinned:
-            _, s, pin = pinned[0]
+            where, s, pin = pinned[0]
+            if (other := next((p for p in pinned if p[1] != s), None)) is not None:
+                # every ring of a kernel has the plan's one depth (smem_plan, tile-pipeline)
+                raise error_at(other[0], f"{other[2]} asks for another ring depth than {pin} at line "
+                                         f"{location_of(where)[1]}: a kernel's rings share one depth, so pin them alike "
+                                         f"(or pin the kernel)")
             return s, f"pinned by {pin}; {smem_plan(self.kernel, s).total} of {SMEM_BUDGET} bytes"
         self.check_shared_memory(loops)
         s = max(s for s in range(1, MAX_STAGES + 1) if smem_plan(self.kernel, s).total <= SMEM_BUDGET)

@@ -518,19 +518,32 @@ def staging_chunk(store: Operation) -> tuple[int, int, int]:
     return swizzle, cols, min(STAGING_BUFFERS, value_type.cols // cols)
 
 
-def staging_bytes(store: Operation) -> int:
-    """Shared memory of a staged epilogue over all consumers: each owns `buffers` chunks of its
-    rows, so together they hold `buffers` chunks of the whole tile's rows (of its padded height
-    where the kernel's consumers split it: the last one's chunk holds its padding rows too)."""
+def staging_chunk_bytes(store: Operation, rows: int) -> int:
+    """The bytes of one staging chunk of `rows` rows (a consumer's share of the tile) and the
+    stride from one chunk to the next: its rows of one swizzle panel, aligned to the swizzle's
+    repeat (8 rows of its span; a 128-byte line unswizzled), so every chunk starts where TMA and
+    the swizzle pattern need it to. The planner reserves and the lowering builds these same bytes."""
     value_type = store.operands[-1].type
     assert isinstance(value_type, RegisterTileType)
-    _, cols, buffers = staging_chunk(store)
+    swizzle, cols, _ = staging_chunk(store)
+    return align(rows * cols * element_bytes(value_type.element_type), 8 * swizzle if swizzle else TMA_SMEM_ALIGN)
+
+
+def staging_bytes(store: Operation) -> int:
+    """Shared memory of a staged epilogue over all consumers: each owns `buffers` chunks of its
+    rows (KernelPlan.consumer_rows: its slice of the padded height, whose last rows are padding),
+    or where every consumer holds the whole tile, the first one stores it from its own."""
+    value_type = store.operands[-1].type
+    assert isinstance(value_type, RegisterTileType)
+    _, _, buffers = staging_chunk(store)
     kernel = store.parent_op()
     while kernel is not None and not isinstance(kernel, KernelOp):
         kernel = kernel.parent_op()
-    consumers = KernelPlan.of(kernel).consumers if kernel is not None else 1
-    rows = value_type.rows if replicated(value_type.rows, consumers) else padded_rows(value_type.rows)
-    return buffers * rows * cols * element_bytes(value_type.element_type)
+    assert kernel is not None, "a store lies in a kernel"
+    plan = KernelPlan.of(kernel)
+    rows = plan.consumer_rows(value_type.rows)
+    storing = 1 if value_type.rows <= plan.replicated_rows else plan.consumers
+    return storing * buffers * staging_chunk_bytes(store, rows)
 
 
 def col_reduce_scratch_bytes(cols: int, warpgroups: int) -> int:

@@ -543,7 +543,8 @@ class LowerColScan(RewritePattern):
         regs = e.f32_frag(op.source)
         rows, cols = cast(sm90.FragmentType, op.source.type).get_shape()
         warpgroups = op.warpgroups.value.data
-        per, blocks, slabs = cols // 2, rows // 64, rows * warpgroups // 16
+        # a replicated tile: every warpgroup writes the same totals to the tile's own slabs
+        per, blocks, slabs = cols // 2, rows // 64, rows // 16 if op.replicated else rows * warpgroups // 16
         row, quad = e.thread_row()
         group = b.and_("b32", row, 7)
         below = {d: b.setp("ge", "u32", group, d) for d in (1, 2, 4)}
@@ -568,7 +569,7 @@ class LowerColScan(RewritePattern):
                     totals.append(b.add("f32", first_total, b.shfl("idx", second, last)))
         barrier = e.int_src(op.barrier_id, "u32")
         warp = b.shr("u32", b.and_("b32", b.sreg("tid.x"), 127), 5)
-        slab = b.mad("u32", e.reg(op.warpgroup), rows // 16, warp)
+        slab = warp if op.replicated else b.mad("u32", e.reg(op.warpgroup), rows // 16, warp)
         columns = b.mad("u32", quad, 8, e.reg(op.scratch))
         own_row = b.mad("u32", slab, 4 * cols, columns)
         b.bar_sync(barrier, WARPGROUP_THREADS * warpgroups)  # the last user of the scratch has read it

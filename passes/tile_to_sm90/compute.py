@@ -180,7 +180,8 @@ def _cumsum(c: ConsumerEmitter, op: tile.CumsumOp, block: Block) -> Operation:
         if op.axis is not None and op.axis.data == tile.Axis.COL:
             scratch = c.add(c.smem_base, c.const(c.memory.col_scratch, block), block)
             barrier_id = c.const(c.lowering.consumers + 1, block)
-            return sm90.ColScanOp(x, scratch, c.consumer_index, c.lowering.consumers, barrier_id)
+            replicated = c.lowering.replicated(cast(tile.RegisterTileType, op.source.type).rows)
+            return sm90.ColScanOp(x, scratch, c.consumer_index, c.lowering.consumers, barrier_id, replicated)
         if isinstance(wide, tile.RegisterVectorType) and not wide.is_column:
             column = c.op(_transpose_op(c, x, wide, True, block), block).results[0]
             scanned = c.op(sm90.RowScanOp(column), block).results[0]

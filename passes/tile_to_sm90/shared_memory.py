@@ -24,10 +24,12 @@ from tkc.passes.plan import (
     KernelPlan,
     RingOwner,
     align,
+    col_scratch_bytes,
     kernel_load_groups,
     ring_owners,
     split_ring_loads,
     staging_chunk,
+    staging_chunk_bytes,
     tile_ring_stages,
 )
 from tkc.passes.shared_tiles import buffer_rows
@@ -106,13 +108,11 @@ class Staging:
     offset: int
     chunk: sm90.SharedRefType
     buffers: int
+    chunk_bytes: int
+    """From one chunk to the next (plan.staging_chunk_bytes, which the planner reserved)."""
     reuses_single_tiles: bool = False
     """In the bytes of the kernel-level loads (plan.staging_reuses_single_tiles): all consumers
     meet before writing them, so no wgmma still reads them."""
-
-    @property
-    def chunk_bytes(self) -> int:
-        return align(self.chunk.num_bytes, TILE_ALIGN)
 
     @property
     def consumer_stride(self) -> int:
@@ -289,13 +289,55 @@ def read_shared_memory(kernel: tile.KernelOp, plan: KernelPlan) -> SharedMemory:
             rows = plan.consumer_rows(op.value.type.rows)
             chunk = sm90.SharedRefType([rows, chunk_cols], op.value.type.element_type, swizzle)
             reused = isinstance(op.attributes.get("staging_reuse"), tile.DecisionAttr)
-            staging[op] = Staging(_offset(op, "smem_offset"), chunk, buffers, reuses_single_tiles=reused)
+            staging[op] = Staging(_offset(op, "smem_offset"), chunk, buffers, staging_chunk_bytes(op, rows),
+                                  reuses_single_tiles=reused)
     col_scratch = _offset(kernel, "col_scratch_offset") if "col_scratch_offset" in kernel.attributes else 0
     smem_bytes = plan.smem_bytes
     if not smem_bytes:
         raise error_at(kernel, "convert-tile-to-sm90 needs the kernel's smem_bytes decision: run tile-pipeline first")
     _check_layout(rings, shared, smem_bytes)
+    _check_staging(kernel, plan, rings, shared, staging, col_scratch, smem_bytes)
     return SharedMemory(rings, staging, shared, barriers, smem_bytes, col_scratch, fence_slots)
+
+
+def _check_staging(kernel: tile.KernelOp, plan: KernelPlan, rings: list[Ring],
+                   shared: dict[tile.ToSharedOp, SharedBuffer], staging: dict[tile.StoreOp, Staging],
+                   col_scratch: int, smem_bytes: int) -> None:
+    """The chunks each staged store writes (storing consumers x buffers x chunk) and the column
+    scratch overlap no ring, shared buffer, other store's chunks or each other, and end before the
+    kernel's shared memory does; a store staged in the single tiles' bytes stays within them. The
+    planner reserved these bytes and the lowering writes them: a difference between the two is a
+    compiler defect, caught here rather than as two buffers sharing bytes at run time."""
+    spans: list[tuple[int, int, Operation]] = [
+        (ring.base, ring.base + ring.stages * ring.stage_bytes, ring.owner) for ring in rings if ring.owner is not None]
+    spans += [(buffer.offset, buffer.offset + buffer.ref_type.num_bytes, op) for op, buffer in shared.items()]
+    singles = [(ring.base + ring.buffers[load].offset, ring.base + ring.buffers[load].offset
+                + ring.buffers[load].ref_type.num_bytes) for ring in rings if ring.owner is None for load in ring.loads]
+    if scratch := col_scratch_bytes(kernel):
+        spans.append((col_scratch, col_scratch + scratch, kernel))
+    for store, chunks in staging.items():
+        rows = cast(tile.RegisterTileType, store.value.type).rows
+        storing = 1 if rows <= plan.replicated_rows else plan.consumers
+        start, end = chunks.offset, chunks.offset + storing * chunks.consumer_stride
+        if chunks.reuses_single_tiles:
+            if not singles or start < min(a for a, _ in singles) or end > max(b for _, b in singles):
+                raise error_at(store, f"this store's staging at smem+{start}..{end} leaves the single tiles' bytes it "
+                                      f"reuses: the planner and the lowering disagree on its size (compiler defect)")
+            continue
+        spans.append((start, end, store))
+    spans.sort(key=lambda span: span[0])
+    for i, (start, end, first) in enumerate(spans):
+        if start < MBARRIER_REGION or end > smem_bytes:
+            raise error_at(first, f"the bytes smem+{start}..{end} of {first.name} lie outside smem+{MBARRIER_REGION}.."
+                                  f"{smem_bytes}: the planner and the lowering disagree on a buffer's size (compiler "
+                                  f"defect)")
+        for other_start, _, other in spans[i + 1:]:
+            if other_start >= end:
+                break
+            if isinstance(first, tile.StoreOp) or isinstance(other, tile.StoreOp) or first is kernel or other is kernel:
+                raise error_at(other, f"the bytes from smem+{other_start} of {other.name} overlap those of {first.name} "
+                                      f"at smem+{start}..{end}: the planner and the lowering disagree on a buffer's size "
+                                      f"(compiler defect)")
 
 
 def _check_layout(rings: list[Ring], shared: dict[tile.ToSharedOp, SharedBuffer], smem_bytes: int) -> None:

@@ -68,6 +68,8 @@ SIZES = {
     "fp8_register_operands.tk": {"M": 200, "N": 136, "K": 256},
     "fenced_inner_load.tk": {"M": 128, "N": 512},
     "var_row_if_store.tk": {"M": 320, "N": 192},
+    "replicated_col_cumsum.tk": {"M": 256, "N": 64},
+    "band_staging_chunks.tk": {"M": 200, "N": 640},
     "narrow_vectors.tk": {"M": 200},
     "narrow_vector_reduce.tk": {"M": 200},
     # scans and vector ops, with partial last tiles
