@@ -139,4 +139,5 @@ def set_swizzle(op: LoadOp | ToSharedOp, swizzle: int, reason: str) -> None:
             assert isinstance(v.type, SharedTileType)
             desc = wgmma_descriptor(v.type, operand_major(user, v), buffer_rows(op))
             name = "a_desc" if v is user.a else "b_desc"
-            user.attributes[name] = DecisionAttr(IntegerAttr(desc.constant, 64), desc.describe())
+            panels = -(-v.type.cols * element_bytes(v.type.element_type) // max(v.type.swizzle.data, 1))
+            user.attributes[name] = DecisionAttr(IntegerAttr(desc.constant, 64), desc.describe(panels))

@@ -48,8 +48,10 @@ class Descriptor:
             | ((self.lbo >> 4) & 0x3FFF) << 16
         )
 
-    def describe(self) -> str:
-        lbo = "LBO 16 (unused)" if self.major == "K" else f"LBO {self.lbo} (next {self.swizzle}-byte MN panel)"
+    def describe(self, mn_panels: int = 2) -> str:
+        """The descriptor in words; `mn_panels`, the MN-major tile's panels (with one, LBO is never read)."""
+        lbo = ("LBO 16 (unused)" if self.major == "K" else f"LBO {self.lbo} (unused: one {self.swizzle}-byte MN panel)"
+               if mn_panels == 1 else f"LBO {self.lbo} (next {self.swizzle}-byte MN panel)")
         return (
             f"{self.constant:#018x}: {self.major}-major, {self.swizzle}B swizzle "
             f"(layout {DESCRIPTOR_LAYOUT[self.swizzle]}): {lbo}, "

@@ -36,7 +36,7 @@ from tkc.dialects.tile import (
     ZERO_PAST_END,
     element_name,
 )
-from tkc.passes.plan import KernelPlan, value_name
+from tkc.passes.plan import KernelPlan, tile_ring_stages, value_name
 from tkc.passes.shared_tiles import buffer_rows
 
 
@@ -252,10 +252,14 @@ def report(module: ModuleOp, ctx: Context | None = None) -> str:
             out.append("memory order (a load after a store of the same tensor sees what it stored)")
             out += memory
         out.append("shared tiles")
+        plan = KernelPlan.of(kernel)
+        tile_stages = tile_ring_stages(kernel, plan.stages) if plan.smem_bytes else 1
         for op in kernel.walk():
             if isinstance(op, LoadOp | ToSharedOp) and isinstance(op.result.type, SharedTileType):
                 offset = _int(op, "smem_offset")
                 where = f"@{offset}" if offset is not None else f"stage +{_int(op, 'stage_offset')}"
+                if offset is not None and isinstance(op, LoadOp) and tile_stages > 1:
+                    where += f" in the first of {tile_stages} stages of each tile's loads (the next tile's in flight)"
                 buffer, tile_rows = buffer_rows(op), op.result.type.rows
                 padded = (f"; a {buffer}-row buffer: a wgmma reads {buffer} rows of its A, the rows past {tile_rows} "
                           f"only reaching the product's padding" if buffer > tile_rows else "")
