@@ -9,7 +9,9 @@ combined value wherever it is used, since only the loop's result is. So the comb
 loop, and with it two syncs per iteration (layernorm's two row sums: four).
 
 It applies where the accumulator's only use in the body is that one op, the combined value's
-only use is the accumulation, and, for a sum, the accumulator starts at zero (a partial sum per
+only use is the accumulation, the accumulated value's only use is the yield (a body that reads
+the running sum, `add_row(x, acc)` after `acc += row_sum(x)`, needs it combined in every
+iteration), and, for a sum, the accumulator starts at zero (a partial sum per
 warp starting at c would count c four times); a maximum or minimum may start anywhere.
 """
 
@@ -70,6 +72,8 @@ def _defer(loop: scf.ForOp, index: int) -> bool:
     step = yielded.operands[index].owner
     if not isinstance(step, sm90.BinaryOp) or not accumulator.has_one_use() or step.parent_block() is not body:
         return False
+    if not step.results[0].has_one_use():
+        return False  # the body reads the running value (add_row(x, acc)): each warp must hold it combined
     combined = step.rhs if step.lhs is accumulator else step.lhs if step.rhs is accumulator else None
     if combined is None or not isinstance(combine := combined.owner, sm90.BandCombineOp) or not combined.has_one_use():
         return False

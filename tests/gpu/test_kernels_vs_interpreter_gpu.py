@@ -70,6 +70,7 @@ SIZES = {
     "var_row_if_store.tk": {"M": 320, "N": 192},
     "replicated_col_cumsum.tk": {"M": 256, "N": 64},
     "band_staging_chunks.tk": {"M": 200, "N": 640},
+    "band_running_sum.tk": {"M": 200, "N": 320},
     "narrow_vectors.tk": {"M": 200},
     "narrow_vector_reduce.tk": {"M": 200},
     # scans and vector ops, with partial last tiles
