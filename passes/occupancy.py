@@ -99,8 +99,8 @@ MAX_STAGES = 4
 TWO_BLOCK_STAGES = 3
 """The shallowest ring a kernel without an mma keeps to fit a second block on its SM: its consumers'
 latency, not the tensor cores, bounds it, and a second block's warpgroup hides more of it than a
-fourth stage does (layernorm with 32-row blocks, H100: 3 stages and 2 blocks 1.05-1.11x faster than
-4 stages and 1; 2 stages and 3 blocks 0.94-0.99x)."""
+fourth stage does (layernorm with 32-row blocks on an H100: 3 stages and 2 blocks 1.10-1.11x as fast
+as 4 stages and 1 at D 1024, alike at D 4096; 2 stages and 3 blocks 0.88-0.92x of 3 and 2)."""
 MAX_THREADS = 1024
 SETMAXNREG_RANGE = (24, 256)
 """The counts setmaxnreg takes (multiples of 8)."""
