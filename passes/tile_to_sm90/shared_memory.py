@@ -178,13 +178,15 @@ def _check_ring_order(block: Block, loads: list[tile.LoadOp]) -> None:
     a fence nested between the first and the last (the producer fills the other ring's stages,
     and the consumers would wait for this one, before freeing them)."""
     first, last = block.get_operation_index(loads[0]), block.get_operation_index(loads[-1])
+    tiles, before, instead = (("a loop iteration's tiles", "earlier in the same iteration", "in a later iteration or loop")
+                              if isinstance(block.parent_op(), scf.ForOp) else
+                              ("the tiles of a block", "earlier in the block", "after the construct that holds them"))
     for index, op in enumerate(block.ops):
         if isinstance(op, tile.FenceOp) and first < index < last:
             raise error_at(
                 op,
-                "the GPU backend loads a loop iteration's tiles as one TMA stage, so it cannot load a tile after a "
-                "store earlier in the same iteration that it may read: move the store after the loads, or load "
-                "the stored tile in a later iteration or loop",
+                f"the GPU backend loads {tiles} as one TMA stage, so it cannot load a tile after a store {before} "
+                f"that it may read: move the store after the loads, or load the stored tile {instead}",
             )
         if first < index < last and op.regions and any(isinstance(inner, tile.LoadOp | tile.FenceOp) for inner in op.walk()):
             raise error_at(
