@@ -34,6 +34,7 @@ from tkc.dialects.tile import (
     BoundsMaskOp,
     BroadcastOp,
     ConvertOp,
+    CumsumOp,
     FenceOp,
     FillOp,
     GlobalType,
@@ -798,11 +799,14 @@ class Planner:
 
     def stages_for_two_blocks(self, deepest: int) -> int | None:
         """The deepest ring of at least TWO_BLOCK_STAGES, shallower than `deepest`, at which a kernel
-        without an mma fits more blocks per SM than at `deepest`; None where there is none (or an
-        @ctas_per_sm pin decides the blocks)."""
-        if any(isinstance(op, MmaOp) for op in self.kernel.walk()) or self.annotation("ctas_per_sm") is not None:
-            return None
+        without an mma or a scan fits more blocks per SM than at `deepest`, its consumers' demand
+        within the entry registers of two blocks; None where there is none (or an @ctas_per_sm pin
+        decides the blocks)."""
+        if self.annotation("ctas_per_sm") is not None or any(isinstance(op, MmaOp | CumsumOp) for op in self.kernel.walk()):
+            return None  # scans: the register estimate runs 40-54 under ptxas (register-demand-vs-ptxas log)
         plan = KernelPlan.of(self.kernel)
+        if self.demand(plan.consumers) + SPILL_MARGIN > register_pool(plan.consumers, 2)[0]:
+            return None  # ptxas allocates a thread's registers at its entry count, which 2 blocks halve
         blocks = self.ctas_per_sm(plan.consumers, smem_plan(self.kernel, deepest).total, plan.persistent)[0]
         for stages in range(deepest - 1, TWO_BLOCK_STAGES - 1, -1):
             if self.ctas_per_sm(plan.consumers, smem_plan(self.kernel, stages).total, plan.persistent)[0] > blocks:
