@@ -313,8 +313,9 @@ def _check_staging(kernel: tile.KernelOp, plan: KernelPlan, rings: list[Ring],
     spans: list[tuple[int, int, Operation]] = [
         (ring.base, ring.base + ring.stages * ring.stage_bytes, ring.owner) for ring in rings if ring.owner is not None]
     spans += [(buffer.offset, buffer.offset + buffer.ref_type.num_bytes, op) for op, buffer in shared.items()]
-    singles = [(ring.base + ring.buffers[load].offset, ring.base + ring.buffers[load].offset
-                + ring.buffers[load].ref_type.num_bytes) for ring in rings if ring.owner is None for load in ring.loads]
+    singles = [(start, start + ring.buffers[load].ref_type.num_bytes, load) for ring in rings if ring.owner is None
+               for load in ring.loads for start in [ring.base + ring.buffers[load].offset]]
+    spans += singles
     if scratch := col_scratch_bytes(kernel):
         spans.append((col_scratch, col_scratch + scratch, kernel))
     for store, chunks in staging.items():
@@ -322,7 +323,7 @@ def _check_staging(kernel: tile.KernelOp, plan: KernelPlan, rings: list[Ring],
         storing = 1 if rows <= plan.replicated_rows else plan.consumers
         start, end = chunks.offset, chunks.offset + storing * chunks.consumer_stride
         if chunks.reuses_single_tiles:
-            if not singles or start < min(a for a, _ in singles) or end > max(b for _, b in singles):
+            if not singles or start < min(a for a, _, _ in singles) or end > max(b for _, b, _ in singles):
                 raise error_at(store, f"this store's staging at smem+{start}..{end} leaves the single tiles' bytes it "
                                       f"reuses: the planner and the lowering disagree on its size (compiler defect)")
             continue
