@@ -69,7 +69,7 @@ from xdsl.ir import BlockArgument, Operation, OpResult, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from tkc.abi import PointerParam, TensorMapParam
-from tkc.diagnostics import TkError, error_at, location_of
+from tkc.diagnostics import TkError, defect_at, error_at, location_of
 from tkc.dialects import sm90
 from tkc.passes.plan import WARPGROUP_THREADS, turn_barrier
 
@@ -179,7 +179,7 @@ class _KernelCheck:
         self.counts: dict[Barrier, int] = {}
 
     def fail(self, op: Operation, what: str) -> TkError:
-        return error_at(
+        return defect_at(
             op, f"internal mbarrier protocol violation in the generated kernel @{self.kernel.sym_name.data}: {what}"
         )
 

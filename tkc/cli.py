@@ -3,7 +3,8 @@
 Exit status (tkc.command_line): 0 success; 1 a mistake in the user's input (a TkError, printed
 with its source line and a caret; bad command-line usage; a file that cannot be read); 2 the
 compiler failed: an internal error (one line naming the exception, a request to report it, and a
-traceback only with TKC_TRACEBACK=1) or a stage this build does not have yet.
+traceback only with TKC_TRACEBACK=1), a check of the compiler's own output from `.tk` source that
+failed (CompilerDefect: sm90-verify-barriers, the shared-memory layout), or a stage this build does not have yet.
 """
 
 from __future__ import annotations
@@ -24,11 +25,12 @@ from tkc.command_line import (
     dump_observer,
     defines,
     exit_without_teardown,
+    report_defect,
     render_user_error,
     report_internal_error,
     wants_passes,
 )
-from tkc.diagnostics import TkError
+from tkc.diagnostics import CompilerDefect, TkError
 from tkc.pipeline import StageUnavailable
 
 
@@ -260,6 +262,8 @@ def main(argv: Sequence[str] | None = None, *, process_ends: bool = False) -> in
         print(e, file=sys.stderr)
         return EXIT_USER
     except TkError as e:
+        if isinstance(e, CompilerDefect) and file is not None and file.endswith(".tk"):
+            return report_defect(e, "tkc", argv)  # from IR given by hand, the IR's mistake: as any other
         if e.filename is None and e.line is None:
             e.filename = file  # a mistake in the arguments of a command on a file: `file: error: ...`
         print(render_user_error(e), file=sys.stderr)

@@ -6,7 +6,8 @@ an internal error.
 Exit status: 0 success; 1 a mistake in the user's input (a TkError, printed with its source line
 and a caret; bad usage; a file that cannot be read); 2 the compiler failed: an internal error (one
 line naming the exception, a request to report it, and a traceback only with TKC_TRACEBACK=1) or
-a stage this build does not have.
+a stage this build does not have, or a check of the compiler's own output from `.tk` source that failed
+(CompilerDefect: sm90-verify-barriers, the shared-memory layout).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from pathlib import Path
 
 from typing import IO, TYPE_CHECKING, NoReturn
 
-from tkc.diagnostics import TkError
+from tkc.diagnostics import CompilerDefect, TkError
 
 if TYPE_CHECKING:
     from tkc.driver import Observer, PassTiming
@@ -123,6 +124,15 @@ def report_internal_error(error: Exception, prog: str, argv: Sequence[str]) -> i
         "(set TKC_TRACEBACK=1 to see the traceback)",
         file=sys.stderr,
     )
+    return EXIT_INTERNAL
+
+
+def report_defect(error: CompilerDefect, prog: str, argv: Sequence[str]) -> int:
+    """A check of the compiler's own output failed: the error at its construct, then the request
+    to report it, as for any internal error."""
+    print(render_user_error(error, prog), file=sys.stderr)
+    print(f"{prog}: this is a compiler defect, not a mistake in the program. Please report it with the command line:\n"
+          f"  {prog} {shlex.join(argv)}", file=sys.stderr)
     return EXIT_INTERNAL
 
 

@@ -132,3 +132,15 @@ def error_at(op: Operation, message: str) -> TkError:
         if located is not None:
             filename, line, col = location_of(located)
     return TkError(message, filename, line, col)
+
+
+class CompilerDefect(TkError):
+    """A check of what the compiler itself generated failed (sm90-verify-barriers, the shared-memory
+    layout check): tkc's defect, not the program's, shown at the construct it came from and exiting
+    with the internal-error status. (On IR edited by hand it may be the edit's.)"""
+
+
+def defect_at(op: Operation, message: str) -> CompilerDefect:
+    """error_at's location, as a CompilerDefect (use: `raise defect_at(op, ...)`)."""
+    located = error_at(op, message)
+    return CompilerDefect(message, located.filename, located.line, located.col)

@@ -16,7 +16,7 @@ from xdsl.dialects import scf
 from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import Block, Operation, SSAValue
 
-from tkc.diagnostics import TkError, error_at
+from tkc.diagnostics import TkError, defect_at, error_at
 from tkc.dialects import sm90, tile
 from tkc.passes.plan import (
     MBARRIER_REGION,
@@ -324,23 +324,21 @@ def _check_staging(kernel: tile.KernelOp, plan: KernelPlan, rings: list[Ring],
         start, end = chunks.offset, chunks.offset + storing * chunks.consumer_stride
         if chunks.reuses_single_tiles:
             if not singles or start < min(a for a, _, _ in singles) or end > max(b for _, b, _ in singles):
-                raise error_at(store, f"this store's staging at smem+{start}..{end} leaves the single tiles' bytes it "
-                                      f"reuses: the planner and the lowering disagree on its size (compiler defect)")
+                raise defect_at(store, f"this store's staging at smem+{start}..{end} leaves the single tiles' bytes it "
+                                      f"reuses: the planner and the lowering disagree on its size")
             continue
         spans.append((start, end, store))
     spans.sort(key=lambda span: span[0])
     for i, (start, end, first) in enumerate(spans):
         if start < MBARRIER_REGION or end > smem_bytes:
-            raise error_at(first, f"the bytes smem+{start}..{end} of {first.name} lie outside smem+{MBARRIER_REGION}.."
-                                  f"{smem_bytes}: the planner and the lowering disagree on a buffer's size (compiler "
-                                  f"defect)")
+            raise defect_at(first, f"the bytes smem+{start}..{end} of {first.name} lie outside smem+{MBARRIER_REGION}.."
+                                  f"{smem_bytes}: the planner and the lowering disagree on a buffer's size")
         for other_start, _, other in spans[i + 1:]:
             if other_start >= end:
                 break
             if isinstance(first, tile.StoreOp) or isinstance(other, tile.StoreOp) or first is kernel or other is kernel:
-                raise error_at(other, f"the bytes from smem+{other_start} of {other.name} overlap those of {first.name} "
-                                      f"at smem+{start}..{end}: the planner and the lowering disagree on a buffer's size "
-                                      f"(compiler defect)")
+                raise defect_at(other, f"the bytes from smem+{other_start} of {other.name} overlap those of {first.name} "
+                                      f"at smem+{start}..{end}: the planner and the lowering disagree on a buffer's size")
 
 
 def _check_layout(rings: list[Ring], shared: dict[tile.ToSharedOp, SharedBuffer], smem_bytes: int) -> None:

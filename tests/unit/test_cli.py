@@ -400,3 +400,19 @@ def test_report_ends_with_what_ptxas_makes_of_the_kernel(monkeypatch: pytest.Mon
     monkeypatch.setattr(ptxas, "find_tool", missing)
     assert cli.main(["report", str(REPO / "examples/gemm.tk")]) == 0
     assert capsys.readouterr().out.endswith("ptxas\n  not installed (the `cuda` extra brings it): registers and spills unknown\n")
+
+
+def test_a_check_of_the_compilers_own_output_is_a_defect_exit_2(monkeypatch: pytest.MonkeyPatch,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """A staging stride the planner did not reserve (as before plan.staging_chunk_bytes) is caught by
+    the layout check: from .tk source, the compiler's defect (exit 2, a request to report it)."""
+    from tkc.passes.plan import align
+    from tkc.passes.tile_to_sm90 import shared_memory
+
+    chunk_bytes = shared_memory.staging_chunk_bytes
+    monkeypatch.setattr(shared_memory, "staging_chunk_bytes", lambda store, rows: align(chunk_bytes(store, rows), 1024))
+    source = str(REPO / "tests/gpu/kernels/band_staging_chunks.tk")
+    assert cli.main(["compile", source, "--emit=ptx", "-o", "/dev/null"]) == 2
+    err = capsys.readouterr().err
+    assert "the planner and the lowering disagree on a buffer's size" in err
+    assert "this is a compiler defect, not a mistake in the program" in err
