@@ -152,6 +152,11 @@ class KernelPlan:
         of them where it is replicated, else its slice of the padded height (padded_rows)."""
         return rows if rows <= self.replicated_rows else padded_rows(rows) // self.consumers
 
+    def storing_consumers(self, rows: int) -> int:
+        """How many consumers store a register tile of `rows` rows, each its own slice: the first
+        alone where every consumer holds the tile whole (replicated), else all of them."""
+        return 1 if rows <= self.replicated_rows else self.consumers
+
     def fragment_rows(self, rows: int) -> int:
         """The rows of a consumer's fragment of a register tile or row vector of `rows` rows
         (plan.fragment_rows)."""
@@ -541,9 +546,7 @@ def staging_bytes(store: Operation) -> int:
         kernel = kernel.parent_op()
     assert kernel is not None, "a store lies in a kernel"
     plan = KernelPlan.of(kernel)
-    rows = plan.consumer_rows(value_type.rows)
-    storing = 1 if value_type.rows <= plan.replicated_rows else plan.consumers
-    return storing * buffers * staging_chunk_bytes(store, rows)
+    return plan.storing_consumers(value_type.rows) * buffers * staging_chunk_bytes(store, plan.consumer_rows(value_type.rows))
 
 
 def col_reduce_scratch_bytes(cols: int, warpgroups: int) -> int:

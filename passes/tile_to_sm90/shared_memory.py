@@ -319,8 +319,7 @@ def _check_staging(kernel: tile.KernelOp, plan: KernelPlan, rings: list[Ring],
     if scratch := col_scratch_bytes(kernel):
         spans.append((col_scratch, col_scratch + scratch, kernel))
     for store, chunks in staging.items():
-        rows = cast(tile.RegisterTileType, store.value.type).rows
-        storing = 1 if rows <= plan.replicated_rows else plan.consumers
+        storing = plan.storing_consumers(cast(tile.RegisterTileType, store.value.type).rows)
         start, end = chunks.offset, chunks.offset + storing * chunks.consumer_stride
         if chunks.reuses_single_tiles:
             if not singles or start < min(a for a, _, _ in singles) or end > max(b for _, b, _ in singles):
