@@ -69,6 +69,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import is_side_effect_free
 
+from tkc import dtypes
 from tkc.diagnostics import error_at, location_of
 from tkc.dialects import tile
 from tkc.dialects.tile import CLIPPED, REDUCE_IDENTITY, Axis, BinaryFn, ReduceFn, UnaryFn
@@ -428,7 +429,7 @@ class TailAnalysis:
     def __init__(self, kernel: tile.KernelOp, whole_dims: Mapping[str, int] | None = None):
         """`whole_dims`: dims taken to be multiples beyond those the kernel counts with `/`."""
         self.padding: dict[SSAValue, Padding] = {}
-        self.representatives: dict[object, SSAValue] = {}
+        self.representatives: dict[object, list[SSAValue]] = {}
         self.whole_tiles = tile.floor_divided_dims(kernel)
         for dim, multiple in (whole_dims or {}).items():
             self.whole_tiles[dim] = math.lcm(self.whole_tiles.get(dim, 1), multiple)
@@ -439,8 +440,15 @@ class TailAnalysis:
 
     def canonical(self, value: SSAValue) -> SSAValue:
         """The first value seen that computes the same as `value` (the same pure ops on the same
-        operands): a load's and a store's `start + qi * BQ` are one coordinate before CSE too."""
-        return self.representatives.setdefault(_structure(value), value)
+        operands) and dominates it: a load's and a store's `start + qi * BQ` are one coordinate
+        before CSE too. A copy inside an `if` does not stand for one after it: the tail's limit
+        and test are placed after the representative, and every value with the tail reads them."""
+        seen = self.representatives.setdefault(_structure(value), [])
+        representative = next((r for r in seen if r is value or isinstance(value, OpResult) and _dominates(r, value.owner)), None)
+        if representative is None:
+            seen.append(value)
+            return value
+        return representative
 
     def block(self, block: Block) -> None:
         for op in block.ops:
@@ -455,10 +463,7 @@ class TailAnalysis:
             case tile.CumsumOp():
                 self.padding[op.result] = self.cumsum(op)
             case tile.ConvertOp():
-                # a conversion keeps 0 and ±inf exactly; other fills round
-                self.padding[op.result] = tuple(
-                    a if a.fill in (0.0, math.inf, -math.inf) else replace(a, fill=None) for a in self.of(op.source)
-                )
+                self.padding[op.result] = tuple(replace(a, fill=_converted(a.fill, op.result)) for a in self.of(op.source))
             case tile.FillOp() | tile.PositionOp():
                 # neither reads a tile: every element is a value, none is padding
                 self.padding[op.result] = none(_rank(op.result))
@@ -1022,6 +1027,18 @@ def _inner(a: SSAValue, b: SSAValue) -> SSAValue:
             return b
         op = op.parent_op()
     return a
+
+
+def _converted(fill: float | None, result: SSAValue) -> float | None:
+    """A padding fill after a conversion to `result`'s dtype: 0 and ±inf stay exact, except that
+    a saturating conversion (fp8's satfinite) turns ±inf into its largest finite value; other
+    fills round (unknown)."""
+    if fill is None or fill not in (0.0, math.inf, -math.inf):
+        return None
+    dtype = dtypes.of_type(cast(tile.ShapedTileType, result.type).element_type)
+    if math.isinf(fill) and dtype is not None and dtype.saturates_at is not None:
+        return math.copysign(dtype.saturates_at, fill)
+    return fill
 
 
 def _structure(value: SSAValue) -> object:
