@@ -1849,7 +1849,9 @@ class LoadFragmentOp(IRDLOperation):
 class StoreVectorGlobalOp(IRDLOperation):
     """Store a rank-1 fragment (one value per row) to global memory at `base` + row * elem_size,
     starting at element `offset` (one lane per row writes). Element i (from the fragment's first,
-    as the offset counts) is stored only where i < `limit` (signed): the end of the tensor. With
+    as the offset counts) is stored only where i < `limit` (signed): the end of the tensor; and,
+    with `from`, only where i >= `start` (signed): a vector that starts before the tensor's first
+    element (an element coordinate below 0) loses its elements there, as a TMA store clips. With
     `reduce add` (store_add, f32 only) each element is added atomically (`red.global.add.f32`)."""
 
     name = "sm90.store_vector_global"
@@ -1857,14 +1859,16 @@ class StoreVectorGlobalOp(IRDLOperation):
     base = operand_def(IntegerType(64))
     offset = operand_def(IndexType)
     limit = operand_def(IndexType)
+    start = opt_operand_def(IndexType)
     reduce = opt_prop_def(StoreReductionAttr)
     assembly_format = (
-        "(`reduce` $reduce^)? $source `,` $base `[` $offset `]` `limit` $limit attr-dict `:` type($source)"
+        "(`reduce` $reduce^)? $source `,` $base `[` $offset `]` `limit` $limit (`from` $start^)? attr-dict `:` type($source)"
     )
 
     def __init__(self, source: SSAValue, base: SSAValue, offset: SSAValue, limit: SSAValue,
-                 reduce: StoreReductionAttr | None = None):
-        super().__init__(operands=[source, base, offset, limit], properties={} if reduce is None else {"reduce": reduce})
+                 reduce: StoreReductionAttr | None = None, start: SSAValue | None = None):
+        super().__init__(operands=[source, base, offset, limit, [] if start is None else [start]],
+                         properties={} if reduce is None else {"reduce": reduce})
 
     def verify_(self) -> None:
         element = cast(FragmentType, self.source.type).element_type

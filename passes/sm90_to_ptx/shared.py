@@ -313,26 +313,36 @@ class LowerStoreVectorGlobal(RewritePattern):
             else:
                 b.st("global", "b8", addr, regs[k] if half == 0 else b.shr("b16", regs[k], 8), offset)
 
+        def inside(left: SSAValue, low: SSAValue | None, index: int) -> SSAValue:
+            """Whether element `index` (of this thread's, counted from its first) lies in
+            [low, left): before the tensor's end, and with a start (`from`), not before its first
+            element."""
+            before_end = b.setp("gt", "s32", left, index)
+            return before_end if low is None else b.and_("pred", before_end, b.setp("le", "s32", low, index))
+
         if t.is_column:
             with b.if_(b.setp("eq", "u32", row, 0)):
                 column = b.add("u32", e.reg(op.offset), first)
                 addr = b.add("u64", e.reg(op.base), b.mul_wide("u32", column, eb))
                 left = b.sub("s32", e.int_src(op.limit, "s32"), first)
+                low = None if op.start is None else b.sub("s32", e.int_src(op.start, "s32"), first)
                 # a pair is one store where its first element is a pair's width from the
                 # (16-byte aligned) base: always, unless an odd row length or column offset
-                # puts the vector at an odd element (`Q: gl<f32>[G, T]` at T = 253)
+                # puts the vector at an odd element (`Q: gl<f32>[G, T]` at T = 253); a vector
+                # that may start before its tensor stores element by element
                 paired = b.setp("eq", "b32", b.and_("b32", e.reg(op.offset), 1), 0)
-                with b.if_(paired):
-                    for k in range(t.warp_cols(t.rows) // 8):
-                        pair = regs[2 * k: 2 * k + 2] if eb == 4 else regs[k]
-                        with b.if_(b.setp("gt", "s32", left, groups * k + 1)):
-                            put(fragment_register(t), addr, pair if isinstance(pair, list) else [pair], groups * k * eb)
-                        with b.if_(b.setp("eq", "s32", left, groups * k + 1)):
-                            put_one(addr, k, 0, left)
-                with b.if_(paired, negate=True):
+                if low is None:
+                    with b.if_(paired):
+                        for k in range(t.warp_cols(t.rows) // 8):
+                            pair = regs[2 * k: 2 * k + 2] if eb == 4 else regs[k]
+                            with b.if_(b.setp("gt", "s32", left, groups * k + 1)):
+                                put(fragment_register(t), addr, pair if isinstance(pair, list) else [pair], groups * k * eb)
+                            with b.if_(b.setp("eq", "s32", left, groups * k + 1)):
+                                put_one(addr, k, 0, left)
+                with b.if_(paired, negate=low is None):
                     for k in range(t.warp_cols(t.rows) // 8):
                         for half in (0, 1):
-                            with b.if_(b.setp("gt", "s32", left, groups * k + half)):
+                            with b.if_(inside(left, low, groups * k + half)):
                                 put_one(addr, k, half, left)
         else:
             # a band row vector is the same in every warp: warp 0 writes it
@@ -340,9 +350,10 @@ class LowerStoreVectorGlobal(RewritePattern):
             with b.if_(b.setp("eq", "u32", writer, 0)):
                 addr = b.add("u64", e.reg(op.base), b.mul_wide("u32", b.add("u32", e.reg(op.offset), row), eb))
                 left = b.sub("s32", e.int_src(op.limit, "s32"), row)
+                low = None if op.start is None else b.sub("s32", e.int_src(op.start, "s32"), row)
                 for n, value in enumerate(regs):
                     mb, half = divmod(n, 2)
-                    with b.if_(b.setp("gt", "s32", left, height * mb + 8 * half)):
+                    with b.if_(inside(left, low, height * mb + 8 * half)):
                         put(memory_type(t), addr, [value], (height * mb + 8 * half) * eb)
         rewriter.erase(op)
 

@@ -44,8 +44,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, cast
 
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import Float32Type, IndexType
-from xdsl.ir import Block, SSAValue
+from xdsl.dialects.builtin import Float32Type, IndexType, IntegerAttr
+from xdsl.ir import Block, BlockArgument, SSAValue
 
 from tkc.diagnostics import error_at
 from tkc.dialects import sm90, tile
@@ -215,6 +215,9 @@ def _emit_vector_store(c: ConsumerEmitter, op: tile.StoreOp, tensor_type: tile.G
     for axis, coord in enumerate(coords[:-1]):
         inside = c.op(arith.CmpiOp(coord, size(axis), "ult"), block).results[0]
         limit = c.op(arith.SelectOp(inside, limit, c.const(0, block)), block).results[0]
+    # an element coordinate that may be negative: the elements before the tensor's first are
+    # not stored (TMA clips there; the pointer would reach the row before)
+    start = None if _never_negative(element) else c.sub(c.const(0, block), element, block)
     value = c.values[op.value]
     fragment = cast(sm90.FragmentType, value.type)
     if not fragment.is_column:
@@ -226,13 +229,32 @@ def _emit_vector_store(c: ConsumerEmitter, op: tile.StoreOp, tensor_type: tile.G
             if valid is not None:
                 # a vector of fewer rows than its fragments: the rows past it are padding
                 left = c.op(arith.MinSIOp(left, valid), writer).results[0]
-            c.op(sm90.StoreVectorGlobalOp(value, base, first, left, op.reduce), writer)
+            own_start = None if start is None else c.sub(start, row0, writer)
+            c.op(sm90.StoreVectorGlobalOp(value, base, first, left, op.reduce, own_start), writer)
         return
     # every consumer holds the whole column vector: the first one stores it
     first = c.op(arith.CmpiOp(c.consumer_index, c.const(0, block), "eq"), block).results[0]
     store = Block()
-    c.op(sm90.StoreVectorGlobalOp(value, base, offset, limit, op.reduce), store)
+    c.op(sm90.StoreVectorGlobalOp(value, base, offset, limit, op.reduce, start), store)
     c.emit_if_then(first, store, block)
+
+
+def _never_negative(value: SSAValue) -> bool:
+    """Whether an index is at least 0 by how it is made: from constants at least 0, block
+    indices, tensor dims and loop indices counting up from such a value, through +, *, / and
+    remainders."""
+    if isinstance(value, BlockArgument):
+        loop = value.owner.parent_op()
+        return isinstance(loop, scf.ForOp) and value is loop.body.block.args[0] and _never_negative(loop.lb)
+    owner = value.owner
+    if isinstance(owner, arith.ConstantOp):
+        return isinstance(owner.value, IntegerAttr) and owner.value.value.data >= 0
+    if isinstance(owner, sm90.BlockIdOp | sm90.DimParamOp):
+        return True
+    if isinstance(owner, arith.IndexCastOp | arith.AddiOp | arith.MuliOp | arith.DivUIOp | arith.DivSIOp
+                  | arith.CeilDivSIOp | arith.RemUIOp | arith.MinSIOp | arith.MaxSIOp):
+        return all(_never_negative(operand) for operand in owner.operands)
+    return False
 
 
 def emit_to_shared(c: ConsumerEmitter, op: tile.ToSharedOp, block: Block) -> None:
