@@ -7,8 +7,8 @@ block: the same tile, overlapping tiles, in a loop, across two loops; stores ove
 nested loops and under ifs; register tiles of different heights through an mma chain; inlined
 functions, pow and gelu; fp8 conversions both ways and the e5m2 wgmma; bf16 and fp8 vectors (reduced
 to f32 scalars too); scans, vector reductions and layout changes (a row and a column reduction meeting in one value); store_add: split-K (f32 and bf16), in a loop, under ifs, past
-the ends and an element range's end, ranges that end past their tensor, a replicated tile, attention backward's dQ; register tiles
-of 16 and 32 rows: in the band layout at a ragged shape, decode attention, a small-M GEMM, a 32-row softmax, a 16-row tile meeting
+the ends and an element range's end, before an element 0, ranges that end past their tensor, a replicated tile, attention backward's dQ; register tiles
+of 16 and 32 rows: in the band layout at a ragged shape, decode attention, a small-M GEMM, a 32-row softmax, 16-row online softmax and logsumexp whose max and sum are combined after their loop, a 16-row tile meeting
 64-row ones, scans and column reductions of 16 rows; bf16 cumulative sums; positions on vectors;
 register tiles of 96 rows, split and replicated, in reductions, scans and an mma chain; a loop
 that starts past its end; column vectors stored at odd elements; negative index differences;
@@ -71,6 +71,13 @@ SIZES = {
     "replicated_col_cumsum.tk": {"M": 256, "N": 64},
     "band_staging_chunks.tk": {"M": 200, "N": 640},
     "band_running_sum.tk": {"M": 200, "N": 320},
+    "band_online_softmax.tk": {"M": 200, "N": 300},
+    "band_online_logsumexp.tk": {"M": 200, "N": 20},
+    # ragged tails: a mask whose coordinate was first computed inside an if, -inf padding
+    # through fp8's saturating conversion, vectors stored from an element below 0
+    "mask_after_if.tk": {"M": 200, "N": 200},
+    "fp8_saturated_padding.tk": {"M": 200, "N": 200},
+    "vector_negative_start.tk": {"B": 4, "N": 72},
     "let_positions_band16.tk": {"M": 200, "N": 200},
     "heights_cumsum_loop.tk": {"M": 200, "MS": 100, "N": 256},
     "persistent_raw_sweeps.tk": {"M": 4000, "N": 256},
