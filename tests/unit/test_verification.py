@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 from xdsl.context import Context
-from xdsl.dialects import arith
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i32, i64
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i1, i32, i64
 from xdsl.passes import ModulePass, PassPipeline
 
 from tkc import driver
@@ -85,6 +85,26 @@ def test_ir_verified_later_is_still_blamed_on_the_pass_that_broke_it() -> None:
     callback = driver.PassCallback(driver.Observer())
     with pytest.raises(driver.PassVerifyError, match="does not verify after pass break-it:"):
         PassPipeline((BreakIt(), Nothing()), callback).apply(Context(), ModuleOp([]))
+
+
+@dataclass(frozen=True)
+class UseInsideIf(ModulePass):
+    """Uses after an scf.if a value defined inside it (as tile-mask-tails once did)."""
+
+    name = "use-inside-if"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        condition = arith.ConstantOp(IntegerAttr(1, i1))
+        inside = arith.ConstantOp(IntegerAttr(1, i32))
+        branch = scf.IfOp(condition, [], [inside, scf.YieldOp()])
+        op.body.block.add_ops([condition, branch, arith.AddiOp(inside, inside)])
+
+
+def test_a_value_used_outside_the_block_that_defines_it_is_a_verify_error() -> None:
+    callback = driver.PassCallback(driver.Observer())
+    with pytest.raises(driver.PassVerifyError, match="after pass use-inside-if: operand 0 of arith.addi is used where "
+                                                     "it is not defined [(]defined by arith.constant[)]"):
+        PassPipeline((UseInsideIf(),), callback).apply(Context(), ModuleOp([]))
 
 
 def test_tkc_opt_verifies_after_every_pass(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
