@@ -241,8 +241,8 @@ def _emit_vector_store(c: ConsumerEmitter, op: tile.StoreOp, tensor_type: tile.G
 
 def _never_negative(value: SSAValue) -> bool:
     """Whether an index is at least 0 by how it is made: from constants at least 0, block
-    indices, tensor dims and loop indices counting up from such a value, through +, *, / and
-    remainders."""
+    indices, tensor dims and loop indices counting up from such a value, through +, *, /,
+    remainders, minima, maxima and selects (a difference may be negative)."""
     if isinstance(value, BlockArgument):
         loop = value.owner.parent_op()
         return isinstance(loop, scf.ForOp) and value is loop.body.block.args[0] and _never_negative(loop.lb)
@@ -251,8 +251,14 @@ def _never_negative(value: SSAValue) -> bool:
         return isinstance(owner.value, IntegerAttr) and owner.value.value.data >= 0
     if isinstance(owner, sm90.BlockIdOp | sm90.DimParamOp):
         return True
-    if isinstance(owner, arith.IndexCastOp | arith.AddiOp | arith.MuliOp | arith.DivUIOp | arith.DivSIOp
-                  | arith.CeilDivSIOp | arith.RemUIOp | arith.MinSIOp | arith.MaxSIOp):
+    if isinstance(owner, arith.RemUIOp | arith.MinUIOp):  # at most either operand, unsigned
+        return any(_never_negative(operand) for operand in owner.operands)
+    if isinstance(owner, arith.DivUIOp):  # at most the dividend, unsigned
+        return _never_negative(owner.lhs)
+    if isinstance(owner, arith.SelectOp):
+        return _never_negative(owner.lhs) and _never_negative(owner.rhs)
+    if isinstance(owner, arith.IndexCastOp | arith.AddiOp | arith.MuliOp | arith.DivSIOp | arith.CeilDivSIOp
+                  | arith.MinSIOp | arith.MaxSIOp):
         return all(_never_negative(operand) for operand in owner.operands)
     return False
 
