@@ -211,8 +211,8 @@ class LowerPosition(RewritePattern):
         b = e.b
         axis = 0 if op.axis.data == Axis.ROW else 1
         row, column = e.thread_origin(op.result.type)
-        thread_first = b.add("u32", row if axis == 0 else column, e.src(op.first, "u32"))
-        base = b.cvt("f32", "u32", thread_first, "rn")
+        thread_first = b.add("s32", row if axis == 0 else column, e.src(op.first, "s32"))
+        base = b.cvt("f32", "s32", thread_first, "rn")  # `first` may be negative (a shifted window)
         e.replace(rewriter, [b.add("f32", base, float(d)) for d in register_offsets(op.result.type)[axis]])
 
 

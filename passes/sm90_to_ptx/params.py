@@ -44,7 +44,7 @@ class LowerLoadGlobalScalar(RewritePattern):
     def match_and_rewrite(self, op: sm90.LoadGlobalScalarOp, rewriter: PatternRewriter) -> None:
         e = Emitter(op)
         b = e.b
-        addr = b.add("u64", e.reg(op.base), b.mul_wide("u32", e.reg(op.offset), 4))
+        addr = b.add("u64", e.reg(op.base), b.mul_wide("s32", e.reg(op.offset), 4))
         e.replace(rewriter, b.ld("global", "f32" if isinstance(op.result.type, Float32Type) else "u32", addr, mods="nc"))
 
 

@@ -209,9 +209,13 @@ class LowerCeilDiv(RewritePattern):
         e = Emitter(op)
         ty = ("s" if isinstance(op, arith.CeilDivSIOp) else "u") + scalar_kind(op.result.type)[1:]
         divisor = e.src(op.rhs, ty)
+        if ty == "s32" and not (isinstance(divisor, int) and divisor > 0):
+            # the language's ceildiv(a, d) = -floor(-a / d), a run-time divisor's sign unknown
+            e.replace(rewriter, e.b.neg(ty, floor_div(e, e.b.neg(ty, e.reg(op.lhs)), divisor)))
+            return
         bump = divisor - 1 if isinstance(divisor, int) else e.b.sub(ty, divisor, 1)
         total = e.b.add(ty, e.reg(op.lhs), bump)
-        if ty == "s32":  # the frontend's ceildiv: floor((a + d - 1) / d), negative a included
+        if ty == "s32":  # floor((a + d - 1) / d) for a positive d, negative a included
             e.replace(rewriter, floor_div(e, total, divisor))
             return
         e.replace(rewriter, e.b.div(ty, total, divisor))

@@ -323,7 +323,7 @@ class LowerStoreVectorGlobal(RewritePattern):
         if t.is_column:
             with b.if_(b.setp("eq", "u32", row, 0)):
                 column = b.add("u32", e.reg(op.offset), first)
-                addr = b.add("u64", e.reg(op.base), b.mul_wide("u32", column, eb))
+                addr = b.add("u64", e.reg(op.base), b.mul_wide("s32", column, eb))
                 left = b.sub("s32", e.int_src(op.limit, "s32"), first)
                 low = None if op.start is None else b.sub("s32", e.int_src(op.start, "s32"), first)
                 # a pair is one store where its first element is a pair's width from the
@@ -348,7 +348,7 @@ class LowerStoreVectorGlobal(RewritePattern):
             # a band row vector is the same in every warp: warp 0 writes it
             writer = b.and_("b32", b.sreg("tid.x"), 3 | 3 << 5 if t.is_band else 3)  # lane % 4 (and warp % 4)
             with b.if_(b.setp("eq", "u32", writer, 0)):
-                addr = b.add("u64", e.reg(op.base), b.mul_wide("u32", b.add("u32", e.reg(op.offset), row), eb))
+                addr = b.add("u64", e.reg(op.base), b.mul_wide("s32", b.add("u32", e.reg(op.offset), row), eb))
                 left = b.sub("s32", e.int_src(op.limit, "s32"), row)
                 low = None if op.start is None else b.sub("s32", e.int_src(op.start, "s32"), row)
                 for n, value in enumerate(regs):

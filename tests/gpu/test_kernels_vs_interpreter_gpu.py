@@ -78,6 +78,11 @@ SIZES = {
     "mask_after_if.tk": {"M": 200, "N": 200},
     "fp8_saturated_padding.tk": {"M": 200, "N": 200},
     "vector_negative_start.tk": {"B": 4, "N": 72},
+    # index arithmetic on negative values: / % ceildiv min max, positions from a negative first,
+    # a vector whose flat offset is negative
+    "index_arithmetic.tk": {"B": 16, "N": 64},
+    "negative_positions.tk": {"B": 2, "N": 64},
+    "vector_negative_offset.tk": {"N": 64},
     "let_positions_band16.tk": {"M": 200, "N": 200},
     "heights_cumsum_loop.tk": {"M": 200, "MS": 100, "N": 256},
     "persistent_raw_sweeps.tk": {"M": 4000, "N": 256},

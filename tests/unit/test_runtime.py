@@ -248,6 +248,14 @@ def test_dim_must_fit_s32():
     assert "does not fit in 31 bits" in error(COPY, FakeCuda((1 << 31, 64)))
 
 
+def test_addressed_tensor_must_have_fewer_than_2_31_elements():
+    # element offsets of pointer accesses are 32-bit signed; a tensor map addresses each dim
+    assert error(COPY, FakeCuda((1 << 25, 64))) == (
+        "argument X has 2147483648 elements: the kernel addresses it element by element (vectors, scalars "
+        "or table entries), with 32-bit signed offsets, so it takes fewer than 2^31")
+    assert "elements" not in error(MAPPED, FakeCuda((1 << 25, 12)))
+
+
 # ---- layout ----
 
 

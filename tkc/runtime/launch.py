@@ -142,6 +142,9 @@ def bind(abi: KernelABI, args: tuple[Any, ...], named: dict[str, Any]) -> Bindin
     for spec in abi.args:
         info = arrays[spec.name]
         itemsize = BY_NAME[spec.dtype].bytes
+        if spec.name in addressed and (count := math.prod(info.shape)) >= 1 << 31:
+            raise TkError(f"argument {spec.name} has {count} elements: the kernel addresses it element by element "
+                          "(vectors, scalars or table entries), with 32-bit signed offsets, so it takes fewer than 2^31")
         if info.location == "cuda":  # numpy arguments are staged into fresh, packed buffers
             _check_aligned(spec.name, info)
             if spec.name in addressed:
