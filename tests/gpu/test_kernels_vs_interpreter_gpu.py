@@ -8,7 +8,7 @@ nested loops and under ifs; register tiles of different heights through an mma c
 functions, pow and gelu; fp8 conversions both ways and the e5m2 wgmma; bf16 and fp8 vectors (reduced
 to f32 scalars too); scans, vector reductions and layout changes (a row and a column reduction meeting in one value); store_add: split-K (f32 and bf16), in a loop, under ifs, past
 the ends and an element range's end, before an element 0, ranges that end past their tensor, a replicated tile, attention backward's dQ; register tiles
-of 16 and 32 rows: in the band layout at a ragged shape, decode attention, a small-M GEMM, a 32-row softmax, 16-row online softmax and logsumexp whose max and sum are combined after their loop, a 16-row tile meeting
+of 16 and 32 rows: in the band layout at a ragged shape, decode attention, a small-M GEMM, a 32-row softmax, 16-row online softmax and logsumexp, a 16-row tile meeting
 64-row ones, scans and column reductions of 16 rows; bf16 cumulative sums; positions on vectors;
 register tiles of 96 rows, split and replicated, in reductions, scans and an mma chain; a loop
 that starts past its end; column vectors stored at odd elements; negative index differences;
