@@ -1584,8 +1584,10 @@ def _scaling(value: SSAValue) -> tuple[SSAValue, SSAValue] | None:
 
 
 def _positive_constant(scalar: SSAValue) -> bool:
+    """A finite constant above 0: scaling by it keeps every order (x * inf makes 0 NaN)."""
     constant = scalar.owner
-    return isinstance(constant, arith.ConstantOp) and isinstance(constant.value, FloatAttr) and constant.value.value.data > 0
+    return (isinstance(constant, arith.ConstantOp) and isinstance(constant.value, FloatAttr)
+            and 0 < constant.value.value.data < math.inf)
 
 
 @irdl_op_definition
@@ -1621,9 +1623,11 @@ class ReduceOp(IRDLOperation):
 
 
 class ReduceBeforeScaling(RewritePattern):
-    """max(x * c) = max(x) * c for a constant c > 0 (any c for a sum): reduce first, scale the
-    vector. The scaled tile is then used once, so its scaling fuses into that use (softmax's
-    sub_row before exp2 becomes one FFMA per element instead of an FMUL and an FADD)."""
+    """max(x * c) = max(x) * c (and min) for a finite constant c > 0, exactly (rounding is
+    monotone): reduce first, scale the vector. The scaled tile is then used once, so its scaling
+    fuses into that use (softmax's sub_row before exp2 becomes one FFMA per element instead of an
+    FMUL and an FADD). Not a sum: sum(x) * c rounds and overflows differently from sum(x * c)
+    (x = 3e38 in each of two columns, c = 0.5), and c = 0 turns an infinite x's NaN into 0 * inf."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: ReduceOp, rewriter: PatternRewriter) -> None:
@@ -1631,10 +1635,7 @@ class ReduceBeforeScaling(RewritePattern):
         if scaled is None:
             return
         tile_value, scalar = scaled
-        constant = scalar.owner
-        if not (isinstance(constant, arith.ConstantOp) and isinstance(constant.value, FloatAttr)):
-            return
-        if op.fn.data != ReduceFn.SUM and not _positive_constant(scalar):
+        if op.fn.data == ReduceFn.SUM or not _positive_constant(scalar):
             return
         column = isinstance(op.result.type, RegisterVectorType) and op.result.type.is_column
         reduce = ReduceOp(op.fn.data, op.axis.data, tile_value, column)
@@ -1831,7 +1832,7 @@ class MaskOp(IRDLOperation):
 
 
 class MaskBeforeScaling(RewritePattern):
-    """mask(x * c) = mask(x) * c for a constant c > 0 and a fill of 0 or ±inf (fill * c = fill):
+    """mask(x * c) = mask(x) * c for a finite constant c > 0 and a fill of 0 or ±inf (fill * c = fill):
     the scaling moves past the mask, on towards ScaleAfterIf and ReduceBeforeScaling, so a kernel
     that scales the scores before masking them gets the same fused exp2 as one that masks first."""
 
@@ -1954,7 +1955,7 @@ class SelectBeforeScaling(RewritePattern):
                 return
             tile_value, scalar = cast(tuple[SSAValue, SSAValue], scaled[which])
             fill = _float_constant(branches[1 - which])
-            if fill is None or not (fill == 0 or math.isinf(fill)) or not _finite_positive_constant(scalar):
+            if fill is None or not (fill == 0 or math.isinf(fill)) or not _positive_constant(scalar):
                 return
             unscaled = list(branches)
             unscaled[which] = tile_value
@@ -1969,11 +1970,6 @@ def _float_constant(value: SSAValue) -> float | None:
     if isinstance(constant, arith.ConstantOp) and isinstance(constant.value, FloatAttr):
         return constant.value.value.data
     return None
-
-
-def _finite_positive_constant(scalar: SSAValue) -> bool:
-    value = _float_constant(scalar)
-    return value is not None and 0 < value < math.inf
 
 
 @irdl_op_definition

@@ -614,7 +614,7 @@ class TailAnalysis:
 
 def _upper_bound(vector: SSAValue, source: SSAValue, axis: Axis) -> bool:
     """Whether `vector` is at least every valid element of its line of `source`: the `axis` max
-    reduction of `source`, a max with one, or one scaled by the positive constant that scales
+    reduction of `source`, a max with one, or one scaled by the finite positive constant that scales
     `source` (rounding is monotone: row_max(x) * c is row_max(x * c), as canonicalize writes it)."""
     op = vector.owner
     if isinstance(op, tile.ReduceOp):
@@ -624,7 +624,7 @@ def _upper_bound(vector: SSAValue, source: SSAValue, axis: Axis) -> bool:
     scaled = source.owner
     if isinstance(op, tile.BinaryOp) and isinstance(scaled, tile.BinaryOp) and op.fn.data == scaled.fn.data == BinaryFn.MUL:
         scale = _constant(op.rhs)
-        return scale is not None and scale > 0 and scale == _constant(scaled.rhs) and _upper_bound(op.lhs, scaled.lhs, axis)
+        return scale is not None and 0 < scale < math.inf and scale == _constant(scaled.rhs) and _upper_bound(op.lhs, scaled.lhs, axis)
     return False
 
 
