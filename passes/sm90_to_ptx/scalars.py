@@ -39,11 +39,10 @@ _INT_BINARY: dict[type[Operation], tuple[str, bool]] = {
     arith.ShRUIOp: ("shr", False), arith.ShRSIOp: ("shr", True),
 }
 """The builder method of each integer op, and whether it is signed."""
-FloatBinaryOp = (arith.AddfOp | arith.SubfOp | arith.MulfOp | arith.DivfOp | arith.MaximumfOp | arith.MinimumfOp
-                 | arith.MaxnumfOp | arith.MinnumfOp)
+FloatBinaryOp = arith.AddfOp | arith.SubfOp | arith.MulfOp | arith.DivfOp | arith.MaxnumfOp | arith.MinnumfOp
 _FLOAT_BINARY: dict[type[Operation], str] = {
     arith.AddfOp: "add", arith.SubfOp: "sub", arith.MulfOp: "mul", arith.DivfOp: "div",
-    arith.MaximumfOp: "max", arith.MinimumfOp: "min", arith.MaxnumfOp: "max", arith.MinnumfOp: "min",
+    arith.MaxnumfOp: "max", arith.MinnumfOp: "min",  # max.f32 drops a NaN operand, as maxnumf does
 }
 CastOp = arith.IndexCastOp | arith.ExtSIOp | arith.ExtUIOp | arith.TruncIOp
 _SIGNED_CASTS = (arith.IndexCastOp, arith.ExtSIOp)

@@ -274,3 +274,21 @@ def test_an_i32_table_refuses_values_past_32_bits() -> None:
         interpret(parse_tk(source, "k.tk"), None, {"F": np.array([0, 2**32 + 3], np.int64), "Y": np.zeros(64, np.float32)})
     y = interpret(parse_tk(source, "k.tk"), None, {"F": np.array([0, 3], np.int64), "Y": np.zeros(64, np.float32)})["Y"]
     assert y[0] == 3
+
+
+def test_max_min_and_relu_of_f32_scalars_drop_a_nan_as_the_gpu_does() -> None:
+    """Scalar max/min are maxnumf/minnumf (the GPU's max.f32 gives the other operand where one
+    is NaN, as the tile ops do); they were maximumf/minimumf, which the interpreter ran with
+    NaN propagating."""
+    source = (
+        "kernel k(S: gl<f32>[2], Y: gl<f32>[3, 64]) {\n"
+        "    grid (1) as (g)\n"
+        "    let s = load S[0] : f32\n"
+        "    store Y[0, 0] = zero<f32>[64] + max(s, 2.0)\n"
+        "    store Y[1, 0] = zero<f32>[64] + min(s, 3.0)\n"
+        "    store Y[2, 0] = zero<f32>[64] + relu(s)\n"
+        "}\n"
+    )
+    inputs = {"S": np.array([np.nan, 0.0], np.float32), "Y": np.zeros((3, 64), np.float32)}
+    y = interpret(parse_tk(source, "k.tk"), None, inputs)["Y"]
+    np.testing.assert_array_equal(y[:, 0], [2, 3, 0])

@@ -133,8 +133,8 @@ FLOAT_OPS: dict[str, Callable[[SSAValue, SSAValue], Operation]] = {
     "-": arith.SubfOp,
     "*": arith.MulfOp,
     "/": arith.DivfOp,
-    "max": arith.MaximumfOp,
-    "min": arith.MinimumfOp,
+    "max": arith.MaxnumfOp,  # the GPU's max.f32: a NaN operand gives the other one
+    "min": arith.MinnumfOp,
 }
 CMPI = {"==": "eq", "!=": "ne", "<": "slt", "<=": "sle", ">": "sgt", ">=": "sge"}
 """Index comparisons are signed: an index is an integer, and a difference (`S - L`) may be
@@ -1545,7 +1545,7 @@ class _Builder:
             return result
         if has_type(value, Float32Type):
             if fn == UnaryFn.RELU:
-                return self.emit(arith.MaximumfOp(value, self.f32(0.0, node)))
+                return self.emit(arith.MaxnumfOp(value, self.f32(0.0, node)))
             if scalar_op is None:
                 raise self.error(node, f"{name} of an f32 scalar is not supported yet: apply it to a tile or vector")
             return self.emit(scalar_op(value))
