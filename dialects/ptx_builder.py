@@ -444,7 +444,7 @@ class PtxBuilder:
     def ex2(self, ty: str, a: SSAValue, mods: str = "approx.ftz") -> SSAValue:
         return self._arith(Ex2Op, ty, (a,), mods)
 
-    def lg2(self, ty: str, a: SSAValue, mods: str = "approx.ftz") -> SSAValue:
+    def lg2(self, ty: str, a: SSAValue, mods: str = "approx") -> SSAValue:  # subnormal inputs kept (ftz: -inf)
         return self._arith(Lg2Op, ty, (a,), mods)
 
     def tanh(self, ty: str, a: SSAValue, mods: str = "approx") -> SSAValue:

@@ -43,7 +43,7 @@ from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
-from xdsl.dialects import scf
+from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import (
     BFloat16Type,
     DictionaryAttr,
@@ -174,6 +174,13 @@ def _trunc_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def _trunc_rem(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return a - _trunc_div(a, b) * b
+
+
+def _reciprocal(divisor: np.ndarray) -> np.ndarray:
+    """1 / divisor rounded to f32 (the GPU's rcp.rn.f32): a tile divided by a run-time scalar or
+    a vector is multiplied by it, so a subnormal divisor gives ±inf, as on the GPU."""
+    with np.errstate(divide="ignore", over="ignore"):
+        return np.float32(1) / np.asarray(divisor, np.float32)
 
 
 def _max_number(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -853,6 +860,8 @@ class _Machine:
         operands = [self.env[v] for v in (op.lhs, op.rhs)]
         lhs, rhs = (x.values if isinstance(x, Tile) else _lift(x, rank) for x in operands)
         valid = _union(*(x.valid for x in operands if isinstance(x, Tile)))
+        if op.fn.data == tile.BinaryFn.DIV and not isinstance(operands[1], Tile) and not isinstance(op.rhs.owner, arith.ConstantOp):
+            return [Tile(round_to(lhs * _reciprocal(rhs), t.element_type), valid)]
         return [Tile(round_to(_TILE_BINARY[op.fn.data](lhs, rhs).astype(np.float32), t.element_type), valid)]
 
     def _reduce(self, op: tile.ReduceOp, active: np.ndarray | None) -> list[Value]:
@@ -897,6 +906,8 @@ class _Machine:
             spread, valid = vector.values[..., :, None], (rows & vector.valid[0], cols)
         else:
             spread, valid = vector.values[..., None, :], (rows, cols & vector.valid[0])
+        if op.fn.data == tile.BinaryFn.DIV:
+            return [Tile(round_to(source.values * _reciprocal(spread), _element(op.result)), valid)]
         return [Tile(round_to(_TILE_BINARY[op.fn.data](source.values, spread), _element(op.result)), valid)]
 
     def _mask(self, op: tile.MaskOp, active: np.ndarray | None) -> list[Value]:

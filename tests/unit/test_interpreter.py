@@ -292,3 +292,25 @@ def test_max_min_and_relu_of_f32_scalars_drop_a_nan_as_the_gpu_does() -> None:
     inputs = {"S": np.array([np.nan, 0.0], np.float32), "Y": np.zeros((3, 64), np.float32)}
     y = interpret(parse_tk(source, "k.tk"), None, inputs)["Y"]
     np.testing.assert_array_equal(y[:, 0], [2, 3, 0])
+
+
+def test_division_by_a_run_time_scalar_or_a_vector_multiplies_by_its_reciprocal() -> None:
+    """As the GPU computes it (rcp.rn then a multiply): a subnormal divisor's reciprocal
+    overflows, so the quotient is inf where an IEEE division would give a finite value; a tile
+    divided by a tile is an IEEE division."""
+    source = (
+        "kernel k(X: gl<f32>[64, 64], S: gl<f32>[1], R: gl<f32>[64], Y: gl<f32>[3, 64, 64]) {\n"
+        "    grid (1) as (g)\n"
+        "    let x = load X[0, 0] : rt<f32>[64, 64]\n"
+        "    let r = load R[0] : rv<f32>[64]\n"
+        "    store Y[0, 0, 0] = x / load S[0] : f32\n"
+        "    store Y[1, 0, 0] = div_row(x, r)\n"
+        "    store Y[2, 0, 0] = x / add_row(zero<f32>[64, 64], r)\n"
+        "}\n"
+    )
+    tiny = np.float32(1e-44)  # subnormal: 1 / tiny overflows f32
+    inputs = {"X": np.full((64, 64), 1e-38, np.float32), "S": np.array([tiny], np.float32),
+              "R": np.full(64, tiny, np.float32), "Y": np.zeros((3, 64, 64), np.float32)}
+    y = interpret(parse_tk(source, "k.tk"), None, inputs)["Y"]
+    assert np.isinf(y[0]).all() and np.isinf(y[1]).all()
+    np.testing.assert_allclose(y[2], np.float32(1e-38) / tiny, rtol=1e-6)
