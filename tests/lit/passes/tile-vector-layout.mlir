@@ -5,7 +5,7 @@
 // second run changes nothing.
 // RUN: tkc-opt %s -p tile-vector-layout | filecheck %s
 // RUN: tkc-opt %s -p tile-vector-layout -o %t.once.mlir && tkc-opt %t.once.mlir -p tile-vector-layout | diff %t.once.mlir -
-// canonicalize after it keeps the layouts: sum(x * 2) becomes sum(x) * 2, a column vector still.
+// canonicalize after it keeps the layouts: max(x * 2) becomes max(x) * 2, a column vector still.
 // RUN: tkc-opt %S/Inputs/scaled-column-sum.mlir -p tile-vector-layout,canonicalize | filecheck %s --check-prefix=CANON
 // A vector broadcast both over columns and over rows keeps the layout of its first broadcast (a
 // tie: one move either way) and is transposed once, right after its definition, for the
@@ -68,7 +68,7 @@ builtin.module {
 // CHECK-NEXT:   %rowsum = tile.reduce sum row %z : !tile.rt<64x64xf32> -> !tile.rv<64xf32>{{$}}
 // CHECK:        tile.store %rowsum, %S[%i] : !tile.rv<64xf32>, !tile.gl<[M], f32>
 
-// CANON:      %r = tile.reduce sum col %x : !tile.rt<64x64xf32> -> !tile.rv<64xf32, col>
+// CANON:      %r = tile.reduce max col %x : !tile.rt<64x64xf32> -> !tile.rv<64xf32, col>
 // CANON-NEXT: %r_1 = tile.binary mul %r, %two : !tile.rv<64xf32, col>, f32 -> !tile.rv<64xf32, col>
 // CANON-NEXT: %y = tile.broadcast sub col %x, %r_1 : !tile.rt<64x64xf32>, !tile.rv<64xf32, col>
 

@@ -31,16 +31,16 @@ builtin.module {
 
 // Rows: first + the thread's row, then + 0 and + 8 (16 registers of a 64x32 m-block).
 // CHECK:          ld.param.u32 [[N:%r[0-9]+]], [dim_N];
-// CHECK:          add.u32 [[FIRST:%r[0-9]+]], [[ROW:%r[0-9]+]], [[N]];
-// CHECK-NEXT:     cvt.rn.f32.u32 [[RBASE:%f[0-9]+]], [[FIRST]];
+// CHECK:          add.s32 [[FIRST:%r[0-9]+]], [[ROW:%r[0-9]+]], [[N]];
+// CHECK-NEXT:     cvt.rn.f32.s32 [[RBASE:%f[0-9]+]], [[FIRST]];
 // CHECK-NEXT:     add.f32 [[R0:%f[0-9]+]], [[RBASE]], 0f00000000;
 // CHECK-NEXT:     add.f32 {{%f[0-9]+}}, [[RBASE]], 0f00000000;
 // CHECK-NEXT:     add.f32 [[R8:%f[0-9]+]], [[RBASE]], 0f41000000;
 // CHECK-COUNT-13: add.f32 {{%f[0-9]+}}, [[RBASE]], {{0f[0-9A-F]+}};
 // Columns: 2 * quad, then + 0, 1, 8, 9, ...
 // CHECK:          shl.b32 [[QUAD2:%r[0-9]+]], {{%r[0-9]+}}, 1;
-// CHECK-NEXT:     add.u32 [[CFIRST:%r[0-9]+]], [[QUAD2]], 0;
-// CHECK-NEXT:     cvt.rn.f32.u32 [[CBASE:%f[0-9]+]], [[CFIRST]];
+// CHECK-NEXT:     add.s32 [[CFIRST:%r[0-9]+]], [[QUAD2]], 0;
+// CHECK-NEXT:     cvt.rn.f32.s32 [[CBASE:%f[0-9]+]], [[CFIRST]];
 // CHECK-NEXT:     add.f32 [[C0:%f[0-9]+]], [[CBASE]], 0f00000000;
 // CHECK-NEXT:     add.f32 {{%f[0-9]+}}, [[CBASE]], 0f3F800000;
 // CHECK-NEXT:     add.f32 {{%f[0-9]+}}, [[CBASE]], 0f00000000;

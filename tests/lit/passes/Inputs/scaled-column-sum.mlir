@@ -10,7 +10,7 @@ builtin.module {
     %x = tile.to_reg %xs : !tile.st<64x64xf32> -> !tile.rt<64x64xf32>
     %two = arith.constant 2.000000e+00 : f32
     %s = tile.binary mul %x, %two : !tile.rt<64x64xf32>, f32 -> !tile.rt<64x64xf32>
-    %r = tile.reduce sum col %s : !tile.rt<64x64xf32> -> !tile.rv<64xf32>
+    %r = tile.reduce max col %s : !tile.rt<64x64xf32> -> !tile.rv<64xf32>
     %y = tile.broadcast sub col %x, %r : !tile.rt<64x64xf32>, !tile.rv<64xf32>
     tile.store %y, %Y[%i, %c0] : !tile.rt<64x64xf32>, !tile.gl<[M, N], f32>
     tile.return
