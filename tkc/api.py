@@ -299,8 +299,13 @@ class CompiledKernel:
         kernel.annotations = DictionaryAttr({**kernel.annotations.data, **annotations})  # type: ignore[attr-defined]
         return CompiledKernel(self.path, self.kernel, self.params, _input=pinned)
 
-    def __call__(self, *tensors: Any, stream: Any = None) -> Any:
+    def __call__(self, *tensors: Any, stream: Any = None, **named: Any) -> Any:
+        """Launch on `tensors`, given in the kernel's order or by name (`k(A=a, B=b, C=c)`)."""
         try:
+            if named:
+                from tkc.runtime.launch import arrange
+
+                tensors = tuple(arrange(self.abi, tensors, named).values())
             return self._call(tensors, stream)
         except TkError as e:
             raise self._located(e) from None

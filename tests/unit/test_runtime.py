@@ -28,11 +28,11 @@ BASE = 0x7F00_0000_0000
 class FakeCuda:
     """A device array as CuPy or Numba would describe it."""
 
-    def __init__(self, shape, typestr="<f2", ptr=BASE, strides=None):
+    def __init__(self, shape, typestr="<f2", ptr=BASE, strides=None, readonly=False):
         self.__cuda_array_interface__ = {
             "shape": tuple(shape),
             "typestr": typestr,
-            "data": (ptr, False),
+            "data": (ptr, readonly),
             "strides": strides,
             "version": 3,
         }
@@ -355,6 +355,33 @@ def test_torch_dtype_checked():
     assert error(COPY, fake_torch((4, 64), dtype="bfloat16")) == (
         "argument X: expected dtype f16, got bfloat16"
     )
+
+
+WRITES_X = KernelABI(
+    entry="fill",
+    args=(ArgSpec("X", "f16", ("R", "W")),),
+    params=(PointerParam("x", "X"), DimParam("w", "W")),
+    grid=("R", 1, 1),
+    block=128,
+    smem_bytes=0,
+    written=("X",),
+)
+
+
+def test_read_only_arrays_the_kernel_writes_are_refused():
+    # numpy's copy-back skipped a read-only array silently; a device array marked read-only
+    frozen = np.zeros((4, 64), np.float16)
+    frozen.flags.writeable = False
+    assert error(WRITES_X, frozen) == "argument X: the kernel writes it, but the numpy array is read-only"
+    assert error(WRITES_X, FakeCuda((4, 64), readonly=True)) == (
+        "argument X: the kernel writes it, but the cuda_array_interface array is read-only")
+    plan_launch(COPY, (FakeCuda((4, 64), readonly=True),), {}, num_sms=132)  # read only: fine
+
+
+def test_numpy_arrays_in_the_other_byte_order_are_refused():
+    # their bytes went to the device as they were: every value wrong
+    swapped = np.zeros((4, 64), np.dtype(">f2"))
+    assert error(COPY, swapped) == "argument X: expected dtype f16, got float16 in non-native byte order (>f2)"
 
 
 def test_numpy_is_staged_later():
@@ -817,3 +844,18 @@ def test_read_broadcast_view_is_taken():
     shared = fake_torch((1, 4, 256, 64), ptr=BASE + (9 << 28), strides=(256 * 64, 0, 64, 1))
     cfg = plan_launch(ATTENTION, (q, shared, shared, o, lse), {}, num_sms=132)
     assert cfg.params[1].value.global_strides == (128, 0, 4 * 256 * 128)  # B: one element, its packed stride
+
+
+def test_compiled_kernels_take_arguments_by_name(monkeypatch):
+    """`k(A=a, B=b, C=c)` launches as `k(a, b, c)` (it was a Python TypeError); a name the
+    kernel lacks is the runtime's message."""
+    from pathlib import Path
+
+    import tkc
+    from tkc.api import CompiledKernel
+
+    kernel = tkc.compile(Path(__file__).parents[2] / "examples" / "gemm.tk", kernel="gemm")
+    monkeypatch.setattr(CompiledKernel, "_call", lambda self, tensors, stream: tensors)
+    assert kernel("a", C="c", B="b") == ("a", "b", "c")
+    with pytest.raises(TkError, match=r"unknown argument 'BK': the kernel is gemm\(A, B, C\)"):
+        kernel("a", "b", "c", BK=32)

@@ -46,6 +46,9 @@ class ArrayInfo:
     stream: int | None = None
     """The stream the producer last used the array on (`__cuda_array_interface__` v3): the
     launch must wait for it."""
+    read_only: bool = False
+    """The producer marks it read-only (a numpy array not writeable, `__cuda_array_interface__`'s
+    readonly flag): the kernel may not write it."""
 
 
 def _tkc_dtype(matches: Callable[[DType], bool]) -> str | None:
@@ -105,13 +108,15 @@ def _from_cai(obj: Any) -> ArrayInfo:
         source="cuda_array_interface",
         obj=obj,
         stream=cai.get("stream"),
+        read_only=bool(cai["data"][1]),
     )
 
 
 def _from_numpy(a: np.ndarray) -> ArrayInfo:
+    native = a.dtype.isnative  # the bytes go to the device as they are: a swapped order has no tkc dtype
     return ArrayInfo(
-        dtype=_tkc_dtype(lambda d: d.numpy == a.dtype.name),
-        dtype_desc=a.dtype.name,
+        dtype=_tkc_dtype(lambda d: d.numpy == a.dtype.name) if native else None,
+        dtype_desc=a.dtype.name if native else f"{a.dtype.name} in non-native byte order ({a.dtype.str})",
         shape=tuple(a.shape),
         strides=tuple(a.strides),
         ptr=a.ctypes.data,
@@ -119,6 +124,7 @@ def _from_numpy(a: np.ndarray) -> ArrayInfo:
         device_index=None,
         source="numpy",
         obj=a,
+        read_only=not a.flags.writeable,
     )
 
 

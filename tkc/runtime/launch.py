@@ -69,8 +69,9 @@ class LaunchConfig:
     params: tuple[ParamSlot, ...]
 
 
-def bind(abi: KernelABI, args: tuple[Any, ...], named: dict[str, Any]) -> Binding:
-    """Match the call's arguments to the ABI and check them; TkError on the first misfit."""
+def arrange(abi: KernelABI, args: tuple[Any, ...], named: dict[str, Any]) -> dict[str, Any]:
+    """The call's arguments by the ABI's names, positional ones first; TkError where they do not
+    name each argument exactly once."""
     names = [a.name for a in abi.args]
     signature = f"{abi.entry}({', '.join(names)})"
     if len(args) > len(names):
@@ -85,6 +86,12 @@ def bind(abi: KernelABI, args: tuple[Any, ...], named: dict[str, Any]) -> Bindin
     missing = [n for n in names if n not in given]
     if missing:
         raise TkError(f"missing argument {', '.join(missing)}: the kernel is {signature}")
+    return {name: given[name] for name in names}
+
+
+def bind(abi: KernelABI, args: tuple[Any, ...], named: dict[str, Any]) -> Binding:
+    """Match the call's arguments to the ABI and check them; TkError on the first misfit."""
+    given = arrange(abi, args, named)
 
     arrays: dict[str, ArrayInfo] = {}
     dims: dict[str, int] = {}
@@ -102,6 +109,8 @@ def bind(abi: KernelABI, args: tuple[Any, ...], named: dict[str, Any]) -> Bindin
                 "or __dlpack__"
             )
         _check_device(spec.name, info)
+        if info.read_only and spec.name in abi.written:
+            raise TkError(f"argument {spec.name}: the kernel writes it, but the {info.source} array is read-only")
         if info.dtype != spec.dtype:
             hint = ""
             if info.source == "cuda_array_interface" and BY_NAME[spec.dtype].array_interface is None:
