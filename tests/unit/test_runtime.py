@@ -337,7 +337,9 @@ def test_extent_one_dims_may_have_any_stride():
 
 def test_cpu_torch_tensor_is_refused():
     t = fake_torch((4, 64), dtype="float16", device="cpu")
-    assert error(COPY, t).startswith("argument X is in host memory (torch)")
+    assert error(COPY, t).startswith("argument X is on torch device 'cpu'; move it to the GPU")
+    meta = fake_torch((4, 64), dtype="float16", device="meta")
+    assert error(COPY, meta).startswith("argument X is on torch device 'meta'")
 
 
 def test_tensor_on_another_gpu_is_refused():

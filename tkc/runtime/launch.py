@@ -230,8 +230,9 @@ def _dim_label(spec: ArgSpec, axis: int) -> str:
 
 def _check_device(name: str, info: ArrayInfo) -> None:
     if info.location == "cpu":
+        where = f"on torch device {info.obj.device.type!r}" if info.source == "torch" else f"in host memory ({info.source})"
         raise TkError(
-            f"argument {name} is in host memory ({info.source}); move it to the GPU "
+            f"argument {name} is {where}; move it to the GPU "
             "or pass a numpy array, which tkc copies to the device and back"
         )
     if info.location == "cuda" and info.device_index not in (None, 0):
@@ -244,7 +245,8 @@ def _check_aligned(name: str, info: ArrayInfo) -> None:
     if info.ptr % ALIGN:
         raise TkError(
             f"argument {name}: address {info.ptr:#x} is not {ALIGN}-byte aligned "
-            "(TMA needs a 16-byte aligned base; a sliced view may be misaligned)"
+            "(TMA, and the paired stores of vectors written through the address, need a 16-byte aligned "
+            "base; a sliced view may be misaligned)"
         )
 
 
