@@ -7,6 +7,7 @@ of this touches the driver: every check must happen before the first driver call
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import subprocess
 import sys
 from types import SimpleNamespace
@@ -359,15 +360,7 @@ def test_torch_dtype_checked():
     )
 
 
-WRITES_X = KernelABI(
-    entry="fill",
-    args=(ArgSpec("X", "f16", ("R", "W")),),
-    params=(PointerParam("x", "X"), DimParam("w", "W")),
-    grid=("R", 1, 1),
-    block=128,
-    smem_bytes=0,
-    written=("X",),
-)
+WRITES_X = dataclasses.replace(COPY, written=("X",))
 
 
 def test_read_only_arrays_the_kernel_writes_are_refused():
