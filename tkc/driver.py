@@ -49,7 +49,7 @@ from typing import IO, Any
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, StringAttr, UnknownLoc
-from xdsl.ir import BlockArgument, Operation, Region, SSAValue
+from xdsl.ir import BlockArgument, Operation
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
@@ -489,31 +489,14 @@ class PassCallback:
 
 
 def verify_dominance(root: Operation) -> None:
-    """Every operand of `root`'s structured IR is defined where it is used: earlier in its block
-    or in a block around it (xDSL's verifier does not check this; a pass that reuses a value
-    computed inside an `if` after it builds such IR, and nothing else would notice). Regions of
-    several blocks (the PTX stage's branches) are not checked."""
-    visible: set[SSAValue] = set()
+    """Every operand of `root` is defined where it is used (xDSL's verifier does not check this;
+    a pass that reuses a value computed inside an `if` after it builds such IR, and nothing else
+    would notice)."""
+    from tkc.ir_input import undominated_uses
 
-    def region(body: Region) -> None:
-        if len(body.blocks) != 1:
-            return
-        block = body.blocks[0]
-        defined: list[SSAValue] = list(block.args)
-        visible.update(defined)
-        for op in block.ops:
-            for index, operand in enumerate(op.operands):
-                if operand not in visible:
-                    where = f" (defined by {operand.owner.name})" if isinstance(operand.owner, Operation) else ""
-                    raise VerifyException(f"operand {index} of {op.name} is used where it is not defined{where}")
-            for inner in op.regions:
-                region(inner)
-            visible.update(op.results)
-            defined.extend(op.results)
-        visible.difference_update(defined)
-
-    for body in root.regions:
-        region(body)
+    for op, index, operand, problem in undominated_uses(root):
+        where = f" (defined by {problem.where.name})" if problem.where is not None else ""
+        raise VerifyException(f"operand {index} of {op.name} is used {problem.text}{where}")
 
 
 def verify_each_pass() -> bool:

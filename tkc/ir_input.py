@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -164,15 +165,13 @@ class _Verifier:
             raise self.error(module, f"invalid IR: {_message(e)}") from None  # a block's own check
 
     def check_dominance(self, module: ModuleOp) -> None:
-        """Every value is defined above its uses in their block or an enclosing one (tkc's regions
-        are single blocks, so this is SSA dominance; a use in another block of a multi-block
-        region would be reported too)."""
-        position = {op: i for block in module.walk_blocks() for i, op in enumerate(block.ops)}
-        for op in module.walk():
-            for index, operand in enumerate(op.operands):
-                if (problem := self.dominance_problem(operand, op, position)) is not None:
-                    name = f"%{operand.name_hint}" if operand.name_hint else f"operand {index}"
-                    raise self.error(op, f"{op.name} uses {name} {problem}")
+        """Every value is defined above its uses (`undominated_uses`)."""
+        for op, index, operand, problem in undominated_uses(module):
+            text, where = problem.text, problem.where
+            if where is not None and text != "inside its own op":
+                text += f" (line {self.places[where].line.data})" if where in self.places else " (elsewhere)"
+            name = f"%{operand.name_hint}" if operand.name_hint else f"operand {index}"
+            raise self.error(op, f"{op.name} uses {name} {text}")
 
     def check_yields(self, module: ModuleOp) -> None:
         """Each region of an scf.if or scf.for yields values of its results' types."""
@@ -188,28 +187,49 @@ class _Verifier:
                         shown = ", ".join(map(str, wanted)) or "nothing"
                         raise self.error(op, f"each region of this {op.name} must end in an scf.yield of {shown}")
 
-    def dominance_problem(self, value: SSAValue, user: Operation, position: dict[Operation, int]) -> str | None:
-        """Why `user` may not use `value`, or None."""
-        if isinstance(value, ForwardDeclaredValue):  # defined only in a region the use is outside of
-            return "outside the region that defines it"
-        block: Block | None
-        definition: Operation | None
-        if isinstance(value, BlockArgument):
-            block, definition = value.block, value.block.parent_op()
-        else:
-            assert isinstance(value.owner, Operation)
-            block, definition = value.owner.parent_block(), value.owner
-        ancestor = block.find_ancestor_op_in_block(user) if isinstance(block, Block) else None
-        where = f"line {self.places[definition].line.data}" if definition in self.places else "elsewhere"
-        if ancestor is None:
-            return f"outside the region that defines it ({where})"
-        if isinstance(value, BlockArgument) or definition is None or position[definition] < position[ancestor]:
-            return None
-        return f"before its definition ({where})" if ancestor is not definition else "inside its own op"
-
     def error(self, op: Operation, message: str) -> TkError:
         place = self.places[op]
         return TkError(message, place.filename.data, place.line.data, place.column.data, self.source)
+
+
+@dataclass(frozen=True)
+class DominanceProblem:
+    text: str
+    """Why the use may not see the value: outside the region that defines it, before its
+    definition, inside its own op."""
+    where: Operation | None
+    """The op that defines the value (a block argument's: the op owning its block)."""
+
+
+def undominated_uses(root: Operation) -> Iterator[tuple[Operation, int, SSAValue, DominanceProblem]]:
+    """Every (user, operand index, value, why) where a value is used where it is not defined:
+    tkc's regions are single blocks, so a value must be defined above its use in the use's block
+    or an enclosing one (SSA dominance); xDSL's verifier does not check this."""
+    position = {op: i for block in root.walk_blocks() for i, op in enumerate(block.ops)}
+    for user in root.walk():
+        for index, value in enumerate(user.operands):
+            if (problem := _dominance_problem(value, user, position)) is not None:
+                yield user, index, value, problem
+
+
+def _dominance_problem(value: SSAValue, user: Operation, position: dict[Operation, int]) -> DominanceProblem | None:
+    if isinstance(value, ForwardDeclaredValue):  # defined only in a region the use is outside of
+        return DominanceProblem("outside the region that defines it", None)
+    block: Block | None
+    definition: Operation | None
+    if isinstance(value, BlockArgument):
+        block, definition = value.block, value.block.parent_op()
+    else:
+        assert isinstance(value.owner, Operation)
+        block, definition = value.owner.parent_block(), value.owner
+    ancestor = block.find_ancestor_op_in_block(user) if isinstance(block, Block) else None
+    if ancestor is None:
+        return DominanceProblem("outside the region that defines it", definition)
+    if isinstance(value, BlockArgument) or definition is None or position[definition] < position[ancestor]:
+        return None
+    if ancestor is definition:
+        return DominanceProblem("inside its own op", definition)
+    return DominanceProblem("before its definition", definition)
 
 
 def _message(error: Exception) -> str:

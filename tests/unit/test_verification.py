@@ -102,8 +102,8 @@ class UseInsideIf(ModulePass):
 
 def test_a_value_used_outside_the_block_that_defines_it_is_a_verify_error() -> None:
     callback = driver.PassCallback(driver.Observer())
-    with pytest.raises(driver.PassVerifyError, match="after pass use-inside-if: operand 0 of arith.addi is used where "
-                                                     "it is not defined [(]defined by arith.constant[)]"):
+    with pytest.raises(driver.PassVerifyError, match="after pass use-inside-if: operand 0 of arith.addi is used outside "
+                                                     "the region that defines it [(]defined by arith.constant[)]"):
         PassPipeline((UseInsideIf(),), callback).apply(Context(), ModuleOp([]))
 
 
