@@ -204,15 +204,31 @@ class DominanceProblem:
 def undominated_uses(root: Operation) -> Iterator[tuple[Operation, int, SSAValue, DominanceProblem]]:
     """Every (user, operand index, value, why) where a value is used where it is not defined:
     tkc's regions are single blocks, so a value must be defined above its use in the use's block
-    or an enclosing one (SSA dominance); xDSL's verifier does not check this."""
-    position = {op: i for block in root.walk_blocks() for i, op in enumerate(block.ops)}
-    for user in root.walk():
-        for index, value in enumerate(user.operands):
-            if (problem := _dominance_problem(value, user, position)) is not None:
-                yield user, index, value, problem
+    or an enclosing one (SSA dominance; a use in another block of a multi-block region is
+    reported too); xDSL's verifier does not check this. One scan with the values in scope."""
+    visible: set[SSAValue] = set()
+
+    def scan(block: Block) -> Iterator[tuple[Operation, int, SSAValue, DominanceProblem]]:
+        defined: list[SSAValue] = list(block.args)
+        visible.update(defined)
+        for op in block.ops:
+            for index, value in enumerate(op.operands):
+                if value not in visible:
+                    yield op, index, value, _dominance_problem(value, op)
+            for region in op.regions:
+                for inner in region.blocks:
+                    yield from scan(inner)
+            visible.update(op.results)
+            defined.extend(op.results)
+        visible.difference_update(defined)
+
+    for region in root.regions:
+        for block in region.blocks:
+            yield from scan(block)
 
 
-def _dominance_problem(value: SSAValue, user: Operation, position: dict[Operation, int]) -> DominanceProblem | None:
+def _dominance_problem(value: SSAValue, user: Operation) -> DominanceProblem:
+    """Why `user`, which does not see `value`, may not use it."""
     if isinstance(value, ForwardDeclaredValue):  # defined only in a region the use is outside of
         return DominanceProblem("outside the region that defines it", None)
     block: Block | None
@@ -225,8 +241,6 @@ def _dominance_problem(value: SSAValue, user: Operation, position: dict[Operatio
     ancestor = block.find_ancestor_op_in_block(user) if isinstance(block, Block) else None
     if ancestor is None:
         return DominanceProblem("outside the region that defines it", definition)
-    if isinstance(value, BlockArgument) or definition is None or position[definition] < position[ancestor]:
-        return None
     if ancestor is definition:
         return DominanceProblem("inside its own op", definition)
     return DominanceProblem("before its definition", definition)
