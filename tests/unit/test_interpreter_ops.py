@@ -165,8 +165,10 @@ def test_broadcast(fn: tile.BinaryFn, axis: tile.Axis, data: tuple[np.ndarray, n
         return tile.BroadcastOp(fn, axis, a, v).result
 
     y_uniform = np.repeat(vector[:, :, None], t.cols, 2) if axis == tile.Axis.ROW else np.repeat(vector[:, None, :], t.rows, 1)
+    spread = vector[:, :, None] if axis == tile.Axis.ROW else vector[:, None, :]
     with np.errstate(all="ignore"):
-        expected = BINARY[fn](x, vector[:, :, None] if axis == tile.Axis.ROW else vector[:, None, :])
+        # a division by a vector multiplies by its reciprocal rounded to f32, as the GPU does
+        expected = x * (np.float32(1) / spread) if fn == tile.BinaryFn.DIV else BINARY[fn](x, spread)
     assert_same(run(per_block_kernel({"X": t, "W": t}, t, compute), X=x, W=y_uniform), expected)
 
 
