@@ -194,9 +194,10 @@ PLAN_DECISIONS = {
 KernelPlan reads), in the order the planner decides and the plan prints them. PlanAttr.verify
 states how they agree with each other; the kernel's verifier that heavy_first and table_first
 are axes of its grid."""
-LOOP_DECISIONS = {"stages": _STAGES, "pipeline": _STAGES, "overlap": _FLAG, "turns": _FLAG, "split_ring": _FLAG}
-"""The pins (`stages`, `overlap`, `turns`, `split_ring`) and decisions (`pipeline`, `overlap`, `turns`,
-`split_ring`) on an scf.for of a kernel."""
+LOOP_DECISIONS = {"stages": _STAGES, "pipeline": _STAGES, "overlap": _FLAG, "turns": _FLAG, "split_ring": _FLAG,
+                  "reverse": _FLAG, "sweep": _FLAG}
+"""The pins (`stages`, `overlap`, `turns`, `split_ring`, `reverse`) and decisions (`pipeline`, `overlap`, `turns`,
+`split_ring`, `sweep`) on an scf.for of a kernel."""
 SHARED_TILE_DECISIONS = {"swizzle": Allowed(SWIZZLE_SPANS, "0, 32, 64 or 128"), "pad": _SIZE}
 """On a tile.load or tile.to_shared: the swizzle pinned or decided (the tile's type holds a decided
 one), and the bytes each row is padded by (tile-bank-conflicts)."""

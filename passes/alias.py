@@ -225,3 +225,12 @@ def may_overlap_in_loop(load: LoadOp, store: StoreOp, loop: scf.ForOp) -> bool:
     if load.tensor is not store.tensor:
         return False
     return not _disjoint(load, store, _Side(1, None), _Side(2, loop))
+
+
+def may_overlap_across_iterations(a: Access, b: Access, loop: scf.ForOp) -> bool:
+    """Whether `a` in one iteration of `loop` and `b` in another (before or after it) may touch
+    one element: where neither may, the loop's iterations can run in any order."""
+    if a.tensor is not b.tensor:
+        return False
+    return not (_disjoint(a, b, _Side(1, loop, loop), _Side(2, loop, loop, later=True))
+                and _disjoint(b, a, _Side(1, loop, loop), _Side(2, loop, loop, later=True)))

@@ -83,6 +83,7 @@ STRUCTURED_PTX_OPS = frozenset({"ptx.if", "ptx.for", "ptx.loop"})
 """The ops ptx-flatten-control-flow replaces: PTX input holding one is still ahead of it."""
 
 TILE_PASS_MARKS: dict[str, frozenset[str]] = {
+    "tile-sweep-order": frozenset({"sweep"}),
     "tile-rematerialize": frozenset({"rematerialized"}),
     "tile-mask-tails": frozenset({"tail_masks", "whole_tiles"}),
     "tile-vector-layout": frozenset({"column_vectors"}),

@@ -10,6 +10,7 @@ TILE_PASSES = (
     "canonicalize",
     "tile-hoist-invariants",
     "cse",
+    "tile-sweep-order",
     "tile-rematerialize",
     "tile-mask-tails",
     "tile-vector-layout",

@@ -140,6 +140,8 @@ def _plan_lines(kernel: KernelOp) -> list[str]:
             rows.append(("overlap", "late last mma" if KernelPlan.overlaps(loop) else "off", _why(loop, "overlap")))
         if isinstance(loop, scf.ForOp) and _decision(loop, "turns") is not None:
             rows.append(("turns", "consumers take turns" if KernelPlan.takes_turns(loop) else "off", _why(loop, "turns")))
+        if isinstance(loop, scf.ForOp) and (sweep := _decision(loop, "sweep")) is not None:
+            rows.append(("sweep", "backwards" if sweep.int_value else "forwards", sweep.reason.data))
         if isinstance(loop, scf.ForOp) and _decision(loop, "split_ring") is not None:
             rows.append(("split ring", "head / late tail" if KernelPlan.splits_ring(loop) else "off", _why(loop, "split_ring")))
     width = max(len(v) for _, v, _ in rows)

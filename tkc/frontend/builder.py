@@ -265,6 +265,7 @@ ANNOTATION_PLACES = {
     "stages": "for or kernel",  # on a kernel: every ring's depth, and the ring of a kernel that streams its tiles
     "overlap": "for",
     "turns": "for",
+    "reverse": "for",
     "split_ring": "for or kernel",  # on a kernel: every overlapped loop whose ring can split
     "swizzle": "let",
 }
@@ -284,7 +285,7 @@ def annotation_problem(name: str, value: int) -> str | None:
         return f"@consumers takes 1 to 7 consumer warpgroups, got {value}"
     if name == "stages" and not 1 <= value <= 16:
         return f"@stages takes 1 to 16 pipeline stages, got {value}"
-    if name in ("overlap", "turns", "split_ring") and value not in (0, 1):
+    if name in ("overlap", "turns", "split_ring", "reverse") and value not in (0, 1):
         return f"@{name} takes 0 (off) or 1 (required), got {value}"
     if name == "heavy_first" and value not in (0, 1):
         return f"@heavy_first takes 0 (launch order) or 1 (the planner's choice), got {value}"

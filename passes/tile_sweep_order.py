@@ -1,0 +1,200 @@
+"""tile-sweep-order: walk a loop that re-reads the previous loop's tiles backwards, from where it ended.
+
+A two-sweep row kernel (softmax: an online max and sum over the column tiles, then the
+normalised exponentials over the same tiles; layernorm: the residual sum stored, then read back)
+reads every tile twice. Between the two reads of a tile, the first sweep goes on to read all the
+others: the block's whole row panel, times the blocks that run at once (a 64-row panel of 4096
+bf16 columns is 512 KB, 132 of them 69 MB), more than L2 holds, so a second sweep in the same
+order finds each tile evicted and reads it from DRAM again. Walked the other way, the second
+sweep starts with the tiles the first read last, which are still in L2. So this pass decides:
+
+  an `scf.for` without loop-carried values, of step 1, that loads a tile the loop just before it
+  in its block (same bounds) also loads or stores, at the same coordinates as a function of each
+  loop's counter, walks its range backwards (if that loop walks forwards; forwards if that loop was
+  reversed, so a third sweep turns again) — where no two of its iterations may touch one element
+  that either stores (tkc.passes.alias), so the order of its iterations cannot show in memory.
+
+The reversal keeps the loop and renames its counter: the body reads `%j = (lb + ub - 1) - %r`
+where it read `%j`, so a dump reads as the program with the counter counted down.
+
+Written on each loop that re-reads the loop before it, or that carries `@reverse` (which it replaces):
+  sweep = #tile.decision<1, "re-reads X's tiles the loop at line 7 read, last first: ...">
+          | #tile.decision<0, "pinned by @reverse(0)" | "...: the loop at line 7 walks backwards" | why not>
+`@reverse(0)` on the `for` keeps it forwards; `@reverse(1)` requires the backward walk (an error
+where an order could show). A loop that already has its `sweep` (a dump given back to `tkc compile`)
+is left as it is.
+"""
+
+from __future__ import annotations
+
+from xdsl.context import Context
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from tkc.diagnostics import error_at, location_of
+from tkc.dialects.tile import DecisionAttr, KernelOp, LoadOp, StoreOp
+from tkc.passes.alias import Access, may_overlap_across_iterations
+
+_PIN, _DECISION = "reverse", "sweep"
+_MATCH_DEPTH = 8
+"""How many arith ops deep two coordinates are compared for the same walk."""
+
+
+def _line(op: Operation) -> str:
+    _, line, _ = location_of(op)
+    return f"line {line}" if line is not None else op.name
+
+
+def _tensor_name(access: Access) -> str:
+    kernel = access.parent_op()
+    while not isinstance(kernel, KernelOp):
+        assert kernel is not None
+        kernel = kernel.parent_op()
+    return kernel.arg_names[kernel.body.block.args.index(access.tensor)]
+
+
+def _accesses(loop: scf.ForOp) -> list[Access]:
+    return [op for op in loop.walk() if isinstance(op, LoadOp | StoreOp)]
+
+
+def _constant(value: SSAValue) -> int | None:
+    owner = value.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+        return owner.value.value.data
+    return None
+
+
+def _same_walk(a: SSAValue, b: SSAValue, loop_a: scf.ForOp, loop_b: scf.ForOp, depth: int = 0) -> bool:
+    """Whether index value `a` in `loop_a` is the same function of its counter as `b` of `loop_b`'s."""
+    if a is b:  # defined before both loops (a sibling loop's values are out of the other's scope)
+        return True
+    if a is _counter(loop_a) and b is _counter(loop_b):
+        return True
+    oa, ob = a.owner, b.owner
+    if depth >= _MATCH_DEPTH or not isinstance(oa, Operation) or not isinstance(ob, Operation):
+        return False
+    if (_constant(a), _constant(b)) != (None, None):
+        return _constant(a) == _constant(b)
+    return (oa.name == ob.name and oa.name.startswith("arith.") and len(oa.operands) == len(ob.operands)
+            and oa.attributes == ob.attributes and oa.properties == ob.properties
+            and all(_same_walk(x, y, loop_a, loop_b, depth + 1) for x, y in zip(oa.operands, ob.operands)))
+
+
+def _counter(loop: scf.ForOp) -> SSAValue:
+    """The value the loop's body reads as its counter: the block argument, or in a reversed loop
+    the (lb + ub - 1) - counter that _reverse put first in its body."""
+    if _walks_backwards(loop):
+        first = loop.body.block.first_op
+        assert isinstance(first, arith.SubiOp) and first.rhs is loop.body.block.args[0]
+        return first.result
+    return loop.body.block.args[0]
+
+
+def _inside(value: SSAValue, loop: scf.ForOp) -> bool:
+    owner = value.owner
+    op = owner.parent_op() if isinstance(owner, Block) else owner
+    return op is not None and loop.is_ancestor(op)
+
+
+def _previous_loop(loop: scf.ForOp) -> scf.ForOp | None:
+    op = loop.prev_op
+    while op is not None and not isinstance(op, scf.ForOp):
+        op = op.prev_op
+    return op
+
+
+def _walks_backwards(loop: scf.ForOp) -> bool:
+    decision = loop.attributes.get(_DECISION)
+    return isinstance(decision, DecisionAttr) and decision.int_value == 1
+
+
+def _re_read(loop: scf.ForOp, previous: scf.ForOp) -> LoadOp | None:
+    """A load of `loop` whose tiles `previous` also touched, in the same walk (or None)."""
+    if (loop.lb, loop.ub, loop.step) != (previous.lb, previous.ub, previous.step):
+        return None
+    earlier = [a for a in _accesses(previous) if a.parent_op() is previous]
+    for load in (op for op in loop.body.block.ops if isinstance(op, LoadOp)):
+        for access in earlier:
+            if access.tensor is load.tensor and len(access.coords) == len(load.coords) and all(
+                    _same_walk(x, y, loop, previous) for x, y in zip(load.coords, access.coords)):
+                if any(_inside(c, loop) for c in load.coords):
+                    return load
+    return None
+
+
+def _order_shows(loop: scf.ForOp) -> str | None:
+    """Why the order of the loop's iterations could show (or None): loop-carried values, or two
+    accesses of different iterations that may touch one element, one of them a store."""
+    if loop.results:
+        return "its iterations carry values from one to the next"
+    if _constant(loop.step) != 1:
+        return "its step is not the constant 1"
+    accesses = _accesses(loop)
+    for store in (a for a in accesses if isinstance(a, StoreOp)):
+        for other in accesses:
+            if may_overlap_across_iterations(store, other, loop):
+                what = "load" if isinstance(other, LoadOp) else other.statement
+                return (f"its iterations may touch the same elements of {_tensor_name(store)} "
+                        f"(the {store.statement} at {_line(store)} and the {what} at {_line(other)})")
+    return None
+
+
+def _pin(loop: scf.ForOp) -> int | None:
+    attr = loop.attributes.get(_PIN)
+    return attr.value.data if isinstance(attr, IntegerAttr) else None
+
+
+def _reverse(loop: scf.ForOp) -> None:
+    """Walk `loop` from its last iteration to its first: every use of the counter reads
+    (lb + ub - 1) - counter instead."""
+    counter = loop.body.block.args[0]
+    span = arith.AddiOp(loop.lb, loop.ub)
+    last = arith.SubiOp(span, loop.step)  # the step is 1
+    Rewriter.insert_op([span, last], InsertPoint.before(loop))
+    walked = arith.SubiOp(last, counter)
+    Rewriter.insert_op(walked, InsertPoint.at_start(loop.body.block))
+    walked.result.name_hint = counter.name_hint
+    counter.replace_uses_with_if(walked.result, lambda use: use.operation is not walked)
+    counter.name_hint = "r"
+
+
+def _decide(loop: scf.ForOp) -> DecisionAttr | None:
+    pin = _pin(loop)
+    previous = _previous_loop(loop)
+    load = _re_read(loop, previous) if previous is not None else None
+    if pin == 0:
+        return DecisionAttr(0, "pinned by @reverse(0): walks its range forwards")
+    if load is None and pin is None:
+        return None
+    shows = _order_shows(loop)
+    if pin == 1:
+        if shows is not None:
+            raise error_at(loop, f"@reverse(1) cannot walk this loop backwards: {shows}")
+        return DecisionAttr(1, "pinned by @reverse(1): walks its range backwards")
+    assert load is not None and previous is not None
+    what = f"re-reads the tiles of {_tensor_name(load)} the loop at {_line(previous)} touched"
+    if shows is not None:
+        return DecisionAttr(0, f"{what}, but stays forwards: {shows}")
+    if _walks_backwards(previous):
+        return DecisionAttr(0, f"{what}; that loop walks backwards, so this one forwards starts where it ended")
+    return DecisionAttr(1, f"{what}: backwards, the tiles it read last first, while L2 still holds them")
+
+
+class TileSweepOrderPass(ModulePass):
+    name = "tile-sweep-order"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for kernel in [k for k in op.body.block.ops if isinstance(k, KernelOp)]:
+            for loop in [o for o in kernel.walk() if isinstance(o, scf.ForOp)]:
+                if _DECISION in loop.attributes:
+                    continue
+                decision = _decide(loop)
+                if decision is None:
+                    continue
+                loop.attributes.pop(_PIN, None)  # the decision's reason says it was pinned
+                loop.attributes[_DECISION] = decision
+                if decision.int_value:
+                    _reverse(loop)
