@@ -71,7 +71,8 @@ def _same_walk(a: SSAValue, b: SSAValue, loop_a: scf.ForOp, loop_b: scf.ForOp, d
     """Whether index value `a` in `loop_a` is the same function of its counter as `b` of `loop_b`'s."""
     if a is b:  # defined before both loops (a sibling loop's values are out of the other's scope)
         return True
-    if a is _counter(loop_a) and b is _counter(loop_b):
+    counter_a = _counter(loop_a)
+    if counter_a is not None and a is counter_a and b is _counter(loop_b):
         return True
     oa, ob = a.owner, b.owner
     if depth >= _MATCH_DEPTH or not isinstance(oa, Operation) or not isinstance(ob, Operation):
@@ -83,13 +84,15 @@ def _same_walk(a: SSAValue, b: SSAValue, loop_a: scf.ForOp, loop_b: scf.ForOp, d
             and all(_same_walk(x, y, loop_a, loop_b, depth + 1) for x, y in zip(oa.operands, ob.operands)))
 
 
-def _counter(loop: scf.ForOp) -> SSAValue:
+def _counter(loop: scf.ForOp) -> SSAValue | None:
     """The value the loop's body reads as its counter: the block argument, or in a reversed loop
-    the (lb + ub - 1) - counter that _reverse put first in its body."""
+    the (lb + ub - 1) - counter that _reverse put first in its body (None where a hand-edited
+    `sweep` claims a reversal the body does not start with: its walk is unknown)."""
     if _walks_backwards(loop):
         first = loop.body.block.first_op
-        assert isinstance(first, arith.SubiOp) and first.rhs is loop.body.block.args[0]
-        return first.result
+        if isinstance(first, arith.SubiOp) and first.rhs is loop.body.block.args[0]:
+            return first.result
+        return None
     return loop.body.block.args[0]
 
 

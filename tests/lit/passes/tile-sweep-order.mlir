@@ -3,7 +3,9 @@
 // backwards, its counter read as (lb + ub - 1) - r; a third sweep over X then walks forwards again,
 // starting where the second ended. @order_shows: a loop that stores X[i, j + 1] and loads X[i, j]
 // (the next iteration reads what this one wrote) stays forwards, and says why; a loop with other
-// bounds than the loop before it is left alone. A second run changes nothing.
+// bounds than the loop before it is left alone. @hand_edited: a loop whose `sweep` claims a
+// reversal its body does not start with has an unknown walk, so the loop after it is left alone
+// (it was an internal error). A second run changes nothing.
 // RUN: tkc-opt %s -p tile-sweep-order | filecheck %s
 // RUN: tkc-opt %s -p tile-sweep-order -o %t.once.mlir && tkc-opt %t.once.mlir -p tile-sweep-order | diff %t.once.mlir -
 
@@ -81,6 +83,28 @@ builtin.module {
 // CHECK:       tile.store {{.*}}, %X[%i, %next]
 // CHECK-NEXT:  } {sweep = #tile.decision<0, "re-reads the tiles of X the loop at {{line [0-9]+}} touched, but stays forwards: its iterations may touch the same elements of X (the store at {{line [0-9]+}} and the load at {{line [0-9]+}})">}
 // CHECK-NEXT:  scf.for %j{{.*}} = %c0 to %N step %c2 {
+// CHECK-NOT:   sweep
+// CHECK:       tile.return
+
+  tile.kernel @hand_edited(%X: !tile.gl<[M, N], bf16>) {
+    %N = tile.dim %X[1] : !tile.gl<[M, N], bf16>
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    tile.grid(%c1) as ["i"]
+    %i = tile.block_id 0
+    scf.for %j = %c0 to %N step %c1 {
+      %t = tile.load %X[%i, %j] : !tile.gl<[M, N], bf16> -> !tile.st<64x64xbf16>
+      scf.yield
+    } {sweep = #tile.decision<1, "edited by hand">}
+    scf.for %j = %c0 to %N step %c1 {
+      %t = tile.load %X[%i, %j] : !tile.gl<[M, N], bf16> -> !tile.st<64x64xbf16>
+      scf.yield
+    }
+    tile.return
+  }
+// CHECK-LABEL: tile.kernel @hand_edited
+// CHECK:       } {sweep = #tile.decision<1, "edited by hand">}
+// CHECK-NEXT:  scf.for
 // CHECK-NOT:   sweep
 // CHECK:       tile.return
 }
