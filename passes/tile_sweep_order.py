@@ -8,8 +8,8 @@ bf16 columns is 512 KB, 132 of them 69 MB), more than L2 holds, so a second swee
 order finds each tile evicted and reads it from DRAM again. Walked the other way, the second
 sweep starts with the tiles the first read last, which are still in L2. So this pass decides:
 
-  an `scf.for` without loop-carried values, of step 1, that loads a tile the loop just before it
-  in its block (same bounds) also loads or stores, at the same coordinates as a function of each
+  an `scf.for` without loop-carried values, of step 1, that loads a tile (anywhere in its body)
+  the loop just before it in its block (same bounds) also loads or stores, at the same coordinates as a function of each
   loop's counter, walks its range backwards (if that loop walks forwards; forwards if that loop was
   reversed, so a third sweep turns again) — where no two of its iterations may touch one element
   that either stores (tkc.passes.alias), so the order of its iterations cannot show in memory.
@@ -118,8 +118,8 @@ def _re_read(loop: scf.ForOp, previous: scf.ForOp) -> LoadOp | None:
     """A load of `loop` whose tiles `previous` also touched, in the same walk (or None)."""
     if (loop.lb, loop.ub, loop.step) != (previous.lb, previous.ub, previous.step):
         return None
-    earlier = [a for a in _accesses(previous) if a.parent_op() is previous]
-    for load in (op for op in loop.body.block.ops if isinstance(op, LoadOp)):
+    earlier = _accesses(previous)
+    for load in (op for op in _accesses(loop) if isinstance(op, LoadOp)):
         for access in earlier:
             if access.tensor is load.tensor and len(access.coords) == len(load.coords) and all(
                     _same_walk(x, y, loop, previous) for x, y in zip(load.coords, access.coords)):

@@ -5,7 +5,8 @@
 // (the next iteration reads what this one wrote) stays forwards, and says why; a loop with other
 // bounds than the loop before it is left alone. @hand_edited: a loop whose `sweep` claims a
 // reversal its body does not start with has an unknown walk, so the loop after it is left alone
-// (it was an internal error). A second run changes nothing.
+// (it was an internal error). @under_if: a re-read under an `if` counts too. A second run changes
+// nothing.
 // RUN: tkc-opt %s -p tile-sweep-order | filecheck %s
 // RUN: tkc-opt %s -p tile-sweep-order -o %t.once.mlir && tkc-opt %t.once.mlir -p tile-sweep-order | diff %t.once.mlir -
 
@@ -107,4 +108,30 @@ builtin.module {
 // CHECK-NEXT:  scf.for
 // CHECK-NOT:   sweep
 // CHECK:       tile.return
+
+  tile.kernel @under_if(%X: !tile.gl<[M, N], f32>, %Y: !tile.gl<[M, N], f32>) {
+    %N = tile.dim %X[1] : !tile.gl<[M, N], f32>
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    tile.grid(%c1) as ["i"]
+    %i = tile.block_id 0
+    scf.for %j = %c0 to %N step %c1 {
+      %t = tile.load %X[%i, %j] : !tile.gl<[M, N], f32> -> !tile.st<64x64xf32>
+      scf.yield
+    }
+    scf.for %j = %c0 to %N step %c1 {
+      %odd = arith.cmpi sgt, %j, %c0 : index
+      scf.if %odd {
+        %t = tile.load %X[%i, %j] : !tile.gl<[M, N], f32> -> !tile.st<64x64xf32>
+        %reg = tile.to_reg %t : !tile.st<64x64xf32> -> !tile.rt<64x64xf32>
+        tile.store %reg, %Y[%i, %j] : !tile.rt<64x64xf32>, !tile.gl<[M, N], f32>
+        scf.yield
+      }
+      scf.yield
+    }
+    tile.return
+  }
+// CHECK-LABEL: tile.kernel @under_if
+// CHECK:       scf.for %r
+// CHECK:       } {sweep = #tile.decision<1, "re-reads the tiles of X
 }
