@@ -2061,6 +2061,16 @@ def _check_copy(op: Operation, dsts: Sequence[SSAValue], srcs: Sequence[SSAValue
 _IF_LABELS = ("ELSE", "ENDIF")
 
 
+def _parse_one_block(parser: Parser) -> Block:
+    """The block of a structured op's region (`{ ... }`), detached from the parsed region; a region
+    without one is a parse error at the region (a mutated or hand-written `{}`)."""
+    at = parser.pos
+    region = parser.parse_region()
+    if len(region.blocks) != 1:
+        parser.raise_error(f"expected a region of one block, got {len(region.blocks)}", at, parser.pos)
+    return region.detach_block(0)
+
+
 @irdl_op_definition
 class IfOp(StructuredOp):
     """`ptx.if %p [negated] [writes(%r...)] [labels("ELSE", "ENDIF")] {then} [else {else}]`: the
@@ -2115,9 +2125,9 @@ class IfOp(StructuredOp):
             labels = (names[0], names[1])
         op = cls(cond, outs, negate=negate, labels=labels)
         op.then_region.detach_block(0)  # replaced by the parsed regions
-        op.then_region.add_block(parser.parse_region().detach_block(0))
+        op.then_region.add_block(_parse_one_block(parser))
         if parser.parse_optional_keyword("else") is not None:
-            op.else_region.add_block(parser.parse_region().detach_block(0))
+            op.else_region.add_block(_parse_one_block(parser))
         return op
 
     def verify_(self) -> None:
@@ -2180,7 +2190,7 @@ class ForOp(StructuredOp):
         step = _parse_reg_or_imm(parser)
         op = cls(iv, ub, step, _parse_regs(parser, "carried"))
         op.body.detach_block(0)
-        op.body.add_block(parser.parse_region().detach_block(0))
+        op.body.add_block(_parse_one_block(parser))
         return op
 
     def verify_(self) -> None:
@@ -2214,7 +2224,7 @@ class LoopOp(StructuredOp):
     def parse(cls, parser: Parser) -> LoopOp:
         op = cls(parser.parse_str_literal())
         op.body.detach_block(0)
-        op.body.add_block(parser.parse_region().detach_block(0))
+        op.body.add_block(_parse_one_block(parser))
         return op
 
     def verify_(self) -> None:
