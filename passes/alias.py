@@ -114,7 +114,7 @@ class _Side:
         owner = v.owner
         if self.loop is not None and v is self.loop.body.block.args[0]:
             atom = Affine(0, (((0, v), 1),))
-            step = _constant(self.loop.step)
+            step = index_constant(self.loop.step)
             if not self.later:
                 return atom
             if step is None or step <= 0:
@@ -135,7 +135,8 @@ class _Side:
         return Affine(0, (((self.side if self._is_private(v) else 0, v), 1),))
 
 
-def _constant(value: SSAValue) -> int | None:
+def index_constant(value: SSAValue) -> int | None:
+    """The integer an arith.constant holds, or None for any other value."""
     owner = value.owner
     if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
         return owner.value.value.data

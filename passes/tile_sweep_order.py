@@ -36,7 +36,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from tkc.diagnostics import error_at, location_of
 from tkc.dialects.tile import DecisionAttr, KernelOp, LoadOp, StoreOp
-from tkc.passes.alias import Access, may_overlap_across_iterations
+from tkc.passes.alias import Access, index_constant, may_overlap_across_iterations
 
 _PIN, _DECISION = "reverse", "sweep"
 _MATCH_DEPTH = 8
@@ -60,13 +60,6 @@ def _accesses(loop: scf.ForOp) -> list[Access]:
     return [op for op in loop.walk() if isinstance(op, LoadOp | StoreOp)]
 
 
-def _constant(value: SSAValue) -> int | None:
-    owner = value.owner
-    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
-        return owner.value.value.data
-    return None
-
-
 def _same_walk(a: SSAValue, b: SSAValue, loop_a: scf.ForOp, loop_b: scf.ForOp, depth: int = 0) -> bool:
     """Whether index value `a` in `loop_a` is the same function of its counter as `b` of `loop_b`'s."""
     if a is b:  # defined before both loops (a sibling loop's values are out of the other's scope)
@@ -77,8 +70,8 @@ def _same_walk(a: SSAValue, b: SSAValue, loop_a: scf.ForOp, loop_b: scf.ForOp, d
     oa, ob = a.owner, b.owner
     if depth >= _MATCH_DEPTH or not isinstance(oa, Operation) or not isinstance(ob, Operation):
         return False
-    if (_constant(a), _constant(b)) != (None, None):
-        return _constant(a) == _constant(b)
+    if (index_constant(a), index_constant(b)) != (None, None):
+        return index_constant(a) == index_constant(b)
     return (oa.name == ob.name and oa.name.startswith("arith.") and len(oa.operands) == len(ob.operands)
             and oa.attributes == ob.attributes and oa.properties == ob.properties
             and all(_same_walk(x, y, loop_a, loop_b, depth + 1) for x, y in zip(oa.operands, ob.operands)))
@@ -133,7 +126,7 @@ def _order_shows(loop: scf.ForOp) -> str | None:
     accesses of different iterations that may touch one element, one of them a store."""
     if loop.results:
         return "its iterations carry values from one to the next"
-    if _constant(loop.step) != 1:
+    if index_constant(loop.step) != 1:
         return "its step is not the constant 1"
     accesses = _accesses(loop)
     for store in (a for a in accesses if isinstance(a, StoreOp)):
