@@ -86,13 +86,7 @@ class _Side:
     memo: dict[SSAValue, Affine] = field(default_factory=dict)
 
     def _is_private(self, value: SSAValue) -> bool:
-        if self.private is None:
-            return False
-        owner = value.owner
-        if isinstance(owner, Block):
-            parent = owner.parent_op()
-            return parent is not None and self.private.is_ancestor(parent)
-        return self.private.is_ancestor(owner)
+        return self.private is not None and defined_within(value, self.private)
 
     def form(self, value: SSAValue) -> Affine:
         """The affine form of an index value (iteratively memoised: chains of any depth are linear)."""
@@ -133,6 +127,14 @@ class _Side:
             if not rhs.terms:
                 return lhs.scale(rhs.const)
         return Affine(0, (((self.side if self._is_private(v) else 0, v), 1),))
+
+
+def defined_within(value: SSAValue, op: Operation) -> bool:
+    """Whether `value` is defined by `op` or inside it (a block argument of one of its regions
+    included): a value that may differ each time `op` runs."""
+    owner = value.owner
+    definer = owner.parent_op() if isinstance(owner, Block) else owner
+    return definer is not None and op.is_ancestor(definer)
 
 
 def index_constant(value: SSAValue) -> int | None:

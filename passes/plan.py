@@ -24,10 +24,10 @@ from dataclasses import dataclass, field, fields
 from typing import Any, cast
 
 from xdsl.dialects import scf
-from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
+from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from xdsl.traits import Pure
 
-from tkc.passes.alias import may_overlap_in_loop
+from tkc.passes.alias import defined_within, may_overlap_in_loop
 from tkc.passes.shared_tiles import buffer_columns, buffer_rows
 from tkc.passes.wgmma_layout import widest_span
 from tkc.dialects.tile import (
@@ -87,9 +87,7 @@ def defined_before_its_loop(op: Operation, value: SSAValue, loops: tuple[type[Op
         loop = loop.parent_op()
     if loop is None:
         return False
-    owner = value.owner
-    definer = owner.parent_op() if isinstance(owner, Block) else owner
-    return definer is None or not loop.is_ancestor(definer)
+    return not defined_within(value, loop)
 
 
 WHOLE_AXIS = 0

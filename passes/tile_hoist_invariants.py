@@ -34,6 +34,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import is_side_effect_free, is_speculatable
 
 from tkc.dialects.tile import KernelOp
+from tkc.passes.alias import defined_within
 
 _SCALAR_DIALECTS = (arith.Arith, math.Math)
 
@@ -46,14 +47,8 @@ def _is_scalar_math(op: Operation) -> bool:
     return all(isinstance(t, IndexType | IntegerType | Float32Type) for t in types)
 
 
-def _defined_in(value: SSAValue, loop: scf.ForOp) -> bool:
-    owner = value.owner
-    op = owner if isinstance(owner, Operation) else owner.parent_op()
-    return op is not None and loop.is_ancestor(op)
-
-
 def _invariant(op: Operation, loop: scf.ForOp) -> bool:
-    return not any(_defined_in(operand, loop) for operand in op.operands)
+    return not any(defined_within(operand, loop) for operand in op.operands)
 
 
 def hoist_out_of(loop: scf.ForOp) -> int:

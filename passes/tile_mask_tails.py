@@ -70,10 +70,11 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import is_side_effect_free
 
 from tkc import dtypes
-from tkc.diagnostics import error_at, location_of
+from tkc.diagnostics import error_at, line_label
 from tkc.dialects import tile
 from tkc.dialects.tile import CLIPPED, REDUCE_IDENTITY, Axis, BinaryFn, ReduceFn, UnaryFn
 from tkc.passes.divisibility import known_multiple
+from tkc.passes.alias import defined_within
 
 
 @dataclass(frozen=True)
@@ -328,19 +329,13 @@ def _vector_axis(axis: Axis) -> int:
     return 0 if axis == Axis.ROW else 1
 
 
-def _defined_in(value: SSAValue, op: Operation) -> bool:
-    owner = value.owner
-    parent = owner.parent_op() if isinstance(owner, Block) else owner
-    return parent is not None and op.is_ancestor(parent)
-
-
 def _scoped(padding: Padding, op: scf.ForOp | scf.IfOp) -> Padding:
     """The padding of a value leaving `op` (a carried var, an if's result): a tail whose coordinate
     `op` defines (a loop changes it each iteration; a branch may not run) is no longer exact; it
     stays `stable` where its valid extent reads nothing `op` defines."""
     return tuple(
         AxisPadding(a.tails, False, stable=a.stable and all(_invariant(t, op) for t in a.tails))
-        if any(t.coord is not None and _defined_in(t.coord, op) or (isinstance(t.dim, SSAValue) and _defined_in(t.dim, op)) for t in a.tails)
+        if any(t.coord is not None and defined_within(t.coord, op) or (isinstance(t.dim, SSAValue) and defined_within(t.dim, op)) for t in a.tails)
         else a
         for a in padding
     )
@@ -411,7 +406,7 @@ def _leaves(structure: object) -> Iterable[SSAValue]:
 def _invariant(tail: Tail, op: Operation) -> bool:
     """Whether the tail's valid extent reads nothing `op` defines."""
     terms, _ = _limit(tail)
-    return not any(_defined_in(leaf, op) for atom in terms for leaf in _leaves(atom))
+    return not any(defined_within(leaf, op) for atom in terms for leaf in _leaves(atom))
 
 
 def _own_mask(op: scf.IfOp) -> bool:
@@ -634,11 +629,6 @@ def _is_extent(limit: SSAValue, source: SSAValue, axis: int) -> bool:
     return value is not None and value >= cast(tile.ShapedTileType, source.type).get_shape()[axis]
 
 
-def _line(op: Operation) -> str:
-    _, line, _ = location_of(op)
-    return f"line {line}" if line is not None else op.name
-
-
 def _axis_name(value: SSAValue, axis: int) -> str:
     return ("rows", "columns")[axis] if _rank(value) == 2 else "elements"
 
@@ -675,12 +665,12 @@ class TailMasks:
                     axis = 1 - _vector_axis(op.axis.data)
                     name = f"{'row' if op.axis.data == Axis.ROW else 'col'}_{op.fn.data}"
                     self.need(op.source, axis, REDUCE_IDENTITY[op.fn.data], op, 0,
-                              f"{name} at {_line(op)} leaves out the {_axis_name(op.source, axis)} past the end")
+                              f"{name} at {line_label(op)} leaves out the {_axis_name(op.source, axis)} past the end")
                 case tile.VectorReduceOp():
                     self.need(op.source, 0, REDUCE_IDENTITY[op.fn.data], op, 0,
-                              f"{op.fn.data}(v) at {_line(op)} leaves out the elements past the end")
+                              f"{op.fn.data}(v) at {line_label(op)} leaves out the elements past the end")
                 case tile.MmaOp():
-                    why = f"the mma at {_line(op)} counts the padding of its contraction as 0"
+                    why = f"the mma at {line_label(op)} counts the padding of its contraction as 0"
                     self.need(op.a, 0 if op.transpose_a else 1, 0.0, op, 0, why)
                     self.need(op.b, 1 if op.transpose_b else 0, 0.0, op, 1, why)
                 case tile.StoreOp():
@@ -811,7 +801,7 @@ class TailMasks:
             self.require_whole_tiles(
                 # the tails the destination does not cover, so that the message names those
                 replace(padding, tails=uncovered if padding.exact else padding.tails),
-                f"the {op.statement} of {name} at {_line(op)} must not {verb} padding, and the "
+                f"the {op.statement} of {name} at {line_label(op)} must not {verb} padding, and the "
                 f"{_axis_name(op.value, axis)} of its value need not end where {name} does",
                 op,
             )

@@ -41,20 +41,15 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
-from tkc.diagnostics import error_at, location_of
+from tkc.diagnostics import error_at, line_label
 from tkc.dialects.tile import DecisionAttr, FenceOp, KernelOp, LoadOp, StoreOp
 from tkc.passes.alias import Access, common_ancestors, may_follow_and_overlap
-
-
-def _line(op: Operation) -> str:
-    _, line, _ = location_of(op)
-    return f"line {line}" if line is not None else op.name
 
 
 def _describe(op: Access, kernel: KernelOp) -> str:
     name = kernel.arg_names[kernel.body.block.args.index(op.tensor)]
     what = "load" if isinstance(op, LoadOp) else op.statement
-    return f"the {what} of {name} at {_line(op)}"
+    return f"the {what} of {name} at {line_label(op)}"
 
 
 def _stores_within(op: Operation) -> bool:
@@ -118,23 +113,23 @@ def order_memory(kernel: KernelOp) -> None:
             point = _earlier_point(point, deps, points) or point
             points.setdefault(point, []).append((access, deps))
         elif isinstance(access, StoreOp) and (adds := [s for s in stores if may_follow_and_overlap(s, access)]):
-            lines = ", ".join(sorted({_line(s) for s in adds}))
+            lines = ", ".join(sorted({line_label(s) for s in adds}))
             access.attributes["memory_order"] = DecisionAttr(
                 0, f"after the store_adds at {lines} only: adds commute, so no fence orders them"
             )
         elif isinstance(access, LoadOp):
-            lines = ", ".join(sorted({_line(s) for s in stores if s.tensor is access.tensor}))
+            lines = ", ".join(sorted({line_label(s) for s in stores if s.tensor is access.tensor}))
             access.attributes["memory_order"] = DecisionAttr(
                 0, f"no store that may run before it overlaps it (the stores of this tensor are at {lines})"
             )
     for point, orders in points.items():
         parts = []
         for access, deps in orders:
-            after = ", ".join(sorted({_line(s) for s in deps}))
+            after = ", ".join(sorted({line_label(s) for s in deps}))
             parts.append(f"{_describe(access, kernel)} may touch what the store at {after} wrote")
             if isinstance(access, LoadOp):
                 access.attributes["memory_order"] = DecisionAttr(
-                    1, f"after the stores at {after}: the tile.fence at {_line(point)} orders them"
+                    1, f"after the stores at {after}: the tile.fence at {line_label(point)} orders them"
                 )
         fence = FenceOp("; ".join(parts))
         fence.location = point.location

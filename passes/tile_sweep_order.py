@@ -30,22 +30,17 @@ from __future__ import annotations
 from xdsl.context import Context
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from tkc.diagnostics import error_at, location_of
+from tkc.diagnostics import error_at, line_label
 from tkc.dialects.tile import DecisionAttr, KernelOp, LoadOp, StoreOp
-from tkc.passes.alias import Access, index_constant, may_overlap_across_iterations
+from tkc.passes.alias import Access, defined_within, index_constant, may_overlap_across_iterations
 
 _PIN, _DECISION = "reverse", "sweep"
 _MATCH_DEPTH = 8
 """How many arith ops deep two coordinates are compared for the same walk."""
-
-
-def _line(op: Operation) -> str:
-    _, line, _ = location_of(op)
-    return f"line {line}" if line is not None else op.name
 
 
 def _tensor_name(access: Access) -> str:
@@ -89,12 +84,6 @@ def _counter(loop: scf.ForOp) -> SSAValue | None:
     return loop.body.block.args[0]
 
 
-def _inside(value: SSAValue, loop: scf.ForOp) -> bool:
-    owner = value.owner
-    op = owner.parent_op() if isinstance(owner, Block) else owner
-    return op is not None and loop.is_ancestor(op)
-
-
 def _previous_loop(loop: scf.ForOp) -> scf.ForOp | None:
     op = loop.prev_op
     while op is not None and not isinstance(op, scf.ForOp):
@@ -116,7 +105,7 @@ def _re_read(loop: scf.ForOp, previous: scf.ForOp) -> LoadOp | None:
         for access in earlier:
             if access.tensor is load.tensor and len(access.coords) == len(load.coords) and all(
                     _same_walk(x, y, loop, previous) for x, y in zip(load.coords, access.coords)):
-                if any(_inside(c, loop) for c in load.coords):
+                if any(defined_within(c, loop) for c in load.coords):
                     return load
     return None
 
@@ -134,7 +123,7 @@ def _order_shows(loop: scf.ForOp) -> str | None:
             if may_overlap_across_iterations(store, other, loop):
                 what = "load" if isinstance(other, LoadOp) else other.statement
                 return (f"its iterations may touch the same elements of {_tensor_name(store)} "
-                        f"(the {store.statement} at {_line(store)} and the {what} at {_line(other)})")
+                        f"(the {store.statement} at {line_label(store)} and the {what} at {line_label(other)})")
     return None
 
 
@@ -171,7 +160,7 @@ def _decide(loop: scf.ForOp) -> DecisionAttr | None:
             raise error_at(loop, f"@reverse(1) cannot walk this loop backwards: {shows}")
         return DecisionAttr(1, "pinned by @reverse(1): walks its range backwards")
     assert load is not None and previous is not None
-    what = f"re-reads the tiles of {_tensor_name(load)} the loop at {_line(previous)} touched"
+    what = f"re-reads the tiles of {_tensor_name(load)} the loop at {line_label(previous)} touched"
     if shows is not None:
         return DecisionAttr(0, f"{what}, but stays forwards: {shows}")
     if _walks_backwards(previous):

@@ -41,7 +41,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from tkc.diagnostics import error_at, location_of
+from tkc.diagnostics import error_at, line_label
 from tkc.dialects.tile import (
     Axis,
     BinaryOp,
@@ -83,13 +83,13 @@ def infer_column_vectors(kernel: Operation) -> set[SSAValue]:
     ops = list(kernel.walk())
     for op in ops:
         if isinstance(op, ReduceOp):
-            seed(op.result, op.axis.data, op, f"{op.name} {op.axis.data} at {_line(op)} makes it {_a(op.axis.data)}")
+            seed(op.result, op.axis.data, op, f"{op.name} {op.axis.data} at {line_label(op, 'its place')} makes it {_a(op.axis.data)}")
     for op in ops:  # a transpose already in the IR (a resumed compile) keeps the layout its type says
         if isinstance(op, TransposeOp):
             kind = Axis.COL if isinstance(op.result.type, RegisterVectorType) and op.result.type.is_column else Axis.ROW
             other = Axis.ROW if kind == Axis.COL else Axis.COL
-            seed(op.result, kind, op, f"{op.name} at {_line(op)} makes it {_a(kind)}")
-            seed(op.source, other, op, f"{op.name} at {_line(op)} reads it as {_a(other)}")
+            seed(op.result, kind, op, f"{op.name} at {line_label(op, 'its place')} makes it {_a(kind)}")
+            seed(op.source, other, op, f"{op.name} at {line_label(op, 'its place')} reads it as {_a(other)}")
     _choose_free_layouts(ops, find, axis)
     transposed: dict[SSAValue, SSAValue] = {}
     for op in ops:
@@ -100,7 +100,7 @@ def infer_column_vectors(kernel: Operation) -> set[SSAValue]:
             if op.vector not in transposed:
                 wanted = "per column" if kind == Axis.COL else "per row"
                 transposed[op.vector] = _transpose(
-                    op.vector, kind, f"{axis[root][1]}, and {op.name} {op.axis.data} at {_line(op)} reads it {wanted}",
+                    op.vector, kind, f"{axis[root][1]}, and {op.name} {op.axis.data} at {line_label(op, 'its place')} reads it {wanted}",
                     op.location)
             op.operands = [op.source, transposed[op.vector]]
     columns = {v for v in _vectors(kernel) if axis.get(find(v), (Axis.ROW, ""))[0] == Axis.COL}
@@ -189,8 +189,8 @@ def _transpose_clashing_reductions(kernel: Operation, find: Callable[[SSAValue],
             continue
         kind = fixed.axis.data
         uses = list(op.result.uses)
-        moved = _transpose(op.result, kind, f"{fixed.name} {kind} at {_line(fixed)} makes {_a(kind)} that {op.name} "
-                           f"{op.axis.data} at {_line(op)} meets: its result is moved to the {kind} layout once",
+        moved = _transpose(op.result, kind, f"{fixed.name} {kind} at {line_label(fixed, 'its place')} makes {_a(kind)} that {op.name} "
+                           f"{op.axis.data} at {line_label(op, 'its place')} meets: its result is moved to the {kind} layout once",
                            op.location)
         for use in uses:
             use.operation.operands = [moved if i == use.index else v for i, v in enumerate(use.operation.operands)]
@@ -225,10 +225,10 @@ def _choose_free_layouts(ops: list[Operation], find: Callable[[SSAValue], SSAVal
         else:
             kind = reads[0].axis.data
         if reads and reads[0].axis.data == kind:
-            axis[root] = (kind, f"{reads[0].name} {kind} at {_line(reads[0])} reads it first")
+            axis[root] = (kind, f"{reads[0].name} {kind} at {line_label(reads[0], 'its place')} reads it first")
         else:
             first = computed[root][0]
-            axis[root] = (kind, f"{first.name} at {_line(first)} computes it in the column layout, which needs the "
+            axis[root] = (kind, f"{first.name} at {line_label(first, 'its place')} computes it in the column layout, which needs the "
                                 f"fewest moves")
 
 
@@ -245,11 +245,6 @@ def _transpose(vector: SSAValue, kind: Axis, reason: str, location: LocationAttr
     owner = vector.owner
     Rewriter.insert_op(transpose, InsertPoint.at_start(owner) if isinstance(owner, Block) else InsertPoint.after(owner))
     return transpose.result
-
-
-def _line(op: Operation) -> str:
-    _, line, _ = location_of(op)
-    return f"line {line}" if line is not None else "its place"
 
 
 def _values(kernel: KernelOp) -> list[SSAValue]:

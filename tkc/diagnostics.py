@@ -121,6 +121,15 @@ def location_of(op: Operation) -> tuple[str | None, int | None, int | None]:
     return None, None, None
 
 
+def line_label(op: Operation, unlocated: str | None = None) -> str:
+    """"line N" for an op with a `.tk` line, else `unlocated` (default: the op's name), for the
+    reasons passes write into decisions."""
+    _, line, _ = location_of(op)
+    if line is not None:
+        return f"line {line}"
+    return unlocated if unlocated is not None else op.name
+
+
 def error_at(op: Operation, message: str) -> TkError:
     """A TkError located at the `.tk` construct that produced `op` (use: `raise error_at(op, ...)`),
     or, for an op a pass made without a location, at the nearest enclosing one that has one (the

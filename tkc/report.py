@@ -17,7 +17,7 @@ from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, StringA
 from xdsl.ir import Operation, SSAValue
 
 from tkc.abi import ONE_CTA_FROM_TILES
-from tkc.diagnostics import location_of
+from tkc.diagnostics import line_label
 from tkc.dialects.tile import (
     BoundsMaskOp,
     DecisionAttr,
@@ -224,8 +224,7 @@ def _memory_order_lines(kernel: KernelOp) -> list[str]:
     kernel also stores that needs none, with why."""
     lines = []
     for op in kernel.walk():
-        _, line, _ = location_of(op)
-        at = f"line {line}" if line is not None else op.name
+        at = line_label(op)
         if isinstance(op, FenceOp):
             lines.append(f"  fence at {at}: {op.reason.data}")
             continue
