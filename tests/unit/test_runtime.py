@@ -348,6 +348,16 @@ def test_tensor_on_another_gpu_is_refused():
     assert error(COPY, t) == "argument X is on cuda:1; tkc launches on cuda:0"
 
 
+def test_sparse_torch_tensor_is_refused():
+    """A sparse tensor's stride() raises in torch: refused by name before anything reads it."""
+    t = fake_torch((4, 64), dtype="float16")
+    t.layout = "torch.sparse_coo"
+    t.stride = lambda: (_ for _ in ()).throw(RuntimeError("Sparse CPU tensors do not have strides"))
+    assert error(COPY, t) == (
+        "argument X: a torch tensor of layout sparse_coo has no dense rows a kernel can address; "
+        "pass a dense tensor (.to_dense())")
+
+
 def test_torch_tensor_accepted():
     t = fake_torch((4, 64), dtype="float16")
     cfg = plan_launch(COPY, (t,), {}, 132)

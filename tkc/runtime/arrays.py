@@ -74,6 +74,11 @@ def _is_torch_tensor(obj: Any) -> bool:
 
 
 def _from_torch(t: Any) -> ArrayInfo:
+    layout = str(getattr(t, "layout", "torch.strided"))
+    if layout != "torch.strided":  # sparse and other layouts have no strides (t.stride() raises)
+        raise ValueError(
+            f"a torch tensor of layout {layout.removeprefix('torch.')} has no dense rows a kernel can address; "
+            "pass a dense tensor (.to_dense())")
     es = t.element_size()
     dev = t.device
     return ArrayInfo(
