@@ -64,7 +64,7 @@ from xdsl.traits import IsolatedFromAbove, NoTerminator, Pure, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
 from tkc.abi import (
-    GRID_OPERATORS,
+    CONDITION_OPERATORS,
     ABIError,
     ArgSpec,
     DimParam,
@@ -359,7 +359,9 @@ class KernelABIAttr(Data[LaunchContract]):
 
     A grid extent is an integer, a dim, `num_sms` or `(op lhs rhs)` (tkc/abi.py's operators);
     `whole_tiles [M by 64 "why"]` names the divisors tile-mask-tails asks for, with its reason;
-    `divisible`, `whole_tiles`, `written` and `multicast` are left out when empty,
+    `requires [(eq M (mul H 2)) "M == H * G (line 3)"]` the kernel's `require` conditions (the
+    operators of a requirement, tkc/abi.py's CONDITION_OPERATORS), each with its text;
+    `divisible`, `whole_tiles`, `requires`, `written` and `multicast` are left out when empty,
     `dependent_launch` when false.
     The parameters are in the kernel's order, box innermost first."""
 
@@ -425,6 +427,11 @@ class KernelABIAttr(Data[LaunchContract]):
             printer.print_string(" ")
             printer.print_string_literal(entry[2])
 
+        def requirement(entry: tuple[Expr, str]) -> None:
+            expr(entry[0])
+            printer.print_string(" ")
+            printer.print_string_literal(entry[1])
+
         with printer.in_angle_brackets():
             section("args ", contract.args, arg)
             section(", params ", contract.params, param)
@@ -433,6 +440,8 @@ class KernelABIAttr(Data[LaunchContract]):
                 section(", divisible ", contract.divisibility, divisible)
             if contract.whole_tiles:
                 section(", whole_tiles ", contract.whole_tiles, whole)
+            if contract.requires:
+                section(", requires ", contract.requires, requirement)
             if contract.written:
                 section(", written ", contract.written, name)
             if contract.multicast:
@@ -474,7 +483,7 @@ class KernelABIAttr(Data[LaunchContract]):
         def expr() -> Expr:
             if parser.parse_optional_punctuation("(") is None:
                 return name_or_number()
-            op = parser.parse_keyword_in(GRID_OPERATORS)
+            op = parser.parse_keyword_in(CONDITION_OPERATORS)
             lhs, rhs = expr(), expr()
             parser.parse_punctuation(")")
             return (op, lhs, rhs)
@@ -486,6 +495,9 @@ class KernelABIAttr(Data[LaunchContract]):
 
         def whole() -> tuple[str, int, str]:
             return *divisible(), parser.parse_str_literal()
+
+        def requirement() -> tuple[Expr, str]:
+            return expr(), parser.parse_str_literal()
 
         with parser.in_angle_brackets():
             parser.parse_keyword("args")
@@ -505,6 +517,10 @@ class KernelABIAttr(Data[LaunchContract]):
             if more and parser.parse_optional_keyword("whole_tiles") is not None:
                 whole_tiles = tuple(parser.parse_comma_separated_list(square, whole))
                 more = parser.parse_optional_punctuation(",") is not None
+            requires: tuple[tuple[Expr, str], ...] = ()
+            if more and parser.parse_optional_keyword("requires") is not None:
+                requires = tuple(parser.parse_comma_separated_list(square, requirement))
+                more = parser.parse_optional_punctuation(",") is not None
             written: tuple[str, ...] = ()
             if more and parser.parse_optional_keyword("written") is not None:
                 written = tuple(parser.parse_comma_separated_list(square, name))
@@ -517,7 +533,7 @@ class KernelABIAttr(Data[LaunchContract]):
                     section = parser.parse_keyword_in(("dependent_launch",))
         return LaunchContract(
             args, params, cast(tuple[Expr, Expr, Expr], tuple(grid)), divisibility, written, multicast,
-            section == "dependent_launch", whole_tiles,
+            section == "dependent_launch", whole_tiles, requires,
         )
 
 

@@ -1038,6 +1038,53 @@ class DimOp(IRDLOperation):
             raise VerifyException(f"axis {self.axis.value.data} out of range for {self.tensor.type}")
 
 
+REQUIRE_OPS: tuple[type[Operation], ...] = (
+    DimOp, arith.ConstantOp, arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.FloorDivSIOp, arith.CeilDivSIOp,
+    arith.MinSIOp, arith.MaxSIOp, arith.CmpiOp, arith.AndIOp, arith.OrIOp, arith.XOrIOp,
+)
+"""The ops a `tile.require` condition may be computed with: dims, constants and the index and
+bool arithmetic of the language, which the runtime evaluates from the arguments' shapes (each
+has an operator in the launch contract's expressions)."""
+
+
+def require_slice(condition: SSAValue) -> list[Operation] | None:
+    """The ops `condition` is computed with, each once, or None where one of them is not in
+    REQUIRE_OPS (a block index, a loop counter, a loaded value)."""
+    seen: dict[Operation, None] = {}
+    pending = [condition]
+    while pending:
+        owner = pending.pop().owner
+        if not isinstance(owner, REQUIRE_OPS):
+            return None
+        if owner not in seen:
+            seen[owner] = None
+            if not isinstance(owner, DimOp):
+                pending.extend(owner.operands)
+    return list(seen)
+
+
+@irdl_op_definition
+class RequireOp(IRDLOperation):
+    """A condition on the kernel's dims that every launch must meet (`require H == HKV * G`):
+    the runtime refuses a launch where it is false before anything runs, naming the condition
+    and the dims it read, and so does the interpreter. It is computed from dims and constants
+    only (REQUIRE_OPS), so the launch contract can carry it; `text` is the condition as written."""
+
+    name = "tile.require"
+    condition = operand_def(IntegerType(1))
+    text = prop_def(StringAttr)
+    traits = traits_def(HasParent(KernelOp))
+    assembly_format = "$condition $text attr-dict"
+
+    def __init__(self, condition: SSAValue, text: str):
+        super().__init__(operands=[condition], properties={"text": StringAttr(text)})
+
+    def verify_(self) -> None:
+        if require_slice(self.condition) is None:
+            raise VerifyException("tile.require's condition must be computed from tile.dim values and constants "
+                                  "with index and bool arithmetic")
+
+
 @irdl_op_definition
 class LoadScalarOp(IRDLOperation):
     """One element of a tensor, at element indices (one per dim): of an i32 tensor as an index
@@ -2006,6 +2053,7 @@ Tile = Dialect(
         LoadOp,
         StoreOp,
         FenceOp,
+        RequireOp,
         ToRegOp,
         ToSharedOp,
         MmaOp,

@@ -19,7 +19,9 @@ Kernel parameters, in `KernelABI.params` order:
 
 Grid extents are small expressions over symbolic dims: an int, a dim name, the name
 `num_sms` (the device's multiprocessor count), or a tuple (op, lhs, rhs) with op one of
-div (exact), ceildiv, mul, add, sub, min, max.
+div (exact), ceildiv, mul, add, sub, min, max. A kernel's requirements (`require` in `.tk`) are
+expressions over the dims that also take the comparisons eq, ne, lt, le, gt, ge and the bool
+operators and, or, xor (a truth value is 1 or 0); the runtime refuses a launch where one is 0.
 """
 
 from __future__ import annotations
@@ -143,6 +145,9 @@ class KernelABI:
     """(dim name, divisor, why): the part of `divisibility` that tile-mask-tails asks for, where no
     mask keeps the kernel exact (the rest comes from tiles counted with a rounded-down `/`), so a
     refused launch says why."""
+    requires: tuple[tuple[Expr, str], ...] = field(default=())
+    """(condition, text): the kernel's `require` statements, each an expression over the dims
+    (CONDITION_OPERATORS) and the condition as written with its line, for the refusal."""
 
     def dims_of(self, shapes: Sequence[Sequence[int]]) -> dict[str, int] | None:
         """The symbolic dims that arguments of these shapes (in `args` order) bind, or None where
@@ -177,7 +182,7 @@ class KernelABI:
     def contract(self) -> LaunchContract:
         return LaunchContract(
             self.args, self.params, self.grid, self.divisibility, self.written, self.multicast, self.dependent_launch,
-            self.whole_tiles,
+            self.whole_tiles, self.requires,
         )
 
     def unaligned_rows(
@@ -241,6 +246,8 @@ class KernelABI:
             dependent_launch=_get(raw, "dependent_launch", bool) if "dependent_launch" in raw else False,
             whole_tiles=tuple((d, n, why) for d, n, why in _get(
                 raw, "whole_tiles", list, lambda e: isinstance(e, list) and len(e) == 3)) if "whole_tiles" in raw else (),
+            requires=tuple((_tuplify(e), text) for e, text in _get(
+                raw, "requires", list, lambda e: isinstance(e, list) and len(e) == 2)) if "requires" in raw else (),
         )
         abi.contract.check()
         check_launch_size(abi.block, abi.smem_bytes)
@@ -261,11 +268,12 @@ class LaunchContract:
     multicast: tuple[str, ...] = ()
     dependent_launch: bool = False
     whole_tiles: tuple[tuple[str, int, str], ...] = ()
+    requires: tuple[tuple[Expr, str], ...] = ()
 
     def abi(self, entry: str, block: int, smem_bytes: int) -> KernelABI:
         return KernelABI(
             entry, self.args, self.params, self.grid, block, smem_bytes, self.divisibility, self.written, self.multicast,
-            self.dependent_launch, self.whole_tiles,
+            self.dependent_launch, self.whole_tiles, self.requires,
         )
 
     def check(self) -> None:
@@ -295,6 +303,7 @@ class LaunchContract:
         _check_each("divisibility", self.divisibility, lambda e: _is_name(e[0], dims) and _is_positive(e[1]))
         _check_each("whole_tiles", self.whole_tiles, lambda e: _is_name(e[0], dims) and _is_positive(e[1])
                     and isinstance(e[2], str) and dict(self.divisibility).get(e[0], 1) % e[1] == 0)
+        _check_each("requires", self.requires, lambda e: _is_expr(e[0], dims, CONDITION_OPERATORS) and isinstance(e[1], str))
         _check_each("written", self.written, lambda a: _is_name(a, names))
         _check_each("multicast", self.multicast, lambda a: _is_name(a, names))
 
@@ -357,14 +366,17 @@ def _is_dim(value: object) -> bool:
 
 
 GRID_OPERATORS = ("div", "ceildiv", "mul", "add", "sub", "min", "max")
+CONDITION_OPERATORS = (*GRID_OPERATORS, "eq", "ne", "lt", "le", "gt", "ge", "and", "or", "xor")
+"""The operators of a requirement: a grid's, the comparisons, and the bool operators."""
 
 
-def _is_expr(value: object, names: set[str]) -> bool:
-    """A grid expression: an int, a name, or (op, lhs, rhs) not dividing by zero."""
+def _is_expr(value: object, names: set[str], operators: tuple[str, ...] = GRID_OPERATORS) -> bool:
+    """A grid expression (or, with CONDITION_OPERATORS, a requirement): an int, a name, or
+    (op, lhs, rhs) not dividing by zero."""
     if isinstance(value, tuple):
-        if len(value) != 3 or value[0] not in GRID_OPERATORS or (value[0] in ("div", "ceildiv") and value[2] == 0):
+        if len(value) != 3 or value[0] not in operators or (value[0] in ("div", "ceildiv") and value[2] == 0):
             return False
-        return all(_is_expr(v, names) for v in value[1:])
+        return all(_is_expr(v, names, operators) for v in value[1:])
     return _is_int(value) or _is_name(value, names)
 
 
@@ -379,7 +391,9 @@ def _tuplify(expr: Expr) -> Expr:
 
 
 def evaluate(expr: Expr, dims: dict[str, int]) -> int:
-    """The value of a grid expression once the symbolic dims (and `num_sms`) are bound."""
+    """The value of a grid expression or a requirement (1 where it holds, else 0) once the
+    symbolic dims (and `num_sms`) are bound. A division rounds toward -inf, as the language's
+    index `/` does."""
     if isinstance(expr, int):
         return expr
     if isinstance(expr, str):
@@ -401,4 +415,35 @@ def evaluate(expr: Expr, dims: dict[str, int]) -> int:
             return min(a, b)
         case "max":
             return max(a, b)
+        case "eq" | "ne" | "lt" | "le" | "gt" | "ge":
+            return int({"eq": a == b, "ne": a != b, "lt": a < b, "le": a <= b, "gt": a > b, "ge": a >= b}[op])
+        case "and":
+            return int(bool(a) and bool(b))
+        case "or":
+            return int(bool(a) or bool(b))
+        case "xor":
+            return int(bool(a) != bool(b))
     raise ValueError(f"unknown grid operator {op!r}")
+
+
+def names_in(expr: Expr) -> list[str]:
+    """The dims an expression reads, each once, in the order it reads them."""
+    if isinstance(expr, str):
+        return [expr]
+    if isinstance(expr, tuple):
+        return list(dict.fromkeys(name for e in expr[1:] for name in names_in(e)))
+    return []
+
+
+def requirement_refusal(abi: KernelABI, dims: dict[str, int], where: dict[str, str]) -> str | None:
+    """Why a launch at these `dims` (each bound from `where`) breaks one of the kernel's
+    requirements, or None."""
+    for condition, text in abi.requires:
+        try:
+            holds = evaluate(condition, dims)
+        except ZeroDivisionError:
+            holds = 0  # as the interpreter, which refuses an index division by zero
+        if not holds:
+            bound = ", ".join(f"{d} = {dims[d]} (from {where[d]})" for d in names_in(condition))
+            return f"kernel {abi.entry} requires {text}, and the arguments give {bound}"
+    return None

@@ -409,15 +409,15 @@ class _Machine:
     # ------------------------------------------------------------------ driving
 
     def run(self) -> None:
+        self._check_requirements()
         self._set_grid()
         self.run_block(self.kernel.body.block, None)
 
-    def _set_grid(self) -> None:
-        """Evaluate the grid extents first: block ids may be read before `tile.grid` in program order."""
+    def _evaluate_first(self, values: list[SSAValue]) -> None:
+        """Execute the kernel-level ops that compute `values`, in program order, before the rest."""
         block = self.kernel.body.block
-        grid = next(op for op in block.ops if isinstance(op, tile.GridOp))
         needed: set[Operation] = set()
-        pending = list(grid.extents)
+        pending = list(values)
         while pending:
             owner = pending.pop().owner
             if isinstance(owner, Operation) and owner not in needed:
@@ -426,6 +426,39 @@ class _Machine:
         for op in block.ops:
             if op in needed:
                 self.execute(op, None)
+
+    def _check_requirements(self) -> None:
+        """Refuse dims that break a `require` before anything runs, as the runtime refuses the
+        launch (a division by zero in the condition breaks it too)."""
+        for op in self.kernel.body.block.ops:
+            if not isinstance(op, tile.RequireOp):
+                continue
+            with np.errstate(divide="raise"):
+                try:
+                    self._evaluate_first([op.condition])
+                    holds = bool(self.scalar_of(op.condition))
+                except FloatingPointError:
+                    holds = False
+            if not holds:
+                bound = ", ".join(f"{name} = {value}" for name, value in self._dims_read(op.condition).items())
+                raise error_at(op, f"kernel {self.kernel.sym_name.data} requires {op.text.data}, and the arguments "
+                                   f"give {bound}")
+
+    def _dims_read(self, value: SSAValue) -> dict[str, int]:
+        """The dims `value` is computed from, in the order the expression reads them."""
+        owner = value.owner
+        if isinstance(owner, tile.DimOp):
+            dim = cast(tile.GlobalType, owner.tensor.type).get_dims()[owner.axis.value.data]
+            return {str(dim): int(self.scalar_of(value))}
+        read: dict[str, int] = {}
+        for operand in owner.operands if isinstance(owner, Operation) else ():
+            read |= self._dims_read(operand)
+        return read
+
+    def _set_grid(self) -> None:
+        """Evaluate the grid extents first: block ids may be read before `tile.grid` in program order."""
+        grid = next(op for op in self.kernel.body.block.ops if isinstance(op, tile.GridOp))
+        self._evaluate_first(list(grid.extents))
         extents = []
         for value in grid.extents:
             extent = self.scalar_of(value)
@@ -566,6 +599,9 @@ class _Machine:
 
     def _grid(self, op: tile.GridOp, active: np.ndarray | None) -> list[Value]:
         return []
+
+    def _require(self, op: tile.RequireOp, active: np.ndarray | None) -> list[Value]:
+        return []  # checked before the kernel ran (_check_requirements)
 
     def _load_scalar(self, op: tile.LoadScalarOp, active: np.ndarray | None) -> list[Value]:
         """Each block's element of the i32 tensor, as an index, or of the f32 tensor, as an f32
@@ -998,6 +1034,7 @@ _HANDLERS: dict[str, Callable[[_Machine, Any, np.ndarray | None], list[Value]]] 
     "tile.dim": _Machine._dim,
     "tile.load_scalar": _Machine._load_scalar,
     "tile.grid": _Machine._grid,
+    "tile.require": _Machine._require,
     "tile.block_id": _Machine._block_id,
     "tile.load": _Machine._load,
     "tile.store": _Machine._store,

@@ -27,6 +27,7 @@ from tkc.dialects.tile import (
     LoadOp,
     MmaOp,
     RegisterVectorType,
+    RequireOp,
     SharedTileType,
     SharedVectorType,
     StoreOp,
@@ -245,6 +246,9 @@ def report(module: ModuleOp, ctx: Context | None = None) -> str:
         if not isinstance(kernel, KernelOp):
             continue
         out.append(f"kernel {kernel.sym_name.data}")
+        if requirements := [op for op in kernel.body.block.ops if isinstance(op, RequireOp)]:
+            out.append("requires (checked from the arguments' shapes before each launch)")
+            out += [f"  {op.text.data}  at {line_label(op)}" for op in requirements]
         out.append("tails")
         out += _tail_lines(kernel)
         out.append("plan")

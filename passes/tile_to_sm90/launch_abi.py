@@ -7,7 +7,8 @@ dims and `num_sms` (one CTA per tile; the persistent grid's min(tiles, SMs x CTA
 CTAs with stream-K plus its `scratch` parameter (a flag and a partial-sum slot per CTA); pairs of
 tiles for a cluster), and the multiple each dim must be (where the program counts tiles with a
 division that rounds down, and where tile-mask-tails found that padding cannot be kept exact:
-`whole_tiles`), which the runtime checks before it launches; and whether the runtime launches the
+`whole_tiles`), and the kernel's `require` conditions as expressions over the dims, all of which
+the runtime checks before it launches; and whether the runtime launches the
 kernel as a programmatic dependent of the one before it (the plan's `dependent_launch`). A tile
 that runs past the end of a tensor needs nothing here: TMA reads zeros there and clips the
 stores, and a vector store stops at the end of the tensor.
@@ -17,14 +18,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import TYPE_CHECKING, cast
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr
+from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, IntegerType
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from tkc import abi as kabi
-from tkc.diagnostics import error_at
+from tkc.diagnostics import error_at, location_of
 from tkc.dialects import sm90, tile
 
 if TYPE_CHECKING:
@@ -50,18 +52,39 @@ def dim_name(dim: tile.DimOp) -> str | int:
     return cast(tile.GlobalType, dim.tensor.type).get_dims()[dim.axis.value.data]
 
 
-def grid_expr(value: SSAValue, kernel: tile.KernelOp) -> kabi.Expr:
-    """A grid extent as an ABI expression over dims and constants."""
+_CONDITION_BINARY: dict[type[Operation], str] = {arith.AndIOp: "and", arith.OrIOp: "or", arith.XOrIOp: "xor"}
+_COMPARISONS = {0: "eq", 1: "ne", 2: "lt", 3: "le", 4: "gt", 5: "ge"}
+"""arith.cmpi's signed predicates (the language compares indices signed) by number."""
+
+
+def condition_expr(value: SSAValue, kernel: tile.KernelOp) -> kabi.Expr:
+    """A `tile.require` condition as an ABI expression (tile.REQUIRE_OPS: the verifier has
+    checked that nothing else computes it)."""
+    op = value.owner
+    if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr) and op.value.type == IntegerType(1):
+        return int(op.value.value.data != 0)  # i1 true may read as -1
+    if isinstance(op, arith.CmpiOp) and op.predicate.value.data in _COMPARISONS:
+        return (_COMPARISONS[op.predicate.value.data], condition_expr(op.lhs, kernel), condition_expr(op.rhs, kernel))
+    if isinstance(op, arith.AndIOp | arith.OrIOp | arith.XOrIOp):
+        return (_CONDITION_BINARY[type(op)], condition_expr(op.lhs, kernel), condition_expr(op.rhs, kernel))
+    return grid_expr(value, kernel, condition_expr)
+
+
+def grid_expr(value: SSAValue, kernel: tile.KernelOp,
+              operand: Callable[[SSAValue, tile.KernelOp], kabi.Expr] | None = None) -> kabi.Expr:
+    """A grid extent as an ABI expression over dims and constants (its operands through
+    `operand`: a condition's index arithmetic)."""
+    operand = operand or grid_expr
     op = value.owner
     if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
         return op.value.value.data
     if isinstance(op, tile.DimOp):
         return dim_name(op)
     if isinstance(op, arith.IndexCastOp):
-        return grid_expr(op.input, kernel)
+        return operand(op.input, kernel)
     if isinstance(op, Operation) and type(op) in _GRID_BINARY:
         operation = cast(arith.SignlessIntegerBinaryOperation, op)
-        expr = (_GRID_BINARY[type(op)], grid_expr(operation.lhs, kernel), grid_expr(operation.rhs, kernel))
+        expr = (_GRID_BINARY[type(op)], operand(operation.lhs, kernel), operand(operation.rhs, kernel))
         if expr[0] in ("div", "ceildiv") and expr[2] == 0:
             raise error_at(op, "a grid extent divides by zero")
         return expr
@@ -69,6 +92,11 @@ def grid_expr(value: SSAValue, kernel: tile.KernelOp) -> kabi.Expr:
         op if isinstance(op, Operation) else kernel,
         "a grid extent must be computed from dims and constants with + - * / ceildiv min max",
     )
+
+
+def _requirement_text(op: tile.RequireOp) -> str:
+    _, line, _ = location_of(op)
+    return f"{op.text.data} (line {line})" if line is not None else op.text.data
 
 
 def _product(exprs: list[kabi.Expr]) -> kabi.Expr:
@@ -165,4 +193,6 @@ def launch_abi(lowering: KernelLowering) -> sm90.KernelABIAttr:
         multicast=tuple(sorted({params.arg_names[load.tensor] for load in lowering.multicast})),
         dependent_launch=lowering.plan.dependent_launch,
         whole_tiles=tuple(sorted(whole)),
+        requires=tuple((condition_expr(op.condition, kernel), _requirement_text(op))
+                       for op in kernel.body.block.ops if isinstance(op, tile.RequireOp)),
     ))

@@ -70,3 +70,25 @@ def check_attention(case: tuple[int, int, int, int], causal: bool, pins: dict[st
     rel_lse = ((lse - ref_lse).norm() / ref_lse.norm()).item()
     assert rel_o < 1e-2, f"O relative error {rel_o:.3g}"
     assert rel_lse < 1e-3, f"LSE relative error {rel_lse:.3g}"
+
+
+def test_head_counts_that_break_the_kernels_requirement_are_refused_before_the_launch() -> None:
+    """`require H == HKV * G`: 4 query heads over 2 key heads at G = 1 used to read key heads past
+    the end of K (a trap, which leaves the CUDA context unusable); now the launch is refused and
+    the next one runs."""
+    import torch
+
+    import tkc
+
+    kernel = tkc.compile(EXAMPLE, kernel="attn_fwd", D=64)
+    q, o = (torch.randn(1, 4, 128, 64, device="cuda", dtype=torch.bfloat16) for _ in range(2))
+    k, v = (torch.randn(1, 2, 128, 64, device="cuda", dtype=torch.bfloat16) for _ in range(2))
+    lse = torch.empty(1, 4, 128, device="cuda", dtype=torch.float32)
+    with pytest.raises(tkc.TkError, match=r"kernel attn_fwd requires H == HKV \* G \(line 7\), and the arguments "
+                                          r"give H = 4 \(from Q \(dim 1\)\), HKV = 2 \(from K \(dim 1\)\)"):
+        kernel(q, k, v, o, lse)
+    grouped = tkc.compile(EXAMPLE, kernel="attn_fwd", D=64, G=2)
+    grouped(q, k, v, o, lse)
+    torch.cuda.synchronize()
+    want, _ = reference(q, k.repeat_interleave(2, 1), v.repeat_interleave(2, 1), False)
+    assert ((o.float() - want).norm() / want.norm()).item() < 1e-2

@@ -21,6 +21,8 @@ ABI = KernelABI(
     written=("L",),
     multicast=("A",),
     dependent_launch=True,
+    requires=((("and", ("ge", "M", 64), ("xor", ("eq", ("sub", "M", ("mul", ("div", "M", 2), 2)), 1), 1)),
+               "M >= 64 and not M % 2 == 1 (line 2)"),),
 )
 
 
@@ -99,6 +101,11 @@ def edited(path: tuple[str | int, ...], value: object) -> str:
         (edited(("dependent_launch",), 1), "'dependent_launch' must be a JSON bool"),
         (edited(("grid", 1), ["min", {}, 4]), "'grid' holds an invalid entry"),
         (edited(("divisibility",), [[["M"], 128]]), "'divisibility' holds an invalid entry"),
+        (edited(("grid", 0), ["eq", "M", 1]), "'grid' holds an invalid entry"),
+        (edited(("requires", 0, 0), ["pow", "M", 2]), "'requires' holds an invalid entry"),
+        (edited(("requires", 0, 0), ["eq", "K", 2]), "'requires' holds an invalid entry"),
+        (edited(("requires", 0, 1), 7), "'requires' holds an invalid entry"),
+        (edited(("requires", 0), ["M"]), "'requires' holds an invalid entry"),
     ],
 )
 def test_anything_else_is_an_abi_error(text: str, message: str) -> None:

@@ -78,7 +78,7 @@ def test_param_dims_become_integers_and_symbolic_dims_become_tile_dim() -> None:
     module = parse_tk(read_source(EXAMPLES / "attention.tk"), "a.tk", {"D": 64})
     (k,) = ops_of(module, tile.KernelOp)
     assert k.body.block.args[0].type.get_dims() == ("B", "H", "N", 64)
-    assert sorted(op.result.name_hint for op in ops_of(module, tile.DimOp)) == ["B", "H", "N"]
+    assert sorted(op.result.name_hint for op in ops_of(module, tile.DimOp)) == ["B", "H", "HKV", "N"]  # HKV: the require
 
 
 def test_params_overrides_and_attribute_kinds() -> None:

@@ -314,3 +314,42 @@ def test_division_by_a_run_time_scalar_or_a_vector_multiplies_by_its_reciprocal(
     y = interpret(parse_tk(source, "k.tk"), None, inputs)["Y"]
     assert np.isinf(y[0]).all() and np.isinf(y[1]).all()
     np.testing.assert_allclose(y[2], np.float32(1e-38) / tiny, rtol=1e-6)
+
+
+REQUIRING = (
+    "kernel k<G = 2>(Q: gl<f32>[H, 64], K: gl<f32>[HKV, 64], Y: gl<f32>[H, 64]) {\n"
+    "    grid (H) as (h)\n"
+    "    store Y[h, 0] = load Q[h, 0] : rv<f32>[64]\n"
+    "    require H == HKV * G and 64 / (H - 6) >= -64\n"
+    "}\n"
+)
+
+
+def test_dims_that_break_a_requirement_are_refused_before_the_kernel_runs() -> None:
+    """As the runtime refuses the launch: at the `require` (which may follow other statements),
+    naming the dims it read; a division by zero in the condition breaks it too."""
+    def run(h: int, hkv: int) -> dict[str, np.ndarray]:
+        arrays = {"Q": np.ones((h, 64), np.float32), "K": np.ones((hkv, 64), np.float32),
+                  "Y": np.zeros((h, 64), np.float32)}
+        return interpret(parse_tk(REQUIRING, "k.tk"), None, arrays)
+
+    assert run(4, 2)["Y"].sum() == 4 * 64
+    with pytest.raises(TkError) as refused:
+        run(4, 4)
+    assert (refused.value.line, refused.value.message) == (
+        4, "kernel k requires H == HKV * G and 64 / (H - 6) >= -64, and the arguments give H = 4, HKV = 4")
+    with pytest.raises(TkError, match="and the arguments give H = 6, HKV = 3"):
+        run(6, 3)
+
+
+def test_a_require_reads_only_dims_and_constants() -> None:
+    """The verifier refuses a tile.require computed from anything else (the frontend says so at
+    the condition): the runtime could not evaluate it from the shapes."""
+    module = parse_tk(REQUIRING, "k.tk")
+    require = next(op for op in module.walk() if isinstance(op, tile.RequireOp))
+    block_id = next(op for op in module.walk() if isinstance(op, tile.BlockIdOp))
+    cond = arith.CmpiOp(block_id.result, block_id.result, "eq")
+    require.parent_block().insert_op_before(cond, require)
+    require.operands[0] = cond.result
+    with pytest.raises(Exception, match="computed from tile.dim values and constants"):
+        require.verify()

@@ -358,6 +358,29 @@ def test_sparse_torch_tensor_is_refused():
         "pass a dense tensor (.to_dense())")
 
 
+GROUPED = KernelABI(
+    entry="grouped",
+    args=(ArgSpec("Q", "f16", ("H", "W")), ArgSpec("K", "f16", ("HKV", "W"))),
+    params=(PointerParam("q", "Q"), PointerParam("k", "K")),
+    grid=("H", 1, 1),
+    block=128,
+    smem_bytes=0,
+    requires=((("eq", "H", ("mul", "HKV", 4)), "H == HKV * G (line 3)"), (("gt", ("div", "W", ("sub", "H", "H")), 0), "W / (H - H) > 0")),
+)
+
+
+def test_a_launch_that_breaks_a_requirement_is_refused_naming_it_and_the_dims():
+    q, k = FakeCuda((8, 64)), FakeCuda((4, 64), ptr=BASE + 4096)
+    assert error(GROUPED, q, k) == (
+        "kernel grouped requires H == HKV * G (line 3), and the arguments give H = 8 (from Q (dim 0)), "
+        "HKV = 4 (from K (dim 0))")
+
+
+def test_a_requirement_that_divides_by_zero_is_broken():
+    q, k = FakeCuda((8, 64)), FakeCuda((2, 64), ptr=BASE + 4096)
+    assert error(GROUPED, q, k).startswith("kernel grouped requires W / (H - H) > 0, and the arguments give W = 64")
+
+
 def test_torch_tensor_accepted():
     t = fake_torch((4, 64), dtype="float16")
     cfg = plan_launch(COPY, (t,), {}, 132)

@@ -896,6 +896,31 @@ class _Builder:
             with self.at(token):
                 self.declare(token, "grid", self.emit(tile.BlockIdOp(axis)))
 
+    def require_stmt(self, node: Tree, _: dict[str, Attribute]) -> None:
+        (expr,) = node.children
+        if self.blocks_deep != 0:
+            raise self.error(node, "require must be a statement of the kernel body, not inside a loop or if")
+        text = " ".join(self.source_text(expr).split())
+        value = self.expr(expr)
+        if isinstance(value, bool):
+            if not value:
+                raise self.error(expr, f"'{text}' is false for every launch (it reads only compile-time values)")
+            return
+        condition = self.boolean(value, expr)
+        if tile.require_slice(condition) is None:
+            raise self.error(expr, "require takes a condition on the tensor dims and the compile-time parameters "
+                                   "(comparisons, and, or, not over index arithmetic), which the runtime checks "
+                                   "from the arguments' shapes before it launches; this one reads other values "
+                                   "(a block index, a loop counter, a loaded value)")
+        self.insert(tile.RequireOp(condition, text))
+
+    def source_text(self, node: Node) -> str:
+        """The characters of the source `node` was parsed from."""
+        if isinstance(node, Token):
+            return str(node)
+        start, end = getattr(node.meta, "start_pos", None), getattr(node.meta, "end_pos", None)
+        return self.source[start:end] if start is not None and end is not None else ""
+
     def let_stmt(self, node: Tree, annotations: dict[str, Attribute]) -> None:
         token, expr = node.children
         if annotations and not (isinstance(expr, Tree) and expr.data == "load"):

@@ -25,7 +25,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 from tkc.diagnostics import TkError
 from tkc.dtypes import BY_NAME
 
-KEYWORDS = tuple("kernel fn return let var for in if else store store_add load grid as and or not true false".split())
+KEYWORDS = tuple("kernel fn return let var for in if else store store_add load grid require as and or not true false".split())
 """Reserved words: keywords wherever they appear (docs/language.md, "Lexical structure")."""
 
 MAX_DEPTH = 100
@@ -40,7 +40,7 @@ _EXPRESSION = {
 }
 _OPERATORS = {"ADD_OP", "MUL_OP", "AND", "OR", "QUESTION"}
 _COMPARISONS = {"==", "!=", "<=", ">=", "<", ">"}
-_STATEMENTS = {"AT", "FOR", "GRID", "IF", "LET", "NAME", "STORE", "STORE_ADD", "VAR"}
+_STATEMENTS = {"AT", "FOR", "GRID", "IF", "LET", "NAME", "REQUIRE", "STORE", "STORE_ADD", "VAR"}
 
 
 class _WholeWords(PostLex):

@@ -24,6 +24,7 @@ from tkc.abi import (
     TensorMapParam,
     evaluate,
     divisibility_refusal,
+    requirement_refusal,
     row_major,
 )
 from tkc.diagnostics import TkError
@@ -140,7 +141,7 @@ def bind(abi: KernelABI, args: tuple[Any, ...], named: dict[str, Any]) -> Bindin
                 where[want] = f"{spec.name} (dim {axis})"
         arrays[spec.name] = info
 
-    if (refusal := divisibility_refusal(abi, dims, where)) is not None:
+    if (refusal := requirement_refusal(abi, dims, where) or divisibility_refusal(abi, dims, where)) is not None:
         raise TkError(refusal)
     for dim, value in dims.items():
         if value >= 1 << 31:

@@ -15,6 +15,8 @@ builtin.module {
     %3 = arith.constant 128 : index
     %4 = arith.divui %0, %3 : index
     tile.grid(%4, %1, %2) as ["qi", "h", "b"]
+    %heads = arith.cmpi sle, %1, %0 : index
+    tile.require %heads "H <= N"
     %5 = tile.block_id 0
     %6 = tile.block_id 1
     %7 = tile.block_id 2

@@ -92,13 +92,33 @@ builtin.module {
 
 // -----
 
-// A grid operator the runtime does not evaluate.
+// An operator the runtime does not evaluate.
 builtin.module {
   sm90.kernel @k threads 128 : i32 smem 0 : i32 min_ctas 1 : i32 abi <args [X: f32[N]], params [], grid [(pow N 2), 1, 1]> {
     sm90.sync_block
   }
 }
-// CHECK: abi-invalid.mlir:[[# @LINE - 4]]:107: error: Expected one of 'add', 'ceildiv', 'div', 'max', 'min', 'mul', 'sub'
+// CHECK: abi-invalid.mlir:[[# @LINE - 4]]:107: error: Expected one of 'add', 'and', 'ceildiv', 'div', 'eq', 'ge', 'gt', 'le', 'lt', 'max', 'min', 'mul', 'ne', 'or', 'sub', 'xor'
+
+// -----
+
+// A comparison is an operator of a requirement, not of a grid extent.
+builtin.module {
+  sm90.kernel @k threads 128 : i32 smem 0 : i32 min_ctas 1 : i32 abi <args [X: f32[N]], params [], grid [(lt N 2), 1, 1]> {
+    sm90.sync_block
+  }
+}
+// CHECK: abi-invalid.mlir:[[# @LINE - 4]]:3: error: sm90.abi: 'grid' holds an invalid entry: ('lt', 'N', 2)
+
+// -----
+
+// A requirement reads only the arguments' dims.
+builtin.module {
+  sm90.kernel @k threads 128 : i32 smem 0 : i32 min_ctas 1 : i32 abi <args [X: f32[N]], params [], grid [1, 1, 1], requires [(eq M 2) "M == 2"]> {
+    sm90.sync_block
+  }
+}
+// CHECK: abi-invalid.mlir:[[# @LINE - 4]]:3: error: sm90.abi: 'requires' holds an invalid entry: (('eq', 'M', 2), 'M == 2')
 
 // -----
 

@@ -1,6 +1,6 @@
 // The launch contract of an sm90.kernel (#sm90.abi) prints and parses back, in custom and in
 // generic form: tensor maps, pointers and dims; grid extents nested over dims, constants and
-// num_sms; `divisible`, `whole_tiles` (with tile-mask-tails' reasons), `written` and `multicast`
+// num_sms; `divisible`, `whole_tiles` (with tile-mask-tails' reasons), `requires`, `written` and `multicast`
 // only where they are not empty; names that are not bare identifiers quoted.
 // RUN: TKC_ROUNDTRIP
 // RUN: tkc-opt %s --split-input-file --print-op-generic | filecheck %s --check-prefix=GENERIC
@@ -73,3 +73,14 @@ builtin.module {
 // CHECK-NEXT:   sm90.griddepcontrol_wait
 // CHECK-NEXT:   sm90.griddepcontrol_launch_dependents
 // GENERIC:    abi = #sm90.abi<{{.*}} grid [1, 1, 1], multicast [X], dependent_launch>
+
+// -----
+
+// The kernel's `require` conditions: comparisons and bool operators over the dims, each with its text.
+builtin.module {
+  sm90.kernel @grouped threads 128 : i32 smem 0 : i32 min_ctas 1 : i32 abi <args [Q: bf16[H, N], K: bf16[HKV, N]], params [ptr_Q = pointer Q], grid [H, 1, 1], requires [(eq H (mul HKV 4)) "H == HKV * G (line 3)", (or (xor (lt N 1) 1) (ge (sub N (mul (div N 64) 64)) 0)) "not N < 1 or N % 64 >= 0"], written [Q]> {
+    sm90.sync_block
+  }
+}
+// CHECK:      sm90.kernel @grouped {{.*}} grid [H, 1, 1], requires [(eq H (mul HKV 4)) "H == HKV * G (line 3)", (or (xor (lt N 1) 1) (ge (sub N (mul (div N 64) 64)) 0)) "not N < 1 or N % 64 >= 0"], written [Q]> {
+// GENERIC:    abi = #sm90.abi<{{.*}} grid [H, 1, 1], requires [(eq H (mul HKV 4)) "H == HKV * G (line 3)", (or (xor (lt N 1) 1) (ge (sub N (mul (div N 64) 64)) 0)) "not N < 1 or N % 64 >= 0"], written [Q]>
