@@ -976,6 +976,47 @@ leaves the launch contract what the language says it is, and the runtime refuses
 interpreter refuses."""
 
 
+def required_multiples(kernel: KernelOp) -> dict[str, int]:
+    """The symbolic dims a `require` makes multiples of a constant (`require N % 64 == 0`, alone
+    or one of the operands of an `and`), each with its multiple: the passes may take those dims
+    for whole tiles, as the runtime refuses any other launch before it starts."""
+    multiples: dict[str, int] = {}
+    conditions = [op.condition for op in kernel.body.block.ops if isinstance(op, RequireOp)]
+    while conditions:
+        owner = conditions.pop().owner
+        if isinstance(owner, arith.AndIOp):
+            conditions += [owner.lhs, owner.rhs]
+        elif isinstance(owner, arith.CmpiOp) and owner.predicate.value.data == 0:  # eq
+            for remainder, zero in ((owner.lhs, owner.rhs), (owner.rhs, owner.lhs)):
+                if _constant_of(zero) == 0 and (found := _dim_remainder(remainder)) is not None:
+                    dim, multiple = found
+                    multiples[dim] = math.lcm(multiples.get(dim, 1), multiple)
+    return multiples
+
+
+def _constant_of(value: SSAValue) -> int | None:
+    owner = value.owner
+    return owner.value.value.data if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr) else None
+
+
+def _dim_remainder(value: SSAValue) -> tuple[str, int] | None:
+    """(dim, c) where `value` is a symbolic dim's remainder by a constant c > 1 as the frontend
+    spells `%` (`d - (d / c) * c`), else None."""
+    owner = value.owner
+    if not isinstance(owner, arith.SubiOp) or not isinstance(dim := owner.lhs.owner, DimOp):
+        return None
+    product = owner.rhs.owner
+    if not isinstance(product, arith.MuliOp):
+        return None
+    for quotient, divisor in ((product.lhs, product.rhs), (product.rhs, product.lhs)):
+        division = quotient.owner
+        if (isinstance(division, arith.FloorDivSIOp) and division.lhs is owner.lhs
+                and (c := _constant_of(divisor)) is not None and c > 1 and _constant_of(division.rhs) == c):
+            name = cast(GlobalType, dim.tensor.type).get_dims()[dim.axis.value.data]
+            return (name, c) if isinstance(name, str) else None
+    return None
+
+
 def floor_divided_dims(kernel: KernelOp) -> dict[str, int]:
     """The symbolic dims that a grid extent or a loop bound divides rounding down (`M / BM`),
     each with the multiple it must be: such a count of tiles drops a partial last tile, so a

@@ -33,7 +33,9 @@ Where no mask can make the program exact — a carried value whose tiles come fr
 loop changes (its padding moves from one iteration to the next), a store of a value whose end
 is not provably the destination's — the kernel keeps working on whole tiles: the pass requires
 the dims involved to be multiples of the tile extents, and the runtime refuses other shapes
-before launching, naming the dim and the reason (`whole_tiles` on the kernel).
+before launching, naming the dim and the reason (`whole_tiles` on the kernel). A dim the kernel
+requires to be a multiple (`require N % 64 == 0`: tile.required_multiples) ends its tiles exactly
+where their extent divides the multiple, so nothing is masked there.
 
 A kernel annotated `@whole_tiles` (or compiled with `tile-mask-tails{whole_tiles=true}`) gets no
 masks: every dim one would guard must be whole tiles instead. The masks cost full tiles too
@@ -166,7 +168,8 @@ def _tensor_axis(op: tile.LoadOp | tile.StoreOp, axis: int) -> int:
 def box_padding(op: tile.LoadOp | tile.StoreOp, whole_tiles: Mapping[str, int],
                 canonical: Callable[[SSAValue], SSAValue] = lambda v: v) -> Padding:
     """The padding of the tile `op` loads, or of the part of a store's box past the destination's
-    end. `whole_tiles`: the dims the launch contract makes multiples (tile.floor_divided_dims),
+    end. `whole_tiles`: the dims the launch contract makes multiples (tile.floor_divided_dims,
+    tile.required_multiples),
     whose tiles at tile coordinates of a dividing extent end exactly at the dim (a tile at
     element coordinates may end anywhere)."""
     tensor_type = cast(tile.GlobalType, op.tensor.type)
@@ -426,7 +429,7 @@ class TailAnalysis:
         self.padding: dict[SSAValue, Padding] = {}
         self.representatives: dict[object, list[SSAValue]] = {}
         self.whole_tiles = tile.floor_divided_dims(kernel)
-        for dim, multiple in (whole_dims or {}).items():
+        for dim, multiple in [*tile.required_multiples(kernel).items(), *(whole_dims or {}).items()]:
             self.whole_tiles[dim] = math.lcm(self.whole_tiles.get(dim, 1), multiple)
         self.block(kernel.body.block)
 
