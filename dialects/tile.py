@@ -1104,6 +1104,24 @@ def require_slice(condition: SSAValue) -> list[Operation] | None:
     return list(seen)
 
 
+REQUIRE_TERMS = 256
+"""The most leaves (dims and constants) a requirement may have written out as a tree, the form
+the launch contract holds it in: a value it reads twice is written twice."""
+
+
+def require_terms(condition: SSAValue) -> int:
+    """How many leaves `condition` (a require_slice) has written out as a tree, counted without
+    writing it out."""
+    ops = require_slice(condition) or []
+    block = condition.owner.parent_block() if isinstance(condition.owner, Operation) else None
+    position = {op: index for index, op in enumerate(block.ops)} if block is not None else {}
+    terms: dict[Operation, int] = {}
+    for op in sorted(ops, key=lambda op: position.get(op, -1)):
+        leaf = isinstance(op, DimOp) or not op.operands
+        terms[op] = 1 if leaf else sum(terms[cast(Operation, v.owner)] for v in op.operands)
+    return terms.get(cast(Operation, condition.owner), 1)
+
+
 @irdl_op_definition
 class RequireOp(IRDLOperation):
     """A condition on the kernel's dims that every launch must meet (`require H == HKV * G`):
@@ -1124,6 +1142,8 @@ class RequireOp(IRDLOperation):
         if require_slice(self.condition) is None:
             raise VerifyException("tile.require's condition must be computed from tile.dim values and constants "
                                   "with index and bool arithmetic")
+        if (terms := require_terms(self.condition)) > REQUIRE_TERMS:
+            raise VerifyException(f"tile.require's condition has {terms} terms written out, over {REQUIRE_TERMS}")
 
 
 @irdl_op_definition

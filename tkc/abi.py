@@ -406,11 +406,11 @@ def evaluate(expr: Expr, dims: dict[str, int]) -> int:
         case "ceildiv":
             return -(-a // b)
         case "mul":
-            return a * b
+            return _int64(a * b)
         case "add":
-            return a + b
+            return _int64(a + b)
         case "sub":
-            return a - b
+            return _int64(a - b)
         case "min":
             return min(a, b)
         case "max":
@@ -424,6 +424,12 @@ def evaluate(expr: Expr, dims: dict[str, int]) -> int:
         case "xor":
             return int(bool(a) != bool(b))
     raise ValueError(f"unknown grid operator {op!r}")
+
+
+def _int64(value: int) -> int:
+    """`value` wrapped to 64-bit two's complement, as the interpreter's index arithmetic wraps, so
+    that both judge a requirement alike."""
+    return (value + (1 << 63)) % (1 << 64) - (1 << 63)
 
 
 def names_in(expr: Expr) -> list[str]:

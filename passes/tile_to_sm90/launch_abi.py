@@ -67,13 +67,27 @@ def condition_expr(value: SSAValue, kernel: tile.KernelOp) -> kabi.Expr:
         return (_COMPARISONS[op.predicate.value.data], condition_expr(op.lhs, kernel), condition_expr(op.rhs, kernel))
     if isinstance(op, arith.AndIOp | arith.OrIOp | arith.XOrIOp):
         return (_CONDITION_BINARY[type(op)], condition_expr(op.lhs, kernel), condition_expr(op.rhs, kernel))
-    return grid_expr(value, kernel, condition_expr)
+    return grid_expr(value, kernel, condition_expr, "a requirement")
+
+
+def checked_at_launch(kernel: tile.KernelOp) -> set[Operation]:
+    """The kernel's tile.require ops and the index math only they read: the runtime checks them
+    from the arguments' shapes before the launch, so no warpgroup computes them."""
+    slices = {op for require in kernel.body.block.ops if isinstance(require, tile.RequireOp)
+              for op in tile.require_slice(require.condition) or () if op.dialect_name() == "arith"}
+    checked: set[Operation] = set()
+    for op in reversed(list(kernel.body.block.ops)):  # an op's uses follow it
+        uses = [use.operation for result in op.results for use in result.uses]
+        if isinstance(op, tile.RequireOp) or op in slices and uses and all(use in checked for use in uses):
+            checked.add(op)
+    return checked
 
 
 def grid_expr(value: SSAValue, kernel: tile.KernelOp,
-              operand: Callable[[SSAValue, tile.KernelOp], kabi.Expr] | None = None) -> kabi.Expr:
-    """A grid extent as an ABI expression over dims and constants (its operands through
-    `operand`: a condition's index arithmetic)."""
+              operand: Callable[[SSAValue, tile.KernelOp], kabi.Expr] | None = None,
+              what: str = "a grid extent") -> kabi.Expr:
+    """A grid extent (or `what`) as an ABI expression over dims and constants (its operands
+    through `operand`: a condition's index arithmetic)."""
     operand = operand or grid_expr
     op = value.owner
     if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
@@ -86,11 +100,11 @@ def grid_expr(value: SSAValue, kernel: tile.KernelOp,
         operation = cast(arith.SignlessIntegerBinaryOperation, op)
         expr = (_GRID_BINARY[type(op)], operand(operation.lhs, kernel), operand(operation.rhs, kernel))
         if expr[0] in ("div", "ceildiv") and expr[2] == 0:
-            raise error_at(op, "a grid extent divides by zero")
+            raise error_at(op, f"{what} divides by zero at every launch")
         return expr
     raise error_at(
         op if isinstance(op, Operation) else kernel,
-        "a grid extent must be computed from dims and constants with + - * / ceildiv min max",
+        f"{what} must be computed from dims and constants with + - * / ceildiv min max",
     )
 
 

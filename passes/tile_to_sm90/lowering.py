@@ -28,12 +28,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import cast
 
-from xdsl.ir import Attribute
+from xdsl.ir import Attribute, Operation
 
 from tkc.diagnostics import error_at
 from tkc.dialects import sm90, tile
 from tkc.passes.plan import WGMMA_ROWS, KernelPlan, depends_on_block_axis, from_block_axis, padded_rows, register_heights
-from tkc.passes.tile_to_sm90.launch_abi import LaunchParams, grid_expr
+from tkc.passes.tile_to_sm90.launch_abi import LaunchParams, checked_at_launch, grid_expr
 from tkc.passes.tile_to_sm90.shared_memory import SharedMemory, read_shared_memory
 from tkc.passes.warp_roles import Roles, check_roles
 
@@ -81,6 +81,8 @@ class KernelLowering:
     multicast: set[tile.LoadOp]
     roles: Roles
     """Which role runs each op (tile-warp-specialize's)."""
+    checked_at_launch: set[Operation]
+    """The requirements and the index math only they read (launch_abi.checked_at_launch): no code."""
 
     @property
     def cluster(self) -> int:
@@ -104,7 +106,8 @@ class KernelLowering:
             }
         )
         multicast = _cluster_plan(kernel, plan, memory, grid_op)
-        return KernelLowering(kernel, plan, plan.consumers, memory, params, grid_op, symbolic_dims, multicast, roles)
+        return KernelLowering(kernel, plan, plan.consumers, memory, params, grid_op, symbolic_dims, multicast, roles,
+                              checked_at_launch(kernel))
 
     def replicated(self, rows: int) -> bool:
         """Whether every consumer holds all `rows` rows of a register tile or row vector (the

@@ -417,7 +417,7 @@ class RoleEmitter(ABC):
 
     def emit_op(self, op: Operation, block: Block) -> None:
         self.location = op.location
-        if not self.runs(op) or isinstance(op, tile.ReturnOp | tile.GridOp) or _checked_at_launch(op):
+        if not self.runs(op) or isinstance(op, tile.ReturnOp | tile.GridOp) or op in self.lowering.checked_at_launch:
             return
         if isinstance(op, tile.DimOp):
             dim = dim_name(op)
@@ -537,13 +537,3 @@ def _backward_slice(values: list[SSAValue], ops: list[Operation]) -> list[Operat
         work.extend(v.owner for v in op.operands if isinstance(v.owner, Operation))
     return [op for op in ops if op in needed]
 
-
-def _checked_at_launch(op: Operation) -> bool:
-    """A tile.require, or index math only requirements read: the runtime checks them from the
-    arguments' shapes before the launch (the launch contract's `requires`), so no warpgroup
-    computes them."""
-    if isinstance(op, tile.RequireOp):
-        return True
-    return (op.dialect_name() == "arith" and bool(op.results)
-            and all(use.operation is not op and _checked_at_launch(use.operation) for r in op.results for use in r.uses)
-            and any(r.uses for r in op.results))

@@ -868,6 +868,16 @@ class KernelWriter:
             extents.append(extent)
         self.emit(f"grid ({', '.join(extents)}) as ({', '.join(names)})")
         self.grid_names = names
+        if self.chance(0.2):
+            self.require_stmt()
+
+    def require_stmt(self) -> None:
+        """A condition on the dims: a multiple (which removes masks), a bound, or both."""
+        dim = self.rng.choice(SYMBOLIC_DIMS)
+        self.need_dim(dim)
+        multiple = f"{dim} % {self.size(self.rng.choice(self.cols))} == 0"
+        bound = f"{dim} {self.rng.choice(('>=', '<', '!='))} {self.rng.randint(0, 4096)}"
+        self.emit("require " + self.rng.choice((multiple, bound, f"{multiple} and {bound}", f"not ({bound}) or {multiple}")))
 
     def kernel_annotations(self) -> list[str]:
         out = []

@@ -17,6 +17,8 @@ program becomes a `TkError` at the offending token.
 
 from __future__ import annotations
 
+import re
+
 import math
 import struct
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -900,7 +902,7 @@ class _Builder:
         (expr,) = node.children
         if self.blocks_deep != 0:
             raise self.error(node, "require must be a statement of the kernel body, not inside a loop or if")
-        text = " ".join(self.source_text(expr).split())
+        text = " ".join(re.sub(r"//[^\r\n]*", " ", self.source_text(expr)).split())  # comments dropped
         value = self.expr(expr)
         if isinstance(value, bool):
             if not value:
@@ -909,9 +911,13 @@ class _Builder:
         condition = self.boolean(value, expr)
         if tile.require_slice(condition) is None:
             raise self.error(expr, "require takes a condition on the tensor dims and the compile-time parameters "
-                                   "(comparisons, and, or, not over index arithmetic), which the runtime checks "
-                                   "from the arguments' shapes before it launches; this one reads other values "
-                                   "(a block index, a loop counter, a loaded value)")
+                                   "(comparisons, and, or, not over index arithmetic: + - * / % min max ceildiv), "
+                                   "which the runtime checks from the arguments' shapes before it launches; this "
+                                   "one reads other values (a block index, a loop counter, a loaded value) or "
+                                   "computes with something else (f32, a ?: choice)")
+        if (terms := tile.require_terms(condition)) > tile.REQUIRE_TERMS:
+            raise self.error(expr, f"this condition has {terms} terms written out (a value it reads twice counts "
+                                   f"twice), and the launch contract holds at most {tile.REQUIRE_TERMS}")
         self.insert(tile.RequireOp(condition, text))
 
     def source_text(self, node: Node) -> str:
