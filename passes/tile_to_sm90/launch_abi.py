@@ -17,8 +17,8 @@ stores, and a vector store stops at the end of the tensor.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
 
 from xdsl.dialects import arith

@@ -17,9 +17,8 @@ program becomes a `TkError` at the offending token.
 
 from __future__ import annotations
 
-import re
-
 import math
+import re
 import struct
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
