@@ -36,6 +36,7 @@ from tkc.dialects.tile import (
     REALIGNED,
     ZERO_PAST_END,
     element_name,
+    required_multiples,
 )
 from tkc.passes.plan import KernelPlan, tile_ring_stages, value_name
 from tkc.passes.shared_tiles import buffer_rows
@@ -217,6 +218,9 @@ def _tail_lines(kernel: KernelOp) -> list[str]:
         for dim, decision in whole.data.items():
             if isinstance(decision, DecisionAttr):
                 lines.append(f"  {dim} must be a multiple of {decision.int_value}: {decision.reason.data}")
+    for dim, multiple in sorted(required_multiples(kernel).items()):
+        lines.append(f"  {dim} is a multiple of {multiple} (the kernel requires it): tiles whose extent divides "
+                     f"{multiple} end at {dim}, unmasked")
     return lines or ["  none: every tile past the end of a tensor reads zeros where they are exact"]
 
 
