@@ -137,7 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = commands.add_parser("run", help="run a kernel on random inputs (GPU or interpreter)")
     _add_source_args(run)
-    run.add_argument("--size", type=_sizes, action=_MergeSizes, default={}, metavar="M=256,N=256,...", help="symbolic dims of the inputs")
+    run.add_argument("--size", type=_sizes, action=_MergeSizes, default={}, metavar="M=256,N=256,...", help="symbolic dims of the inputs (the rest: two tiles each, moved to meet the kernel's requires)")
     run.add_argument("--interpret", action="store_true", help="run the reference interpreter instead of the GPU")
     run.add_argument("--check", action="store_true", help="compare the result against the reference")
     run.add_argument("--bisect", action="store_true", help="interpret after each pass to find a miscompiling pass")

@@ -19,10 +19,11 @@ the first pass whose outputs move: a miscompile pinned to one pass.
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import math
 import sys
 import traceback
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO, cast
@@ -110,6 +111,34 @@ def default_sizes(kernel: tile.KernelOp, tiles: int = 2) -> dict[str, int]:
                 if isinstance(dim, str):
                     extents[dim] = math.lcm(extents[dim], extent)
     return {dim: tiles * extent for dim, extent in extents.items()}
+
+
+def meet_requirements(kernel: tile.KernelOp, sizes: dict[str, int], given: Collection[str]) -> dict[str, int]:
+    """`sizes`, with the dims the user did not give moved where the kernel's `require`s reject
+    them (`H == HKV * G` at G = 2 with both at 2): the nearest sizes, in tile extents (1 to 8 of
+    them, at most 4 dims varied), that meet every requirement; unchanged where none do, so that
+    the refusal says why."""
+    from tkc.abi import evaluate, names_in
+    from tkc.passes.tile_to_sm90.launch_abi import condition_expr
+
+    conditions = [condition_expr(op.condition, kernel) for op in kernel.body.block.ops if isinstance(op, tile.RequireOp)]
+
+    def holds(dims: dict[str, int]) -> bool:
+        try:
+            return all(evaluate(condition, dims) for condition in conditions)
+        except ZeroDivisionError:
+            return False
+
+    free = sorted({name for c in conditions for name in names_in(c)} - set(given))
+    if holds(sizes) or not free or len(free) > 4:
+        return sizes
+    extents = default_sizes(kernel, tiles=1)
+    choices = [[extents[name] * k for k in range(1, 9)] for name in free]
+    fitting = [dict(zip(free, combo)) for combo in itertools.product(*choices) if holds(sizes | dict(zip(free, combo)))]
+    if not fitting:
+        return sizes
+    nearest = min(fitting, key=lambda moved: sum(abs(moved[n] - sizes[n]) / extents[n] for n in free))
+    return sizes | nearest
 
 
 def make_inputs(kernel: tile.KernelOp, dims: Mapping[str, int], seed: int) -> Arrays:
@@ -432,7 +461,7 @@ def run_command(args: Any, out: TextIO | None = None) -> int:
     if unknown:
         raise TkError(f"--size names {', '.join(unknown)}, which {kernel} has no symbolic dim of; "
                       f"its dims are {', '.join(defaults) or 'none'}{did_you_mean(unknown[0], defaults)}")
-    given, sizes = dict(sizes), defaults | sizes
+    given, sizes = dict(sizes), meet_requirements(kernel_op, defaults | sizes, sizes)
     dims = {name: value for name, value in final_params.items() if isinstance(value, int)} | sizes
     elements = sum(math.prod(shape_of(cast(tile.GlobalType, arg.type), dims, name))
                    for name, arg in zip(kernel_op.arg_names, kernel_op.body.block.args, strict=True))
@@ -442,9 +471,10 @@ def run_command(args: Any, out: TextIO | None = None) -> int:
     reference = load_reference(args.file) if args.check else None  # a missing one fails before the run
     print(f"{kernel}: {' '.join(f'{dim}={size}' for dim, size in sizes.items())}  seed {args.seed}", file=out, flush=True)
     if given and (defaulted := [dim for dim in sizes if dim not in given]):
-        # the sizes of dims the user did not give relate to none of theirs (HKV = H / G)
+        # the sizes of dims the user did not give relate to none of theirs beyond the requires
+        moved = "; moved to meet the kernel's requires" if any(sizes[d] != defaults[d] for d in defaulted) else ""
         print(f"note: --size gave no {', '.join(defaulted)}; tkc run took "
-              f"{', '.join(f'{dim}={sizes[dim]}' for dim in defaulted)} (two tiles, or 2)", file=out, flush=True)
+              f"{', '.join(f'{dim}={sizes[dim]}' for dim in defaulted)} (two tiles, or 2{moved})", file=out, flush=True)
     inputs = make_inputs(kernel_op, dims, args.seed)
     maker = load_input_maker(args.file)
     if maker is not None:

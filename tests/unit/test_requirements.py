@@ -58,3 +58,23 @@ def test_comments_inside_a_condition_are_not_part_of_its_text() -> None:
     body = "    require M > 0 and // rows \"quoted\"\n        M < 4096 // and not too many\n"
     module = compile_module(parse_tk(source(body), "k.tk"), "sm90")
     assert [text for _, text in contract(module)] == ["M > 0 and M < 4096 (line 2)"]
+
+
+def test_tkc_run_moves_the_sizes_it_chooses_to_meet_the_requirements() -> None:
+    """`tkc run examples/attention.tk -D G=2` with no --size: H and HKV both default to 2, which
+    `require H == HKV * G` rejects; the nearest sizes that meet it are taken. Sizes the user gave
+    stay, and where nothing fits the defaults stay for the refusal to explain."""
+    from pathlib import Path
+
+    from tkc.interpreter import find_kernel
+    from tkc.runner import default_sizes, meet_requirements
+
+    source = (Path(__file__).parents[2] / "examples" / "attention.tk").read_text()
+    kernel = find_kernel(parse_tk(source, "attention.tk", {"G": 2, "D": 64}), None)
+    sizes = default_sizes(kernel)
+    assert (sizes["H"], sizes["HKV"]) == (2, 2)
+    moved = meet_requirements(kernel, sizes, given=())
+    assert moved["H"] == 2 * moved["HKV"] and {k: v for k, v in moved.items() if k not in ("H", "HKV")} == {
+        k: v for k, v in sizes.items() if k not in ("H", "HKV")}
+    assert meet_requirements(kernel, sizes | {"H": 3}, given=("H",)) == sizes | {"H": 3}
+    assert meet_requirements(kernel, sizes | {"H": 8}, given=("H",))["HKV"] == 4
