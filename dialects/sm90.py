@@ -79,6 +79,7 @@ from tkc.abi import (
     check_launch_size,
 )
 from tkc.dialects.tile import (
+    index_constant,
     BAND_COLUMNS,
     TMA_BOX_MAX,
     WARPGROUP_THREADS,
@@ -558,14 +559,6 @@ def _kernel_of(op: Operation) -> KernelOp | None:
     return parent
 
 
-def _constant(value: SSAValue) -> int | None:
-    """The value of an index defined by arith.constant (the lowering folds it into an immediate)."""
-    owner = value.owner
-    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
-        return owner.value.value.data
-    return None
-
-
 def _check_range(op: Operation, what: str, value: int, low: int, high: int) -> None:
     if not low <= value <= high:
         raise VerifyException(f"{op.name}: {what} must be in {low}..{high}, got {value}")
@@ -908,7 +901,7 @@ class _NamedBarrier(IRDLOperation):
         super().__init__(operands=[barrier_id], properties={"threads": IntegerAttr(threads, 32)})
 
     def verify_(self) -> None:
-        if (barrier := _constant(self.barrier_id)) is not None:
+        if (barrier := index_constant(self.barrier_id)) is not None:
             _check_range(self, "the barrier id", barrier, 0, 15)
         threads = self.threads.value.data
         if threads % 32 or not 32 <= threads <= 1024:
@@ -1009,7 +1002,7 @@ class MbarrierAtOp(IRDLOperation):
             raise VerifyException("sm90.mbarrier_at takes one stage of groups of one size, one barrier each")
         if not all(isinstance(group.owner, MbarrierGroupOp) for group in self.groups):
             raise VerifyException("the groups of sm90.mbarrier_at are sm90.mbarrier_group results")
-        if (stage := _constant(self.stage)) is not None:
+        if (stage := index_constant(self.stage)) is not None:
             _check_range(self, "the stage", stage, 0, counts.pop() - 1)
 
 

@@ -988,13 +988,14 @@ def required_multiples(kernel: KernelOp) -> dict[str, int]:
             conditions += [owner.lhs, owner.rhs]
         elif isinstance(owner, arith.CmpiOp) and owner.predicate.value.data == 0:  # eq
             for remainder, zero in ((owner.lhs, owner.rhs), (owner.rhs, owner.lhs)):
-                if _constant_of(zero) == 0 and (found := _dim_remainder(remainder)) is not None:
+                if index_constant(zero) == 0 and (found := _dim_remainder(remainder)) is not None:
                     dim, multiple = found
                     multiples[dim] = math.lcm(multiples.get(dim, 1), multiple)
     return multiples
 
 
-def _constant_of(value: SSAValue) -> int | None:
+def index_constant(value: SSAValue) -> int | None:
+    """The integer an arith.constant holds, or None for any other value."""
     owner = value.owner
     return owner.value.value.data if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr) else None
 
@@ -1011,7 +1012,7 @@ def _dim_remainder(value: SSAValue) -> tuple[str, int] | None:
     for quotient, divisor in ((product.lhs, product.rhs), (product.rhs, product.lhs)):
         division = quotient.owner
         if (isinstance(division, arith.FloorDivSIOp) and division.lhs is owner.lhs
-                and (c := _constant_of(divisor)) is not None and c > 1 and _constant_of(division.rhs) == c):
+                and (c := index_constant(divisor)) is not None and c > 1 and index_constant(division.rhs) == c):
             name = cast(GlobalType, dim.tensor.type).get_dims()[dim.axis.value.data]
             return (name, c) if isinstance(name, str) else None
     return None

@@ -34,7 +34,7 @@ from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import Block, Operation, SSAValue
 
-from tkc.dialects.tile import GlobalType, LoadOp, StoreOp, ShapedTileType, coord_scales
+from tkc.dialects.tile import GlobalType, LoadOp, StoreOp, ShapedTileType, coord_scales, index_constant
 
 Access = LoadOp | StoreOp
 
@@ -135,14 +135,6 @@ def defined_within(value: SSAValue, op: Operation) -> bool:
     owner = value.owner
     definer = owner.parent_op() if isinstance(owner, Block) else owner
     return definer is not None and op.is_ancestor(definer)
-
-
-def index_constant(value: SSAValue) -> int | None:
-    """The integer an arith.constant holds, or None for any other value."""
-    owner = value.owner
-    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
-        return owner.value.value.data
-    return None
 
 
 def _affine_operands(value: SSAValue) -> list[SSAValue]:

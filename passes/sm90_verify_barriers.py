@@ -69,8 +69,9 @@ from xdsl.ir import BlockArgument, Operation, OpResult, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from tkc.abi import PointerParam, TensorMapParam
-from tkc.diagnostics import TkError, defect_at, error_at, location_of
+from tkc.diagnostics import TkError, defect_at, location_of
 from tkc.dialects import sm90
+from tkc.dialects.tile import index_constant
 from tkc.passes.plan import WARPGROUP_THREADS, turn_barrier
 
 Barrier = tuple[int, int]
@@ -89,7 +90,7 @@ def _stage_counter(barrier: SSAValue) -> tuple[SSAValue, int] | None:
     """(it, S) when the barrier's stage is `arith.remui it, S` with S constant."""
     at = barrier.owner
     if isinstance(at, sm90.MbarrierAtOp) and isinstance(op := at.stage.owner, arith.RemUIOp):
-        if (stages := _constant(op.rhs)) is not None and stages > 0:
+        if (stages := index_constant(op.rhs)) is not None and stages > 0:
             return op.lhs, stages
     return None
 
@@ -105,7 +106,7 @@ def _stages(barrier: SSAValue) -> range | None:
     at = barrier.owner
     if not isinstance(at, sm90.MbarrierAtOp):
         return None
-    if (stage := _constant(at.stage)) is not None:
+    if (stage := index_constant(at.stage)) is not None:
         return range(stage, stage + 1)
     counter = _stage_counter(barrier)
     return range(counter[1]) if counter is not None else None
@@ -148,13 +149,6 @@ def _threads(op: Operation, kernel: sm90.KernelOp) -> int:
     return kernel.threads.value.data // 32 if per_warp else kernel.threads.value.data
 
 
-def _constant(value: SSAValue) -> int | None:
-    op = value.owner
-    if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
-        return op.value.value.data
-    return None
-
-
 def _phase(parity: SSAValue) -> tuple[bool, SSAValue] | None:
     """(flipped, lap) when parity is the phase bit `lap & 1` (flipped: xori'd with 1 an odd
     number of times); None when it is not a phase bit."""
@@ -162,7 +156,7 @@ def _phase(parity: SSAValue) -> tuple[bool, SSAValue] | None:
     if not isinstance(op, arith.AndIOp | arith.XOrIOp):
         return None
     for bit, other in ((op.rhs, op.lhs), (op.lhs, op.rhs)):
-        if _constant(bit) != 1:
+        if index_constant(bit) != 1:
             continue
         if isinstance(op, arith.AndIOp):
             return False, other
@@ -304,7 +298,7 @@ class _KernelCheck:
             guard = arrive.parent_op()
             if isinstance(guard, scf.IfOp) and guard.parent_block() is roles.consumer.block:
                 first = turn_barrier(roles.consumers.value.data, 0)
-                if _constant(arrive.barrier_id) != first:
+                if index_constant(arrive.barrier_id) != first:
                     raise self.fail(arrive, f"expected the turn's handover on named barrier {first}")
                 handovers.append(arrive)
                 continue
@@ -378,7 +372,7 @@ class _KernelCheck:
         add = slot.owner
         if isinstance(add, arith.AddiOp):
             for base, offset in ((add.lhs, add.rhs), (add.rhs, add.lhs)):
-                if isinstance(base.owner, sm90.SmemBaseOp) and (constant := _constant(offset)) is not None:
+                if isinstance(base.owner, sm90.SmemBaseOp) and (constant := index_constant(offset)) is not None:
                     return constant
         raise self.fail(
             op, f"expected {op.name} on one store-fence slot (sm90.smem_base + a constant), found {_found(slot)}"
@@ -582,7 +576,7 @@ class _KernelCheck:
         """A phase bit (it / S) & 1 must count laps of the ring whose stage is it % S."""
         division = lap.owner
         stage = _stage_counter(wait.barrier)
-        if not (isinstance(division, arith.DivUIOp) and (laps := _constant(division.rhs)) is not None and stage):
+        if not (isinstance(division, arith.DivUIOp) and (laps := index_constant(division.rhs)) is not None and stage):
             return
         if (division.lhs, laps) == stage:
             return

@@ -35,8 +35,8 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from tkc.diagnostics import error_at, line_label
-from tkc.dialects.tile import DecisionAttr, KernelOp, LoadOp, StoreOp
-from tkc.passes.alias import Access, defined_within, index_constant, may_overlap_across_iterations
+from tkc.dialects.tile import DecisionAttr, KernelOp, LoadOp, StoreOp, index_constant
+from tkc.passes.alias import Access, defined_within, may_overlap_across_iterations
 
 _PIN, _DECISION = "reverse", "sweep"
 _MATCH_DEPTH = 8
