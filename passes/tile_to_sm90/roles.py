@@ -536,4 +536,3 @@ def _backward_slice(values: list[SSAValue], ops: list[Operation]) -> list[Operat
         needed.add(op)
         work.extend(v.owner for v in op.operands if isinstance(v.owner, Operation))
     return [op for op in ops if op in needed]
-
