@@ -58,7 +58,7 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from tkc import dtypes
 from tkc.abi import rounded_down_tail, unmasked_tail
-from tkc.diagnostics import TkError, error_at, location_of
+from tkc.diagnostics import CompilerDefect, TkError, error_at, location_of
 from tkc.dialects import tile
 
 
@@ -440,9 +440,20 @@ class _Machine:
                 except FloatingPointError:
                     holds = False
             if not holds:
-                bound = ", ".join(f"{name} = {value}" for name, value in self._dims_read(op.condition).items())
+                bound = ", ".join(f"{name} = {value} (from {self._bound_from(name)})"
+                                  for name, value in self._dims_read(op.condition).items())
                 raise error_at(op, f"kernel {self.kernel.sym_name.data} requires {op.text.data}, and the arguments "
                                    f"give {bound}")
+
+    def _bound_from(self, dim: str) -> str:
+        """The argument and axis a dim is bound from at launch: the first that has it, as the
+        runtime binds it (tkc.runtime.launch.bind)."""
+        for name, arg in zip(self.kernel.arg_names, self.kernel.body.block.args, strict=True):
+            if isinstance(arg.type, tile.GlobalType):
+                for axis, d in enumerate(arg.type.get_dims()):
+                    if str(d) == dim:
+                        return f"{name} (dim {axis})"
+        raise CompilerDefect(f"dim {dim} is no argument's")
 
     def _dims_read(self, value: SSAValue) -> dict[str, int]:
         """The dims `value` is computed from, in the order the expression reads them."""

@@ -327,7 +327,8 @@ REQUIRING = (
 
 def test_dims_that_break_a_requirement_are_refused_before_the_kernel_runs() -> None:
     """As the runtime refuses the launch: at the `require` (which may follow other statements),
-    naming the dims it read; a division by zero in the condition breaks it too."""
+    naming the dims it read and the argument each is bound from; a division by zero in the
+    condition breaks it too."""
     def run(h: int, hkv: int) -> dict[str, np.ndarray]:
         arrays = {"Q": np.ones((h, 64), np.float32), "K": np.ones((hkv, 64), np.float32),
                   "Y": np.zeros((h, 64), np.float32)}
@@ -337,8 +338,9 @@ def test_dims_that_break_a_requirement_are_refused_before_the_kernel_runs() -> N
     with pytest.raises(TkError) as refused:
         run(4, 4)
     assert (refused.value.line, refused.value.message) == (
-        4, "kernel k requires H == HKV * G and 64 / (H - 6) >= -64, and the arguments give H = 4, HKV = 4")
-    with pytest.raises(TkError, match="and the arguments give H = 6, HKV = 3"):
+        4, "kernel k requires H == HKV * G and 64 / (H - 6) >= -64, and the arguments give H = 4 (from Q (dim 0)), "
+           "HKV = 4 (from K (dim 0))")
+    with pytest.raises(TkError, match=r"and the arguments give H = 6 \(from Q \(dim 0\)\), HKV = 3"):
         run(6, 3)
 
 
