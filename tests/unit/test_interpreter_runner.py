@@ -70,6 +70,17 @@ def test_run_prints_checksums(gemm_file: Path) -> None:
     assert again.getvalue() == out.getvalue()  # seeded
 
 
+def test_check_fails_a_few_wrong_rows_the_norm_would_hide() -> None:
+    """One wrong row of 100000 moves the norm-wise error by 3e-3, under its tolerance; the element
+    criterion (a tenth of the largest |ref|) still fails it."""
+    reference = {"Y": np.random.default_rng(0).standard_normal((100000, 8))}
+    wrong = {"Y": reference["Y"].copy()}
+    wrong["Y"][5] += 1.0
+    out = io.StringIO()
+    assert not tkc.runner.check(wrong, reference, out)
+    assert "of the largest |ref|)  rel error 3.1" in out.getvalue()
+    assert tkc.runner.check({"Y": reference["Y"] * 1.001}, reference, io.StringIO())
+
 def test_check_against_the_reference(gemm_file: Path) -> None:
     gemm_file.with_name("gemm_ref.py").write_text(GEMM_REF)
     out = io.StringIO()
