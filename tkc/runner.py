@@ -13,7 +13,8 @@ more than a tenth of the reference's largest magnitude (so a few wrong rows cann
 norm of a large output). Where `X_ref.py` also
 defines `inputs(params, rng) -> {name: array}` (params: the compile-time parameters, the
 sizes and `params["kernel"]`, the kernel's name, as `reference` gets them), the arrays it returns replace the random ones, on the GPU and in the interpreter alike:
-i32 tables (offsets, indices), which are otherwise zeros, or inputs of a particular range.
+i32 tables (offsets, indices), which are otherwise zeros, inputs of a particular range, or the
+contents a partly written output keeps (in place of its NaN poison).
 `--bisect` interprets the IR before and after each tile-level pass on the same inputs and names
 the first pass whose outputs move: a miscompile pinned to one pass.
 """
@@ -271,11 +272,12 @@ def argument_names(tk_file: str) -> set[str]:
 
 def replace_inputs(kernel: tile.KernelOp, arrays: Arrays, given: Arrays, source: str,
                    siblings: frozenset[str] = frozenset()) -> Arrays:
-    """`arrays` with the arguments in `given` replaced: each a kernel argument the kernel reads,
-    of the shape the sizes give it, i32 ones integral, the others rounded to their dtype. A name
-    in `siblings`, an argument of another kernel of the file, is left out (one inputs() serves
-    them all)."""
-    written_only = write_only(kernel)
+    """`arrays` with the arguments in `given` replaced: each a kernel argument of the shape the
+    sizes give it, i32 ones integral, the others rounded to their dtype. An output the kernel
+    only writes takes the given contents in place of its NaN poison (a kernel that writes part of
+    it, such as a cache it appends to, leaves them, and the reference gets them). A name in
+    `siblings`, an argument of another kernel of the file, is left out (one inputs() serves them
+    all)."""
     types = dict(zip(kernel.arg_names, kernel.body.block.args, strict=True))
     replaced = dict(arrays)
     for name, value in given.items():
@@ -284,9 +286,6 @@ def replace_inputs(kernel: tile.KernelOp, arrays: Arrays, given: Arrays, source:
         if name not in types:
             raise TkError(f"{source} returns {name!r}, which is no argument of {kernel.sym_name.data} "
                           f"(its arguments: {', '.join(kernel.arg_names)}){did_you_mean(name, kernel.arg_names)}")
-        if name in written_only:
-            raise TkError(f"{source} returns {name!r}, which {kernel.sym_name.data} only writes: it gets NaN, "
-                          "so an element the kernel leaves unwritten shows")
         array = np.asarray(value)
         if array.shape != arrays[name].shape:
             raise TkError(f"{source} returns {name} of shape {list(array.shape)}; the sizes give it "
@@ -488,14 +487,16 @@ def run_command(args: Any, out: TextIO | None = None) -> int:
         print(f"note: --size gave no {', '.join(defaulted)}; tkc run took "
               f"{', '.join(f'{dim}={sizes[dim]}' for dim in defaulted)} (two tiles, or 2{moved})", file=out, flush=True)
     inputs = make_inputs(kernel_op, dims, args.seed)
+    poisoned = write_only(kernel_op)  # the outputs the reference does not get: NaN until written
     maker = load_input_maker(args.file)
     if maker is not None:
         source = f"inputs() of {_reference_path(args.file).name}"
-        given = call_user_code(_reference_path(args.file), source, maker, final_params | sizes | {"kernel": kernel},
-                               np.random.default_rng(args.seed))
-        inputs = replace_inputs(kernel_op, inputs, given, source, frozenset(argument_names(args.file)))
-        if given:  # inputs() may give nothing for this kernel (one inputs() shared by several)
-            print(f"inputs {', '.join(given)} from {source}", file=out, flush=True)
+        supplied = call_user_code(_reference_path(args.file), source, maker, final_params | sizes | {"kernel": kernel},
+                                  np.random.default_rng(args.seed))
+        inputs = replace_inputs(kernel_op, inputs, supplied, source, frozenset(argument_names(args.file)))
+        poisoned -= set(supplied)
+        if supplied:  # inputs() may give nothing for this kernel (one inputs() shared by several)
+            print(f"inputs {', '.join(supplied)} from {source}", file=out, flush=True)
 
     if args.bisect:
         stages, crashed = snapshots(module)
@@ -526,7 +527,6 @@ def run_command(args: Any, out: TextIO | None = None) -> int:
         print(checksum_line(name, value), file=out)
     if reference is None:
         return 0
-    poisoned = write_only(kernel_op)
     expected = call_user_code(_reference_path(args.file), f"reference() of {_reference_path(args.file).name}",
                               reference, {name: a for name, a in inputs.items() if name not in poisoned},
                               final_params | sizes | {"kernel": kernel})

@@ -231,7 +231,6 @@ def test_a_reference_that_makes_inputs_replaces_the_random_ones(tmp_path: Path) 
 
 @pytest.mark.parametrize("made,error", [
     ("{'Q': 0}", "returns 'Q', which is no argument of gather (its arguments: X, Rows, Y)"),
-    ("{'Y': 0}", "returns 'Y', which gather only writes"),
     ("{'Rows': np.zeros(3)}", "returns Rows of shape [3]; the sizes give it [30]"),
     ("{'Rows': np.full(30, 0.5)}", "returns Rows with values that are not integers"),
 ])
@@ -303,3 +302,31 @@ def test_a_reference_may_import_one_beside_it(tmp_path: Path) -> None:
     out = io.StringIO()
     assert run_command(args(tmp_path / "gather.tk", size={"M": 100, "N": 64, "G": 30}, check=True), out) == 0
     assert "PASS" in out.getvalue()
+
+
+SCATTER_INTO_REF = """
+import numpy as np
+
+def inputs(params, rng):
+    return {"Cols": rng.permutation(params["M"])[:params["G"]],
+            "Y": rng.standard_normal((params["M"], params["N"]))}  # the contents the kernel keeps
+
+def reference(inputs, params):
+    y = inputs["Y"].copy()
+    y[inputs["Cols"]] = inputs["X"]
+    return {"Y": y}
+"""
+
+
+def test_inputs_give_the_contents_an_output_keeps_where_the_kernel_does_not_write(tmp_path: Path) -> None:
+    """An output the kernel only writes is NaN unless inputs() gives it contents: then the kernel
+    that writes part of it (a scatter into a cache) is checked against a reference that keeps
+    them, and a kernel that overwrote them would fail."""
+    (tmp_path / "two.tk").write_text(TWO_KERNELS_TK)
+    (tmp_path / "two_ref.py").write_text(SCATTER_INTO_REF)
+    out = io.StringIO()
+    sizes = {"M": 100, "N": 64, "G": 30}
+    assert run_command(args(tmp_path / "two.tk", kernel="scatter", size=sizes, check=True), out) == 0
+    assert "inputs Cols, Y from inputs() of two_ref.py" in out.getvalue() and "PASS" in out.getvalue()
+    (tmp_path / "two_ref.py").write_text(SCATTER_INTO_REF.replace("y = inputs[\"Y\"].copy()", "y = inputs[\"Y\"] * 2"))
+    assert run_command(args(tmp_path / "two.tk", kernel="scatter", size=sizes, check=True), io.StringIO()) == 1
