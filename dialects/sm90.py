@@ -1512,7 +1512,9 @@ class BandCombineOp(IRDLOperation):
     quad leaders write their warp's partials to the shared `scratch` (one f32 per row per warp,
     this warpgroup's `warpgroup`-th share) between two syncs of named barrier `barrier_id` (all
     `warpgroups` consumers pass it: they replicate band tiles), then every thread reduces its
-    rows' 4 partials in warp order, so every warp holds the same values."""
+    rows' 4 partials in warp order, so every warp holds the same values. `ordered`: the first
+    sync is left out, as another combine in the same block, on a region of its own, syncs the
+    same threads between any two runs of this one (mark_ordered_band_combines)."""
 
     name = "sm90.band_combine"
     T: ClassVar = VarConstraint("T", Fragment)
@@ -1522,16 +1524,18 @@ class BandCombineOp(IRDLOperation):
     warpgroup = operand_def(IndexType)
     barrier_id = operand_def(IndexType)
     warpgroups = prop_def(IntegerAttr)
+    ordered = opt_prop_def(UnitAttr)
     result = result_def(T)
     assembly_format = (
-        "$fn $vector `via` $scratch `[` $warpgroup `of` $warpgroups `]` `bar` $barrier_id attr-dict `:` type($vector)"
+        "$fn $vector `via` $scratch `[` $warpgroup `of` $warpgroups `]` `bar` $barrier_id (`ordered` $ordered^)? "
+        "attr-dict `:` type($vector)"
     )
 
     def __init__(self, fn: Attribute, vector: SSAValue, scratch: SSAValue, warpgroup: SSAValue, warpgroups: int,
-                 barrier_id: SSAValue):
+                 barrier_id: SSAValue, ordered: bool = False):
         super().__init__(
             operands=[vector, scratch, warpgroup, barrier_id], result_types=[vector.type],
-            properties={"fn": fn, "warpgroups": IntegerAttr(warpgroups, 32)},
+            properties={"fn": fn, "warpgroups": IntegerAttr(warpgroups, 32), **({"ordered": UnitAttr()} if ordered else {})},
         )
 
     def verify_(self) -> None:

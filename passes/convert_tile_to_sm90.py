@@ -52,6 +52,7 @@ from tkc.passes.tile_to_sm90.launch_abi import launch_abi
 from tkc.passes.tile_to_sm90.lowering import KernelLowering
 from tkc.passes.tile_to_sm90.producer import ProducerEmitter
 from tkc.passes.tile_to_sm90.band_deferral import defer_band_combines
+from tkc.passes.tile_to_sm90.band_syncs import mark_ordered_band_combines
 from tkc.passes.tile_to_sm90.fences import init_store_fences
 
 
@@ -115,6 +116,7 @@ def lower_kernel(kernel: tile.KernelOp) -> sm90.KernelOp:
         drain.body.block.add_op(sm90.TmaStoreWaitOp(0, read=True))
     if lowering.plan.band:
         defer_band_combines(roles)
+        mark_ordered_band_combines(roles)
     if cluster > 1:
         # no CTA leaves while its peer may still multicast into it or arrive on its barriers
         block.add_op(sm90.ClusterSyncOp())

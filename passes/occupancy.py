@@ -71,6 +71,7 @@ from tkc.passes.plan import (
     WARPGROUP_THREADS,
     WGMMA_ROWS,
     WHOLE_AXIS,
+    band_reductions,
     buffer_bytes,
     col_scratch_bytes,
     column_vectors,
@@ -838,7 +839,11 @@ class Planner:
         parts += [(f"{stages} x {ring.stage_bytes} B ring", stages * ring.stage_bytes) for ring in plan.rings]
         parts += [(f"{staging} B epilogue staging", staging)] if plan.staging and not reused else []
         scratch = col_scratch_bytes(self.kernel)
-        parts += [(f"{scratch} B scratch (column reductions and scans, vector moves)", scratch)] if scratch else []
+        regions = len(band_reductions(self.kernel))
+        uses = "column reductions and scans, vector moves" + (
+            f"; a region for each of the {regions} band row reductions" if regions > 1 else
+            "; the band row reduction's region" if regions else "")
+        parts += [(f"{scratch} B scratch ({uses})", scratch)] if scratch else []
         # what the buffers' alignments add between them (a 1024-byte swizzled tile after a 512-byte one)
         if padding := plan.total - ALIGN_SLACK - sum(size for _, size in parts):
             parts.append((f"{padding} B aligning buffers", padding))

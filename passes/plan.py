@@ -564,8 +564,8 @@ def col_scratch_bytes(kernel: Operation) -> int:
     the row and the column layout share: an f32 row of the widest reduced tile's columns per warp
     of every consumer (tile-occupancy-plan's count; before it decides, at most one consumer per 64
     rows and at most 4), one per 16 rows of a scanned tile, and one f32 per element of the longest
-    vector moved (a tile or vector of fewer than 64 rows counting its 64 fragment rows), and the
-    partial row sums of band tiles (band_scratch_bytes)."""
+    vector moved (a tile or vector of fewer than 64 rows counting its 64 fragment rows); after
+    those, a region per band row reduction for its warps' partial row sums (band_region)."""
     needs = [4 * align(cast(RegisterVectorType, op.operands[0].type).length, WGMMA_ROWS) for op in kernel.walk()
              if _moves_vector(op)]
     needs += [col_scan_scratch_bytes(align(t.rows, WGMMA_ROWS), t.cols) for op in kernel.walk()
@@ -581,8 +581,32 @@ def col_scratch_bytes(kernel: Operation) -> int:
             consumers = min(4, max(1, max(t.rows for t in tiles) // WGMMA_ROWS))
         needs.append(col_reduce_scratch_bytes(max(t.cols for t in tiles), consumers))
     plan = KernelPlan.of(kernel)
-    needs.append(band_scratch_bytes(kernel, plan.consumers if "consumers" in plan.reasons else 4))
-    return max(needs, default=0)
+    shared = align(max(needs, default=0), BAND_REGION_ALIGN)
+    return shared + len(band_reductions(kernel)) * band_scratch_bytes(kernel, plan.consumers if "consumers" in plan.reasons else 4)
+
+
+BAND_REGION_ALIGN = 16
+"""Alignment of each band row reduction's region of the scratch (ld.shared.v4 at most)."""
+
+
+def band_reductions(kernel: Operation) -> list[ReduceOp]:
+    """Where the plan says band, the row reductions of tiles (all of fewer than 64 rows), in
+    program order: each meets its warps' partials in a region of the scratch of its own."""
+    if not KernelPlan.of(kernel).band:
+        return []
+    return [op for op in kernel.walk() if isinstance(op, ReduceOp) and op.axis.data == Axis.ROW
+            and isinstance(t := op.source.type, RegisterTileType) and t.rows < WGMMA_ROWS]
+
+
+def band_region(kernel: Operation, reduction: ReduceOp) -> int:
+    """Where `reduction`'s region starts in the scratch: past what column reductions, scans and
+    vector moves share, one region per band row reduction. Regions of their own let a combine
+    skip the sync before its write where another combine's sync already orders it
+    (sm90.band_combine `ordered`)."""
+    plan = KernelPlan.of(kernel)
+    reductions = band_reductions(kernel)
+    per = band_scratch_bytes(kernel, plan.consumers)
+    return col_scratch_bytes(kernel) - (len(reductions) - reductions.index(reduction)) * per
 
 
 def band_obstacle(kernel: KernelOp) -> str | None:
@@ -609,11 +633,9 @@ def band_obstacle(kernel: KernelOp) -> str | None:
 
 
 def band_scratch_bytes(kernel: Operation, consumers: int) -> int:
-    """The buffer a band tile's row reductions meet the 4 warps' partials in (sm90.band_combine):
+    """The region a band tile's row reduction meets the 4 warps' partials in (sm90.band_combine):
     per consumer warpgroup, one f32 per row of the tallest reduced tile per warp."""
-    rows = [t.rows for op in kernel.walk()
-            if isinstance(op, ReduceOp) and op.axis.data == Axis.ROW and isinstance(t := op.source.type, RegisterTileType)
-            and t.rows < WGMMA_ROWS]
+    rows = [cast(RegisterTileType, op.source.type).rows for op in band_reductions(kernel)]
     return 4 * 4 * max(rows) * consumers if rows else 0
 
 

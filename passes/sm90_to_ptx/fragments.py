@@ -314,8 +314,9 @@ class LowerColReduce(RewritePattern):
 
 class LowerBandCombine(RewritePattern):
     """Lane 0 of each quad writes its warp's partials of rows r and r + 8 per 16-row block to
-    the warp's row of the scratch (one f32 per tile row), between two syncs; then every thread
-    reduces the 4 warps' values of its rows in warp order, the same order in every warp."""
+    the warp's row of the scratch (one f32 per tile row), between two syncs (after it only, where
+    the combine is `ordered`); then every thread reduces the 4 warps' values of its rows in warp
+    order, the same order in every warp."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: sm90.BandCombineOp, rewriter: PatternRewriter) -> None:
@@ -333,7 +334,8 @@ class LowerBandCombine(RewritePattern):
         own = b.mad("u32", warp, 4 * rows, rows_base)
         barrier = e.int_src(op.barrier_id, "u32")
         threads = WARPGROUP_THREADS * op.warpgroups.value.data
-        b.bar_sync(barrier, threads)  # the last reduction through the scratch has read it
+        if op.ordered is None:
+            b.bar_sync(barrier, threads)  # the last run of this combine has read its region
         with b.if_(b.setp("eq", "u32", b.and_("b32", b.sreg("tid.x"), 3), 0)):
             for value, offset in zip(regs, offsets, strict=True):
                 b.st("shared", "f32", own, value, 4 * offset)

@@ -8,8 +8,8 @@ register-local too, while a column reduction meets the other warps and consumers
 scratch buffer tile-pipeline placed (between two syncs of named barrier consumers + 1); of a tile
 every consumer holds whole, each consumer reduces its own copy (meeting the others all the same,
 as they share the scratch buffer). In the band layout (plan.band) a row reduction is a warp's
-(sm90.row_reduce) and then the 4 warps' through the same scratch (sm90.band_combine), and a
-column reduction stays in the warp, which holds all rows of its columns. A mask,
+(sm90.row_reduce) and then the 4 warps' through a region of the scratch of its own
+(plan.band_region; sm90.band_combine), and a column reduction stays in the warp, which holds all rows of its columns. A mask,
 a position tile and a register load see the consumer's first row, as each consumer owns rows row0.. of a tile
 (0 where every consumer holds it whole):
 a bounds mask's row limit becomes relative to it (limit - row0), except a constant limit that
@@ -36,6 +36,7 @@ from xdsl.ir import Block, Operation, SSAValue
 
 from tkc.dialects import sm90, tile
 from tkc.dtypes import of_type
+from tkc.passes.plan import band_region
 
 if TYPE_CHECKING:
     from tkc.passes.tile_to_sm90.consumer import ConsumerEmitter
@@ -127,7 +128,10 @@ def _reduce(c: ConsumerEmitter, op: tile.ReduceOp, block: Block) -> Operation:
     scratch = c.add(c.smem_base, c.const(c.memory.col_scratch, block), block)
     barrier_id = c.const(consumers + 1, block)
     if op.axis.data == tile.Axis.ROW:
-        # each warp reduces its own columns, then the 4 warps' partials meet in the scratch
+        # each warp reduces its own columns, then the 4 warps' partials meet in the reduction's
+        # own region of the scratch
+        scratch = c.add(scratch, c.const(band_region(c.lowering.kernel, op), block), block)
+
         def combine(x: SSAValue) -> Operation:
             partial = c.op(sm90.RowReduceOp(op.fn, x), block).results[0]
             return sm90.BandCombineOp(op.fn, partial, scratch, c.consumer_index, consumers, barrier_id)
