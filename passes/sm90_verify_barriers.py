@@ -69,7 +69,7 @@ from xdsl.ir import BlockArgument, Operation, OpResult, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from tkc.abi import PointerParam, TensorMapParam
-from tkc.diagnostics import TkError, defect_at, location_of
+from tkc.diagnostics import TkError, defect_at, error_at, location_of
 from tkc.dialects import sm90
 from tkc.dialects.tile import index_constant
 from tkc.passes.plan import WARPGROUP_THREADS, turn_barrier
@@ -474,9 +474,16 @@ class _KernelCheck:
                 raise self.fail(load, f"a TMA load of {arg} after its stores expects a store-fence wait before it, found none")
             claim = load.attributes["after_stores"]
             named = _FENCE_LINE.search(claim.data) if isinstance(claim, StringAttr) else None
-            if named is not None and not any(location_of(wait)[1] == int(named[1]) for wait in waits):
-                raise self.fail(load, f"a TMA load of {arg} is ordered by the tile.fence at line {named[1]}, "
-                                      f"whose store-fence wait is not before it on its path (a load moved past its fence)")
+            if named is None or any(location_of(wait)[1] == int(named[1]) for wait in waits):
+                continue
+            if not any(location_of(wait)[1] == int(named[1]) for wait in self.kernel.walk()
+                       if isinstance(wait, sm90.StoreFenceWaitOp)):
+                # the decision's text and the fences' locations disagree: IR edited by hand
+                raise error_at(load, f"the TMA load of {arg} is ordered by the tile.fence at line {named[1]} "
+                                     f"(its memory_order says), and no tile.fence of the kernel is at line {named[1]}: "
+                                     "an edited location or decision; compile the program again")
+            raise self.fail(load, f"a TMA load of {arg} is ordered by the tile.fence at line {named[1]}, "
+                                  f"whose store-fence wait is not before it on its path (a load moved past its fence)")
 
     def check_inits(self) -> None:
         body = self.kernel.body.block

@@ -11,8 +11,10 @@ located at its line in that file (INPUT_PLACES).
 from __future__ import annotations
 
 import difflib
+import os
 import re
 from collections.abc import Iterable
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 from weakref import WeakKeyDictionary
@@ -44,12 +46,7 @@ class TkError(Exception):
         """The diagnostic as printed: location, message, then the line and a caret under `col`."""
         source = source if source is not None else self.source
         if source is None and self.filename and self.line:
-            try:  # bytes, not text mode: its newline translation would shift the lines
-                source = Path(self.filename).read_bytes().decode("utf-8", errors="replace")
-                if self.filename.endswith(".tk"):  # lines as the frontend counts them
-                    source = lone_cr_as_lf(source)
-            except OSError:
-                source = None
+            source = _file_source(self.filename)
         where = self.filename or "<input>"
         if self.line is not None:
             where += f":{self.line}"
@@ -113,12 +110,44 @@ unchanged), or a damaged one. `location_of` prefers it to the op's location."""
 
 
 def location_of(op: Operation) -> tuple[str | None, int | None, int | None]:
+    """The file, line and column `op` came from, or Nones: also where its location names a line
+    its file (read where it can be) does not have, which only an edited dump gives an op, and
+    which a pass copies onto the ops it makes from it (error_at then looks further out)."""
     from xdsl.dialects.builtin import FileLineColLoc
 
     loc = INPUT_PLACES.get(op, op.location)
     if isinstance(loc, FileLineColLoc):
+        lines = _line_count(loc.filename.data)
+        if lines is not None and not 1 <= loc.line.data <= lines:
+            return None, None, None
         return loc.filename.data, loc.line.data, loc.column.data
     return None, None, None
+
+
+def _line_count(filename: str) -> int | None:
+    """The lines of `filename` as it is now, or None where it cannot be read."""
+    try:
+        stat = os.stat(filename)
+    except OSError:
+        return None
+    return _lines_of(filename, stat.st_mtime_ns, stat.st_size)
+
+
+@cache
+def _lines_of(filename: str, mtime_ns: int, size: int) -> int | None:
+    source = _file_source(filename)
+    return None if source is None else len(source.split("\n"))  # only "\n" ends a line, as render counts
+
+
+def _file_source(filename: str) -> str | None:
+    """A file's text as diagnostics show it, or None where it cannot be read: read as bytes (text
+    mode's newline translation would shift the lines), a `.tk` file's lone CRs as line ends, as
+    the frontend counts lines."""
+    try:
+        source = Path(filename).read_bytes().decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    return lone_cr_as_lf(source) if filename.endswith(".tk") else source
 
 
 def line_label(op: Operation, unlocated: str | None = None) -> str:

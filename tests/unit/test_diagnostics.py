@@ -63,3 +63,25 @@ def test_an_op_a_pass_made_without_a_location_is_located_at_what_encloses_it() -
     kernel.body.block.insert_op_before(made, kernel.body.block.first_op)  # type: ignore[arg-type]
     error = error_at(made, "too big")
     assert (error.filename, error.line) == ("k.tk", 1)
+
+
+def test_a_location_past_the_end_of_its_file_is_no_place(tmp_path: Path) -> None:
+    """An edited dump may give an op a line its `.tk` file does not have, and a pass copies it
+    onto the ops it makes: error_at then looks further out, as for an op with no location."""
+    from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr
+
+    from tkc.diagnostics import error_at, location_of
+    from tkc.dialects.tile import KernelOp, StoreOp
+
+    path = tmp_path / "k.tk"
+    path.write_text("kernel k(X: gl<f32>[M, 64], Y: gl<f32>[M, 64]) {\n"
+                    "    grid (M / 64) as (i)\n"
+                    "    store Y[i, 0] = load X[i, 0] : rt<f32>[64, 64]\n}\n")
+    module = parse_tk(path.read_text(), str(path))
+    store = next(op for op in module.walk() if isinstance(op, StoreOp))
+    assert location_of(store)[1] == 3
+    store.location = FileLineColLoc(StringAttr(str(path)), IntAttr(1000), IntAttr(5))
+    assert location_of(store) == (None, None, None)
+    error = error_at(store, "edited")
+    kernel = next(op for op in module.walk() if isinstance(op, KernelOp))
+    assert (error.filename, error.line) == (str(path), location_of(kernel)[1])
