@@ -1161,6 +1161,9 @@ class Planner:
             )
         if plans_band:
             self.decide("band", *self.band)
+        if self.annotation("whole_staging") is not None:
+            # before the stages: the staging's size is part of what a ring's depth must fit beside
+            self.decide("whole_staging", *self.whole_staging())
         self.decide("threads", WARPGROUP_THREADS * (1 + n), f"1 producer + {n} consumer warpgroup(s) of 128 threads")
         loops = pipelined_loops(self.kernel)
         # before the stages: a CTA that runs one tile may stage its epilogue in its single tiles
@@ -1257,6 +1260,22 @@ class Planner:
             return 0, f"pinned off by {self.pin('schedule_wgmma', '0')}: each product waited for where it is issued"
         return 1, (f"pinned by {self.pin('schedule_wgmma', '1')}: each wgmma issued as early as its operands "
                    "allow and waited for where its product is first read (sm90-schedule-wgmma)")
+
+    def whole_staging(self) -> tuple[int, str]:
+        """@whole_staging(1): each register-tile store stages its whole tile, a buffer for every
+        swizzle-panel chunk of a consumer's rows, written between one pair of syncs and stored as
+        one bulk group, where two chunk buffers taking turns need two syncs per chunk and a wait
+        for the TMA reads of the chunk two back (8 syncs for a 16x256 bf16 tile). Pinned only: it
+        takes more shared memory (which may cost ring stages or blocks per SM), and it has not
+        been timed."""
+        pin = int_pin(self.annotation("whole_staging"))
+        stores = [op for op in self.kernel.walk() if isinstance(op, StoreOp) and isinstance(op.value.type, RegisterTileType)]
+        if not stores:
+            return 0, f"{self.pin('whole_staging', str(pin))} finds no store of a register tile"
+        if not pin:
+            return 0, f"pinned off by {self.pin('whole_staging', '0')}: two chunk buffers per store take turns"
+        return 1, (f"pinned by {self.pin('whole_staging', '1')}: each register-tile store writes every chunk of its "
+                   "tile to a buffer of its own between one pair of syncs and stores them as one bulk group")
 
     def ctas_per_sm(self, n: int, smem: int, persistent: bool) -> tuple[int, str]:
         """Blocks per SM: 2 where two fit its shared memory and registers (each consumer keeping

@@ -136,6 +136,9 @@ class KernelPlan:
     """The register tiles (all shorter than a wgmma's 64 rows) are held in the band layout: every
     warp holds all their rows, the 4 warps of a warpgroup a quarter of the columns each
     (sm90.FragmentType), instead of padded to 64 rows."""
+    whole_staging: bool = False
+    """Each register-tile store stages the whole tile (every chunk of a consumer's rows a buffer
+    of its own) between one pair of syncs, instead of two chunk buffers taking turns."""
     smem_bytes: int = 0
     """Dynamic shared memory the block requests; 0 = not planned."""
     reasons: Mapping[str, str] = field(default_factory=dict, compare=False)
@@ -509,7 +512,8 @@ def ends_rows(store: StoreOp) -> bool:
 
 def staging_chunk(store: Operation) -> tuple[int, int, int]:
     """(swizzle, chunk columns, buffers) of the staged epilogue of a register-tile store: chunks
-    of one swizzle panel of columns (the layout tile-bank-conflicts chose), double-buffered."""
+    of one swizzle panel of columns (the layout tile-bank-conflicts chose), double-buffered, or
+    where the plan says whole_staging, a buffer for every chunk."""
     value_type = store.operands[-1].type
     assert isinstance(value_type, RegisterTileType)
     chosen = store.attributes.get("staging")
@@ -518,7 +522,16 @@ def staging_chunk(store: Operation) -> tuple[int, int, int]:
     else:
         swizzle = widest_span(value_type.cols * element_bytes(value_type.element_type))
     cols = min(value_type.cols, swizzle // element_bytes(value_type.element_type)) if swizzle else value_type.cols
-    return swizzle, cols, min(STAGING_BUFFERS, value_type.cols // cols)
+    chunks = value_type.cols // cols
+    return swizzle, cols, chunks if KernelPlan.of(_kernel_of(store)).whole_staging else min(STAGING_BUFFERS, chunks)
+
+
+def _kernel_of(op: Operation) -> KernelOp:
+    kernel = op.parent_op()
+    while kernel is not None and not isinstance(kernel, KernelOp):
+        kernel = kernel.parent_op()
+    assert kernel is not None, "a store lies in a kernel"
+    return kernel
 
 
 def staging_chunk_bytes(store: Operation, rows: int) -> int:
@@ -539,11 +552,7 @@ def staging_bytes(store: Operation) -> int:
     value_type = store.operands[-1].type
     assert isinstance(value_type, RegisterTileType)
     _, _, buffers = staging_chunk(store)
-    kernel = store.parent_op()
-    while kernel is not None and not isinstance(kernel, KernelOp):
-        kernel = kernel.parent_op()
-    assert kernel is not None, "a store lies in a kernel"
-    plan = KernelPlan.of(kernel)
+    plan = KernelPlan.of(_kernel_of(store))
     return plan.storing_consumers(value_type.rows) * buffers * staging_chunk_bytes(store, plan.consumer_rows(value_type.rows))
 
 

@@ -123,6 +123,8 @@ def _plan_lines(kernel: KernelOp) -> list[str]:
         rows.append(("work split", "stream-K last wave" if plan.stream_k else "whole tiles", why("stream_k")))
     if "fma_exp2" in plan.reasons:
         rows.append(("exp2", f"1 in {plan.fma_exp2} on FMA" if plan.fma_exp2 else "MUFU", why("fma_exp2")))
+    if "whole_staging" in plan.reasons:
+        rows.append(("staging", "whole tiles" if plan.whole_staging else "2 chunk buffers", why("whole_staging")))
     if "schedule_wgmma" in plan.reasons:
         rows.append(("wgmma", "issued early, waited late" if plan.schedule_wgmma else "waited at issue",
                      why("schedule_wgmma")))

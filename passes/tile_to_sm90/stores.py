@@ -2,7 +2,9 @@
 
 - **Epilogue.** Each consumer stages its rows of an output tile one swizzle panel of columns at
   a time (64 bf16 columns: a 64x64 chunk) through chunk buffers of its own, and one of its
-  threads stores each chunk with TMA while the others write the next. Two small buffers per
+  threads stores each chunk with TMA while the others write the next; where the plan gives
+  every chunk a buffer (@whole_staging), the consumer writes them all between one pair of syncs
+  and stores them as one bulk group. Two small buffers per
   consumer instead of a whole output tile is what leaves room for a deep input ring. Consumers
   sync only their own warpgroup (named barrier 1 + consumer). A store waits for the TMA reads of
   a buffer only just before it rewrites the buffer: before its first chunk, until every store
@@ -120,24 +122,9 @@ def _emit_staged_store(c: ConsumerEmitter, op: tile.StoreOp, staging: Staging, t
         op.tensor, box(staging.chunk, tensor_type.rank, 1), staging.chunk.swizzle.data
     )
     chunks = value_type.cols // chunk_cols
-    for chunk in range(chunks):
-        addr = c.add(base, c.const((chunk % staging.buffers) * staging.chunk_bytes, block), block)
-        view = c.op(sm90.SmemViewOp(addr, staging.chunk), block).results[0]
-        if not staging.reuses_single_tiles and (chunk == 0 or chunk >= staging.buffers):
-            # the stores that read this buffer before are done reading it: at the first chunk,
-            # every store this consumer issued (an earlier run of this store, in a loop, may
-            # have left its last chunks in either buffer); later, the one `buffers` chunks back
-            waiter = sm90.SingleThreadOp("warpgroup")
-            c.op(waiter, block)
-            c.op(sm90.TmaStoreWaitOp(0 if chunk == 0 else staging.buffers - 1, read=True), waiter.body.block)
-        c.op(sm90.NamedBarrierOp(barrier_id, WARPGROUP_THREADS), block)
-        c.op(sm90.StoreFragmentOp(c.values[op.value], view, zero, chunk * chunk_cols), block)
-        c.op(sm90.FenceProxyAsyncOp(), block)
-        c.op(sm90.NamedBarrierOp(barrier_id, WARPGROUP_THREADS), block)
-        issue = sm90.SingleThreadOp("warpgroup")
-        c.op(issue, block)
-        inner = issue.body.block
 
+    def store_chunk(chunk: int, addr: SSAValue, inner: Block) -> None:
+        """The issuing thread's TMA store of the staged chunk at `addr`."""
         def store_box(rows: int, name: str, into: Block) -> None:
             tmap = c.op(sm90.TensorMapParamOp(name), into).results[0]
             column = c.add(element[0], c.const(chunk * chunk_cols, into), into)
@@ -156,11 +143,40 @@ def _emit_staged_store(c: ConsumerEmitter, op: tile.StoreOp, staging: Staging, t
                 branch = Block()
                 store_box(rows, name, branch)
                 c.emit_if_then(c.op(arith.CmpiOp(c.consumer_index, last, predicate), inner).results[0], branch, inner)
-        c.op(sm90.TmaStoreCommitOp(), inner)
+
+    def wait_for_reads(pending: int) -> None:
+        waiter = sm90.SingleThreadOp("warpgroup")
+        c.op(waiter, block)
+        c.op(sm90.TmaStoreWaitOp(pending, read=True), waiter.body.block)
+
+    # groups of chunks written between one pair of syncs: each chunk alone, or where every chunk
+    # has a buffer of its own (plan.whole_staging), all of them
+    whole = c.lowering.plan.whole_staging and chunks > 1 and not staging.reuses_single_tiles
+    for group in ([list(range(chunks))] if whole else [[chunk] for chunk in range(chunks)]):
+        first = group[0]
+        addrs, views = [], []
+        for chunk in group:
+            addrs.append(c.add(base, c.const((chunk % staging.buffers) * staging.chunk_bytes, block), block))
+            views.append(c.op(sm90.SmemViewOp(addrs[-1], staging.chunk), block).results[0])
+        if not staging.reuses_single_tiles and (first == 0 or first >= staging.buffers):
+            # the stores that read this buffer before are done reading it: at the first chunk,
+            # every store this consumer issued (an earlier run of this store, in a loop, may
+            # have left its last chunks in any buffer); later, the one `buffers` chunks back
+            wait_for_reads(0 if first == 0 else staging.buffers - 1)
+        c.op(sm90.NamedBarrierOp(barrier_id, WARPGROUP_THREADS), block)
+        for chunk, view in zip(group, views, strict=True):
+            c.op(sm90.StoreFragmentOp(c.values[op.value], view, zero, chunk * chunk_cols), block)
+        c.op(sm90.FenceProxyAsyncOp(), block)
+        c.op(sm90.NamedBarrierOp(barrier_id, WARPGROUP_THREADS), block)
+        issue = sm90.SingleThreadOp("warpgroup")
+        c.op(issue, block)
+        for chunk, addr in zip(group, addrs, strict=True):
+            store_chunk(chunk, addr, issue.body.block)
+        c.op(sm90.TmaStoreCommitOp(), issue.body.block)
         if staging.reuses_single_tiles:
             # the buffers are the kernel-level loads' bytes, which the next tile loads into:
             # each chunk is read before the next is written, and the last before the store ends
-            c.op(sm90.TmaStoreWaitOp(staging.buffers - 1 if chunk + 1 < chunks else 0, read=True), inner)
+            c.op(sm90.TmaStoreWaitOp(staging.buffers - 1 if first + 1 < chunks else 0, read=True), issue.body.block)
 
 
 def _store_rows_before(c: ConsumerEmitter, end: SSAValue, tmap: SSAValue, row_map: str, addr: SSAValue,
