@@ -14,18 +14,11 @@ to two. A combine alone in its block keeps both (a loop body with one reduction)
 
 from __future__ import annotations
 
-from xdsl.dialects import arith
-from xdsl.dialects.builtin import IntegerAttr, UnitAttr
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.dialects.builtin import UnitAttr
+from xdsl.ir import Block, Operation
 
 from tkc.dialects import sm90
-
-
-def _constant(value: SSAValue) -> int | None:
-    owner = value.owner
-    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
-        return owner.value.value.data
-    return None
+from tkc.dialects.tile import index_constant
 
 
 def mark_ordered_band_combines(root: Operation) -> None:
@@ -38,7 +31,7 @@ def mark_ordered_band_combines(root: Operation) -> None:
             blocks[id(block)] = block
     for block in blocks.values():
         combines = [op for op in block.ops if isinstance(op, sm90.BandCombineOp)]
-        syncs = {(_constant(c.barrier_id), c.warpgroups.value.data) for c in combines}
+        syncs = {(index_constant(c.barrier_id), c.warpgroups.value.data) for c in combines}
         if len(combines) >= 2 and len(syncs) == 1 and None not in next(iter(syncs)):
             for combine in combines:
                 combine.ordered = UnitAttr()

@@ -144,11 +144,6 @@ def _emit_staged_store(c: ConsumerEmitter, op: tile.StoreOp, staging: Staging, t
                 store_box(rows, name, branch)
                 c.emit_if_then(c.op(arith.CmpiOp(c.consumer_index, last, predicate), inner).results[0], branch, inner)
 
-    def wait_for_reads(pending: int) -> None:
-        waiter = sm90.SingleThreadOp("warpgroup")
-        c.op(waiter, block)
-        c.op(sm90.TmaStoreWaitOp(pending, read=True), waiter.body.block)
-
     # groups of chunks written between one pair of syncs: each chunk alone, or where every chunk
     # has a buffer of its own (plan.whole_staging), all of them
     whole = c.lowering.plan.whole_staging and chunks > 1 and not staging.reuses_single_tiles
@@ -162,7 +157,9 @@ def _emit_staged_store(c: ConsumerEmitter, op: tile.StoreOp, staging: Staging, t
             # the stores that read this buffer before are done reading it: at the first chunk,
             # every store this consumer issued (an earlier run of this store, in a loop, may
             # have left its last chunks in any buffer); later, the one `buffers` chunks back
-            wait_for_reads(0 if first == 0 else staging.buffers - 1)
+            waiter = sm90.SingleThreadOp("warpgroup")
+            c.op(waiter, block)
+            c.op(sm90.TmaStoreWaitOp(0 if first == 0 else staging.buffers - 1, read=True), waiter.body.block)
         c.op(sm90.NamedBarrierOp(barrier_id, WARPGROUP_THREADS), block)
         for chunk, view in zip(group, views, strict=True):
             c.op(sm90.StoreFragmentOp(c.values[op.value], view, zero, chunk * chunk_cols), block)
