@@ -20,7 +20,7 @@ from xdsl.dialects.builtin import ArrayAttr, IntegerAttr
 from xdsl.ir import Attribute, Block, OpResult, Operation, SSAValue
 
 from tkc import dtypes
-from tkc.diagnostics import error_at, location_of
+from tkc.diagnostics import TkError, error_at, location_of
 from tkc.dialects.tile import (
     BLOCK_RESERVED_SMEM,
     MAX_CTAS_PER_SM,
@@ -1161,11 +1161,13 @@ class Planner:
             )
         if plans_band:
             self.decide("band", *self.band)
-        if self.annotation("whole_staging") is not None:
-            # before the stages: the staging's size is part of what a ring's depth must fit beside
-            self.decide("whole_staging", *self.whole_staging())
         self.decide("threads", WARPGROUP_THREADS * (1 + n), f"1 producer + {n} consumer warpgroup(s) of 128 threads")
         loops = pipelined_loops(self.kernel)
+        # before the stages: the staging's size is part of what a ring's depth must fit beside
+        if self.annotation("whole_staging") is not None:
+            self.decide("whole_staging", *self.whole_staging())
+        elif self.chunked_stores():
+            self.decide("whole_staging", *self.whole_staging_unpinned(n, loops))
         # before the stages: a CTA that runs one tile may stage its epilogue in its single tiles
         persistent, why = self.persistent(loops)
         self.decide("persistent", int(persistent), why)
@@ -1265,10 +1267,8 @@ class Planner:
         """@whole_staging(1): each register-tile store stages its whole tile, a buffer for every
         swizzle-panel chunk of a consumer's rows, written between one pair of syncs and stored as
         one bulk group, where two chunk buffers taking turns need two syncs per chunk and a wait
-        for the TMA reads of the chunk two back (8 syncs for a 16x256 bf16 tile). Pinned only for
-        now: it takes more shared memory (which may cost ring stages or blocks per SM), and it was
-        timed on an H100 only (softmax at BM 16 BN 256 1.10x, 1.32x at one block per SM; 1.01x
-        where DRAM bounds the kernel), not on the H200."""
+        for the TMA reads of the chunk two back (8 syncs for a 16x256 bf16 tile). Unpinned, the
+        plan decides it (whole_staging_unpinned); a pin takes it or leaves it whatever it costs."""
         pin = int_pin(self.annotation("whole_staging"))
         stores = [op for op in self.kernel.walk() if isinstance(op, StoreOp) and isinstance(op.value.type, RegisterTileType)]
         if not stores:
@@ -1277,6 +1277,59 @@ class Planner:
             return 0, f"pinned off by {self.pin('whole_staging', '0')}: two chunk buffers per store take turns"
         return 1, (f"pinned by {self.pin('whole_staging', '1')}: each register-tile store writes every chunk of its "
                    "tile to a buffer of its own between one pair of syncs and stores them as one bulk group")
+
+    def chunked_stores(self) -> list[StoreOp]:
+        """The register-tile stores staged in more than one swizzle-panel chunk: those whole-tile
+        staging (whole_staging) changes."""
+        return [op for op in self.kernel.walk() if isinstance(op, StoreOp)
+                and isinstance(op.value.type, RegisterTileType) and staging_chunk(op)[1] < op.value.type.cols]
+
+    def depth_and_blocks(self, n: int, loops: list[scf.ForOp], whole: bool) -> tuple[int, int, int, bool] | None:
+        """(ring stages, blocks per SM, the epilogue staging's bytes, whether it lies in the
+        kernel-level loads' bytes) the plan would take with or without whole-tile staging, or None
+        where it would not fit at all. It decides `whole_staging` and `persistent` provisionally:
+        plan() decides both again."""
+        self.decide("whole_staging", int(whole), "provisional")
+        persistent, _ = self.persistent(loops)
+        self.decide("persistent", int(persistent), "provisional")
+        filling = ring_loops(self.kernel)
+        try:
+            stages = self.stages(filling)[0] if filling or streams_tiles(self.kernel) else 1
+            smem = smem_plan(self.kernel, stages)
+            if smem.total > SMEM_BUDGET:
+                return None
+            staging = sum(staging_bytes(op) for op, _ in smem.staging)
+            return stages, self.ctas_per_sm(n, smem.total, persistent)[0], staging, smem.staging_reused
+        except TkError:
+            return None
+
+    def whole_staging_unpinned(self, n: int, loops: list[scf.ForOp]) -> tuple[int, str]:
+        """Unpinned, a kernel without an mma stages each register-tile store whole where that keeps
+        its ring's depth and its blocks per SM: such a kernel is bound by its consumers' latency,
+        which the syncs of chunk-by-chunk staging add to (on an H100, softmax 1.00-1.18x, layernorm
+        1.01-1.03x: whole-staging-default-h100-2026-12-07.log); a kernel with an mma keeps two chunk buffers (its epilogue overlaps the next tile's
+        loads, and whole tiles were not timed there; @whole_staging(1) pins them)."""
+        turns = "two chunk buffers per store take turns, two syncs per chunk"
+        if any(isinstance(op, MmaOp) for op in self.kernel.walk()):
+            return 0, f"a kernel with an mma: {turns} ({self.pin('whole_staging', '1')} stages whole tiles)"
+        chunked = self.depth_and_blocks(n, loops, whole=False)
+        whole = self.depth_and_blocks(n, loops, whole=True)
+        if chunked is None:
+            return 0, turns  # the plan does not fit even so: deciding the stages below says why
+        stages, blocks, staging, reused = chunked
+        if reused:
+            return 0, "the epilogue stages in the kernel-level loads' bytes, which the next tile loads into: chunk by chunk"
+
+        def depth(stages: int, blocks: int) -> str:
+            return f"{stages} stage{'s' if stages > 1 else ''} and {blocks} block{'s' if blocks > 1 else ''} per SM"
+
+        if whole is None or whole[0] < stages or whole[1] < blocks:
+            cost = "would not fit" if whole is None else f"({whole[2] - staging} more bytes) would leave {depth(*whole[:2])}"
+            return 0, f"whole tiles {cost} where chunks keep {depth(stages, blocks)}: {turns}"
+        extra = f"{whole[2] - staging} more bytes" if whole[2] > staging else "no more shared memory"
+        return 1, (f"no mma, and whole tiles keep the ring's {depth(stages, blocks)} ({extra}): each register-tile "
+                   "store writes every chunk of its tile to a buffer of its own between one pair of syncs and stores "
+                   "them as one bulk group")
 
     def ctas_per_sm(self, n: int, smem: int, persistent: bool) -> tuple[int, str]:
         """Blocks per SM: 2 where two fit its shared memory and registers (each consumer keeping

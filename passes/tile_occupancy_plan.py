@@ -94,9 +94,11 @@ they agree; read back by `KernelPlan.of`); planning again starts a fresh plan:
   schedule_wgmma       only pinned (@schedule_wgmma(1)): sm90-schedule-wgmma issues the consumers'
                        wgmmas early and waits for their products late (off by default: the
                        kernels it changes ran 0.85-1.05x as fast with it on the H200)
-  whole_staging        only pinned (@whole_staging(1), decided before the stages, whose shared
-                       memory it changes): every register-tile store stages its whole tile
-                       between one pair of syncs (plan.staging_chunk: a buffer per chunk)
+  whole_staging        decided before the stages, whose shared memory it changes, wherever a
+                       register-tile store spans more than one swizzle panel: 1 (every such store
+                       stages its whole tile between one pair of syncs, plan.staging_chunk giving
+                       a buffer per chunk) in a kernel without an mma where that keeps the ring's
+                       stages and the blocks per SM, else 0; @whole_staging(b) pins it
 
 The register demand per consumer thread is the peak over the program of the live register
 tiles' registers, as their sm90 fragments hold them (f32 tiles 1 per element, narrower ones 1

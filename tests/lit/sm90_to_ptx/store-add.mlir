@@ -1,12 +1,13 @@
 // tile.store reduce add (store_add) down to PTX: a register tile goes through the staging chunks
-// of a store and each chunk is TMA reduce-added (cp.reduce.async.bulk.tensor ... .add, a bulk
-// group like a TMA store, waited for with .read just before its buffer is rewritten); an f32 row vector
+// of a store (here all eight at once: the plan stages whole tiles in a kernel without an mma)
+// and each chunk is TMA reduce-added (cp.reduce.async.bulk.tensor ... .add, one bulk group like
+// a TMA store's, waited for with .read just before its buffers are rewritten); an f32 row vector
 // is added element by element with red.global.add.f32 where a store would st.global it.
 // RUN: tkc compile %s --emit=ptx | filecheck %s
 // RUN: tkc compile %s --emit=cubin -o %t.cubin
 // CHECK-NOT:  cp.async.bulk.tensor.2d.global.shared::cta.bulk_group
 // CHECK:      cp.async.bulk.wait_group.read 0;
-// CHECK:      cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.bulk_group [%rd{{[0-9]+}}, {%r{{[0-9]+}}, %r{{[0-9]+}}}], [%r{{[0-9]+}}];
+// CHECK-COUNT-8: cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.bulk_group [%rd{{[0-9]+}}, {%r{{[0-9]+}}, %r{{[0-9]+}}}], [%r{{[0-9]+}}];
 // CHECK-NEXT: cp.async.bulk.commit_group;
 // CHECK-NOT:  st.global
 // CHECK:      red.global.add.f32 [%rd[[A:[0-9]+]]], %f{{[0-9]+}};
