@@ -1290,10 +1290,10 @@ class Planner:
         where it would not fit at all. It decides `whole_staging` and `persistent` provisionally:
         plan() decides both again."""
         self.decide("whole_staging", int(whole), "provisional")
-        persistent, _ = self.persistent(loops)
-        self.decide("persistent", int(persistent), "provisional")
         filling = ring_loops(self.kernel)
         try:
+            persistent, _ = self.persistent(loops)
+            self.decide("persistent", int(persistent), "provisional")
             stages = self.stages(filling)[0] if filling or streams_tiles(self.kernel) else 1
             smem = smem_plan(self.kernel, stages)
             if smem.total > SMEM_BUDGET:

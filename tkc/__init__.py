@@ -62,11 +62,26 @@ def autotuned(
     return TunedKernel(path, kernel, space, params)
 
 
-def interpret(*args: Any, **kwargs: Any) -> Any:
-    """`tkc.interpreter.interpret(module, kernel, inputs, params)`: run tile IR on numpy arrays."""
+def interpret(program: Any, *args: Any, **kwargs: Any) -> Any:
+    """`tkc.interpreter.interpret(module, kernel, inputs, params)`: run tile IR on numpy arrays.
+    The program is a module (`CompiledKernel.module`), a compiled kernel, or the path of a `.tk`
+    source (its parameters at their defaults) or of tile-dialect `.mlir`."""
+    from pathlib import Path
+
+    from xdsl.ir import Operation
+
+    from tkc.api import CompiledKernel
+    from tkc.diagnostics import TkError
+    from tkc.driver import load_module
     from tkc.interpreter import interpret as run
 
-    return run(*args, **kwargs)
+    if isinstance(program, CompiledKernel):
+        program = program.module
+    elif isinstance(program, str | Path):
+        program = load_module(program, args[0] if args else kwargs.get("kernel"))
+    elif not isinstance(program, Operation):
+        raise TkError(f"tkc.interpret runs a module, a compiled kernel or a source's path, not {type(program).__name__}")
+    return run(program, *args, **kwargs)
 
 
 def __getattr__(name: str) -> Any:

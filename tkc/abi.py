@@ -324,6 +324,8 @@ def row_major(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
     return tuple(reversed(strides))
 
 
+DIM_LIMIT = 1 << 31
+"""Every symbolic dim is below this: a kernel's index arithmetic is 32-bit signed."""
 LINE_BYTES = 128
 """The GPU's cache line: rows of a tensor that are not whole lines start mid-line."""
 

@@ -38,7 +38,7 @@ from xdsl.ir import Attribute
 
 from tkc import cache
 from tkc.abi import ONE_CTA_FROM_TILES, TensorMapParam
-from tkc.diagnostics import TkError
+from tkc.diagnostics import TkError, did_you_mean
 from tkc.dialects.tile import DecisionAttr, PlanAttr
 from tkc.driver import (
     ABI_ATTRIBUTE,
@@ -152,8 +152,8 @@ class CompiledKernel:
         if pass_name not in self._ir and pass_name in PIPELINE:
             self._lower()
         if pass_name not in self._ir:
-            ran = ", ".join(self._ir)
-            raise KeyError(f"no IR after {pass_name!r}; passes that ran: {ran}")
+            names = ["input", *PIPELINE]
+            raise KeyError(f"no IR after {pass_name!r}; the names are {', '.join(names)}{did_you_mean(pass_name, names)}")
         return self._ir[pass_name]
 
     @property

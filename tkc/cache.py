@@ -39,15 +39,22 @@ Params = Mapping[str, int | bool | float]
 
 
 def cache_dir() -> Path:
+    """$TKC_CACHE_DIR (`~` expanded), else $XDG_CACHE_HOME/tkc where that is an absolute path (the
+    XDG spec has a relative one ignored), else ~/.cache/tkc."""
     if explicit := os.environ.get("TKC_CACHE_DIR"):
-        return Path(explicit)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg) if xdg else Path.home() / ".cache") / "tkc"
+        return Path(explicit).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    return (Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache") / "tkc"
+
+
+def env_flag(name: str) -> bool:
+    """Whether the environment turns the switch `name` on: any value but empty, 0, false, no or off."""
+    return os.environ.get(name, "").strip().lower() not in ("", "0", "false", "no", "off")
 
 
 def always_compile() -> bool:
     """TKC_ALWAYS_COMPILE=1: recompile even when the cache holds the result."""
-    return os.environ.get("TKC_ALWAYS_COMPILE", "") not in ("", "0")
+    return env_flag("TKC_ALWAYS_COMPILE")
 
 
 def _package_dirs(name: str) -> list[str]:

@@ -209,11 +209,14 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from tkc.driver import compile_module, load_module, load_stage, make_context, require_one_kernel
+    from tkc.driver import compile_module, input_stage, load_module, load_stage, make_context, require_one_kernel
 
     report = load_stage("tkc.report", "report", "tkc report")
     ctx = make_context()
     module = load_module(args.file, args.kernel, args.params, ctx)
+    if (stage := input_stage(module)[0]) != "tile":
+        raise TkError(f"tkc report explains the tile passes' decisions, so it reads a .tk source or tile IR; "
+                      f"this is {stage} IR, lowered past them (report its tile-dialect dump)", args.file)
     require_one_kernel(module, args.file)
     module = compile_module(module, "tile", ctx=ctx)
     sys.stdout.write(report(module, ctx).rstrip("\n") + "\n")

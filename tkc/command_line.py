@@ -22,6 +22,7 @@ from pathlib import Path
 
 from typing import IO, TYPE_CHECKING, NoReturn
 
+from tkc.cache import env_flag
 from tkc.diagnostics import CompilerDefect, TkError
 
 if TYPE_CHECKING:
@@ -49,9 +50,16 @@ def add_dump_arguments(parser: argparse.ArgumentParser, pass_names: str) -> None
                        help="print the IR after PASS (repeatable)")
     dumps.add_argument("--print-ir-before", metavar="PASS", action="append", default=[],
                        help="print the IR before PASS (repeatable)")
-    dumps.add_argument("--dump-dir", metavar="DIR", type=Path,
+    dumps.add_argument("--dump-dir", metavar="DIR", type=_directory,
                        help="write 00-input.mlir, 01-PASS.mlir, ... to DIR (replacing the dumps tkc wrote there before)")
     dumps.add_argument("--timing", action="store_true", help="print the time each pass and the verifier took")
+
+
+def _directory(text: str) -> Path:
+    """A directory argument: an empty one would be the working directory, which nobody means."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("give a directory (an empty name would write into the working directory)")
+    return Path(text)
 
 
 def wants_dumps(args: argparse.Namespace) -> bool:
@@ -112,7 +120,7 @@ def _raised_at(error: BaseException) -> str:
 
 def report_internal_error(error: Exception, prog: str, argv: Sequence[str]) -> int:
     """One line naming the exception, where it came from, and a request to report the command."""
-    if os.environ.get("TKC_TRACEBACK") == "1":
+    if env_flag("TKC_TRACEBACK"):
         traceback.print_exception(error)
     message = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
     print(f"{prog}: internal compiler error: {message}", file=sys.stderr)

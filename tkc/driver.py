@@ -41,20 +41,20 @@ import importlib
 import os
 import re
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from io import StringIO
 from pathlib import Path
 from typing import IO, Any
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, StringAttr, UnknownLoc
+from xdsl.dialects.builtin import DictionaryAttr, ModuleOp, StringAttr, UnknownLoc
 from xdsl.ir import BlockArgument, Operation
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-from tkc import collector
+from tkc import cache, collector
 from tkc.diagnostics import TkError, decode_utf8, did_you_mean
 from tkc.passes import ALL_PASSES, is_available
 from tkc.pipeline import (
@@ -231,10 +231,13 @@ def load_module(
     `kernel` when one is named."""
     path = str(path)
     if path.endswith(".mlir"):
-        if params:
-            raise TkError(f"-D parameters apply to .tk sources only, not to {path}")
+        values = [name for name in params or {} if not name.startswith("@")]
+        if values:
+            raise TkError(f"-D {values[0]}: parameters apply to .tk sources only, not to {path} (IR holds their "
+                          f"values); -D @ANNOTATION=VALUE pins a tile kernel's plan")
         module = parse_mlir(read_text(path), path, ctx)
         select_kernel(module, kernel, path)
+        _pin_annotations(module, params or {}, path)
         return module
     from tkc.frontend import parse_tk, read_source
 
@@ -245,6 +248,27 @@ def load_module(
     module = parse_tk(source, path, params or {}, kernel)
     module.verify()  # a frontend that builds invalid IR is a compiler bug, not a user error
     return module
+
+
+def _pin_annotations(module: ModuleOp, params: Mapping[str, Any], path: str) -> None:
+    """`-D @NAME=VALUE` on tile IR: each tile kernel's annotation, as the frontend sets it on a
+    `.tk` source. IR the plan was decided for (a dump from tile-occupancy-plan on, which the
+    pipeline resumes after that pass) has no plan left to pin."""
+    from tkc.dialects.tile import KernelOp
+    from tkc.frontend.builder import command_line_pins
+
+    pins = command_line_pins(params, path)
+    if not pins:
+        return
+    kernels = [op for op in kernels_of(module) if isinstance(op, KernelOp)]
+    if not kernels:
+        raise TkError(f"-D @{next(iter(pins))}: annotations pin a tile kernel's plan, and {path} holds no tile.kernel "
+                      f"(its plan was decided in the passes that lowered it)")
+    for op in kernels:
+        if "plan" in op.attributes:
+            raise TkError(f"-D @{next(iter(pins))}: {path} holds {kernel_name(op)}'s plan, decided by "
+                          f"tile-occupancy-plan: pin its input (a dump before that pass, or the .tk source)")
+        op.annotations = DictionaryAttr({**op.annotations.data, **pins})
 
 
 class Observer:
@@ -502,7 +526,7 @@ def verify_dominance(root: Operation) -> None:
 
 def verify_each_pass() -> bool:
     """TKC_VERIFY_EACH=1: verify the IR after every pass `tkc compile` runs (the test suite sets it)."""
-    return os.environ.get("TKC_VERIFY_EACH", "") not in ("", "0")
+    return cache.env_flag("TKC_VERIFY_EACH")
 
 
 def unverified_passes(names: Sequence[str], verify_each: bool = False) -> frozenset[str]:
@@ -645,8 +669,6 @@ def compile_file(
     an `observer` wants to see them or `verify_each` (compile_module's) asks for the verifier
     after each; a result compiled is stored, with this spelling of the call, so that
     `tkc.cache.lookup` finds it next time."""
-    from tkc import cache
-
     source = cache.source_bytes(str(path))
     ctx = make_context()
     module = load_module(path, kernel, params, ctx)

@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tkc import cache
-from tkc.abi import KernelABI, evaluate
+from tkc.abi import DIM_LIMIT, KernelABI, evaluate
 from tkc.diagnostics import TkError, did_you_mean
 from tkc.dtypes import BY_NAME
 from tkc.pipeline import StageUnavailable
@@ -163,10 +163,13 @@ class TuneResult:
 
 
 def _kernel_op(path: str, kernel: str | None, params: Mapping[str, Value | None]) -> KernelOp:
-    from tkc.driver import load_module, require_one_kernel
+    from tkc.driver import input_stage, load_module, require_one_kernel
     from tkc.interpreter import find_kernel
 
     module = load_module(path, kernel, dict(params))  # type: ignore[arg-type]
+    if (stage := input_stage(module)[0]) != "tile":
+        raise TkError(f"tuning compiles configurations of a .tk source or tile IR; this is {stage} IR, lowered "
+                      f"past the plan they pin", path)
     require_one_kernel(module, path, "-k NAME")
     return find_kernel(module, kernel)
 
@@ -199,6 +202,7 @@ def search_space(
     fixed = dict(fixed or {})
     op = _kernel_op(path, kernel, fixed)
     params = {name: value for name, value in declared_params(op).items() if name not in fixed}
+    interface = _interface(op)
     if given:
         pins = [f"@{pin}" for pin in COMMAND_LINE_PINS]
         for name, values in given.items():
@@ -210,11 +214,20 @@ def search_space(
             if not name.startswith("@") and name not in params:
                 raise TkError(f"the space names {name}, which {op.sym_name.data} has no parameter of; it has "
                               f"{', '.join(params) or 'none'}{did_you_mean(name, params)}")
+            if isinstance(values, str | bytes) or not isinstance(values, Sequence):
+                raise TkError(f"the space gives {name} {values!r}: a list of the values to try")
             if not values:
                 raise TkError(f"the space gives {name} no values")
-        return {name: list(values) for name, values in given.items()}
+            for value in values:
+                spelled = str(value).lower() if isinstance(value, bool) else repr(value)
+                if (problem := _space_problem(name, value, params.get(name))) is not None:
+                    raise TkError(f"the space gives {name} {spelled}: {problem}")
+                if not name.startswith("@") and _interface(_kernel_op(path, kernel, {**fixed, name: value})) != interface:
+                    raise TkError(f"the space gives {name} {spelled}, which changes the kernel's arguments: tuning "
+                                  f"keeps them (give {name} with -D)")
+        # each value once, in the order given
+        return {name: list(dict.fromkeys(values)) for name, values in given.items()}
     space: Space = {}
-    interface = _interface(op)
     for name, default in params.items():
         if isinstance(default, bool) or not isinstance(default, int) or default < MIN_TILE or default & (default - 1):
             continue
@@ -230,6 +243,27 @@ def search_space(
     if splits_k:
         space["@stream_k"] = list(STREAM_K)
     return space
+
+
+def _space_problem(name: str, value: object, default: Value | None) -> str | None:
+    """What is wrong with `value` as a tuning choice of `name` (a parameter declared as `default`,
+    or an @annotation), or None: a pin takes an integer its annotation accepts (or None, the
+    plan's choice); a parameter, an integer where it is declared as one. Flags and floats select
+    what the kernel computes, which tuning keeps."""
+    from tkc.frontend.builder import annotation_problem
+
+    if name.startswith("@"):
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int):
+            return f"{name} takes an integer (or plan: the plan's own choice)"
+        return annotation_problem(name[1:], value)
+    if isinstance(default, bool) or not isinstance(default, int):
+        return (f"{name} is a {'flag' if isinstance(default, bool) else 'number'}: it selects what the kernel "
+                f"computes, which tuning keeps (give it with -D)")
+    if isinstance(value, bool) or not isinstance(value, int):
+        return f"{name} is an integer parameter"
+    return None
 
 
 def tile_values(default: int) -> list[Value | None]:
@@ -362,10 +396,10 @@ def gpu_name() -> str:
         import torch
     except ImportError:
         raise StageUnavailable("tuning times each configuration on the GPU and needs torch with CUDA "
-                               "(pip install 'tkc[torch]'); --prune-only shows the pruning without it") from None
+                               "(pip install 'tkc[torch]'); --prune-only (prune_only=True) shows the pruning without it") from None
     if not torch.cuda.is_available():
         raise StageUnavailable("tuning times each configuration on the GPU, and this machine has no CUDA GPU "
-                               "(torch.cuda.is_available() is False); --prune-only shows the pruning without one")
+                               "(torch.cuda.is_available() is False); --prune-only (prune_only=True) shows the pruning without one")
     return str(torch.cuda.get_device_name())
 
 
@@ -433,6 +467,9 @@ def _check_sizes(op: KernelOp, sizes: Mapping[str, int], flag: str = "--size") -
     for dim, size in sizes.items():
         if isinstance(size, bool) or not isinstance(size, int) or size < 1:
             raise TkError(f"the size of {dim} must be a positive integer, got {size!r}")
+        if size >= DIM_LIMIT:
+            raise TkError(f"the size of {dim}, {size}, does not fit in 31 bits (a kernel's index arithmetic is "
+                          f"32-bit signed)")
 
 
 Progress = Callable[[int, int, Trial], None]
@@ -477,8 +514,18 @@ def autotune(
     `best.config` holds the parameters to compile with (`params`, fixed, included); `table()`
     shows every trial. `jobs` processes (default: one per CPU) compile and prune the
     configurations side by side where there are PARALLEL_FROM of them or more; the timing is
-    one at a time, in this process."""
-    path = str(path)
+    one at a time, in this process. A user error is reported under the kernel's file name."""
+    try:
+        return _autotune(str(path), kernel, sizes, space, params, prune_only, force, progress, jobs)
+    except TkError as e:
+        if e.filename is None:
+            e.filename = str(path)
+        raise
+
+
+def _autotune(path: str, kernel: str | None, sizes: Mapping[str, int] | None,
+              space: Mapping[str, Sequence[Value | None]] | None, params: Mapping[str, Value] | None,
+              prune_only: bool, force: bool, progress: Progress | None, jobs: int | None) -> TuneResult:
     sizes = dict(sizes or {})
     fixed = dict(params or {})
     op = _kernel_op(path, kernel, fixed)
@@ -596,7 +643,7 @@ def tuned_config(path: str, kernel: str | None, sizes: Mapping[str, int]) -> Con
 
 def _announce(result: TuneResult) -> None:
     """TKC_PRINT_AUTOTUNING=1: one line per choice on stderr, as Triton's TRITON_PRINT_AUTOTUNING."""
-    if os.environ.get("TKC_PRINT_AUTOTUNING", "") in ("", "0"):
+    if not cache.env_flag("TKC_PRINT_AUTOTUNING"):
         return
     best = result.best
     choice = spell(best.config) if best else "none (every configuration pruned)"

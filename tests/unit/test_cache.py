@@ -35,6 +35,18 @@ def test_cache_dir_follows_tkc_cache_dir_then_xdg(monkeypatch: pytest.MonkeyPatc
     assert cache.cache_dir() == tmp_path / "xdg" / "tkc"
     monkeypatch.setenv("TKC_CACHE_DIR", str(tmp_path / "mine"))
     assert cache.cache_dir() == tmp_path / "mine"
+    monkeypatch.setenv("TKC_CACHE_DIR", "~/mine")
+    assert cache.cache_dir() == tmp_path / "home" / "mine"
+    monkeypatch.delenv("TKC_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative")  # the XDG spec: ignored
+    assert cache.cache_dir() == tmp_path / "home" / ".cache" / "tkc"
+
+
+@pytest.mark.parametrize("value, on", [("", False), ("0", False), ("false", False), ("No", False), (" off ", False),
+                                       ("1", True), ("yes", True), ("true", True)])
+def test_switches_in_the_environment(monkeypatch: pytest.MonkeyPatch, value: str, on: bool) -> None:
+    monkeypatch.setenv("TKC_ALWAYS_COMPILE", value)
+    assert cache.always_compile() is on
 
 
 def test_keys_cover_the_compiler_version(monkeypatch: pytest.MonkeyPatch) -> None:

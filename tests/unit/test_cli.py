@@ -286,6 +286,9 @@ def test_empty_sizes_seeds_jobs_and_repeated_spaces_are_usage_errors(capsys: pyt
          "--space BM is given twice; give its values once"),
         (["compile", gemm, "-D", "BM=1e-400"], "the value of BM, 1e-400, is too small: it rounds to 0"),
         (["compile", gemm, "-D", "BM=\uff16\uff14"], "the value of BM must be true, false or a number in ASCII digits"),
+        (["compile", gemm, "--dump-dir", ""], "argument --dump-dir: give a directory (an empty name would write into"),
+        (["compile", gemm, "-D", "@stage=4"], "did you mean '@stages'?"),
+        (["compile", gemm, "-D", "@stages=true"], "@stages takes an integer, got true"),
     ]:
         assert cli.main(argv) == 1, argv
         assert message in capsys.readouterr().err, argv
@@ -416,3 +419,12 @@ def test_a_check_of_the_compilers_own_output_is_a_defect_exit_2(monkeypatch: pyt
     err = capsys.readouterr().err
     assert "the planner and the lowering disagree on a buffer's size" in err
     assert "this is a compiler defect, not a mistake in the program" in err
+
+
+def test_report_reads_tile_ir_and_says_so_for_a_later_stage(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import tkc
+
+    (sm90 := tmp_path / "sm90.mlir").write_text(tkc.compile(REPO / "examples/gemm.tk").ir("sm90-build-rings"))
+    assert cli.main(["report", str(sm90)]) == 1
+    assert "tkc report explains the tile passes' decisions, so it reads a .tk source or tile IR; this is sm90 IR" in (
+        capsys.readouterr().err)

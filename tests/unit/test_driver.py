@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from io import StringIO
 from pathlib import Path
 
+import numpy as np
 import pytest
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
@@ -164,6 +165,18 @@ def test_compile_api_keeps_the_ir_after_each_pass(tmp_path: Path, monkeypatch: p
     assert kernel.ir("cse").startswith("builtin.module")
     with pytest.raises(KeyError, match="no IR after 'nope'"):
         kernel.ir("nope")
+    with pytest.raises(KeyError, match="the names are input, canonicalize, .*, ptx-flatten-control-flow; did you mean "
+                                       "'tile-pipeline'"):
+        kernel.ir("tile-pipline")
+
+
+def test_interpret_takes_a_module_a_compiled_kernel_or_a_path() -> None:
+    source = str(REPO / "examples/gemm.tk")
+    a, b = np.ones((128, 64), np.float32), np.ones((64, 256), np.float32)
+    for program in (tkc.compile(source).module, tkc.compile(source), source):
+        assert tkc.interpret(program, "gemm", {"A": a, "B": b})["C"].shape == (128, 256)
+    with pytest.raises(TkError, match="tkc.interpret runs a module, a compiled kernel or a source's path, not int"):
+        tkc.interpret(3, "gemm", {})
 
 
 def test_compile_api_names_the_kernels_and_parameters_it_could_take(tmp_path: Path) -> None:

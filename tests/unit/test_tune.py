@@ -53,6 +53,41 @@ def test_a_space_naming_an_unknown_parameter_is_a_user_error() -> None:
         tune.search_space(GEMM, given={"@stage": [8]})
 
 
+@pytest.mark.parametrize("given, message", [
+    ({"@stages": [None, 0]}, "the space gives @stages 0: @stages takes 1 to 16"),
+    ({"@consumers": [9]}, "the space gives @consumers 9: @consumers takes 1 to 7"),
+    ({"@stream_k": [True]}, "the space gives @stream_k true: @stream_k takes an integer"),
+    ({"BM": [64.0]}, "the space gives BM 64.0: BM is an integer parameter"),
+    ({"BM": [True]}, "the space gives BM true: BM is an integer parameter"),
+    ({"BN": 128}, "the space gives BN 128: a list of the values to try"),
+    ({"BN": "128"}, "the space gives BN '128': a list of the values to try"),
+])
+def test_a_bad_value_in_a_space_is_a_user_error_as_with_minus_d(given: dict, message: str) -> None:
+    with pytest.raises(tkc.TkError, match=message):
+        tune.search_space(GEMM, given=given)
+
+
+def test_a_space_keeps_what_the_kernel_computes_and_its_arguments() -> None:
+    with pytest.raises(tkc.TkError, match="CAUSAL is a flag: it selects what the kernel computes, which tuning keeps"):
+        tune.search_space(ATTENTION, given={"CAUSAL": [True, False]})
+    with pytest.raises(tkc.TkError, match="the space gives D 64, which changes the kernel.s arguments"):
+        tune.search_space(ATTENTION, given={"D": [64, 128]})
+    assert tune.search_space(GEMM, given={"BM": [64, 64, 128]}) == {"BM": [64, 128]}  # each value once
+
+
+def test_tuning_tile_ir_pins_its_annotations_and_refuses_ir_past_the_plan(tmp_path: Path) -> None:
+    compiled = tkc.compile(GEMM)
+    (tile := tmp_path / "gemm.mlir").write_text(compiled.ir("input"))
+    result = tkc.autotune(tile, sizes=SIZES, space={"@stages": [None, 2]}, prune_only=True)
+    assert [t.reason is None or "ring" in t.reason for t in result.trials] == [True, True]
+    (planned := tmp_path / "planned.mlir").write_text(compiled.ir("tile-occupancy-plan"))
+    with pytest.raises(tkc.TkError, match="holds gemm's plan, decided by tile-occupancy-plan: pin its input"):
+        tkc.compile(planned, **{"@stages": 2})
+    (sm90 := tmp_path / "sm90.mlir").write_text(compiled.ir("sm90-build-rings"))
+    with pytest.raises(tkc.TkError, match="tuning compiles configurations of a .tk source or tile IR; this is sm90 IR"):
+        tkc.autotune(sm90, sizes=SIZES, prune_only=True)
+
+
 def test_shallow_rings_are_timed_only_where_they_let_a_second_cta_share_the_sm() -> None:
     softmax, sizes = str(REPO / "examples/softmax.tk"), {"M": 4096, "N": 4096}
     # 64x128 tiles: 2 stages fit two CTAs on an SM (4 stages, the plan's, fit one); 3 stages do not
@@ -191,6 +226,9 @@ def test_sizes_must_name_every_dim_and_only_those() -> None:
         tkc.autotune(GEMM, sizes={"M": 256, "N": 256}, prune_only=True)
     with pytest.raises(tkc.TkError, match="--size names Q"):
         tkc.autotune(GEMM, sizes={**SIZES, "Q": 1}, prune_only=True)
+    with pytest.raises(tkc.TkError, match="the size of M, 4294967296, does not fit in 31 bits") as info:
+        tkc.autotune(GEMM, sizes={**SIZES, "M": 1 << 32}, prune_only=True)
+    assert str(info.value).startswith(f"{GEMM}: error:")  # an API call's error names the kernel's file
 
 
 def test_an_autotuned_kernel_tunes_each_shape_bucket_once_and_launches_the_choice(

@@ -333,10 +333,12 @@ def command_line_pins(overrides: Mapping[str, Number], filename: str) -> dict[st
         name = key[1:]
         if name not in COMMAND_LINE_PINS:
             raise TkError(f"-D {key}: not an annotation -D sets (those are "
-                          f"{', '.join('@' + p for p in COMMAND_LINE_PINS)}){did_you_mean(name, COMMAND_LINE_PINS)}",
+                          f"{', '.join('@' + p for p in COMMAND_LINE_PINS)})"
+                          f"{did_you_mean(key, ['@' + p for p in COMMAND_LINE_PINS])}",
                           filename)
         if isinstance(value, bool) or not isinstance(value, int):
-            raise TkError(f"-D {key}: @{name} takes an integer, got {value!r}", filename)
+            got = str(value).lower() if isinstance(value, bool) else repr(value)
+            raise TkError(f"-D {key}: @{name} takes an integer, got {got}", filename)
         if (problem := annotation_problem(name, value)) is not None:
             raise TkError(f"-D {key}={value}: {problem}", filename)
         pins[name] = annotation_attr(name, [value])

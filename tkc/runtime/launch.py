@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from tkc.abi import (
+    DIM_LIMIT,
     ArgSpec,
     DimParam,
     KernelABI,
@@ -144,7 +145,7 @@ def bind(abi: KernelABI, args: tuple[Any, ...], named: dict[str, Any]) -> Bindin
     if (refusal := requirement_refusal(abi, dims, where) or divisibility_refusal(abi, dims, where)) is not None:
         raise TkError(refusal)
     for dim, value in dims.items():
-        if value >= 1 << 31:
+        if value >= DIM_LIMIT:
             raise TkError(f"{dim} = {value} (from {where[dim]}) does not fit in 31 bits "
                           "(a kernel's index arithmetic is 32-bit signed)")
     mapped = {p.arg for p in abi.params if isinstance(p, TensorMapParam)}
