@@ -102,9 +102,19 @@ def _space_item(text: str) -> tuple[str, list[int | bool | float | None]]:
         raise argparse.ArgumentTypeError(e.message) from None
 
 
+class _Once(argparse.Action):
+    """An option that names one thing (-k): given twice, which was meant? Refused, as -D twice is."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        if (before := getattr(namespace, self.dest)) is not None:
+            parser.error(f"{option_string} is given twice ({before} and {values}); give it once")
+        setattr(namespace, self.dest, values)
+
+
 def _add_source_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", help="a .tk program or tile-dialect .mlir")
-    parser.add_argument("-k", "--kernel", help="the kernel to compile (default: the only one)")
+    parser.add_argument("-k", "--kernel", action=_Once, help="the kernel to compile (default: the only one)")
     parser.add_argument(
         "-D", dest="params", metavar="NAME=VALUE", type=define_argument, action="append", default=[],
         help="override a compile-time parameter (repeatable)",

@@ -286,6 +286,7 @@ def test_empty_sizes_seeds_jobs_and_repeated_spaces_are_usage_errors(capsys: pyt
          "--space BM is given twice; give its values once"),
         (["compile", gemm, "-D", "BM=1e-400"], "the value of BM, 1e-400, is too small: it rounds to 0"),
         (["compile", gemm, "-D", "BM=\uff16\uff14"], "the value of BM must be true, false or a number in ASCII digits"),
+        (["compile", gemm, "-k", "gemm", "-k", "other"], "-k is given twice (gemm and other); give it once"),
         (["compile", gemm, "--dump-dir", ""], "argument --dump-dir: give a directory (an empty name would write into"),
         (["compile", gemm, "-D", "@stage=4"], "did you mean '@stages'?"),
         (["compile", gemm, "-D", "@stages=true"], "@stages takes an integer, got true"),
