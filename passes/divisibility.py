@@ -83,6 +83,17 @@ def _multiple_of(value: SSAValue, known: dict[SSAValue, Multiple]) -> Multiple:
     return Multiple(1, launch_time)
 
 
+def alignment_shortfall(start: Multiple, line: int) -> str:
+    """How an elem(...) start that `known_multiple` found short of `line` elements falls short,
+    for a diagnostic or a decision's reason."""
+    if start.launch_time:
+        return "comes from launch-time data"
+    if line % start.of == 0:
+        return f"is a multiple of only {start.of} element(s)"
+    return (f"is a multiple of {start.of} element(s), which puts it on a multiple of only {math.gcd(start.of, line)}, "
+            f"not of the {line} TMA needs")
+
+
 def known_multiple(value: SSAValue) -> Multiple:
     """What `value` is provably a multiple of (iteratively: chains of any depth)."""
     known: dict[SSAValue, Multiple] = {}

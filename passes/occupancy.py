@@ -61,7 +61,7 @@ from tkc.dialects.tile import (
     innermost_element_start,
     vector_box,
 )
-from tkc.passes.divisibility import known_multiple
+from tkc.passes.divisibility import alignment_shortfall, known_multiple
 from tkc.passes.plan import (
     ALIGN_SLACK,
     MBARRIER_REGION,
@@ -662,13 +662,10 @@ class Planner:
             assert dtype is not None, "a tensor's element type is one of tkc's dtypes"
             access = "load" if isinstance(op, LoadOp) else op.statement
             name = self.kernel.arg_names[self.kernel.body.block.args.index(op.tensor)]
-            known = ("from launch-time data" if start.launch_time else f"at a multiple of only {start.of} element(s)"
-                     if line % start.of == 0 else
-                     f"known only to be a multiple of {start.of} element(s), so aligned to {math.gcd(start.of, line)}, not the "
-                     f"{line} it needs")
             why = (f"; a vector's load starts its box below the start where it fits one box {line} elements longer "
                    f"and only registers read it") if vector else ""
-            raise error_at(op, f"this {access} of {name} starts at elem(...) along {name}'s innermost dim, {known}; "
+            raise error_at(op, f"this {access} of {name} starts at elem(...) along {name}'s innermost dim, and the "
+                               f"start {alignment_shortfall(start, line)}; "
                                f"TMA starts a box there only on a {TMA_GLOBAL_ALIGN}-byte boundary, a multiple of "
                                f"{line} {dtype.name} elements (any other start stops the kernel){why}: make the start "
                                f"a multiple of {line}")

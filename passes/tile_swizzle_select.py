@@ -27,8 +27,6 @@ re-swizzle a tile through `shared_tiles.set_swizzle`, which keeps types and desc
 
 from __future__ import annotations
 
-import math
-
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -52,7 +50,7 @@ from tkc.dialects.tile import (
     element_name,
     innermost_element_start,
 )
-from tkc.passes.divisibility import known_multiple
+from tkc.passes.divisibility import alignment_shortfall, known_multiple
 from tkc.passes.shared_tiles import operand_major, read_by_wgmma, set_swizzle, shared_tile_ops, users
 from tkc.passes.wgmma_layout import SWIZZLE_SPANS, widest_span
 
@@ -120,12 +118,8 @@ def realignment_reason(load: LoadOp) -> tuple[int, str] | None:
         return None
     if not all(isinstance(use.operation, ToRegOp) for use in load.result.uses):
         return None
-    known = ("comes from launch-time data" if start.launch_time else f"is a multiple of only {start.of} element(s)"
-             if line % start.of == 0 else
-             f"is known only to be a multiple of {start.of} element(s), so aligned to {math.gcd(start.of, line)}, not "
-             f"the {line} a box needs")
-    return line, (f"its elem(...) start along the tensor's innermost dim {known}, and TMA starts a box only on "
-                  f"{TMA_GLOBAL_ALIGN} bytes there: the box starts at the boundary at or below it ({line} elements "
+    return line, (f"its elem(...) start along the tensor's innermost dim {alignment_shortfall(start, line)}, and TMA "
+                  f"starts a box only on {TMA_GLOBAL_ALIGN} bytes there: the box starts at the boundary at or below it ({line} elements "
                   f"longer), and the consumers read the vector from the start on")
 
 

@@ -204,6 +204,7 @@ DIAGNOSTICS = [
     ("    let x = 1 $", "unexpected character '$'", 3, 15),
     ("    let x = y", "unknown name 'y'", 3, 13),
     ("    let x = ma(1, 2)", "did you mean 'max'", 3, 13),
+    ("    letz = 3", "unknown name 'letz'; did you mean 'let z'?", 3, 5),
     ("    let x = 1\n    x = 2", "cannot assign to 'x': it is a let", 4, 5),
     ("    BM = 2", "cannot assign to 'BM': it is a compile-time parameter", 3, 5),
     ("    let i = 2", "'i' is already defined (line 2)", 3, 9),

@@ -1097,8 +1097,13 @@ class _Builder:
             return getattr(self, "x_" + node.data)(node)
 
     def unknown(self, token: Node) -> TkError:
-        hint = did_you_mean(str(token), self.visible_names() + BUILTIN_FUNCTIONS + list(self.functions))
-        return self.error(token, f"unknown name '{token}'{hint}")
+        name = str(token)
+        hint = did_you_mean(name, self.visible_names() + BUILTIN_FUNCTIONS + list(self.functions))
+        # `letz = 3` parses as an assignment to a name: a statement's keyword glued to its name
+        glued = [k for k in ("store_add", "store", "let", "var", "return") if name.startswith(k) and len(name) > len(k)]
+        if not hint and glued:
+            hint = f"; did you mean '{glued[0]} {name[len(glued[0]):]}'?"
+        return self.error(token, f"unknown name '{name}'{hint}")
 
     def x_number(self, node: Tree) -> Value:
         text = str(node.children[0])

@@ -16,7 +16,7 @@ builtin.module {
     %table = tile.load %X[%c0, %x0] {element_coords = [1 : i64]} : !tile.gl<[H, T], f32> -> !tile.sv<64xf32>
     %r1 = tile.to_reg %table : !tile.sv<64xf32> -> !tile.rv<64xf32>
     %six = arith.muli %s, %c6 : index
-    // CHECK: %bf = tile.load %B[%c0, %six] {element_coords = [1 : i64], realigned = #tile.decision<8, "its elem(...) start along the tensor's innermost dim is known only to be a multiple of 6 element(s), so aligned to 2, not the 8 a box needs,
+    // CHECK: %bf = tile.load %B[%c0, %six] {element_coords = [1 : i64], realigned = #tile.decision<8, "its elem(...) start along the tensor's innermost dim is a multiple of 6 element(s), which puts it on a multiple of only 2, not of the 8 TMA needs,
     %bf = tile.load %B[%c0, %six] {element_coords = [1 : i64]} : !tile.gl<[H, T], bf16> -> !tile.sv<64xbf16>
     %r2 = tile.to_reg %bf : !tile.sv<64xbf16> -> !tile.rv<64xbf16>
     %eight = arith.muli %s, %c8 : index
