@@ -305,6 +305,7 @@ class RoleEmitter(ABC):
     def emit_tile(self, ops: list[Operation], block: Block) -> None:
         for position, op in enumerate(ops):
             if isinstance(op, tile.LoadOp):
+                self.location = op.location  # the stage's ops point at the load
                 for ring in self.memory.kernel_rings:
                     if op is self.slot_position(ring.loads):
                         self.ring_slot(ring, ring.loads, self.tiles.count, block)
