@@ -162,7 +162,7 @@ _CTAS = Allowed(range(1, MAX_CTAS_PER_SM + 1), f"1..{MAX_CTAS_PER_SM}")
 KERNEL_PINS = {
     "consumers": _CONSUMERS, "cluster": _CLUSTER, "heavy_first": _FLAG, "stream_k": _FLAG, "split_ring": _FLAG,
     "fma_exp2": _FMA_EXP2, "schedule_wgmma": _FLAG, "dependent_launch": _FLAG, "band": _FLAG, "ctas_per_sm": _CTAS,
-    "whole_staging": _FLAG, "stages": _STAGES, "group_m": _GROUP,
+    "whole_staging": _FLAG, "shared_staging": _FLAG, "stages": _STAGES, "group_m": _GROUP,
 }
 """The integer annotations of a tile.kernel (the user's pins, as the frontend checks them; `stages`
 and `group_m` only come from tile IR), each within what its plan field may hold;
@@ -188,6 +188,7 @@ PLAN_DECISIONS = {
     "replicated_rows": Allowed(range(0, 1 << 31, 16), "0 (none) or a multiple of 16"),
     "band": _FLAG,
     "whole_staging": _FLAG,
+    "shared_staging": _FLAG,
     "producer_registers": _BUDGET,
     "consumer_registers": _BUDGET,
 }

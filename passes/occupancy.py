@@ -85,8 +85,8 @@ from tkc.passes.plan import (
     replicated_rows,
     short_heights,
     smem_plan,
-    staging_bytes,
     staging_chunk,
+    staging_shareable,
     streaming_candidate,
     streams_tiles,
     tile_ring_stages,
@@ -825,7 +825,7 @@ class Planner:
     def smem_breakdown(self, stages: int) -> str:
         plan = smem_plan(self.kernel, stages)
         single = sum(buffer_bytes(op) for op, _ in plan.single)
-        staging = sum(staging_bytes(op) for op, _ in plan.staging)
+        staging = plan.staging_bytes
         parts = [(f"1 KB for {plan.barrier_count} mbarriers", MBARRIER_REGION)]
         reused = bool(plan.single and plan.staging and plan.staging[0][1] == plan.single[0][1])
         if (tile_stages := tile_ring_stages(self.kernel, stages)) > 1:
@@ -1161,10 +1161,20 @@ class Planner:
         self.decide("threads", WARPGROUP_THREADS * (1 + n), f"1 producer + {n} consumer warpgroup(s) of 128 threads")
         loops = pipelined_loops(self.kernel)
         # before the stages: the staging's size is part of what a ring's depth must fit beside
+        # shared_staging before an unpinned whole_staging, whose comparison then counts the region
+        # the stores share; whole tiles may make their chunks differ, which undoes the sharing
         if self.annotation("whole_staging") is not None:
             self.decide("whole_staging", *self.whole_staging())
-        elif self.chunked_stores():
+        if self.annotation("shared_staging") is not None or staging_shareable(self.staged_stores()):
+            self.decide("shared_staging", *self.shared_staging(n, loops))
+        if self.annotation("whole_staging") is None and self.chunked_stores():
             self.decide("whole_staging", *self.whole_staging_unpinned(n, loops))
+            if KernelPlan.of(self.kernel).shared_staging and not staging_shareable(self.staged_stores()):
+                if self.annotation("shared_staging") is not None:
+                    raise error_at(self.kernel, f"{self.pin('shared_staging', '1')}: whole-tile staging gives the "
+                                                f"stores chunks that lie differently; pin {self.pin('whole_staging', '0')} too")
+                self.decide("shared_staging", 0, "whole-tile staging gives the stores chunks that lie differently: a "
+                                                 "region per store")
         # before the stages: a CTA that runs one tile may stage its epilogue in its single tiles
         persistent, why = self.persistent(loops)
         self.decide("persistent", int(persistent), why)
@@ -1275,18 +1285,57 @@ class Planner:
         return 1, (f"pinned by {self.pin('whole_staging', '1')}: each register-tile store writes every chunk of its "
                    "tile to a buffer of its own between one pair of syncs and stores them as one bulk group")
 
+    def staged_stores(self) -> list[StoreOp]:
+        """The stores of register tiles: each stages its tile in shared memory for TMA."""
+        return [op for op in self.kernel.walk() if isinstance(op, StoreOp) and isinstance(op.value.type, RegisterTileType)]
+
+    def shared_staging(self, n: int, loops: list[scf.ForOp]) -> tuple[int, str]:
+        """Whether the register-tile stores stage in one region (plan.shared_staging) rather than
+        one each. A store's first chunk waits until every store its consumer issued has read its
+        staging, with a region each as with one, so sharing costs no wait; the plan shares where a
+        region each would not fit or would cost the ring a stage or the SM a block, and leaves the
+        layout of every other kernel as it was; @shared_staging(b) pins it (1 is an error where the
+        stores' chunks lie differently: a consumer's wait covers its own stores only)."""
+        pin = int_pin(self.annotation("shared_staging"))
+        stores = self.staged_stores()
+        if pin == 0:
+            return 0, f"pinned off by {self.pin('shared_staging', '0')}: a staging region per store"
+        if not staging_shareable(stores):
+            raise error_at(self.kernel, f"{self.pin('shared_staging', '1')}: " + (
+                "the kernel has fewer than two stores of register tiles" if len(stores) < 2 else
+                "its stores' chunks lie differently (a replicated tile stored by the first consumer beside a split "
+                "one, or tiles of different sizes): a consumer could write where another's store is still read"))
+        self.decide("shared_staging", 0, "provisional")
+        apart = self.depth_and_blocks(n, loops, None)
+        self.decide("shared_staging", 1, "provisional")
+        shared = self.depth_and_blocks(n, loops, None)
+        one = (f"the {len(stores)} stores stage in one region (a store's first chunk waits until its consumer's "
+               "earlier stores have read their staging, as with a region each)")
+        if pin == 1:
+            return 1, f"pinned by {self.pin('shared_staging', '1')}: {one}"
+        if shared is None:
+            return 0, "a staging region per store (one region would not fit either)"
+        if apart is None:
+            return 1, f"a region per store would not fit: {one}"
+        if apart[0] < shared[0] or apart[1] < shared[1]:
+            return 1, (f"a region per store would leave {apart[0]} stage(s) and {apart[1]} block(s) per SM where one "
+                       f"keeps {shared[0]} and {shared[1]}: {one}")
+        return 0, (f"a region per store ({apart[2] - shared[2]} more bytes) keeps the same {apart[0]} stage(s) and "
+                   f"{apart[1]} block(s) per SM as one would")
+
     def chunked_stores(self) -> list[StoreOp]:
         """The register-tile stores staged in more than one swizzle-panel chunk: those whole-tile
         staging (whole_staging) changes."""
         return [op for op in self.kernel.walk() if isinstance(op, StoreOp)
                 and isinstance(op.value.type, RegisterTileType) and staging_chunk(op)[1] < op.value.type.cols]
 
-    def depth_and_blocks(self, n: int, loops: list[scf.ForOp], whole: bool) -> tuple[int, int, int, bool] | None:
+    def depth_and_blocks(self, n: int, loops: list[scf.ForOp], whole: bool | None) -> tuple[int, int, int, bool] | None:
         """(ring stages, blocks per SM, the epilogue staging's bytes, whether it lies in the
-        kernel-level loads' bytes) the plan would take with or without whole-tile staging, or None
-        where it would not fit at all. It decides `whole_staging` and `persistent` provisionally:
-        plan() decides both again."""
-        self.decide("whole_staging", int(whole), "provisional")
+        kernel-level loads' bytes) the plan would take with or without whole-tile staging (None:
+        as decided), or None where it would not fit at all. It decides `whole_staging` (unless
+        None) and `persistent` provisionally: plan() decides both again."""
+        if whole is not None:
+            self.decide("whole_staging", int(whole), "provisional")
         filling = ring_loops(self.kernel)
         try:
             persistent, _ = self.persistent(loops)
@@ -1295,7 +1344,7 @@ class Planner:
             smem = smem_plan(self.kernel, stages)
             if smem.total > SMEM_BUDGET:
                 return None
-            staging = sum(staging_bytes(op) for op, _ in smem.staging)
+            staging = smem.staging_bytes
             return stages, self.ctas_per_sm(n, smem.total, persistent)[0], staging, smem.staging_reused
         except TkError:
             return None

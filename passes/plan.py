@@ -139,6 +139,10 @@ class KernelPlan:
     whole_staging: bool = False
     """Each register-tile store stages the whole tile (every chunk of a consumer's rows a buffer
     of its own) between one pair of syncs, instead of two chunk buffers taking turns."""
+    shared_staging: bool = False
+    """The register-tile stores stage in one region instead of one each (staging_shareable): a
+    store's first chunk waits until every store its consumer issued has read its staging either
+    way, so they never use staging at once."""
     smem_bytes: int = 0
     """Dynamic shared memory the block requests; 0 = not planned."""
     reasons: Mapping[str, str] = field(default_factory=dict, compare=False)
@@ -191,7 +195,7 @@ class KernelPlan:
         values: dict[str, Any] = {
             f.name: decisions[f.name].int_value for f in fields(KernelPlan) if f.name in decisions
         }
-        for flag in ("persistent", "stream_k", "dependent_launch", "band"):
+        for flag in ("persistent", "stream_k", "dependent_launch", "band", "whole_staging", "shared_staging"):
             if flag in values:
                 values[flag] = bool(values[flag])
         return KernelPlan(**values, reasons={name: decision.reason.data for name, decision in decisions.items()})
@@ -497,6 +501,12 @@ class SmemPlan:
     col_scratch: int | None = None
     """Where the column reductions' scratch buffer starts (after the staging), if there is one."""
 
+    @property
+    def staging_bytes(self) -> int:
+        """The bytes of the staging regions: stores that share one (shared_staging) count it once."""
+        return sum(max(staging_bytes(op) for op, at in self.staging if at == start)
+                   for start in dict.fromkeys(at for _, at in self.staging))
+
 
 STAGING_BUFFERS = 2
 """Chunk buffers per consumer for a staged epilogue: one is written while the other is stored."""
@@ -543,6 +553,23 @@ def staging_chunk_bytes(store: Operation, rows: int) -> int:
     assert isinstance(value_type, RegisterTileType)
     swizzle, cols, _ = staging_chunk(store)
     return align(rows * cols * element_bytes(value_type.element_type), 8 * swizzle if swizzle else TMA_SMEM_ALIGN)
+
+
+def staging_shareable(stores: list[StoreOp]) -> bool:
+    """Whether the staged stores of register tiles may share one region (plan.shared_staging):
+    there are several, and each consumer's chunks lie at the same offset and stride in every one
+    of them (the same storing consumers, the same bytes per consumer). A consumer's thread waits,
+    before a store's first chunk, until its own earlier stores have read their staging; it cannot
+    wait for another consumer's, so no consumer may write where another's store is still read."""
+    if len(stores) < 2:
+        return False
+    plan = KernelPlan.of(_kernel_of(stores[0]))
+
+    def layout(store: StoreOp) -> tuple[int, int]:
+        rows = cast(RegisterTileType, store.value.type).rows
+        return plan.storing_consumers(rows), staging_bytes(store) // plan.storing_consumers(rows)
+
+    return len({layout(store) for store in stores}) == 1
 
 
 def staging_bytes(store: Operation) -> int:
@@ -823,6 +850,11 @@ def smem_plan(kernel: Operation, stages: int) -> SmemPlan:
         for op in stores:
             staging.append((op, at))
             at += staging_bytes(op)
+        stores = []
+    if KernelPlan.of(kernel).shared_staging and staging_shareable(stores):
+        # one region, as large as the largest store's (each consumer's chunks at the same place)
+        staging += [(op, align(offset, TILE_ALIGN)) for op in stores]
+        offset = align(offset, TILE_ALIGN) + max(map(staging_bytes, stores))
         stores = []
     for op in stores:
         staging.append((op, align(offset, TILE_ALIGN)))

@@ -99,6 +99,12 @@ they agree; read back by `KernelPlan.of`); planning again starts a fresh plan:
                        stages its whole tile between one pair of syncs, plan.staging_chunk giving
                        a buffer per chunk) in a kernel without an mma where that keeps the ring's
                        stages and the blocks per SM, else 0; @whole_staging(b) pins it
+  shared_staging       decided before an unpinned whole_staging wherever two or more register-tile
+                       stores stage alike (plan.staging_shareable: the same storing consumers
+                       and bytes per consumer): 1 (one region for all of them: a store's first
+                       chunk waits for the TMA reads of every earlier store of its consumer
+                       either way) where a region each would not fit or would cost the ring a
+                       stage or the SM a block, else 0; @shared_staging(b) pins it
 
 The register demand per consumer thread is the peak over the program of the live register
 tiles' registers, as their sm90 fragments hold them (f32 tiles 1 per element, narrower ones 1

@@ -125,6 +125,9 @@ def _plan_lines(kernel: KernelOp) -> list[str]:
         rows.append(("exp2", f"1 in {plan.fma_exp2} on FMA" if plan.fma_exp2 else "MUFU", why("fma_exp2")))
     if "whole_staging" in plan.reasons:
         rows.append(("staging", "whole tiles" if plan.whole_staging else "2 chunk buffers", why("whole_staging")))
+    if "shared_staging" in plan.reasons:
+        rows.append(("staging at", "one region for all stores" if plan.shared_staging else "a region per store",
+                     why("shared_staging")))
     if "schedule_wgmma" in plan.reasons:
         rows.append(("wgmma", "issued early, waited late" if plan.schedule_wgmma else "waited at issue",
                      why("schedule_wgmma")))

@@ -306,7 +306,8 @@ def _check_staging(kernel: tile.KernelOp, plan: KernelPlan, rings: list[Ring],
                    shared: dict[tile.ToSharedOp, SharedBuffer], staging: dict[tile.StoreOp, Staging],
                    col_scratch: int, smem_bytes: int) -> None:
     """The chunks each staged store writes (storing consumers x buffers x chunk) and the column
-    scratch overlap no ring, shared buffer, other store's chunks or each other, and end before the
+    scratch overlap no ring, shared buffer, other store's chunks (unless the plan shares one
+    region among stores whose chunks lie alike: plan.staging_shareable) or each other, and end before the
     kernel's shared memory does; a store staged in the single tiles' bytes stays within them. The
     planner reserved these bytes and the lowering writes them: a difference between the two is a
     compiler defect, caught here rather than as two buffers sharing bytes at run time."""
@@ -318,15 +319,20 @@ def _check_staging(kernel: tile.KernelOp, plan: KernelPlan, rings: list[Ring],
     spans += singles
     if scratch := col_scratch_bytes(kernel):
         spans.append((col_scratch, col_scratch + scratch, kernel))
+    layouts = set()
     for store, chunks in staging.items():
         storing = plan.storing_consumers(cast(tile.RegisterTileType, store.value.type).rows)
         start, end = chunks.offset, chunks.offset + storing * chunks.consumer_stride
+        layouts.add((start, storing, chunks.consumer_stride))
         if chunks.reuses_single_tiles:
             if not singles or start < min(a for a, _, _ in singles) or end > max(b for _, b, _ in singles):
                 raise defect_at(store, f"this store's staging at smem+{start}..{end} leaves the single tiles' bytes it "
                                       f"reuses: the planner and the lowering disagree on its size")
             continue
         spans.append((start, end, store))
+    # stores in one region (plan.shared_staging) share it whole: the same start, storing
+    # consumers and per-consumer stride, so no consumer writes where another's store is read
+    shares_staging = plan.shared_staging and len(layouts) == 1
     spans.sort(key=lambda span: span[0])
     for i, (start, end, first) in enumerate(spans):
         if start < MBARRIER_REGION or end > smem_bytes:
@@ -335,6 +341,8 @@ def _check_staging(kernel: tile.KernelOp, plan: KernelPlan, rings: list[Ring],
         for other_start, _, other in spans[i + 1:]:
             if other_start >= end:
                 break
+            if shares_staging and isinstance(first, tile.StoreOp) and isinstance(other, tile.StoreOp):
+                continue
             if isinstance(first, tile.StoreOp) or isinstance(other, tile.StoreOp) or first is kernel or other is kernel:
                 raise defect_at(other, f"the bytes from smem+{other_start} of {other.name} overlap those of {first.name} "
                                       f"at smem+{start}..{end}: the planner and the lowering disagree on a buffer's size")

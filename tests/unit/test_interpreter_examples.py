@@ -34,6 +34,7 @@ VARIANTS: dict[str, list[dict[str, int]]] = {
         {"CAUSAL": True, "D": 128},
     ],
     "hedgehog": [{}, {"BV": 32, "CPB": 3, "N": 200, "NC": 4}],  # a ragged last chunk and last block of chunks
+    "fftconv": [{}, {"ROWS": 64, "COLS": 32, "R": 24}],  # a 2048-point FFT, rows past R its padding
 }
 """Per example: compile-time parameters (those the kernel declares) and dim sizes to run with;
 an empty entry means the defaults. Examples not listed run once with the defaults."""

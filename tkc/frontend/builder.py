@@ -263,6 +263,7 @@ ANNOTATION_PLACES = {
     "band": "kernel",
     "ctas_per_sm": "kernel",
     "whole_staging": "kernel",
+    "shared_staging": "kernel",
     "whole_tiles": "kernel",
     "stages": "for or kernel",  # on a kernel: every ring's depth, and the ring of a kernel that streams its tiles
     "overlap": "for",
@@ -273,7 +274,8 @@ ANNOTATION_PLACES = {
 }
 """Where each annotation may stand."""
 COMMAND_LINE_PINS = ("consumers", "persistent", "cluster", "heavy_first", "group_m", "stream_k", "split_ring",
-                     "fma_exp2", "schedule_wgmma", "dependent_launch", "band", "ctas_per_sm", "whole_staging", "stages")
+                     "fma_exp2", "schedule_wgmma", "dependent_launch", "band", "ctas_per_sm", "whole_staging",
+                     "shared_staging", "stages")
 """The kernel annotations `-D @NAME=VALUE` (and a tuning space) may set: those of one integer."""
 
 

@@ -126,7 +126,7 @@ builtin.module {
     tile.return
   }
 }
-// CHECK: plan-verification.mlir:[[# @LINE - 6]]:3: error: a plan has no field warps; its fields are consumers, threads, persistent, stages, smem_bytes, group_m, ctas_per_sm, cluster, heavy_first, table_first, stream_k, dependent_launch, fma_exp2, schedule_wgmma, replicated_rows, band, whole_staging, producer_registers, consumer_registers
+// CHECK: plan-verification.mlir:[[# @LINE - 6]]:3: error: a plan has no field warps; its fields are consumers, threads, persistent, stages, smem_bytes, group_m, ctas_per_sm, cluster, heavy_first, table_first, stream_k, dependent_launch, fma_exp2, schedule_wgmma, replicated_rows, band, whole_staging, shared_staging, producer_registers, consumer_registers
 
 // -----
 
