@@ -1,5 +1,5 @@
 """The row-wise examples (layernorm, softmax, rotary), the attention variants (ALiBi, sliding
-window, softcapping), chunk-parallel linear attention (plain, SSD, Based, Hedgehog) and
+window, softcapping), chunk-parallel linear attention (plain, SSD, Based, Hedgehog), Based's recurrent form and
 attention's backward kernels on the GPU, against their `_ref.py`.
 
 Each case is `tkc run FILE --check` in its own process under a timeout: a TMA mistake hangs
@@ -45,6 +45,9 @@ CASES = [
     ("linear_attention_chunked", "B=2,H=2,N=1024,NC=16", ["-k", "la_output", "-D", "D=128"]),
     ("based", "B=1,H=2,N=300", []),
     ("based", "B=2,H=2,N=1024", []),
+    ("based_chunked", "B=1,H=2,N=300", []),
+    ("based_chunked", "B=2,H=2,N=1024", []),
+    ("based_chunked", "B=1,H=1,N=4096", []),
     ("ssd", "B=1,H=2,N=200,NC=4", ["-k", "ssd_states"]),
     ("ssd", "B=2,H=2,N=1024,NC=16", ["-k", "ssd_states", "-D", "D=128"]),
     ("ssd", "B=1,H=2,N=200,NC=4", ["-k", "ssd_chunk_states"]),

@@ -17,6 +17,7 @@ from tkc.runner import (
     check,
     default_sizes,
     kernel_params,
+    load_input_maker,
     load_reference,
     make_inputs,
     snapshots,
@@ -92,6 +93,8 @@ def run_example(path: Path, kernel_name: str | None, variant: dict[str, int], wi
     final = kernel_params(kernel)
     sizes = {d: s for d, s in default_sizes(kernel, tiles).items() if d not in final} | sizes
     inputs = make_inputs(kernel, final | sizes, seed=7)
+    if (maker := load_input_maker(str(path))) is not None:  # constants the kernel needs (based_chunked's E1, E2)
+        inputs |= maker(final | sizes, np.random.default_rng(7))
     return module, inputs, sizes, interpret(module, None, inputs, sizes)
 
 
