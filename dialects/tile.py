@@ -301,6 +301,10 @@ class PlanAttr(ParametrizedAttribute):
     def with_decision(self, name: str, decision: DecisionAttr) -> PlanAttr:
         return PlanAttr({**self.decisions.data, name: decision})
 
+    def without(self, name: str) -> PlanAttr:
+        """The plan as if `name` had never been decided (a provisional decision taken back)."""
+        return PlanAttr({key: value for key, value in self.decisions.data.items() if key != name})
+
     def print_parameters(self, printer: Printer) -> None:
         def print_field(field: tuple[str, Attribute]) -> None:
             printer.print_string(f"{field[0]} = ")

@@ -1161,20 +1161,25 @@ class Planner:
         self.decide("threads", WARPGROUP_THREADS * (1 + n), f"1 producer + {n} consumer warpgroup(s) of 128 threads")
         loops = pipelined_loops(self.kernel)
         # before the stages: the staging's size is part of what a ring's depth must fit beside
-        # shared_staging before an unpinned whole_staging, whose comparison then counts the region
-        # the stores share; whole tiles may make their chunks differ, which undoes the sharing
+        # before the stages, whose shared memory they change: whole_staging weighs each choice
+        # with the staging region the stores would share under it (staging_choice)
         if self.annotation("whole_staging") is not None:
             self.decide("whole_staging", *self.whole_staging())
-        if self.annotation("shared_staging") is not None or staging_shareable(self.staged_stores()):
-            self.decide("shared_staging", *self.shared_staging(n, loops))
-        if self.annotation("whole_staging") is None and self.chunked_stores():
+        elif self.chunked_stores():
             self.decide("whole_staging", *self.whole_staging_unpinned(n, loops))
-            if KernelPlan.of(self.kernel).shared_staging and not staging_shareable(self.staged_stores()):
-                if self.annotation("shared_staging") is not None:
-                    raise error_at(self.kernel, f"{self.pin('shared_staging', '1')}: whole-tile staging gives the "
-                                                f"stores chunks that lie differently; pin {self.pin('whole_staging', '0')} too")
-                self.decide("shared_staging", 0, "whole-tile staging gives the stores chunks that lie differently: a "
-                                                 "region per store")
+        whole = KernelPlan.of(self.kernel).whole_staging
+        whole_reason = KernelPlan.of(self.kernel).reasons.get("whole_staging")
+        outcome, shared, shared_reason = self.staging_choice(n, loops, whole)
+        if whole_reason is None:  # staging_choice decided it provisionally
+            KernelPlan.undecide(self.kernel, "whole_staging")
+        else:
+            self.decide("whole_staging", int(whole), whole_reason)
+        if shared_reason is None:
+            KernelPlan.undecide(self.kernel, "shared_staging")
+        elif outcome is None and shared:
+            raise error_at(self.kernel, shared_reason)  # pinned where the stores' chunks lie differently
+        else:
+            self.decide("shared_staging", shared, shared_reason)
         # before the stages: a CTA that runs one tile may stage its epilogue in its single tiles
         persistent, why = self.persistent(loops)
         self.decide("persistent", int(persistent), why)
@@ -1289,39 +1294,49 @@ class Planner:
         """The stores of register tiles: each stages its tile in shared memory for TMA."""
         return [op for op in self.kernel.walk() if isinstance(op, StoreOp) and isinstance(op.value.type, RegisterTileType)]
 
-    def shared_staging(self, n: int, loops: list[scf.ForOp]) -> tuple[int, str]:
-        """Whether the register-tile stores stage in one region (plan.shared_staging) rather than
-        one each. A store's first chunk waits until every store its consumer issued has read its
-        staging, with a region each as with one, so sharing costs no wait; the plan shares where a
-        region each would not fit or would cost the ring a stage or the SM a block, and leaves the
-        layout of every other kernel as it was; @shared_staging(b) pins it (1 is an error where the
-        stores' chunks lie differently: a consumer's wait covers its own stores only)."""
-        pin = int_pin(self.annotation("shared_staging"))
+    def staging_choice(self, n: int, loops: list[scf.ForOp], whole: bool
+                       ) -> tuple[tuple[int, int, int, bool] | None, int, str | None]:
+        """With whole-tile staging or without: (depth_and_blocks' outcome, shared_staging, its
+        reason, None where there is nothing to decide) of the register-tile stores' staging. A
+        store's first chunk waits until every store its consumer issued has read its staging, with
+        a region each as with one, so sharing one (plan.shared_staging) costs no wait; the stores
+        share where their chunks lie alike (staging_shareable) and a region each would not fit or
+        would cost the ring a stage or the SM a block, and every other kernel's layout stays as it
+        was. @shared_staging(b) pins it; 1 where the chunks lie differently is an error (a
+        consumer's wait covers its own stores only), so whole tiles that would make them differ
+        are out of the question then (outcome None). It decides `whole_staging` and
+        `shared_staging` provisionally: plan() decides both again."""
+        self.decide("whole_staging", int(whole), "provisional")
         stores = self.staged_stores()
+        pin = int_pin(self.annotation("shared_staging"))
+        KernelPlan.undecide(self.kernel, "shared_staging")
+        apart = self.depth_and_blocks(n, loops, None)
         if pin == 0:
-            return 0, f"pinned off by {self.pin('shared_staging', '0')}: a staging region per store"
+            return apart, 0, f"pinned off by {self.pin('shared_staging', '0')}: a staging region per store"
         if not staging_shareable(stores):
-            raise error_at(self.kernel, f"{self.pin('shared_staging', '1')}: " + (
+            if pin is None:
+                return apart, 0, None
+            return None, 1, f"{self.pin('shared_staging', '1')}: " + (
                 "the kernel has fewer than two stores of register tiles" if len(stores) < 2 else
                 "its stores' chunks lie differently (a replicated tile stored by the first consumer beside a split "
-                "one, or tiles of different sizes): a consumer could write where another's store is still read"))
-        self.decide("shared_staging", 0, "provisional")
-        apart = self.depth_and_blocks(n, loops, None)
+                "one, or tiles of different sizes or staged in different chunks): a consumer could write where "
+                "another's store is still read")
         self.decide("shared_staging", 1, "provisional")
         shared = self.depth_and_blocks(n, loops, None)
         one = (f"the {len(stores)} stores stage in one region (a store's first chunk waits until its consumer's "
                "earlier stores have read their staging, as with a region each)")
         if pin == 1:
-            return 1, f"pinned by {self.pin('shared_staging', '1')}: {one}"
+            return shared, 1, f"pinned by {self.pin('shared_staging', '1')}: {one}"
         if shared is None:
-            return 0, "a staging region per store (one region would not fit either)"
+            return apart, 0, "a staging region per store (one region would not fit either)"
         if apart is None:
-            return 1, f"a region per store would not fit: {one}"
+            return shared, 1, f"a region per store would not fit: {one}"
         if apart[0] < shared[0] or apart[1] < shared[1]:
-            return 1, (f"a region per store would leave {apart[0]} stage(s) and {apart[1]} block(s) per SM where one "
-                       f"keeps {shared[0]} and {shared[1]}: {one}")
-        return 0, (f"a region per store ({apart[2] - shared[2]} more bytes) keeps the same {apart[0]} stage(s) and "
-                   f"{apart[1]} block(s) per SM as one would")
+            return shared, 1, (f"a region per store would leave {apart[0]} stage(s) and {apart[1]} block(s) per SM "
+                               f"where one keeps {shared[0]} and {shared[1]}: {one}")
+        more = f"({apart[2] - shared[2]} more bytes) " if apart[2] > shared[2] else ""
+        return apart, 0, (f"a region per store {more}keeps the same {apart[0]} stage(s) and {apart[1]} block(s) per "
+                          "SM as one would")
 
     def chunked_stores(self) -> list[StoreOp]:
         """The register-tile stores staged in more than one swizzle-panel chunk: those whole-tile
@@ -1358,8 +1373,11 @@ class Planner:
         turns = "two chunk buffers per store take turns, two syncs per chunk"
         if any(isinstance(op, MmaOp) for op in self.kernel.walk()):
             return 0, f"a kernel with an mma: {turns} ({self.pin('whole_staging', '1')} stages whole tiles)"
-        chunked = self.depth_and_blocks(n, loops, whole=False)
-        whole = self.depth_and_blocks(n, loops, whole=True)
+        chunked, _, _ = self.staging_choice(n, loops, False)
+        whole, _, refused = self.staging_choice(n, loops, True)
+        if whole is None and refused is not None and chunked is not None:
+            return 0, f"whole tiles would give the stores chunks that lie differently, which {refused.split(':')[0]} " \
+                      f"refuses: {turns}"
         if chunked is None:
             return 0, turns  # the plan does not fit even so: deciding the stages below says why
         stages, blocks, staging, reused = chunked

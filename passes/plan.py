@@ -207,6 +207,13 @@ class KernelPlan:
         plan = plan if isinstance(plan, PlanAttr) else PlanAttr({})
         kernel.attributes["plan"] = plan.with_decision(name, DecisionAttr(value, reason))
 
+    @staticmethod
+    def undecide(kernel: Operation, name: str) -> None:
+        """Take back one field of the kernel's plan, which then keeps its default."""
+        plan = kernel.attributes.get("plan")
+        if isinstance(plan, PlanAttr):
+            kernel.attributes["plan"] = plan.without(name)
+
 
 def padded_rows(rows: int) -> int:
     """The rows a register tile or row vector of `rows` rows is computed in: whole wgmmas of 64
@@ -843,18 +850,21 @@ def smem_plan(kernel: Operation, stages: int) -> SmemPlan:
     staging = []
     stores = [op for op in kernel.walk() if isinstance(op, StoreOp) and isinstance(op.value.type, RegisterTileType)]
     single_loads = [(op, at) for op, at in single if isinstance(op, LoadOp)]
-    reused = staging_reuses_single_tiles(kernel, [op for op, _ in single_loads]) and sum(map(staging_bytes, stores)) <= (
+    # one region for all stores, as large as the largest store's (each consumer's chunks at the
+    # same place), or a region each
+    shared = KernelPlan.of(kernel).shared_staging and staging_shareable(stores)
+    needed = max(map(staging_bytes, stores), default=0) if shared else sum(map(staging_bytes, stores))
+    reused = staging_reuses_single_tiles(kernel, [op for op, _ in single_loads]) and needed <= (
         single_loads[-1][1] + buffer_bytes(single_loads[-1][0]) - single_loads[0][1])
     if reused:
         at = single_loads[0][1]
         for op in stores:
             staging.append((op, at))
-            at += staging_bytes(op)
+            at += 0 if shared else staging_bytes(op)
         stores = []
-    if KernelPlan.of(kernel).shared_staging and staging_shareable(stores):
-        # one region, as large as the largest store's (each consumer's chunks at the same place)
+    if shared and stores:
         staging += [(op, align(offset, TILE_ALIGN)) for op in stores]
-        offset = align(offset, TILE_ALIGN) + max(map(staging_bytes, stores))
+        offset = align(offset, TILE_ALIGN) + needed
         stores = []
     for op in stores:
         staging.append((op, align(offset, TILE_ALIGN)))

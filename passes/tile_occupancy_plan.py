@@ -99,7 +99,8 @@ they agree; read back by `KernelPlan.of`); planning again starts a fresh plan:
                        stages its whole tile between one pair of syncs, plan.staging_chunk giving
                        a buffer per chunk) in a kernel without an mma where that keeps the ring's
                        stages and the blocks per SM, else 0; @whole_staging(b) pins it
-  shared_staging       decided before an unpinned whole_staging wherever two or more register-tile
+  shared_staging       decided with whole_staging, which weighs each choice with the region
+                       the stores would share under it, wherever two or more register-tile
                        stores stage alike (plan.staging_shareable: the same storing consumers
                        and bytes per consumer): 1 (one region for all of them: a store's first
                        chunk waits for the TMA reads of every earlier store of its consumer
