@@ -64,7 +64,7 @@ def bench(b: int, h: int, n: int, runs: int, params: dict[str, int | bool | floa
     graphs = graph_ms({name: lambda _, fn=fn: fn() for name, fn in fns.items()}, runs)
     row.update({f"{name}_ms_graph": ms for name, ms in graphs.items()})
     row["tkc_over_torch_graph"] = graphs["torch"] / graphs["tkc"]
-    row["tkc_tflops"] = b * 8 * rows * cols * (rows + cols) / row["tkc_ms"] / 1e9
+    row["tkc_tflops"] = b * h * 8 * rows * cols * (rows + cols) / row["tkc_ms"] / 1e9
     return row
 
 
