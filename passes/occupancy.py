@@ -85,6 +85,7 @@ from tkc.passes.plan import (
     replicated_rows,
     short_heights,
     smem_plan,
+    staged_stores,
     staging_chunk,
     staging_shareable,
     streaming_candidate,
@@ -1160,9 +1161,9 @@ class Planner:
             self.decide("band", *self.band)
         self.decide("threads", WARPGROUP_THREADS * (1 + n), f"1 producer + {n} consumer warpgroup(s) of 128 threads")
         loops = pipelined_loops(self.kernel)
-        # before the stages: the staging's size is part of what a ring's depth must fit beside
-        # before the stages, whose shared memory they change: whole_staging weighs each choice
-        # with the staging region the stores would share under it (staging_choice)
+        # before the stages: the staging's size is part of what a ring's depth must fit beside;
+        # whole_staging weighs each choice with the region the stores would share under it
+        # (staging_choice)
         if self.annotation("whole_staging") is not None:
             self.decide("whole_staging", *self.whole_staging())
         elif self.chunked_stores():
@@ -1282,17 +1283,12 @@ class Planner:
         for the TMA reads of the chunk two back (8 syncs for a 16x256 bf16 tile). Unpinned, the
         plan decides it (whole_staging_unpinned); a pin takes it or leaves it whatever it costs."""
         pin = int_pin(self.annotation("whole_staging"))
-        stores = [op for op in self.kernel.walk() if isinstance(op, StoreOp) and isinstance(op.value.type, RegisterTileType)]
-        if not stores:
+        if not staged_stores(self.kernel):
             return 0, f"{self.pin('whole_staging', str(pin))} finds no store of a register tile"
         if not pin:
             return 0, f"pinned off by {self.pin('whole_staging', '0')}: two chunk buffers per store take turns"
         return 1, (f"pinned by {self.pin('whole_staging', '1')}: each register-tile store writes every chunk of its "
                    "tile to a buffer of its own between one pair of syncs and stores them as one bulk group")
-
-    def staged_stores(self) -> list[StoreOp]:
-        """The stores of register tiles: each stages its tile in shared memory for TMA."""
-        return [op for op in self.kernel.walk() if isinstance(op, StoreOp) and isinstance(op.value.type, RegisterTileType)]
 
     def staging_choice(self, n: int, loops: list[scf.ForOp], whole: bool
                        ) -> tuple[tuple[int, int, int, bool] | None, int, str | None]:
@@ -1307,7 +1303,7 @@ class Planner:
         are out of the question then (outcome None). It decides `whole_staging` and
         `shared_staging` provisionally: plan() decides both again."""
         self.decide("whole_staging", int(whole), "provisional")
-        stores = self.staged_stores()
+        stores = staged_stores(self.kernel)
         pin = int_pin(self.annotation("shared_staging"))
         KernelPlan.undecide(self.kernel, "shared_staging")
         apart = self.depth_and_blocks(n, loops, None)
@@ -1376,8 +1372,8 @@ class Planner:
         chunked, _, _ = self.staging_choice(n, loops, False)
         whole, _, refused = self.staging_choice(n, loops, True)
         if whole is None and refused is not None and chunked is not None:
-            return 0, f"whole tiles would give the stores chunks that lie differently, which {refused.split(':')[0]} " \
-                      f"refuses: {turns}"
+            return 0, (f"whole tiles would give the stores chunks that lie differently, which "
+                       f"{self.pin('shared_staging', '1')} refuses: {turns}")
         if chunked is None:
             return 0, turns  # the plan does not fit even so: deciding the stages below says why
         stages, blocks, staging, reused = chunked

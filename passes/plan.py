@@ -562,6 +562,11 @@ def staging_chunk_bytes(store: Operation, rows: int) -> int:
     return align(rows * cols * element_bytes(value_type.element_type), 8 * swizzle if swizzle else TMA_SMEM_ALIGN)
 
 
+def staged_stores(kernel: Operation) -> list[StoreOp]:
+    """The stores of register tiles: each stages its tile in shared memory for TMA."""
+    return [op for op in kernel.walk() if isinstance(op, StoreOp) and isinstance(op.value.type, RegisterTileType)]
+
+
 def staging_shareable(stores: list[StoreOp]) -> bool:
     """Whether the staged stores of register tiles may share one region (plan.shared_staging):
     there are several, and each consumer's chunks lie at the same offset and stride in every one
@@ -848,7 +853,7 @@ def smem_plan(kernel: Operation, stages: int) -> SmemPlan:
         rings.append(Ring(owner, start, stage_bytes, tuple(placed)))
         offset = start + stages * stage_bytes
     staging = []
-    stores = [op for op in kernel.walk() if isinstance(op, StoreOp) and isinstance(op.value.type, RegisterTileType)]
+    stores = staged_stores(kernel)
     single_loads = [(op, at) for op, at in single if isinstance(op, LoadOp)]
     # one region for all stores, as large as the largest store's (each consumer's chunks at the
     # same place), or a region each
