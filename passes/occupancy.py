@@ -1170,15 +1170,13 @@ class Planner:
             self.decide("whole_staging", *self.whole_staging_unpinned(n, loops))
         whole = KernelPlan.of(self.kernel).whole_staging
         whole_reason = KernelPlan.of(self.kernel).reasons.get("whole_staging")
-        outcome, shared, shared_reason = self.staging_choice(n, loops, whole)
+        _, shared, shared_reason = self.staging_choice(n, loops, whole)
         if whole_reason is None:  # staging_choice decided it provisionally
             KernelPlan.undecide(self.kernel, "whole_staging")
         else:
             self.decide("whole_staging", int(whole), whole_reason)
         if shared_reason is None:
             KernelPlan.undecide(self.kernel, "shared_staging")
-        elif outcome is None and shared:
-            raise error_at(self.kernel, shared_reason)  # pinned where the stores' chunks lie differently
         else:
             self.decide("shared_staging", shared, shared_reason)
         # before the stages: a CTA that runs one tile may stage its epilogue in its single tiles
@@ -1299,8 +1297,7 @@ class Planner:
         share where their chunks lie alike (staging_shareable) and a region each would not fit or
         would cost the ring a stage or the SM a block, and every other kernel's layout stays as it
         was. @shared_staging(b) pins it; 1 where the chunks lie differently is an error (a
-        consumer's wait covers its own stores only), so whole tiles that would make them differ
-        are out of the question then (outcome None). It decides `whole_staging` and
+        consumer's wait covers its own stores only). It decides `whole_staging` and
         `shared_staging` provisionally: plan() decides both again."""
         self.decide("whole_staging", int(whole), "provisional")
         stores = staged_stores(self.kernel)
@@ -1312,11 +1309,11 @@ class Planner:
         if not staging_shareable(stores):
             if pin is None:
                 return apart, 0, None
-            return None, 1, f"{self.pin('shared_staging', '1')}: " + (
+            raise error_at(self.kernel, f"{self.pin('shared_staging', '1')}: " + (
                 "the kernel has fewer than two stores of register tiles" if len(stores) < 2 else
                 "its stores' chunks lie differently (a replicated tile stored by the first consumer beside a split "
                 "one, or tiles of different sizes or staged in different chunks): a consumer could write where "
-                "another's store is still read")
+                "another's store is still read"))
         self.decide("shared_staging", 1, "provisional")
         shared = self.depth_and_blocks(n, loops, None)
         one = (f"the {len(stores)} stores stage in one region (a store's first chunk waits until its consumer's "
@@ -1370,10 +1367,11 @@ class Planner:
         if any(isinstance(op, MmaOp) for op in self.kernel.walk()):
             return 0, f"a kernel with an mma: {turns} ({self.pin('whole_staging', '1')} stages whole tiles)"
         chunked, _, _ = self.staging_choice(n, loops, False)
-        whole, _, refused = self.staging_choice(n, loops, True)
-        if whole is None and refused is not None and chunked is not None:
+        self.decide("whole_staging", 1, "provisional")
+        if int_pin(self.annotation("shared_staging")) == 1 and not staging_shareable(staged_stores(self.kernel)):
             return 0, (f"whole tiles would give the stores chunks that lie differently, which "
                        f"{self.pin('shared_staging', '1')} refuses: {turns}")
+        whole, _, _ = self.staging_choice(n, loops, True)
         if chunked is None:
             return 0, turns  # the plan does not fit even so: deciding the stages below says why
         stages, blocks, staging, reused = chunked

@@ -307,16 +307,19 @@ def candidates(space: Space) -> list[Config]:
 # --------------------------------------------------------------------------- pruning
 
 
-def prune(path: str, kernel: str | None, config: Config, sizes: Mapping[str, int]) -> tuple[Trial, CompiledKernel | None]:
+def prune(path: str, kernel: str | None, config: Config, sizes: Mapping[str, int],
+          plan_ring_tried: bool = True) -> tuple[Trial, CompiledKernel | None]:
     """Compile `config` and check it against `sizes` and ptxas: the trial (pruned with a reason,
-    or feasible) and the compiled kernel when feasible. Runs nothing on a GPU."""
+    or feasible) and the compiled kernel when feasible. `plan_ring_tried`: the space also holds
+    each configuration with @stages unpinned, so a pin of the plan's own depth repeats one. Runs
+    nothing on a GPU."""
     from tkc.api import CompiledKernel
     from tkc.backends.ptxas import PtxasError, ToolNotFound
 
     trial = Trial(dict(config))
     try:
         compiled = CompiledKernel(path, kernel, dict(config))  # type: ignore[arg-type]
-        trial.reason = _no_ctas_gained(path, kernel, config, compiled)
+        trial.reason = _no_ctas_gained(path, kernel, config, compiled, plan_ring_tried)
         if trial.reason is not None:
             return trial, None
         abi = compiled.abi
@@ -352,10 +355,12 @@ def prune(path: str, kernel: str | None, config: Config, sizes: Mapping[str, int
     return trial, (None if trial.reason else compiled)
 
 
-def _no_ctas_gained(path: str, kernel: str | None, config: Config, compiled: CompiledKernel) -> str | None:
+def _no_ctas_gained(path: str, kernel: str | None, config: Config, compiled: CompiledKernel,
+                    plan_ring_tried: bool) -> str | None:
     """Why a ring pinned no deeper than the plan's own is not worth timing (None where it is, or
-    no such ring is pinned): as deep, it is the unpinned configuration; shallower with no more
-    CTAs per SM than the plan's ring, it only has fewer loads in flight."""
+    no such ring is pinned): as deep, it is the unpinned configuration (where the space holds
+    that: `plan_ring_tried`); shallower with no more CTAs per SM than the plan's ring, it only has
+    fewer loads in flight."""
     from tkc.api import CompiledKernel
     from tkc.interpreter import find_kernel
     from tkc.passes.plan import KernelPlan
@@ -364,12 +369,15 @@ def _no_ctas_gained(path: str, kernel: str | None, config: Config, compiled: Com
     if not isinstance(depth, int):
         return None
     unpinned = {**config, "@stages": None}
-    own = KernelPlan.of(find_kernel(CompiledKernel(path, kernel, unpinned).module, kernel))  # type: ignore[arg-type]
+    try:
+        own = KernelPlan.of(find_kernel(CompiledKernel(path, kernel, unpinned).module, kernel))  # type: ignore[arg-type]
+    except TkError:
+        return None  # without the pinned ring the rest of the configuration does not compile: the pin is what fits it
     pinned = KernelPlan.of(find_kernel(compiled.module, kernel))
     if depth > own.stages or pinned.ctas_per_sm > own.ctas_per_sm:
         return None
     if depth == own.stages:
-        return f"@stages({depth}) is the plan's own ring: the configuration without the pin"
+        return f"@stages({depth}) is the plan's own ring: the configuration without the pin" if plan_ring_tried else None
     ctas = "one CTA" if pinned.ctas_per_sm == 1 else f"{pinned.ctas_per_sm} CTAs"
     return (f"@stages({depth}) keeps {ctas} per SM, as the plan's {own.stages}-stage ring does: fewer loads in "
             f"flight for no CTA more")
@@ -477,7 +485,7 @@ PARALLEL_FROM = 8
 """Configurations from which pruning runs in worker processes (fewer: in this one)."""
 
 
-def _prune_trial(job: tuple[str, str | None, Config, dict[str, int]]) -> Trial:
+def _prune_trial(job: tuple[str, str | None, Config, dict[str, int], bool]) -> Trial:
     """prune() in a worker process: the trial alone (a compiled kernel does not cross processes)."""
     return prune(*job)[0]
 
@@ -486,15 +494,16 @@ def _pruned(path: str, kernel: str | None, configs: list[Config], sizes: dict[st
             jobs: int | None) -> Iterator[tuple[Trial, CompiledKernel | None]]:
     """Each configuration's trial, in order, with its compiled kernel where this process compiled it.
     Workers are spawned, not forked: the tuner's process holds a CUDA context."""
+    plan_ring_tried = any(config.get("@stages") is None for config in configs)
     workers = min(jobs or os.cpu_count() or 1, len(configs))
     if workers < 2 or len(configs) < PARALLEL_FROM:
         for config in configs:
-            yield prune(path, kernel, config, sizes)
+            yield prune(path, kernel, config, sizes, plan_ring_tried)
         return
     import multiprocessing
 
     with multiprocessing.get_context("spawn").Pool(workers) as pool:
-        for trial in pool.imap(_prune_trial, [(path, kernel, config, sizes) for config in configs]):
+        for trial in pool.imap(_prune_trial, [(path, kernel, config, sizes, plan_ring_tried) for config in configs]):
             yield trial, None
 
 

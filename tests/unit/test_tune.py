@@ -101,6 +101,19 @@ def test_shallow_rings_are_timed_only_where_they_let_a_second_cta_share_the_sm()
     # a pin at the plan's own depth is the unpinned configuration, not timed twice
     same, _ = tune.prune(softmax, None, {"BM": 64, "BN": 128, "@stages": 4}, sizes)
     assert same.reason == "@stages(4) is the plan's own ring: the configuration without the pin"
+    # ... where the space holds that configuration: a space of pinned depths alone times it
+    kept, _ = tune.prune(softmax, None, {"BM": 64, "BN": 128, "@stages": 4}, sizes, plan_ring_tried=False)
+    assert kept.reason is None
+
+
+def test_a_shallow_ring_that_alone_lets_the_pinned_blocks_fit_is_timed() -> None:
+    """The 64 x 64 FFTConv with two blocks per SM fits only with one ring stage in one staging
+    region: without the @stages pin the configuration does not compile, which says nothing
+    against the pinned one (it ran 1.28x the plan's own on an H100)."""
+    fftconv = str(REPO / "examples/fftconv.tk")
+    config = {"ROWS": 64, "COLS": 64, "@persistent": 0, "@ctas_per_sm": 2, "@stages": 1, "@shared_staging": 1}
+    trial, _ = tune.prune(fftconv, None, config, {"P": 8, "H": 1024, "R": 32})
+    assert trial.reason is None
 
 
 def test_ring_depth_configurations_pin_the_plan_and_deep_rings_of_big_tiles_are_pruned(fake_gpu: list) -> None:
