@@ -105,7 +105,8 @@ they agree; read back by `KernelPlan.of`); planning again starts a fresh plan:
                        and bytes per consumer): 1 (one region for all of them: a store's first
                        chunk waits for the TMA reads of every earlier store of its consumer
                        either way) where a region each would not fit or would cost the ring a
-                       stage or the SM a block, else 0; @shared_staging(b) pins it
+                       stage, else 0 (a block more per SM is left to the pin: the register
+                       estimate that admits it can run under ptxas); @shared_staging(b) pins it
 
 The register demand per consumer thread is the peak over the program of the live register
 tiles' registers, as their sm90 fragments hold them (f32 tiles 1 per element, narrower ones 1
