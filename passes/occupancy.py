@@ -1297,9 +1297,10 @@ class Planner:
         share where their chunks lie alike (staging_shareable) and a region each would not fit or
         would cost the ring a stage, and every other kernel's layout stays as it was: a block more
         per SM is left to a pin, since the register estimate that would admit it runs up to 54
-        under ptxas on scans (bf16_cumsum spilled at two blocks of two consumers). @shared_staging(b) pins it; 1 where the chunks lie differently is an error (a
-        consumer's wait covers its own stores only). It decides `whole_staging` and
-        `shared_staging` provisionally: plan() decides both again."""
+        under ptxas on scans (bf16_cumsum spilled at two blocks of two consumers).
+        @shared_staging(b) pins it; 1 where the chunks lie differently is an error (a consumer's
+        wait covers its own stores only). It decides `whole_staging` and `shared_staging`
+        provisionally: plan() decides both again."""
         self.decide("whole_staging", int(whole), "provisional")
         stores = staged_stores(self.kernel)
         pin = int_pin(self.annotation("shared_staging"))
