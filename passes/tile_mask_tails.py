@@ -183,7 +183,9 @@ def box_padding(op: tile.LoadOp | tile.StoreOp, whole_tiles: Mapping[str, int],
         dim = tensor_type.get_dims()[first + axis]
         end = ends.get(first + axis)
         coord = canonical(op.coords[first + axis])
-        if end is not None:
+        if end is not None and CLIPPED not in op.attributes:
+            # a clipped store's end is this pass's own (its value's valid rows from the store's
+            # start, which may run past the dim: TMA clips there); the user's was checked before
             _check_end_within(op, end, dim)
         tail = Tail(dim if end is None else canonical(end), coord, extent, scales[first + axis], None if end is None else dim)
         terms, length = _limit(tail)

@@ -62,10 +62,12 @@ def autotuned(
     return TunedKernel(path, kernel, space, params)
 
 
-def interpret(program: Any, *args: Any, **kwargs: Any) -> Any:
+def interpret(program: Any, kernel: str | None = None, inputs: Any = None, params: Any = None,
+              progress: Any = None) -> Any:
     """`tkc.interpreter.interpret(module, kernel, inputs, params)`: run tile IR on numpy arrays.
     The program is a module (`CompiledKernel.module`), a compiled kernel, or the path of a `.tk`
-    source (its parameters at their defaults) or of tile-dialect `.mlir`."""
+    source or of tile-dialect `.mlir`. `params` bind the kernel's dims; for a `.tk` path they may
+    also set its compile-time parameters (the rest at their defaults)."""
     from pathlib import Path
 
     from xdsl.ir import Operation
@@ -73,15 +75,22 @@ def interpret(program: Any, *args: Any, **kwargs: Any) -> Any:
     from tkc.api import CompiledKernel
     from tkc.diagnostics import TkError
     from tkc.driver import load_module
-    from tkc.interpreter import interpret as run
+    from tkc.interpreter import find_kernel, interpret as run, symbolic_dims
 
+    params = dict(params or {})
     if isinstance(program, CompiledKernel):
         program = program.module
     elif isinstance(program, str | Path):
-        program = load_module(program, args[0] if args else kwargs.get("kernel"))
+        module = load_module(program, kernel)
+        dims = set(symbolic_dims(find_kernel(module, kernel)))
+        if compile_time := {name: value for name, value in params.items() if name not in dims}:
+            if str(program).endswith(".tk"):
+                module = load_module(program, kernel, compile_time)  # the frontend names an unknown one
+                params = {name: value for name, value in params.items() if name in dims}
+        program = module
     elif not isinstance(program, Operation):
         raise TkError(f"tkc.interpret runs a module, a compiled kernel or a source's path, not {type(program).__name__}")
-    return run(program, *args, **kwargs)
+    return run(program, kernel, {} if inputs is None else inputs, params, progress)
 
 
 def __getattr__(name: str) -> Any:

@@ -206,7 +206,7 @@ class CompiledKernel:
         from tkc.interpreter import interpret
 
         try:
-            outputs = interpret(self.module, self.kernel, inputs, self.params)
+            outputs = interpret(self.module, self.kernel, inputs)
         except TkError as e:
             raise self._located(e) from None
         if (refusal := self.launch_refusal({**outputs, **inputs})) is not None:

@@ -1095,6 +1095,36 @@ def stored_arguments(kernel: tile.KernelOp) -> list[str]:
     return [name for name, arg in zip(kernel.arg_names, args, strict=True) if arg in stored]
 
 
+def _check_params(kernel: tile.KernelOp, params: Mapping[str, Any]) -> None:
+    """`params` bind dims; a compile-time parameter among them must have the value the IR was
+    compiled with (the IR holds it: another value would be silently ignored)."""
+    name = kernel.sym_name.data
+    dims = symbolic_dims(kernel)
+    for param, value in params.items():
+        if param in dims:
+            continue
+        compiled = kernel.params.data.get(param)
+        if not isinstance(compiled, IntegerAttr | FloatAttr):
+            raise TkError(f"{param} is not a dim of {name} (its dims: {', '.join(dims) or 'none'}): the parameters given "
+                          "here bind dims, and compile-time parameters are set where the kernel is compiled "
+                          "(tkc.compile(path, kernel, NAME=value), or tkc.interpret on the source's path)")
+        flag = isinstance(compiled.type, IntegerType) and compiled.type.width.data == 1
+        held = compiled.value.data != 0 if flag else compiled.value.data
+        if held != value:
+            raise TkError(f"{param} = {value}, but {name} was compiled with {param} = {held}: compile it "
+                          f"with the value (tkc.compile(path, kernel, {param}={value}), or tkc.interpret on the "
+                          "source's path)")
+
+
+def symbolic_dims(kernel: tile.KernelOp) -> list[str]:
+    """The names of the dims the kernel's tensors are declared with, in first-use order."""
+    dims: dict[str, None] = {}
+    for arg in kernel.body.block.args:
+        assert isinstance(arg.type, tile.GlobalType)
+        dims.update((dim, None) for dim in arg.type.get_dims() if isinstance(dim, str))
+    return list(dims)
+
+
 def bind_dims(kernel: tile.KernelOp, shapes: Mapping[str, Sequence[int]], params: Mapping[str, int]) -> dict[str, int]:
     """Bind each symbolic dim from the shapes of the given arrays; check they agree with each
     other, with `params` and with the fixed dims of the `!tile.gl` types."""
@@ -1175,6 +1205,10 @@ def interpret(
     """
     kernel_op = find_kernel(module, kernel)
     names = kernel_op.arg_names
+    if not isinstance(inputs, Mapping):
+        raise TkError(f"the inputs map {kernel_op.sym_name.data}'s argument names ({', '.join(names)}) to arrays "
+                      f"(not {type(inputs).__name__})")
+    _check_params(kernel_op, params or {})
     unknown = set(inputs) - set(names)
     if unknown:
         raise TkError(f"{kernel_op.sym_name.data} has no argument {', '.join(sorted(unknown))} (it takes {', '.join(names)})")

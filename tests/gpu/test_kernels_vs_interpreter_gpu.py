@@ -157,6 +157,8 @@ SIZES = {
     "realigned_vectors.tk": {"L": 200},
     # a fixed-length range past the tensor's end (T = 10: the last group of 4 holds 2 rows)
     "group_max_ragged.tk": {"T": 10, "G": 3},
+    # a tile stored 8 rows below where it was loaded: the store's range ends 8 past M (TMA clips)
+    "shifted_store.tk": {"M": 200},
 }
 MORE_SIZES = [
     ("store_add_splitk.tk", {"M": 200, "N": 136, "K": 200}),

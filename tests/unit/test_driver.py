@@ -258,3 +258,31 @@ def test_compile_api_lowers_once_then_serves_the_cache(tmp_path: Path, monkeypat
     second = tkc.compile(gemm_tk, kernel="gemm", BN=128)
     monkeypatch.setattr(tkc.api, "emit_output", no_lowering)
     assert second.ptx == first.ptx and second.abi == first.abi
+
+
+def test_interpret_on_a_path_takes_compile_time_parameters_and_refuses_unknown_names(tmp_path: Path) -> None:
+    """tkc.interpret(path, kernel, inputs, params) once bound `params` as dims only, so a
+    compile-time parameter given there was silently ignored (the kernel ran at its default)."""
+    source = tmp_path / "flip.tk"
+    source.write_text("kernel flip<BM = 64, FLIP = false>(X: gl<f32>[M, 64], Y: gl<f32>[M, 64]) {\n"
+                      "    grid (ceildiv(M, BM)) as (i)\n"
+                      "    let x = load X[i, 0] : rt<f32>[BM, 64]\n"
+                      "    store Y[i, 0] = FLIP ? -x : x\n"
+                      "}\n")
+    x = np.ones((64, 64), np.float32)
+    assert tkc.interpret(source, "flip", {"X": x}, {"FLIP": True})["Y"][0, 0] == -1.0
+    assert tkc.interpret(source, "flip", {"X": x}, {"FLIP": True, "M": 64})["Y"][0, 0] == -1.0
+    with pytest.raises(TkError, match=r"unknown parameter 'BOGUS' \(kernel flip has BM, FLIP\)"):
+        tkc.interpret(source, "flip", {"X": x}, {"BOGUS": 3})
+    module = tkc.compile(source).module
+    with pytest.raises(TkError, match=r"BOGUS is not a dim of flip \(its dims: M\)"):
+        tkc.interpret(module, "flip", {"X": x}, {"BOGUS": 3})
+    with pytest.raises(TkError, match=r"FLIP = True, but flip was compiled with FLIP = False"):
+        tkc.interpret(module, "flip", {"X": x}, {"FLIP": True})
+    assert tkc.interpret(module, "flip", {"X": x}, {"FLIP": False})["Y"][0, 0] == 1.0
+    with pytest.raises(TkError, match=r"the inputs map flip's argument names \(X, Y\) to arrays \(not ndarray\)"):
+        tkc.interpret(module, "flip", x)
+
+
+def test_numpy_scalars_override_parameters() -> None:
+    assert tkc.compile(REPO / "examples/gemm.tk", BM=np.int64(64)).params["BM"] == 64

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tkc.interpreter import find_kernel, interpret
+from tkc.interpreter import find_kernel, interpret, symbolic_dims
 from tkc.runner import (
     CHECK_TOLERANCE,
     bisect,
@@ -78,9 +78,11 @@ def cases() -> list:
 
 
 def split(module, variant: dict[str, int]) -> tuple[dict[str, int], dict[str, int]]:
-    """The variant's entries that are compile-time parameters of the kernel, and the rest."""
-    declared = kernel_params(find_kernel(module, None))
-    return {k: v for k, v in variant.items() if k in declared}, {k: v for k, v in variant.items() if k not in declared}
+    """The variant's entries that are compile-time parameters of the kernel, and those that are
+    its dims (a variant of a file's kernels may set what only another of them declares)."""
+    kernel = find_kernel(module, None)
+    declared, dims = kernel_params(kernel), symbolic_dims(kernel)
+    return {k: v for k, v in variant.items() if k in declared}, {k: v for k, v in variant.items() if k in dims}
 
 
 def run_example(path: Path, kernel_name: str | None, variant: dict[str, int], with_sizes: bool = True, tiles: int = 2):

@@ -529,3 +529,20 @@ def test_a_store_refusal_names_the_range_its_destination_does_not_cover() -> Non
     with pytest.raises(TkError, match="of the range that ends at 'C2' may end anywhere"):
         compile_module(parse_tk(source, "k.tk"), "tile")
     compile_module(parse_tk(source.replace("max(a, b)", "a"), "k.tk"), "tile")
+
+
+def test_a_shifted_store_of_a_ragged_tile_ends_where_its_rows_do(tmp_path: Path) -> None:
+    """`store Y[elem(i * BM + 8), 0] = load X[i, 0]`: the loaded rows end at M, so the store's range
+    ends 8 past M, where TMA clips it. It compiles (tile-mask-tails once checked the end it derived
+    as if the user had written it past the dim) and writes rows 8 .. M of Y, leaving rows 0 .. 7."""
+    source = tmp_path / "shift.tk"
+    source.write_text("kernel shift<BM = 64, C = 64>(X: gl<f32>[M, C], Y: gl<f32>[M, C]) {\n"
+                      "    grid (ceildiv(M, BM)) as (i)\n"
+                      "    store Y[elem(i * BM + 8), 0] = load X[i, 0] : rt<f32>[BM, C]\n"
+                      "}\n")
+    import tkc
+
+    x = np.random.default_rng(7).standard_normal((200, 64)).astype(np.float32)
+    y = tkc.compile(source).interpret(X=x, Y=np.full_like(x, -7.0))["Y"]
+    np.testing.assert_array_equal(y[8:], x[:-8])
+    assert (y[:8] == -7.0).all()

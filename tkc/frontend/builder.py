@@ -780,6 +780,8 @@ class _Builder:
 
     def override(self, token: Node, default: Number, value: object) -> Number:
         kinds = {bool: "a bool", int: "an integer", float: "a float"}
+        if not isinstance(value, bool | int | float) and callable(item := getattr(value, "item", None)):
+            value = item()  # a numpy scalar (np.int64(64)) is the Python number it holds
         if isinstance(value, float) and math.isnan(value):
             raise self.error(token, f"the override {token}=nan of parameter '{token}' is not a number")
         if isinstance(default, bool) and is_int(value) and value in (0, 1):
