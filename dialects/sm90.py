@@ -80,6 +80,8 @@ from tkc.abi import (
 )
 from tkc.dialects.tile import (
     index_constant,
+    MBARRIER_BYTES,
+    RING_BARRIERS_PER_STAGE,
     BAND_COLUMNS,
     TMA_BOX_MAX,
     WARPGROUP_THREADS,
@@ -296,8 +298,6 @@ class TensorMapType(ParametrizedAttribute, TypeAttribute):
     name = "sm90.tmap"
 
 
-MBARRIER_BYTES = 8
-"""The size of one mbarrier (a u64 in shared memory)."""
 
 
 @irdl_attr_definition
@@ -330,9 +330,6 @@ class MbarrierType(ParametrizedAttribute, TypeAttribute):
 
     name = "sm90.mbarrier"
 
-
-RING_BARRIERS_PER_STAGE = 2
-"""A ring stage's mbarriers: `full` (its loads landed) and `empty` (its readers are done)."""
 
 MIRRORED_IF = "mirrored_if"
 """On the producer's and the consumers' copies of a tile-level `scf.if` whose branches fill or

@@ -103,6 +103,13 @@ SWIZZLE_SPANS = SWIZZLES
 """Shared-memory layouts TMA and wgmma know: unswizzled, or a 32, 64 or 128-byte swizzle."""
 REGISTER_COUNTS = range(24, 257, 8)
 """Per-thread register counts setmaxnreg takes."""
+MBARRIER_BYTES = 8
+"""The size of one mbarrier (a u64 in shared memory)."""
+RING_BARRIERS_PER_STAGE = 2
+"""A ring stage's mbarriers: `full` (its loads landed) and `empty` (its readers are done)."""
+
+MAX_PINNED_STAGES = 16
+"""The deepest ring @stages(n) may pin."""
 SMEM_BUDGET = 232448
 """Dynamic shared memory one block may opt into on Hopper (227 KB)."""
 SM_SMEM = 233472
@@ -150,7 +157,7 @@ class Allowed:
 _COUNT, _SIZE = Allowed(range(1, 1 << 31), "positive"), Allowed(range(0, 1 << 31), "non-negative")
 _CONSUMERS, _CLUSTER = Allowed(range(1, 8), "1..7"), Allowed((1, 2), "1 or 2")
 _BUDGET = Allowed((0, *REGISTER_COUNTS), "0 (unchanged) or a multiple of 8 in 24..256")
-_STAGES, _FLAG = Allowed(range(1, 17), "1..16"), Allowed((0, 1), "0 or 1")
+_STAGES, _FLAG = Allowed(range(1, MAX_PINNED_STAGES + 1), f"1..{MAX_PINNED_STAGES}"), Allowed((0, 1), "0 or 1")
 _GROUP = Allowed(range(0, 1 << 31), "0 (grid axis 0 whole) or a count of tile rows")
 FMA_EXP2_EVERY_MAX = 8
 """The largest k of @fma_exp2(k): every k-th element of a register tile's exp2 on the FMA pipe."""

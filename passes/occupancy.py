@@ -22,6 +22,7 @@ from xdsl.ir import Attribute, Block, OpResult, Operation, SSAValue
 from tkc import dtypes
 from tkc.diagnostics import TkError, error_at, location_of
 from tkc.dialects.tile import (
+    MAX_PINNED_STAGES,
     BLOCK_RESERVED_SMEM,
     MAX_CTAS_PER_SM,
     MAX_THREAD_REGISTERS,
@@ -64,6 +65,7 @@ from tkc.dialects.tile import (
 from tkc.passes.divisibility import alignment_shortfall, known_multiple
 from tkc.passes.plan import (
     ALIGN_SLACK,
+    MBARRIER_BYTES,
     MBARRIER_REGION,
     KernelPlan,
     band_obstacle,
@@ -770,11 +772,17 @@ class Planner:
         for where, s, pin in pinned:
             plan = smem_plan(self.kernel, s)
             if s < 1 or plan.total > SMEM_BUDGET:
-                fit = [t for t in range(1, 9) if smem_plan(self.kernel, t).total <= SMEM_BUDGET]
                 raise error_at(
                     where,
                     f"{pin} needs {plan.total} bytes of shared memory ({self.smem_breakdown(s)}), over the "
-                    f"{SMEM_BUDGET}-byte budget" + (f"; at most {fit[-1]} stages fit" if fit else ""),
+                    f"{SMEM_BUDGET}-byte budget{self.deepest_fit()}",
+                )
+            if not plan.barriers_fit:
+                raise error_at(
+                    where,
+                    f"{pin} needs {max(plan.barrier_count, plan.barrier_bound)} mbarriers and {plan.fence_count} store fences, over the "
+                    f"{MBARRIER_REGION // MBARRIER_BYTES} slots of the {MBARRIER_REGION}-byte barrier region"
+                    f"{self.deepest_fit()}",
                 )
         if pinned:
             where, s, pin = pinned[0]
@@ -785,7 +793,7 @@ class Planner:
                                          f"(or pin the kernel)")
             return s, f"pinned by {pin}; {smem_plan(self.kernel, s).total} of {SMEM_BUDGET} bytes"
         self.check_shared_memory(loops)
-        s = max(s for s in range(1, MAX_STAGES + 1) if smem_plan(self.kernel, s).total <= SMEM_BUDGET)
+        s = max(s for s in range(1, MAX_STAGES + 1) if self.stages_fit(s))
         if (shallower := self.stages_for_two_blocks(s)) is not None:
             return shallower, (f"{shallower} stages ({self.smem_breakdown(shallower)}), so 2 blocks fit an SM where "
                                f"{s} would leave room for 1: a kernel without an mma is bound by its consumers' "
@@ -795,6 +803,16 @@ class Planner:
         else:
             why = f"{s + 1} would need {smem_plan(self.kernel, s + 1).total} bytes, over {SMEM_BUDGET}"
         return s, f"{s} {'stages fit' if s > 1 else 'stage fits'} ({self.smem_breakdown(s)}); {why}"
+
+    def deepest_fit(self) -> str:
+        """'; at most N stages fit' (the deepest pinnable ring that fits), for a pin's error."""
+        fit = [t for t in range(1, MAX_PINNED_STAGES + 1) if self.stages_fit(t)]
+        return f"; at most {fit[-1]} stages fit" if fit else ""
+
+    def stages_fit(self, stages: int) -> bool:
+        """Whether rings of `stages` fit: the shared-memory budget and the barrier region."""
+        plan = smem_plan(self.kernel, stages)
+        return plan.total <= SMEM_BUDGET and plan.barriers_fit
 
     def stages_for_two_blocks(self, deepest: int) -> int | None:
         """The deepest ring of at least TWO_BLOCK_STAGES, shallower than `deepest`, at which a kernel
@@ -814,7 +832,8 @@ class Planner:
 
     def check_shared_memory(self, loops: list[scf.ForOp]) -> None:
         """One stage of each ring with every other buffer must fit: no plan needs less."""
-        total = smem_plan(self.kernel, 1).total
+        plan = smem_plan(self.kernel, 1)
+        total = plan.total
         if total > SMEM_BUDGET:
             need = "one stage already needs" if loops else "the shared tiles need"
             raise error_at(
@@ -822,12 +841,22 @@ class Planner:
                 f"{need} {total} bytes of shared memory ({self.smem_breakdown(1)}), over the {SMEM_BUDGET}-byte "
                 f"budget: use smaller tiles",
             )
+        if not plan.barriers_fit:
+            raise error_at(
+                self.kernel,
+                f"one stage of each ring already needs {max(plan.barrier_count, plan.barrier_bound)} mbarriers and {plan.fence_count} store "
+                f"fences, over the {MBARRIER_REGION // MBARRIER_BYTES} slots of the {MBARRIER_REGION}-byte barrier "
+                "region: fewer loops or ifs that load, or fewer fences",
+            )
 
     def smem_breakdown(self, stages: int) -> str:
         plan = smem_plan(self.kernel, stages)
         single = sum(buffer_bytes(op) for op, _ in plan.single)
         staging = plan.staging_bytes
-        parts = [(f"1 KB for {plan.barrier_count} mbarriers", MBARRIER_REGION)]
+        fences = f" and {plan.fence_count} store fence{'s' if plan.fence_count > 1 else ''}" if plan.fence_count else ""
+        # before tile-pipeline decides which rings split, as many as they may take
+        count = (f"up to {plan.barrier_bound}" if plan.barrier_bound > plan.barrier_count else str(plan.barrier_count))
+        parts = [(f"1 KB for {count} mbarriers{fences}", MBARRIER_REGION)]
         reused = bool(plan.single and plan.staging and plan.staging[0][1] == plan.single[0][1])
         if (tile_stages := tile_ring_stages(self.kernel, stages)) > 1:
             parts.append((f"{tile_stages} x {single} B ring of each tile's loads", tile_stages * single))
@@ -1033,7 +1062,7 @@ class Planner:
         """The most ring stages (at most MAX_STAGES) whose layout fits, were the grid persistent
         or not (a trial decision: the layout reads it)."""
         self.decide("persistent", int(persistent), "trial")
-        return max((s for s in range(1, MAX_STAGES + 1) if smem_plan(self.kernel, s).total <= SMEM_BUDGET), default=0)
+        return max((s for s in range(1, MAX_STAGES + 1) if self.stages_fit(s)), default=0)
 
     def cluster(self) -> tuple[int, str] | None:
         """2-CTA clusters only where @cluster asks (the lowering checks the kernel can multicast):

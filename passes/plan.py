@@ -24,7 +24,8 @@ from dataclasses import dataclass, field, fields
 from typing import Any, cast
 
 from xdsl.dialects import scf
-from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
+from xdsl.dialects.builtin import IntegerAttr
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.traits import Pure
 
 from tkc.passes.alias import defined_within, may_overlap_in_loop
@@ -32,6 +33,8 @@ from tkc.passes.shared_tiles import buffer_columns, buffer_rows
 from tkc.passes.wgmma_layout import widest_span
 from tkc.dialects.tile import (
     BAND_COLUMNS,
+    MBARRIER_BYTES,
+    RING_BARRIERS_PER_STAGE,
     WARPGROUP_THREADS,
     WGMMA_ROWS,
     Axis,
@@ -69,6 +72,8 @@ TILE_ALIGN = 1024
 VECTOR_ALIGN = 128
 MBARRIER_REGION = 1024
 """The mbarriers come first, in a region of this size (128 of them at most)."""
+SPLIT_RING_STAGES = 2
+"""tile-pipeline splits an overlapped loop's ring unpinned where it is at most this deep."""
 NAMED_BARRIERS = 16
 """Hardware named barriers of a CTA (bar.sync ids 0..15). The lowering's ids: 0 the whole block,
 1 + i consumer i's warpgroup, 1 + consumers all the consumers, turn_barrier(...) the turns."""
@@ -405,7 +410,8 @@ def _stage_layouts(owner: RingOwner) -> list[list[LoadOp]]:
 def ring_owners(kernel: Operation) -> list[RingOwner]:
     """Every loop and if, at any depth, that holds ring loads, in program order: each gets a
     ring of its own."""
-    return [op for op in kernel.walk() if isinstance(op, scf.ForOp | scf.IfOp) and ring_loads(op)]
+    homes = {load_home(op) for op in kernel.walk() if isinstance(op, LoadOp)}  # once per load, not per nest level
+    return [op for op in kernel.walk() if isinstance(op, scf.ForOp | scf.IfOp) and op in homes]
 
 
 def _tile_loads_ringable(kernel: Operation) -> bool:
@@ -507,6 +513,17 @@ class SmemPlan:
     """The staging tiles lie in the bytes of the kernel-level loads (staging_reuses_single_tiles)."""
     col_scratch: int | None = None
     """Where the column reductions' scratch buffer starts (after the staging), if there is one."""
+    fence_count: int = 0
+    """Store fences the producer passes (producer_fences): a barrier-region slot each."""
+    barrier_bound: int = 0
+    """barrier_count where tile-pipeline has not yet decided which rings split: as if every ring
+    it may split did (rings_of's bound)."""
+
+    @property
+    def barriers_fit(self) -> bool:
+        """Whether the mbarriers (as many as the rings may take) and the store fences fit the
+        barrier region (8 bytes each)."""
+        return (max(self.barrier_count, self.barrier_bound) + self.fence_count) * MBARRIER_BYTES <= MBARRIER_REGION
 
     @property
     def staging_bytes(self) -> int:
@@ -859,7 +876,10 @@ def smem_plan(kernel: Operation, stages: int) -> SmemPlan:
     # same place), or a region each
     shared = KernelPlan.of(kernel).shared_staging and staging_shareable(stores)
     needed = max(map(staging_bytes, stores), default=0) if shared else sum(map(staging_bytes, stores))
-    reused = staging_reuses_single_tiles(kernel, [op for op, _ in single_loads]) and needed <= (
+    # (whole-tile staging takes a region of its own: the lowering writes the reused bytes a chunk
+    # at a time, so the two never meet)
+    reused = not KernelPlan.of(kernel).whole_staging and staging_reuses_single_tiles(
+        kernel, [op for op, _ in single_loads]) and needed <= (
         single_loads[-1][1] + buffer_bytes(single_loads[-1][0]) - single_loads[0][1])
     if reused:
         at = single_loads[0][1]
@@ -877,6 +897,44 @@ def smem_plan(kernel: Operation, stages: int) -> SmemPlan:
     scratch = col_scratch_bytes(kernel)
     col_scratch = offset if scratch else None
     offset += scratch
-    count = 2 * stages * len(rings) + 2 * tile_stages * len(kernel_load_groups(kernel))
+    groups = tile_stages * len(kernel_load_groups(kernel))
+    count = RING_BARRIERS_PER_STAGE * (stages * sum(rings_of(owner, stages) for owner in owners) + groups)
+    bound = RING_BARRIERS_PER_STAGE * (stages * sum(rings_of(owner, stages, bound=True) for owner in owners) + groups)
     total = align(offset, TILE_ALIGN) + ALIGN_SLACK
-    return SmemPlan(tuple(single), tuple(rings), tuple(staging), count, total, reused, col_scratch)
+    return SmemPlan(tuple(single), tuple(rings), tuple(staging), count, total, reused, col_scratch,
+                    len(producer_fences(kernel)), bound)
+
+
+def rings_of(owner: RingOwner, stages: int, bound: bool = False) -> int:
+    """The rings a ring owner's loads make: two where tile-pipeline splits an overlapped loop's
+    ring (its `split_ring` decision, once it has laid out the loop's ring: `ring_offset`), else
+    one. `bound`: before tile-pipeline decides, as many as it may make, two under an
+    @split_ring(1) pin (on the loop, else the kernel) or unpinned where the ring is at most
+    SPLIT_RING_STAGES deep, so that the barrier region the plan sizes (SmemPlan.barriers_fit) is
+    never too small for the rings the lowering builds."""
+    if not isinstance(owner, scf.ForOp):
+        return 1
+    if "ring_offset" in owner.attributes or not bound:
+        return 2 if KernelPlan.splits_ring(owner) else 1
+    pin = owner.attributes.get("split_ring")
+    if not isinstance(pin, IntegerAttr):
+        kernel = owner.parent_op()
+        while kernel is not None and not isinstance(kernel, KernelOp):
+            kernel = kernel.parent_op()
+        pin = kernel.annotations.data.get("split_ring") if isinstance(kernel, KernelOp) else None
+    pinned = pin.value.data if isinstance(pin, IntegerAttr) else None
+    return 2 if pinned == 1 or (pinned is None and stages <= SPLIT_RING_STAGES) else 1
+
+
+def producer_fences(kernel: Operation) -> list[FenceOp]:
+    """The tile.fence ops the producer passes (in the kernel body and every block around a
+    load): each takes a slot of the barrier region after the mbarriers (store-fence flags)."""
+    walked: dict[Block, None] = {cast(KernelOp, kernel).body.block: None}
+    for op in kernel.walk():
+        if isinstance(op, LoadOp):
+            block = op.parent_block()
+            while block is not None and block is not cast(KernelOp, kernel).body.block:
+                walked[block] = None
+                parent = block.parent_op()
+                block = parent.parent_block() if parent is not None else None
+    return [op for op in kernel.walk() if isinstance(op, FenceOp) and op.parent_block() in walked]

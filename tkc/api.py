@@ -209,15 +209,17 @@ class CompiledKernel:
             outputs = interpret(self.module, self.kernel, inputs)
         except TkError as e:
             raise self._located(e) from None
-        if (refusal := self.launch_refusal({**outputs, **inputs})) is not None:
+        if (refusal := self.launch_refusal({**outputs, **inputs}, converted=True)) is not None:
             warnings.warn(GpuLaunchWarning(f"{self.path}: on the GPU this launch would stop before running: {refusal}"),
                           stacklevel=2)
         return outputs
 
-    def launch_refusal(self, inputs: Mapping[str, Any]) -> str | None:
-        """Why a GPU launch on these arrays (by argument name) would be refused before it ran
-        (the runtime's argument checks), or why the GPU backend does not compile the kernel;
-        None where it would launch. Needs no GPU."""
+    def launch_refusal(self, inputs: Mapping[str, Any], converted: bool = False) -> str | None:
+        """Why a GPU launch on exactly these arrays (by argument name: their dtypes, strides,
+        writability and overlaps as given) would be refused before it ran (the runtime's argument
+        checks), or why the GPU backend does not compile the kernel; None where it would launch.
+        `converted`: of the arrays as the interpreter takes them (any float dtype), each converted
+        to its argument's dtype and packed, so only their shapes can be refused. Needs no GPU."""
         from tkc.runtime.launch import bind
         from tkc.runtime.run import launch_arrays
 
@@ -226,7 +228,10 @@ class CompiledKernel:
         except TkError as e:
             return f"the GPU backend does not compile this kernel: {e.message}"
         try:
-            bind(abi, tuple(launch_arrays(abi, inputs)), {})
+            if converted:
+                bind(abi, tuple(launch_arrays(abi, inputs)), {})
+            else:
+                bind(abi, (), dict(inputs))
         except TkError as e:
             return e.message
         return None

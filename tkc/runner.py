@@ -451,7 +451,7 @@ def gpu_refusal(path: str, kernel: str, inputs: Mapping[str, np.ndarray], params
     backend does not compile the kernel; None where it would launch. No GPU is needed."""
     from tkc.api import CompiledKernel
 
-    return CompiledKernel(path, kernel, dict(params)).launch_refusal(inputs)
+    return CompiledKernel(path, kernel, dict(params)).launch_refusal(inputs, converted=True)
 
 
 def run_command(args: Any, out: TextIO | None = None) -> int:

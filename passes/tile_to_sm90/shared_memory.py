@@ -24,8 +24,11 @@ from tkc.passes.plan import (
     KernelPlan,
     RingOwner,
     align,
+    buffer_bytes,
     col_scratch_bytes,
     kernel_load_groups,
+    producer_fences,
+    smem_plan,
     ring_owners,
     split_ring_loads,
     staging_chunk,
@@ -248,7 +251,9 @@ def read_shared_memory(kernel: tile.KernelOp, plan: KernelPlan) -> SharedMemory:
         return SharedBuffer(_offset(op, key) - base, sm90.SharedRefType(shape, t.element_type, swizzle_of(t)), box_rows)
 
     shared = {op: buffer(op, "smem_offset") for op in kernel.walk() if isinstance(op, tile.ToSharedOp)}
-    single_end = max((s.offset + s.ref_type.num_bytes for s in shared.values()), default=MBARRIER_REGION)
+    # the plan's room for each buffer (plan.buffer_bytes): a transposed A narrower than 64 columns
+    # has whole 64-column slices, which its wgmma reads into the product's padding rows
+    single_end = max((s.offset + buffer_bytes(op) for op, s in shared.items()), default=MBARRIER_REGION)
     barriers = 0
     for ring in rings:
         if ring.owner is None:
@@ -257,7 +262,7 @@ def read_shared_memory(kernel: tile.KernelOp, plan: KernelPlan) -> SharedMemory:
             ring.base = MBARRIER_REGION
             for load in ring.loads:
                 ring.buffers[load] = buffer(load, "smem_offset", MBARRIER_REGION)
-                single_end = max(single_end, MBARRIER_REGION + ring.buffers[load].offset + ring.buffers[load].ref_type.num_bytes)
+                single_end = max(single_end, MBARRIER_REGION + ring.buffers[load].offset + buffer_bytes(load))
         else:
             ring.base, ring.stage_bytes = _offset(ring.owner, "ring_offset"), _offset(ring.owner, "stage_bytes")
             for load in ring.loads:
@@ -266,19 +271,13 @@ def read_shared_memory(kernel: tile.KernelOp, plan: KernelPlan) -> SharedMemory:
     for ring in rings:
         if ring.owner is None:
             ring.stage_bytes = align(single_end, TILE_ALIGN) - MBARRIER_REGION
-    # the producer passes the fences of the blocks it runs: the kernel body and every block
-    # around a load
-    walked = {kernel.body.block: None}
-    for op in kernel.walk():
-        if isinstance(op, tile.LoadOp):
-            block = op.parent_block()
-            while block is not None and block is not kernel.body.block:
-                walked[block] = None
-                parent = block.parent_op()
-                block = parent.parent_block() if parent is not None else None
-    fences = [op for op in kernel.walk() if isinstance(op, tile.FenceOp) and op.parent_block() in walked]
-    fence_slots = {fence: 8 * (barriers + k) for k, fence in enumerate(fences)}
-    if (barriers + len(fences)) * 8 > MBARRIER_REGION:
+    fences = producer_fences(kernel)
+    layout = smem_plan(kernel, plan.stages)
+    if (barriers, len(fences)) != (layout.barrier_count, layout.fence_count):
+        raise defect_at(kernel, f"the rings take {barriers} mbarriers and {len(fences)} store fences where the plan "
+                                f"sized the barrier region for {layout.barrier_count} and {layout.fence_count}")
+    fence_slots = {fence: sm90.MBARRIER_BYTES * (barriers + k) for k, fence in enumerate(fences)}
+    if (barriers + len(fences)) * sm90.MBARRIER_BYTES > MBARRIER_REGION:  # the plan sized for them (SmemPlan.barriers_fit)
         raise error_at(
             kernel,
             f"{barriers} mbarriers and {len(fences)} store fences do not fit the {MBARRIER_REGION}-byte barrier region",

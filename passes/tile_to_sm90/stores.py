@@ -49,7 +49,7 @@ from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import Float32Type, IndexType, IntegerAttr
 from xdsl.ir import Block, BlockArgument, SSAValue
 
-from tkc.diagnostics import error_at
+from tkc.diagnostics import defect_at, error_at
 from tkc.dialects import sm90, tile
 from tkc.dialects.tile import TMA_SMEM_ALIGN
 from tkc.passes.plan import WARPGROUP_THREADS
@@ -146,7 +146,9 @@ def _emit_staged_store(c: ConsumerEmitter, op: tile.StoreOp, staging: Staging, t
 
     # groups of chunks written between one pair of syncs: each chunk alone, or where every chunk
     # has a buffer of its own (plan.whole_staging), all of them
-    whole = c.lowering.plan.whole_staging and chunks > 1 and not staging.reuses_single_tiles
+    whole = c.lowering.plan.whole_staging and chunks > 1
+    if whole and staging.reuses_single_tiles:
+        raise defect_at(op, "whole-tile staging in the kernel-level loads' bytes: smem_plan gives it a region of its own")
     for group in ([list(range(chunks))] if whole else [[chunk] for chunk in range(chunks)]):
         first = group[0]
         addrs, views = [], []

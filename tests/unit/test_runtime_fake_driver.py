@@ -413,3 +413,19 @@ def test_run_on_gpu_returns_the_stored_outputs(cu):
     assert list(out) == ["C"] and out["C"].dtype == ml_dtypes.bfloat16
     ref = a.astype(ml_dtypes.bfloat16).astype(np.float32) @ b.astype(ml_dtypes.bfloat16).astype(np.float32)
     assert np.allclose(out["C"].astype(np.float32), ref, rtol=1e-2, atol=1e-1)
+
+
+def test_a_numpy_view_too_large_to_pack_is_refused_by_name(cu, monkeypatch):
+    """A broadcast view (np.broadcast_to) packs into its full size for the copy to the GPU: where
+    that does not fit in host memory, the launch says so for the argument, not numpy's traceback."""
+    cu.kernels["scale"] = scale_kernel(cu)
+    k = load(ptx=".version 8.0\n", abi=SCALE)
+    x = np.broadcast_to(np.zeros((1, 4), np.float32), (3, 4))
+
+    def no_memory(array: object) -> np.ndarray:
+        raise MemoryError
+
+    monkeypatch.setattr(launch_mod.np, "ascontiguousarray", no_memory)
+    with pytest.raises(TkError, match="argument X: its packed copy for the GPU needs 48 bytes of host memory"):
+        k(x, np.zeros((3, 4), np.float32))
+    assert cu.memory == {}

@@ -49,7 +49,7 @@ from xdsl.utils.exceptions import VerifyException
 from tkc import dtypes
 from tkc.diagnostics import TkError, did_you_mean, error_at, location_of
 from tkc.dialects import tile
-from tkc.dialects.tile import Axis, BinaryFn, GlobalType, ReduceFn, UnaryFn
+from tkc.dialects.tile import MAX_PINNED_STAGES, Axis, BinaryFn, GlobalType, ReduceFn, UnaryFn
 from tkc.dtypes import BY_NAME
 from tkc.frontend import float_problem
 from tkc.frontend.parser import MAX_DEPTH
@@ -287,8 +287,8 @@ def annotation_problem(name: str, value: int) -> str | None:
         return f"@registers takes per-thread register counts (setmaxnreg): multiples of 8 in 24..256, got {value}"
     if name == "consumers" and not 1 <= value <= 7:
         return f"@consumers takes 1 to 7 consumer warpgroups, got {value}"
-    if name == "stages" and not 1 <= value <= 16:
-        return f"@stages takes 1 to 16 pipeline stages, got {value}"
+    if name == "stages" and not 1 <= value <= MAX_PINNED_STAGES:
+        return f"@stages takes 1 to {MAX_PINNED_STAGES} pipeline stages, got {value}"
     if name in ("overlap", "turns", "split_ring", "reverse") and value not in (0, 1):
         return f"@{name} takes 0 (off) or 1 (required), got {value}"
     if name == "heavy_first" and value not in (0, 1):

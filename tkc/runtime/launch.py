@@ -464,7 +464,12 @@ class Kernel:
         try:
             for name, info in binding.arrays.items():
                 if info.location == "host":
-                    host = np.ascontiguousarray(info.obj)
+                    try:
+                        host = np.ascontiguousarray(info.obj)
+                    except MemoryError:  # a broadcast view packs into its full size
+                        raise TkError(f"argument {name}: its packed copy for the GPU needs "
+                                      f"{info.obj.size * info.obj.itemsize} bytes of host memory, more than "
+                                      "there is; pass a device array") from None
                     dptr = check("cuMemAlloc", cu.cuMemAlloc(max(host.nbytes, 1)))
                     staged[name] = (host, dptr)
                     pointers[name] = int(dptr)
