@@ -784,7 +784,7 @@ def late_tail(loop: scf.ForOp) -> list[Operation] | None:
     return sorted(tail, key=ops.index)
 
 
-def split_ring_loads(loop: scf.ForOp) -> tuple[list[LoadOp], list[LoadOp]] | str:
+def split_ring_loads(loop: scf.ForOp, assume_overlap: bool = False) -> tuple[list[LoadOp], list[LoadOp]] | str:
     """The head and tail loads of an overlapped loop whose ring splits in two (tile-pipeline's
     `split_ring`), or why it cannot: the late tail (late_tail: P.V) reads loads (V) no head op
     reads, and the head (Q.K^T) the others. Each part is a ring of its own over the same stage
@@ -795,7 +795,8 @@ def split_ring_loads(loop: scf.ForOp) -> tuple[list[LoadOp], list[LoadOp]] | str
     the consumers zero (zero_past_end) stays in one ring: they zero them where the load stands,
     with that iteration's coordinates."""
     # the decision first: late_tail walks the loop, and tile-pipeline asks this of every loop
-    tail = late_tail(loop) if KernelPlan.overlaps(loop) else None
+    # (`assume_overlap`: whether it could split were the loop overlapped, before that is decided)
+    tail = late_tail(loop) if assume_overlap or KernelPlan.overlaps(loop) else None
     if tail is None:
         return "the loop is not overlapped (its last mma does not run one iteration late)"
     loads = ring_loads(loop)
@@ -908,7 +909,8 @@ def smem_plan(kernel: Operation, stages: int) -> SmemPlan:
 def rings_of(owner: RingOwner, stages: int, bound: bool = False) -> int:
     """The rings a ring owner's loads make: two where tile-pipeline splits an overlapped loop's
     ring (its `split_ring` decision, once it has laid out the loop's ring: `ring_offset`), else
-    one. `bound`: before tile-pipeline decides, as many as it may make, two under an
+    one. `bound`: before tile-pipeline decides, as many as it may make: two for a loop whose ring
+    could split (split_ring_loads, were it overlapped, which takes 2 stages or more) under an
     @split_ring(1) pin (on the loop, else the kernel) or unpinned where the ring is at most
     SPLIT_RING_STAGES deep, so that the barrier region the plan sizes (SmemPlan.barriers_fit) is
     never too small for the rings the lowering builds."""
@@ -923,7 +925,9 @@ def rings_of(owner: RingOwner, stages: int, bound: bool = False) -> int:
             kernel = kernel.parent_op()
         pin = kernel.annotations.data.get("split_ring") if isinstance(kernel, KernelOp) else None
     pinned = pin.value.data if isinstance(pin, IntegerAttr) else None
-    return 2 if pinned == 1 or (pinned is None and stages <= SPLIT_RING_STAGES) else 1
+    may_split = pinned == 1 or (pinned is None and stages <= SPLIT_RING_STAGES)
+    # an overlapped loop (the only kind that splits) needs a ring of 2 stages or more
+    return 2 if may_split and stages >= 2 and not isinstance(split_ring_loads(owner, assume_overlap=True), str) else 1
 
 
 def producer_fences(kernel: Operation) -> list[FenceOp]:

@@ -75,19 +75,25 @@ def interpret(program: Any, kernel: str | None = None, inputs: Any = None, param
     from tkc.api import CompiledKernel
     from tkc.diagnostics import TkError
     from tkc.driver import load_module
+    from tkc.frontend import read_source, source_params
     from tkc.interpreter import find_kernel, interpret as run, symbolic_dims
 
     params = dict(params or {})
     if isinstance(program, CompiledKernel):
         program = program.module
-    elif isinstance(program, str | Path):
-        module = load_module(program, kernel)
-        dims = set(symbolic_dims(find_kernel(module, kernel)))
-        if compile_time := {name: value for name, value in params.items() if name not in dims}:
-            if str(program).endswith(".tk"):
-                module = load_module(program, kernel, compile_time)  # the frontend names an unknown one
-                params = {name: value for name, value in params.items() if name in dims}
+    elif isinstance(program, str | Path) and str(program).endswith(".tk"):
+        # the source's parameters, read before anything compiles (a default may not compile
+        # where the override does); the rest bind dims, and the interpreter names a stray one
+        declared = source_params(read_source(program), str(program), kernel)
+        module = load_module(program, kernel, {name: value for name, value in params.items() if name in declared})
+        params = {name: value for name, value in params.items() if name not in declared}
+        dims = symbolic_dims(find_kernel(module, kernel))
+        if stray := [name for name in params if name not in dims]:
+            raise TkError(f"{program}: {stray[0]} is neither a parameter nor a dim of the kernel (parameters: "
+                          f"{', '.join(declared) or 'none'}; dims: {', '.join(dims) or 'none'})")
         program = module
+    elif isinstance(program, str | Path):
+        program = load_module(program, kernel)
     elif not isinstance(program, Operation):
         raise TkError(f"tkc.interpret runs a module, a compiled kernel or a source's path, not {type(program).__name__}")
     return run(program, kernel, {} if inputs is None else inputs, params, progress)

@@ -272,7 +272,8 @@ def test_interpret_on_a_path_takes_compile_time_parameters_and_refuses_unknown_n
     x = np.ones((64, 64), np.float32)
     assert tkc.interpret(source, "flip", {"X": x}, {"FLIP": True})["Y"][0, 0] == -1.0
     assert tkc.interpret(source, "flip", {"X": x}, {"FLIP": True, "M": 64})["Y"][0, 0] == -1.0
-    with pytest.raises(TkError, match=r"unknown parameter 'BOGUS' \(kernel flip has BM, FLIP\)"):
+    with pytest.raises(TkError, match=r"BOGUS is neither a parameter nor a dim of the kernel \(parameters: BM, FLIP; "
+                                      r"dims: M\)"):
         tkc.interpret(source, "flip", {"X": x}, {"BOGUS": 3})
     module = tkc.compile(source).module
     with pytest.raises(TkError, match=r"BOGUS is not a dim of flip \(its dims: M\)"):
@@ -286,3 +287,16 @@ def test_interpret_on_a_path_takes_compile_time_parameters_and_refuses_unknown_n
 
 def test_numpy_scalars_override_parameters() -> None:
     assert tkc.compile(REPO / "examples/gemm.tk", BM=np.int64(64)).params["BM"] == 64
+
+
+def test_interpret_on_a_path_applies_parameters_before_anything_compiles(tmp_path: Path) -> None:
+    """The kernel compiles only with the override (its default fails a require): the parameters
+    are read from the source, not from a build at the defaults."""
+    source = tmp_path / "req.tk"
+    source.write_text("kernel twice<ON = false>(X: gl<f32>[M, 64], Y: gl<f32>[M, 64]) {\n"
+                      "    require ON\n"
+                      "    grid (ceildiv(M, 64)) as (i)\n"
+                      "    store Y[i, 0] = load X[i, 0] : rt<f32>[64, 64] * 2.0\n"
+                      "}\n")
+    x = np.ones((64, 64), np.float32)
+    assert tkc.interpret(source, "twice", {"X": x}, {"ON": True})["Y"][0, 0] == 2.0

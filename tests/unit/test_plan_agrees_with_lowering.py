@@ -84,3 +84,13 @@ def test_launch_refusal_judges_the_arrays_as_given() -> None:
     assert "unknown argument 'Z'" in (gemm.launch_refusal({"A": a, "B": b, "C": c, "Z": c}) or "")
     assert "is not an array" in (gemm.launch_refusal({"A": None, "B": b, "C": c}) or "")
     assert gemm.launch_refusal({"A": a.astype(np.float32), "B": b, "C": c}, converted=True) is None
+
+
+def test_the_barrier_bound_counts_a_second_ring_only_where_a_ring_could_split(tmp_path: Path) -> None:
+    """17 loops of row sums at 2 stages need 68 mbarriers: none of them could split (no late mma),
+    so the plan's bound does not double them (it once refused @stages(2) while 3 compiled)."""
+    loops = "".join(f"    for c in 0 .. ceildiv(D, 32) {{\n        s = s + row_sum(f32(load X[i, c] : rt<bf16>[64, 32]))\n    }}\n"
+                    for _ in range(17))
+    path = write(tmp_path, "kernel many(X: gl<bf16>[M, D], O: gl<f32>[M]) {\n    grid (ceildiv(M, 64)) as (i)\n"
+                           "    var s = zero<f32>[64]\n" + loops + "    store O[i] = s\n}\n")
+    assert "1 KB for 68 mbarriers" in tkc.compile(path, **{"@stages": 2}).report()

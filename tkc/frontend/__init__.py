@@ -84,6 +84,20 @@ def parse_tk(
     return build_module(tree, source, filename, params, kernel)
 
 
+def source_params(source: str, filename: str = "<input>", kernel: str | None = None) -> list[str]:
+    """The compile-time parameters `source`'s kernels declare (`kernel`'s alone where named), read
+    from the parse tree: no IR is built, so no default has to compile."""
+    from lark import Token, Tree
+
+    from tkc.frontend.builder import declared_params
+    from tkc.frontend.parser import parse_tree
+
+    tree = parse_tree(lone_cr_as_lf(source), filename)
+    kernels = [k for k in tree.children if isinstance(k, Tree) and k.data == "kernel"]
+    named = [k for k in kernels if kernel is None or str(next(c for c in k.children if isinstance(c, Token))) == kernel]
+    return declared_params(named)
+
+
 def read_source(path: str | Path) -> str:
     """The UTF-8 text of a `.tk` file; invalid UTF-8 is a TkError at the offending byte."""
     data = Path(path).read_bytes()  # OSError is the caller's to report (the CLI names the file)

@@ -347,6 +347,12 @@ def command_line_pins(overrides: Mapping[str, Number], filename: str) -> dict[st
     return pins
 
 
+
+def declared_params(kernels: list[Tree]) -> list[str]:
+    """The compile-time parameters the kernels' parse trees declare, in order, once each."""
+    params = (p for k in kernels for p in k.iter_subtrees_topdown() if p.data == "param")
+    return list(dict.fromkeys(str(p.children[0]) for p in params))
+
 class _Builder:
     def __init__(self, source: str, filename: str, overrides: dict[str, Number]):
         self.source = source
@@ -626,8 +632,7 @@ class _Builder:
                     self.filename,
                 )
             kernels = [k for k, n in zip(kernels, names) if str(n) == kernel]
-        params = (p for k in kernels for p in k.iter_subtrees_topdown() if p.data == "param")
-        declared = list(dict.fromkeys(str(p.children[0]) for p in params))
+        declared = declared_params(kernels)
         if unknown := [name for name in self.overrides if name not in declared]:
             built = ", ".join(str(self.kernel_name(k)) for k in kernels)
             owner = f"kernel {built} has" if len(kernels) == 1 else f"kernels {built} have"
