@@ -73,7 +73,7 @@ VECTOR_ALIGN = 128
 MBARRIER_REGION = 1024
 """The mbarriers come first, in a region of this size (128 of them at most)."""
 SPLIT_RING_STAGES = 2
-"""tile-pipeline splits an overlapped loop's ring unpinned where it is at most this deep."""
+"""The deepest ring an overlapped loop splits without a pin (tile-pipeline's split_ring)."""
 NAMED_BARRIERS = 16
 """Hardware named barriers of a CTA (bar.sync ids 0..15). The lowering's ids: 0 the whole block,
 1 + i consumer i's warpgroup, 1 + consumers all the consumers, turn_barrier(...) the turns."""

@@ -73,7 +73,8 @@ from tkc.dialects import tile
 from tkc.diagnostics import error_at
 from tkc.dialects.tile import DecisionAttr, KernelOp, MmaOp, SharedTileType, SharedVectorType, element_name
 from tkc.passes.occupancy import OVERHEAD_REGISTERS, overlap_registers
-from tkc.passes.plan import SMEM_BUDGET, KernelPlan, late_tail, loop_loads, smem_plan, split_ring_loads, value_name
+from tkc.passes.plan import (SMEM_BUDGET, SPLIT_RING_STAGES, KernelPlan, late_tail, loop_loads, smem_plan,
+                              split_ring_loads, value_name)
 
 
 def hoist(op: Operation, loop: scf.ForOp) -> None:
@@ -176,10 +177,6 @@ def _turns_decision(loop: scf.ForOp, consumers: int) -> DecisionAttr | None:
         f"{pinned}the {consumers} consumer warpgroups take turns issuing this loop's mmas (a named barrier each): "
         "one's element-wise work runs while the tensor cores work for another (FlashAttention-3's ping-pong)",
     )
-
-
-SPLIT_RING_STAGES = 2
-"""The deepest ring an overlapped loop splits without a pin (see the module docstring)."""
 
 
 def _split_ring_decisions(kernel: KernelOp, loops: list[scf.ForOp], stages: int) -> None:
