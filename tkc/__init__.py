@@ -83,7 +83,7 @@ def interpret(program: Any, kernel: str | None = None, inputs: Any = None, param
         program = program.module
     elif isinstance(program, str | Path) and str(program).endswith(".tk"):
         # the source's parameters, read before anything compiles (a default may not compile
-        # where the override does); the rest bind dims, and the interpreter names a stray one
+        # where the override does); the rest bind dims, and a name that is neither is refused here
         declared = source_params(read_source(program), str(program), kernel)
         module = load_module(program, kernel, {name: value for name, value in params.items() if name in declared})
         params = {name: value for name, value in params.items() if name not in declared}
