@@ -67,7 +67,8 @@ def interpret(program: Any, kernel: str | None = None, inputs: Any = None, param
     """`tkc.interpreter.interpret(module, kernel, inputs, params)`: run tile IR on numpy arrays.
     The program is a module (`CompiledKernel.module`), a compiled kernel, or the path of a `.tk`
     source or of tile-dialect `.mlir`. `params` bind the kernel's dims; for a `.tk` path they may
-    also set its compile-time parameters (the rest at their defaults)."""
+    also set its compile-time parameters (the rest at their defaults) and pin annotations
+    (`{"@stages": 3}`, checked as tkc.compile checks them; a pin changes no result)."""
     from pathlib import Path
 
     from xdsl.ir import Operation
@@ -85,8 +86,9 @@ def interpret(program: Any, kernel: str | None = None, inputs: Any = None, param
         # the source's parameters, read before anything compiles (a default may not compile
         # where the override does); the rest bind dims, and a name that is neither is refused here
         declared = source_params(read_source(program), str(program), kernel)
-        module = load_module(program, kernel, {name: value for name, value in params.items() if name in declared})
-        params = {name: value for name, value in params.items() if name not in declared}
+        compiled = {name: value for name, value in params.items() if name in declared or name.startswith("@")}
+        module = load_module(program, kernel, compiled)
+        params = {name: value for name, value in params.items() if name not in compiled}
         dims = symbolic_dims(find_kernel(module, kernel))
         if stray := [name for name in params if name not in dims]:
             raise TkError(f"{program}: {stray[0]} is neither a parameter nor a dim of the kernel (parameters: "

@@ -281,6 +281,10 @@ def test_interpret_on_a_path_takes_compile_time_parameters_and_refuses_unknown_n
     with pytest.raises(TkError, match=r"FLIP = True, but flip was compiled with FLIP = False"):
         tkc.interpret(module, "flip", {"X": x}, {"FLIP": True})
     assert tkc.interpret(module, "flip", {"X": x}, {"FLIP": False})["Y"][0, 0] == 1.0
+    # a pinned annotation, as tkc.compile takes it, is checked and changes no result
+    assert tkc.interpret(source, "flip", {"X": x}, {"FLIP": True, "@stages": 3})["Y"][0, 0] == -1.0
+    with pytest.raises(TkError, match=r"@stagez: not an annotation -D sets .*did you mean '@stages'"):
+        tkc.interpret(source, "flip", {"X": x}, {"@stagez": 3})
     with pytest.raises(TkError, match=r"the inputs map flip's argument names \(X, Y\) to arrays \(not ndarray\)"):
         tkc.interpret(module, "flip", x)
 
