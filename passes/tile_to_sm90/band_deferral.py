@@ -171,8 +171,11 @@ def _defer_log_sum_exp(loop: scf.ForOp, max_index: int, sum_index: int) -> bool:
         return False
     alpha = _other(rescale, l)
     assert alpha is not None
-    exponential, gap = alpha.owner, alpha.owner.operands[0] if alpha.owner.operands else None
-    if not (isinstance(exponential, sm90.UnaryOp) and exponential.fn.data in _EXPONENTIALS and gap is not None
+    exponential = alpha.owner
+    if not isinstance(exponential, sm90.UnaryOp):
+        return False
+    gap = exponential.source
+    if not (exponential.fn.data in _EXPONENTIALS
             and isinstance(gap_op := gap.owner, sm90.BinaryOp) and gap_op.fn.data == BinaryFn.SUB
             and gap_op.lhs is m and gap_op.rhs is m_new):
         return False
