@@ -278,7 +278,8 @@ class LowerStoreVectorGlobal(RewritePattern):
     A column vector (replicated over the warpgroup): the first quad of warp 0 writes it, each
     lane its column pairs 8*k + 2*(lane % 4) (in the band layout the first quad of every warp,
     its pairs 32*k + 8*warp + 2*(lane % 4)), as one store per pair where the vector starts at an
-    even element, else one per element (a pair store needs its pair's alignment). Only elements
+    even element, else one per element (a pair store needs its pair's alignment); one per
+    element too, at any start, where it may start before its tensor (`from`). Only elements
     before the limit are written:
     `left` = limit - the lane's first element, then each store runs where left exceeds its
     element's distance from the first (a column pair past which the limit falls writes its
@@ -330,8 +331,17 @@ class LowerStoreVectorGlobal(RewritePattern):
                 # (16-byte aligned) base: always, unless an odd row length or column offset
                 # puts the vector at an odd element (`Q: gl<f32>[G, T]` at T = 253); a vector
                 # that may start before its tensor stores element by element
-                paired = b.setp("eq", "b32", b.and_("b32", e.reg(op.offset), 1), 0)
-                if low is None:
+
+                def one_by_one() -> None:
+                    for k in range(t.warp_cols(t.rows) // 8):
+                        for half in (0, 1):
+                            with b.if_(inside(left, low, groups * k + half)):
+                                put_one(addr, k, half, left)
+
+                if low is not None:
+                    one_by_one()
+                else:
+                    paired = b.setp("eq", "b32", b.and_("b32", e.reg(op.offset), 1), 0)
                     with b.if_(paired):
                         for k in range(t.warp_cols(t.rows) // 8):
                             pair = regs[2 * k: 2 * k + 2] if eb == 4 else regs[k]
@@ -339,11 +349,8 @@ class LowerStoreVectorGlobal(RewritePattern):
                                 put(fragment_register(t), addr, pair if isinstance(pair, list) else [pair], groups * k * eb)
                             with b.if_(b.setp("eq", "s32", left, groups * k + 1)):
                                 put_one(addr, k, 0, left)
-                with b.if_(paired, negate=low is None):
-                    for k in range(t.warp_cols(t.rows) // 8):
-                        for half in (0, 1):
-                            with b.if_(inside(left, low, groups * k + half)):
-                                put_one(addr, k, half, left)
+                    with b.if_(paired, negate=True):
+                        one_by_one()
         else:
             # a band row vector is the same in every warp: warp 0 writes it
             writer = b.and_("b32", b.sreg("tid.x"), 3 | 3 << 5 if t.is_band else 3)  # lane % 4 (and warp % 4)

@@ -116,3 +116,26 @@ def test_loads_under_ifs_on_vars_match_numpy(kernel: str, tiles: int) -> None:
         want = blocks * (flags > 0)[:, None]
     got = run_on_gpu(path=str(VAR_KERNELS), kernel=kernel, inputs=inputs, params={})["Y"]
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+CUMSUM_KERNEL = Path(__file__).parent / "kernels" / "varlen_cumsum.tk"
+
+
+@pytest.mark.parametrize("lengths", [[5, 64, 130, 1, 3], [1, 1, 67, 200, 9], [64, 128, 63]])
+def test_column_vectors_stored_from_run_time_starts_match_numpy(lengths: list[int]) -> None:
+    """A column vector (a cumsum) stored at an element coordinate read from a table: sequences
+    that start at odd elements get their sums too (they were left unwritten), and nothing is
+    written past a sequence's end."""
+    from tkc.runner import run_on_gpu
+
+    rng = np.random.default_rng(len(lengths))
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+    total = int(offsets[-1])
+    v = rng.standard_normal(total).astype(np.float32)
+    inputs = {"V": v, "CU": offsets, "P": np.full(total, np.nan, np.float32), "Tot": np.full(total, np.nan, np.float32)}
+    got = run_on_gpu(path=str(CUMSUM_KERNEL), kernel="varlen_cumsum", inputs=inputs, params={})
+    want_p = np.concatenate([np.cumsum(v[a:b]) for a, b in zip(offsets[:-1], offsets[1:])])
+    want_tot = np.full(total, np.nan, np.float32)
+    want_tot[offsets[:-1]] = [v[a:b].sum() for a, b in zip(offsets[:-1], offsets[1:])]
+    np.testing.assert_allclose(got["P"], want_p, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(got["Tot"], want_tot, rtol=1e-4, atol=1e-4)  # NaN where nothing may be written
