@@ -327,10 +327,6 @@ class LowerStoreVectorGlobal(RewritePattern):
                 addr = b.add("u64", e.reg(op.base), b.mul_wide("s32", column, eb))
                 left = b.sub("s32", e.int_src(op.limit, "s32"), first)
                 low = None if op.start is None else b.sub("s32", e.int_src(op.start, "s32"), first)
-                # a pair is one store where its first element is a pair's width from the
-                # (16-byte aligned) base: always, unless an odd row length or column offset
-                # puts the vector at an odd element (`Q: gl<f32>[G, T]` at T = 253); a vector
-                # that may start before its tensor stores element by element
 
                 def one_by_one() -> None:
                     for k in range(t.warp_cols(t.rows) // 8):
@@ -338,6 +334,10 @@ class LowerStoreVectorGlobal(RewritePattern):
                             with b.if_(inside(left, low, groups * k + half)):
                                 put_one(addr, k, half, left)
 
+                # a pair is one store where its first element is a pair's width from the
+                # (16-byte aligned) base: always, unless an odd row length or column offset
+                # puts the vector at an odd element (`Q: gl<f32>[G, T]` at T = 253); a vector
+                # that may start before its tensor stores element by element, at any start
                 if low is not None:
                     one_by_one()
                 else:
