@@ -1861,7 +1861,7 @@ class StoreVectorGlobalOp(IRDLOperation):
     starting at element `offset` (one lane per row writes). Element i (from the fragment's first,
     as the offset counts) is stored only where i < `limit` (signed): the end of the tensor; and,
     with `from`, only where i >= `start` (signed): a vector that starts before the tensor's first
-    element (an element coordinate below 0) loses its elements there, as a TMA store clips. With
+    element (an element coordinate below 0) loses its elements there, as a tile's rows do. With
     `reduce add` (store_add, f32 only) each element is added atomically (`red.global.add.f32`)."""
 
     name = "sm90.store_vector_global"

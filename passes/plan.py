@@ -30,6 +30,7 @@ from xdsl.traits import Pure
 
 from tkc.passes.alias import defined_within, may_overlap_in_loop
 from tkc.passes.shared_tiles import buffer_columns, buffer_rows
+from tkc.passes.signs import never_negative
 from tkc.passes.wgmma_layout import widest_span
 from tkc.dialects.tile import (
     BAND_COLUMNS,
@@ -538,10 +539,18 @@ STAGING_BUFFERS = 2
 
 def ends_rows(store: StoreOp) -> bool:
     """Whether a register-tile store stops its rows at an element range's end (`elem(x, end)` on
-    its row axis): the lowering stores the rows before the end of a tile that reaches past it as
-    one-row TMA boxes, each from its row of the staged chunk, so those rows must start on
-    TMA_SMEM_ALIGN-byte lines (tile-bank-conflicts picks such a staging layout)."""
+    its row axis), where TMA does not clip. The lowering stores the rows before the end of a tile
+    that reaches past it as one-row TMA boxes, each from its row of the staged chunk, so those
+    rows must start on TMA_SMEM_ALIGN-byte lines (tile-bank-conflicts picks such a staging
+    layout); as it stores the rows from row 0 on of a tile that `may_start_before` it."""
     return cast(GlobalType, store.tensor.type).rank - 2 in element_ends(store)
+
+
+def may_start_before(store: StoreOp) -> bool:
+    """Whether a register-tile store's rows may start before its tensor's first row (a row
+    coordinate not provably at least 0, as `elem(t * BT - 3)`), where a TMA store box faults."""
+    rank = cast(GlobalType, store.tensor.type).rank
+    return rank >= 2 and not never_negative(store.coords[rank - 2])
 
 
 def staging_chunk(store: Operation) -> tuple[int, int, int]:

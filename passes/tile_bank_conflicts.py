@@ -57,7 +57,7 @@ from tkc.passes.bank_model import (
 )
 from tkc.passes.occupancy import check_budgets
 from tkc.dialects.tile import TMA_SMEM_ALIGN
-from tkc.passes.plan import ends_rows
+from tkc.passes.plan import ends_rows, may_start_before
 from tkc.passes.shared_tiles import read_by_wgmma, set_swizzle, shared_tile_ops, users
 from tkc.passes.wgmma_layout import SWIZZLE_SPANS
 
@@ -148,11 +148,14 @@ def plan_staging(store: StoreOp) -> None:
     staging = SharedTileType(value.get_shape(), value.element_type)
     layouts = candidates(staging, wgmma=False)
     lined = ""
-    if ends_rows(store):
-        # the rows before an element range's end go as one-row TMA boxes, which start on lines
+    cuts = [why for why, cut in (("reaches past an element range's end", ends_rows(store)),
+                                 ("may start before row 0", may_start_before(store))) if cut]
+    if cuts:
+        # the rows before an element range's end, or from row 0 on, go as one-row TMA boxes,
+        # which start on lines
         layouts = [layout for layout in layouts if layout.pitch % TMA_SMEM_ALIGN == 0] or layouts
-        lined = (f"; rows of whole {TMA_SMEM_ALIGN}-byte lines, where the one-row TMA boxes before the "
-                 "element range's end start")
+        lined = (f"; rows of whole {TMA_SMEM_ALIGN}-byte lines, where the one-row TMA boxes of a tile that "
+                 f"{' or '.join(cuts)} start")
     access = write_access(element_bytes(value.element_type))
     choice = choose(layouts, [access], layouts[0])
     shape = f"{value.rows}x{value.cols}x{element_name(value.element_type)}"

@@ -717,7 +717,8 @@ class _Machine:
                 name = self.kernel.arg_names[self.kernel.body.block.args.index(op.tensor)]
                 unit = "index" if scale == 1 else f"tile coordinate ({scale}-element tiles)"
                 raise error_at(op, f"{'load' if isinstance(op, tile.LoadOp) else op.statement} of {name}: {unit} "
-                                   f"{int(coord[outside][0])} along dim {axis} lies wholly past its end "
+                                   f"{int(coord[outside][0])} along dim {axis} lies wholly "
+                                   f"{'before its start' if coord[outside][0] < 0 else 'past its end'} "
                                    f"({size} elements: {size // extent} whole tiles, which the GPU reads without "
                                    f"masks); guard the access with an if, or count its coordinate in elements "
                                    f"with elem(...)")
@@ -746,6 +747,27 @@ class _Machine:
                                f"starts at element {int(start[block])} of {name}'s innermost dim (elem(...)), and "
                                f"TMA starts a box there only on a {tile.TMA_GLOBAL_ALIGN}-byte boundary, a multiple "
                                f"of {line} elements (the GPU stops the kernel with an illegal instruction)")
+
+    def _check_store_columns(self, op: tile.StoreOp, active: np.ndarray | None) -> None:
+        """A tile's store must not start before element 0 of its tensor's innermost dim: the GPU
+        stores it with TMA boxes of whole rows of the tile, and a TMA store box at a negative
+        coordinate stops the kernel (an illegal instruction). Its rows may start anywhere (the
+        GPU stores those from row 0 on one row each), and a vector anywhere (element by element)."""
+        if not isinstance(op.value.type, tile.RegisterTileType):
+            return
+        innermost = len(self.tensors[op.tensor].shape) - 1
+        scale = tile.coord_scales(op)[innermost]
+        start = np.broadcast_to(self.scalar_of(op.coords[innermost]), (self.num_blocks,)) * scale
+        before = start < 0
+        if active is not None:
+            before = before & np.broadcast_to(active.reshape(-1), before.shape)
+        if before.any():
+            name = self.kernel.arg_names[self.kernel.body.block.args.index(op.tensor)]
+            block = int(np.flatnonzero(before)[0])
+            raise error_at(op, f"{op.statement} of {name}: block {self._block_name(block)} stores a tile from element "
+                               f"{int(start[block])} of {name}'s innermost dim, before its first: the GPU stores a "
+                               f"tile's rows whole with TMA, which stops the kernel (an illegal instruction) at a "
+                               f"negative start; start the columns at 0 or later (rows may start anywhere)")
 
     def _accesses(
         self, op: tile.LoadOp | tile.StoreOp, indices: list[np.ndarray], touched: np.ndarray, active: np.ndarray | None
@@ -782,6 +804,7 @@ class _Machine:
         value = self.tile_of(op.value)
         self._check_overlaps(op, active)
         self._check_tma_start(op, active)
+        self._check_store_columns(op, active)
         indices, inside, _ = self._box(op, _shaped(op.value).get_shape())
         elements, blocks, mask = self._accesses(op, indices, _elements(inside) & value.elements(), active)
         values = np.broadcast_to(value.values, mask.shape)[mask]

@@ -46,13 +46,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, cast
 
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import Float32Type, IndexType, IntegerAttr
-from xdsl.ir import Block, BlockArgument, SSAValue
+from xdsl.dialects.builtin import Float32Type, IndexType
+from xdsl.ir import Block, Region, SSAValue
 
 from tkc.diagnostics import defect_at, error_at
 from tkc.dialects import sm90, tile
 from tkc.dialects.tile import TMA_SMEM_ALIGN
-from tkc.passes.plan import WARPGROUP_THREADS
+from tkc.passes.plan import WARPGROUP_THREADS, may_start_before
+from tkc.passes.signs import never_negative
 from tkc.passes.tile_to_sm90.shared_memory import Staging
 from tkc.passes.tile_to_sm90.tma import box, element_coords
 
@@ -83,6 +84,11 @@ def emit_store(c: ConsumerEmitter, op: tile.StoreOp, block: Block) -> None:
         raise error_at(op, "the GPU backend ends a stored tile's rows at an element range's end, not its columns "
                            "(TMA clips a box only at the tensor's end): give the column coordinate without an end "
                            "(tkc run --interpret runs it as written)")
+    innermost = tensor_type.rank - 1
+    if not never_negative(op.coords[innermost]):
+        # a TMA store box at a negative column stops the kernel; the language makes it an error
+        # (the interpreter reports it), so it stops here by the rule rather than by the fault
+        c.trap_if(c.op(arith.CmpiOp(coords[innermost], c.const(0, block), "slt"), block).results[0], block)
     staging = c.memory.staging[op]
     if staging.reuses_single_tiles:
         _all_consumers_meet(c, block)
@@ -109,16 +115,21 @@ def _emit_staged_store(c: ConsumerEmitter, op: tile.StoreOp, staging: Staging, t
                                                 staging.chunk.swizzle.data)
              for rows in dict.fromkeys([last_rows if consumers == 1 else chunk_rows, last_rows])}
     element = element_coords(c, op, coords, block)
+    # TMA faults on a store box at a negative coordinate (it clips only at a tensor's end), so
+    # a tile whose rows may start before the tensor's first (elem(t * BT - 3)) is stored from
+    # row 0 on
+    before = may_start_before(op)
     element[1] = c.add(element[1], c.row0(value_type), block)
     zero = c.const(0, block)
     end = tile.element_ends(op).get(tensor_type.rank - 2)
     row_bytes = chunk_cols * tile.element_bytes(value_type.element_type)
-    if end is not None and row_bytes % TMA_SMEM_ALIGN:
-        raise error_at(op, f"the GPU backend stores the rows before an element range's end one TMA box each, which "
+    if (end is not None or before) and row_bytes % TMA_SMEM_ALIGN:
+        where = "before an element range's end" if end is not None else "of a tile that may start before row 0"
+        raise error_at(op, f"the GPU backend stores the rows {where} one TMA box each, which "
                            f"starts on a {TMA_SMEM_ALIGN}-byte line of shared memory; this tile is staged in rows of "
                            f"{row_bytes} bytes: store tiles whose rows are a multiple of {TMA_SMEM_ALIGN} bytes "
                            "(32 f32 or 64 bf16 columns) there (tkc run --interpret runs it as written)")
-    row_map = None if end is None else c.lowering.params.tensor_map(
+    row_map = None if end is None and not before else c.lowering.params.tensor_map(
         op.tensor, box(staging.chunk, tensor_type.rank, 1), staging.chunk.swizzle.data
     )
     chunks = value_type.cols // chunk_cols
@@ -128,11 +139,11 @@ def _emit_staged_store(c: ConsumerEmitter, op: tile.StoreOp, staging: Staging, t
         def store_box(rows: int, name: str, into: Block) -> None:
             tmap = c.op(sm90.TensorMapParamOp(name), into).results[0]
             column = c.add(element[0], c.const(chunk * chunk_cols, into), into)
-            if end is None or row_map is None:
+            if row_map is None:
                 c.op(sm90.TmaStoreOp(tmap, addr, [column, *element[1:]], op.reduce), into)
             else:
-                _store_rows_before(c, c.values[end], tmap, row_map, addr, [column, *element[1:]], rows,
-                                   staging.chunk, op.reduce, into)
+                _store_rows_inside(c, None if end is None else c.values[end], before, tmap, row_map,
+                                   addr, [column, *element[1:]], rows, staging.chunk, op.reduce, into)
 
         if len(boxes) == 1:
             (rows, name), = boxes.items()
@@ -178,30 +189,40 @@ def _emit_staged_store(c: ConsumerEmitter, op: tile.StoreOp, staging: Staging, t
             c.op(sm90.TmaStoreWaitOp(staging.buffers - 1 if first + 1 < chunks else 0, read=True), issue.body.block)
 
 
-def _store_rows_before(c: ConsumerEmitter, end: SSAValue, tmap: SSAValue, row_map: str, addr: SSAValue,
-                       element: list[SSAValue], rows: int, chunk: sm90.SharedRefType,
+def _store_rows_inside(c: ConsumerEmitter, end: SSAValue | None, may_start_before: bool, tmap: SSAValue,
+                       row_map: str, addr: SSAValue, element: list[SSAValue], rows: int, chunk: sm90.SharedRefType,
                        reduce: tile.StoreReductionAttr | None, block: Block) -> None:
     """The staged chunk at `addr` to the tensor at `element` (innermost first), its box of `rows`
     rows, no row at or past `end` (an element range's end, elem(x, end), where TMA does not
-    clip): the whole box where it ends before `end`, else one row-high box per row before it
-    (tensor map `row_map`)."""
-    valid = c.sub(end, element[1], block)
-    whole = c.op(arith.CmpiOp(valid, c.const(rows, block), "sge"), block).results[0]
+    clip) and, where the box `may_start_before` the tensor's first row, none before it (TMA
+    faults on a store at a negative coordinate): the whole box where it lies inside both, else
+    one row-high box (tensor map `row_map`) per row inside."""
+    start = element[1]
+    insides: list[SSAValue] = []
+    valid = None if end is None else c.sub(end, start, block)
+    if valid is not None:
+        insides.append(c.op(arith.CmpiOp(valid, c.const(rows, block), "sge"), block).results[0])
+    if may_start_before:
+        insides.append(c.op(arith.CmpiOp(start, c.const(0, block), "sge"), block).results[0])
+    whole = insides[0] if len(insides) == 1 else c.op(arith.AndIOp(insides[0], insides[1]), block).results[0]
     full_store = Block()
     c.op(sm90.TmaStoreOp(tmap, addr, element, reduce), full_store)
-    c.emit_if_then(whole, full_store, block)
-    partial = c.op(arith.CmpiOp(valid, c.const(rows, block), "slt"), block).results[0]
+    full_store.add_op(scf.YieldOp())
     rows_store = Block()
-    count = c.op(arith.MaxSIOp(valid, c.const(0, rows_store)), rows_store).results[0]
+    first = c.op(arith.MaxSIOp(c.sub(c.const(0, rows_store), start, rows_store), c.const(0, rows_store)),
+                 rows_store).results[0] if may_start_before else c.const(0, rows_store)
+    last = c.const(rows, rows_store) if valid is None else c.op(
+        arith.MinSIOp(valid, c.const(rows, rows_store)), rows_store).results[0]
     body = Block(arg_types=[IndexType()])
     row = body.args[0]
     one_row = c.op(sm90.TensorMapParamOp(row_map), body).results[0]
     row_bytes = chunk.panel_cols * tile.element_bytes(chunk.element_type)
     row_addr = c.add(addr, c.mul(row, c.const(row_bytes, body), body), body)
-    c.op(sm90.TmaStoreOp(one_row, row_addr, [element[0], c.add(element[1], row, body), *element[2:]], reduce), body)
+    c.op(sm90.TmaStoreOp(one_row, row_addr, [element[0], c.add(start, row, body), *element[2:]], reduce), body)
     body.add_op(scf.YieldOp())
-    c.op(scf.ForOp(c.const(0, rows_store), count, c.const(1, rows_store), [], body), rows_store)
-    c.emit_if_then(partial, rows_store, block)
+    c.op(scf.ForOp(first, last, c.const(1, rows_store), [], body), rows_store)
+    rows_store.add_op(scf.YieldOp())
+    c.op(scf.IfOp(whole, [], Region(full_store), Region(rows_store)), block)
 
 
 def _emit_vector_store(c: ConsumerEmitter, op: tile.StoreOp, tensor_type: tile.GlobalType, coords: list[SSAValue],
@@ -231,8 +252,8 @@ def _emit_vector_store(c: ConsumerEmitter, op: tile.StoreOp, tensor_type: tile.G
         inside = c.op(arith.CmpiOp(coord, size(axis), "ult"), block).results[0]
         limit = c.op(arith.SelectOp(inside, limit, c.const(0, block)), block).results[0]
     # an element coordinate that may be negative: the elements before the tensor's first are
-    # not stored (TMA clips there; the pointer would reach the row before)
-    start = None if _never_negative(element) else c.sub(c.const(0, block), element, block)
+    # not stored, as a tile's rows are not (the pointer would reach the row before)
+    start = None if never_negative(op.coords[-1]) else c.sub(c.const(0, block), element, block)
     value = c.values[op.value]
     fragment = cast(sm90.FragmentType, value.type)
     if not fragment.is_column:
@@ -252,30 +273,6 @@ def _emit_vector_store(c: ConsumerEmitter, op: tile.StoreOp, tensor_type: tile.G
     store = Block()
     c.op(sm90.StoreVectorGlobalOp(value, base, offset, limit, op.reduce, start), store)
     c.emit_if_then(first, store, block)
-
-
-def _never_negative(value: SSAValue) -> bool:
-    """Whether an index is at least 0 by how it is made: from constants at least 0, block
-    indices, tensor dims and loop indices counting up from such a value, through +, *, /,
-    remainders, minima, maxima and selects (a difference may be negative)."""
-    if isinstance(value, BlockArgument):
-        loop = value.owner.parent_op()
-        return isinstance(loop, scf.ForOp) and value is loop.body.block.args[0] and _never_negative(loop.lb)
-    owner = value.owner
-    if isinstance(owner, arith.ConstantOp):
-        return isinstance(owner.value, IntegerAttr) and owner.value.value.data >= 0
-    if isinstance(owner, sm90.BlockIdOp | sm90.DimParamOp):
-        return True
-    if isinstance(owner, arith.RemUIOp | arith.MinUIOp):  # at most either operand, unsigned
-        return any(_never_negative(operand) for operand in owner.operands)
-    if isinstance(owner, arith.DivUIOp):  # at most the dividend, unsigned
-        return _never_negative(owner.lhs)
-    if isinstance(owner, arith.SelectOp):
-        return _never_negative(owner.lhs) and _never_negative(owner.rhs)
-    if isinstance(owner, arith.IndexCastOp | arith.AddiOp | arith.MuliOp | arith.DivSIOp | arith.CeilDivSIOp
-                  | arith.MinSIOp | arith.MaxSIOp):
-        return all(_never_negative(operand) for operand in owner.operands)
-    return False
 
 
 def emit_to_shared(c: ConsumerEmitter, op: tile.ToSharedOp, block: Block) -> None:

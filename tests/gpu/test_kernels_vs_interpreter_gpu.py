@@ -7,7 +7,7 @@ block: the same tile, overlapping tiles, in a loop, across two loops; stores ove
 nested loops and under ifs; register tiles of different heights through an mma chain; inlined
 functions, pow and gelu; fp8 conversions both ways and the e5m2 wgmma; bf16 and fp8 vectors (reduced
 to f32 scalars too); scans, vector reductions and layout changes (a row and a column reduction meeting in one value); store_add: split-K (f32 and bf16), in a loop, under ifs, past
-the ends and an element range's end, before an element 0, ranges that end past their tensor, a replicated tile, attention backward's dQ; register tiles
+the ends and an element range's end, before an element 0, tiles stored from before row 0, ranges that end past their tensor, a replicated tile, attention backward's dQ; register tiles
 of 16 and 32 rows: in the band layout at a ragged shape, decode attention, a small-M GEMM, a 32-row softmax, 16-row online softmax and logsumexp, a 16-row tile meeting
 64-row ones, scans and column reductions of 16 rows; bf16 cumulative sums; positions on vectors;
 register tiles of 96 rows, split and replicated, in reductions, scans and an mma chain; a loop
@@ -159,6 +159,8 @@ SIZES = {
     "group_max_ragged.tk": {"T": 10, "G": 3},
     # a tile stored 8 rows below where it was loaded: the store's range ends 8 past M (TMA clips)
     "shifted_store.tk": {"M": 200},
+    # a tile stored 5 rows above where it was loaded: block 0's rows from row 0 on, one box each
+    "shifted_store_back.tk": {"M": 200},
 }
 MORE_SIZES = [
     ("store_add_splitk.tk", {"M": 200, "N": 136, "K": 200}),
@@ -168,6 +170,8 @@ MORE_SIZES = [
     ("store_twice_after_loads.tk", {"M": 100, "N": 200}),
     ("store_add_bf16_splitk.tk", {"M": 200, "N": 136, "K": 200}),
     ("store_add_segments.tk", {"M": 37}),
+    # one partial tile that starts before row 0 and ends past M
+    ("shifted_store_back.tk", {"M": 7}),
     # one partial block: the first consumer holds the 40 rows, the second only padding
     ("heights96_softmax.tk", {"M": 40, "N": 72}),
     ("heights96_chain.tk", {"M": 288, "N": 136}),

@@ -1,6 +1,7 @@
 """What only the run time can check stops the kernel on the GPU (sm90.trap) where the interpreter
 reports an error, instead of reading the wrong memory silently: a scalar load outside its
-tensor, a tile load wholly past the end of a dim of whole tiles. A trap leaves the CUDA context
+tensor, a tile load wholly past the end of a dim of whole tiles, a tile stored from a column before
+its tensor's first (a TMA store box there would fault). A trap leaves the CUDA context
 unusable, so each case runs in a process of its own; the error names the rule broken."""
 
 from __future__ import annotations
@@ -24,6 +25,11 @@ kernel gather<BM = 64>(T: gl<i32>[NT], X: gl<f32>[M, 64], Y: gl<f32>[BM, 64]) {
 kernel copy_rows<BM = 64>(X: gl<f32>[M, 64], Y: gl<f32>[M, 64]) {
     grid (ceildiv(M, BM) + 1) as (i)
     store Y[i, 0] = load X[i, 0] : rt<f32>[BM, 64]
+}
+
+kernel shift_columns<BM = 64>(X: gl<f32>[M, 128], Y: gl<f32>[M, 128]) {
+    grid (ceildiv(M, BM), 2) as (i, j)
+    store Y[i, elem(j * 64 - 16)] = load X[i, j] : rt<f32>[BM, 64]
 }
 """
 
@@ -68,3 +74,10 @@ def test_a_tile_wholly_past_a_partial_dim_is_padding(tmp_path: Path) -> None:
     run = _run(tmp_path, "copy_rows", {"X": x, "Y": np.zeros((100, 64), np.float32)})
     assert run.returncode == 0, run.stdout + run.stderr
     np.testing.assert_array_equal(np.load(tmp_path / "y.npy"), x)
+
+
+def test_a_tile_stored_from_a_column_before_the_first_stops_the_kernel(tmp_path: Path) -> None:
+    inputs = {"X": np.ones((128, 128), np.float32), "Y": np.zeros((128, 128), np.float32)}
+    run = _run(tmp_path, "shift_columns", inputs)
+    assert run.returncode == 3, run.stdout + run.stderr
+    assert "a column before" in run.stdout and "CUDA_ERROR_" in run.stdout, run.stdout

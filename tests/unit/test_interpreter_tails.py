@@ -546,3 +546,44 @@ def test_a_shifted_store_of_a_ragged_tile_ends_where_its_rows_do(tmp_path: Path)
     y = tkc.compile(source).interpret(X=x, Y=np.full_like(x, -7.0))["Y"]
     np.testing.assert_array_equal(y[8:], x[:-8])
     assert (y[:8] == -7.0).all()
+
+
+SHIFTED_BACK = """
+kernel rows_back(X: gl<f32>[M, 128], Y: gl<f32>[M, 128]) {
+    grid (ceildiv(M, 64)) as (i)
+    store Y[elem(i * 64 - 5), 0] = load X[i, 0] : rt<f32>[64, 128]
+}
+
+kernel columns_back(X: gl<f32>[M, 128], Y: gl<f32>[M, 128]) {
+    grid (ceildiv(M, 64), 2) as (i, j)
+    store Y[i, elem(j * 64 - 16)] = load X[i, j] : rt<f32>[64, 64]
+}
+"""
+
+
+def test_a_tile_stored_from_before_row_0_writes_its_rows_from_row_0_on() -> None:
+    x = np.random.default_rng(3).standard_normal((100, 128)).astype(np.float32)
+    y = interpret(program(SHIFTED_BACK, "rows_back"), "rows_back", {"X": x, "Y": np.full_like(x, -7.0)})["Y"]
+    np.testing.assert_array_equal(y[:95], x[5:])
+    assert (y[95:] == -7.0).all()
+
+
+def test_a_tile_stored_from_before_column_0_is_an_error() -> None:
+    """The GPU stores a tile's rows whole with TMA, whose store box faults at a negative
+    coordinate: the GPU stops the kernel, and the interpreter names the block."""
+    x = np.ones((64, 128), np.float32)
+    with pytest.raises(TkError, match=r"block \(i=0, j=0\) stores a tile from element -16 of Y's innermost dim, "
+                                      r"before its first"):
+        interpret(program(SHIFTED_BACK, "columns_back"), "columns_back", {"X": x, "Y": np.zeros_like(x)})
+
+
+def test_a_negative_index_along_a_dim_of_whole_tiles_lies_before_its_start() -> None:
+    source = """
+kernel previous(X: gl<f32>[B, 64], Y: gl<f32>[B, 64]) {
+    grid (B) as (b)
+    store Y[b - 1, 0] = load X[b, 0] : rv<f32>[64]
+}
+"""
+    x = np.ones((3, 64), np.float32)
+    with pytest.raises(TkError, match="store of Y: index -1 along dim 0 lies wholly before its start"):
+        interpret(program(source), "previous", {"X": x, "Y": np.zeros_like(x)})

@@ -26,8 +26,9 @@ KERNEL_STOPPED = ("CUDA_ERROR_LAUNCH_FAILED", "CUDA_ERROR_ILLEGAL_INSTRUCTION")
 TRAP_HINT = (
     "A tkc kernel stops with this error where an access breaks a rule only the run time can check: a scalar "
     "load (load T[i] : i32) outside its tensor or reading a negative value, a tile load wholly past the end "
-    "of a dim that is a whole number of its tiles, or an elem(...) start along a tensor's innermost dim that is "
-    "not a multiple of 16 bytes (TMA's). `tkc run --interpret` (or `--check`) on the same shapes names "
+    "of a dim that is a whole number of its tiles, an elem(...) start along a tensor's innermost dim that is "
+    "not a multiple of 16 bytes (TMA's), or a tile stored from a column before that dim's first. "
+    "`tkc run --interpret` (or `--check`) on the same shapes names "
     "the access. The CUDA context is unusable after it, as after any device-side assert."
 )
 
