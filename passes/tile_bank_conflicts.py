@@ -150,10 +150,11 @@ def plan_staging(store: StoreOp) -> None:
     lined = ""
     cuts = [why for why, cut in (("reaches past an element range's end", ends_rows(store)),
                                  ("may start before row 0", may_start_before(store))) if cut]
-    if cuts:
+    lined_layouts = [layout for layout in layouts if layout.pitch % TMA_SMEM_ALIGN == 0]
+    if cuts and lined_layouts:
         # the rows before an element range's end, or from row 0 on, go as one-row TMA boxes,
-        # which start on lines
-        layouts = [layout for layout in layouts if layout.pitch % TMA_SMEM_ALIGN == 0] or layouts
+        # which start on lines (a tile of narrower rows has no such layout: the lowering refuses it)
+        layouts = lined_layouts
         lined = (f"; rows of whole {TMA_SMEM_ALIGN}-byte lines, where the one-row TMA boxes of a tile that "
                  f"{' or '.join(cuts)} start")
     access = write_access(element_bytes(value.element_type))

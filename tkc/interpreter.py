@@ -719,7 +719,8 @@ class _Machine:
                 raise error_at(op, f"{'load' if isinstance(op, tile.LoadOp) else op.statement} of {name}: {unit} "
                                    f"{int(coord[outside][0])} along dim {axis} lies wholly "
                                    f"{'before its start' if coord[outside][0] < 0 else 'past its end'} "
-                                   f"({size} elements: {size // extent} whole tiles, which the GPU reads without "
+                                   f"({size} elements: {size // extent} whole tiles, which the GPU "
+                                   f"{'reads' if isinstance(op, tile.LoadOp) else 'writes'} without "
                                    f"masks); guard the access with an if, or count its coordinate in elements "
                                    f"with elem(...)")
 

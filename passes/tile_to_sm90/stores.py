@@ -84,11 +84,13 @@ def emit_store(c: ConsumerEmitter, op: tile.StoreOp, block: Block) -> None:
         raise error_at(op, "the GPU backend ends a stored tile's rows at an element range's end, not its columns "
                            "(TMA clips a box only at the tensor's end): give the column coordinate without an end "
                            "(tkc run --interpret runs it as written)")
-    innermost = tensor_type.rank - 1
-    if not never_negative(op.coords[innermost]):
-        # a TMA store box at a negative column stops the kernel; the language makes it an error
-        # (the interpreter reports it), so it stops here by the rule rather than by the fault
-        c.trap_if(c.op(arith.CmpiOp(coords[innermost], c.const(0, block), "slt"), block).results[0], block)
+    # a TMA store box at a negative coordinate stops the kernel (TMA clips a store only at a
+    # tensor's end): its rows are stored from row 0 on (_emit_staged_store), but a column before
+    # the first or a leading index below 0 is an error of the language (the interpreter reports
+    # it), so the kernel stops here by that rule rather than by the fault
+    for axis in [*range(tensor_type.rank - 2), tensor_type.rank - 1]:
+        if not never_negative(op.coords[axis]):
+            c.trap_if(c.op(arith.CmpiOp(coords[axis], c.const(0, block), "slt"), block).results[0], block)
     staging = c.memory.staging[op]
     if staging.reuses_single_tiles:
         _all_consumers_meet(c, block)
@@ -124,11 +126,16 @@ def _emit_staged_store(c: ConsumerEmitter, op: tile.StoreOp, staging: Staging, t
     end = tile.element_ends(op).get(tensor_type.rank - 2)
     row_bytes = chunk_cols * tile.element_bytes(value_type.element_type)
     if (end is not None or before) and row_bytes % TMA_SMEM_ALIGN:
-        where = "before an element range's end" if end is not None else "of a tile that may start before row 0"
-        raise error_at(op, f"the GPU backend stores the rows {where} one TMA box each, which "
-                           f"starts on a {TMA_SMEM_ALIGN}-byte line of shared memory; this tile is staged in rows of "
-                           f"{row_bytes} bytes: store tiles whose rows are a multiple of {TMA_SMEM_ALIGN} bytes "
-                           "(32 f32 or 64 bf16 columns) there (tkc run --interpret runs it as written)")
+        where = "of a tile that may start before row 0 (a row coordinate not provably at least 0)" if end is None \
+            else "before the end of its range (elem(x, end), or where the rows of the tile its value was computed from end)"
+        tile_bytes = value_type.cols * tile.element_bytes(value_type.element_type)
+        staged = f"its rows are {tile_bytes} bytes" if tile_bytes < TMA_SMEM_ALIGN else \
+            f"it is staged in rows of {row_bytes} bytes"
+        hint = "; where the start is never negative, say so with max(start, 0)" if end is None else ""
+        raise error_at(op, f"the GPU backend stores the rows {where} one TMA box each, which starts on a "
+                           f"{TMA_SMEM_ALIGN}-byte line of shared memory, and {staged}: store tiles whose rows are a "
+                           f"multiple of {TMA_SMEM_ALIGN} bytes (32 f32 or 64 bf16 columns) there{hint} "
+                           "(tkc run --interpret runs it as written)")
     row_map = None if end is None and not before else c.lowering.params.tensor_map(
         op.tensor, box(staging.chunk, tensor_type.rank, 1), staging.chunk.swizzle.data
     )

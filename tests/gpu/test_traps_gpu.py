@@ -1,7 +1,7 @@
 """What only the run time can check stops the kernel on the GPU (sm90.trap) where the interpreter
 reports an error, instead of reading the wrong memory silently: a scalar load outside its
 tensor, a tile load wholly past the end of a dim of whole tiles, a tile stored from a column before
-its tensor's first (a TMA store box there would fault). A trap leaves the CUDA context
+its tensor's first or at a leading index below 0 (a TMA store box there would fault). A trap leaves the CUDA context
 unusable, so each case runs in a process of its own; the error names the rule broken."""
 
 from __future__ import annotations
@@ -25,6 +25,11 @@ kernel gather<BM = 64>(T: gl<i32>[NT], X: gl<f32>[M, 64], Y: gl<f32>[BM, 64]) {
 kernel copy_rows<BM = 64>(X: gl<f32>[M, 64], Y: gl<f32>[M, 64]) {
     grid (ceildiv(M, BM) + 1) as (i)
     store Y[i, 0] = load X[i, 0] : rt<f32>[BM, 64]
+}
+
+kernel previous_batch<BM = 64>(X: gl<f32>[B, M, 64], Y: gl<f32>[B, M, 64]) {
+    grid (B, ceildiv(M, BM)) as (b, i)
+    store Y[b - 1, i, 0] = load X[b, i, 0] : rt<f32>[BM, 64]
 }
 
 kernel shift_columns<BM = 64>(X: gl<f32>[M, 128], Y: gl<f32>[M, 128]) {
@@ -81,3 +86,10 @@ def test_a_tile_stored_from_a_column_before_the_first_stops_the_kernel(tmp_path:
     run = _run(tmp_path, "shift_columns", inputs)
     assert run.returncode == 3, run.stdout + run.stderr
     assert "a column before" in run.stdout and "CUDA_ERROR_" in run.stdout, run.stdout
+
+
+def test_a_tile_stored_at_a_leading_index_below_0_stops_the_kernel(tmp_path: Path) -> None:
+    inputs = {"X": np.ones((2, 128, 64), np.float32), "Y": np.zeros((2, 128, 64), np.float32)}
+    run = _run(tmp_path, "previous_batch", inputs)
+    assert run.returncode == 3, run.stdout + run.stderr
+    assert "a leading index below 0" in run.stdout and "CUDA_ERROR_" in run.stdout, run.stdout

@@ -27,7 +27,8 @@ TRAP_HINT = (
     "A tkc kernel stops with this error where an access breaks a rule only the run time can check: a scalar "
     "load (load T[i] : i32) outside its tensor or reading a negative value, a tile load wholly past the end "
     "of a dim that is a whole number of its tiles, an elem(...) start along a tensor's innermost dim that is "
-    "not a multiple of 16 bytes (TMA's), or a tile stored from a column before that dim's first. "
+    "not a multiple of 16 bytes (TMA's), or a tile stored at a leading index below 0 or from a column before the "
+    "innermost dim's first. "
     "`tkc run --interpret` (or `--check`) on the same shapes names "
     "the access. The CUDA context is unusable after it, as after any device-side assert."
 )
