@@ -27,6 +27,7 @@ from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import Block, SSAValue
 
 from tkc.dialects.tile import DimOp, LoadScalarOp
+from tkc.passes.value_fold import fold
 
 
 @dataclass(frozen=True)
@@ -95,18 +96,5 @@ def alignment_shortfall(start: Multiple, line: int) -> str:
 
 
 def known_multiple(value: SSAValue) -> Multiple:
-    """What `value` is provably a multiple of (iteratively: chains of any depth)."""
-    known: dict[SSAValue, Multiple] = {}
-    pending = [value]
-    while pending:
-        v = pending[-1]
-        if v in known:
-            pending.pop()
-            continue
-        needed = [o for o in _operands(v) if o not in known]
-        if needed:
-            pending.extend(needed)
-            continue
-        pending.pop()
-        known[v] = _multiple_of(v, known)
-    return known[value]
+    """What `value` is provably a multiple of (chains of any depth)."""
+    return fold(value, _operands, _multiple_of)

@@ -27,6 +27,7 @@ from xdsl.dialects.builtin import IndexType, IntegerAttr
 from xdsl.ir import Block, BlockArgument, SSAValue
 
 from tkc.dialects.tile import BlockIdOp, DimOp, LoadScalarOp, index_constant
+from tkc.passes.value_fold import fold
 
 _ALL_OPERANDS = (arith.AddiOp, arith.MuliOp, arith.DivSIOp, arith.DivUIOp, arith.FloorDivSIOp,
                  arith.CeilDivSIOp, arith.MinSIOp, arith.IndexCastOp, arith.ExtUIOp, arith.ExtSIOp)
@@ -99,18 +100,5 @@ def _at_least_zero(value: SSAValue, known: dict[SSAValue, bool]) -> bool:
 
 
 def never_negative(value: SSAValue) -> bool:
-    """Whether the index `value` is at least 0 at every launch (iteratively: chains of any depth)."""
-    known: dict[SSAValue, bool] = {}
-    pending = [value]
-    while pending:
-        v = pending[-1]
-        if v in known:
-            pending.pop()
-            continue
-        needed = [o for o in _operands(v) if o not in known]
-        if needed:
-            pending.extend(needed)
-            continue
-        pending.pop()
-        known[v] = _at_least_zero(v, known)
-    return known[value]
+    """Whether the index `value` is at least 0 at every launch (chains of any depth)."""
+    return fold(value, _operands, _at_least_zero)

@@ -724,6 +724,14 @@ class _Machine:
                                    f"masks); guard the access with an if, or count its coordinate in elements "
                                    f"with elem(...)")
 
+    @staticmethod
+    def _first_active(where: np.ndarray, active: np.ndarray | None) -> int | None:
+        """The first block (flat index) where `where` (one bool per block) holds among the
+        `active` ones, or None."""
+        if active is not None:
+            where = where & np.broadcast_to(active.reshape(-1), where.shape)
+        return int(np.flatnonzero(where)[0]) if where.any() else None
+
     def _check_tma_start(self, op: tile.LoadOp | tile.StoreOp, active: np.ndarray | None) -> None:
         """An `elem(x)` coordinate along a tensor's innermost dim of a tile's load or store must
         start on a TMA_GLOBAL_ALIGN-byte boundary: the GPU copies the box with TMA, which stops
@@ -738,12 +746,8 @@ class _Machine:
             return
         coord, line = element_start
         start = np.broadcast_to(self.scalar_of(coord), (self.num_blocks,))
-        off = start % line != 0
-        if active is not None:
-            off = off & np.broadcast_to(active.reshape(-1), off.shape)
-        if off.any():
+        if (block := self._first_active(start % line != 0, active)) is not None:
             name = self.kernel.arg_names[self.kernel.body.block.args.index(op.tensor)]
-            block = int(np.flatnonzero(off)[0])
             raise error_at(op, f"{'load' if isinstance(op, tile.LoadOp) else op.statement} of {name}: block {self._block_name(block)} "
                                f"starts at element {int(start[block])} of {name}'s innermost dim (elem(...)), and "
                                f"TMA starts a box there only on a {tile.TMA_GLOBAL_ALIGN}-byte boundary, a multiple "
@@ -759,12 +763,8 @@ class _Machine:
         innermost = len(self.tensors[op.tensor].shape) - 1
         scale = tile.coord_scales(op)[innermost]
         start = np.broadcast_to(self.scalar_of(op.coords[innermost]), (self.num_blocks,)) * scale
-        before = start < 0
-        if active is not None:
-            before = before & np.broadcast_to(active.reshape(-1), before.shape)
-        if before.any():
+        if (block := self._first_active(start < 0, active)) is not None:
             name = self.kernel.arg_names[self.kernel.body.block.args.index(op.tensor)]
-            block = int(np.flatnonzero(before)[0])
             raise error_at(op, f"{op.statement} of {name}: block {self._block_name(block)} stores a tile from element "
                                f"{int(start[block])} of {name}'s innermost dim, before its first: the GPU stores a "
                                f"tile's rows whole with TMA, which stops the kernel (an illegal instruction) at a "

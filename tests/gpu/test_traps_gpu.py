@@ -60,18 +60,28 @@ def _run(tmp_path: Path, kernel: str, inputs: dict[str, np.ndarray]) -> subproce
                           capture_output=True, text=True, timeout=300)
 
 
-def test_a_scalar_load_outside_its_tensor_stops_the_kernel(tmp_path: Path) -> None:
-    inputs = {"T": np.array([0, 1], np.int32), "X": np.ones((128, 64), np.float32), "Y": np.zeros((64, 64), np.float32)}
-    run = _run(tmp_path, "gather", inputs)
-    assert run.returncode == 3, run.stdout + run.stderr
-    assert "scalar load" in run.stdout and "CUDA_ERROR_" in run.stdout, run.stdout
+STOPS = {
+    # kernel: (inputs, the rule the error names)
+    "gather": ({"T": np.array([0, 1], np.int32), "X": np.ones((128, 64), np.float32),
+                "Y": np.zeros((64, 64), np.float32)}, "scalar load"),
+    "copy_rows": ({"X": np.ones((128, 64), np.float32), "Y": np.zeros((128, 64), np.float32)},
+                  "wholly past the end"),
+    "shift_columns": ({"X": np.ones((128, 128), np.float32), "Y": np.zeros((128, 128), np.float32)},
+                      "a column before"),
+    "previous_batch": ({"X": np.ones((2, 128, 64), np.float32), "Y": np.zeros((2, 128, 64), np.float32)},
+                       "a leading index below 0"),
+}
 
 
-def test_a_tile_wholly_past_a_dim_of_whole_tiles_stops_the_kernel(tmp_path: Path) -> None:
-    inputs = {"X": np.ones((128, 64), np.float32), "Y": np.zeros((128, 64), np.float32)}
-    run = _run(tmp_path, "copy_rows", inputs)
+@pytest.mark.parametrize("kernel", list(STOPS))
+def test_a_broken_rule_stops_the_kernel_and_the_error_names_it(tmp_path: Path, kernel: str) -> None:
+    """gather: a scalar load outside its tensor; copy_rows: a tile wholly past a dim of whole
+    tiles (M = 128, one block past it); shift_columns: a tile stored from column -16;
+    previous_batch: a tile stored at batch index -1."""
+    inputs, rule = STOPS[kernel]
+    run = _run(tmp_path, kernel, inputs)
     assert run.returncode == 3, run.stdout + run.stderr
-    assert "wholly past the end" in run.stdout and "CUDA_ERROR_" in run.stdout, run.stdout
+    assert rule in run.stdout and "CUDA_ERROR_" in run.stdout, run.stdout
 
 
 def test_a_tile_wholly_past_a_partial_dim_is_padding(tmp_path: Path) -> None:
@@ -79,17 +89,3 @@ def test_a_tile_wholly_past_a_partial_dim_is_padding(tmp_path: Path) -> None:
     run = _run(tmp_path, "copy_rows", {"X": x, "Y": np.zeros((100, 64), np.float32)})
     assert run.returncode == 0, run.stdout + run.stderr
     np.testing.assert_array_equal(np.load(tmp_path / "y.npy"), x)
-
-
-def test_a_tile_stored_from_a_column_before_the_first_stops_the_kernel(tmp_path: Path) -> None:
-    inputs = {"X": np.ones((128, 128), np.float32), "Y": np.zeros((128, 128), np.float32)}
-    run = _run(tmp_path, "shift_columns", inputs)
-    assert run.returncode == 3, run.stdout + run.stderr
-    assert "a column before" in run.stdout and "CUDA_ERROR_" in run.stdout, run.stdout
-
-
-def test_a_tile_stored_at_a_leading_index_below_0_stops_the_kernel(tmp_path: Path) -> None:
-    inputs = {"X": np.ones((2, 128, 64), np.float32), "Y": np.zeros((2, 128, 64), np.float32)}
-    run = _run(tmp_path, "previous_batch", inputs)
-    assert run.returncode == 3, run.stdout + run.stderr
-    assert "a leading index below 0" in run.stdout and "CUDA_ERROR_" in run.stdout, run.stdout
