@@ -542,7 +542,8 @@ def ends_rows(store: StoreOp) -> bool:
     its row axis), where TMA does not clip. The lowering stores the rows before the end of a tile
     that reaches past it as one-row TMA boxes, each from its row of the staged chunk, so those
     rows must start on TMA_SMEM_ALIGN-byte lines (tile-bank-conflicts picks such a staging
-    layout); as it stores the rows from row 0 on of a tile that `may_start_before` it."""
+    layout). It stores the rows from row 0 on of a tile that `may_start_before` row 0 the same
+    way."""
     return cast(GlobalType, store.tensor.type).rank - 2 in element_ends(store)
 
 
