@@ -198,7 +198,7 @@ def test_the_gpu_backend_adds_bf16_tiles_and_tiles_at_an_element_range_end(state
 
 @pytest.mark.parametrize("statement, message", [
     ("store_add F[i, elem(0, 60)] = x", "the GPU backend ends a stored tile's rows at an element range's end, not its columns"),
-    ("store_add N[elem(i * 64, M - 30), 0] = n", "this tile is staged in rows of 32 bytes"),
+    ("store_add N[elem(i * 64, M - 30), 0] = n", "which starts on a 128-byte line of shared memory, and its rows are 64 bytes"),
 ])
 def test_the_gpu_backend_refuses_adds_it_cannot_stop_at_an_end(statement: str, message: str) -> None:
     """TMA clips a box only at the tensor's end: a column end cannot stop it, and one-row boxes need
