@@ -1095,8 +1095,8 @@ class RingStageOp(_RingStageOp):
 @irdl_op_definition
 class RingReleaseOp(_RingStageOp):
     """The consumers are done with stage `it` (the wgmmas reading it completed). With `rank`
-    (this CTA's rank in a 2-CTA cluster) the stage was multicast to both CTAs, so it is
-    released in the peer CTA (rank ^ 1) too."""
+    (this CTA's rank in its cluster of n CTAs) the stage was multicast to all of them, so it is
+    released in each other CTA (rank ^ 1, .., rank ^ (n - 1)) too."""
 
     name = "sm90.ring_release"
     ring = operand_def(RingType)

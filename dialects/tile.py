@@ -155,7 +155,9 @@ class Allowed:
 
 
 _COUNT, _SIZE = Allowed(range(1, 1 << 31), "positive"), Allowed(range(0, 1 << 31), "non-negative")
-_CONSUMERS, _CLUSTER = Allowed(range(1, 8), "1..7"), Allowed((1, 2), "1 or 2")
+CLUSTER_CTAS = (1, 2, 4)
+"""The CTAs per cluster tkc builds (1: none; 2 or 4 along grid axis 0, multicasting what they share)."""
+_CONSUMERS, _CLUSTER = Allowed(range(1, 8), "1..7"), Allowed(CLUSTER_CTAS, "1, 2 or 4")
 _BUDGET = Allowed((0, *REGISTER_COUNTS), "0 (unchanged) or a multiple of 8 in 24..256")
 _STAGES, _FLAG = Allowed(range(1, MAX_PINNED_STAGES + 1), f"1..{MAX_PINNED_STAGES}"), Allowed((0, 1), "0 or 1")
 _GROUP = Allowed(range(0, 1 << 31), "0 (grid axis 0 whole) or a count of tile rows")

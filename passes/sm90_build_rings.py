@@ -11,11 +11,11 @@ barriers make that safe, so the protocol is in one place:
 - **Arrival counts**, initialised by the kernel-level `single_thread "block"` (before its own
   ops, so its `fence_barrier_init` publishes them): `full` 1 (the producer's arrive.expect_tx;
   TMA completes the bytes), `empty` one lane of every consumer warp, in every CTA of the cluster
-  when the ring's releases name the cluster rank (the stage was multicast to both).
+  when the ring's releases name the cluster rank (the stage was multicast to all of them).
 - **Stage and phase** of ring count `it`: stage it % S, phase bit (it / S) & 1. The producer
   waits `empty` with the flipped phase, so its first lap passes at once; consumers wait `full`
-  with the plain one. A release is one elected lane per warp arriving on `empty` (and on the
-  peer CTA's, through `mapa`).
+  with the plain one. A release is one elected lane per warp arriving on `empty` (and on each
+  other CTA's of the cluster, through `mapa`: rank xor 1, .., xor n-1).
 Every ring op computes the stage's address and both of its barriers (the values any op on the
 stage may use; ptxas drops those this one does not), then does its part. sm90-verify-barriers
 checks the result.
@@ -147,6 +147,14 @@ def _stage(e: _Emitter, ring: sm90.RingOp, groups: tuple[SSAValue, SSAValue], it
     return StageValues(address, full, empty, parity)
 
 
+def _cluster_size(op: Operation) -> int:
+    kernel = op.parent_op()
+    while not isinstance(kernel, sm90.KernelOp):
+        assert kernel is not None, "a ring op outside an sm90.kernel"
+        kernel = kernel.parent_op()
+    return kernel.cluster.value.data if kernel.cluster is not None else 1
+
+
 def _expand(op: sm90.RingAcquireOp | sm90.RingWaitOp | sm90.RingStageOp | sm90.RingReleaseOp,
             groups: tuple[SSAValue, SSAValue]) -> None:
     e = _Emitter(op)
@@ -167,8 +175,10 @@ def _expand(op: sm90.RingAcquireOp | sm90.RingWaitOp | sm90.RingStageOp | sm90.R
         e.op(lane)
         e.op(sm90.MbarrierArriveOp(stage.empty), lane.body.block)
         if op.rank is not None:
-            peer = e.value(arith.XOrIOp(op.rank, e.const(1, lane.body.block)), lane.body.block)
-            e.op(sm90.MbarrierArriveOp(stage.empty, cta=peer), lane.body.block)
+            # every other CTA of the cluster multicast into this stage: each waits for all to free it
+            for distance in range(1, _cluster_size(op)):
+                peer = e.value(arith.XOrIOp(op.rank, e.const(distance, lane.body.block)), lane.body.block)
+                e.op(sm90.MbarrierArriveOp(stage.empty, cta=peer), lane.body.block)
     op.detach()
     op.erase()
 

@@ -18,7 +18,9 @@ Kernel parameters, in `KernelABI.params` order:
                   all zero at the launch and left all zero by the kernel.
 
 Grid extents are small expressions over symbolic dims: an int, a dim name, the name
-`num_sms` (the device's multiprocessor count), or a tuple (op, lhs, rhs) with op one of
+`num_sms` (the device's multiprocessor count), the name `max_clusters` (how many clusters of the
+kernel's size the device runs at once: the occupancy query of the loaded kernel, or `num_sms`
+where nothing is loaded), or a tuple (op, lhs, rhs) with op one of
 div (exact), ceildiv, mul, add, sub, min, max. A kernel's requirements (`require` in `.tk`) are
 expressions over the dims that also take the comparisons eq, ne, lt, le, gt, ge and the bool
 operators and, or, xor (a truth value is 1 or 0); the runtime refuses a launch where one is 0.
@@ -279,7 +281,7 @@ class LaunchContract:
     def check(self) -> None:
         """ABIError unless the runtime can follow this contract: the params name distinct
         parameters and existing arguments and dims, the grid is 3 expressions over the dims and
-        `num_sms` (a scratch size is one), and so on."""
+        `num_sms` and `max_clusters` (a scratch size is one over the dims and `num_sms`), and so on."""
         names, dims = {a.name for a in self.args}, {d for a in self.args for d in a.dims if isinstance(d, str)}
         for arg in self.args:
             _check_each("dims", arg.dims, _is_dim)
@@ -299,7 +301,7 @@ class LaunchContract:
             raise ABIError("two parameters share a name")
         if len(self.grid) != 3:
             raise ABIError(f"the grid has 3 extents, got {len(self.grid)}")
-        _check_each("grid", self.grid, lambda e: _is_expr(e, dims | {"num_sms"}))
+        _check_each("grid", self.grid, lambda e: _is_expr(e, dims | {"num_sms", "max_clusters"}))
         _check_each("divisibility", self.divisibility, lambda e: _is_name(e[0], dims) and _is_positive(e[1]))
         _check_each("whole_tiles", self.whole_tiles, lambda e: _is_name(e[0], dims) and _is_positive(e[1])
                     and isinstance(e[2], str) and dict(self.divisibility).get(e[0], 1) % e[1] == 0)

@@ -388,7 +388,7 @@ def work_tiles(abi: KernelABI, sizes: Mapping[str, int]) -> int | None:
     grid is min(tiles, CTAs the SMs hold)); None for a stream-K grid (every SM, however few the
     tiles) or sizes the grid needs more of."""
     try:
-        extents = [evaluate(e, {**sizes, "num_sms": UNBOUNDED_SMS}) for e in abi.grid]
+        extents = [evaluate(e, {**sizes, "num_sms": UNBOUNDED_SMS, "max_clusters": UNBOUNDED_SMS}) for e in abi.grid]
     except KeyError:
         return None
     tiles = math.prod(extents)

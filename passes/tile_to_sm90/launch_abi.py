@@ -4,8 +4,8 @@ shared memory the sm90.kernel states), which the runtime reads and nothing else.
 What it decides: the kernel's parameters (a tensor map per distinct TMA box of a tensor, a
 pointer per tensor stored element-wise, a u32 per symbolic dim), the grid as an expression over
 dims and `num_sms` (one CTA per tile; the persistent grid's min(tiles, SMs x CTAs/SM), every SM's
-CTAs with stream-K plus its `scratch` parameter (a flag and a partial-sum slot per CTA); pairs of
-tiles for a cluster), and the multiple each dim must be (where the program counts tiles with a
+CTAs with stream-K plus its `scratch` parameter (a flag and a partial-sum slot per CTA); groups of
+tiles for a cluster, as many clusters as run at once, `max_clusters`), and the multiple each dim must be (where the program counts tiles with a
 division that rounds down, and where tile-mask-tails found that padding cannot be kept exact:
 `whole_tiles`), and the kernel's `require` conditions as expressions over the dims, all of which
 the runtime checks before it launches; and whether the runtime launches the
@@ -182,9 +182,12 @@ def launch_abi(lowering: KernelLowering) -> sm90.KernelABIAttr:
         # every SM takes an equal share of the K iterations, however few the tiles
         grid: tuple[kabi.Expr, ...] = (ctas, 1, 1)
     elif lowering.cluster > 1:
-        pairs = _product([("ceildiv", extents[0], lowering.cluster), *extents[1:]])
-        clusters = ("min", pairs, ("div", "num_sms", lowering.cluster))
-        grid = (("mul", clusters, lowering.cluster), 1, 1)
+        groups = _product([("ceildiv", extents[0], lowering.cluster), *extents[1:]])
+        # as many clusters as the GPU runs at once: its SMs need not split into whole clusters
+        # (an H100's 132 run 32 of 4), and a persistent cluster that waited for another to end
+        # would run its tiles after all the rest
+        resident = ("min", ("div", "num_sms", lowering.cluster), "max_clusters")
+        grid = (("mul", ("min", groups, resident), lowering.cluster), 1, 1)
     elif lowering.plan.persistent:
         grid = (("min", _product(extents), ctas), 1, 1)
     else:

@@ -16,11 +16,12 @@
   replicated (`!sm90.frag<N, col>`); where the plan says `band`, all three are in the band
   layout (`!sm90.frag<R x N, band>`, `!sm90.frag<N, band_col>`), their rows unpadded.
 - **Shared memory** as tile-pipeline recorded it (shared_memory.read_shared_memory).
-- **Clusters** (`@cluster(2)` or the plan's decision): which ring loads a 2-CTA cluster along
-  grid axis 0 multicasts (those whose coordinates do not involve that axis and whose panels
-  split evenly, never a stored tensor). An odd number of tiles along the axis leaves the last
-  pair's second tile wholly past the end: its loads read zeros, its stores write nothing (TMA
-  clips, a vector store stops at its limit), so any count pairs up.
+- **Clusters** (`@cluster(2)`, `@cluster(4)` or the plan's decision): which ring loads a cluster
+  of 2 or 4 CTAs along grid axis 0 multicasts (those whose coordinates do not involve that axis
+  and whose panels split evenly over the CTAs, never a stored tensor). Where the tiles along the
+  axis are no multiple of the cluster, the last cluster's extra tiles lie wholly past the end:
+  their loads read zeros, their stores write nothing (TMA clips, a vector store stops at its
+  limit), and their CTAs still load their share of the multicast panels for the others.
 """
 
 from __future__ import annotations
@@ -37,8 +38,10 @@ from tkc.passes.tile_to_sm90.launch_abi import LaunchParams, checked_at_launch, 
 from tkc.passes.tile_to_sm90.shared_memory import SharedMemory, read_shared_memory
 from tkc.passes.warp_roles import Roles, check_roles
 
-CLUSTER = 2
-"""CTAs of a cluster sharing multicast loads (pairs along grid axis 0)."""
+CLUSTER_SIZES = tuple(n for n in tile.CLUSTER_CTAS if n > 1)
+"""CTAs a cluster sharing multicast loads may have (along grid axis 0). Four CTAs sharing B read
+a quarter of its panels each: where rows do not start on 128-byte lines each box row takes two
+line requests, and the requests, not the bytes, bound the GEMM (see docs/internals.md)."""
 
 
 def check_heights(kernel: tile.KernelOp, plan: KernelPlan) -> None:
@@ -86,7 +89,7 @@ class KernelLowering:
 
     @property
     def cluster(self) -> int:
-        return CLUSTER if self.multicast else 1
+        return self.plan.cluster if self.multicast else 1
 
     @staticmethod
     def of(kernel: tile.KernelOp) -> KernelLowering:
@@ -129,7 +132,7 @@ class KernelLowering:
 
 def _cluster_plan(kernel: tile.KernelOp, plan: KernelPlan, memory: SharedMemory,
                   grid_op: tile.GridOp) -> set[tile.LoadOp]:
-    """With `@cluster(2)`: the ring loads a 2-CTA cluster along grid axis 0 shares (see the
+    """With `@cluster(n)`: the ring loads a cluster of n CTAs along grid axis 0 shares (see the
     module docstring)."""
     size = plan.cluster
     if size == 1:
@@ -143,7 +146,7 @@ def _cluster_plan(kernel: tile.KernelOp, plan: KernelPlan, memory: SharedMemory,
         for ring in memory.rings
         if ring.loop is not None
         for load in ring.loads
-        if not depends_on_block_axis(load, 0) and ring.buffers[load].panels % CLUSTER == 0
+        if not depends_on_block_axis(load, 0) and ring.buffers[load].panels % size == 0
         and load.tensor not in stored
     }
     for ring in memory.counted_rings:
@@ -151,29 +154,30 @@ def _cluster_plan(kernel: tile.KernelOp, plan: KernelPlan, memory: SharedMemory,
             raise error_at(
                 ring.owner,
                 f"@cluster({size}) multicasts the stages of top-level loops only, and each CTA frees its stages in "
-                "both: a loop nested in another or an if whose branches load could run differently in the two CTAs",
+                "all of the cluster's: a loop nested in another or an if whose branches load could run differently in "
+                "two of its CTAs",
             )
         if ring.loop is not None and any(from_block_axis(bound, 0) for bound in (ring.loop.lb, ring.loop.ub, ring.loop.step)):
             axis = grid_op.names.data[0].data
             raise error_at(
                 ring.loop,
-                f"@cluster({size}) pairs CTAs along {axis}, and each CTA frees its stages in both, so the two must run "
-                f"the same stages: this loop's bounds depend on {axis} (directly or through a table read at it), so "
-                f"the pair would run different numbers of iterations and one would wait forever for the other",
+                f"@cluster({size}) groups CTAs along {axis}, and each CTA frees its stages in all of them, so they "
+                f"must run the same stages: this loop's bounds depend on {axis} (directly or through a table read at "
+                f"it), so they would run different numbers of iterations and one would wait forever for another",
             )
     simple = isinstance(first, tuple) and first[0] in ("div", "ceildiv") and isinstance(first[1], str) and isinstance(first[2], int)
     failed = [why for why, broken in (
-        (f"clusters of {size}", size != CLUSTER),
+        (f"clusters of {size}", size not in CLUSTER_SIZES),
         ("not persistent", not plan.persistent),
         ("a 1-D grid", len(extents) < 2),
         ("its first extent is not a dim divided by a tile size", not simple),
-        ("no pipelined tile is shared along it with an even number of swizzle panels", not shared),
+        (f"no pipelined tile is shared along it with a multiple of {size} swizzle panels", not shared),
     ) if broken]
     if failed:
         raise error_at(
             kernel,
             f"@cluster({size}) needs a persistent kernel with a 2-D grid whose first extent is a dim "
-            f"divided by a tile size (rounding up or down), and a pipelined tile shared along that axis with an even number of "
-            f"swizzle panels; tkc builds clusters of {CLUSTER} (here: {'; '.join(failed)})",
+            f"divided by a tile size (rounding up or down), and a pipelined tile shared along that axis with a multiple "
+            f"of {size} swizzle panels; tkc builds clusters of {' or '.join(map(str, CLUSTER_SIZES))} (here: {'; '.join(failed)})",
         )
     return shared

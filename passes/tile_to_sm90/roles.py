@@ -159,7 +159,7 @@ class RoleEmitter(ABC):
         cluster = self.lowering.cluster
         rank = None
         if cluster > 1:
-            # clusters walk pairs of tiles along axis 0; the rank picks the tile of the pair
+            # a cluster walks `cluster` consecutive tiles along axis 0; its rank picks one of them
             size = self.const(cluster)
             rank = self.op(sm90.ClusterRankOp()).results[0]
             start = self.div(start, size)

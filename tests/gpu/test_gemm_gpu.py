@@ -40,3 +40,32 @@ def test_gemm_matches_torch(kernel: str, shape: tuple[int, int, int]) -> None:
     assert not torch.isnan(c).any(), "unwritten or NaN outputs"
     rel = ((c.float() - ref).norm() / ref.norm()).item()
     assert rel < 1e-2, f"relative error {rel:.3g}"
+
+
+# 640 rows: five 128-row tiles, so the second 4-CTA cluster has three tiles wholly out of bounds
+# (their CTAs still load their quarter of B for the fourth); 1000: rows that are no 128-byte lines
+CLUSTER4_SHAPES = [(640, 512, 256), (1000, 1000, 1000), (2048, 4096, 1024)]
+
+
+@pytest.mark.parametrize("shape", CLUSTER4_SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_gemm_cluster4_matches_torch(shape: tuple[int, int, int]) -> None:
+    import torch
+
+    import tkc
+
+    m, n, k = shape
+    compiled = tkc.compile(EXAMPLES / "gemm.tk", kernel="gemm", **{"@cluster": 4})
+    torch.manual_seed(m + n + k)
+    a = torch.randn((m, k), device="cuda", dtype=torch.bfloat16)
+    b = torch.randn((k, n), device="cuda", dtype=torch.bfloat16)
+    c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    compiled(a, b, c)
+    torch.cuda.synchronize()
+    ref = a.float() @ b.float()
+    assert not torch.isnan(c).any(), "unwritten or NaN outputs"
+    rel = ((c.float() - ref).norm() / ref.norm()).item()
+    assert rel < 1e-2, f"relative error {rel:.3g}"
+    launcher = compiled._variant_for((a, b, c))._launcher  # the variant these shapes launched
+    assert launcher is not None and launcher.max_clusters is not None, "no occupancy answer for the 4-CTA clusters"
+    grid = launcher.launch_config(a, b, c).grid
+    assert grid[0] % 4 == 0 and grid[0] // 4 <= launcher.max_clusters

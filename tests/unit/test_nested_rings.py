@@ -116,7 +116,7 @@ kernel k<BM = 64, BN = 64>(X: gl<f32>[M, N], Z: gl<f32>[M, N], Y: gl<f32>[M, N])
      r"@cluster\(2\) multicasts the stages of top-level loops only"),
     # a triangular K loop: the pair's CTAs (i = 2p, 2p + 1) would run different stages and hang
     ((REPO / "examples" / "gemm.tk").read_text().replace("kernel gemm", "@cluster(2)\nkernel gemm", 1)
-     .replace("ceildiv(K, BK)", "i + 1"), (6, 5), r"@cluster\(2\) pairs CTAs along i, .* this loop's bounds depend on i"),
+     .replace("ceildiv(K, BK)", "i + 1"), (6, 5), r"@cluster\(2\) groups CTAs along i, .* this loop's bounds depend on i"),
 ])
 def test_refusals_are_located(source: str, where: tuple[int, int], message: str) -> None:
     with pytest.raises(TkError, match=message) as error:

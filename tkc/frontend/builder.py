@@ -307,8 +307,8 @@ def annotation_problem(name: str, value: int) -> str | None:
         return f"@stream_k takes 0 (whole tiles per CTA) or 1 (split the K iterations over the CTAs), got {value}"
     if name == "fma_exp2" and not 0 <= value <= tile.FMA_EXP2_EVERY_MAX:
         return f"@fma_exp2 takes 0 (off) or k in 1..{tile.FMA_EXP2_EVERY_MAX} (every k-th element on the FMA pipe), got {value}"
-    if name == "cluster" and value not in (1, 2):
-        return f"@cluster takes 1 or 2 CTAs per cluster, got {value}"
+    if name == "cluster" and value not in tile.CLUSTER_CTAS:
+        return f"@cluster takes {', '.join(map(str, tile.CLUSTER_CTAS[:-1]))} or {tile.CLUSTER_CTAS[-1]} CTAs per cluster, got {value}"
     if name == "swizzle" and value not in tile.SWIZZLE_SPANS:
         return f"@swizzle takes 0, 32, 64 or 128 (bytes), got {value}"
     return None

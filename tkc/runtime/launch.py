@@ -25,6 +25,7 @@ from tkc.abi import (
     TensorMapParam,
     evaluate,
     divisibility_refusal,
+    names_in,
     requirement_refusal,
     row_major,
 )
@@ -302,9 +303,11 @@ def _check_tma_strides(spec: ArgSpec, shape: tuple[int, ...], strides: tuple[int
     )
 
 
-def grid_of(abi: KernelABI, dims: dict[str, int], num_sms: int) -> tuple[int, int, int]:
-    """The grid, each extent checked to be in 1..the hardware limit."""
-    env = {**dims, "num_sms": num_sms}
+def grid_of(abi: KernelABI, dims: dict[str, int], num_sms: int, max_clusters: int | None = None) -> tuple[int, int, int]:
+    """The grid, each extent checked to be in 1..the hardware limit. `max_clusters`: the clusters
+    of the kernel's size the device runs at once (None: `num_sms`, a bound the grid's own
+    `num_sms / cluster` is under)."""
+    env = {**dims, "num_sms": num_sms, "max_clusters": num_sms if max_clusters is None else max_clusters}
     grid = []
     for axis, expr, limit in zip("xyz", abi.grid, GRID_LIMITS):
         try:
@@ -357,11 +360,11 @@ def scratch_bytes(p: ScratchParam, dims: dict[str, int], num_sms: int) -> int:
 
 
 def plan_launch(
-    abi: KernelABI, args: tuple[Any, ...], named: dict[str, Any], num_sms: int
+    abi: KernelABI, args: tuple[Any, ...], named: dict[str, Any], num_sms: int, max_clusters: int | None = None
 ) -> LaunchConfig:
     """The launch the call would make, without a GPU: checks, dims, grid, parameter layout."""
     binding = bind(abi, args, named)
-    return _config(abi, binding, num_sms, _device_pointers(binding))
+    return _config(abi, binding, num_sms, _device_pointers(binding), max_clusters)
 
 
 def _device_pointers(binding: Binding) -> dict[str, int | None]:
@@ -369,10 +372,10 @@ def _device_pointers(binding: Binding) -> dict[str, int | None]:
 
 
 def _config(
-    abi: KernelABI, binding: Binding, num_sms: int, pointers: dict[str, int | None]
+    abi: KernelABI, binding: Binding, num_sms: int, pointers: dict[str, int | None], max_clusters: int | None = None
 ) -> LaunchConfig:
     return LaunchConfig(
-        grid=grid_of(abi, binding.dims, num_sms),
+        grid=grid_of(abi, binding.dims, num_sms, max_clusters),
         block=(abi.block, 1, 1),
         smem_bytes=abi.smem_bytes,
         dims=dict(binding.dims),
@@ -438,10 +441,26 @@ class Kernel:
         self._has_scratch = any(isinstance(p, ScratchParam) for p in abi.params)
         self._driver = driver()
         self._success = self._driver.CUresult.CUDA_SUCCESS
+        self.max_clusters = (self._resident_clusters()
+                             if any("max_clusters" in names_in(e) for e in abi.grid) else None)
+        """How many of the kernel's clusters the device runs at once, where its grid asks."""
+
+    def _resident_clusters(self) -> int | None:
+        """The occupancy query for the kernel's clusters (its PTX fixes their size); None where the
+        driver cannot answer, and the grid keeps `num_sms / cluster`."""
+        cu = self._driver
+        config = cu.CUlaunchConfig()
+        # a grid of whole clusters of every size tkc builds (2 or 4)
+        config.gridDimX, config.gridDimY, config.gridDimZ = max(4, self.device.num_sms // 4 * 4), 1, 1
+        config.blockDimX, config.blockDimY, config.blockDimZ = self.abi.block, 1, 1
+        config.sharedMemBytes = self.abi.smem_bytes
+        config.numAttrs = 0
+        result, clusters = cu.cuOccupancyMaxActiveClusters(self.function, config)
+        return int(clusters) if result == self._success and clusters > 0 else None
 
     def launch_config(self, *arrays: Any, **named: Any) -> LaunchConfig:
         """What `self(*arrays)` would launch (grid, block, smem, params), launching nothing."""
-        return plan_launch(self.abi, arrays, named, self.device.num_sms)
+        return plan_launch(self.abi, arrays, named, self.device.num_sms, self.max_clusters)
 
     def __call__(self, *arrays: Any, stream: Any = None, **named: Any) -> None:
         """Launch on the caller's stream; numpy arguments make the call synchronous."""
@@ -454,7 +473,7 @@ class Kernel:
         for name, info in binding.arrays.items():
             if info.location == "cuda" and info.device_index is None:
                 _check_pointer_device(name, info.ptr)
-        grid_of(self.abi, binding.dims, self.device.num_sms)  # checked before allocating
+        grid_of(self.abi, binding.dims, self.device.num_sms, self.max_clusters)  # checked before allocating
         handle = stream_handle(stream, binding)
         hstream = _stream(handle)
         for producer in {a.stream for a in binding.arrays.values() if a.stream is not None} - {handle}:
@@ -478,7 +497,8 @@ class Kernel:
                         # An address, not the array: ml_dtypes arrays refuse the buffer protocol.
                         cu.cuMemcpyHtoDAsync(dptr, host.ctypes.data, host.nbytes, hstream),
                     )
-            cfg, packed = self._launch(_config(self.abi, binding, self.device.num_sms, pointers), handle, hstream)
+            config = _config(self.abi, binding, self.device.num_sms, pointers, self.max_clusters)
+            cfg, packed = self._launch(config, handle, hstream)
             if key is not None:
                 if len(self._ready) >= READY_CACHE_SIZE:
                     self._ready.pop(next(iter(self._ready)))

@@ -3,6 +3,9 @@
 // warp of both CTAs (2 x 2 x 4 = 16), and one lane per warp arrives here and, through the peer's
 // rank (rank ^ 1), there. Roles that disagree on a ring are an internal error.
 // RUN: tkc-opt %s -p sm90-build-rings | filecheck %s
+// In a 4-CTA cluster the empty barriers expect 4 x 2 x 4 = 32 lanes, and each lane arrives here
+// and in the three other CTAs (rank ^ 1, ^ 2, ^ 3).
+// RUN: sed "s/cluster 2 : i32/cluster 4 : i32/" %s | tkc-opt -p sm90-build-rings | filecheck %s --check-prefix=FOUR
 // RUN: sh -c 'sed "s/ring 0 at %%cbase offset 1024 stages 2/ring 0 at %%cbase offset 1024 stages 3/" %s | tkc-opt -p sm90-build-rings 2>&1; echo "exit $?"' | filecheck %s --check-prefix=DISAGREE
 
 builtin.module {
@@ -41,6 +44,11 @@ builtin.module {
 // CHECK-NEXT:       %[[PEER:[0-9a-z_]+]] = arith.xori %[[RANK]], %[[ONE]] : index
 // CHECK-NEXT:       sm90.mbarrier_arrive %[[EMPTY]] in cta %[[PEER]]
 // CHECK-NEXT:     }
+
+// FOUR:          sm90.mbarrier_init %{{.*}}, 32 : i32
+// FOUR:          sm90.mbarrier_arrive %[[EMPTY:[0-9a-z_]+]]
+// FOUR-COUNT-3:  sm90.mbarrier_arrive %[[EMPTY]] in cta
+// FOUR-NEXT:     }
 
 // DISAGREE: error: the roles disagree on ring 0: its offset, stages or stage bytes differ
 // DISAGREE-NEXT: exit 1
