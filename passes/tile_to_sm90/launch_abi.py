@@ -183,8 +183,8 @@ def launch_abi(lowering: KernelLowering) -> sm90.KernelABIAttr:
         grid: tuple[kabi.Expr, ...] = (ctas, 1, 1)
     elif lowering.cluster > 1:
         groups = _product([("ceildiv", extents[0], lowering.cluster), *extents[1:]])
-        # as many clusters as the GPU runs at once: its SMs need not split into whole clusters
-        # (an H100's 132 run 32 of 4), and a persistent cluster that waited for another to end
+        # as many clusters as the GPU runs at once: a cluster's CTAs share one GPC, whose SMs need
+        # not split into whole clusters, and a persistent cluster that waited for another to end
         # would run its tiles after all the rest
         resident = ("min", ("div", "num_sms", lowering.cluster), "max_clusters")
         grid = (("mul", ("min", groups, resident), lowering.cluster), 1, 1)
