@@ -890,9 +890,9 @@ class KernelWriter:
         if self.chance(0.12):
             out.append("@persistent")
             if self.chance(0.15):
-                out.append("@cluster(2)")
+                out.append(f"@cluster({self.rng.choice((2, 2, 4))})")
         elif self.chance(0.01):
-            out.append("@cluster(2)")
+            out.append(f"@cluster({self.rng.choice((2, 4))})")
         if self.chance(0.06):
             out.append(f"@heavy_first({self.rng.choice((0, 1))})")
         if self.chance(0.05):
