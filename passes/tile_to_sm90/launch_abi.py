@@ -184,9 +184,11 @@ def launch_abi(lowering: KernelLowering) -> sm90.KernelABIAttr:
     elif lowering.cluster > 1:
         groups = _product([("ceildiv", extents[0], lowering.cluster), *extents[1:]])
         # as many clusters as the GPU runs at once: a cluster's CTAs share one GPC, whose SMs need
-        # not split into whole clusters, and a persistent cluster that waited for another to end
-        # would run its tiles after all the rest
-        resident = ("min", ("div", "num_sms", lowering.cluster), "max_clusters")
+        # not split into groups of 4, and a persistent cluster that waited for another to end would
+        # run its tiles after all the rest (pairs fill the SMs two by two, as measured)
+        resident: kabi.Expr = ("div", "num_sms", lowering.cluster)
+        if lowering.cluster > 2:
+            resident = ("min", resident, "max_clusters")
         grid = (("mul", ("min", groups, resident), lowering.cluster), 1, 1)
     elif lowering.plan.persistent:
         grid = (("min", _product(extents), ctas), 1, 1)

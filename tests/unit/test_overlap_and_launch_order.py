@@ -275,11 +275,20 @@ def test_cluster_gemm_abi_allows_an_odd_number_of_tile_rows() -> None:
                   if isinstance(op, sm90.KernelOp))
     abi = kernel.kernel_abi()
     assert "M" not in dict(abi.divisibility)  # ceildiv(M, 128): a partial last tile row is fine too
-    # grid[0] = 2 * min(ceildiv(ceildiv(M, 128), 2) * ceildiv(N, 256), num_sms / 2, max_clusters): M = 384 is 3
-    # tile rows, so 2 pairs (the last one half out of bounds), times 2 column tiles = 4 clusters (under 66) = 8 CTAs
-    assert evaluate(abi.grid[0], {"M": 384, "N": 512, "K": 256, "num_sms": 132, "max_clusters": 66}) == 8
-    # at most as many clusters as the device runs at once: 64 pairs of 2 column tiles where 60 fit
-    assert evaluate(abi.grid[0], {"M": 16384, "N": 512, "K": 256, "num_sms": 132, "max_clusters": 60}) == 120
+    # grid[0] = 2 * min(ceildiv(ceildiv(M, 128), 2) * ceildiv(N, 256), num_sms / 2): M = 384 is 3 tile rows, so
+    # 2 pairs (the last one half out of bounds), times 2 column tiles = 4 clusters (under 66) = 8 CTAs
+    assert evaluate(abi.grid[0], {"M": 384, "N": 512, "K": 256, "num_sms": 132}) == 8
+    assert abi.grid[1:] == (1, 1)
+
+
+def test_cluster_of_four_grid_holds_the_clusters_the_device_runs_at_once() -> None:
+    kernel = next(op for op in compiled(annotated(GEMM, "kernel gemm", "@cluster(4)"), "sm90").walk()
+                  if isinstance(op, sm90.KernelOp))
+    abi = kernel.kernel_abi()
+    # 4 * min(ceildiv(ceildiv(M, 128), 4) * ceildiv(N, 256), num_sms / 4, max_clusters): 32 groups of 4 tile rows
+    # by 2 column tiles are 64 clusters, num_sms / 4 is 33, and the device runs 30 at once
+    assert evaluate(abi.grid[0], {"M": 16384, "N": 512, "K": 256, "num_sms": 132, "max_clusters": 30}) == 120
+    assert evaluate(abi.grid[0], {"M": 384, "N": 512, "K": 256, "num_sms": 132, "max_clusters": 30}) == 8
     assert abi.grid[1:] == (1, 1)
 
 
