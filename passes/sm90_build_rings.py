@@ -81,7 +81,7 @@ class _Emitter:
         return self.op(op, block).results[0]
 
 
-def _layouts(kernel: sm90.KernelOp) -> dict[int, RingLayout]:
+def _layouts(kernel: sm90.KernelOp, cluster: int) -> dict[int, RingLayout]:
     rings: dict[int, sm90.RingOp] = {}
     for ring in (op for op in kernel.walk() if isinstance(op, sm90.RingOp)):
         first = rings.setdefault(ring.number.value.data, ring)
@@ -94,7 +94,6 @@ def _layouts(kernel: sm90.KernelOp) -> dict[int, RingLayout]:
         peers.setdefault(release.ring_op().number.value.data, set()).add(release.rank is not None)
     roles = next((op for op in kernel.walk() if isinstance(op, sm90.RolesOp)), None)
     consumer_warps = WARPGROUP_THREADS // 32 * (roles.consumers.value.data if roles is not None else 1)
-    cluster = kernel.cluster.value.data if kernel.cluster is not None else 1
     layouts: dict[int, RingLayout] = {}
     offset = 0
     for number, ring in sorted(rings.items()):
@@ -147,16 +146,8 @@ def _stage(e: _Emitter, ring: sm90.RingOp, groups: tuple[SSAValue, SSAValue], it
     return StageValues(address, full, empty, parity)
 
 
-def _cluster_size(op: Operation) -> int:
-    kernel = op.parent_op()
-    while not isinstance(kernel, sm90.KernelOp):
-        assert kernel is not None, "a ring op outside an sm90.kernel"
-        kernel = kernel.parent_op()
-    return kernel.cluster.value.data if kernel.cluster is not None else 1
-
-
 def _expand(op: sm90.RingAcquireOp | sm90.RingWaitOp | sm90.RingStageOp | sm90.RingReleaseOp,
-            groups: tuple[SSAValue, SSAValue]) -> None:
+            groups: tuple[SSAValue, SSAValue], cluster: int) -> None:
     e = _Emitter(op)
     stage = _stage(e, op.ring_op(), groups, op.it)
     if isinstance(op, sm90.RingAcquireOp):
@@ -176,7 +167,7 @@ def _expand(op: sm90.RingAcquireOp | sm90.RingWaitOp | sm90.RingStageOp | sm90.R
         e.op(sm90.MbarrierArriveOp(stage.empty), lane.body.block)
         if op.rank is not None:
             # every other CTA of the cluster multicast into this stage: each waits for all to free it
-            for distance in range(1, _cluster_size(op)):
+            for distance in range(1, cluster):
                 peer = e.value(arith.XOrIOp(op.rank, e.const(distance, lane.body.block)), lane.body.block)
                 e.op(sm90.MbarrierArriveOp(stage.empty, cta=peer), lane.body.block)
     op.detach()
@@ -188,7 +179,8 @@ def build_rings(kernel: sm90.KernelOp) -> None:
     hand-written with mbarriers) is left as it is."""
     if not any(isinstance(op, sm90.RingOp) for op in kernel.walk()):
         return
-    layouts = _layouts(kernel)
+    cluster = kernel.cluster.value.data if kernel.cluster is not None else 1
+    layouts = _layouts(kernel, cluster)
     _init(kernel, layouts)
     for ring in [op for op in kernel.walk() if isinstance(op, sm90.RingOp)]:
         groups = _groups(ring.base, layouts[ring.number.value.data], ring)
@@ -196,7 +188,7 @@ def build_rings(kernel: sm90.KernelOp) -> None:
             user = use.operation
             if not isinstance(user, sm90.RingAcquireOp | sm90.RingWaitOp | sm90.RingStageOp | sm90.RingReleaseOp):
                 raise error_at(user, f"expected only ring ops on an sm90.ring, found {user.name}")
-            _expand(user, groups)
+            _expand(user, groups, cluster)
         ring.detach()
         ring.erase()
 

@@ -18,9 +18,9 @@ Kernel parameters, in `KernelABI.params` order:
                   all zero at the launch and left all zero by the kernel.
 
 Grid extents are small expressions over symbolic dims: an int, a dim name, the name
-`num_sms` (the device's multiprocessor count), the name `max_clusters` (how many clusters of the
-kernel's size the device runs at once: the occupancy query of the loaded kernel, or `num_sms`
-where nothing is loaded), or a tuple (op, lhs, rhs) with op one of
+`num_sms` (the device's multiprocessor count), the name `max_clusters` (how many of a 4-CTA
+cluster kernel's clusters the device runs at once: the occupancy query of the loaded kernel, or
+`num_sms` where nothing is loaded), or a tuple (op, lhs, rhs) with op one of
 div (exact), ceildiv, mul, add, sub, min, max. A kernel's requirements (`require` in `.tk`) are
 expressions over the dims that also take the comparisons eq, ne, lt, le, gt, ge and the bool
 operators and, or, xor (a truth value is 1 or 0); the runtime refuses a launch where one is 0.

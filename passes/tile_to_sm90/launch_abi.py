@@ -5,9 +5,9 @@ What it decides: the kernel's parameters (a tensor map per distinct TMA box of a
 pointer per tensor stored element-wise, a u32 per symbolic dim), the grid as an expression over
 dims and `num_sms` (one CTA per tile; the persistent grid's min(tiles, SMs x CTAs/SM), every SM's
 CTAs with stream-K plus its `scratch` parameter (a flag and a partial-sum slot per CTA); groups of
-tiles for a cluster, as many clusters as run at once, `max_clusters`), and the multiple each dim must be (where the program counts tiles with a
-division that rounds down, and where tile-mask-tails found that padding cannot be kept exact:
-`whole_tiles`), and the kernel's `require` conditions as expressions over the dims, all of which
+tiles for a cluster, at most `max_clusters` 4-CTA clusters, as many as run at once), and the
+multiple each dim must be (where the program counts tiles with a division that rounds down,
+and where tile-mask-tails found that padding cannot be kept exact: `whole_tiles`), and the kernel's `require` conditions as expressions over the dims, all of which
 the runtime checks before it launches; and whether the runtime launches the
 kernel as a programmatic dependent of the one before it (the plan's `dependent_launch`). A tile
 that runs past the end of a tensor needs nothing here: TMA reads zeros there and clips the

@@ -450,7 +450,7 @@ class Kernel:
         driver cannot answer, and the grid keeps `num_sms / cluster`."""
         cu = self._driver
         config = cu.CUlaunchConfig()
-        # a grid of whole clusters of every size tkc builds (2 or 4)
+        # a grid of whole 4-CTA clusters, the only ones whose grid asks
         config.gridDimX, config.gridDimY, config.gridDimZ = max(4, self.device.num_sms // 4 * 4), 1, 1
         config.blockDimX, config.blockDimY, config.blockDimZ = self.abi.block, 1, 1
         config.sharedMemBytes = self.abi.smem_bytes
