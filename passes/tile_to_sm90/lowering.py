@@ -18,7 +18,8 @@
 - **Shared memory** as tile-pipeline recorded it (shared_memory.read_shared_memory).
 - **Clusters** (`@cluster(2)`, `@cluster(4)` or the plan's decision): which ring loads a cluster
   of 2 or 4 CTAs along grid axis 0 multicasts (those whose coordinates do not involve that axis
-  and whose panels split evenly over the CTAs, never a stored tensor). Where the tiles along the
+  and whose panels, or else rows in whole swizzle repeats, split evenly over the CTAs, never a
+  stored tensor). Where the tiles along the
   axis are no multiple of the cluster, the last cluster's extra tiles lie wholly past the end:
   their loads read zeros, their stores write nothing (TMA clips, a vector store stops at its
   limit), and their CTAs still load their share of the multicast panels for the others.
@@ -35,7 +36,7 @@ from tkc.diagnostics import error_at
 from tkc.dialects import sm90, tile
 from tkc.passes.plan import WGMMA_ROWS, KernelPlan, depends_on_block_axis, from_block_axis, padded_rows, register_heights
 from tkc.passes.tile_to_sm90.launch_abi import LaunchParams, checked_at_launch, grid_expr
-from tkc.passes.tile_to_sm90.shared_memory import SharedMemory, read_shared_memory
+from tkc.passes.tile_to_sm90.shared_memory import SWIZZLE_REPEAT_ROWS, SharedMemory, read_shared_memory
 from tkc.passes.warp_roles import Roles, check_roles
 
 CLUSTER_SIZES = tuple(n for n in tile.CLUSTER_CTAS if n > 1)
@@ -146,7 +147,7 @@ def _cluster_plan(kernel: tile.KernelOp, plan: KernelPlan, memory: SharedMemory,
         for ring in memory.rings
         if ring.loop is not None
         for load in ring.loads
-        if not depends_on_block_axis(load, 0) and ring.buffers[load].panels % size == 0
+        if not depends_on_block_axis(load, 0) and ring.buffers[load].shared_by(size)
         and load.tensor not in stored
     }
     for ring in memory.counted_rings:
@@ -171,13 +172,14 @@ def _cluster_plan(kernel: tile.KernelOp, plan: KernelPlan, memory: SharedMemory,
         ("not persistent", not plan.persistent),
         ("a 1-D grid", len(extents) < 2),
         ("its first extent is not a dim divided by a tile size", not simple),
-        (f"no pipelined tile is shared along it with a multiple of {size} swizzle panels", not shared),
+        (f"no pipelined tile is shared along it with a multiple of {size} swizzle panels or of {size * SWIZZLE_REPEAT_ROWS} rows",
+         not shared),
     ) if broken]
     if failed:
         raise error_at(
             kernel,
             f"@cluster({size}) needs a persistent kernel with a 2-D grid whose first extent is a dim "
             f"divided by a tile size (rounding up or down), and a pipelined tile shared along that axis with a multiple "
-            f"of {size} swizzle panels; tkc builds clusters of {' or '.join(map(str, CLUSTER_SIZES))} (here: {'; '.join(failed)})",
+            f"of {size} swizzle panels or of {size * SWIZZLE_REPEAT_ROWS} rows; tkc builds clusters of {' or '.join(map(str, CLUSTER_SIZES))} (here: {'; '.join(failed)})",
         )
     return shared

@@ -49,6 +49,11 @@ def swizzle_of(t: tile.SharedTileType | tile.SharedVectorType) -> int:
     return widest_span(t.get_shape()[-1] * tile.element_bytes(t.element_type))
 
 
+SWIZZLE_REPEAT_ROWS = 8
+"""The rows after which every swizzle pattern repeats (8 x its span in bytes): a TMA box written
+at a multiple of them from a tile's start lays its rows out as the tile's own box would."""
+
+
 @dataclass
 class SharedBuffer:
     """A tile's place in shared memory (offset from the aligned base) and the layout it has."""
@@ -73,6 +78,18 @@ class SharedBuffer:
     @property
     def panels(self) -> int:
         return self.ref_type.get_shape()[-1] // self.ref_type.panel_cols
+
+    def split_by_rows(self, ctas: int) -> bool:
+        """Whether `ctas` CTAs sharing this tile (TMA multicast) each load a band of its rows in
+        every panel, not whole panels: where its panels do not split evenly over them. Each band
+        starts on a whole swizzle repeat (SWIZZLE_REPEAT_ROWS), so it lands in the layout of the
+        whole tile."""
+        return (self.panels % ctas != 0 and len(self.ref_type.get_shape()) == 2
+                and self.box_rows % (ctas * SWIZZLE_REPEAT_ROWS) == 0)
+
+    def shared_by(self, ctas: int) -> bool:
+        """Whether `ctas` CTAs can split the loads of this tile evenly: by panels or by rows."""
+        return self.panels % ctas == 0 or self.split_by_rows(ctas)
 
 
 @dataclass(eq=False)

@@ -5,8 +5,8 @@ A tile wider than its swizzle span is copied as one box per panel (panel_cols co
 buffer padded to 64 rows, shared_tiles.buffer_rows, keeps its panels 64 rows apart and receives the
 tile's rows in each),
 all completing on the stage's `full` barrier. A load that a 2-CTA cluster shares
-(lowering.multicast) is split between the CTAs: each loads half of the panels and multicasts
-them to both.
+(lowering.multicast) is split between its n CTAs: each loads 1/n of the panels, or where they
+do not split evenly a band of 1/n of the rows in every panel, and multicasts them to all.
 """
 
 from __future__ import annotations
@@ -80,16 +80,20 @@ def issue_load(role: RoleEmitter, load: tile.LoadOp, buffer: SharedBuffer, stage
     trap_wholly_past_end(role, load, block)
     tensor_type = cast(tile.GlobalType, load.tensor.type)
     ref = buffer.ref_type
-    name = role.lowering.params.tensor_map(load.tensor, box(ref, tensor_type.rank, buffer.box_rows), ref.swizzle.data)
-    tmap = role.op(sm90.TensorMapParamOp(name), block).results[0]
     coords = element_coords(role, load, [role.values[c] for c in load.coords], block)
     if line := tile.realignment(load):  # from the 16-byte boundary at or below the start (x & -line)
         coords[0] = role.op(arith.AndIOp(coords[0], role.const(-line, block)), block).results[0]
+    ctas = role.lowering.cluster
+    if load in role.lowering.multicast and buffer.split_by_rows(ctas):
+        _issue_row_band(role, load, buffer, stage, full, coords, block)
+        return
+    name = role.lowering.params.tensor_map(load.tensor, box(ref, tensor_type.rank, buffer.box_rows), ref.swizzle.data)
+    tmap = role.op(sm90.TensorMapParamOp(name), block).results[0]
     if load in role.lowering.multicast:
         # this CTA's share of the panels, delivered to every CTA of the cluster
         rank = role.tiles.rank
         assert rank is not None
-        share = buffer.panels // role.lowering.cluster
+        share = buffer.panels // ctas
         first = role.mul(rank, role.const(share, block), block)
         for k in range(share):
             shared_panel = role.add(first, role.const(k, block), block)
@@ -99,8 +103,7 @@ def issue_load(role: RoleEmitter, load: tile.LoadOp, buffer: SharedBuffer, stage
                 block,
             )
             column = role.add(coords[0], role.mul(shared_panel, role.const(ref.panel_cols, block), block), block)
-            mask = (1 << role.lowering.cluster) - 1
-            role.op(sm90.TmaLoadOp(tmap, dst, full, [column, *coords[1:]], buffer.box_bytes, mask), block)
+            role.op(sm90.TmaLoadOp(tmap, dst, full, [column, *coords[1:]], buffer.box_bytes, (1 << ctas) - 1), block)
         return
     order = load.attributes.get("memory_order")
     for panel in range(buffer.panels):
@@ -112,3 +115,27 @@ def issue_load(role: RoleEmitter, load: tile.LoadOp, buffer: SharedBuffer, stage
             # follows a store-fence wait; the others are disjoint from every earlier store
             key = "after_stores" if order.int_value else "disjoint_from_stores"
             issued.attributes[key] = StringAttr(order.reason.data)
+
+
+def _issue_row_band(role: RoleEmitter, load: tile.LoadOp, buffer: SharedBuffer, stage: SSAValue, full: SSAValue,
+                    coords: list[SSAValue], block: Block) -> None:
+    """This CTA's band of `load`'s rows (a 1/n share, n the cluster's CTAs) in every panel,
+    multicast to every CTA of the cluster: the share of a tile whose panels do not split evenly
+    (SharedBuffer.split_by_rows)."""
+    ctas = role.lowering.cluster
+    ref = buffer.ref_type
+    band_rows = buffer.box_rows // ctas
+    name = role.lowering.params.tensor_map(load.tensor, box(ref, cast(tile.GlobalType, load.tensor.type).rank, band_rows),
+                                           ref.swizzle.data)
+    tmap = role.op(sm90.TensorMapParamOp(name), block).results[0]
+    rank = role.tiles.rank
+    assert rank is not None
+    first_row = role.mul(rank, role.const(band_rows, block), block)
+    band_offset = role.mul(first_row, role.const(ref.panel_cols * tile.element_bytes(ref.element_type), block), block)
+    row = role.add(coords[1], first_row, block)
+    band_bytes = buffer.box_bytes // ctas
+    for panel in range(buffer.panels):
+        dst = role.add(role.add(stage, role.const(buffer.offset + panel * buffer.panel_bytes, block), block), band_offset,
+                       block)
+        column = role.add(coords[0], role.const(panel * ref.panel_cols, block), block)
+        role.op(sm90.TmaLoadOp(tmap, dst, full, [column, row, *coords[2:]], band_bytes, (1 << ctas) - 1), block)

@@ -43,29 +43,37 @@ def test_gemm_matches_torch(kernel: str, shape: tuple[int, int, int]) -> None:
 
 
 # 640 rows: five 128-row tiles, so the second 4-CTA cluster has three tiles wholly out of bounds
-# (their CTAs still load their quarter of B for the fourth); 1000: rows that are no 128-byte lines
-CLUSTER4_SHAPES = [(640, 512, 256), (1000, 1000, 1000), (2048, 4096, 1024)]
+# (their CTAs still load their share of B for the fourth); 1000: rows that are no 128-byte lines
+CLUSTER_SHAPES = [(640, 512, 256), (1000, 1000, 1000), (2048, 4096, 1024)]
+# gemm's B tile has four swizzle panels, one per CTA of four; gemm_abt's Bt tile has one, which
+# the CTAs split by rows (a band of 128 or 64 of its 256 rows each)
+CLUSTERED = [("gemm", 4), ("gemm_abt", 2), ("gemm_abt", 4)]
 
 
-@pytest.mark.parametrize("shape", CLUSTER4_SHAPES, ids=lambda s: "x".join(map(str, s)))
-def test_gemm_cluster4_matches_torch(shape: tuple[int, int, int]) -> None:
+@pytest.mark.parametrize("kernel,cluster", CLUSTERED, ids=lambda v: str(v))
+@pytest.mark.parametrize("shape", CLUSTER_SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_gemm_cluster_matches_torch(kernel: str, cluster: int, shape: tuple[int, int, int]) -> None:
     import torch
 
     import tkc
 
     m, n, k = shape
-    compiled = tkc.compile(EXAMPLES / "gemm.tk", kernel="gemm", **{"@cluster": 4})
+    trans_a, trans_b = FORMS[kernel]
+    compiled = tkc.compile(_source(kernel), kernel=kernel, **{"@cluster": cluster})
     torch.manual_seed(m + n + k)
-    a = torch.randn((m, k), device="cuda", dtype=torch.bfloat16)
-    b = torch.randn((k, n), device="cuda", dtype=torch.bfloat16)
+    a = torch.randn((k, m) if trans_a else (m, k), device="cuda", dtype=torch.bfloat16)
+    b = torch.randn((n, k) if trans_b else (k, n), device="cuda", dtype=torch.bfloat16)
     c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
     compiled(a, b, c)
     torch.cuda.synchronize()
-    ref = a.float() @ b.float()
+    ref = (a.float().T if trans_a else a.float()) @ (b.float().T if trans_b else b.float())
     assert not torch.isnan(c).any(), "unwritten or NaN outputs"
     rel = ((c.float() - ref).norm() / ref.norm()).item()
     assert rel < 1e-2, f"relative error {rel:.3g}"
     launcher = compiled._variant_for((a, b, c))._launcher  # the variant these shapes launched
-    assert launcher is not None and launcher.max_clusters is not None, "no occupancy answer for the 4-CTA clusters"
+    assert launcher is not None
     grid = launcher.launch_config(a, b, c).grid
-    assert grid[0] % 4 == 0 and grid[0] // 4 <= launcher.max_clusters
+    assert grid[0] % cluster == 0
+    if cluster == 4:
+        assert launcher.max_clusters is not None, "no occupancy answer for the 4-CTA clusters"
+        assert grid[0] // 4 <= launcher.max_clusters

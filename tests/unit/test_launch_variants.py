@@ -72,6 +72,18 @@ def test_a_gemm_gets_a_clustered_variant_that_multicasts_b() -> None:
     assert clustered.abi.multicast == ("B",) and not kernel.abi.multicast
 
 
+def test_a_linear_layer_shares_its_weight_by_rows() -> None:
+    """gemm_abt's Bt tile (N x K, 64 columns) is one swizzle panel: the pair splits its rows, and
+    a launch takes that variant where Bt's rows (K elements) are not whole lines."""
+    kernel = tkc.compile(EXAMPLES / "gemm_abt.tk", "gemm_abt")
+    clustered = kernel.clustered
+    assert clustered is not None and clustered.abi.multicast == ("Bt",)
+    m, n, k = 4000, 4000, 4000
+    ragged = kernel._variant_for(tuple(type("T", (), {"shape": s})() for s in ((m, k), (n, k), (m, n))))
+    aligned = kernel._variant_for(tuple(type("T", (), {"shape": s})() for s in ((m, 4096), (n, 4096), (m, n))))
+    assert ragged is clustered and aligned is kernel
+
+
 @pytest.mark.parametrize(("shape", "clustered"), [((8191, 8184, 8184), True), ((3000, 5000, 2000), True),
                                                   ((8192, 8192, 8192), False), ((8192, 8192, 8184), False)])
 def test_a_launch_takes_the_clustered_variant_where_b_rows_are_not_whole_lines(
@@ -112,4 +124,4 @@ def test_a_pinned_cluster_and_a_kernel_without_shared_tiles_get_no_clustered_var
     pinned = tmp_path / "gemm.tk"
     pinned.write_text((EXAMPLES / "gemm.tk").read_text().replace("kernel gemm", "@cluster(1)\nkernel gemm", 1))
     assert tkc.compile(pinned, "gemm").clustered is None
-    assert tkc.compile(EXAMPLES / "attention.tk", "attn_fwd", D=64).clustered is None
+    assert tkc.compile(EXAMPLES / "softmax.tk").clustered is None
