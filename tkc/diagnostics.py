@@ -162,14 +162,19 @@ def line_label(op: Operation, unlocated: str | None = None) -> str:
 def error_at(op: Operation, message: str) -> TkError:
     """A TkError located at the `.tk` construct that produced `op` (use: `raise error_at(op, ...)`),
     or, for an op a pass made without a location, at the nearest enclosing one that has one (the
-    loop or the kernel it belongs to)."""
+    loop or the kernel it belongs to). A location in a file that cannot be read (a pass copied it
+    from an op of an edited dump) gives way to an enclosing one that can be shown, and is used only
+    where none can (a program compiled from a string)."""
+    unreadable: tuple[str | None, int | None, int | None] = (None, None, None)
     located: Operation | None = op
-    filename, line, col = location_of(op)
-    while filename is None and located is not None:
+    while located is not None:
+        filename, line, col = location_of(located)
+        if filename is not None and _line_count(filename) is not None:
+            return TkError(message, filename, line, col)
+        if filename is not None and unreadable[0] is None:
+            unreadable = (filename, line, col)
         located = located.parent_op()
-        if located is not None:
-            filename, line, col = location_of(located)
-    return TkError(message, filename, line, col)
+    return TkError(message, *unreadable)
 
 
 class CompilerDefect(TkError):

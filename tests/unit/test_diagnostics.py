@@ -85,3 +85,27 @@ def test_a_location_past_the_end_of_its_file_is_no_place(tmp_path: Path) -> None
     error = error_at(store, "edited")
     kernel = next(op for op in module.walk() if isinstance(op, KernelOp))
     assert (error.filename, error.line) == (str(path), location_of(kernel)[1])
+
+
+def test_a_location_in_a_file_that_cannot_be_read_gives_way_to_one_that_can(tmp_path: Path) -> None:
+    """A pass copies an edited dump's location naming a missing file onto the ops it makes:
+    error_at shows the nearest enclosing place that can be shown, and keeps the unreadable one
+    only where nothing can be shown (a program compiled from a string)."""
+    from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr
+
+    from tkc.diagnostics import error_at, location_of
+    from tkc.dialects.tile import KernelOp, StoreOp
+
+    path = tmp_path / "k.tk"
+    path.write_text("kernel k(X: gl<f32>[M, 64], Y: gl<f32>[M, 64]) {\n"
+                    "    grid (M / 64) as (i)\n"
+                    "    store Y[i, 0] = load X[i, 0] : rt<f32>[64, 64]\n}\n")
+    module = parse_tk(path.read_text(), str(path))
+    store = next(op for op in module.walk() if isinstance(op, StoreOp))
+    kernel = next(op for op in module.walk() if isinstance(op, KernelOp))
+    store.location = FileLineColLoc(StringAttr(str(tmp_path / "gone.tk")), IntAttr(3), IntAttr(5))
+    error = error_at(store, "edited")
+    assert (error.filename, error.line) == (str(path), location_of(kernel)[1])
+    path.unlink()  # nothing can be shown: the op's own place, unreadable as it is
+    error = error_at(store, "edited")
+    assert (error.filename, error.line, error.col) == (str(tmp_path / "gone.tk"), 3, 5)
