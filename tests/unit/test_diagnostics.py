@@ -10,6 +10,12 @@ from tkc.diagnostics import TkError
 from tkc.frontend import parse_tk
 
 
+COPY_KERNEL = ("kernel k(X: gl<f32>[M, 64], Y: gl<f32>[M, 64]) {\n"
+               "    grid (M / 64) as (i)\n"
+               "    store Y[i, 0] = load X[i, 0] : rt<f32>[64, 64]\n}\n")
+"""A kernel of three lines whose store is on line 3."""
+
+
 def rendered(source: str) -> list[str]:
     with pytest.raises(TkError) as info:
         parse_tk(source, "t.tk")
@@ -55,9 +61,7 @@ def test_an_op_a_pass_made_without_a_location_is_located_at_what_encloses_it() -
     from tkc.diagnostics import error_at
     from tkc.dialects.tile import KernelOp
 
-    module = parse_tk("kernel k(X: gl<f32>[M, 64], Y: gl<f32>[M, 64]) {\n"
-                      "    grid (M / 64) as (i)\n"
-                      "    store Y[i, 0] = load X[i, 0] : rt<f32>[64, 64]\n}\n", "k.tk")
+    module = parse_tk(COPY_KERNEL, "k.tk")
     kernel = next(op for op in module.walk() if isinstance(op, KernelOp))
     made = arith.ConstantOp(IntegerAttr(7, IndexType()))
     kernel.body.block.insert_op_before(made, kernel.body.block.first_op)  # type: ignore[arg-type]
@@ -74,9 +78,7 @@ def test_a_location_past_the_end_of_its_file_is_no_place(tmp_path: Path) -> None
     from tkc.dialects.tile import KernelOp, StoreOp
 
     path = tmp_path / "k.tk"
-    path.write_text("kernel k(X: gl<f32>[M, 64], Y: gl<f32>[M, 64]) {\n"
-                    "    grid (M / 64) as (i)\n"
-                    "    store Y[i, 0] = load X[i, 0] : rt<f32>[64, 64]\n}\n")
+    path.write_text(COPY_KERNEL)
     module = parse_tk(path.read_text(), str(path))
     store = next(op for op in module.walk() if isinstance(op, StoreOp))
     assert location_of(store)[1] == 3
@@ -97,9 +99,7 @@ def test_a_location_in_a_file_that_cannot_be_read_gives_way_to_one_that_can(tmp_
     from tkc.dialects.tile import KernelOp, StoreOp
 
     path = tmp_path / "k.tk"
-    path.write_text("kernel k(X: gl<f32>[M, 64], Y: gl<f32>[M, 64]) {\n"
-                    "    grid (M / 64) as (i)\n"
-                    "    store Y[i, 0] = load X[i, 0] : rt<f32>[64, 64]\n}\n")
+    path.write_text(COPY_KERNEL)
     module = parse_tk(path.read_text(), str(path))
     store = next(op for op in module.walk() if isinstance(op, StoreOp))
     kernel = next(op for op in module.walk() if isinstance(op, KernelOp))
