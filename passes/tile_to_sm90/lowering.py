@@ -40,9 +40,10 @@ from tkc.passes.tile_to_sm90.shared_memory import SWIZZLE_REPEAT_ROWS, SharedMem
 from tkc.passes.warp_roles import Roles, check_roles
 
 CLUSTER_SIZES = tuple(n for n in tile.CLUSTER_CTAS if n > 1)
-"""CTAs a cluster sharing multicast loads may have (along grid axis 0). Four CTAs sharing B read
-a quarter of its panels each: where rows do not start on 128-byte lines each box row takes two
-line requests, and the requests, not the bytes, bound the GEMM (see docs/internals.md)."""
+"""CTAs a cluster sharing multicast loads may have (along grid axis 0). Where rows do not start on
+128-byte lines each box row takes two line requests, and pairs sharing B bring a GEMM to cuBLAS's
+speed on the H200; four CTAs, a quarter of B each, ran slower than pairs there (see
+docs/internals.md), so they are only ever pinned."""
 
 
 def check_heights(kernel: tile.KernelOp, plan: KernelPlan) -> None:
