@@ -51,6 +51,18 @@ def test_split_ring_attention_matches_torch(case: tuple[int, int, int, int], pin
     check_attention(case, causal, {"@split_ring": 1, **pins})
 
 
+# CTA pairs along the query tiles share K and V (TMA multicast): at D = 64 a tile is one panel, split
+# by rows; at D = 128 two panels. Full attention only (a causal loop's bounds differ along qi); an
+# odd number of query tiles leaves the last pair half past the end
+CLUSTER_CASES = [((3, 5, 1000, 64), {}), ((1, 2, 2048, 64), {}), ((2, 3, 777, 128), {"@persistent": 1})]
+
+
+@pytest.mark.parametrize(("case", "pins"), CLUSTER_CASES,
+                         ids=["B{}H{}N{}D{}".format(*c) + "".join(f"-{k[1:]}{v}" for k, v in p.items()) for c, p in CLUSTER_CASES])
+def test_clustered_attention_matches_torch(case: tuple[int, int, int, int], pins: dict[str, int]) -> None:
+    check_attention(case, False, {"@cluster": 2, **pins})
+
+
 def check_attention(case: tuple[int, int, int, int], causal: bool, pins: dict[str, int]) -> None:
     import torch
 
