@@ -6,17 +6,21 @@ tiles past the end of a tensor and the dims that must be whole tiles, the plan (
 registers per role, shared memory per stage and in all, stages, CTAs per SM, grid and tile
 order) and the bank table: every shared-memory access, its layout, its conflict ways and the
 reason. Every line quotes the `#tile.decision` reasons (the plan's as KernelPlan.of reads them),
-so the report never re-derives a decision.
+so the report never re-derives a decision. With a context it also lowers the kernel: how a
+cluster's CTAs split the tiles they multicast (the lowering's decision, quoted from the sm90
+IR), and what ptxas makes of the PTX.
 """
 
 from __future__ import annotations
+
+from typing import cast
 
 from xdsl.context import Context
 from xdsl.dialects import scf
 from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, StringAttr
 from xdsl.ir import Operation, SSAValue
 
-from tkc.abi import ONE_CTA_FROM_TILES
+from tkc.abi import ONE_CTA_FROM_TILES, TensorMapParam
 from tkc.diagnostics import line_label
 from tkc.dialects.tile import (
     BoundsMaskOp,
@@ -293,8 +297,35 @@ def report(module: ModuleOp, ctx: Context | None = None) -> str:
             out.append(f"  {access:<{widths[0]}}  {layout:<{widths[1]}}  {ways:>{widths[2] + 4}}  {why}")
         out.append("")
     if ctx is not None:
+        out += cluster_lines(module, ctx)
         out += ptxas_lines(module, ctx)
     return "\n".join(out)
+
+
+def cluster_lines(module: ModuleOp, ctx: Context) -> list[str]:
+    """How each kernel whose CTAs form clusters splits the tiles it multicasts: the lowering
+    decides it (convert-tile-to-sm90 records it on each multicast TMA load), so a copy of
+    `module` is lowered to sm90 to read it."""
+    from tkc.dialects import sm90
+    from tkc.driver import compile_module
+    from tkc.passes.tile_to_sm90.tma import CLUSTER_SHARE
+
+    if all(KernelPlan.of(k).cluster == 1 for k in module.walk() if isinstance(k, KernelOp)):
+        return []
+    lines: list[str] = []
+    for kernel in compile_module(module.clone(), "sm90", ctx=ctx).walk():
+        if not isinstance(kernel, sm90.KernelOp) or kernel.cluster is None:
+            continue
+        args = {p.name: p.arg for p in kernel.kernel_abi().params if isinstance(p, TensorMapParam)}
+        shares: dict[tuple[str, str], str] = {}
+        for load in kernel.walk():
+            share = load.attributes.get(CLUSTER_SHARE)
+            if isinstance(load, sm90.TmaLoadOp) and isinstance(share, StringAttr):
+                param = cast(sm90.TensorMapParamOp, load.tensor_map.owner).param.data
+                shares.setdefault((args[param], line_label(load)), share.data)
+        lines.append(f"cluster sharing of kernel {kernel.sym_name.data} (TMA multicast, as convert-tile-to-sm90 splits it)")
+        lines += [f"  {arg} at {where}: {share}" for (arg, where), share in shares.items()] or ["  nothing shared"]
+    return lines + [""] if lines else []
 
 
 def ptxas_lines(module: ModuleOp, ctx: Context) -> list[str]:

@@ -22,6 +22,12 @@ from tkc.passes.tile_to_sm90.roles import RoleEmitter
 from tkc.passes.tile_to_sm90.shared_memory import SharedBuffer
 
 
+CLUSTER_SHARE = "cluster_share"
+"""The attribute of a multicast `sm90.tma_load` that says how the cluster's CTAs split the tile
+(by swizzle panels, or by bands of rows where the panels do not split evenly); `tkc report`
+quotes it."""
+
+
 def element_coords(role: RoleEmitter, op: tile.LoadOp | tile.StoreOp, coords: list[SSAValue],
                    block: Block) -> list[SSAValue]:
     """TMA coordinates, innermost first, of the tile `op` reads or writes at `coords` (its
@@ -103,7 +109,11 @@ def issue_load(role: RoleEmitter, load: tile.LoadOp, buffer: SharedBuffer, stage
                 block,
             )
             column = role.add(coords[0], role.mul(shared_panel, role.const(ref.panel_cols, block), block), block)
-            role.op(sm90.TmaLoadOp(tmap, dst, full, [column, *coords[1:]], buffer.box_bytes, (1 << ctas) - 1), block)
+            issued = role.op(sm90.TmaLoadOp(tmap, dst, full, [column, *coords[1:]], buffer.box_bytes, (1 << ctas) - 1),
+                             block)
+            issued.attributes[CLUSTER_SHARE] = StringAttr(
+                f"each of the cluster's {ctas} CTAs loads {share} of the tile's {buffer.panels} swizzle panels and "
+                "multicasts its share to all")
         return
     order = load.attributes.get("memory_order")
     for panel in range(buffer.panels):
@@ -138,4 +148,7 @@ def _issue_row_band(role: RoleEmitter, load: tile.LoadOp, buffer: SharedBuffer, 
         dst = role.add(role.add(stage, role.const(buffer.offset + panel * buffer.panel_bytes, block), block), band_offset,
                        block)
         column = role.add(coords[0], role.const(panel * ref.panel_cols, block), block)
-        role.op(sm90.TmaLoadOp(tmap, dst, full, [column, row, *coords[2:]], band_bytes, (1 << ctas) - 1), block)
+        issued = role.op(sm90.TmaLoadOp(tmap, dst, full, [column, row, *coords[2:]], band_bytes, (1 << ctas) - 1), block)
+        issued.attributes[CLUSTER_SHARE] = StringAttr(
+            f"each of the cluster's {ctas} CTAs loads a band of {band_rows} of the tile's {buffer.box_rows} rows in "
+            f"each of its {buffer.panels} swizzle panel(s), which do not split evenly, and multicasts its share to all")
