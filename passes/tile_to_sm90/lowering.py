@@ -19,10 +19,10 @@
 - **Clusters** (`@cluster(2)`, `@cluster(4)` or the plan's decision): which ring loads a cluster
   of 2 or 4 CTAs along grid axis 0 multicasts (those whose coordinates do not involve that axis
   and whose panels, or else rows in whole swizzle repeats, split evenly over the CTAs, never a
-  stored tensor). Where the tiles along the
-  axis are no multiple of the cluster, the last cluster's extra tiles lie wholly past the end:
-  their loads read zeros, their stores write nothing (TMA clips, a vector store stops at its
-  limit), and their CTAs still load their share of the multicast panels for the others.
+  stored tensor). Where the tiles along the axis are no multiple of the cluster, the last
+  cluster's extra tiles lie wholly past the end: their loads read zeros, their stores write
+  nothing (TMA clips, a vector store stops at its limit), and their CTAs still load their share
+  of the multicast tiles for the others.
 """
 
 from __future__ import annotations
@@ -173,14 +173,15 @@ def _cluster_plan(kernel: tile.KernelOp, plan: KernelPlan, memory: SharedMemory,
         ("not persistent", not plan.persistent),
         ("a 1-D grid", len(extents) < 2),
         ("its first extent is not a dim divided by a tile size", not simple),
-        (f"no pipelined tile is shared along it with a multiple of {size} swizzle panels or of {size * SWIZZLE_REPEAT_ROWS} rows",
-         not shared),
+        (f"no pipelined tile is shared along it with a multiple of {size} swizzle panels or of "
+         f"{size * SWIZZLE_REPEAT_ROWS} rows", not shared),
     ) if broken]
     if failed:
         raise error_at(
             kernel,
             f"@cluster({size}) needs a persistent kernel with a 2-D grid whose first extent is a dim "
             f"divided by a tile size (rounding up or down), and a pipelined tile shared along that axis with a multiple "
-            f"of {size} swizzle panels or of {size * SWIZZLE_REPEAT_ROWS} rows; tkc builds clusters of {' or '.join(map(str, CLUSTER_SIZES))} (here: {'; '.join(failed)})",
+            f"of {size} swizzle panels or of {size * SWIZZLE_REPEAT_ROWS} rows; tkc builds clusters of "
+            f"{' or '.join(map(str, CLUSTER_SIZES))} (here: {'; '.join(failed)})",
         )
     return shared

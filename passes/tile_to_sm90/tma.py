@@ -4,7 +4,7 @@ coordinates, and the producer's loads.
 A tile wider than its swizzle span is copied as one box per panel (panel_cols columns each; a
 buffer padded to 64 rows, shared_tiles.buffer_rows, keeps its panels 64 rows apart and receives the
 tile's rows in each),
-all completing on the stage's `full` barrier. A load that a 2-CTA cluster shares
+all completing on the stage's `full` barrier. A load that a cluster shares
 (lowering.multicast) is split between its n CTAs: each loads 1/n of the panels, or where they
 do not split evenly a band of 1/n of the rows in every panel, and multicasts them to all.
 """
