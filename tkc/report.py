@@ -324,7 +324,7 @@ def cluster_lines(module: ModuleOp, ctx: Context) -> list[str]:
                 param = cast(sm90.TensorMapParamOp, load.tensor_map.owner).param.data
                 shares.setdefault((args[param], line_label(load)), share.data)
         lines.append(f"cluster sharing of kernel {kernel.sym_name.data} (TMA multicast, as convert-tile-to-sm90 splits it)")
-        lines += [f"  {arg} at {where}: {share}" for (arg, where), share in shares.items()] or ["  nothing shared"]
+        lines += [f"  {arg} at {where}: {share}" for (arg, where), share in shares.items()]
     return lines + [""] if lines else []
 
 
