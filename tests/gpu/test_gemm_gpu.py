@@ -1,6 +1,7 @@
 """GEMM on the GPU in all four transpose forms against torch.matmul (f32 math on bf16 inputs)."""
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,16 +21,16 @@ def _source(kernel: str) -> Path:
     pytest.skip(f"no example defines kernel {kernel}")
 
 
-@pytest.mark.parametrize("kernel", FORMS)
-@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
-def test_gemm_matches_torch(kernel: str, shape: tuple[int, int, int]) -> None:
+def check_gemm(kernel: str, shape: tuple[int, int, int], pins: dict[str, int]) -> tuple[Any, tuple[Any, ...]]:
+    """The kernel compiled with `pins`, launched on random inputs of `shape` against torch (f32
+    math); returns it and the tensors it ran on."""
     import torch
 
     import tkc
 
     m, n, k = shape
     trans_a, trans_b = FORMS[kernel]
-    compiled = tkc.compile(_source(kernel), kernel=kernel)
+    compiled = tkc.compile(_source(kernel), kernel=kernel, **pins)
     torch.manual_seed(m + n + k)
     a = torch.randn((k, m) if trans_a else (m, k), device="cuda", dtype=torch.bfloat16)
     b = torch.randn((n, k) if trans_b else (k, n), device="cuda", dtype=torch.bfloat16)
@@ -40,6 +41,13 @@ def test_gemm_matches_torch(kernel: str, shape: tuple[int, int, int]) -> None:
     assert not torch.isnan(c).any(), "unwritten or NaN outputs"
     rel = ((c.float() - ref).norm() / ref.norm()).item()
     assert rel < 1e-2, f"relative error {rel:.3g}"
+    return compiled, (a, b, c)
+
+
+@pytest.mark.parametrize("kernel", FORMS)
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_gemm_matches_torch(kernel: str, shape: tuple[int, int, int]) -> None:
+    check_gemm(kernel, shape, {})
 
 
 # 640 rows: five 128-row tiles, so the second 4-CTA cluster has three tiles wholly out of bounds
@@ -53,26 +61,10 @@ CLUSTERED = [("gemm", 4), ("gemm_abt", 2), ("gemm_abt", 4)]
 @pytest.mark.parametrize("kernel,cluster", CLUSTERED, ids=lambda v: str(v))
 @pytest.mark.parametrize("shape", CLUSTER_SHAPES, ids=lambda s: "x".join(map(str, s)))
 def test_gemm_cluster_matches_torch(kernel: str, cluster: int, shape: tuple[int, int, int]) -> None:
-    import torch
-
-    import tkc
-
-    m, n, k = shape
-    trans_a, trans_b = FORMS[kernel]
-    compiled = tkc.compile(_source(kernel), kernel=kernel, **{"@cluster": cluster})
-    torch.manual_seed(m + n + k)
-    a = torch.randn((k, m) if trans_a else (m, k), device="cuda", dtype=torch.bfloat16)
-    b = torch.randn((n, k) if trans_b else (k, n), device="cuda", dtype=torch.bfloat16)
-    c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
-    compiled(a, b, c)
-    torch.cuda.synchronize()
-    ref = (a.float().T if trans_a else a.float()) @ (b.float().T if trans_b else b.float())
-    assert not torch.isnan(c).any(), "unwritten or NaN outputs"
-    rel = ((c.float() - ref).norm() / ref.norm()).item()
-    assert rel < 1e-2, f"relative error {rel:.3g}"
-    launcher = compiled._variant_for((a, b, c))._launcher  # the variant these shapes launched
+    compiled, tensors = check_gemm(kernel, shape, {"@cluster": cluster})
+    launcher = compiled._variant_for(tensors)._launcher  # the variant these shapes launched
     assert launcher is not None
-    grid = launcher.launch_config(a, b, c).grid
+    grid = launcher.launch_config(*tensors).grid
     assert grid[0] % cluster == 0
     if cluster == 4:
         assert launcher.max_clusters is not None, "no occupancy answer for the 4-CTA clusters"
