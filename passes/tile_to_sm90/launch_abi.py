@@ -7,11 +7,12 @@ dims and `num_sms` (one CTA per tile; the persistent grid's min(tiles, SMs x CTA
 CTAs with stream-K plus its `scratch` parameter (a flag and a partial-sum slot per CTA); groups of
 tiles for a cluster, at most `max_clusters` 4-CTA clusters, as many as run at once), and the
 multiple each dim must be (where the program counts tiles with a division that rounds down,
-and where tile-mask-tails found that padding cannot be kept exact: `whole_tiles`), and the kernel's `require` conditions as expressions over the dims, all of which
-the runtime checks before it launches; and whether the runtime launches the
-kernel as a programmatic dependent of the one before it (the plan's `dependent_launch`). A tile
-that runs past the end of a tensor needs nothing here: TMA reads zeros there and clips the
-stores, and a vector store stops at the end of the tensor.
+and where tile-mask-tails found that padding cannot be kept exact: `whole_tiles`), and the
+kernel's `require` conditions as expressions over the dims, all of which the runtime checks
+before it launches; and whether the runtime launches the kernel as a programmatic dependent of
+the one before it (the plan's `dependent_launch`). A tile that runs past the end of a tensor
+needs nothing here: TMA reads zeros there and clips the stores, and a vector store stops at the
+end of the tensor.
 """
 
 from __future__ import annotations
