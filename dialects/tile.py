@@ -51,6 +51,7 @@ from xdsl.ir import (
 )
 from xdsl.irdl import (
     AttrSizedOperandSegments,
+    ParsePropInAttrDict,
     VarConstraint,
     base,
     IRDLOperation,
@@ -171,7 +172,7 @@ _CTAS = Allowed(range(1, MAX_CTAS_PER_SM + 1), f"1..{MAX_CTAS_PER_SM}")
 KERNEL_PINS = {
     "consumers": _CONSUMERS, "cluster": _CLUSTER, "heavy_first": _FLAG, "stream_k": _FLAG, "split_ring": _FLAG,
     "fma_exp2": _FMA_EXP2, "schedule_wgmma": _FLAG, "dependent_launch": _FLAG, "band": _FLAG, "ctas_per_sm": _CTAS,
-    "whole_staging": _FLAG, "shared_staging": _FLAG, "stages": _STAGES, "group_m": _GROUP,
+    "whole_staging": _FLAG, "shared_staging": _FLAG, "stages": _STAGES, "group_m": _GROUP, "retain": _FLAG,
 }
 """The integer annotations of a tile.kernel (the user's pins, as the frontend checks them; `stages`
 and `group_m` only come from tile IR), each within what its plan field may hold;
@@ -206,9 +207,9 @@ KernelPlan reads), in the order the planner decides and the plan prints them. Pl
 states how they agree with each other; the kernel's verifier that heavy_first and table_first
 are axes of its grid."""
 LOOP_DECISIONS = {"stages": _STAGES, "pipeline": _STAGES, "overlap": _FLAG, "turns": _FLAG, "split_ring": _FLAG,
-                  "reverse": _FLAG, "sweep": _FLAG}
+                  "reverse": _FLAG, "sweep": _FLAG, "retain": _SIZE}
 """The pins (`stages`, `overlap`, `turns`, `split_ring`, `reverse`) and decisions (`pipeline`, `overlap`, `turns`,
-`split_ring`, `sweep`) on an scf.for of a kernel."""
+`split_ring`, `sweep`, `retain`: the tiles kept in shared memory for it) on an scf.for of a kernel."""
 SHARED_TILE_DECISIONS = {"swizzle": Allowed(SWIZZLE_SPANS, "0, 32, 64 or 128"), "pad": _SIZE}
 """On a tile.load or tile.to_shared: the swizzle pinned or decided (the tile's type holds a decided
 one), and the bytes each row is padded by (tile-bank-conflicts)."""
@@ -1511,6 +1512,62 @@ class ToRegOp(IRDLOperation):
         _check_same_shape_and_dtype(self)
 
 
+@irdl_op_definition
+class RetainOp(IRDLOperation):
+    """Keep register tile `value` in slot `slot` of retention buffer `buffer` (`slots` slots of
+    `layout`, a shared tile's bytes each) for a tile.recall of the same buffer and slot later in
+    the block's program. tile-retain-sweep puts these where a loop re-reads tiles the loop before
+    it loaded. Each thread writes the elements its fragment holds and a recall reads them back in
+    the same layout, so the two need no barrier. A slot at or past `slots` is an error (the pass
+    guards every retain with `slot < slots`)."""
+
+    name = "tile.retain"
+    value = operand_def(RegisterTileType)
+    slot = operand_def(IndexType)
+    buffer = prop_def(IntegerAttr)
+    slots = prop_def(IntegerAttr)
+    layout = prop_def(SharedTileType)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$value `,` `slot` $slot attr-dict `:` type($value)"
+
+    def __init__(self, value: SSAValue, slot: SSAValue, buffer: int, slots: int, layout: SharedTileType):
+        super().__init__(operands=[value, slot], properties={
+            "buffer": IntegerAttr(buffer, 64), "slots": IntegerAttr(slots, 64), "layout": layout})
+
+    def verify_(self) -> None:
+        _check_retention(self, self.value.type)
+
+
+@irdl_op_definition
+class RecallOp(IRDLOperation):
+    """The register tile a tile.retain of the same buffer kept in slot `slot` (see RetainOp)."""
+
+    name = "tile.recall"
+    slot = operand_def(IndexType)
+    buffer = prop_def(IntegerAttr)
+    slots = prop_def(IntegerAttr)
+    layout = prop_def(SharedTileType)
+    result = result_def(RegisterTileType)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "`slot` $slot attr-dict `:` type($result)"
+
+    def __init__(self, slot: SSAValue, buffer: int, slots: int, layout: SharedTileType):
+        super().__init__(operands=[slot], result_types=[RegisterTileType(layout.get_shape(), layout.element_type)],
+                         properties={"buffer": IntegerAttr(buffer, 64), "slots": IntegerAttr(slots, 64),
+                                     "layout": layout})
+
+    def verify_(self) -> None:
+        _check_retention(self, self.result.type)
+
+
+def _check_retention(op: RetainOp | RecallOp, value_type: Attribute) -> None:
+    assert isinstance(value_type, RegisterTileType)
+    if (value_type.get_shape(), value_type.element_type) != (op.layout.get_shape(), op.layout.element_type):
+        raise VerifyException(f"{op.name} keeps a tile of its layout's shape and dtype: {value_type} in {op.layout}")
+    if op.slots.value.data < 1 or op.buffer.value.data < 0:
+        raise VerifyException(f"{op.name} needs a buffer index >= 0 and at least one slot")
+
+
 def _check_shared_layout(op: LoadOp | ToSharedOp) -> None:
     """The swizzle pinned or decided and the row padding of a shared tile; a decided swizzle is the type's."""
     _check_integers(op.attributes, SHARED_TILE_DECISIONS)
@@ -2133,6 +2190,8 @@ Tile = Dialect(
         RequireOp,
         ToRegOp,
         ToSharedOp,
+        RetainOp,
+        RecallOp,
         MmaOp,
         FillOp,
         UnaryOp,

@@ -56,6 +56,7 @@ from tkc.dialects.tile import (
     LoadOp,
     MmaOp,
     ReduceOp,
+    RetainOp,
     RegisterTileType,
     RegisterVectorType,
     SharedTileType,
@@ -519,6 +520,8 @@ class SmemPlan:
     barrier_bound: int = 0
     """barrier_count where tile-pipeline has not yet decided which rings split: as if every ring
     it may split did (rings_of's bound)."""
+    retained: tuple[tuple[int, int], ...] = ()
+    """Each retention buffer (tile-retain-sweep) and its offset, after the column scratch."""
 
     @property
     def barriers_fit(self) -> bool:
@@ -908,12 +911,23 @@ def smem_plan(kernel: Operation, stages: int) -> SmemPlan:
     scratch = col_scratch_bytes(kernel)
     col_scratch = offset if scratch else None
     offset += scratch
+    retained = []
+    for buffer, size in retention_bytes(kernel).items():
+        retained.append((buffer, align(offset, TILE_ALIGN)))
+        offset = align(offset, TILE_ALIGN) + size
     groups = tile_stages * len(kernel_load_groups(kernel))
     count = RING_BARRIERS_PER_STAGE * (stages * sum(rings_of(owner, stages) for owner in owners) + groups)
     bound = RING_BARRIERS_PER_STAGE * (stages * sum(rings_of(owner, stages, bound=True) for owner in owners) + groups)
     total = align(offset, TILE_ALIGN) + ALIGN_SLACK
     return SmemPlan(tuple(single), tuple(rings), tuple(staging), count, total, reused, col_scratch,
-                    len(producer_fences(kernel)), bound)
+                    len(producer_fences(kernel)), bound, tuple(retained))
+
+
+def retention_bytes(kernel: Operation) -> dict[int, int]:
+    """Each retention buffer of tile-retain-sweep (tile.retain's `buffer`) and its bytes: its
+    slots, each its layout's bytes rounded up to TILE_ALIGN (a swizzled tile's alignment)."""
+    return {op.buffer.value.data: op.slots.value.data * align(op.layout.num_bytes, TILE_ALIGN)
+            for op in kernel.walk() if isinstance(op, RetainOp)}
 
 
 def rings_of(owner: RingOwner, stages: int, bound: bool = False) -> int:

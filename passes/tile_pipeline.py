@@ -20,7 +20,8 @@ Written (offsets in bytes from the 1024-aligned base of dynamic shared memory, p
   on the loop or if      pipeline = #tile.decision<S, "S-stage TMA ring: ... bytes per stage">
                          ring_offset = R : i64, stage_bytes = B : i64 (stage s at R + s * B)
   on each ring load      stage_offset = o : i64 (within a stage)
-  on other shared tiles  smem_offset = o : i64 (hoisted and outer loads, tile.to_shared tiles)
+  on other shared tiles  smem_offset = o : i64 (hoisted and outer loads, tile.to_shared tiles,
+                         the retention buffer of a tile.retain or tile.recall: tile-retain-sweep)
   on stores of registers smem_offset = o : i64 (the epilogue staging tile), and
                          staging_reuse = #tile.decision<1, "..."> when it lies in the bytes of the
                          kernel-level loads (plan.staging_reuses_single_tiles)
@@ -257,6 +258,10 @@ def pipeline(kernel: KernelOp) -> None:
     _split_ring_decisions(kernel, loops, stages)
     for op, offset in (*plan.single, *plan.staging):
         op.attributes["smem_offset"] = IntegerAttr(offset, 64)
+    retained = dict(plan.retained)
+    for op in kernel.walk():
+        if isinstance(op, tile.RetainOp | tile.RecallOp):
+            op.attributes["smem_offset"] = IntegerAttr(retained[op.buffer.value.data], 64)
     if plan.staging_reused:
         for store, _ in plan.staging:
             store.attributes["staging_reuse"] = DecisionAttr(

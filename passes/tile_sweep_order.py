@@ -37,63 +37,13 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from tkc.diagnostics import error_at, line_label
 from tkc.dialects.tile import DecisionAttr, KernelOp, LoadOp, StoreOp, index_constant
 from tkc.passes.alias import Access, defined_within, may_overlap_across_iterations
+from tkc.passes.sweeps import SWEEP, loop_counter, previous_loop, same_walk, tensor_name, walks_backwards
 
-_PIN, _DECISION = "reverse", "sweep"
-_MATCH_DEPTH = 8
-"""How many arith ops deep two coordinates are compared for the same walk."""
-
-
-def _tensor_name(access: Access) -> str:
-    kernel = access.parent_op()
-    while not isinstance(kernel, KernelOp):
-        assert kernel is not None
-        kernel = kernel.parent_op()
-    return kernel.arg_names[kernel.body.block.args.index(access.tensor)]
+_PIN = "reverse"
 
 
 def _accesses(loop: scf.ForOp) -> list[Access]:
     return [op for op in loop.walk() if isinstance(op, LoadOp | StoreOp)]
-
-
-def _same_walk(a: SSAValue, b: SSAValue, loop_a: scf.ForOp, loop_b: scf.ForOp, depth: int = 0) -> bool:
-    """Whether index value `a` in `loop_a` is the same function of its counter as `b` of `loop_b`'s."""
-    if a is b:  # defined before both loops (a sibling loop's values are out of the other's scope)
-        return True
-    counter_a = _counter(loop_a)
-    if counter_a is not None and a is counter_a and b is _counter(loop_b):
-        return True
-    oa, ob = a.owner, b.owner
-    if depth >= _MATCH_DEPTH or not isinstance(oa, Operation) or not isinstance(ob, Operation):
-        return False
-    if (index_constant(a), index_constant(b)) != (None, None):
-        return index_constant(a) == index_constant(b)
-    return (oa.name == ob.name and oa.name.startswith("arith.") and len(oa.operands) == len(ob.operands)
-            and oa.attributes == ob.attributes and oa.properties == ob.properties
-            and all(_same_walk(x, y, loop_a, loop_b, depth + 1) for x, y in zip(oa.operands, ob.operands)))
-
-
-def _counter(loop: scf.ForOp) -> SSAValue | None:
-    """The value the loop's body reads as its counter: the block argument, or in a reversed loop
-    the (lb + ub - 1) - counter that _reverse put first in its body (None where a hand-edited
-    `sweep` claims a reversal the body does not start with: its walk is unknown)."""
-    if _walks_backwards(loop):
-        first = loop.body.block.first_op
-        if isinstance(first, arith.SubiOp) and first.rhs is loop.body.block.args[0]:
-            return first.result
-        return None
-    return loop.body.block.args[0]
-
-
-def _previous_loop(loop: scf.ForOp) -> scf.ForOp | None:
-    op = loop.prev_op
-    while op is not None and not isinstance(op, scf.ForOp):
-        op = op.prev_op
-    return op
-
-
-def _walks_backwards(loop: scf.ForOp) -> bool:
-    decision = loop.attributes.get(_DECISION)
-    return isinstance(decision, DecisionAttr) and decision.int_value == 1
 
 
 def _re_read(loop: scf.ForOp, previous: scf.ForOp) -> LoadOp | None:
@@ -104,7 +54,7 @@ def _re_read(loop: scf.ForOp, previous: scf.ForOp) -> LoadOp | None:
     for load in (op for op in _accesses(loop) if isinstance(op, LoadOp)):
         for access in earlier:
             if access.tensor is load.tensor and len(access.coords) == len(load.coords) and all(
-                    _same_walk(x, y, loop, previous) for x, y in zip(load.coords, access.coords)):
+                    same_walk(x, y, loop, previous) for x, y in zip(load.coords, access.coords)):
                 if any(defined_within(c, loop) for c in load.coords):
                     return load
     return None
@@ -122,7 +72,7 @@ def _order_shows(loop: scf.ForOp) -> str | None:
         for other in accesses:
             if may_overlap_across_iterations(store, other, loop):
                 what = "load" if isinstance(other, LoadOp) else other.statement
-                return (f"its iterations may touch the same elements of {_tensor_name(store)} "
+                return (f"its iterations may touch the same elements of {tensor_name(store)} "
                         f"(the {store.statement} at {line_label(store)} and the {what} at {line_label(other)})")
     return None
 
@@ -148,7 +98,7 @@ def _reverse(loop: scf.ForOp) -> None:
 
 def _decide(loop: scf.ForOp) -> DecisionAttr | None:
     pin = _pin(loop)
-    previous = _previous_loop(loop)
+    previous = previous_loop(loop)
     load = _re_read(loop, previous) if previous is not None else None
     if pin == 0:
         return DecisionAttr(0, "pinned by @reverse(0): walks its range forwards")
@@ -160,10 +110,10 @@ def _decide(loop: scf.ForOp) -> DecisionAttr | None:
             raise error_at(loop, f"@reverse(1) cannot walk this loop backwards: {shows}")
         return DecisionAttr(1, "pinned by @reverse(1): walks its range backwards")
     assert load is not None and previous is not None
-    what = f"re-reads the tiles of {_tensor_name(load)} the loop at {line_label(previous)} touched"
+    what = f"re-reads the tiles of {tensor_name(load)} the loop at {line_label(previous)} touched"
     if shows is not None:
         return DecisionAttr(0, f"{what}, but stays forwards: {shows}")
-    if _walks_backwards(previous):
+    if walks_backwards(previous):
         return DecisionAttr(0, f"{what}; that loop walks backwards, so this one forwards starts where it ended")
     return DecisionAttr(1, f"{what}: backwards, the tiles it read last first, while L2 still holds them")
 
@@ -174,12 +124,12 @@ class TileSweepOrderPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for kernel in [k for k in op.body.block.ops if isinstance(k, KernelOp)]:
             for loop in [o for o in kernel.walk() if isinstance(o, scf.ForOp)]:
-                if _DECISION in loop.attributes:
+                if SWEEP in loop.attributes:
                     continue
                 decision = _decide(loop)
                 if decision is None:
                     continue
                 loop.attributes.pop(_PIN, None)  # the decision's reason says it was pinned
-                loop.attributes[_DECISION] = decision
+                loop.attributes[SWEEP] = decision
                 if decision.int_value:
                     _reverse(loop)

@@ -91,6 +91,7 @@ TILE_PASS_MARKS: dict[str, frozenset[str]] = {
     "tile-swizzle-select": frozenset({"smem_align"}),
     "tile-bank-conflicts": frozenset({"bank_conflicts"}),
     "tile-occupancy-plan": frozenset({"plan"}),
+    "tile-retain-sweep": frozenset({"tile.retain", "retain"}),
     "tile-pipeline": frozenset({"stage_offset", "smem_offset", "col_scratch_offset"}),
     "tile-warp-specialize": frozenset({"role"}),
 }

@@ -392,6 +392,8 @@ class _Machine:
         another one (-1: none): adds of several blocks commute, but a load or store of the
         element by any other block is a race."""
         self.stored = {op.tensor for op in kernel.walk() if isinstance(op, tile.StoreOp)}
+        self.retained: dict[tuple[int, int], Tile] = {}
+        """What tile.retain kept, per (buffer, slot): each block's tile."""
         self.readers: dict[SSAValue, tuple[np.ndarray, np.ndarray]] = {}
         """Per tensor the kernel stores, for each element a block that loaded it and another one
         (-1: none): a store of the element by any other block is a race, even after the loads."""
@@ -642,6 +644,30 @@ class _Machine:
                                f"in the kernel may be); mark an entry with a value past the valid ones (a page "
                                f"table's page count) and test for it, or read the tensor as f32")
         return [np.asarray(values, np.int64)]
+
+    def _retain(self, op: tile.RetainOp, active: np.ndarray | None) -> list[Value]:
+        """Keep the active blocks' tile in their slot of the buffer (the others keep theirs)."""
+        value, slots = self.tile_of(op.value), np.broadcast_to(self.scalar_of(op.slot), (self.num_blocks,))
+        running = np.ones(self.num_blocks, np.bool_) if active is None else active
+        for slot in np.unique(slots[running]):
+            if not 0 <= slot < op.slots.value.data:
+                raise error_at(op, f"tile.retain into slot {slot} of a buffer of {op.slots.value.data}")
+            key = (op.buffer.value.data, int(slot))
+            held = self.retained.get(key, value)
+            self.retained[key] = cast(Tile, _if_join(running & (slots == slot), value, held))
+        return []
+
+    def _recall(self, op: tile.RecallOp, active: np.ndarray | None) -> list[Value]:
+        """Each block's tile from its slot (zeros, without padding, from a slot nothing kept: an
+        scf.if runs both branches here, so a recall runs where its branch is not taken too)."""
+        t = _shaped(op.result)
+        slots = np.broadcast_to(self.scalar_of(op.slot), (self.num_blocks,))
+        result: Value = Tile(np.zeros((1, *t.get_shape()), np.float32), _no_padding(t.get_shape()))
+        for slot in np.unique(slots):
+            held = self.retained.get((op.buffer.value.data, int(slot)))
+            if held is not None:
+                result = _if_join(slots == slot, held, result)
+        return [result]
 
     def _fence(self, op: tile.FenceOp, active: np.ndarray | None) -> list[Value]:
         return []  # a block runs in program order here: its stores are already visible
@@ -1076,6 +1102,8 @@ _HANDLERS: dict[str, Callable[[_Machine, Any, np.ndarray | None], list[Value]]] 
     "tile.fence": _Machine._fence,
     "tile.to_reg": _Machine._identity,
     "tile.to_shared": _Machine._identity,
+    "tile.retain": _Machine._retain,
+    "tile.recall": _Machine._recall,
     "tile.mma": _Machine._mma,
     "tile.fill": _Machine._fill,
     "tile.unary": _Machine._unary,

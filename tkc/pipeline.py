@@ -18,6 +18,7 @@ TILE_PASSES = (
     "tile-swizzle-select",
     "tile-bank-conflicts",
     "tile-occupancy-plan",
+    "tile-retain-sweep",
     "tile-pipeline",
     "tile-warp-specialize",
 )

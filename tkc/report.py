@@ -153,6 +153,8 @@ def _plan_lines(kernel: KernelOp) -> list[str]:
             rows.append(("turns", "consumers take turns" if KernelPlan.takes_turns(loop) else "off", _why(loop, "turns")))
         if isinstance(loop, scf.ForOp) and (sweep := _decision(loop, "sweep")) is not None:
             rows.append(("sweep", "backwards" if sweep.int_value else "forwards", sweep.reason.data))
+        if isinstance(loop, scf.ForOp) and (kept := _decision(loop, "retain")) is not None:
+            rows.append(("retain", f"{kept.int_value} tiles" if kept.int_value else "none", kept.reason.data))
         if isinstance(loop, scf.ForOp) and _decision(loop, "split_ring") is not None:
             rows.append(("split ring", "head / late tail" if KernelPlan.splits_ring(loop) else "off", _why(loop, "split_ring")))
     width = max(len(v) for _, v, _ in rows)

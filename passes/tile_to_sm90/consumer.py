@@ -33,7 +33,7 @@ from tkc.passes.tile_to_sm90.overlap import emit_overlapped_for
 from tkc.passes.tile_to_sm90.rings import release, view_stage, wait_stage
 from tkc.passes.tile_to_sm90.roles import RoleEmitter
 from tkc.passes.tile_to_sm90.shared_memory import Ring
-from tkc.passes.tile_to_sm90.stores import emit_store, emit_to_shared
+from tkc.passes.tile_to_sm90.stores import emit_recall, emit_retain, emit_store, emit_to_shared
 
 
 class ConsumerEmitter(RoleEmitter):
@@ -286,6 +286,12 @@ class ConsumerEmitter(RoleEmitter):
             return
         if isinstance(op, tile.ToSharedOp):
             emit_to_shared(self, op, block)
+            return
+        if isinstance(op, tile.RetainOp):
+            emit_retain(self, op, block)
+            return
+        if isinstance(op, tile.RecallOp):
+            emit_recall(self, op, block)
             return
         pattern = PATTERNS.get(type(op))
         if pattern is None:

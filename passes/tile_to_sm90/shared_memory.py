@@ -216,7 +216,7 @@ def _check_ring_order(block: Block, loads: list[tile.LoadOp]) -> None:
             )
 
 
-def _offset(op: Operation, key: str) -> int:
+def offset_of(op: Operation, key: str) -> int:
     """An offset tile-pipeline recorded on `op`: the lowering lays out nothing itself."""
     attr = op.attributes.get(key)
     if not isinstance(attr, IntegerAttr):
@@ -265,7 +265,7 @@ def read_shared_memory(kernel: tile.KernelOp, plan: KernelPlan) -> SharedMemory:
         shape = [rows, *t.get_shape()[1:]] if isinstance(t, tile.SharedTileType) else [
             t.get_shape()[-1] + tile.realignment(op)]
         box_rows = t.get_shape()[0] if isinstance(t, tile.SharedTileType) else 1
-        return SharedBuffer(_offset(op, key) - base, sm90.SharedRefType(shape, t.element_type, swizzle_of(t)), box_rows)
+        return SharedBuffer(offset_of(op, key) - base, sm90.SharedRefType(shape, t.element_type, swizzle_of(t)), box_rows)
 
     shared = {op: buffer(op, "smem_offset") for op in kernel.walk() if isinstance(op, tile.ToSharedOp)}
     # the plan's room for each buffer (plan.buffer_bytes): a transposed A narrower than 64 columns
@@ -281,7 +281,7 @@ def read_shared_memory(kernel: tile.KernelOp, plan: KernelPlan) -> SharedMemory:
                 ring.buffers[load] = buffer(load, "smem_offset", MBARRIER_REGION)
                 single_end = max(single_end, MBARRIER_REGION + ring.buffers[load].offset + buffer_bytes(load))
         else:
-            ring.base, ring.stage_bytes = _offset(ring.owner, "ring_offset"), _offset(ring.owner, "stage_bytes")
+            ring.base, ring.stage_bytes = offset_of(ring.owner, "ring_offset"), offset_of(ring.owner, "stage_bytes")
             for load in ring.loads:
                 ring.buffers[load] = buffer(load, "stage_offset")
         barriers += sm90.RING_BARRIERS_PER_STAGE * ring.stages
@@ -307,9 +307,9 @@ def read_shared_memory(kernel: tile.KernelOp, plan: KernelPlan) -> SharedMemory:
             rows = plan.consumer_rows(op.value.type.rows)
             chunk = sm90.SharedRefType([rows, chunk_cols], op.value.type.element_type, swizzle)
             reused = isinstance(op.attributes.get("staging_reuse"), tile.DecisionAttr)
-            staging[op] = Staging(_offset(op, "smem_offset"), chunk, buffers, staging_chunk_bytes(op, rows),
+            staging[op] = Staging(offset_of(op, "smem_offset"), chunk, buffers, staging_chunk_bytes(op, rows),
                                   reuses_single_tiles=reused)
-    col_scratch = _offset(kernel, "col_scratch_offset") if "col_scratch_offset" in kernel.attributes else 0
+    col_scratch = offset_of(kernel, "col_scratch_offset") if "col_scratch_offset" in kernel.attributes else 0
     smem_bytes = plan.smem_bytes
     if not smem_bytes:
         raise error_at(kernel, "convert-tile-to-sm90 needs the kernel's smem_bytes decision: run tile-pipeline first")

@@ -39,6 +39,10 @@
   whole). All consumers sync before the write (the wgmmas reading the previous contents are
   waited on) and after it (each writer's proxy fence first), on named barrier consumers + 1;
   1..consumers are the epilogue's.
+- **tile.retain / tile.recall** (tile-retain-sweep) write a register tile into a slot of its
+  retention buffer (`smem_offset` + slot x the slot's bytes, in the layout of the load it
+  stands for) and read it back: sm90.store_fragment and sm90.load_fragment of the same fragment
+  layout, so each thread reads only what it wrote, in program order, and no barrier is needed.
 """
 
 from __future__ import annotations
@@ -54,7 +58,8 @@ from tkc.dialects import sm90, tile
 from tkc.dialects.tile import TMA_SMEM_ALIGN
 from tkc.passes.plan import WARPGROUP_THREADS, may_start_before
 from tkc.passes.signs import never_negative
-from tkc.passes.tile_to_sm90.shared_memory import Staging
+from tkc.passes.plan import TILE_ALIGN, align
+from tkc.passes.tile_to_sm90.shared_memory import Staging, offset_of, swizzle_of
 from tkc.passes.tile_to_sm90.tma import box, element_coords
 
 if TYPE_CHECKING:
@@ -297,3 +302,22 @@ def emit_to_shared(c: ConsumerEmitter, op: tile.ToSharedOp, block: Block) -> Non
         c.op(sm90.FenceProxyAsyncOp(), writer)
     c.op(sm90.NamedBarrierOp(barrier_id, threads), block)
     c.values[op.result] = view
+
+
+def _retention_slot(c: ConsumerEmitter, op: tile.RetainOp | tile.RecallOp, block: Block) -> SSAValue:
+    """A view of the op's slot of its retention buffer, laid out as the tile it keeps was loaded."""
+    slot_bytes = align(op.layout.num_bytes, TILE_ALIGN)
+    start = c.add(c.smem_base, c.const(offset_of(op, "smem_offset"), block), block)
+    addr = c.add(start, c.mul(c.values[op.slot], c.const(slot_bytes, block), block), block)
+    ref = sm90.SharedRefType(op.layout.get_shape(), op.layout.element_type, swizzle_of(op.layout))
+    return c.op(sm90.SmemViewOp(addr, ref), block).results[0]
+
+
+def emit_retain(c: ConsumerEmitter, op: tile.RetainOp, block: Block) -> None:
+    c.op(sm90.StoreFragmentOp(c.values[op.value], _retention_slot(c, op, block), c.row0(op.value.type)), block)
+
+
+def emit_recall(c: ConsumerEmitter, op: tile.RecallOp, block: Block) -> None:
+    view = _retention_slot(c, op, block)
+    load = c.op(sm90.LoadFragmentOp(view, c.row0(op.result.type), c.lowering.fragment_type(op.result.type)), block)
+    c.values[op.result] = load.results[0]

@@ -264,6 +264,7 @@ ANNOTATION_PLACES = {
     "ctas_per_sm": "kernel",
     "whole_staging": "kernel",
     "shared_staging": "kernel",
+    "retain": "kernel",
     "whole_tiles": "kernel",
     "stages": "for or kernel",  # on a kernel: every ring's depth, and the ring of a kernel that streams its tiles
     "overlap": "for",
@@ -275,7 +276,7 @@ ANNOTATION_PLACES = {
 """Where each annotation may stand."""
 COMMAND_LINE_PINS = ("consumers", "persistent", "cluster", "heavy_first", "group_m", "stream_k", "split_ring",
                      "fma_exp2", "schedule_wgmma", "dependent_launch", "band", "ctas_per_sm", "whole_staging",
-                     "shared_staging", "stages")
+                     "shared_staging", "stages", "retain")
 """The kernel annotations `-D @NAME=VALUE` (and a tuning space) may set: those of one integer."""
 
 
@@ -289,7 +290,7 @@ def annotation_problem(name: str, value: int) -> str | None:
         return f"@consumers takes 1 to 7 consumer warpgroups, got {value}"
     if name == "stages" and not 1 <= value <= MAX_PINNED_STAGES:
         return f"@stages takes 1 to {MAX_PINNED_STAGES} pipeline stages, got {value}"
-    if name in ("overlap", "turns", "split_ring", "reverse") and value not in (0, 1):
+    if name in ("overlap", "turns", "split_ring", "reverse", "retain") and value not in (0, 1):
         return f"@{name} takes 0 (off) or 1 (required), got {value}"
     if name == "heavy_first" and value not in (0, 1):
         return f"@heavy_first takes 0 (launch order) or 1 (the planner's choice), got {value}"
