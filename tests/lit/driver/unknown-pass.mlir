@@ -4,6 +4,6 @@
 // RUN: not tkc compile %S/Inputs/gemm.mlir --emit=tile --print-ir-before=tile-pipelin 2>&1 | filecheck %s --check-prefix=BEFORE
 // RUN: sh -c 'tkc compile %S/Inputs/gemm.mlir --emit=tile --print-ir-after=nope 2>/dev/null; echo "exit $?"' | filecheck %s --check-prefix=STATUS
 
-// CHECK: {{.*}}gemm.mlir: error: --print-ir-after=tile-nonsense: tile-nonsense does not run in this compile to tile (the passes that run: canonicalize, tile-hoist-invariants, cse, tile-sweep-order, tile-rematerialize, tile-mask-tails, tile-vector-layout, tile-memory-order, tile-swizzle-select, tile-bank-conflicts, tile-occupancy-plan, tile-pipeline, tile-warp-specialize)
+// CHECK: {{.*}}gemm.mlir: error: --print-ir-after=tile-nonsense: tile-nonsense does not run in this compile to tile (the passes that run: canonicalize, tile-hoist-invariants, cse, tile-sweep-order, tile-rematerialize, tile-mask-tails, tile-vector-layout, tile-memory-order, tile-swizzle-select, tile-bank-conflicts, tile-occupancy-plan, tile-retain-sweep, tile-pipeline, tile-warp-specialize)
 // BEFORE: {{.*}}gemm.mlir: error: --print-ir-before=tile-pipelin: tile-pipelin does not run in this compile to tile (the passes that run: canonicalize, {{.*}}); did you mean 'tile-pipeline'?
 // STATUS: exit 1
