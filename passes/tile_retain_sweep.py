@@ -27,10 +27,12 @@ several would have them write the same bytes). The retained tile is the loaded o
 second loop computes what it did: tiles past a tensor's end were padded when first loaded.
 
 Written on the second loop (and the buffers' bytes on the plan's smem_bytes):
-  retain = #tile.decision<R, "keeps the first R tiles of X the loop at line 7 loaded in shared memory ...">
-         | #tile.decision<0, "pinned by @retain(0)" | why none fit>
-`@retain(0)` on the kernel (or -D @retain=0) keeps every load. A loop that already has its
-`retain` decision (a dump given back to `tkc compile`) is left as it is.
+  retain = #tile.decision<R, "keeps the first R of the tiles of X the loop at line 7 loaded in shared memory ...">
+         | #tile.decision<0, "pinned by @retain(0)" | what @retain(1) would keep | why none fit>
+For now only `@retain(1)` on the kernel (or -D @retain=1) keeps tiles: the lowering was built
+without a GPU to run it on, so unpinned the decision says what the pin would keep and keeps
+nothing until the pin is checked and timed on the GPU. `@retain(0)` keeps every load. A loop
+that already has its `retain` decision (a dump given back to `tkc compile`) is left as it is.
 """
 
 from __future__ import annotations
@@ -163,7 +165,8 @@ def _free_bytes(kernel: KernelOp, plan: KernelPlan) -> int:
     return per_block - smem_plan(kernel, plan.stages).total
 
 
-def _decide(kernel: KernelOp, loop: scf.ForOp, previous: scf.ForOp, pairs: list[_Pair], buffers: int) -> DecisionAttr:
+def _decide(kernel: KernelOp, loop: scf.ForOp, previous: scf.ForOp, pairs: list[_Pair], buffers: int,
+            pinned: bool) -> DecisionAttr:
     plan = KernelPlan.of(kernel)
     names = " and ".join(dict.fromkeys(tensor_name(p.second.source.owner) for p in pairs))  # type: ignore[arg-type]
     what = f"the tiles of {names} the loop at {line_label(previous)} loaded"
@@ -177,10 +180,14 @@ def _decide(kernel: KernelOp, loop: scf.ForOp, previous: scf.ForOp, pairs: list[
     if slots == 0:
         return DecisionAttr(0, f"re-reads {what}; no slot of {per_slot} B fits beside the plan's "
                                f"{plan.smem_bytes} B at {plan.ctas_per_sm} block(s) per SM")
+    which = f"all {slots} of" if slots == trips else f"the first {slots} of"
+    if not pinned:
+        return DecisionAttr(0, f"re-reads {what}; @retain(1) would keep {which} them in shared memory ({slots} x "
+                               f"{per_slot} B free at {plan.ctas_per_sm} block(s) per SM): off unless pinned, until "
+                               f"it is timed on the GPU")
     for index, pair in enumerate(pairs):
         _retain(pair, previous, buffers + index, slots)
         _recall(pair, loop, buffers + index, slots)
-    which = f"all {slots} of" if slots == trips else f"the first {slots} of"
     return DecisionAttr(slots, f"keeps {which} {what} in shared memory ({slots} x {per_slot} B, what the plan leaves "
                                f"free at {plan.ctas_per_sm} block(s) per SM) and reads them there, not again from "
                                f"L2 or DRAM")
@@ -205,7 +212,7 @@ class TileRetainSweepPass(ModulePass):
                 if isinstance(pin, IntegerAttr) and pin.value.data == 0:
                     loop.attributes[_DECISION] = DecisionAttr(0, "pinned by @retain(0)")
                     continue
-                decision = _decide(kernel, loop, previous, pairs, buffers)
+                decision = _decide(kernel, loop, previous, pairs, buffers, pinned=isinstance(pin, IntegerAttr))
                 loop.attributes[_DECISION] = decision
                 if decision.int_value:
                     buffers += len(pairs)

@@ -250,12 +250,13 @@ def test_attention_tails_match_torch(n: int, d: int, causal: bool) -> None:
         assert rel_lse < 1e-3, f"LSE relative error {rel_lse:.3g}"
 
 
-@pytest.mark.parametrize("pins", [{}, {"@ctas_per_sm": 1}, {"@retain": 0}], ids=["plan", "one-block-retains-more", "no-retention"])
+@pytest.mark.parametrize("pins", [{}, {"@retain": 1}, {"@retain": 1, "@ctas_per_sm": 1}],
+                         ids=["plan", "retained", "retained-one-block"])
 @pytest.mark.parametrize("shape", SOFTMAX_SHAPES, ids=_ids)
 def test_softmax_tails_match_reference(shape: tuple[int, int], pins: dict[str, int]) -> None:
-    """As planned (tile-retain-sweep keeps the first sweep's first tiles in shared memory for the
-    second), with one block per SM (it keeps up to 19 tiles: every tile of these rows) and with
-    no retention."""
+    """As planned, with @retain(1) (tile-retain-sweep keeps the first sweep's first 4 tiles in
+    shared memory for the second) and with one block per SM as well (up to 19 tiles: every tile
+    of these rows)."""
     import torch
 
     m, n = shape
