@@ -550,3 +550,28 @@ def test_an_sm90_op_without_a_pattern_is_an_error(monkeypatch: pytest.MonkeyPatc
 
     with pytest.raises(TkError, match="convert-sm90-to-ptx cannot lower sm90.fill"):
         lower(kernel(body))
+
+
+@pytest.mark.parametrize("rows, cols", [(16, 256), (32, 128), (16, 64)])
+def test_band_fragment_keeps_the_tma_layout_of_a_whole_tile(rows: int, cols: int) -> None:
+    """A band fragment stored whole into a view of several 128-byte swizzle panels (tile-retain-sweep's
+    tile.retain) lays it out as TMA does, so load_fragment, which reads TMA's layout, reads it back:
+    load from a TMA-layout tile, store whole to another, load that, store to a third."""
+    ref = sm90.SharedRefType([rows, cols], BF16, 128)
+    x = np.arange(rows * cols, dtype=np.float64).reshape(rows, cols) % 241
+    kept, third = 1 << 16, 1 << 17
+
+    def body(emit: Callable[[Operation], SSAValue], base: SSAValue) -> None:
+        frag_t = sm90.FragmentType([rows, cols], BF16, band=True)
+        zero = const(emit, 0)
+        loaded = emit(sm90.LoadFragmentOp(emit(sm90.SmemViewOp(base, ref)), zero, frag_t))
+        kept_view = emit(sm90.SmemViewOp(emit(arith.AddiOp(base, const(emit, kept))), ref))
+        emit(sm90.StoreFragmentOp(loaded, kept_view, zero))
+        back = emit(sm90.LoadFragmentOp(kept_view, zero, frag_t))
+        emit(sm90.StoreFragmentOp(back, emit(sm90.SmemViewOp(emit(arith.AddiOp(base, const(emit, third))), ref)), zero))
+
+    memory: dict[int, float] = {}
+    write_tile(memory, 0, ref, x)
+    simulate(lower(kernel(body)), memory)
+    np.testing.assert_array_equal(read_tile(memory, kept, ref, x.shape), x)
+    np.testing.assert_array_equal(read_tile(memory, third, ref, x.shape), x)
