@@ -45,6 +45,10 @@ CASES = [
     (str(EXAMPLES / "softmax.tk"), {"BM": 32, "BN": 128}, {"M": 33, "N": 296}),
     (str(EXAMPLES / "layernorm.tk"), {"BM": 16, "BD": 256, "D": 1024}, {"M": 50}),
     (str(EXAMPLES / "layernorm.tk"), {"BM": 32, "D": 512}, {"M": 70}),
+    # tile-retain-sweep's @retain(1): the second sweep reads its first tiles back from shared memory
+    # (band_rows: every one of its 64-column tiles; with positions, a column sum and ragged tails)
+    ("band_rows.tk", {"@retain": 1}, {"M": 77, "N": 1000}),
+    ("band_online_softmax.tk", {"@retain": 1}, {"M": 200, "N": 300}),
 ]
 
 
