@@ -49,6 +49,11 @@ CASES = [
     # (band_rows: every one of its 64-column tiles; with positions, a column sum and ragged tails)
     ("band_rows.tk", {"@retain": 1}, {"M": 77, "N": 1000}),
     ("band_online_softmax.tk", {"@retain": 1}, {"M": 200, "N": 300}),
+    # ... and a tile the first sweep stored, recalled with its elements past the end zeroed
+    ("forwarded_sum.tk", {}, {"M": 40, "N": 300}),
+    ("forwarded_sum.tk", {"@retain": 1}, {"M": 40, "N": 300}),
+    (str(EXAMPLES / "layernorm.tk"), {"BM": 16, "D": 1000, "@retain": 1}, {"M": 77}),
+    (str(EXAMPLES / "layernorm.tk"), {"BM": 16, "D": 4096, "@retain": 1, "@ctas_per_sm": 1}, {"M": 50}),
 ]
 
 
