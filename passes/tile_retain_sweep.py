@@ -287,8 +287,8 @@ class TileRetainSweepPass(ModulePass):
                 if decision.int_value:
                     buffers += len(pairs)
                     kept.append(f"{decision.int_value} x {sum(p.slot_bytes for p in pairs)} B")
-            if kept:
-                plan = KernelPlan.of(kernel)
+            plan = KernelPlan.of(kernel)
+            if kept and "smem_bytes" in plan.reasons:  # (without a plan, tile-pipeline sizes the layout)
                 total = smem_plan(kernel, plan.stages).total
-                KernelPlan.decide(kernel, "smem_bytes", total, f"{plan.reasons.get('smem_bytes', '')}; "
+                KernelPlan.decide(kernel, "smem_bytes", total, f"{plan.reasons['smem_bytes']}; "
                                   f"+ {' + '.join(kept)} of tiles tile-retain-sweep keeps: {total} B")
