@@ -43,12 +43,12 @@ EDGE_INTS = ("0", "1", "2", "3", "8", "15", "16", "17", "24", "32", "48", "80", 
 EDGE_FLOATS = ("0.0", "-0.0", "1e-45", "1e38", "3.5e38", "1e300", "0.5", "-1.0", "1e-5")
 ODD_DEFINES = ("0", "1", "-16", "3", "17", "24", "48", "80", "96", "112", "160", "192", "320", "384", "512",
                "4096", "2147483648", "true", "false", "1.5", "0x40", "")
-PINS = ("@stages", "@stages", "@consumers", "@persistent", "@cluster", "@heavy_first", "@stream_k", "@split_ring", "@fma_exp2", "@schedule_wgmma", "@stage", "@registers", "@")
+PINS = ("@stages", "@stages", "@consumers", "@persistent", "@cluster", "@heavy_first", "@stream_k", "@split_ring", "@fma_exp2", "@schedule_wgmma", "@retain", "@stage", "@registers", "@")
 """Annotations -D may pin (and some it may not), for option_edit."""
 ANNOTATIONS = (
     "@stages({})", "@overlap({})", "@swizzle({})", "@consumers({})", "@registers({}, 232)",
     "@registers(40, {})", "@persistent", "@cluster({})", "@heavy_first({})", "@stream_k({})", "@split_ring({})", "@fma_exp2({})", "@schedule_wgmma({})", "@persistent()",
-    "@bogus({})", "@stages",
+    "@retain({})", "@bogus({})", "@stages",
 )
 ANNOTATION_ARGS = ("0", "1", "2", "3", "4", "7", "8", "16", "17", "32", "64", "128", "-1", "BM", "1.5", "true")
 
