@@ -923,10 +923,15 @@ def smem_plan(kernel: Operation, stages: int) -> SmemPlan:
                     len(producer_fences(kernel)), bound, tuple(retained))
 
 
+def retention_slot_bytes(layout: SharedTileType) -> int:
+    """The bytes of one slot of a tile-retain-sweep buffer: its tile's, rounded up to TILE_ALIGN
+    (a swizzled tile's alignment), so every slot starts aligned."""
+    return align(layout.num_bytes, TILE_ALIGN)
+
+
 def retention_bytes(kernel: Operation) -> dict[int, int]:
-    """Each retention buffer of tile-retain-sweep (tile.retain's `buffer`) and its bytes: its
-    slots, each its layout's bytes rounded up to TILE_ALIGN (a swizzled tile's alignment)."""
-    return {op.buffer.value.data: op.slots.value.data * align(op.layout.num_bytes, TILE_ALIGN)
+    """Each retention buffer of tile-retain-sweep (tile.retain's `buffer`) and its bytes."""
+    return {op.buffer.value.data: op.slots.value.data * retention_slot_bytes(op.layout)
             for op in kernel.walk() if isinstance(op, RetainOp)}
 
 

@@ -70,7 +70,7 @@ from tkc.dialects.tile import (
     ToRegOp,
     index_constant,
 )
-from tkc.passes.plan import TILE_ALIGN, KernelPlan, align, smem_plan
+from tkc.passes.plan import KernelPlan, retention_slot_bytes, smem_plan
 from tkc.passes.signs import never_negative
 from tkc.passes.sweeps import loop_counter, previous_loop, same_walk, tensor_name
 
@@ -97,7 +97,7 @@ class _Pair:
 
     @property
     def slot_bytes(self) -> int:
-        return align(self.layout.num_bytes, TILE_ALIGN)
+        return retention_slot_bytes(self.layout)
 
 
 def _register_load(op: Operation, loop: scf.ForOp) -> ToRegOp | None:

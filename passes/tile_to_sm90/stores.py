@@ -56,9 +56,8 @@ from xdsl.ir import Block, Region, SSAValue
 from tkc.diagnostics import defect_at, error_at
 from tkc.dialects import sm90, tile
 from tkc.dialects.tile import TMA_SMEM_ALIGN
-from tkc.passes.plan import WARPGROUP_THREADS, may_start_before
+from tkc.passes.plan import WARPGROUP_THREADS, may_start_before, retention_slot_bytes
 from tkc.passes.signs import never_negative
-from tkc.passes.plan import TILE_ALIGN, align
 from tkc.passes.tile_to_sm90.shared_memory import Staging, offset_of, swizzle_of
 from tkc.passes.tile_to_sm90.tma import box, element_coords
 
@@ -306,9 +305,8 @@ def emit_to_shared(c: ConsumerEmitter, op: tile.ToSharedOp, block: Block) -> Non
 
 def _retention_slot(c: ConsumerEmitter, op: tile.RetainOp | tile.RecallOp, block: Block) -> SSAValue:
     """A view of the op's slot of its retention buffer, laid out as the tile it keeps was loaded."""
-    slot_bytes = align(op.layout.num_bytes, TILE_ALIGN)
     start = c.add(c.smem_base, c.const(offset_of(op, "smem_offset"), block), block)
-    addr = c.add(start, c.mul(c.values[op.slot], c.const(slot_bytes, block), block), block)
+    addr = c.add(start, c.mul(c.values[op.slot], c.const(retention_slot_bytes(op.layout), block), block), block)
     ref = sm90.SharedRefType(op.layout.get_shape(), op.layout.element_type, swizzle_of(op.layout))
     return c.op(sm90.SmemViewOp(addr, ref), block).results[0]
 
