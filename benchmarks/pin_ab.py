@@ -6,9 +6,9 @@ variants taking turns, and triton's do_bench). The measurement that turns an opt
     python benchmarks/pin_ab.py --pin @schedule_wgmma=1 [--only attn_bwd_dq,fftconv] [--runs 30]
 
 CASES: the kernels sm90-schedule-wgmma changes (attention's backward, FFTConv, the SSD output,
-Hedgehog, linear attention), attention's forward, and softmax (`--pin @retain=1 --only softmax`:
-tile-retain-sweep), at benchmark shapes, on random inputs (tkc.runner.make_inputs: the timing
-does not depend on the values). Writes
+Hedgehog, linear attention), attention's forward, and softmax and layernorm at BM 16 (`--pin
+@retain=1 --only softmax,layernorm`: tile-retain-sweep), at benchmark shapes, on random inputs
+(tkc.runner.make_inputs: the timing does not depend on the values). Writes
 benchmarks/results/pin_ab-<date>.json, one record per case.
 """
 
@@ -49,6 +49,8 @@ CASES: list[tuple[str, str, dict[str, int | bool], dict[str, int]]] = [
     ("examples/attention.tk", "attn_fwd", {"D": 64}, {**ATTENTION, "B": 32, "N": 1024}),
     *[("examples/softmax.tk", "softmax", {}, {"M": m, "N": n})
       for m, n in ((16384, 4096), (8192, 16384), (32768, 1024), (16000, 4000))],
+    *[("examples/layernorm.tk", "layernorm", {"BM": 16, "D": 4096, **pins}, {"M": m})
+      for m in (16384, 65536) for pins in ({}, {"@ctas_per_sm": 1})],
 ]
 
 
